@@ -1,0 +1,105 @@
+# gpumemsim - see README.md. `make run` and `make test` do everything.
+#
+#   make            build build/gpumemsim and build/libgpumemsim.a
+#   make deps       install missing Debian packages (as root), else print how
+#   make test       deps, build, every cmocka test, then again under
+#                   AddressSanitizer + UndefinedBehaviorSanitizer
+#   make check      the tests, plain build only
+#   make asan       the tests, sanitizer build only
+#   make bench      build and run the engine benchmark
+#   make run        deps, build, run the bundled example
+#   make clean
+
+CC      ?= cc
+PKGS    := yaml-0.1 gsl
+TESTPKG := cmocka
+DEBS    := libyaml-dev libgsl-dev libcmocka-dev gnuplot-nox pkg-config
+
+OPT     ?= -O2
+WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wno-missing-field-initializers
+DEFS    := -D_POSIX_C_SOURCE=200809L -DGMS_DATADIR='"$(CURDIR)"' \
+           -DGMS_VERSION='"$(shell git describe --always --dirty 2>/dev/null || echo unknown)"'
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_CFLAGS = $(shell pkg-config --cflags $(TESTPKG) 2>/dev/null)
+TEST_LIBS   = $(shell pkg-config --libs $(TESTPKG) 2>/dev/null)
+
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# Sources: everything in the engine, the policies and the workloads goes in
+# the library; the programs are the files named *_main.c.
+LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c))
+TEST_SRC  := $(wildcard tests/test_*.c)
+HDRS      := $(wildcard sim/*.h policies/*.h workloads/*.h tests/*.h)
+
+# $(1) = build dir, $(2) = extra flags
+define build_tree
+$(1)/obj/%.o: %.c $(HDRS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(WARN) $$(OPT) -g $$(DEFS) $(2) $$(PKG_CFLAGS) $$(TEST_CFLAGS) -c $$< -o $$@
+
+$(1)/libgpumemsim.a: $(patsubst %.c,$(1)/obj/%.o,$(LIB_SRC))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+
+$(1)/gpumemsim: $(1)/obj/sim/gpumemsim_main.o $(1)/libgpumemsim.a
+	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS) -lm
+
+$(1)/tests/%: $(1)/obj/tests/%.o $(1)/libgpumemsim.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS) $$(TEST_LIBS) -lm
+endef
+
+$(eval $(call build_tree,build,))
+$(eval $(call build_tree,build-asan,$(SAN)))
+
+TESTS      := $(patsubst tests/%.c,build/tests/%,$(TEST_SRC))
+ASAN_TESTS := $(patsubst tests/%.c,build-asan/tests/%,$(TEST_SRC))
+
+.PHONY: all deps test check asan bench run clean
+.DEFAULT_GOAL := all
+
+all: build/gpumemsim build/libgpumemsim.a
+
+deps:
+	@missing=""; for p in $(DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  echo "installing:$$missing"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing \
+	  || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; }; \
+	else \
+	  echo "missing packages:$$missing"; \
+	  echo "run as root:  apt-get install -y$$missing"; exit 1; \
+	fi
+
+# Each test binary runs from the repository root (fixtures are found
+# relative to it). A failing test stops the run with its name.
+check: deps $(TESTS) build/gpumemsim
+	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done; \
+	echo "all $(words $(TESTS)) test programs passed"
+
+asan: deps $(ASAN_TESTS) build-asan/gpumemsim
+	@set -e; for t in $(ASAN_TESTS); do echo "== $$t"; \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done; \
+	echo "all $(words $(ASAN_TESTS)) test programs passed under ASan+UBSan"
+
+test: deps
+	$(MAKE) check
+	$(MAKE) asan
+
+bench: deps build/gpumemsim-bench
+	./build/gpumemsim-bench
+
+build/gpumemsim-bench: build/obj/sim/bench/bench_main.o build/libgpumemsim.a
+	$(CC) -o $@ $^ $(PKG_LIBS) -lm
+
+run: deps all
+	./build/gpumemsim simulate tests/fixtures/chain3.yaml --hw V100-16GB --policy framework
+	./build/gpumemsim simulate tests/fixtures/chain3.yaml --hw V100-16GB --policy ondemand
+
+clean:
+	rm -rf build build-asan

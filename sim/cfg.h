@@ -1,0 +1,107 @@
+/*
+ * cfg.h - YAML input with declared parameters (the ramulator2 way).
+ *
+ * Every YAML mapping the program reads is described by a table of prm_def:
+ * key, type, default, range, help text and where the value lands in a C
+ * struct. One table serves three purposes: parsing (cfg_parse_map), the
+ * command line (prm_set_kv, for --set key=value) and documentation
+ * (prm_print_help, for --help and `gpumemsim help`). Because parsing is
+ * table-driven, an unknown key, a wrong type, a value out of range or a
+ * missing required key is always an error naming file:line:column and key.
+ *
+ * Nested mappings and sequences are declared PRM_NODE: the parser checks
+ * the key is known and stores the yaml node for the caller to walk.
+ */
+#ifndef GMS_CFG_H
+#define GMS_CFG_H
+
+#include "common.h"
+
+#include <stdio.h>
+#include <yaml.h>
+
+enum prm_type {
+	PRM_INT,    /* int64_t; decimal integer */
+	PRM_BYTES,  /* uint64_t; integer or "16GiB", "512MB", ... */
+	PRM_DOUBLE, /* double; "1e12", "0.75" */
+	PRM_BOOL,   /* bool; true/false (also yes/no) */
+	PRM_STR,    /* char[PRM_STR_MAX]; any scalar */
+	PRM_ENUM,   /* int; index of the value in choices[] */
+	PRM_TIME,   /* sim_time_t; integer ns or "2.5ms", "10us" */
+	PRM_NODE,   /* yaml_node_t *; a mapping or sequence the caller walks */
+};
+
+#define PRM_STR_MAX 128
+
+struct prm_def {
+	const char *key;	   /* YAML key / --set name */
+	enum prm_type type;	   /* how the value is parsed and stored */
+	const char *def;	   /* default as it would be written in YAML;
+				      NULL = required */
+	double min, max;	   /* inclusive range for numeric types; both 0
+				      = unbounded (bytes/time: >= 0 always) */
+	const char *const *choices; /* PRM_ENUM: NULL-terminated values */
+	const char *help;	   /* one line for --help */
+	size_t offset;		   /* offsetof() the field in the target struct */
+};
+
+/* A table ends with an entry whose key is NULL. */
+#define PRM_END {NULL, 0, NULL, 0, 0, NULL, NULL, 0}
+
+/* A parsed YAML file. */
+struct cfg_doc {
+	char *path;	     /* file name used in messages */
+	yaml_document_t doc; /* libyaml's document tree */
+};
+
+/* Parse the file at path. On a syntax error the message names
+ * file:line:column. Returns 0 and a document to free with cfg_free. */
+int cfg_load(struct cfg_doc **out, const char *path, gms_err *err);
+
+/* Parse a YAML text held in memory; name is used in messages. */
+int cfg_load_string(struct cfg_doc **out, const char *name, const char *text,
+		    gms_err *err);
+
+void cfg_free(struct cfg_doc *d);
+
+/* The root node, or NULL for an empty document. */
+yaml_node_t *cfg_root(struct cfg_doc *d);
+
+/* Fill dst from the mapping node: defaults first, then each key of the
+ * mapping, checked against defs. `what` names the mapping in messages
+ * (e.g. "policy 'vdnn'"). Errors: node not a mapping, unknown key,
+ * duplicate key, wrong type, out of range, missing required key. */
+int cfg_parse_map(struct cfg_doc *d, yaml_node_t *node,
+		  const struct prm_def *defs, void *dst, const char *what,
+		  gms_err *err);
+
+/* Set only the defaults of defs into dst (no YAML involved). A table whose
+ * required keys have no default makes this fail with a message. */
+int prm_set_defaults(const struct prm_def *defs, void *dst, gms_err *err);
+
+/* Apply "key=value" (command line) to dst, checked like YAML. */
+int prm_set_kv(const struct prm_def *defs, void *dst, const char *kv,
+	       const char *what, gms_err *err);
+
+/* Print the table: key, type, default, range/choices, help. */
+void prm_print_help(const struct prm_def *defs, FILE *f, const char *indent);
+
+/* Helpers for callers that walk PRM_NODE values themselves. */
+
+/* "file:line:col" of a node, into buf; returns buf. */
+const char *cfg_where(struct cfg_doc *d, const yaml_node_t *node, char *buf,
+		      size_t n);
+
+/* Error located at node: "file:line:col: <formatted>". Returns -1. */
+int cfg_errf(gms_err *err, struct cfg_doc *d, const yaml_node_t *node,
+	     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The scalar text of node, or NULL if it is not a scalar. */
+const char *cfg_scalar(const yaml_node_t *node);
+
+/* Number of items of a sequence node (0 if not a sequence) and item i. */
+size_t cfg_seq_len(const yaml_node_t *node);
+yaml_node_t *cfg_seq_item(struct cfg_doc *d, const yaml_node_t *node,
+			  size_t i);
+
+#endif

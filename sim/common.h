@@ -1,0 +1,65 @@
+/*
+ * common.h - types every module shares: simulated time and error reports.
+ *
+ * Time is an integer count of nanoseconds (sim_time_t), never a float: the
+ * clock only ever adds integers, so a run is bit-for-bit repeatable.
+ * Durations computed from floating-point models are rounded once, with
+ * sim_round_ns(), at the boundary between the model and the clock.
+ *
+ * Errors are return codes (0 ok, -1 failed) plus a gms_err the callee fills
+ * with a human-readable message, "file:line:col: key 'k': what went wrong"
+ * where the error comes from an input file.
+ */
+#ifndef GMS_COMMON_H
+#define GMS_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int64_t sim_time_t; /* simulated nanoseconds since the run began */
+
+#define SIM_NS ((sim_time_t)1)
+#define SIM_US ((sim_time_t)1000)
+#define SIM_MS ((sim_time_t)1000000)
+#define SIM_S ((sim_time_t)1000000000)
+#define SIM_TIME_MAX INT64_MAX
+
+#define GMS_KIB ((uint64_t)1024)
+#define GMS_MIB ((uint64_t)1024 * 1024)
+#define GMS_GIB ((uint64_t)1024 * 1024 * 1024)
+
+/* An error message; filled by the function that failed. */
+typedef struct gms_err {
+	char msg[1024]; /* NUL-terminated description, empty when no error */
+} gms_err;
+
+/* Format an error into e (which may be NULL); always returns -1 so callers
+ * can write `return gms_errf(err, ...)`. */
+int gms_errf(gms_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prefix an existing message: "<prefix>: <old message>". Returns -1. */
+int gms_err_prefix(gms_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Round a non-negative duration in nanoseconds (from a model) to the clock's
+ * integer; negative or NaN inputs give 0, huge ones saturate. */
+sim_time_t sim_round_ns(double ns);
+
+/* Parse a byte size: an integer, or a number with a unit B, KB, MB, GB, TB
+ * (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. "1.5GiB".
+ * Returns 0 and sets *out, or -1 (negative, malformed or overflowing). */
+int gms_parse_bytes(const char *s, uint64_t *out);
+
+/* Parse a duration: an integer number of nanoseconds, or a number with a
+ * unit ns, us, ms, s, e.g. "2.5ms". Returns 0 or -1. */
+int gms_parse_time(const char *s, sim_time_t *out);
+
+/* Parse a finite double (accepts 1e9 and the like). Returns 0 or -1. */
+int gms_parse_double(const char *s, double *out);
+
+/* Parse a signed 64-bit integer in decimal. Returns 0 or -1. */
+int gms_parse_int(const char *s, int64_t *out);
+
+#endif

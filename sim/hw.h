@@ -1,0 +1,96 @@
+/*
+ * hw.h - hardware profiles: the GPU, its PCIe link and the host.
+ *
+ * Loaded from configs/hw/NAME.yaml (format: the prm tables in hw.c, which
+ * `gpumemsim help hw` prints). Every figure in a shipped profile carries
+ * its source in a comment; estimates say so.
+ *
+ * Compute model (AccUDNN section 3.3.1, Figure 5): a kernel of F FLOPs
+ * moving B bytes takes
+ *     t = launch + max(F / thr(F), B / mem_bw)
+ *     thr(F) = peak * min(1, F / sat_flops) ^ alpha
+ * i.e. throughput rises with FLOPs until the saturation point sat_flops and
+ * stays at peak beyond it; alpha = 1 makes every kernel below saturation
+ * cost sat_flops / peak (one "wave" of the GPU). The memory term is a
+ * roofline for memory-bound ops. Each op type takes the figures of its
+ * class (conv, matmul, memory); a profile can override any op type.
+ *
+ * Copy model: a copy of b bytes takes latency + b / bandwidth, with
+ * bandwidths for pinned and pageable host memory per direction. When both
+ * directions transfer at once each runs at bandwidth * derate (of its
+ * direction). `shared_engine: true` makes both directions one FIFO.
+ */
+#ifndef GMS_HW_H
+#define GMS_HW_H
+
+#include "../workloads/wl.h"
+#include "common.h"
+
+#include <stdio.h>
+
+/* Compute figures of one op class or type. */
+struct hw_compute {
+	double peak_flops; /* FLOP/s at and beyond saturation */
+	double sat_flops;  /* FLOPs at the saturation point */
+	double alpha;	   /* shape of the rise below saturation, (0, 1] */
+	double mem_bw;	   /* achieved DRAM bytes/s for the memory term */
+	sim_time_t launch; /* fixed cost per kernel (launch overhead) */
+};
+
+/* One copy direction. */
+struct hw_link {
+	double bw_pinned;   /* bytes/s with pinned host memory */
+	double bw_pageable; /* bytes/s with pageable host memory */
+	sim_time_t latency; /* fixed cost per copy */
+	double derate;	    /* bandwidth factor while the other direction is
+			       also transferring, (0, 1] */
+};
+
+enum hw_dir { HW_H2D, HW_D2H, HW_DIR_COUNT };
+
+struct hw_profile {
+	char name[64];		      /* profile name, e.g. "V100-16GB" */
+	char path[512];		      /* file it came from */
+	uint64_t capacity;	      /* device memory bytes */
+	uint64_t reserved;	      /* bytes not available to tensors
+					 (context, framework) */
+	struct hw_compute op[OT_COUNT]; /* per op type, classes resolved */
+	struct hw_link link[HW_DIR_COUNT]; /* H2D and D2H */
+	bool shared_engine;	      /* both directions on one engine */
+	sim_time_t malloc_cost;	      /* cudaMalloc of a pool/segment */
+	sim_time_t free_cost;	      /* cudaFree */
+	sim_time_t host_alloc_cost;   /* cudaMallocHost (pinned) */
+	uint64_t host_pinned;	      /* pinned host bytes available */
+	int64_t cpu_threads;	      /* host threads for compression */
+	double zvc_bytes_per_s;	      /* ZVC compression throughput per
+					 thread (vDNN++ IV-C), bytes/s */
+};
+
+/* Load a profile: `spec` is a path (contains '/' or ends in .yaml) or a
+ * name looked up as <datadir>/configs/hw/<name>.yaml. */
+int hw_load(struct hw_profile *hw, const char *spec, gms_err *err);
+
+/* Directory that holds configs/ (compiled-in, overridable with the
+ * environment variable GPUMEMSIM_HOME). */
+const char *hw_datadir(void);
+
+/* Kernel time of an op type with F flops and B bytes (model above). */
+sim_time_t hw_kernel_time(const struct hw_profile *hw, enum wl_op_type t,
+			  double flops, double bytes);
+
+/* Time of a copy of `bytes` alone on its engine. */
+sim_time_t hw_copy_time(const struct hw_profile *hw, enum hw_dir d,
+			uint64_t bytes, bool pinned);
+
+/* Print the profile's parameter tables (for `gpumemsim help hw`). */
+void hw_print_help(FILE *f);
+
+/* A profile for hand-derived tests, figures chosen for easy arithmetic:
+ * every op type: peak 1e12 FLOP/s, sat_flops 1, alpha 1, mem_bw 0 (no
+ * memory term), launch 0, so a kernel of F FLOPs takes F / 1000 ns;
+ * both links: 1e9 B/s pinned and pageable, latency 0, derate 1, so a copy
+ * of b bytes takes b ns; separate engines; all allocation costs 0;
+ * reserved 0; host pinned unlimited (0); 1 CPU thread; ZVC 1e9 B/s. */
+void hw_test_profile(struct hw_profile *hw, uint64_t capacity);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+ * wl.h - the workload model: one training iteration as ops over tensors.
+ *
+ * A workload is built with the builder calls below (generators, the trace
+ * loader and the YAML loader all use them) and then frozen by wl_finalize,
+ * which derives each tensor's producer and readers and checks the graph:
+ * every input of an op is produced earlier (or has no producer: inputs,
+ * parameters, optimizer state), no tensor is produced twice, sizes > 0.
+ *
+ * Names live in the workload's own storage; ids are dense indices.
+ */
+#ifndef GMS_WL_H
+#define GMS_WL_H
+
+#include "../sim/common.h"
+
+/* Tensor kinds (SPEC "Workload"). */
+enum wl_kind {
+	WL_INPUT,      /* the batch read by the first ops; per iteration */
+	WL_PARAM,      /* weights; live for the whole run */
+	WL_PARAM_GRAD, /* weight gradients, produced in backward */
+	WL_OPT_STATE,  /* optimizer state (momentum, Adam moments); whole run */
+	WL_ACT,	       /* forward activations */
+	WL_ACT_GRAD,   /* gradients of activations */
+	WL_WORKSPACE,  /* scratch named explicitly by a workload */
+	WL_KIND_COUNT
+};
+
+enum wl_phase { WL_FWD, WL_BWD, WL_UPD, WL_PHASE_COUNT };
+
+/* Op types. Backward forms are their own types because their costs differ.
+ * Keep wl_op_type_name() and the hardware profile's classes in step. */
+enum wl_op_type {
+	OT_CONV, OT_CONV_BWD_DATA, OT_CONV_BWD_FILTER,
+	OT_MATMUL, OT_MATMUL_BWD,
+	OT_BATCHNORM, OT_BATCHNORM_BWD,
+	OT_LAYERNORM, OT_LAYERNORM_BWD,
+	OT_RELU, OT_RELU_BWD,
+	OT_POOL, OT_POOL_BWD,
+	OT_ADD, OT_CONCAT, OT_SPLIT,
+	OT_SOFTMAX, OT_SOFTMAX_BWD,
+	OT_DROPOUT, OT_DROPOUT_BWD,
+	OT_ATTENTION, OT_ATTENTION_BWD,
+	OT_EMBEDDING, OT_EMBEDDING_BWD,
+	OT_LOSS, OT_LOSS_BWD,
+	OT_UPDATE,
+	OT_ELEMWISE, /* any other memory-bound elementwise kernel */
+	OT_OTHER,
+	OT_COUNT
+};
+
+/* Lower-case names as written in YAML ("conv_bwd_data"); NULL-safe. */
+const char *wl_op_type_name(enum wl_op_type t);
+const char *wl_kind_name(enum wl_kind k);
+const char *wl_phase_name(enum wl_phase p);
+/* Reverse look-ups; return -1 when the name is unknown. */
+int wl_op_type_from(const char *name);
+int wl_kind_from(const char *name);
+int wl_phase_from(const char *name);
+/* NULL-terminated name lists, for prm_def choices and messages. */
+extern const char *const wl_op_type_names[];
+extern const char *const wl_kind_names[];
+extern const char *const wl_phase_names[];
+
+#define WL_NONE UINT32_MAX /* "no op" / "no tensor" */
+
+struct wl_tensor {
+	uint32_t id;	   /* index in wl_workload.tensors */
+	const char *name;  /* unique within the workload */
+	uint64_t bytes;	   /* size at the workload's batch */
+	enum wl_kind kind; /* what it holds */
+	uint32_t producer; /* op that writes it, WL_NONE if none */
+	uint32_t *readers; /* ops that read it, in issue order, no repeats */
+	uint32_t n_readers;
+	uint32_t last_fwd_reader; /* last reader in the forward phase, or
+				     WL_NONE (vDNN offloads after it) */
+};
+
+/* A convolution algorithm choice (cuDNN-like). */
+struct wl_algo {
+	const char *name;   /* e.g. "implicit_gemm", "fft" */
+	uint64_t workspace; /* scratch bytes it needs */
+	double time_scale;  /* kernel time relative to the op's base time */
+};
+
+struct wl_op {
+	uint32_t id;		/* index in wl_workload.ops (issue order) */
+	const char *name;	/* unique within the workload */
+	enum wl_op_type type;	/* kind of kernel */
+	enum wl_phase phase;	/* forward, backward or update */
+	uint32_t layer;		/* index in wl_workload.layers */
+	uint32_t *in, n_in;	/* tensors read */
+	uint32_t *out, n_out;	/* tensors written (allocated at op start) */
+	double flops;		/* floating-point operations of the kernel */
+	double bytes;		/* bytes the kernel moves to/from DRAM */
+	sim_time_t time;	/* measured kernel time; 0 = use the profile */
+	uint64_t workspace;	/* scratch for the duration of the kernel,
+				   when the op has no algos */
+	bool recomputable;	/* may be re-run to regenerate its outputs */
+	bool inplace;		/* out[0] may reuse in[0]'s storage (graph
+				   mode, when in[0] has no later reader) */
+	struct wl_algo *algos;	/* algorithm choices, fastest first; NULL
+				   when the op has none */
+	uint32_t n_algos;
+};
+
+struct wl_workload {
+	const char *name;	  /* workload name */
+	int64_t batch;		  /* batch size the sizes were built for */
+	struct wl_tensor *tensors; /* all tensors, by id */
+	uint32_t n_tensors;
+	struct wl_op *ops;	   /* one iteration, in issue order */
+	uint32_t n_ops;
+	const char **layers;	   /* layer names, by index */
+	uint32_t n_layers;
+	bool finalized;		   /* wl_finalize succeeded */
+	struct wl_store *store;	   /* private: strings and arrays */
+};
+
+/* ---- Builder ------------------------------------------------------- */
+
+struct wl_workload *wl_new(const char *name, int64_t batch);
+void wl_free(struct wl_workload *w);
+
+/* Add a tensor; returns its id, or WL_NONE with err (duplicate name,
+ * zero size). */
+uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
+		       uint64_t bytes, enum wl_kind kind, gms_err *err);
+
+/* Look-ups by name; WL_NONE when absent. */
+uint32_t wl_tensor_id(const struct wl_workload *w, const char *name);
+uint32_t wl_op_id(const struct wl_workload *w, const char *name);
+
+/* Description of an op to add; arrays are copied. */
+struct wl_op_desc {
+	const char *name;
+	enum wl_op_type type;
+	enum wl_phase phase;
+	const char *layer;	 /* layer name; NULL = the op's own name */
+	const uint32_t *in;	 /* tensor ids read */
+	uint32_t n_in;
+	const uint32_t *out;	 /* tensor ids written */
+	uint32_t n_out;
+	double flops, bytes;
+	sim_time_t time;	 /* 0 = profile's compute model */
+	uint64_t workspace;
+	bool recomputable;
+	bool inplace;
+	const struct wl_algo *algos; /* copied, names included */
+	uint32_t n_algos;
+};
+/* Append an op; returns its id or WL_NONE with err. */
+uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
+		   gms_err *err);
+
+/* Derive producers/readers and validate. After this the workload is
+ * read-only. */
+int wl_finalize(struct wl_workload *w, gms_err *err);
+
+/* ---- Loaders -------------------------------------------------------- */
+
+/* Load a hand-written workload YAML (format in workloads/README or
+ * wl_yaml.c). batch > 0 overrides the file's batch (sizes written as
+ * *_per_sample scale with it). Returns a finalized workload or NULL. */
+struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
+				 gms_err *err);
+
+/* Sum of bytes of tensors of a kind. */
+uint64_t wl_bytes_of_kind(const struct wl_workload *w, enum wl_kind k);
+
+#endif
