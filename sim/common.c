@@ -22,13 +22,21 @@ int gms_errf(gms_err *e, const char *fmt, ...)
 int gms_err_prefix(gms_err *e, const char *fmt, ...)
 {
 	if (e) {
-		char pre[512], old[sizeof e->msg];
+		char pre[512];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(pre, sizeof pre, fmt, ap);
+		int n = vsnprintf(pre, sizeof pre - 2, fmt, ap);
 		va_end(ap);
-		memcpy(old, e->msg, sizeof old);
-		snprintf(e->msg, sizeof e->msg, "%s: %s", pre, old);
+		if (n < 0)
+			return -1;
+		size_t lp = strlen(pre), lm = strlen(e->msg);
+		memcpy(pre + lp, ": ", 3);
+		lp += 2;
+		if (lp + lm >= sizeof e->msg)
+			lm = sizeof e->msg - lp - 1;
+		memmove(e->msg + lp, e->msg, lm); /* make room, then prefix */
+		memcpy(e->msg, pre, lp);
+		e->msg[lp + lm] = '\0';
 	}
 	return -1;
 }

@@ -70,6 +70,12 @@ struct hw_profile {
  * name looked up as <datadir>/configs/hw/<name>.yaml. */
 int hw_load(struct hw_profile *hw, const char *spec, gms_err *err);
 
+/* Load a profile from YAML text held in memory; `name` is the file name
+ * used in messages and, without a `name:` key, the profile's name (minus
+ * a .yaml suffix). For tests and generated profiles. */
+int hw_load_string(struct hw_profile *hw, const char *name, const char *text,
+		   gms_err *err);
+
 /* Directory that holds configs/ (compiled-in, overridable with the
  * environment variable GPUMEMSIM_HOME). */
 const char *hw_datadir(void);

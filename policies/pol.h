@@ -1,0 +1,152 @@
+/*
+ * pol.h - the policy interface: a table of hooks, every one optional.
+ *
+ * A policy decides what lives on the device. It never touches the clock
+ * or the event queue; it acts only through the engine calls of sim/ex.h
+ * (swap out, swap in, drop, recompute, wait, place high, pick an
+ * algorithm). Like Linux's struct sched_class, each hook names its caller
+ * and what it may do; a NULL hook means "do the default".
+ *
+ * Lifetime of an instance (all calls come from sim/ex.c unless noted):
+ *
+ *   init        run set-up (sim/run.c), once, before anything else:
+ *               parse nothing itself -- the registry has already filled
+ *               `params` (a struct laid out by the policy's prm_def table)
+ *               -- and set up private state. May fail (bad combination of
+ *               parameters) with err filled.
+ *   plan        once, after the executor is built and before persistent
+ *               tensors are allocated: static policies see the whole
+ *               workload and profile (ex_workload, ex_hw, ex_op_time) and
+ *               may set engine modes (ex_set_mode) and placement hints.
+ *   iter_begin  at the start of each iteration, after the iteration's
+ *               input tensors exist. May issue swap-ins (prefetch).
+ *   before_op   before the executor handles an op's inputs: may prefetch
+ *               (ex_swap_in), request recomputation (ex_recompute), pick a
+ *               convolution algorithm (ex_pick_algo), mark outputs for
+ *               high-end placement (ex_place_high), or make the executor
+ *               wait for an event (ex_wait: vDNN's layer sync).
+ *   on_access   every time a kernel is issued, once per tensor it reads
+ *               or writes (Capuchin's Tensor Access Tracker). May evict
+ *               (ex_swap_out, ex_drop) and prefetch; must not wait.
+ *   after_op    when the op's kernel has completed and its dead tensors
+ *               are freed: may offload (ex_swap_out), drop, prefetch, wait.
+ *   on_alloc_fail  when the allocator cannot serve a request even after
+ *               the executor's own fallback (a convolution falls back to
+ *               its smallest-workspace algorithm first). May evict, drop
+ *               or wait, then returns what the executor should do:
+ *                 EX_RETRY  try the allocation again now (if a wait was
+ *                           requested with ex_wait, after it fires);
+ *                 EX_WAIT   block until some device memory is released,
+ *                           then retry (vDNN++'s blocking cnmemMalloc);
+ *                           the stall counts as waiting for memory;
+ *                 EX_FAIL   give up: the run ends as OOM.
+ *               NULL hook = EX_FAIL. A policy that answers EX_RETRY
+ *               without changing anything is stopped after a bounded
+ *               number of tries (the run ends as OOM, saying so).
+ *   on_copy_done   when a swap-out or swap-in the policy issued has
+ *               completed (state already updated). May issue more work.
+ *   iter_end    after an iteration has drained (all streams idle), with
+ *               its statistics; learning policies adjust here.
+ *   report      at the end of the run: print the policy's own statistics
+ *               as "key value" lines (stats.c adds them to the outputs).
+ *   fini        free private state.
+ *
+ * Which seed and later policies use which hooks and engine calls:
+ *   framework  plan (ex_set_mode: graph = in-place where safe, eager =
+ *              no in-place and parameter gradients held to iteration end).
+ *   ondemand   on_access (records the access list), on_alloc_fail
+ *              (ex_swap_out with release of tensors from the start of the
+ *              access list, then ex_wait on the last copy: synchronous
+ *              eviction), iter_begin (clears the list). Swap-in on access
+ *              to an evicted tensor is the executor's default.
+ *   vDNN       plan (choose layers, ex_pick_algo for m/p schemes),
+ *              before_op (ex_swap_out without waiting, ex_swap_in of the
+ *              nearest earlier offloaded layer while this one computes),
+ *              after_op of a layer's last op (ex_wait on its offload or
+ *              prefetch event: the layer-wise synchronisation).
+ *   vDNN++     as vDNN without the after_op waits; on_alloc_fail returns
+ *              EX_WAIT (blocking allocation); ex_place_high for tensors to
+ *              be offloaded; allocation order via before_op.
+ *   Capuchin   on_access (tracker; proactive eviction via ex_swap_out or
+ *              ex_drop after the evicted-access; in-trigger prefetch via
+ *              ex_swap_in or ex_recompute when the trigger access comes),
+ *              on_alloc_fail (passive mode as ondemand; ex_wait on the
+ *              earliest unfinished swap-out: decoupled swapping),
+ *              iter_end (measured execution -> guided execution, feedback
+ *              adjustment of in-triggers from the iteration's stalls).
+ *   AccUDNN    plan (performance model: ex_op_time, ex_copy_time),
+ *              after_op (offload on the D2H stream as soon as a feature
+ *              map is produced), before_op / on_copy_done (prefetch on the
+ *              H2D stream until memory runs out, resumed when releases
+ *              come), on_alloc_fail (EX_WAIT). The three streams are the
+ *              engine's compute, H2D and D2H queues.
+ *   checkpoint after_op (ex_drop of non-checkpoint activations once their
+ *              forward readers are done), before_op in backward
+ *              (ex_recompute of what the op will read).
+ */
+#ifndef GMS_POL_H
+#define GMS_POL_H
+
+#include "../sim/cfg.h"
+#include "../sim/common.h"
+
+struct ex;	  /* the executor (sim/ex.h) */
+struct wl_op;	  /* workloads/wl.h */
+struct ex_access; /* sim/ex.h */
+struct ex_alloc_req;
+struct ex_copy;
+struct st_iter;
+
+/* What on_alloc_fail tells the executor. */
+enum ex_verdict { EX_RETRY, EX_WAIT, EX_FAIL };
+
+/* A policy instance: the table, its parameters and its private state. */
+struct pol {
+	const struct pol_ops *ops; /* the policy's hooks */
+	void *params;		   /* filled from ops->params (prm table) */
+	void *priv;		   /* the policy's own state (init allocates) */
+	char label[96];		   /* e.g. "ondemand(mode=eager)", for outputs */
+};
+
+struct pol_ops {
+	const char *name;	      /* as written in YAML: "vdnn" */
+	const char *summary;	      /* one line for `gpumemsim list` */
+	const struct prm_def *params; /* parameters and defaults (may be
+					 NULL: none) */
+	size_t params_size;	      /* sizeof the struct params point to */
+
+	int (*init)(struct pol *p, gms_err *err);
+	void (*fini)(struct pol *p);
+	int (*plan)(struct pol *p, struct ex *ex, gms_err *err);
+	void (*iter_begin)(struct pol *p, struct ex *ex, int iter);
+	void (*before_op)(struct pol *p, struct ex *ex,
+			  const struct wl_op *op);
+	void (*on_access)(struct pol *p, struct ex *ex,
+			  const struct ex_access *a);
+	void (*after_op)(struct pol *p, struct ex *ex,
+			 const struct wl_op *op);
+	enum ex_verdict (*on_alloc_fail)(struct pol *p, struct ex *ex,
+					 const struct ex_alloc_req *req);
+	void (*on_copy_done)(struct pol *p, struct ex *ex,
+			     const struct ex_copy *c);
+	void (*iter_end)(struct pol *p, struct ex *ex, int iter,
+			 const struct st_iter *st);
+	void (*report)(struct pol *p, FILE *out);
+};
+
+/* ---- Registry (policies/registry.c) ------------------------------ */
+
+/* The policy named `name`, or NULL. */
+const struct pol_ops *pol_find(const char *name);
+/* The i-th registered policy, NULL past the end. */
+const struct pol_ops *pol_at(size_t i);
+
+/* Make an instance of policy `name` with parameters from a YAML mapping
+ * (node may be NULL: defaults), then from "key=value" overrides (kv may be
+ * NULL). Errors name the file:line:col/key. Calls init. */
+int pol_create(struct pol *p, const char *name, struct cfg_doc *doc,
+	       yaml_node_t *node, const char *const *kv, size_t n_kv,
+	       gms_err *err);
+void pol_destroy(struct pol *p);
+
+#endif

@@ -1,0 +1,1137 @@
+/*
+ * ex.c - the executor; see ex.h for the model it implements.
+ *
+ * The executor is a small state machine driven by the event queue. Its
+ * work is a stack of items: the next op of the iteration, with
+ * recomputations pushed on top of it when an input must be regenerated
+ * first. Each item goes BEGIN (policy before_op) -> INPUTS (make every
+ * input resident) -> ALLOC (outputs, workspace) -> RUNNING (kernel issued)
+ * and is popped when its kernel completes. step() advances the top item as
+ * far as it can at the current time and returns when the item waits: for
+ * its kernel, for an event (a copy), or for memory to be released.
+ */
+#include "ex.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const ex_state_names[] = {"none",	     "in",  "swapping_out",
+				      "out",	     "swapping_in", "recompute",
+				      NULL};
+const char *const ex_mode_names[] = {"graph", "eager", NULL};
+
+/* Per-tensor run-time state. */
+struct ex_tensor {
+	uint8_t state;		/* enum ex_state */
+	bool release_pending;	/* SWAPPING_OUT: free the block when done */
+	bool host;		/* holds a valid pinned host copy */
+	bool copying_out;	/* a D2H copy of it is in flight */
+	bool high;		/* allocate at the high end (policy hint) */
+	bool drop_deferred;	/* RECOMPUTE, block kept until readers finish */
+	mem_handle h;		/* device block, MEM_HANDLE_NONE if none */
+	uint32_t uses_left;	/* reads by ops not yet completed, this iter */
+	uint32_t lineage;	/* dropped tensors whose recompute needs it */
+	uint32_t inflight;	/* issued kernels reading it, not finished */
+	uint32_t access_count;	/* accesses this iteration */
+	eng_event ready;	/* SWAPPING_IN: fires when it arrives */
+	eng_event written;	/* fires when the kernel writing it is done */
+};
+
+enum ex_phase { PH_BEGIN, PH_INPUTS, PH_ALLOC, PH_RUNNING };
+
+/* An item of work: an op of the iteration or a recomputation. */
+struct ex_work {
+	uint32_t op;	  /* op id */
+	bool recompute;	  /* re-run to regenerate dropped outputs */
+	uint8_t phase;	  /* enum ex_phase */
+	uint32_t algo;	  /* algorithm used for this issue */
+	mem_handle ws;	  /* workspace block while running */
+	unsigned tries;	  /* on_alloc_fail calls for the pending request */
+	uint64_t mem_seen; /* ex.mem_version at the last try */
+};
+
+enum ex_run_state {
+	RS_IDLE,	 /* ready to step */
+	RS_KERNEL,	 /* waiting for the top item's kernel */
+	RS_WAIT_EVENT,	 /* blocked on wait_ev */
+	RS_WAIT_MEMORY,	 /* blocked until memory is released */
+	RS_DONE,	 /* all iterations done, or stopped */
+};
+
+struct ex {
+	struct ex_cfg cfg;	    /* what to run */
+	const struct wl_workload *wl; /* cfg.wl */
+	struct pol *pol;	    /* cfg.pol */
+	const struct pol_ops *po;   /* its hooks */
+	struct ev_queue evq;	    /* the simulation's events */
+	struct eng eng;		    /* compute stream, copy engines */
+	struct mem_dev dev;	    /* device allocator */
+	struct mem_host host;	    /* pinned host memory */
+	struct ex_tensor *t;	    /* per tensor */
+	uint32_t *algo;		    /* per op: algorithm chosen */
+	struct ex_work *stack;	    /* work items, top = last */
+	size_t n_stack, cap_stack;  /* its size and capacity */
+	uint32_t next_op;	    /* next op of the iteration to push */
+	int iter;		    /* current iteration */
+	enum ex_mode mode;	    /* graph or eager */
+	bool setup_done;	    /* persistent tensors allocated */
+	enum ex_run_state rs;	    /* what the executor waits for */
+	eng_event wait_ev;	    /* event a hook asked to wait for */
+	enum st_stall wait_why;	    /* stall cause while blocked */
+	sim_time_t blocked_since;   /* when the block began */
+	bool wake_pending;	    /* a wake-up event is scheduled */
+	bool draining;		    /* iteration's ops done, queues draining */
+	uint64_t mem_version;	    /* bumps on every device free */
+	uint32_t pending_release;   /* tensors whose block will be freed by
+				       work in flight (swap-out, readers) */
+	sim_time_t compute_busy0;   /* compute busy time at iteration start */
+	uint64_t peak_seen;	    /* peak_reserved at the last frag sample */
+	struct st_run *st;	    /* results */
+	struct st_iter *cur;	    /* current iteration's results */
+	char err[256];		    /* why the last action was refused */
+};
+
+/* ---- small helpers --------------------------------------------------- */
+
+static int refuse(struct ex *ex, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int refuse(struct ex *ex, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ex->err, sizeof ex->err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *ex_last_error(const struct ex *ex) { return ex->err; }
+
+static bool persistent(const struct ex *ex, uint32_t t)
+{
+	enum wl_kind k = ex->wl->tensors[t].kind;
+	return k == WL_PARAM || k == WL_OPT_STATE;
+}
+
+static const char *tname(const struct ex *ex, uint32_t t)
+{
+	return t == WL_NONE ? "workspace" : ex->wl->tensors[t].name;
+}
+
+static void stop_oom(struct ex *ex, uint32_t op, uint32_t t, uint64_t bytes,
+		     const char *why)
+{
+	struct st_oom *o = &ex->st->oom;
+	if (ex->rs == RS_DONE)
+		return;
+	o->hit = true;
+	o->iter = ex->setup_done ? ex->iter : -1;
+	snprintf(o->op, sizeof o->op, "%s",
+		 op == WL_NONE ? "(setup)" : ex->wl->ops[op].name);
+	snprintf(o->tensor, sizeof o->tensor, "%s", tname(ex, t));
+	o->bytes = bytes;
+	snprintf(o->reason, sizeof o->reason, "%s", why);
+	ex->rs = RS_DONE;
+}
+
+static void stop_error(struct ex *ex, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void stop_error(struct ex *ex, const char *fmt, ...)
+{
+	if (ex->rs == RS_DONE)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ex->st->error, sizeof ex->st->error, fmt, ap);
+	va_end(ap);
+	ex->st->failed = true;
+	ex->rs = RS_DONE;
+}
+
+static void step(struct ex *ex);
+
+static void on_wake(void *obj, uint64_t arg)
+{
+	struct ex *ex = obj;
+	(void)arg;
+	ex->wake_pending = false;
+	if (ex->rs == RS_WAIT_EVENT || ex->rs == RS_WAIT_MEMORY) {
+		ex->cur->stall[ex->wait_why] +=
+			ev_now(&ex->evq) - ex->blocked_since;
+		ex->rs = RS_IDLE;
+	}
+	if (ex->rs == RS_IDLE)
+		step(ex);
+}
+
+/* Wake the executor after the callbacks of the current instant that are
+ * already queued (so copy completions update tensor states first). */
+static void wake(struct ex *ex)
+{
+	if (ex->wake_pending)
+		return;
+	ex->wake_pending = true;
+	ev_at(&ex->evq, ev_now(&ex->evq), on_wake, ex, 0);
+}
+
+static void block(struct ex *ex, enum ex_run_state rs, enum st_stall why)
+{
+	ex->rs = rs;
+	ex->wait_why = why;
+	ex->blocked_since = ev_now(&ex->evq);
+}
+
+static void on_event(void *obj, uint64_t ev)
+{
+	struct ex *ex = obj;
+	if (ex->rs == RS_WAIT_EVENT && ex->wait_ev == (eng_event)ev)
+		wake(ex);
+}
+
+/* ---- device memory ---------------------------------------------------- */
+
+static int dev_alloc(struct ex *ex, uint64_t bytes, bool high, mem_handle *h)
+{
+	int rc = ex->dev.ops->alloc(ex->dev.a, bytes, high ? MEM_HIGH : 0, h);
+	return rc;
+}
+
+static void dev_free(struct ex *ex, mem_handle *h)
+{
+	assert(*h != MEM_HANDLE_NONE);
+	ex->dev.ops->free(ex->dev.a, *h);
+	*h = MEM_HANDLE_NONE;
+	ex->mem_version++;
+	if (ex->rs == RS_WAIT_MEMORY)
+		wake(ex);
+}
+
+static void host_drop(struct ex *ex, uint32_t t)
+{
+	if (ex->t[t].host) {
+		mem_host_free(&ex->host, ex->wl->tensors[t].bytes);
+		ex->t[t].host = false;
+	}
+}
+
+/* Release lineage references a dropped tensor held on its producer's
+ * inputs. */
+static void settle(struct ex *ex, uint32_t t);
+static void lineage_release(struct ex *ex, uint32_t t)
+{
+	const struct wl_op *p = &ex->wl->ops[ex->wl->tensors[t].producer];
+	for (uint32_t i = 0; i < p->n_in; i++) {
+		assert(ex->t[p->in[i]].lineage > 0);
+		ex->t[p->in[i]].lineage--;
+		settle(ex, p->in[i]);
+	}
+}
+
+/* Bring a tensor's storage in line with its state and references: free
+ * blocks whose release or drop was waiting for readers or a copy, and end
+ * the life of tensors nobody will read again. Called whenever one of
+ * those conditions may have changed (kernel or copy completion, action). */
+static void settle(struct ex *ex, uint32_t t)
+{
+	struct ex_tensor *x = &ex->t[t];
+	if (x->inflight)
+		return;
+	if (x->state == TS_SWAPPING_OUT && !x->copying_out) {
+		assert(x->release_pending);
+		dev_free(ex, &x->h);
+		x->release_pending = false;
+		ex->pending_release--;
+		x->state = TS_OUT;
+	}
+	if (x->state == TS_RECOMPUTE && x->drop_deferred) {
+		dev_free(ex, &x->h);
+		x->drop_deferred = false;
+		ex->pending_release--;
+	}
+	if (x->uses_left || x->lineage || persistent(ex, t))
+		return; /* still needed */
+	switch ((enum ex_state)x->state) {
+	case TS_IN:
+		if (x->copying_out)
+			return; /* the copy's completion settles it again */
+		dev_free(ex, &x->h);
+		host_drop(ex, t);
+		x->state = TS_NONE;
+		break;
+	case TS_OUT:
+		host_drop(ex, t);
+		x->state = TS_NONE;
+		break;
+	case TS_RECOMPUTE:
+		x->state = TS_NONE;
+		lineage_release(ex, t);
+		break;
+	default:
+		break; /* SWAPPING_*: the copy's completion settles it */
+	}
+}
+
+/* Take back a drop whose block is still held (readers in flight). */
+static void undo_drop(struct ex *ex, uint32_t t)
+{
+	struct ex_tensor *x = &ex->t[t];
+	assert(x->state == TS_RECOMPUTE && x->drop_deferred);
+	x->drop_deferred = false;
+	ex->pending_release--;
+	x->state = TS_IN;
+	lineage_release(ex, t);
+}
+
+/* ---- queries ----------------------------------------------------------- */
+
+const struct wl_workload *ex_workload(const struct ex *ex) { return ex->wl; }
+const struct hw_profile *ex_hw(const struct ex *ex) { return ex->cfg.hw; }
+sim_time_t ex_now(const struct ex *ex) { return ev_now(&ex->evq); }
+int ex_iter(const struct ex *ex) { return ex->iter; }
+enum ex_state ex_tensor_state(const struct ex *ex, uint32_t t)
+{
+	return (enum ex_state)ex->t[t].state;
+}
+bool ex_tensor_persistent(const struct ex *ex, uint32_t t)
+{
+	return persistent(ex, t);
+}
+void ex_mem_stats(const struct ex *ex, struct mem_stats *out)
+{
+	ex->dev.ops->stats(ex->dev.a, out);
+}
+
+bool ex_tensor_busy(const struct ex *ex, uint32_t t)
+{
+	if (ex->t[t].inflight)
+		return true;
+	for (size_t k = 0; k < ex->n_stack; k++) {
+		const struct wl_op *op = &ex->wl->ops[ex->stack[k].op];
+		for (uint32_t i = 0; i < op->n_in; i++)
+			if (op->in[i] == t)
+				return true;
+		for (uint32_t i = 0; i < op->n_out; i++)
+			if (op->out[i] == t)
+				return true;
+	}
+	return false;
+}
+
+static sim_time_t op_time_algo(const struct ex *ex, uint32_t o, uint32_t a)
+{
+	const struct wl_op *op = &ex->wl->ops[o];
+	sim_time_t base = op->time > 0 ? op->time
+					: hw_kernel_time(ex->cfg.hw, op->type,
+							 op->flops, op->bytes);
+	if (op->n_algos == 0)
+		return base;
+	return sim_round_ns((double)base * op->algos[a].time_scale);
+}
+
+sim_time_t ex_op_time(const struct ex *ex, uint32_t op)
+{
+	return op_time_algo(ex, op, ex->algo[op]);
+}
+
+sim_time_t ex_copy_time(const struct ex *ex, enum eng_q dir, uint64_t bytes)
+{
+	return hw_copy_time(ex->cfg.hw, dir == ENG_H2D ? HW_H2D : HW_D2H,
+			    bytes, true);
+}
+
+/* ---- actions ------------------------------------------------------------ */
+
+/* An event that has already fired. */
+static eng_event done_event(struct ex *ex)
+{
+	eng_event ev = eng_event_new(&ex->eng, ENG_COMPUTE);
+	if (ev != ENG_EVENT_NONE) {
+		ex->eng.evt[ev].done = true;
+		ex->eng.evt[ev].when = ev_now(&ex->evq);
+	}
+	return ev;
+}
+
+static void swap_out_done(void *obj, uint64_t t)
+{
+	struct ex *ex = obj;
+	struct ex_tensor *x = &ex->t[t];
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	x->copying_out = false;
+	x->host = true;
+	ex->cur->bytes_d2h += bytes;
+	settle(ex, (uint32_t)t);
+	if (ex->po->on_copy_done && ex->rs != RS_DONE) {
+		struct ex_copy c = {(uint32_t)t, ENG_D2H, bytes, 0};
+		ex->po->on_copy_done(ex->pol, ex, &c);
+	}
+}
+
+eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
+{
+	struct ex_tensor *x = &ex->t[t];
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	if (persistent(ex, t))
+		return refuse(ex, "swap_out %s: persistent tensor", tname(ex, t)),
+		       ENG_EVENT_NONE;
+	if (x->state != TS_IN && x->state != TS_SWAPPING_OUT)
+		return refuse(ex, "swap_out %s: state %s", tname(ex, t),
+			      ex_state_names[x->state]),
+		       ENG_EVENT_NONE;
+	if (x->state == TS_SWAPPING_OUT && x->release_pending)
+		return refuse(ex, "swap_out %s: already being released",
+			      tname(ex, t)),
+		       ENG_EVENT_NONE;
+	if (x->host || x->copying_out) {
+		/* the host already has (or is getting) the data */
+		eng_event ev = x->copying_out ? eng_record(&ex->eng, ENG_D2H)
+					      : done_event(ex);
+		if (flags & EX_RELEASE) {
+			x->state = TS_SWAPPING_OUT;
+			x->release_pending = true;
+			ex->pending_release++;
+			ex->cur->n_swap_out++;
+			settle(ex, t);
+		}
+		return ev;
+	}
+	if (mem_host_alloc(&ex->host, bytes) < 0)
+		return refuse(ex, "swap_out %s: pinned host memory exhausted",
+			      tname(ex, t)),
+		       ENG_EVENT_NONE;
+	if (!eng_event_done(&ex->eng, x->written)) {
+		struct eng_item w = {.type = ENG_WAIT, .q = ENG_D2H,
+				     .wait = x->written,
+				     .signal = ENG_EVENT_NONE};
+		eng_issue(&ex->eng, &w);
+	}
+	eng_event ev = eng_event_new(&ex->eng, ENG_D2H);
+	struct eng_item it = {.type = ENG_COPY, .q = ENG_D2H, .bytes = bytes,
+			      .pinned = true, .wait = ENG_EVENT_NONE,
+			      .signal = ev, .done = swap_out_done, .obj = ex,
+			      .arg = t, .tag = t};
+	x->copying_out = true;
+	if (flags & EX_RELEASE) {
+		x->state = TS_SWAPPING_OUT;
+		x->release_pending = true;
+		ex->pending_release++;
+	}
+	ex->cur->n_swap_out++;
+	if (eng_issue(&ex->eng, &it) < 0)
+		stop_error(ex, "out of host memory for the simulation");
+	return ev;
+}
+
+static void swap_in_done(void *obj, uint64_t t)
+{
+	struct ex *ex = obj;
+	struct ex_tensor *x = &ex->t[t];
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	ex->cur->bytes_h2d += bytes;
+	x->state = TS_IN;
+	host_drop(ex, (uint32_t)t);
+	settle(ex, (uint32_t)t);
+	if (ex->po->on_copy_done && ex->rs != RS_DONE) {
+		struct ex_copy c = {(uint32_t)t, ENG_H2D, bytes, 0};
+		ex->po->on_copy_done(ex->pol, ex, &c);
+	}
+}
+
+eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
+{
+	struct ex_tensor *x = &ex->t[t];
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	if (x->state == TS_SWAPPING_OUT) {
+		/* still resident: keep it */
+		if (x->release_pending) {
+			x->release_pending = false;
+			ex->pending_release--;
+		}
+		x->state = TS_IN;
+		return done_event(ex);
+	}
+	if (x->state == TS_SWAPPING_IN)
+		return x->ready;
+	if (x->state != TS_OUT)
+		return refuse(ex, "swap_in %s: state %s", tname(ex, t),
+			      ex_state_names[x->state]),
+		       ENG_EVENT_NONE;
+	if (dev_alloc(ex, bytes, x->high, &x->h) < 0)
+		return refuse(ex, "swap_in %s: no device memory for %llu bytes",
+			      tname(ex, t), (unsigned long long)bytes),
+		       ENG_EVENT_NONE;
+	if (after != ENG_EVENT_NONE && !eng_event_done(&ex->eng, after)) {
+		struct eng_item w = {.type = ENG_WAIT, .q = ENG_H2D,
+				     .wait = after, .signal = ENG_EVENT_NONE};
+		eng_issue(&ex->eng, &w);
+	}
+	x->ready = eng_event_new(&ex->eng, ENG_H2D);
+	x->state = TS_SWAPPING_IN;
+	ex->cur->n_swap_in++;
+	struct eng_item it = {.type = ENG_COPY, .q = ENG_H2D, .bytes = bytes,
+			      .pinned = true, .wait = ENG_EVENT_NONE,
+			      .signal = x->ready, .done = swap_in_done,
+			      .obj = ex, .arg = t, .tag = t};
+	if (eng_issue(&ex->eng, &it) < 0)
+		stop_error(ex, "out of host memory for the simulation");
+	return x->ready;
+}
+
+int ex_drop(struct ex *ex, uint32_t t)
+{
+	struct ex_tensor *x = &ex->t[t];
+	const struct wl_tensor *wt = &ex->wl->tensors[t];
+	if (persistent(ex, t) || wt->producer == WL_NONE)
+		return refuse(ex, "drop %s: has no producer to re-run",
+			      wt->name);
+	if (x->state != TS_IN)
+		return refuse(ex, "drop %s: state %s", wt->name,
+			      ex_state_names[x->state]);
+	const struct wl_op *p = &ex->wl->ops[wt->producer];
+	if (!p->recomputable)
+		return refuse(ex, "drop %s: producer %s is not recomputable",
+			      wt->name, p->name);
+	for (uint32_t i = 0; i < p->n_in; i++) {
+		uint32_t in = p->in[i];
+		if (!persistent(ex, in) && ex->t[in].state == TS_NONE)
+			return refuse(ex,
+				      "drop %s: input %s of %s is already freed",
+				      wt->name, tname(ex, in), p->name);
+	}
+	if (x->copying_out)
+		return refuse(ex, "drop %s: a swap-out is in flight", wt->name);
+	for (uint32_t i = 0; i < p->n_in; i++)
+		ex->t[p->in[i]].lineage++;
+	host_drop(ex, t);
+	x->state = TS_RECOMPUTE;
+	ex->cur->n_drop++;
+	if (x->inflight) {
+		x->drop_deferred = true; /* settle() frees it after readers */
+		ex->pending_release++;
+	} else {
+		dev_free(ex, &x->h);
+	}
+	settle(ex, t);
+	return 0;
+}
+
+static int push(struct ex *ex, uint32_t op, bool recompute)
+{
+	if (ex->n_stack == ex->cap_stack) {
+		size_t cap = ex->cap_stack ? ex->cap_stack * 2 : 16;
+		struct ex_work *s = realloc(ex->stack, cap * sizeof *s);
+		if (!s)
+			return -1;
+		ex->stack = s;
+		ex->cap_stack = cap;
+	}
+	if (ex->n_stack > 2 * (size_t)ex->wl->n_ops + 16) {
+		stop_error(ex, "recomputation of %s does not terminate",
+			   ex->wl->ops[op].name);
+		return -1;
+	}
+	ex->stack[ex->n_stack++] = (struct ex_work){
+		.op = op, .recompute = recompute,
+		.phase = recompute ? PH_INPUTS : PH_BEGIN,
+		.algo = ex->algo[op], .ws = MEM_HANDLE_NONE};
+	return 0;
+}
+
+int ex_recompute(struct ex *ex, uint32_t t)
+{
+	if (ex->t[t].state != TS_RECOMPUTE)
+		return refuse(ex, "recompute %s: state %s", tname(ex, t),
+			      ex_state_names[ex->t[t].state]);
+	if (ex->rs == RS_KERNEL)
+		return refuse(ex, "recompute %s: only between kernels",
+			      tname(ex, t));
+	return push(ex, ex->wl->tensors[t].producer, true);
+}
+
+void ex_wait(struct ex *ex, eng_event ev)
+{
+	if (ev == ENG_EVENT_NONE || eng_event_done(&ex->eng, ev))
+		return;
+	ex->wait_ev = ev;
+}
+
+void ex_place_high(struct ex *ex, uint32_t t, bool high)
+{
+	ex->t[t].high = high;
+}
+
+int ex_pick_algo(struct ex *ex, uint32_t op, uint32_t algo)
+{
+	if (algo >= ex->wl->ops[op].n_algos)
+		return refuse(ex, "pick_algo %s: no algorithm %u",
+			      ex->wl->ops[op].name, algo);
+	ex->algo[op] = algo;
+	return 0;
+}
+
+int ex_set_mode(struct ex *ex, enum ex_mode mode)
+{
+	if (ex->setup_done)
+		return refuse(ex, "set_mode: only while planning");
+	ex->mode = mode;
+	return 0;
+}
+
+/* ---- the state machine --------------------------------------------------- */
+
+enum step_rc { S_NEXT, S_BLOCKED, S_STOP };
+
+/* Ask the policy about a failed allocation of `bytes` for tensor t
+ * (WL_NONE: workspace) of the top item. */
+static enum step_rc alloc_failed(struct ex *ex, uint32_t t, uint64_t bytes)
+{
+	struct ex_work *w = &ex->stack[ex->n_stack - 1];
+	uint32_t op = w->op;
+	char why[200];
+	struct mem_stats ms;
+	ex->dev.ops->stats(ex->dev.a, &ms);
+	double f = mem_frag(&ms);
+	if (f > ex->st->frag_max)
+		ex->st->frag_max = f;
+	if (!ex->po->on_alloc_fail) {
+		snprintf(why, sizeof why,
+			 "allocator %s: %llu of %llu bytes in use, largest "
+			 "free block %llu; policy %s does not free memory",
+			 ex->dev.ops->name, (unsigned long long)ms.allocated,
+			 (unsigned long long)ms.budget,
+			 (unsigned long long)ms.largest_free, ex->po->name);
+		stop_oom(ex, op, t, bytes, why);
+		return S_STOP;
+	}
+	if (w->tries > 0 && w->mem_seen == ex->mem_version &&
+	    ex->wait_ev == ENG_EVENT_NONE && w->tries >= 3) {
+		snprintf(why, sizeof why,
+			 "policy %s asked to retry %u times without freeing "
+			 "memory",
+			 ex->po->name, w->tries);
+		stop_oom(ex, op, t, bytes, why);
+		return S_STOP;
+	}
+	struct ex_alloc_req req = {op, t, bytes, w->tries};
+	w->tries++;
+	w->mem_seen = ex->mem_version;
+	enum ex_verdict v = ex->po->on_alloc_fail(ex->pol, ex, &req);
+	if (ex->rs == RS_DONE)
+		return S_STOP;
+	switch (v) {
+	case EX_RETRY:
+		return S_NEXT; /* step() waits for wait_ev first, if any */
+	case EX_WAIT:
+		if (ex->pending_release == 0) {
+			snprintf(why, sizeof why,
+				 "policy %s waits for memory but nothing in "
+				 "flight will release any",
+				 ex->po->name);
+			stop_oom(ex, op, t, bytes, why);
+			return S_STOP;
+		}
+		block(ex, RS_WAIT_MEMORY, ST_STALL_MEMORY);
+		return S_BLOCKED;
+	case EX_FAIL:
+	default:
+		snprintf(why, sizeof why,
+			 "policy %s could not make room (%llu bytes in use, "
+			 "largest free block %llu)",
+			 ex->po->name, (unsigned long long)ms.allocated,
+			 (unsigned long long)ms.largest_free);
+		stop_oom(ex, op, t, bytes, why);
+		return S_STOP;
+	}
+}
+
+/* Make the inputs of the top item resident. */
+static enum step_rc ensure_inputs(struct ex *ex)
+{
+	struct ex_work *w = &ex->stack[ex->n_stack - 1];
+	const struct wl_op *op = &ex->wl->ops[w->op];
+	for (uint32_t i = 0; i < op->n_in; i++) {
+		uint32_t t = op->in[i];
+		struct ex_tensor *x = &ex->t[t];
+		switch ((enum ex_state)x->state) {
+		case TS_IN:
+		case TS_SWAPPING_OUT:
+			continue;
+		case TS_SWAPPING_IN:
+			ex->wait_ev = x->ready;
+			return S_NEXT;
+		case TS_OUT: {
+			eng_event ev = ex_swap_in(ex, t, ENG_EVENT_NONE);
+			if (ev == ENG_EVENT_NONE)
+				return alloc_failed(ex, t,
+						    ex->wl->tensors[t].bytes);
+			ex->wait_ev = ev;
+			return S_NEXT;
+		}
+		case TS_RECOMPUTE:
+			if (x->drop_deferred) {
+				/* block still held for readers: keep it */
+				undo_drop(ex, t);
+				continue;
+			}
+			if (push(ex, ex->wl->tensors[t].producer, true) < 0)
+				return S_STOP;
+			return S_NEXT;
+		case TS_NONE:
+		default:
+			stop_error(ex,
+				   "op %s reads %s, which is not alive (freed "
+				   "or never produced)",
+				   op->name, tname(ex, t));
+			return S_STOP;
+		}
+	}
+	w->phase = PH_ALLOC;
+	return S_NEXT;
+}
+
+static bool wants_block(const struct ex *ex, const struct ex_work *w,
+			uint32_t t)
+{
+	const struct ex_tensor *x = &ex->t[t];
+	if (w->recompute)
+		return x->state == TS_RECOMPUTE && !x->drop_deferred &&
+		       x->h == MEM_HANDLE_NONE;
+	return x->state == TS_NONE && x->h == MEM_HANDLE_NONE;
+}
+
+/* Allocate outputs and workspace of the top item. */
+static enum step_rc alloc_outputs(struct ex *ex)
+{
+	struct ex_work *w = &ex->stack[ex->n_stack - 1];
+	const struct wl_op *op = &ex->wl->ops[w->op];
+	for (uint32_t i = 0; i < op->n_out; i++) {
+		uint32_t t = op->out[i];
+		struct ex_tensor *y = &ex->t[t];
+		if (!wants_block(ex, w, t))
+			continue;
+		if (i == 0 && op->inplace && ex->mode == EX_GRAPH &&
+		    !w->recompute && op->n_in > 0) {
+			uint32_t s = op->in[0];
+			struct ex_tensor *x = &ex->t[s];
+			if (!persistent(ex, s) && x->state == TS_IN &&
+			    x->uses_left == 1 && x->lineage == 0 &&
+			    x->inflight == 0 && !x->copying_out && !x->host &&
+			    ex->wl->tensors[s].bytes >=
+				    ex->wl->tensors[t].bytes) {
+				/* the output takes over the input's block */
+				y->h = x->h;
+				x->h = MEM_HANDLE_NONE;
+				x->state = TS_NONE;
+				continue;
+			}
+		}
+		if (dev_alloc(ex, ex->wl->tensors[t].bytes, y->high, &y->h) < 0)
+			return alloc_failed(ex, t, ex->wl->tensors[t].bytes);
+		w->tries = 0;
+	}
+	uint64_t ws = op->n_algos ? op->algos[w->algo].workspace
+				  : op->workspace;
+	if (ws > 0 && w->ws == MEM_HANDLE_NONE &&
+	    dev_alloc(ex, ws, false, &w->ws) < 0) {
+		/* fall back to the algorithm with the least workspace, as
+		 * frameworks do when the preferred one does not fit */
+		uint32_t best = w->algo;
+		for (uint32_t a = 0; a < op->n_algos; a++)
+			if (op->algos[a].workspace < op->algos[best].workspace)
+				best = a;
+		w->algo = best;
+		ws = op->n_algos ? op->algos[best].workspace : op->workspace;
+		if (ws > 0 && dev_alloc(ex, ws, false, &w->ws) < 0)
+			return alloc_failed(ex, WL_NONE, ws);
+	}
+	w->phase = PH_RUNNING;
+	return S_NEXT;
+}
+
+static void kernel_done(void *obj, uint64_t arg);
+
+static void issue(struct ex *ex)
+{
+	struct ex_work *w = &ex->stack[ex->n_stack - 1];
+	const struct wl_op *op = &ex->wl->ops[w->op];
+	sim_time_t d = op_time_algo(ex, w->op, w->algo);
+	eng_event ev = eng_event_new(&ex->eng, ENG_COMPUTE);
+	for (uint32_t i = 0; i < op->n_in; i++)
+		ex->t[op->in[i]].inflight++;
+	for (uint32_t i = 0; i < op->n_out; i++) {
+		uint32_t t = op->out[i];
+		struct ex_tensor *y = &ex->t[t];
+		if (y->state == TS_RECOMPUTE && y->drop_deferred) {
+			undo_drop(ex, t); /* never left the device */
+		} else if (y->h != MEM_HANDLE_NONE &&
+			   (y->state == TS_NONE || y->state == TS_RECOMPUTE)) {
+			if (y->state == TS_RECOMPUTE)
+				lineage_release(ex, t);
+			y->state = TS_IN;
+			y->written = ev;
+		}
+	}
+	if (w->recompute) {
+		ex->cur->recompute += d;
+		ex->cur->recompute_flops += op->flops;
+		ex->cur->n_recompute++;
+	}
+	ex->cur->n_kernels++;
+	struct eng_item it = {.type = ENG_KERNEL, .q = ENG_COMPUTE,
+			      .duration = d, .wait = ENG_EVENT_NONE,
+			      .signal = ev, .done = kernel_done, .obj = ex,
+			      .arg = w->op, .tag = w->op,
+			      .kind = w->recompute};
+	ex->rs = RS_KERNEL;
+	if (eng_issue(&ex->eng, &it) < 0) {
+		stop_error(ex, "out of host memory for the simulation");
+		return;
+	}
+	if (ex->po->on_access) {
+		bool rec = w->recompute;
+		uint32_t o = w->op;
+		sim_time_t now = ev_now(&ex->evq);
+		for (uint32_t i = 0; i < op->n_in && ex->rs != RS_DONE; i++) {
+			uint32_t t = op->in[i];
+			struct ex_access a = {t, o, false, rec,
+					      ++ex->t[t].access_count, now};
+			ex->po->on_access(ex->pol, ex, &a);
+		}
+		for (uint32_t i = 0; i < op->n_out && ex->rs != RS_DONE; i++) {
+			uint32_t t = op->out[i];
+			struct ex_access a = {t, o, true, rec,
+					      ++ex->t[t].access_count, now};
+			ex->po->on_access(ex->pol, ex, &a);
+		}
+	} else {
+		for (uint32_t i = 0; i < op->n_in; i++)
+			ex->t[op->in[i]].access_count++;
+		for (uint32_t i = 0; i < op->n_out; i++)
+			ex->t[op->out[i]].access_count++;
+	}
+}
+
+static void sample_frag(struct ex *ex)
+{
+	struct mem_stats ms;
+	ex->dev.ops->stats(ex->dev.a, &ms);
+	if (ms.peak_reserved > ex->peak_seen) {
+		ex->peak_seen = ms.peak_reserved;
+		ex->st->frag_at_peak = mem_frag(&ms);
+	}
+}
+
+static void kernel_done(void *obj, uint64_t arg)
+{
+	struct ex *ex = obj;
+	if (ex->rs == RS_DONE)
+		return;
+	assert(ex->rs == RS_KERNEL && ex->n_stack > 0);
+	struct ex_work w = ex->stack[--ex->n_stack];
+	const struct wl_op *op = &ex->wl->ops[w.op];
+	(void)arg;
+	sample_frag(ex);
+	if (w.ws != MEM_HANDLE_NONE)
+		dev_free(ex, &w.ws);
+	for (uint32_t i = 0; i < op->n_in; i++) {
+		uint32_t t = op->in[i];
+		ex->t[t].inflight--;
+		if (!w.recompute) {
+			bool first = true; /* count repeated inputs once */
+			for (uint32_t k = 0; k < i; k++)
+				first &= op->in[k] != t;
+			if (first && ex->t[t].uses_left > 0)
+				ex->t[t].uses_left--;
+		}
+	}
+	for (uint32_t i = 0; i < op->n_in; i++)
+		settle(ex, op->in[i]);
+	for (uint32_t i = 0; i < op->n_out; i++)
+		settle(ex, op->out[i]);
+	ex->rs = RS_IDLE;
+	if (!w.recompute) {
+		ex->next_op++;
+		if (ex->po->after_op)
+			ex->po->after_op(ex->pol, ex, op);
+	}
+	if (ex->rs == RS_IDLE)
+		step(ex);
+}
+
+static void iter_begin(struct ex *ex);
+static void iter_end(struct ex *ex);
+
+static void step(struct ex *ex)
+{
+	while (ex->rs == RS_IDLE) {
+		if (ex->wait_ev != ENG_EVENT_NONE) {
+			if (!eng_event_done(&ex->eng, ex->wait_ev)) {
+				enum eng_q q = eng_event_src(&ex->eng,
+							     ex->wait_ev);
+				block(ex, RS_WAIT_EVENT,
+				      q == ENG_H2D	? ST_STALL_H2D
+				      : q == ENG_D2H ? ST_STALL_D2H
+						     : ST_STALL_MEMORY);
+				return;
+			}
+			ex->wait_ev = ENG_EVENT_NONE;
+		}
+		if (ex->n_stack == 0) {
+			if (ex->next_op < ex->wl->n_ops) {
+				if (push(ex, ex->next_op, false) < 0)
+					return;
+			} else {
+				iter_end(ex);
+				continue;
+			}
+		}
+		struct ex_work *w = &ex->stack[ex->n_stack - 1];
+		enum step_rc rc = S_NEXT;
+		switch ((enum ex_phase)w->phase) {
+		case PH_BEGIN:
+			w->phase = PH_INPUTS;
+			if (ex->po->before_op)
+				ex->po->before_op(ex->pol, ex,
+						  &ex->wl->ops[w->op]);
+			break;
+		case PH_INPUTS:
+			if (w->recompute) {
+				/* nothing left to regenerate: skip */
+				const struct wl_op *op = &ex->wl->ops[w->op];
+				bool need = false;
+				for (uint32_t i = 0; i < op->n_out; i++)
+					need |= ex->t[op->out[i]].state ==
+						TS_RECOMPUTE;
+				if (!need) {
+					ex->n_stack--;
+					break;
+				}
+			}
+			rc = ensure_inputs(ex);
+			break;
+		case PH_ALLOC:
+			rc = alloc_outputs(ex);
+			break;
+		case PH_RUNNING:
+			issue(ex);
+			break;
+		}
+		if (rc != S_NEXT)
+			return;
+	}
+}
+
+/* ---- iterations ------------------------------------------------------------ */
+
+static int alloc_resident(struct ex *ex, uint32_t t)
+{
+	struct ex_tensor *x = &ex->t[t];
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	if (dev_alloc(ex, bytes, false, &x->h) < 0) {
+		char why[160];
+		snprintf(why, sizeof why,
+			 "%s tensor does not fit in the device budget",
+			 wl_kind_name(ex->wl->tensors[t].kind));
+		stop_oom(ex, WL_NONE, t, bytes, why);
+		return -1;
+	}
+	x->state = TS_IN;
+	return 0;
+}
+
+static void iter_begin(struct ex *ex)
+{
+	const struct wl_workload *wl = ex->wl;
+	ex->cur = &ex->st->iter[ex->iter];
+	memset(ex->cur, 0, sizeof *ex->cur);
+	ex->cur->start = ev_now(&ex->evq);
+	ex->compute_busy0 = ex->eng.f[ENG_COMPUTE].busy;
+	eng_reset_events(&ex->eng);
+	ex->next_op = 0;
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		struct ex_tensor *x = &ex->t[t];
+		x->ready = x->written = ENG_EVENT_NONE;
+		x->access_count = 0;
+		if (persistent(ex, t))
+			continue;
+		assert(x->state == TS_NONE && x->h == MEM_HANDLE_NONE);
+		x->uses_left = wl->tensors[t].n_readers;
+		x->lineage = 0;
+		if (ex->mode == EX_EAGER && wl->tensors[t].kind == WL_PARAM_GRAD)
+			x->uses_left++; /* .grad is held to the iteration end */
+	}
+	for (uint32_t t = 0; t < wl->n_tensors; t++)
+		if (wl->tensors[t].kind == WL_INPUT &&
+		    alloc_resident(ex, t) < 0)
+			return;
+	if (ex->po->iter_begin)
+		ex->po->iter_begin(ex->pol, ex, ex->iter);
+}
+
+static void iter_end(struct ex *ex)
+{
+	const struct wl_workload *wl = ex->wl;
+	/* drain the copy engines: the host synchronises at the iteration's
+	 * end, so leftover copies are stalls of this iteration */
+	for (int q = ENG_D2H; q >= ENG_H2D; q--) {
+		if (!eng_q_idle(&ex->eng, (enum eng_q)q)) {
+			ex->wait_ev = eng_record(&ex->eng, (enum eng_q)q);
+			return; /* step() blocks on it and comes back */
+		}
+	}
+	if (ex->mode == EX_EAGER)
+		for (uint32_t t = 0; t < wl->n_tensors; t++)
+			if (wl->tensors[t].kind == WL_PARAM_GRAD &&
+			    ex->t[t].uses_left > 0) {
+				ex->t[t].uses_left--;
+				settle(ex, t);
+			}
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		if (persistent(ex, t) || ex->t[t].state == TS_NONE)
+			continue;
+		/* alive past the iteration: a workload whose outputs are never
+		 * read is fine (freed at the producer); anything else is an
+		 * engine or policy bug */
+		stop_error(ex, "tensor %s still %s at the end of iteration %d",
+			   wl->tensors[t].name, ex_state_names[ex->t[t].state],
+			   ex->iter);
+		return;
+	}
+	struct st_iter *s = ex->cur;
+	s->time = ev_now(&ex->evq) - s->start;
+	s->compute_busy = ex->eng.f[ENG_COMPUTE].busy - ex->compute_busy0;
+	ex->st->n_iter = ex->iter + 1;
+	if (ex->po->iter_end)
+		ex->po->iter_end(ex->pol, ex, ex->iter, s);
+	if (ex->rs == RS_DONE)
+		return;
+	if (++ex->iter >= ex->cfg.iterations) {
+		ex->rs = RS_DONE;
+		return;
+	}
+	iter_begin(ex);
+}
+
+/* ---- the run ----------------------------------------------------------------- */
+
+static void ex_free(struct ex *ex)
+{
+	if (!ex)
+		return;
+	mem_dev_close(&ex->dev);
+	eng_fini(&ex->eng);
+	ev_fini(&ex->evq);
+	free(ex->t);
+	free(ex->algo);
+	free(ex->stack);
+	free(ex);
+}
+
+int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!cfg->wl || !cfg->wl->finalized)
+		return gms_errf(err, "workload not finalized");
+	if (cfg->iterations < 1 || cfg->warmup < 0 ||
+	    cfg->warmup >= cfg->iterations)
+		return gms_errf(err,
+				"iterations must be >= 1 and warmup < "
+				"iterations (got %d, %d)",
+				cfg->iterations, cfg->warmup);
+	const struct hw_profile *hw = cfg->hw;
+	uint64_t avail = hw->capacity - hw->reserved;
+	uint64_t budget = cfg->budget ? cfg->budget : avail;
+	if (budget > avail)
+		return gms_errf(err,
+				"budget %llu bytes exceeds the %s's %llu "
+				"usable bytes",
+				(unsigned long long)budget, hw->name,
+				(unsigned long long)avail);
+	struct ex *ex = calloc(1, sizeof *ex);
+	if (!ex)
+		return gms_errf(err, "out of memory");
+	ex->cfg = *cfg;
+	ex->wl = cfg->wl;
+	ex->pol = cfg->pol;
+	ex->po = cfg->pol->ops;
+	ex->st = out;
+	ex->wait_ev = ENG_EVENT_NONE;
+	ev_init(&ex->evq);
+	out->warmup = cfg->warmup;
+	out->batch = cfg->wl->batch;
+	out->iter = calloc((size_t)cfg->iterations, sizeof *out->iter);
+	ex->t = calloc(cfg->wl->n_tensors ? cfg->wl->n_tensors : 1,
+		       sizeof *ex->t);
+	ex->algo = calloc(cfg->wl->n_ops ? cfg->wl->n_ops : 1,
+			  sizeof *ex->algo);
+	struct mem_cfg mc = {.budget = budget, .pool_size = cfg->pool_size};
+	if (!out->iter || !ex->t || !ex->algo ||
+	    eng_init(&ex->eng, &ex->evq, hw) < 0) {
+		ex_free(ex);
+		return gms_errf(err, "out of memory");
+	}
+	if (mem_dev_open(&ex->dev, cfg->allocator ? cfg->allocator : "bfc",
+			 &mc, err) < 0) {
+		ex_free(ex);
+		return -1;
+	}
+	ex->eng.on_event = on_event;
+	ex->eng.on_event_obj = ex;
+	ex->host.capacity = hw->host_pinned;
+	for (uint32_t t = 0; t < cfg->wl->n_tensors; t++)
+		ex->t[t] = (struct ex_tensor){.h = MEM_HANDLE_NONE,
+					      .ready = ENG_EVENT_NONE,
+					      .written = ENG_EVENT_NONE};
+	int rc = 0;
+	struct st_iter setup = {0};
+	ex->cur = &setup; /* actions during planning count nowhere */
+	if (ex->po->plan && ex->po->plan(ex->pol, ex, err) < 0) {
+		gms_err_prefix(err, "policy %s", ex->po->name);
+		snprintf(out->error, sizeof out->error, "%s", err->msg);
+		out->failed = true;
+		rc = -1;
+		goto done;
+	}
+	for (uint32_t t = 0; t < cfg->wl->n_tensors; t++)
+		if (persistent(ex, t) && alloc_resident(ex, t) < 0)
+			goto done;
+	ex->setup_done = true;
+	iter_begin(ex);
+	if (ex->rs == RS_IDLE)
+		step(ex);
+	struct ev e;
+	while (ex->rs != RS_DONE) {
+		if (!ev_pop(&ex->evq, &e)) {
+			/* nothing left to happen, yet not done */
+			if (ex->rs == RS_WAIT_MEMORY && ex->n_stack) {
+				struct ex_work *w = &ex->stack[ex->n_stack - 1];
+				stop_oom(ex, w->op, WL_NONE, 0,
+					 "waiting for memory that nothing in "
+					 "flight will release");
+			} else {
+				stop_error(ex, "executor stalled (state %d)",
+					   (int)ex->rs);
+			}
+			break;
+		}
+		e.fn(e.obj, e.arg);
+		out->events++;
+	}
+	if (ex->eng.oom)
+		stop_error(ex, "out of host memory for the simulation");
+	if (out->failed) {
+		gms_errf(err, "%s", out->error);
+		rc = -1;
+	}
+done:
+	ex->dev.ops->stats(ex->dev.a, &out->mem);
+	double f = mem_frag(&out->mem);
+	if (f > out->frag_max)
+		out->frag_max = f;
+	out->pinned_peak = ex->host.peak;
+	st_finish(out);
+	ex_free(ex);
+	return rc;
+}

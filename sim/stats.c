@@ -1,0 +1,113 @@
+/* stats.c - steady-state figures and the human-readable report. */
+#include "stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const st_stall_names[] = {"h2d", "d2h", "memory", NULL};
+
+void st_run_free(struct st_run *r)
+{
+	free(r->iter);
+	r->iter = NULL;
+}
+
+void st_finish(struct st_run *r)
+{
+	struct st_iter *s = &r->steady;
+	memset(s, 0, sizeof *s);
+	int n = r->n_iter - r->warmup;
+	if (n <= 0 || !r->iter)
+		return;
+	for (int i = r->warmup; i < r->n_iter; i++) {
+		const struct st_iter *it = &r->iter[i];
+		s->time += it->time;
+		s->compute_busy += it->compute_busy;
+		s->recompute += it->recompute;
+		for (int k = 0; k < ST_STALL_COUNT; k++)
+			s->stall[k] += it->stall[k];
+		s->bytes_h2d += it->bytes_h2d;
+		s->bytes_d2h += it->bytes_d2h;
+		s->n_swap_out += it->n_swap_out;
+		s->n_swap_in += it->n_swap_in;
+		s->n_drop += it->n_drop;
+		s->n_recompute += it->n_recompute;
+		s->recompute_flops += it->recompute_flops;
+		s->n_kernels += it->n_kernels;
+	}
+	s->time /= n;
+	s->compute_busy /= n;
+	s->recompute /= n;
+	for (int k = 0; k < ST_STALL_COUNT; k++)
+		s->stall[k] /= n;
+	s->bytes_h2d /= (uint64_t)n;
+	s->bytes_d2h /= (uint64_t)n;
+	s->n_swap_out /= (uint64_t)n;
+	s->n_swap_in /= (uint64_t)n;
+	s->n_drop /= (uint64_t)n;
+	s->n_recompute /= (uint64_t)n;
+	s->recompute_flops /= n;
+	s->n_kernels /= (uint64_t)n;
+	r->samples_per_s =
+		s->time > 0 ? (double)r->batch * 1e9 / (double)s->time : 0.0;
+}
+
+static double ms(sim_time_t t) { return (double)t / 1e6; }
+static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
+
+void st_print(const struct st_run *r, FILE *f)
+{
+	const struct st_iter *s = &r->steady;
+	if (r->failed)
+		fprintf(f, "  FAILED: %s\n", r->error);
+	if (r->oom.hit) {
+		fprintf(f, "  OOM in %s at op %s: %s needs %llu bytes (%.2f MiB)\n",
+			r->oom.iter < 0 ? "set-up" : "iteration",
+			r->oom.op, r->oom.tensor,
+			(unsigned long long)r->oom.bytes, mib(r->oom.bytes));
+		if (r->oom.iter >= 0)
+			fprintf(f, "      iteration %d; %s\n", r->oom.iter,
+				r->oom.reason);
+		else
+			fprintf(f, "      %s\n", r->oom.reason);
+	}
+	fprintf(f, "  iterations         %d (warm-up %d)\n", r->n_iter,
+		r->warmup);
+	if (r->n_iter > r->warmup) {
+		fprintf(f, "  iteration time     %.3f ms\n", ms(s->time));
+		fprintf(f, "  samples/s          %.2f\n", r->samples_per_s);
+		fprintf(f, "  compute busy       %.3f ms\n",
+			ms(s->compute_busy));
+		fprintf(f, "  recompute          %.3f ms (%llu kernels, %.3g FLOPs)\n",
+			ms(s->recompute), (unsigned long long)s->n_recompute,
+			s->recompute_flops);
+		fprintf(f, "  stall h2d          %.3f ms\n",
+			ms(s->stall[ST_STALL_H2D]));
+		fprintf(f, "  stall d2h          %.3f ms\n",
+			ms(s->stall[ST_STALL_D2H]));
+		fprintf(f, "  stall memory       %.3f ms\n",
+			ms(s->stall[ST_STALL_MEMORY]));
+		fprintf(f, "  bytes h2d          %llu (%.2f MiB)\n",
+			(unsigned long long)s->bytes_h2d, mib(s->bytes_h2d));
+		fprintf(f, "  bytes d2h          %llu (%.2f MiB)\n",
+			(unsigned long long)s->bytes_d2h, mib(s->bytes_d2h));
+		fprintf(f, "  swap-outs          %llu\n",
+			(unsigned long long)s->n_swap_out);
+		fprintf(f, "  swap-ins           %llu\n",
+			(unsigned long long)s->n_swap_in);
+		fprintf(f, "  drops              %llu\n",
+			(unsigned long long)s->n_drop);
+	}
+	fprintf(f, "  peak allocated     %llu (%.2f MiB)\n",
+		(unsigned long long)r->mem.peak_allocated,
+		mib(r->mem.peak_allocated));
+	fprintf(f, "  peak reserved      %llu (%.2f MiB)\n",
+		(unsigned long long)r->mem.peak_reserved,
+		mib(r->mem.peak_reserved));
+	fprintf(f, "  peak pinned host   %llu (%.2f MiB)\n",
+		(unsigned long long)r->pinned_peak, mib(r->pinned_peak));
+	fprintf(f, "  fragmentation      %.4f at peak, %.4f max\n",
+		r->frag_at_peak, r->frag_max);
+	fprintf(f, "  events             %llu\n",
+		(unsigned long long)r->events);
+}

@@ -1,0 +1,76 @@
+/*
+ * stats.h - what a run measured, per iteration and for the run.
+ */
+#ifndef GMS_STATS_H
+#define GMS_STATS_H
+
+#include "common.h"
+#include "mem.h"
+
+#include <stdio.h>
+
+/* Why the compute stream sat idle. */
+enum st_stall {
+	ST_STALL_H2D,	 /* waiting for a swap-in (H2D copy) */
+	ST_STALL_D2H,	 /* waiting for a swap-out (D2H copy) */
+	ST_STALL_MEMORY, /* waiting for device memory to be released */
+	ST_STALL_COUNT
+};
+extern const char *const st_stall_names[]; /* "h2d", "d2h", "memory" */
+
+/* One iteration. */
+struct st_iter {
+	sim_time_t start;		/* when it began */
+	sim_time_t time;		/* its length (until all queues drained) */
+	sim_time_t compute_busy;	/* kernel time, recompute included */
+	sim_time_t recompute;		/* kernel time spent recomputing */
+	sim_time_t stall[ST_STALL_COUNT]; /* compute idle, by cause */
+	uint64_t bytes_h2d;		/* bytes copied host to device */
+	uint64_t bytes_d2h;		/* bytes copied device to host */
+	uint64_t n_swap_out;		/* swap-outs issued (evictions) */
+	uint64_t n_swap_in;		/* swap-ins issued */
+	uint64_t n_drop;		/* tensors dropped for recomputation */
+	uint64_t n_recompute;		/* kernels re-run */
+	double recompute_flops;		/* FLOPs of those kernels */
+	uint64_t n_kernels;		/* kernels run, recompute included */
+};
+
+/* Where and why a run ran out of memory. */
+struct st_oom {
+	bool hit;	      /* the run ended as OOM */
+	int iter;	      /* iteration (0-based), -1 = during set-up */
+	char op[128];	      /* op being issued ("(setup)" before iter 0) */
+	char tensor[128];     /* tensor or "workspace" that failed */
+	uint64_t bytes;	      /* size of the failed request */
+	char reason[256];     /* what the policy or executor said */
+};
+
+/* A whole run. */
+struct st_run {
+	int n_iter;		 /* iterations simulated (completed) */
+	int warmup;		 /* leading iterations not in the steady state */
+	struct st_iter *iter;	 /* per iteration, n_iter entries */
+	struct st_iter steady;	 /* mean over iterations >= warmup (sums
+				    divided, rounded down) */
+	int64_t batch;		 /* samples per iteration */
+	double samples_per_s;	 /* batch / steady.time */
+	struct mem_stats mem;	 /* device allocator at the end */
+	double frag_at_peak;	 /* mem_frag when reserved peaked */
+	double frag_max;	 /* largest mem_frag seen after a failure
+				    or at the end of an op */
+	uint64_t pinned_peak;	 /* host pinned bytes, peak */
+	uint64_t events;	 /* simulation events run */
+	struct st_oom oom;	 /* set when the run ended as OOM */
+	bool failed;		 /* the run stopped on an error (not OOM) */
+	char error[1024];	 /* that error */
+};
+
+void st_run_free(struct st_run *r);
+
+/* Compute `steady` and samples_per_s from iter[warmup..n_iter). */
+void st_finish(struct st_run *r);
+
+/* Human-readable report. */
+void st_print(const struct st_run *r, FILE *f);
+
+#endif
