@@ -1,0 +1,440 @@
+/*
+ * test_exec.c - executor timelines worked out by hand.
+ *
+ * All runs use hw_test_profile (a copy of b bytes takes b ns; kernels
+ * have explicit times) and the `arena` allocator (no placement, so memory
+ * figures are plain sums). Each test states its timeline in a comment.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../policies/pol.h"
+#include "../sim/ex.h"
+
+/* ---- building small workloads ---- */
+
+static uint32_t T(struct wl_workload *w, const char *name, uint64_t bytes,
+		  enum wl_kind k)
+{
+	gms_err err;
+	uint32_t id = wl_add_tensor(w, name, bytes, k, &err);
+	assert_int_not_equal(id, WL_NONE);
+	return id;
+}
+
+static void OP(struct wl_workload *w, const char *name, enum wl_phase ph,
+	       sim_time_t time, const uint32_t *in, uint32_t n_in,
+	       const uint32_t *out, uint32_t n_out)
+{
+	gms_err err;
+	struct wl_op_desc d = {.name = name, .type = OT_OTHER, .phase = ph,
+			       .in = in, .n_in = n_in, .out = out,
+			       .n_out = n_out, .time = time,
+			       .flops = (double)time, .recomputable = true};
+	uint32_t id = wl_add_op(w, &d, &err);
+	if (id == WL_NONE)
+		fail_msg("%s", err.msg);
+}
+
+static void finalize(struct wl_workload *w)
+{
+	gms_err err;
+	if (wl_finalize(w, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* ---- a scripted test policy ----
+ * Acts on named ops: after_op / before_op of the op with the given id. */
+
+enum act { A_NONE, A_SWAP_OUT_SYNC, A_SWAP_IN_SYNC, A_DROP };
+struct script {
+	uint32_t op;	/* op id the action is attached to */
+	bool before;	/* before_op (else after_op) */
+	enum act act;	/* what to do */
+	uint32_t t;	/* tensor */
+};
+struct script_state {
+	const struct script *s; /* actions */
+	size_t n;		/* how many */
+};
+
+static void run_script(struct pol *p, struct ex *ex, const struct wl_op *op,
+		       bool before)
+{
+	struct script_state *st = p->priv;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct script *s = &st->s[i];
+		if (s->op != op->id || s->before != before)
+			continue;
+		eng_event ev;
+		switch (s->act) {
+		case A_SWAP_OUT_SYNC:
+			ev = ex_swap_out(ex, s->t, EX_RELEASE);
+			assert_int_not_equal(ev, ENG_EVENT_NONE);
+			ex_wait(ex, ev);
+			break;
+		case A_SWAP_IN_SYNC:
+			ev = ex_swap_in(ex, s->t, ENG_EVENT_NONE);
+			assert_int_not_equal(ev, ENG_EVENT_NONE);
+			ex_wait(ex, ev);
+			break;
+		case A_DROP:
+			if (ex_drop(ex, s->t) < 0)
+				fail_msg("%s", ex_last_error(ex));
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void script_before(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	run_script(p, ex, op, true);
+}
+
+static void script_after(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	run_script(p, ex, op, false);
+}
+
+static const struct pol_ops script_ops = {
+	.name = "script",
+	.summary = "test policy",
+	.before_op = script_before,
+	.after_op = script_after,
+};
+
+static int run(const struct wl_workload *w, struct pol *pol, uint64_t budget,
+	       int iters, struct st_run *st)
+{
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = pol,
+			     .allocator = "arena", .budget = budget,
+			     .iterations = iters, .warmup = 0};
+	gms_err err = {{0}};
+	int rc = ex_run(&cfg, st, &err);
+	if (rc < 0)
+		print_message("ex_run: %s\n", err.msg);
+	return rc;
+}
+
+static void script_run(const struct wl_workload *w, const struct script *s,
+		       size_t n, uint64_t budget, struct st_run *st)
+{
+	struct script_state ss = {s, n};
+	struct pol pol = {.ops = &script_ops, .priv = &ss};
+	assert_int_equal(run(w, &pol, budget, 2, st), 0);
+}
+
+/*
+ * Three ops; the middle one runs while a is on the host.
+ *   A: x -> a (100 ns)   B: x -> b (100 ns)   C: a, b -> c (100 ns)
+ *   x 100 B, a 1000 B, b 500 B, c 100 B.
+ * Policy: after A, swap a out with release and wait; before C, swap it in
+ * and wait.
+ *   0-100     A                      in use: x + a = 1100
+ *   100-1100  D2H of a (stall d2h 1000); a released at 1100 -> 100
+ *   1100-1200 B                      x + b = 600, then x freed -> 500
+ *   1200-2200 H2D of a (stall h2d 1000)  -> 1500
+ *   2200-2300 C                      + c = 1600 (the peak); then all freed
+ * Iteration 2300 ns, compute 300, 1000 B each way, pinned peak 1000.
+ */
+static void test_swap_out_and_back(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("swap3", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 500, WL_ACT), c = T(w, "c", 100, WL_ACT);
+	OP(w, "A", WL_FWD, 100, &x, 1, &a, 1);
+	OP(w, "B", WL_FWD, 100, &x, 1, &b, 1);
+	uint32_t ab[] = {a, b};
+	OP(w, "C", WL_FWD, 100, ab, 2, &c, 1);
+	finalize(w);
+	const struct script s[] = {{0, false, A_SWAP_OUT_SYNC, a},
+				   {2, true, A_SWAP_IN_SYNC, a}};
+	struct st_run st;
+	script_run(w, s, 2, 0, &st);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.n_iter, 2);
+	for (int i = 0; i < 2; i++) {
+		const struct st_iter *it = &st.iter[i];
+		assert_int_equal(it->start, 2300 * i);
+		assert_int_equal(it->time, 2300);
+		assert_int_equal(it->compute_busy, 300);
+		assert_int_equal(it->stall[ST_STALL_D2H], 1000);
+		assert_int_equal(it->stall[ST_STALL_H2D], 1000);
+		assert_int_equal(it->stall[ST_STALL_MEMORY], 0);
+		assert_int_equal(it->bytes_d2h, 1000);
+		assert_int_equal(it->bytes_h2d, 1000);
+		assert_int_equal(it->n_swap_out, 1);
+		assert_int_equal(it->n_swap_in, 1);
+	}
+	assert_int_equal(st.steady.time, 2300);
+	assert_int_equal(st.mem.peak_allocated, 1600);
+	assert_int_equal(st.mem.allocated, 0);
+	assert_int_equal(st.pinned_peak, 1000);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
+ * Recomputation, recursively.
+ *   A: x -> a (100)   B: a -> b (200)   C: b -> c (300)
+ *   D: b, a, c, x -> d (50)
+ * After C the policy drops b, then a (x is still alive: D reads it).
+ * D's first input b is RECOMPUTE: its producer B needs a, also RECOMPUTE,
+ * so A is re-run first, then B, then D.
+ *   A 0-100, B 100-300, C 300-600, A' 600-700, B' 700-900, D 900-950.
+ * Recompute time 300 ns in 2 kernels (FLOPs 100 + 200 as given).
+ * Memory: x 100, a 1000, b 1000, c 100, d 10: after C 2200, drops -> 200,
+ * a' -> 1200, b' -> 2200, d -> 2210 (the peak, as without drops).
+ */
+static void test_recompute_chain(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("rec4", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 1000, WL_ACT), c = T(w, "c", 100, WL_ACT),
+		 d = T(w, "d", 10, WL_ACT);
+	OP(w, "A", WL_FWD, 100, &x, 1, &a, 1);
+	OP(w, "B", WL_FWD, 200, &a, 1, &b, 1);
+	OP(w, "C", WL_FWD, 300, &b, 1, &c, 1);
+	uint32_t in[] = {b, a, c, x};
+	OP(w, "D", WL_BWD, 50, in, 4, &d, 1);
+	finalize(w);
+	const struct script s[] = {{2, false, A_DROP, b}, {2, false, A_DROP, a}};
+	struct st_run st;
+	script_run(w, s, 2, 0, &st);
+	assert_false(st.oom.hit);
+	assert_false(st.failed);
+	const struct st_iter *it = &st.iter[1];
+	assert_int_equal(it->time, 950);
+	assert_int_equal(it->compute_busy, 950);
+	assert_int_equal(it->recompute, 300);
+	assert_int_equal(it->n_recompute, 2);
+	assert_true(it->recompute_flops == 300.0);
+	assert_int_equal(it->n_drop, 2);
+	assert_int_equal(it->n_kernels, 6);
+	assert_int_equal(st.mem.peak_allocated, 2210);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* A drop that would need a freed tensor is refused. x is read only by A,
+ * so it is gone after A; dropping a (whose producer reads x) must fail. */
+static void refuse_after(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	if (op->id == 1) {
+		assert_int_equal(ex_drop(ex, 1), -1);
+		assert_non_null(strstr(ex_last_error(ex), "already freed"));
+		assert_int_equal(ex_tensor_state(ex, 1), TS_IN);
+	}
+}
+
+static void test_drop_refused_without_lineage(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("lin", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 100, WL_ACT),
+		 b = T(w, "b", 100, WL_ACT), c = T(w, "c", 100, WL_ACT);
+	OP(w, "A", WL_FWD, 10, &x, 1, &a, 1);
+	OP(w, "B", WL_FWD, 10, &a, 1, &b, 1);
+	uint32_t ab[] = {a, b};
+	OP(w, "C", WL_FWD, 10, ab, 2, &c, 1);
+	finalize(w);
+	const struct pol_ops ops = {.name = "refuse", .after_op = refuse_after};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run(w, &pol, 0, 1, &st), 0);
+	assert_false(st.oom.hit);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* ---- framework and ondemand on a budget ----
+ *   A: x -> a   B: a -> b   C: b -> c   D: a, c -> d     (100 ns each)
+ *   x 100 B, a b c 1000 B, d 100 B; budget 2200 B.
+ * Without offload: after B, x is freed and a, b are live (2000); C needs
+ * 1000 more -> 3000 > 2200: OOM at op C, tensor c, 1000 bytes.
+ * ondemand: the access list is x, a (A), a, b (B); x is freed, a is the
+ * first candidate (C reads only b): a goes to the host synchronously,
+ * 200-1200 (stall d2h 1000), released -> 1000; c fits; C 1200-1300; b
+ * freed after C. D needs a: swapped in 1300-2300 (stall h2d 1000); d;
+ * D 2300-2400. Iteration 2400 ns; peak 2100 (a, c, d).
+ */
+static struct wl_workload *budget_wl(void)
+{
+	struct wl_workload *w = wl_new("budget4", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 1000, WL_ACT), c = T(w, "c", 1000, WL_ACT),
+		 d = T(w, "d", 100, WL_ACT);
+	OP(w, "A", WL_FWD, 100, &x, 1, &a, 1);
+	OP(w, "B", WL_FWD, 100, &a, 1, &b, 1);
+	OP(w, "C", WL_FWD, 100, &b, 1, &c, 1);
+	uint32_t ac[] = {a, c};
+	OP(w, "D", WL_BWD, 100, ac, 2, &d, 1);
+	finalize(w);
+	return w;
+}
+
+static void test_framework_oom_names_op_and_bytes(void **state)
+{
+	(void)state;
+	struct wl_workload *w = budget_wl();
+	struct pol pol;
+	gms_err err;
+	assert_int_equal(pol_create(&pol, "framework", NULL, NULL, NULL, 0,
+				    &err), 0);
+	struct st_run st;
+	assert_int_equal(run(w, &pol, 2200, 2, &st), 0);
+	assert_true(st.oom.hit);
+	assert_int_equal(st.oom.iter, 0);
+	assert_string_equal(st.oom.op, "C");
+	assert_string_equal(st.oom.tensor, "c");
+	assert_int_equal(st.oom.bytes, 1000);
+	assert_int_equal(st.n_iter, 0);
+	st_run_free(&st);
+	pol_destroy(&pol);
+	wl_free(w);
+}
+
+static void test_ondemand_evicts_and_swaps_back(void **state)
+{
+	(void)state;
+	struct wl_workload *w = budget_wl();
+	struct pol pol;
+	gms_err err;
+	assert_int_equal(pol_create(&pol, "ondemand", NULL, NULL, NULL, 0,
+				    &err), 0);
+	struct st_run st;
+	assert_int_equal(run(w, &pol, 2200, 2, &st), 0);
+	assert_false(st.oom.hit);
+	for (int i = 0; i < 2; i++) {
+		const struct st_iter *it = &st.iter[i];
+		assert_int_equal(it->time, 2400);
+		assert_int_equal(it->compute_busy, 400);
+		assert_int_equal(it->stall[ST_STALL_D2H], 1000);
+		assert_int_equal(it->stall[ST_STALL_H2D], 1000);
+		assert_int_equal(it->n_swap_out, 1);
+		assert_int_equal(it->n_swap_in, 1);
+	}
+	assert_int_equal(st.mem.peak_allocated, 2100);
+	assert_int_equal(st.pinned_peak, 1000);
+	st_run_free(&st);
+	pol_destroy(&pol);
+	wl_free(w);
+}
+
+/* Nothing fits at all: the persistent set is larger than the budget. */
+static void test_setup_oom(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("big", 1);
+	uint32_t p = T(w, "p", 5000, WL_PARAM), a = T(w, "a", 10, WL_ACT);
+	OP(w, "A", WL_FWD, 10, &p, 1, &a, 1);
+	finalize(w);
+	struct pol pol;
+	gms_err err;
+	assert_int_equal(pol_create(&pol, "ondemand", NULL, NULL, NULL, 0,
+				    &err), 0);
+	struct st_run st;
+	assert_int_equal(run(w, &pol, 1000, 1, &st), 0);
+	assert_true(st.oom.hit);
+	assert_int_equal(st.oom.iter, -1);
+	assert_string_equal(st.oom.tensor, "p");
+	assert_int_equal(st.oom.bytes, 5000);
+	st_run_free(&st);
+	pol_destroy(&pol);
+	wl_free(w);
+}
+
+/* Graph mode runs an in-place op in its input's block; eager does not.
+ *   A: x -> a (1000 B)   R (in-place): a -> r (1000 B)   S: r -> s (10 B)
+ * graph: x + a = 1100 while A runs (the peak); x is freed, R runs in a's
+ * block (1000), S adds 10 (1010);
+ * eager: R allocates r while a is live: 100 freed after A, so 1000 + 1000
+ * = 2000, then a freed; S: 1010. Peak 2000. */
+static void test_inplace_graph_vs_eager(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("inplace", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 r = T(w, "r", 1000, WL_ACT), s = T(w, "s", 10, WL_ACT);
+	OP(w, "A", WL_FWD, 10, &x, 1, &a, 1);
+	gms_err err;
+	struct wl_op_desc d = {.name = "R", .type = OT_RELU, .phase = WL_FWD,
+			       .in = &a, .n_in = 1, .out = &r, .n_out = 1,
+			       .time = 10, .inplace = true};
+	assert_int_not_equal(wl_add_op(w, &d, &err), WL_NONE);
+	OP(w, "S", WL_FWD, 10, &r, 1, &s, 1);
+	finalize(w);
+	const char *modes[] = {"mode=graph", "mode=eager"};
+	const uint64_t peak[] = {1100, 2000};
+	for (int m = 0; m < 2; m++) {
+		struct pol pol;
+		assert_int_equal(pol_create(&pol, "framework", NULL, NULL,
+					    &modes[m], 1, &err), 0);
+		struct st_run st;
+		assert_int_equal(run(w, &pol, 0, 1, &st), 0);
+		assert_int_equal(st.mem.peak_allocated, peak[m]);
+		st_run_free(&st);
+		pol_destroy(&pol);
+	}
+	wl_free(w);
+}
+
+/* Same inputs, byte-identical report. */
+static void report(const struct wl_workload *w, char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	struct pol pol;
+	gms_err err;
+	assert_int_equal(pol_create(&pol, "ondemand", NULL, NULL, NULL, 0,
+				    &err), 0);
+	struct st_run st;
+	assert_int_equal(run(w, &pol, 2200, 3, &st), 0);
+	st_print(&st, f);
+	fwrite(st.iter, sizeof *st.iter, (size_t)st.n_iter, f);
+	fclose(f);
+	st_run_free(&st);
+	pol_destroy(&pol);
+}
+
+static void test_determinism(void **state)
+{
+	(void)state;
+	struct wl_workload *w = budget_wl();
+	char *b1, *b2;
+	size_t n1, n2;
+	report(w, &b1, &n1);
+	report(w, &b2, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(b1, b2, n1);
+	free(b1);
+	free(b2);
+	wl_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_swap_out_and_back),
+		cmocka_unit_test(test_recompute_chain),
+		cmocka_unit_test(test_drop_refused_without_lineage),
+		cmocka_unit_test(test_framework_oom_names_op_and_bytes),
+		cmocka_unit_test(test_ondemand_evicts_and_swaps_back),
+		cmocka_unit_test(test_setup_oom),
+		cmocka_unit_test(test_inplace_graph_vs_eager),
+		cmocka_unit_test(test_determinism),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,871 @@
+/*
+ * test_wl.c - the workload model: names, builder, wl_finalize (derived
+ * producers, readers and layers, and every validation error) and the YAML
+ * loader (fixtures, batch scaling, errors located at file:line:col and
+ * key). Run from the repository root: fixtures are found relative to it.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../workloads/wl.h"
+
+#define FIX "tests/fixtures/"
+#define MIB GMS_MIB
+
+/* ---- helpers -------------------------------------------------------- */
+
+static void assert_has(const char *msg, const char *part)
+{
+	if (!strstr(msg, part))
+		fail_msg("message \"%s\" lacks \"%s\"", msg, part);
+}
+
+static uint32_t tid(const struct wl_workload *w, const char *name)
+{
+	uint32_t id = wl_tensor_id(w, name);
+	if (id == WL_NONE)
+		fail_msg("no tensor '%s'", name);
+	return id;
+}
+
+static const struct wl_tensor *T(const struct wl_workload *w,
+				 const char *name)
+{
+	return &w->tensors[tid(w, name)];
+}
+
+static const struct wl_op *O(const struct wl_workload *w, const char *name)
+{
+	uint32_t id = wl_op_id(w, name);
+	if (id == WL_NONE)
+		fail_msg("no op '%s'", name);
+	return &w->ops[id];
+}
+
+/* Readers of tensor `name` as op names joined by spaces. */
+static void assert_readers(const struct wl_workload *w, const char *name,
+			   const char *want)
+{
+	const struct wl_tensor *t = T(w, name);
+	char got[512] = "";
+	for (uint32_t i = 0; i < t->n_readers; i++) {
+		if (i)
+			strcat(got, " ");
+		strcat(got, w->ops[t->readers[i]].name);
+	}
+	if (strcmp(got, want) != 0)
+		fail_msg("readers of '%s': got \"%s\", want \"%s\"", name, got,
+			 want);
+}
+
+static uint32_t add_t(struct wl_workload *w, const char *name, uint64_t b,
+		      enum wl_kind k)
+{
+	gms_err e = {{0}};
+	uint32_t id = wl_add_tensor(w, name, b, k, &e);
+	if (id == WL_NONE)
+		fail_msg("wl_add_tensor(%s): %s", name, e.msg);
+	return id;
+}
+
+/* Add an op with the given inputs and outputs (arrays end with WL_NONE);
+ * returns its id or WL_NONE with the message in *e. */
+static uint32_t add_o(struct wl_workload *w, const char *name,
+		      enum wl_op_type type, enum wl_phase phase,
+		      const char *layer, const uint32_t *in,
+		      const uint32_t *out, gms_err *e)
+{
+	uint32_t n_in = 0, n_out = 0;
+	while (in && in[n_in] != WL_NONE)
+		n_in++;
+	while (out && out[n_out] != WL_NONE)
+		n_out++;
+	struct wl_op_desc d = {
+		.name = name,
+		.type = type,
+		.phase = phase,
+		.layer = layer,
+		.in = in,
+		.n_in = n_in,
+		.out = out,
+		.n_out = n_out,
+		.recomputable = phase == WL_FWD,
+	};
+	return wl_add_op(w, &d, e);
+}
+
+#define IDS(...) ((const uint32_t[]){__VA_ARGS__, WL_NONE})
+#define NOIDS ((const uint32_t[]){WL_NONE})
+
+static uint32_t add_ok(struct wl_workload *w, const char *name,
+		       enum wl_op_type type, enum wl_phase phase,
+		       const char *layer, const uint32_t *in,
+		       const uint32_t *out)
+{
+	gms_err e = {{0}};
+	uint32_t id = add_o(w, name, type, phase, layer, in, out, &e);
+	if (id == WL_NONE)
+		fail_msg("wl_add_op(%s): %s", name, e.msg);
+	return id;
+}
+
+/* ---- names ---------------------------------------------------------- */
+
+static void test_names(void **state)
+{
+	(void)state;
+	int n = 0;
+	while (wl_op_type_names[n])
+		n++;
+	assert_int_equal(n, OT_COUNT);
+	for (int i = 0; i < OT_COUNT; i++) {
+		assert_string_equal(wl_op_type_name((enum wl_op_type)i),
+				    wl_op_type_names[i]);
+		assert_int_equal(wl_op_type_from(wl_op_type_names[i]), i);
+	}
+	n = 0;
+	while (wl_kind_names[n])
+		n++;
+	assert_int_equal(n, WL_KIND_COUNT);
+	n = 0;
+	while (wl_phase_names[n])
+		n++;
+	assert_int_equal(n, WL_PHASE_COUNT);
+	/* Spot checks of enum order. */
+	assert_string_equal(wl_op_type_name(OT_CONV_BWD_DATA), "conv_bwd_data");
+	assert_string_equal(wl_op_type_name(OT_UPDATE), "update");
+	assert_string_equal(wl_op_type_name(OT_OTHER), "other");
+	assert_string_equal(wl_kind_name(WL_PARAM), "parameter");
+	assert_string_equal(wl_kind_name(WL_OPT_STATE), "opt_state");
+	assert_string_equal(wl_kind_name(WL_ACT_GRAD), "act_grad");
+	assert_string_equal(wl_phase_name(WL_BWD), "backward");
+	assert_int_equal(wl_kind_from("activation"), WL_ACT);
+	assert_int_equal(wl_phase_from("update"), WL_UPD);
+	/* Unknown and out of range. */
+	assert_int_equal(wl_op_type_from("convolution"), -1);
+	assert_int_equal(wl_kind_from(NULL), -1);
+	assert_int_equal(wl_phase_from(""), -1);
+	assert_non_null(wl_op_type_name(OT_COUNT));
+	assert_non_null(wl_kind_name((enum wl_kind)-1));
+	assert_non_null(wl_phase_name(WL_PHASE_COUNT));
+}
+
+/* ---- builder and finalize ------------------------------------------- */
+
+/*
+ * The hand-worked graph:
+ *   0 f1  fwd  layer L1   reads x, w      writes a
+ *   1 f2  fwd  layer L2   reads a, a      writes b
+ *   2 f3  fwd  (f3)       reads a, b      writes c
+ *   3 b3  bwd  layer f3   reads c, b, a   writes gb
+ *   4 b1  bwd  layer L1   reads gb, x, w  writes gw
+ *   5 upd upd  (upd)      reads w, gw, m  writes nothing
+ * Readers: x f1 b1 (last fwd f1); w f1 b1 upd (f1); m upd (none);
+ * a f2 f3 b3 (f3); b f3 b3 (f3); c b3 (none: b3 is backward); gb b1;
+ * gw upd. Layers: L1 0, L2 1, f3 2, upd 3.
+ */
+static struct wl_workload *build_small(void)
+{
+	struct wl_workload *w = wl_new("small", 2);
+	assert_non_null(w);
+	uint32_t x = add_t(w, "x", 100, WL_INPUT);
+	uint32_t wt = add_t(w, "w", 10, WL_PARAM);
+	uint32_t m = add_t(w, "m", 10, WL_OPT_STATE);
+	uint32_t a = add_t(w, "a", 200, WL_ACT);
+	uint32_t b = add_t(w, "b", 300, WL_ACT);
+	uint32_t c = add_t(w, "c", 400, WL_ACT);
+	uint32_t gb = add_t(w, "gb", 300, WL_ACT_GRAD);
+	uint32_t gw = add_t(w, "gw", 10, WL_PARAM_GRAD);
+	assert_int_equal(add_ok(w, "f1", OT_MATMUL, WL_FWD, "L1", IDS(x, wt),
+				IDS(a)),
+			 0);
+	assert_int_equal(add_ok(w, "f2", OT_ADD, WL_FWD, "L2", IDS(a, a),
+				IDS(b)),
+			 1);
+	assert_int_equal(add_ok(w, "f3", OT_CONCAT, WL_FWD, NULL, IDS(a, b),
+				IDS(c)),
+			 2);
+	assert_int_equal(add_ok(w, "b3", OT_OTHER, WL_BWD, "f3",
+				IDS(c, b, a), IDS(gb)),
+			 3);
+	assert_int_equal(add_ok(w, "b1", OT_MATMUL_BWD, WL_BWD, "L1",
+				IDS(gb, x, wt), IDS(gw)),
+			 4);
+	assert_int_equal(add_ok(w, "upd", OT_UPDATE, WL_UPD, NULL,
+				IDS(wt, gw, m), NOIDS),
+			 5);
+	return w;
+}
+
+static void test_builder_finalize(void **state)
+{
+	(void)state;
+	struct wl_workload *w = build_small();
+	gms_err e = {{0}};
+	assert_false(w->finalized);
+	assert_int_equal(wl_finalize(w, &e), 0);
+	assert_true(w->finalized);
+	assert_string_equal(w->name, "small");
+	assert_int_equal(w->batch, 2);
+	assert_int_equal(w->n_tensors, 8);
+	assert_int_equal(w->n_ops, 6);
+
+	/* Ids and look-ups. */
+	for (uint32_t i = 0; i < w->n_tensors; i++) {
+		assert_int_equal(w->tensors[i].id, i);
+		assert_int_equal(wl_tensor_id(w, w->tensors[i].name), i);
+	}
+	for (uint32_t i = 0; i < w->n_ops; i++) {
+		assert_int_equal(w->ops[i].id, i);
+		assert_int_equal(wl_op_id(w, w->ops[i].name), i);
+	}
+	assert_int_equal(wl_tensor_id(w, "nope"), WL_NONE);
+	assert_int_equal(wl_op_id(w, "x"), WL_NONE); /* tensor, not op */
+	assert_int_equal(wl_tensor_id(NULL, "x"), WL_NONE);
+	assert_int_equal(wl_tensor_id(w, NULL), WL_NONE);
+
+	/* Producers. */
+	assert_int_equal(T(w, "x")->producer, WL_NONE);
+	assert_int_equal(T(w, "w")->producer, WL_NONE);
+	assert_int_equal(T(w, "m")->producer, WL_NONE);
+	assert_int_equal(T(w, "a")->producer, 0);
+	assert_int_equal(T(w, "b")->producer, 1);
+	assert_int_equal(T(w, "c")->producer, 2);
+	assert_int_equal(T(w, "gb")->producer, 3);
+	assert_int_equal(T(w, "gw")->producer, 4);
+
+	/* Readers, unique, in issue order. */
+	assert_readers(w, "x", "f1 b1");
+	assert_readers(w, "w", "f1 b1 upd");
+	assert_readers(w, "m", "upd");
+	assert_readers(w, "a", "f2 f3 b3");
+	assert_readers(w, "b", "f3 b3");
+	assert_readers(w, "c", "b3");
+	assert_readers(w, "gb", "b1");
+	assert_readers(w, "gw", "upd");
+
+	/* Last forward readers. */
+	assert_int_equal(T(w, "x")->last_fwd_reader, 0);
+	assert_int_equal(T(w, "w")->last_fwd_reader, 0);
+	assert_int_equal(T(w, "m")->last_fwd_reader, WL_NONE);
+	assert_int_equal(T(w, "a")->last_fwd_reader, 2);
+	assert_int_equal(T(w, "b")->last_fwd_reader, 2);
+	assert_int_equal(T(w, "c")->last_fwd_reader, WL_NONE);
+	assert_int_equal(T(w, "gb")->last_fwd_reader, WL_NONE);
+
+	/* Layers, by first appearance; NULL = the op's own name. */
+	assert_int_equal(w->n_layers, 4);
+	assert_string_equal(w->layers[0], "L1");
+	assert_string_equal(w->layers[1], "L2");
+	assert_string_equal(w->layers[2], "f3");
+	assert_string_equal(w->layers[3], "upd");
+	assert_int_equal(O(w, "f1")->layer, 0);
+	assert_int_equal(O(w, "f2")->layer, 1);
+	assert_int_equal(O(w, "f3")->layer, 2);
+	assert_int_equal(O(w, "b3")->layer, 2);
+	assert_int_equal(O(w, "b1")->layer, 0);
+	assert_int_equal(O(w, "upd")->layer, 3);
+
+	/* Op contents copied; an op may read a tensor twice. */
+	const struct wl_op *f2 = O(w, "f2");
+	assert_int_equal(f2->n_in, 2);
+	assert_int_equal(f2->in[0], tid(w, "a"));
+	assert_int_equal(f2->in[1], tid(w, "a"));
+	assert_int_equal(O(w, "upd")->n_out, 0);
+	assert_null(O(w, "upd")->out);
+	assert_int_equal(O(w, "upd")->phase, WL_UPD);
+
+	/* Sums by kind. */
+	assert_int_equal(wl_bytes_of_kind(w, WL_ACT), 900);
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM), 10);
+	assert_int_equal(wl_bytes_of_kind(w, WL_WORKSPACE), 0);
+
+	/* Finalize twice is harmless; adding afterwards is refused. */
+	assert_int_equal(wl_finalize(w, &e), 0);
+	assert_int_equal(wl_add_tensor(w, "late", 1, WL_ACT, &e), WL_NONE);
+	assert_has(e.msg, "after wl_finalize");
+	assert_int_equal(add_o(w, "late", OT_RELU, WL_FWD, NULL, NOIDS, NOIDS,
+			       &e),
+			 WL_NONE);
+	assert_has(e.msg, "after wl_finalize");
+	wl_free(w);
+	wl_free(NULL);
+}
+
+/* Descriptions are copied: the caller's arrays and strings may go. */
+static void test_builder_copies_and_algos(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("algos", 1);
+	uint32_t x = add_t(w, "x", 8, WL_INPUT);
+	uint32_t y = add_t(w, "y", 8, WL_ACT);
+	char n1[16], n2[16], n3[16], layer[16];
+	strcpy(n1, "gemm");
+	strcpy(n2, "fft");
+	strcpy(n3, "wino");
+	strcpy(layer, "conv");
+	struct wl_algo algos[3] = {{n1, 0, 1.0}, {n2, 64 * MIB, 0.6},
+				   {n3, 32 * MIB, 0.6}};
+	uint32_t in[1] = {x}, out[1] = {y};
+	struct wl_op_desc d = {.name = "c", .type = OT_CONV, .phase = WL_FWD,
+			       .layer = layer, .in = in, .n_in = 1,
+			       .out = out, .n_out = 1, .flops = 1e9,
+			       .bytes = 4096, .time = 5 * SIM_US,
+			       .workspace = 7, .recomputable = true,
+			       .inplace = true, .algos = algos, .n_algos = 3};
+	gms_err e = {{0}};
+	assert_int_equal(wl_add_op(w, &d, &e), 0);
+	memset(n1, 0, sizeof n1);
+	memset(n2, 0, sizeof n2);
+	memset(n3, 0, sizeof n3);
+	memset(layer, 0, sizeof layer);
+	in[0] = out[0] = 99;
+	memset(algos, 0, sizeof algos);
+	assert_int_equal(wl_finalize(w, &e), 0);
+	const struct wl_op *c = &w->ops[0];
+	assert_int_equal(c->in[0], x);
+	assert_int_equal(c->out[0], y);
+	assert_string_equal(w->layers[c->layer], "conv");
+	assert_true(c->flops == 1e9);
+	assert_true(c->bytes == 4096.0);
+	assert_int_equal(c->time, 5000);
+	assert_int_equal(c->workspace, 7);
+	assert_true(c->recomputable);
+	assert_true(c->inplace);
+	/* Fastest first, stable among equals. */
+	assert_int_equal(c->n_algos, 3);
+	assert_string_equal(c->algos[0].name, "fft");
+	assert_int_equal(c->algos[0].workspace, 64 * MIB);
+	assert_string_equal(c->algos[1].name, "wino");
+	assert_string_equal(c->algos[2].name, "gemm");
+	assert_true(c->algos[2].time_scale == 1.0);
+	wl_free(w);
+}
+
+/* Tens of thousands of tensors: ids and look-ups stay right. */
+static void test_builder_many(void **state)
+{
+	(void)state;
+	enum { N = 50000 };
+	struct wl_workload *w = wl_new("many", 1);
+	char name[32];
+	uint32_t prev = add_t(w, "in", 4, WL_INPUT);
+	for (uint32_t i = 0; i < N; i++) {
+		snprintf(name, sizeof name, "t%u", i);
+		uint32_t t = add_t(w, name, 4 + i, WL_ACT);
+		snprintf(name, sizeof name, "op%u", i);
+		add_ok(w, name, OT_ELEMWISE, WL_FWD, NULL, IDS(prev), IDS(t));
+		prev = t;
+	}
+	gms_err e = {{0}};
+	assert_int_equal(wl_finalize(w, &e), 0);
+	assert_int_equal(w->n_tensors, N + 1);
+	assert_int_equal(w->n_layers, N);
+	for (uint32_t i = 0; i < N; i += 997) {
+		snprintf(name, sizeof name, "t%u", i);
+		assert_int_equal(wl_tensor_id(w, name), i + 1);
+		assert_int_equal(w->tensors[i + 1].bytes, 4 + i);
+		snprintf(name, sizeof name, "op%u", i);
+		assert_int_equal(wl_op_id(w, name), i);
+		assert_int_equal(w->tensors[i + 1].producer, i);
+	}
+	assert_int_equal(w->tensors[N].n_readers, 0);
+	assert_int_equal(w->tensors[1].readers[0], 1);
+	wl_free(w);
+}
+
+/* ---- builder errors ------------------------------------------------- */
+
+static void test_add_errors(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("errs", 1);
+	gms_err e = {{0}};
+	uint32_t x = add_t(w, "x", 8, WL_INPUT);
+	uint32_t y = add_t(w, "y", 8, WL_ACT);
+
+	/* Tensors: zero size, duplicate name, empty name, bad kind. */
+	assert_int_equal(wl_add_tensor(w, "z", 0, WL_ACT, &e), WL_NONE);
+	assert_has(e.msg, "tensor 'z'");
+	assert_has(e.msg, "0 bytes");
+	assert_int_equal(wl_add_tensor(w, "x", 8, WL_ACT, &e), WL_NONE);
+	assert_has(e.msg, "tensor 'x' is defined twice");
+	assert_int_equal(wl_add_tensor(w, "", 8, WL_ACT, &e), WL_NONE);
+	assert_has(e.msg, "empty name");
+	assert_int_equal(wl_add_tensor(w, "k", 8, WL_KIND_COUNT, &e), WL_NONE);
+	assert_has(e.msg, "tensor 'k'");
+	assert_int_equal(w->n_tensors, 2); /* nothing half-added */
+
+	/* Ops. */
+	add_ok(w, "f", OT_RELU, WL_FWD, NULL, IDS(x), IDS(y));
+	assert_int_equal(add_o(w, "f", OT_RELU, WL_FWD, NULL, IDS(x), NOIDS,
+			       &e),
+			 WL_NONE);
+	assert_has(e.msg, "op 'f' is defined twice");
+	assert_int_equal(add_o(w, "g", OT_RELU, WL_FWD, NULL, IDS(x, 7),
+			       NOIDS, &e),
+			 WL_NONE);
+	assert_has(e.msg, "op 'g': input 1 is not a tensor id");
+	assert_int_equal(add_o(w, "g", OT_RELU, WL_FWD, NULL, IDS(x),
+			       IDS(y, y), &e),
+			 WL_NONE);
+	assert_has(e.msg, "op 'g': tensor 'y' listed twice as an output");
+	assert_int_equal(add_o(w, "", OT_RELU, WL_FWD, NULL, NOIDS, NOIDS, &e),
+			 WL_NONE);
+	assert_has(e.msg, "empty name");
+	assert_int_equal(add_o(w, "g", OT_COUNT, WL_FWD, NULL, NOIDS, NOIDS,
+			       &e),
+			 WL_NONE);
+	assert_has(e.msg, "op 'g': invalid type");
+	assert_int_equal(add_o(w, "g", OT_RELU, WL_PHASE_COUNT, NULL, NOIDS,
+			       NOIDS, &e),
+			 WL_NONE);
+	assert_has(e.msg, "op 'g': invalid phase");
+
+	struct wl_op_desc d = {.name = "g", .type = OT_RELU, .phase = WL_FWD};
+	d.flops = -1;
+	assert_int_equal(wl_add_op(w, &d, &e), WL_NONE);
+	assert_has(e.msg, "op 'g': flops");
+	d.flops = 0;
+	d.bytes = INFINITY;
+	assert_int_equal(wl_add_op(w, &d, &e), WL_NONE);
+	assert_has(e.msg, "op 'g': bytes");
+	d.bytes = 0;
+	d.time = -5;
+	assert_int_equal(wl_add_op(w, &d, &e), WL_NONE);
+	assert_has(e.msg, "op 'g': negative time");
+	d.time = 0;
+	d.inplace = true;
+	assert_int_equal(wl_add_op(w, &d, &e), WL_NONE);
+	assert_has(e.msg, "op 'g': inplace needs an input and an output");
+	d.inplace = false;
+	struct wl_algo bad[2] = {{"a", 0, 0.0}, {"a", 0, 1.0}};
+	d.algos = bad;
+	d.n_algos = 1;
+	assert_int_equal(wl_add_op(w, &d, &e), WL_NONE);
+	assert_has(e.msg, "op 'g': algo 'a': time_scale must be > 0");
+	bad[0].time_scale = 1.0;
+	d.n_algos = 2;
+	assert_int_equal(wl_add_op(w, &d, &e), WL_NONE);
+	assert_has(e.msg, "op 'g': algo 'a' listed twice");
+	bad[0].name = "";
+	assert_int_equal(wl_add_op(w, &d, &e), WL_NONE);
+	assert_has(e.msg, "op 'g': algo 0 has no name");
+	d.n_algos = 0;
+	d.algos = NULL;
+	d.n_in = 1; /* count without an array */
+	assert_int_equal(wl_add_op(w, &d, &e), WL_NONE);
+	assert_has(e.msg, "op 'g'");
+	assert_int_equal(w->n_ops, 1);
+	assert_int_equal(w->n_layers, 1); /* failed ops add no layer */
+
+	/* A NULL error pointer is fine. */
+	assert_int_equal(wl_add_tensor(w, "x", 8, WL_ACT, NULL), WL_NONE);
+	assert_int_equal(wl_add_tensor(NULL, "q", 8, WL_ACT, &e), WL_NONE);
+	assert_int_equal(wl_finalize(NULL, &e), -1);
+	wl_free(w);
+}
+
+/* A workload that fails wl_finalize with a message containing all of
+ * `parts` (NULL-terminated). */
+static void expect_finalize_error(struct wl_workload *w, const char **parts)
+{
+	gms_err e = {{0}};
+	assert_int_equal(wl_finalize(w, &e), -1);
+	assert_false(w->finalized);
+	for (const char **p = parts; *p; p++)
+		assert_has(e.msg, *p);
+	wl_free(w);
+}
+
+static void test_finalize_errors(void **state)
+{
+	(void)state;
+	struct wl_workload *w;
+	uint32_t x, y, z, p;
+
+	/* A tensor produced by two ops. */
+	w = wl_new("twice", 1);
+	x = add_t(w, "x", 8, WL_INPUT);
+	y = add_t(w, "y", 8, WL_ACT);
+	add_ok(w, "f", OT_RELU, WL_FWD, NULL, IDS(x), IDS(y));
+	add_ok(w, "g", OT_RELU, WL_FWD, NULL, IDS(x), IDS(y));
+	expect_finalize_error(w, (const char *[]){"workload 'twice'",
+						  "tensor 'y' is produced "
+						  "twice",
+						  "op 'f'", "op 'g'", NULL});
+
+	/* An op reading a tensor produced by a later op. */
+	w = wl_new("later", 1);
+	x = add_t(w, "x", 8, WL_INPUT);
+	y = add_t(w, "y", 8, WL_ACT);
+	z = add_t(w, "z", 8, WL_ACT);
+	add_ok(w, "f", OT_RELU, WL_FWD, NULL, IDS(y), IDS(z));
+	add_ok(w, "g", OT_RELU, WL_FWD, NULL, IDS(x), IDS(y));
+	expect_finalize_error(w, (const char *[]){"op 'f' reads tensor 'y' "
+						  "before it is produced",
+						  "op 'g'", NULL});
+
+	/* An op reading its own output. */
+	w = wl_new("self", 1);
+	x = add_t(w, "x", 8, WL_INPUT);
+	y = add_t(w, "y", 8, WL_ACT);
+	add_ok(w, "f", OT_ADD, WL_FWD, NULL, IDS(x, y), IDS(y));
+	expect_finalize_error(w, (const char *[]){"op 'f' reads its own "
+						  "output 'y'",
+						  NULL});
+
+	/* Producers of input, parameter and optimizer-state tensors. */
+	static const enum wl_kind src[] = {WL_INPUT, WL_PARAM, WL_OPT_STATE};
+	static const char *const srcname[] = {"input", "parameter",
+					      "opt_state"};
+	for (int i = 0; i < 3; i++) {
+		w = wl_new("src", 1);
+		x = add_t(w, "x", 8, WL_INPUT);
+		p = add_t(w, "p", 8, src[i]);
+		add_ok(w, "upd", OT_UPDATE, WL_UPD, NULL, IDS(x), IDS(p));
+		expect_finalize_error(w, (const char *[]){"op 'upd' writes "
+							  "tensor 'p'",
+							  srcname[i], NULL});
+	}
+
+	/* An activation no op produces: read, and not read. */
+	w = wl_new("orphan", 1);
+	y = add_t(w, "y", 8, WL_ACT);
+	z = add_t(w, "z", 8, WL_ACT);
+	add_ok(w, "f", OT_RELU, WL_FWD, NULL, IDS(y), IDS(z));
+	expect_finalize_error(w, (const char *[]){"op 'f' reads tensor 'y'",
+						  "no op produces", NULL});
+	w = wl_new("orphan2", 1);
+	x = add_t(w, "x", 8, WL_INPUT);
+	y = add_t(w, "y", 8, WL_ACT);
+	add_t(w, "lost", 8, WL_ACT_GRAD);
+	add_ok(w, "f", OT_RELU, WL_FWD, NULL, IDS(x), IDS(y));
+	expect_finalize_error(w, (const char *[]){"tensor 'lost'",
+						  "never produced", NULL});
+
+	/* Zero-size tensors never get in (wl_add_tensor refuses them); ops
+	 * with no outputs are fine. */
+	w = wl_new("noout", 1);
+	x = add_t(w, "x", 8, WL_INPUT);
+	add_ok(w, "u", OT_UPDATE, WL_UPD, NULL, IDS(x), NOIDS);
+	gms_err e = {{0}};
+	assert_int_equal(wl_finalize(w, &e), 0);
+	wl_free(w);
+
+	/* A failed finalize can be retried after fixing the graph. */
+	w = wl_new("retry", 1);
+	x = add_t(w, "x", 8, WL_INPUT);
+	y = add_t(w, "y", 8, WL_ACT);
+	z = add_t(w, "z", 8, WL_ACT);
+	add_ok(w, "f", OT_RELU, WL_FWD, NULL, IDS(x), IDS(y));
+	assert_int_equal(wl_finalize(w, &e), -1); /* z never produced */
+	add_ok(w, "g", OT_RELU, WL_FWD, NULL, IDS(y), IDS(z));
+	assert_int_equal(wl_finalize(w, &e), 0);
+	assert_readers(w, "y", "g");
+	assert_int_equal(T(w, "y")->producer, 0);
+	wl_free(w);
+}
+
+/* ---- YAML ----------------------------------------------------------- */
+
+static struct wl_workload *load_ok(const char *path, int64_t batch)
+{
+	gms_err e = {{0}};
+	struct wl_workload *w = wl_load_yaml(path, batch, &e);
+	if (!w)
+		fail_msg("wl_load_yaml(%s): %s", path, e.msg);
+	assert_true(w->finalized);
+	return w;
+}
+
+static void test_yaml_chain3(void **state)
+{
+	(void)state;
+	struct wl_workload *w = load_ok(FIX "chain3.yaml", 0);
+	assert_string_equal(w->name, "chain3");
+	assert_int_equal(w->batch, 4);
+	assert_int_equal(w->n_tensors, 10);
+	assert_int_equal(w->n_ops, 7);
+
+	/* Sizes: per-sample x 4, fixed as written. */
+	assert_int_equal(T(w, "x")->bytes, 4 * MIB);
+	assert_int_equal(T(w, "w1")->bytes, 1 * MIB);
+	assert_int_equal(T(w, "a1")->bytes, 8 * MIB);
+	assert_int_equal(T(w, "a2")->bytes, 4 * MIB);
+	assert_int_equal(T(w, "a3")->bytes, 1 * MIB);
+	assert_int_equal(T(w, "g1")->bytes, 8 * MIB);
+	assert_int_equal(T(w, "g2")->bytes, 4 * MIB);
+	assert_int_equal(T(w, "x")->kind, WL_INPUT);
+	assert_int_equal(T(w, "gw1")->kind, WL_PARAM_GRAD);
+	assert_int_equal(wl_bytes_of_kind(w, WL_INPUT), 4 * MIB);
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM), 2 * MIB);
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM_GRAD), 2 * MIB);
+	assert_int_equal(wl_bytes_of_kind(w, WL_ACT), 13 * MIB);
+	assert_int_equal(wl_bytes_of_kind(w, WL_ACT_GRAD), 12 * MIB);
+
+	/* Ops in issue order, with times, FLOPs and phases. */
+	static const char *const names[] = {"op1",     "op2",	  "op3",
+					    "op3_bwd", "op2_bwd", "op1_bwd",
+					    "sgd"};
+	static const sim_time_t ms[] = {1, 2, 1, 1, 4, 2, 1};
+	static const double gflops[] = {1, 2, 1, 1, 4, 2, 1};
+	sim_time_t total = 0;
+	for (uint32_t i = 0; i < 7; i++) {
+		const struct wl_op *o = &w->ops[i];
+		assert_string_equal(o->name, names[i]);
+		assert_int_equal(o->time, ms[i] * SIM_MS);
+		assert_true(o->flops == gflops[i] * 1e9);
+		assert_true(o->bytes == 0.0);
+		assert_int_equal(o->workspace, 0);
+		assert_int_equal(o->n_algos, 0);
+		assert_false(o->inplace);
+		/* recomputable defaults to forward only */
+		assert_int_equal(o->recomputable, o->phase == WL_FWD);
+		total += o->time;
+	}
+	assert_int_equal(total, 12 * SIM_MS);
+	assert_int_equal(O(w, "op1")->type, OT_MATMUL);
+	assert_int_equal(O(w, "op3")->type, OT_LOSS);
+	assert_int_equal(O(w, "op2_bwd")->type, OT_MATMUL_BWD);
+	assert_int_equal(O(w, "op2_bwd")->phase, WL_BWD);
+	assert_int_equal(O(w, "sgd")->phase, WL_UPD);
+	assert_int_equal(O(w, "sgd")->n_out, 0);
+	assert_int_equal(O(w, "op2_bwd")->n_out, 2);
+	assert_int_equal(O(w, "op2_bwd")->out[1], tid(w, "gw2"));
+
+	/* Layers. */
+	assert_int_equal(w->n_layers, 4);
+	assert_string_equal(w->layers[0], "l1");
+	assert_string_equal(w->layers[3], "sgd");
+	assert_int_equal(O(w, "op1_bwd")->layer, 0);
+	assert_int_equal(O(w, "op3_bwd")->layer, 2);
+
+	/* Readers as in the fixture's comment. */
+	assert_readers(w, "x", "op1 op1_bwd");
+	assert_readers(w, "w1", "op1 op1_bwd sgd");
+	assert_readers(w, "a1", "op2 op2_bwd");
+	assert_readers(w, "a2", "op3 op3_bwd");
+	assert_readers(w, "a3", "");
+	assert_readers(w, "g2", "op2_bwd");
+	assert_readers(w, "gw2", "sgd");
+	assert_int_equal(T(w, "a1")->last_fwd_reader, wl_op_id(w, "op2"));
+	assert_int_equal(T(w, "w2")->last_fwd_reader, wl_op_id(w, "op2"));
+	assert_int_equal(T(w, "a3")->last_fwd_reader, WL_NONE);
+	assert_int_equal(T(w, "g1")->last_fwd_reader, WL_NONE);
+	assert_int_equal(T(w, "a2")->producer, wl_op_id(w, "op2"));
+	wl_free(w);
+}
+
+static void test_yaml_batch_override(void **state)
+{
+	(void)state;
+	struct wl_workload *w = load_ok(FIX "chain3.yaml", 8);
+	assert_int_equal(w->batch, 8);
+	assert_int_equal(T(w, "x")->bytes, 8 * MIB);	/* 1 MiB x 8 */
+	assert_int_equal(T(w, "a1")->bytes, 16 * MIB); /* 2 MiB x 8 */
+	assert_int_equal(T(w, "w1")->bytes, 1 * MIB);	/* fixed */
+	assert_int_equal(T(w, "a3")->bytes, 1 * MIB);	/* fixed */
+	assert_true(O(w, "op1")->flops == 2e9);	/* 2.5e8 x 8 */
+	assert_true(O(w, "sgd")->flops == 1e9);	/* fixed */
+	assert_int_equal(O(w, "op1")->time, 1 * SIM_MS); /* measured */
+	assert_int_equal(wl_bytes_of_kind(w, WL_ACT), 25 * MIB);
+	wl_free(w);
+
+	w = load_ok(FIX "chain3.yaml", 1);
+	assert_int_equal(T(w, "x")->bytes, 1 * MIB);
+	assert_true(O(w, "op2")->flops == 5e8);
+	wl_free(w);
+}
+
+static void test_yaml_minimal(void **state)
+{
+	(void)state;
+	struct wl_workload *w = load_ok(FIX "wl_minimal.yaml", 0);
+	assert_string_equal(w->name, "wl_minimal"); /* from the file name */
+	assert_int_equal(w->batch, 1);
+	assert_int_equal(T(w, "x")->bytes, 100);
+	const struct wl_op *f = O(w, "f");
+	assert_int_equal(f->workspace, 1024);
+	assert_false(f->recomputable); /* explicit false on a forward op */
+	assert_int_equal(f->time, 0);
+	assert_true(f->flops == 0.0);
+	assert_int_equal(f->n_algos, 2);
+	assert_string_equal(f->algos[0].name, "fast");
+	assert_int_equal(f->algos[0].workspace, MIB);
+	assert_true(f->algos[0].time_scale == 0.5);
+	assert_string_equal(f->algos[1].name, "slow");
+	assert_int_equal(f->algos[1].workspace, 0);
+	assert_true(f->algos[1].time_scale == 1.0);
+	assert_int_equal(O(w, "u")->n_out, 0);
+	wl_free(w);
+	w = load_ok(FIX "wl_minimal.yaml", 3);
+	assert_int_equal(T(w, "y")->bytes, 300);
+	wl_free(w);
+}
+
+static void test_yaml_tiny_cnn(void **state)
+{
+	(void)state;
+	struct wl_workload *w = load_ok("workloads/examples/tiny-cnn.yaml", 0);
+	assert_string_equal(w->name, "tiny-cnn");
+	assert_int_equal(w->batch, 32);
+	assert_int_equal(w->n_tensors, 26);
+	assert_int_equal(w->n_ops, 18);
+	/* Shapes (see the file's comments). */
+	assert_int_equal(T(w, "x")->bytes, 32 * 3 * 32 * 32 * 4);
+	assert_int_equal(T(w, "c1")->bytes, 32 * 16 * 32 * 32 * 4);
+	assert_int_equal(T(w, "p1")->bytes, 32 * 16 * 16 * 16 * 4);
+	assert_int_equal(T(w, "c2")->bytes, 32 * 32 * 16 * 16 * 4);
+	assert_int_equal(T(w, "p2")->bytes, 32 * 32 * 8 * 8 * 4);
+	assert_int_equal(T(w, "logits")->bytes, 32 * 10 * 4);
+	assert_int_equal(T(w, "w1")->bytes, (16 * 3 * 9 + 16) * 4);
+	assert_int_equal(T(w, "w2")->bytes, (32 * 16 * 9 + 32) * 4);
+	assert_int_equal(T(w, "w3")->bytes, (10 * 2048 + 10) * 4);
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM), 25578 * 4);
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM_GRAD), 25578 * 4);
+	assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), 25578 * 4);
+	assert_int_equal(wl_bytes_of_kind(w, WL_INPUT), 393216 + 128);
+	assert_int_equal(wl_bytes_of_kind(w, WL_ACT), 7079172);
+	assert_int_equal(wl_bytes_of_kind(w, WL_ACT_GRAD), 7079168);
+	/* FLOPs. */
+	assert_true(O(w, "conv1")->flops == 2.0 * 16 * 32 * 32 * 3 * 9 * 32);
+	assert_true(O(w, "conv2")->flops == 2.0 * 32 * 16 * 16 * 16 * 9 * 32);
+	double fwd = 0, bwd = 0;
+	for (uint32_t i = 0; i < w->n_ops; i++) {
+		if (w->ops[i].phase == WL_FWD)
+			fwd += w->ops[i].flops;
+		else if (w->ops[i].phase == WL_BWD)
+			bwd += w->ops[i].flops;
+		assert_int_equal(w->ops[i].time, 0);
+	}
+	assert_true(fwd == 106694208.0);
+	assert_true(bwd == 183501440.0);
+	assert_true(O(w, "sgd")->flops == 102312.0);
+	assert_true(O(w, "sgd")->bytes == 511560.0);
+	/* What backward ops read. */
+	assert_readers(w, "x", "conv1 conv1_bwd_filter");
+	assert_readers(w, "w2", "conv2 conv2_bwd_data sgd");
+	assert_readers(w, "p1", "conv2 conv2_bwd_filter pool1_bwd");
+	assert_readers(w, "r1", "pool1 pool1_bwd relu1_bwd");
+	assert_readers(w, "m3", "sgd");
+	assert_int_equal(T(w, "p1")->last_fwd_reader, wl_op_id(w, "conv2"));
+	assert_int_equal(O(w, "conv2_bwd_filter")->layer, O(w, "conv2")->layer);
+	assert_int_equal(O(w, "relu1_bwd")->layer, O(w, "relu1")->layer);
+	assert_true(O(w, "relu1")->inplace);
+	/* Two algos per conv op, fastest first, the second with none. */
+	for (uint32_t i = 0; i < w->n_ops; i++) {
+		const struct wl_op *o = &w->ops[i];
+		bool conv = o->type == OT_CONV || o->type == OT_CONV_BWD_DATA ||
+			    o->type == OT_CONV_BWD_FILTER;
+		assert_int_equal(o->n_algos, conv ? 2 : 0);
+		if (conv) {
+			assert_true(o->algos[0].time_scale < 1.0);
+			assert_true(o->algos[0].workspace > 0);
+			assert_string_equal(o->algos[1].name, "implicit_gemm");
+			assert_int_equal(o->algos[1].workspace, 0);
+		}
+	}
+	wl_free(w);
+}
+
+/* A YAML file that must fail with a message containing every part. */
+struct yaml_bad {
+	const char *file;	 /* fixture under tests/fixtures */
+	const char *parts[4];	 /* substrings of the message, NULL-ended */
+};
+
+static void test_yaml_errors(void **state)
+{
+	(void)state;
+	static const struct yaml_bad cases[] = {
+		{"bad_unknown_key.yaml",
+		 {FIX "bad_unknown_key.yaml:10:5: ", "op 'f'",
+		  "key 'flop': unknown key", NULL}},
+		{"bad_negative_size.yaml",
+		 {FIX "bad_negative_size.yaml:5:51: ", "tensor 'y'",
+		  "key 'bytes_per_sample': a size must not be negative", NULL}},
+		{"bad_unknown_tensor.yaml",
+		 {FIX "bad_unknown_tensor.yaml:12:17: ", "op 'g'",
+		  "key 'inputs': unknown tensor 'z'", NULL}},
+		{"bad_missing_key.yaml",
+		 {FIX "bad_missing_key.yaml:7:5: ", "op 'f'",
+		  "key 'phase': missing required key", NULL}},
+		{"bad_both_sizes.yaml",
+		 {FIX "bad_both_sizes.yaml:9:5: ", "tensor 'y'",
+		  "key 'bytes_per_sample': give either bytes or "
+		  "bytes_per_sample, not both",
+		  NULL}},
+		{"bad_no_size.yaml",
+		 {FIX "bad_no_size.yaml:5:5: ", "tensor 'y'",
+		  "key 'bytes': missing required key", NULL}},
+		{"bad_dup_tensor.yaml",
+		 {FIX "bad_dup_tensor.yaml:5:12: ", "tensor 'x'",
+		  "key 'name': defined twice (first at " FIX
+		  "bad_dup_tensor.yaml:4:12)",
+		  NULL}},
+		{"bad_malformed.yaml",
+		 {FIX "bad_malformed.yaml:6:67: ", "YAML syntax error", NULL}},
+		{"bad_kind.yaml",
+		 {FIX "bad_kind.yaml:4:21: ", "tensor 'w'",
+		  "key 'kind': 'weights' is not one of: input, parameter", NULL}},
+		{"bad_zero_size.yaml",
+		 {FIX "bad_zero_size.yaml:4:39: ", "tensor 'w'",
+		  "key 'bytes': size must be > 0", NULL}},
+		{"bad_inputs_scalar.yaml",
+		 {FIX "bad_inputs_scalar.yaml:9:13: ", "op 'u'",
+		  "key 'inputs': expected a list", NULL}},
+		{"bad_dup_op.yaml",
+		 {FIX "bad_dup_op.yaml:7:12: ", "op 'u'",
+		  "key 'name': defined twice (first at " FIX
+		  "bad_dup_op.yaml:6:12)",
+		  NULL}},
+		{"bad_algo_key.yaml",
+		 {FIX "bad_algo_key.yaml:12:25: ", "op 'c': algo 'fft'",
+		  "key 'speed': unknown key", NULL}},
+		{"bad_order.yaml",
+		 {FIX "bad_order.yaml: workload 'bad': ",
+		  "op 'f' reads tensor 'y' before it is produced", "op 'g'",
+		  NULL}},
+		{"no_such_file.yaml",
+		 {FIX "no_such_file.yaml: cannot open", NULL}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char path[256];
+		snprintf(path, sizeof path, FIX "%s", cases[i].file);
+		gms_err e = {{0}};
+		struct wl_workload *w = wl_load_yaml(path, 0, &e);
+		if (w) {
+			wl_free(w);
+			fail_msg("%s loaded; an error was expected", path);
+		}
+		for (const char *const *p = cases[i].parts; *p; p++)
+			assert_has(e.msg, *p);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_builder_finalize),
+		cmocka_unit_test(test_builder_copies_and_algos),
+		cmocka_unit_test(test_builder_many),
+		cmocka_unit_test(test_add_errors),
+		cmocka_unit_test(test_finalize_errors),
+		cmocka_unit_test(test_yaml_chain3),
+		cmocka_unit_test(test_yaml_batch_override),
+		cmocka_unit_test(test_yaml_minimal),
+		cmocka_unit_test(test_yaml_tiny_cnn),
+		cmocka_unit_test(test_yaml_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

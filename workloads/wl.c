@@ -1,0 +1,715 @@
+/*
+ * wl.c - the workload model: name tables, the builder and wl_finalize.
+ *
+ * Storage. A workload owns everything it points to through its private
+ * struct wl_store: the tensor and op arrays grow by doubling (realloc), and
+ * every string, every per-op id array, every algo array and every reader
+ * list lives in a chunked arena that is never moved, so pointers handed out
+ * stay valid until wl_free. Names are found through open-addressing hash
+ * tables (FNV-1a, linear probing, load <= 1/2), one for tensors, one for
+ * ops and one for layers, so look-ups stay O(1) on traces with tens of
+ * thousands of tensors.
+ *
+ * Rules wl_finalize enforces (each error names the op and/or tensor):
+ *   - a tensor is produced (listed as an output) by at most one op;
+ *   - a tensor of kind input, parameter or opt_state has no producer: these
+ *     exist before the iteration. Parameter updates are in place and are
+ *     written by listing the parameters, their gradients and the optimizer
+ *     state as *inputs* of an update op; an update op may have no outputs;
+ *   - every other tensor (activation, act_grad, param_grad, workspace) has
+ *     a producer, whether or not anything reads it;
+ *   - an op reads only tensors produced by an earlier op (or never
+ *     produced: inputs, parameters, optimizer state) - never its own
+ *     output, never a later op's output;
+ *   - sizes are > 0 (wl_add_tensor already refuses 0).
+ * wl_add_op checks what it can see locally: unique non-empty name, valid
+ * type/phase, tensor ids in range, no repeated output, finite non-negative
+ * flops/bytes/time, algo names and time scales > 0, `inplace` only with an
+ * input and an output. An op may read the same tensor twice (add(x, x));
+ * its readers list counts the op once. An op's algos are stored fastest
+ * first (stable sort by time_scale), whatever order they were given in.
+ *
+ * Derived by wl_finalize: producer, readers (unique op ids in issue order)
+ * and last_fwd_reader of every tensor. Layer indices are assigned by
+ * wl_add_op: an op's layer name (its own name when NULL) is looked up, and a
+ * new name gets the next index, so layers are numbered in order of first
+ * appearance.
+ */
+#include "wl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Name tables ---------------------------------------------------- */
+
+const char *const wl_op_type_names[] = {
+	"conv",	     "conv_bwd_data", "conv_bwd_filter", "matmul",
+	"matmul_bwd", "batchnorm",    "batchnorm_bwd",	 "layernorm",
+	"layernorm_bwd", "relu",      "relu_bwd",	 "pool",
+	"pool_bwd",  "add",	      "concat",		 "split",
+	"softmax",   "softmax_bwd",   "dropout",	 "dropout_bwd",
+	"attention", "attention_bwd", "embedding",	 "embedding_bwd",
+	"loss",	     "loss_bwd",      "update",		 "elemwise",
+	"other",     NULL};
+
+const char *const wl_kind_names[] = {"input",	   "parameter", "param_grad",
+				     "opt_state",  "activation", "act_grad",
+				     "workspace", NULL};
+
+const char *const wl_phase_names[] = {"forward", "backward", "update", NULL};
+
+/* The tables must have exactly one name per enum value. */
+_Static_assert(sizeof wl_op_type_names / sizeof *wl_op_type_names ==
+		       OT_COUNT + 1,
+	       "wl_op_type_names out of step with enum wl_op_type");
+_Static_assert(sizeof wl_kind_names / sizeof *wl_kind_names ==
+		       WL_KIND_COUNT + 1,
+	       "wl_kind_names out of step with enum wl_kind");
+_Static_assert(sizeof wl_phase_names / sizeof *wl_phase_names ==
+		       WL_PHASE_COUNT + 1,
+	       "wl_phase_names out of step with enum wl_phase");
+
+static const char *name_at(const char *const *names, int n, int i)
+{
+	return i >= 0 && i < n ? names[i] : "unknown";
+}
+
+static int index_of(const char *const *names, const char *name)
+{
+	if (!name)
+		return -1;
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+const char *wl_op_type_name(enum wl_op_type t)
+{
+	return name_at(wl_op_type_names, OT_COUNT, (int)t);
+}
+
+const char *wl_kind_name(enum wl_kind k)
+{
+	return name_at(wl_kind_names, WL_KIND_COUNT, (int)k);
+}
+
+const char *wl_phase_name(enum wl_phase p)
+{
+	return name_at(wl_phase_names, WL_PHASE_COUNT, (int)p);
+}
+
+int wl_op_type_from(const char *name)
+{
+	return index_of(wl_op_type_names, name);
+}
+
+int wl_kind_from(const char *name)
+{
+	return index_of(wl_kind_names, name);
+}
+
+int wl_phase_from(const char *name)
+{
+	return index_of(wl_phase_names, name);
+}
+
+/* ---- Arena ---------------------------------------------------------- */
+
+/* One arena chunk; allocations are carved from data[] and never move. */
+struct wl_chunk {
+	struct wl_chunk *next; /* previously filled chunk, freed with this */
+	size_t used;	       /* bytes of data[] handed out */
+	size_t cap;	       /* bytes of data[] */
+	max_align_t data[];    /* the storage, aligned for any type */
+};
+
+#define WL_CHUNK_MIN ((size_t)64 * 1024)
+
+/* ---- Hash table of names -------------------------------------------- */
+
+/* One slot of a name table; key == NULL marks an empty slot. */
+struct wl_hslot {
+	const char *key; /* the name (arena string), NULL when empty */
+	uint32_t hash;	 /* FNV-1a of key, kept to skip strcmp and rehash */
+	uint32_t val;	 /* the id the name maps to */
+};
+
+/* Open-addressing table, linear probing, capacity a power of two. */
+struct wl_htab {
+	struct wl_hslot *slot; /* cap slots, NULL before the first insert */
+	uint32_t cap;	       /* number of slots */
+	uint32_t n;	       /* number of occupied slots */
+};
+
+/* The workload's private storage (see the top of this file). */
+struct wl_store {
+	struct wl_chunk *arena;	 /* newest chunk first */
+	uint32_t tensors_cap;	 /* allocated length of w->tensors */
+	uint32_t ops_cap;	 /* allocated length of w->ops */
+	uint32_t layers_cap;	 /* allocated length of w->layers */
+	struct wl_htab tensor_ix; /* tensor name -> id */
+	struct wl_htab op_ix;	 /* op name -> id */
+	struct wl_htab layer_ix; /* layer name -> layer index */
+};
+
+static void *arena_alloc(struct wl_store *s, size_t n)
+{
+	const size_t align = sizeof(max_align_t);
+	n = (n + align - 1) / align * align;
+	if (n == 0)
+		n = align;
+	struct wl_chunk *c = s->arena;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > WL_CHUNK_MIN ? n : WL_CHUNK_MIN;
+		c = malloc(sizeof *c + cap);
+		if (!c)
+			return NULL;
+		c->next = s->arena;
+		c->used = 0;
+		c->cap = cap;
+		s->arena = c;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+static char *arena_strdup(struct wl_store *s, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	char *p = arena_alloc(s, n);
+	if (p)
+		memcpy(p, str, n);
+	return p;
+}
+
+static uint32_t *arena_ids(struct wl_store *s, const uint32_t *ids,
+			   uint32_t n)
+{
+	if (n == 0)
+		return NULL;
+	uint32_t *p = arena_alloc(s, (size_t)n * sizeof *p);
+	if (p && ids)
+		memcpy(p, ids, (size_t)n * sizeof *p);
+	return p;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static uint32_t htab_get(const struct wl_htab *t, const char *key)
+{
+	if (!t->slot || !key)
+		return WL_NONE;
+	uint32_t h = fnv1a(key), mask = t->cap - 1;
+	for (uint32_t i = h & mask;; i = (i + 1) & mask) {
+		const struct wl_hslot *sl = &t->slot[i];
+		if (!sl->key)
+			return WL_NONE;
+		if (sl->hash == h && strcmp(sl->key, key) == 0)
+			return sl->val;
+	}
+}
+
+static void htab_place(struct wl_hslot *slot, uint32_t cap,
+		       const struct wl_hslot *item)
+{
+	uint32_t mask = cap - 1;
+	uint32_t i = item->hash & mask;
+	while (slot[i].key)
+		i = (i + 1) & mask;
+	slot[i] = *item;
+}
+
+/* Insert a key known to be absent; key must outlive the table. */
+static int htab_put(struct wl_htab *t, const char *key, uint32_t val)
+{
+	if ((uint64_t)(t->n + 1) * 2 > t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 64;
+		if (cap < t->cap)
+			return -1;
+		struct wl_hslot *slot = calloc(cap, sizeof *slot);
+		if (!slot)
+			return -1;
+		for (uint32_t i = 0; i < t->cap; i++)
+			if (t->slot[i].key)
+				htab_place(slot, cap, &t->slot[i]);
+		free(t->slot);
+		t->slot = slot;
+		t->cap = cap;
+	}
+	struct wl_hslot item = {key, fnv1a(key), val};
+	htab_place(t->slot, t->cap, &item);
+	t->n++;
+	return 0;
+}
+
+/* Make room for one more element in a doubling array. */
+static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	if (n == UINT32_MAX - 1)
+		return -1; /* WL_NONE must stay free */
+	uint64_t c = *cap ? (uint64_t)*cap * 2 : 16;
+	if (c > UINT32_MAX - 1)
+		c = UINT32_MAX - 1;
+	void *p = realloc(*arr, (size_t)c * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = (uint32_t)c;
+	return 0;
+}
+
+/* ---- Builder -------------------------------------------------------- */
+
+struct wl_workload *wl_new(const char *name, int64_t batch)
+{
+	struct wl_workload *w = calloc(1, sizeof *w);
+	if (!w)
+		return NULL;
+	w->store = calloc(1, sizeof *w->store);
+	if (!w->store) {
+		free(w);
+		return NULL;
+	}
+	w->name = arena_strdup(w->store, name ? name : "");
+	if (!w->name) {
+		wl_free(w);
+		return NULL;
+	}
+	w->batch = batch;
+	return w;
+}
+
+void wl_free(struct wl_workload *w)
+{
+	if (!w)
+		return;
+	struct wl_store *s = w->store;
+	if (s) {
+		struct wl_chunk *c = s->arena;
+		while (c) {
+			struct wl_chunk *next = c->next;
+			free(c);
+			c = next;
+		}
+		free(s->tensor_ix.slot);
+		free(s->op_ix.slot);
+		free(s->layer_ix.slot);
+		free(s);
+	}
+	free(w->tensors);
+	free(w->ops);
+	free((void *)w->layers);
+	free(w);
+}
+
+uint32_t wl_tensor_id(const struct wl_workload *w, const char *name)
+{
+	return w && w->store ? htab_get(&w->store->tensor_ix, name) : WL_NONE;
+}
+
+uint32_t wl_op_id(const struct wl_workload *w, const char *name)
+{
+	return w && w->store ? htab_get(&w->store->op_ix, name) : WL_NONE;
+}
+
+uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
+		       uint64_t bytes, enum wl_kind kind, gms_err *err)
+{
+	if (!w || !w->store) {
+		gms_errf(err, "wl_add_tensor: no workload");
+		return WL_NONE;
+	}
+	struct wl_store *s = w->store;
+	if (w->finalized) {
+		gms_errf(err, "workload '%s': tensor '%s' added after "
+			      "wl_finalize", w->name, name ? name : "");
+		return WL_NONE;
+	}
+	if (!name || !*name) {
+		gms_errf(err, "workload '%s': a tensor has an empty name",
+			 w->name);
+		return WL_NONE;
+	}
+	if ((unsigned)kind >= WL_KIND_COUNT) {
+		gms_errf(err, "tensor '%s': invalid kind %d", name, (int)kind);
+		return WL_NONE;
+	}
+	if (bytes == 0) {
+		gms_errf(err, "tensor '%s': size is 0 bytes", name);
+		return WL_NONE;
+	}
+	if (htab_get(&s->tensor_ix, name) != WL_NONE) {
+		gms_errf(err, "tensor '%s' is defined twice", name);
+		return WL_NONE;
+	}
+	if (grow((void **)&w->tensors, &s->tensors_cap, w->n_tensors,
+		 sizeof *w->tensors) < 0)
+		goto oom;
+	const char *nm = arena_strdup(s, name);
+	uint32_t id = w->n_tensors;
+	if (!nm || htab_put(&s->tensor_ix, nm, id) < 0)
+		goto oom;
+	w->tensors[id] = (struct wl_tensor){
+		.id = id,
+		.name = nm,
+		.bytes = bytes,
+		.kind = kind,
+		.producer = WL_NONE,
+		.readers = NULL,
+		.n_readers = 0,
+		.last_fwd_reader = WL_NONE,
+	};
+	w->n_tensors++;
+	return id;
+oom:
+	gms_errf(err, "tensor '%s': out of memory", name);
+	return WL_NONE;
+}
+
+/* Layer index of a name, adding it when new; WL_NONE when out of memory. */
+static uint32_t layer_index(struct wl_workload *w, const char *name)
+{
+	struct wl_store *s = w->store;
+	uint32_t ix = htab_get(&s->layer_ix, name);
+	if (ix != WL_NONE)
+		return ix;
+	if (grow((void **)&w->layers, &s->layers_cap, w->n_layers,
+		 sizeof *w->layers) < 0)
+		return WL_NONE;
+	const char *nm = arena_strdup(s, name);
+	if (!nm || htab_put(&s->layer_ix, nm, w->n_layers) < 0)
+		return WL_NONE;
+	w->layers[w->n_layers] = nm;
+	return w->n_layers++;
+}
+
+static bool finite_nonneg(double x)
+{
+	return isfinite(x) && x >= 0.0;
+}
+
+/* Local checks of an op description; 0 or -1 with err. */
+static int check_desc(const struct wl_workload *w, const struct wl_op_desc *d,
+		      gms_err *err)
+{
+	const char *nm = d->name;
+	if ((unsigned)d->type >= OT_COUNT)
+		return gms_errf(err, "op '%s': invalid type %d", nm,
+				(int)d->type);
+	if ((unsigned)d->phase >= WL_PHASE_COUNT)
+		return gms_errf(err, "op '%s': invalid phase %d", nm,
+				(int)d->phase);
+	if (d->layer && !*d->layer)
+		return gms_errf(err, "op '%s': empty layer name", nm);
+	if ((d->n_in && !d->in) || (d->n_out && !d->out) ||
+	    (d->n_algos && !d->algos))
+		return gms_errf(err, "op '%s': array missing for a non-zero "
+				     "count", nm);
+	for (uint32_t i = 0; i < d->n_in; i++)
+		if (d->in[i] >= w->n_tensors)
+			return gms_errf(err, "op '%s': input %u is not a "
+					     "tensor id (%u)", nm, i,
+					d->in[i]);
+	for (uint32_t i = 0; i < d->n_out; i++) {
+		if (d->out[i] >= w->n_tensors)
+			return gms_errf(err, "op '%s': output %u is not a "
+					     "tensor id (%u)", nm, i,
+					d->out[i]);
+		for (uint32_t j = 0; j < i; j++)
+			if (d->out[j] == d->out[i])
+				return gms_errf(
+					err, "op '%s': tensor '%s' listed "
+					     "twice as an output", nm,
+					w->tensors[d->out[i]].name);
+	}
+	if (!finite_nonneg(d->flops))
+		return gms_errf(err, "op '%s': flops must be finite and >= 0",
+				nm);
+	if (!finite_nonneg(d->bytes))
+		return gms_errf(err, "op '%s': bytes must be finite and >= 0",
+				nm);
+	if (d->time < 0)
+		return gms_errf(err, "op '%s': negative time", nm);
+	if (d->inplace && (d->n_in == 0 || d->n_out == 0))
+		return gms_errf(err, "op '%s': inplace needs an input and an "
+				     "output", nm);
+	for (uint32_t i = 0; i < d->n_algos; i++) {
+		const struct wl_algo *a = &d->algos[i];
+		if (!a->name || !*a->name)
+			return gms_errf(err, "op '%s': algo %u has no name", nm,
+					i);
+		if (!(isfinite(a->time_scale) && a->time_scale > 0.0))
+			return gms_errf(err, "op '%s': algo '%s': time_scale "
+					     "must be > 0", nm, a->name);
+		for (uint32_t j = 0; j < i; j++)
+			if (strcmp(d->algos[j].name, a->name) == 0)
+				return gms_errf(err, "op '%s': algo '%s' "
+						     "listed twice", nm,
+						a->name);
+	}
+	return 0;
+}
+
+/* Stable insertion sort by time_scale: algos are kept fastest first. */
+static void sort_algos(struct wl_algo *a, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct wl_algo x = a[i];
+		uint32_t j = i;
+		for (; j > 0 && a[j - 1].time_scale > x.time_scale; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
+		   gms_err *err)
+{
+	if (!w || !w->store || !d) {
+		gms_errf(err, "wl_add_op: no workload or description");
+		return WL_NONE;
+	}
+	struct wl_store *s = w->store;
+	const char *nm = d->name;
+	if (w->finalized) {
+		gms_errf(err, "workload '%s': op '%s' added after wl_finalize",
+			 w->name, nm ? nm : "");
+		return WL_NONE;
+	}
+	if (!nm || !*nm) {
+		gms_errf(err, "workload '%s': an op has an empty name",
+			 w->name);
+		return WL_NONE;
+	}
+	if (htab_get(&s->op_ix, nm) != WL_NONE) {
+		gms_errf(err, "op '%s' is defined twice", nm);
+		return WL_NONE;
+	}
+	if (check_desc(w, d, err) < 0)
+		return WL_NONE;
+	if (grow((void **)&w->ops, &s->ops_cap, w->n_ops, sizeof *w->ops) < 0)
+		goto oom;
+
+	uint32_t id = w->n_ops;
+	struct wl_op op = {
+		.id = id,
+		.type = d->type,
+		.phase = d->phase,
+		.n_in = d->n_in,
+		.n_out = d->n_out,
+		.flops = d->flops,
+		.bytes = d->bytes,
+		.time = d->time,
+		.workspace = d->workspace,
+		.recomputable = d->recomputable,
+		.inplace = d->inplace,
+		.n_algos = d->n_algos,
+	};
+	op.name = arena_strdup(s, nm);
+	op.in = arena_ids(s, d->in, d->n_in);
+	op.out = arena_ids(s, d->out, d->n_out);
+	if (!op.name || (d->n_in && !op.in) || (d->n_out && !op.out))
+		goto oom;
+	if (d->n_algos) {
+		op.algos = arena_alloc(s, (size_t)d->n_algos *
+						  sizeof *op.algos);
+		if (!op.algos)
+			goto oom;
+		for (uint32_t i = 0; i < d->n_algos; i++) {
+			op.algos[i] = d->algos[i];
+			op.algos[i].name = arena_strdup(s, d->algos[i].name);
+			if (!op.algos[i].name)
+				goto oom;
+		}
+		sort_algos(op.algos, d->n_algos);
+	}
+	op.layer = layer_index(w, d->layer ? d->layer : nm);
+	if (op.layer == WL_NONE || htab_put(&s->op_ix, op.name, id) < 0)
+		goto oom;
+	w->ops[id] = op;
+	w->n_ops++;
+	return id;
+oom:
+	/* What was carved from the arena stays there until wl_free. */
+	gms_errf(err, "op '%s': out of memory", nm);
+	return WL_NONE;
+}
+
+/* ---- Finalize ------------------------------------------------------- */
+
+/* Kinds that exist before the iteration and are never produced by an op. */
+static bool is_source_kind(enum wl_kind k)
+{
+	return k == WL_INPUT || k == WL_PARAM || k == WL_OPT_STATE;
+}
+
+/* Set producers; checks the output rules. */
+static int set_producers(struct wl_workload *w, gms_err *err)
+{
+	for (uint32_t t = 0; t < w->n_tensors; t++)
+		w->tensors[t].producer = WL_NONE;
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		for (uint32_t i = 0; i < op->n_out; i++) {
+			struct wl_tensor *t = &w->tensors[op->out[i]];
+			if (is_source_kind(t->kind))
+				return gms_errf(
+					err, "op '%s' writes tensor '%s' of "
+					     "kind %s: inputs, parameters and "
+					     "optimizer state are never "
+					     "produced by an op (list them as "
+					     "inputs of an update op for "
+					     "in-place updates)",
+					op->name, t->name,
+					wl_kind_name(t->kind));
+			if (t->producer != WL_NONE)
+				return gms_errf(
+					err, "tensor '%s' is produced twice: "
+					     "by op '%s' and by op '%s'",
+					t->name, w->ops[t->producer].name,
+					op->name);
+			t->producer = o;
+		}
+	}
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		if (x->bytes == 0)
+			return gms_errf(err, "tensor '%s': size is 0 bytes",
+					x->name);
+		if (x->producer == WL_NONE && !is_source_kind(x->kind)) {
+			/* Name the first reader when there is one. */
+			for (uint32_t o = 0; o < w->n_ops; o++)
+				for (uint32_t i = 0; i < w->ops[o].n_in; i++)
+					if (w->ops[o].in[i] == t)
+						return gms_errf(
+							err, "op '%s' reads "
+							     "tensor '%s' (%s) "
+							     "that no op "
+							     "produces",
+							w->ops[o].name,
+							x->name,
+							wl_kind_name(x->kind));
+			return gms_errf(err, "tensor '%s' (%s) is never "
+					     "produced by an op", x->name,
+					wl_kind_name(x->kind));
+		}
+	}
+	return 0;
+}
+
+/* Check read order and build readers and last_fwd_reader. */
+static int set_readers(struct wl_workload *w, gms_err *err)
+{
+	struct wl_store *s = w->store;
+	uint32_t nt = w->n_tensors;
+	uint32_t *last = NULL; /* per tensor: last op counted as its reader */
+	uint64_t total = 0;
+	if (nt) {
+		last = malloc((size_t)nt * sizeof *last);
+		if (!last)
+			return gms_errf(err, "workload '%s': out of memory",
+					w->name);
+	}
+	for (uint32_t t = 0; t < nt; t++) {
+		last[t] = WL_NONE;
+		w->tensors[t].n_readers = 0;
+		w->tensors[t].readers = NULL;
+		w->tensors[t].last_fwd_reader = WL_NONE;
+	}
+	/* Pass 1: order checks and reader counts. */
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		for (uint32_t i = 0; i < op->n_in; i++) {
+			struct wl_tensor *t = &w->tensors[op->in[i]];
+			if (t->producer == o) {
+				free(last);
+				return gms_errf(err, "op '%s' reads its own "
+						     "output '%s'",
+						op->name, t->name);
+			}
+			if (t->producer != WL_NONE && t->producer > o) {
+				free(last);
+				return gms_errf(
+					err, "op '%s' reads tensor '%s' "
+					     "before it is produced (by the "
+					     "later op '%s')",
+					op->name, t->name,
+					w->ops[t->producer].name);
+			}
+			if (last[t->id] != o) {
+				last[t->id] = o;
+				t->n_readers++;
+				total++;
+			}
+		}
+	}
+	/* Pass 2: one arena block for every reader list, filled in order. */
+	uint32_t *pool = NULL;
+	if (total) {
+		pool = arena_alloc(s, (size_t)total * sizeof *pool);
+		if (!pool) {
+			free(last);
+			return gms_errf(err, "workload '%s': out of memory",
+					w->name);
+		}
+	}
+	for (uint32_t t = 0; t < nt; t++) {
+		struct wl_tensor *x = &w->tensors[t];
+		if (x->n_readers) {
+			x->readers = pool;
+			pool += x->n_readers;
+		}
+		x->n_readers = 0;
+		last[t] = WL_NONE;
+	}
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		for (uint32_t i = 0; i < op->n_in; i++) {
+			struct wl_tensor *t = &w->tensors[op->in[i]];
+			if (last[t->id] == o)
+				continue;
+			last[t->id] = o;
+			t->readers[t->n_readers++] = o;
+			if (op->phase == WL_FWD)
+				t->last_fwd_reader = o;
+		}
+	}
+	free(last);
+	return 0;
+}
+
+int wl_finalize(struct wl_workload *w, gms_err *err)
+{
+	if (!w || !w->store)
+		return gms_errf(err, "wl_finalize: no workload");
+	if (w->finalized)
+		return 0;
+	if (set_producers(w, err) < 0 || set_readers(w, err) < 0)
+		return gms_err_prefix(err, "workload '%s'", w->name);
+	w->finalized = true;
+	return 0;
+}
+
+uint64_t wl_bytes_of_kind(const struct wl_workload *w, enum wl_kind k)
+{
+	uint64_t sum = 0;
+	if (!w)
+		return 0;
+	for (uint32_t t = 0; t < w->n_tensors; t++)
+		if (w->tensors[t].kind == k)
+			sum += w->tensors[t].bytes;
+	return sum;
+}

@@ -1,0 +1,548 @@
+/*
+ * wl_yaml.c - hand-written workload YAML (wl_load_yaml).
+ *
+ * Format (also in workloads/README.md):
+ *
+ *   name: chain3                # optional; default = file name sans .yaml
+ *   batch: 4                    # optional, default 1; sizes and FLOPs
+ *                               # written *_per_sample are for one sample
+ *                               # and scale with it
+ *   tensors:                    # required, non-empty, any order
+ *     - {name: x,  kind: input,      bytes_per_sample: 1MiB}
+ *     - {name: w1, kind: parameter,  bytes: 4KiB}
+ *     - {name: a1, kind: activation, bytes_per_sample: 1MiB}
+ *   ops:                        # required, non-empty, in issue order
+ *     - name: fc1               # required, unique
+ *       type: matmul            # required: wl_op_type_names
+ *       phase: forward          # required: forward|backward|update
+ *       layer: fc1              # optional, default = the op's name
+ *       inputs: [x, w1]         # optional, default []
+ *       outputs: [a1]           # optional, default []
+ *       flops: 2e9              # or flops_per_sample; neither = 0
+ *       bytes: 0                # or bytes_per_sample: DRAM bytes moved;
+ *                               # neither = 0
+ *       time: 1ms               # optional measured kernel time; overrides
+ *                               # the hardware profile's compute model
+ *       workspace: 0            # scratch while the kernel runs (no algos)
+ *       recomputable: true      # default: true for forward ops, else false
+ *       inplace: false          # out[0] may reuse in[0]'s storage
+ *       algos:                  # optional; convolution algorithm choices
+ *         - {name: implicit_gemm, workspace: 0, time_scale: 1.0}
+ *         - {name: fft, workspace: 64MiB, time_scale: 0.6}
+ *
+ * Tensor kinds: input, parameter, param_grad, opt_state, activation,
+ * act_grad, workspace. A tensor gives exactly one of bytes and
+ * bytes_per_sample (units as in "4KiB", "1.5MB"); the size must be > 0.
+ * An op gives at most one of flops/flops_per_sample and of
+ * bytes/bytes_per_sample. *_per_sample figures are multiplied by the
+ * batch: the file's, or the one passed to wl_load_yaml when > 0; a
+ * measured time does not scale. Times take ns, us, ms, s ("1ms"). An
+ * algo's workspace defaults to 0 and its time_scale (kernel time relative
+ * to the op's base time) to 1; algos are stored fastest first, whatever
+ * order they are written in.
+ *
+ * Graph rules are wl_finalize's (wl.c): every activation, gradient and
+ * workspace tensor is produced by exactly one op before any op reads it;
+ * inputs, parameters and optimizer state are never outputs. A parameter
+ * update is in place: the update op lists parameters, gradients and
+ * optimizer state as inputs and has no outputs.
+ *
+ * Every mapping is parsed by cfg_parse_map against the prm_def tables
+ * below, so an unknown key, a wrong type, a negative size or a missing
+ * required key is an error naming file:line:column and the key; so are an
+ * unknown tensor name in inputs/outputs (at the name), a duplicate tensor
+ * or op name (at the second name) and both forms of one size.
+ */
+#include "../sim/cfg.h"
+#include "wl.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Top-level mapping. */
+struct yw_top {
+	char name[PRM_STR_MAX]; /* workload name, "" = from the file name */
+	int64_t batch;		/* batch the per-sample figures scale to */
+	yaml_node_t *tensors;	/* sequence of tensor mappings */
+	yaml_node_t *ops;	/* sequence of op mappings */
+};
+
+static const struct prm_def yw_top_defs[] = {
+	{"name", PRM_STR, "", 0, 0, NULL,
+	 "workload name (default: the file name without .yaml)",
+	 offsetof(struct yw_top, name)},
+	{"batch", PRM_INT, "1", 1, 1e9, NULL,
+	 "batch size the file describes (*_per_sample figures scale with it)",
+	 offsetof(struct yw_top, batch)},
+	{"tensors", PRM_NODE, NULL, 0, 0, NULL,
+	 "list of tensors: name, kind, bytes or bytes_per_sample",
+	 offsetof(struct yw_top, tensors)},
+	{"ops", PRM_NODE, NULL, 0, 0, NULL, "list of ops, in issue order",
+	 offsetof(struct yw_top, ops)},
+	PRM_END};
+
+/* One tensor mapping. */
+struct yw_tensor {
+	char name[PRM_STR_MAX];	   /* unique tensor name */
+	int kind;		   /* index in wl_kind_names */
+	uint64_t bytes;		   /* fixed size */
+	uint64_t bytes_per_sample; /* size of one sample */
+};
+
+static const struct prm_def yw_tensor_defs[] = {
+	{"name", PRM_STR, NULL, 0, 0, NULL, "unique tensor name",
+	 offsetof(struct yw_tensor, name)},
+	{"kind", PRM_ENUM, NULL, 0, 0, wl_kind_names, "what the tensor holds",
+	 offsetof(struct yw_tensor, kind)},
+	{"bytes", PRM_BYTES, "0", 0, 0, NULL,
+	 "size, independent of the batch (exclusive with bytes_per_sample)",
+	 offsetof(struct yw_tensor, bytes)},
+	{"bytes_per_sample", PRM_BYTES, "0", 0, 0, NULL,
+	 "size of one sample; the tensor holds batch x this",
+	 offsetof(struct yw_tensor, bytes_per_sample)},
+	PRM_END};
+
+/* One op mapping. */
+struct yw_op {
+	char name[PRM_STR_MAX];	 /* unique op name */
+	int type;		 /* index in wl_op_type_names */
+	int phase;		 /* index in wl_phase_names */
+	char layer[PRM_STR_MAX]; /* layer name, "" = the op's name */
+	yaml_node_t *inputs;	 /* sequence of tensor names, or NULL */
+	yaml_node_t *outputs;	 /* sequence of tensor names, or NULL */
+	double flops;		 /* FLOPs of the kernel */
+	double flops_per_sample; /* FLOPs per sample */
+	uint64_t bytes;		 /* DRAM bytes moved */
+	uint64_t bytes_per_sample; /* DRAM bytes moved per sample */
+	sim_time_t time;	 /* measured kernel time, 0 = model */
+	uint64_t workspace;	 /* scratch bytes while the kernel runs */
+	bool recomputable;	 /* may be re-run to regenerate outputs */
+	bool inplace;		 /* out[0] may reuse in[0]'s storage */
+	yaml_node_t *algos;	 /* sequence of algo mappings, or NULL */
+};
+
+static const struct prm_def yw_op_defs[] = {
+	{"name", PRM_STR, NULL, 0, 0, NULL, "unique op name",
+	 offsetof(struct yw_op, name)},
+	{"type", PRM_ENUM, NULL, 0, 0, wl_op_type_names, "kernel type",
+	 offsetof(struct yw_op, type)},
+	{"phase", PRM_ENUM, NULL, 0, 0, wl_phase_names,
+	 "forward, backward or update", offsetof(struct yw_op, phase)},
+	{"layer", PRM_STR, "", 0, 0, NULL,
+	 "layer the op belongs to (default: the op's name)",
+	 offsetof(struct yw_op, layer)},
+	{"inputs", PRM_NODE, "", 0, 0, NULL, "tensors read, by name",
+	 offsetof(struct yw_op, inputs)},
+	{"outputs", PRM_NODE, "", 0, 0, NULL,
+	 "tensors written (allocated when the op starts)",
+	 offsetof(struct yw_op, outputs)},
+	{"flops", PRM_DOUBLE, "0", 0, 1e30, NULL,
+	 "floating-point operations (exclusive with flops_per_sample)",
+	 offsetof(struct yw_op, flops)},
+	{"flops_per_sample", PRM_DOUBLE, "0", 0, 1e30, NULL,
+	 "floating-point operations per sample (scale with the batch)",
+	 offsetof(struct yw_op, flops_per_sample)},
+	{"bytes", PRM_BYTES, "0", 0, 0, NULL,
+	 "DRAM bytes the kernel moves (exclusive with bytes_per_sample)",
+	 offsetof(struct yw_op, bytes)},
+	{"bytes_per_sample", PRM_BYTES, "0", 0, 0, NULL,
+	 "DRAM bytes moved per sample (scale with the batch)",
+	 offsetof(struct yw_op, bytes_per_sample)},
+	{"time", PRM_TIME, "0", 0, 0, NULL,
+	 "measured kernel time; overrides the compute model (0 = model)",
+	 offsetof(struct yw_op, time)},
+	{"workspace", PRM_BYTES, "0", 0, 0, NULL,
+	 "scratch bytes while the kernel runs (ops without algos)",
+	 offsetof(struct yw_op, workspace)},
+	{"recomputable", PRM_BOOL, "false", 0, 0, NULL,
+	 "may be re-run to regenerate its outputs (default: forward ops)",
+	 offsetof(struct yw_op, recomputable)},
+	{"inplace", PRM_BOOL, "false", 0, 0, NULL,
+	 "output 0 may reuse input 0's storage",
+	 offsetof(struct yw_op, inplace)},
+	{"algos", PRM_NODE, "", 0, 0, NULL,
+	 "algorithm choices: name, workspace, time_scale",
+	 offsetof(struct yw_op, algos)},
+	PRM_END};
+
+/* One algo mapping. */
+struct yw_algo {
+	char name[PRM_STR_MAX]; /* algorithm name */
+	uint64_t workspace;	/* scratch bytes it needs */
+	double time_scale;	/* kernel time relative to the op's base */
+};
+
+static const struct prm_def yw_algo_defs[] = {
+	{"name", PRM_STR, NULL, 0, 0, NULL, "algorithm name",
+	 offsetof(struct yw_algo, name)},
+	{"workspace", PRM_BYTES, "0", 0, 0, NULL, "scratch bytes it needs",
+	 offsetof(struct yw_algo, workspace)},
+	{"time_scale", PRM_DOUBLE, "1", 1e-9, 1e9, NULL,
+	 "kernel time relative to the op's base time",
+	 offsetof(struct yw_algo, time_scale)},
+	PRM_END};
+
+/* State of one load. */
+struct yw_ctx {
+	struct cfg_doc *doc;	  /* the parsed file */
+	struct wl_workload *w;	  /* the workload being built */
+	yaml_node_t **tname;	  /* per tensor id: its name value node */
+	yaml_node_t **oname;	  /* per op id: its name value node */
+	struct wl_algo *algos;	  /* scratch for one op's algos */
+	size_t algos_cap;	  /* allocated length of algos */
+	uint32_t *ids;		  /* scratch for one op's inputs+outputs */
+	size_t ids_cap;		  /* allocated length of ids */
+};
+
+/* The key node of `key` in a mapping; NULL when absent. */
+static yaml_node_t *map_key(struct cfg_doc *d, yaml_node_t *map,
+			    const char *key)
+{
+	size_t n = cfg_map_len(map);
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *k;
+		cfg_map_pair(d, map, i, &k, NULL);
+		const char *s = cfg_scalar(k);
+		if (s && strcmp(s, key) == 0)
+			return k;
+	}
+	return NULL;
+}
+
+/* Check that at most one of keys a and b is present (exactly one when
+ * `need`); returns 0, or -1 with an error at the later key. *which is set
+ * to 0 (a present or neither) or 1 (b present). */
+static int one_of(struct yw_ctx *c, yaml_node_t *map, const char *what,
+		  const char *a, const char *b, bool need, int *which,
+		  gms_err *err)
+{
+	yaml_node_t *ka = map_key(c->doc, map, a);
+	yaml_node_t *kb = map_key(c->doc, map, b);
+	*which = kb ? 1 : 0;
+	if (ka && kb) {
+		bool b_later = kb->start_mark.index > ka->start_mark.index;
+		return cfg_errf(err, c->doc, b_later ? kb : ka,
+				"%s: key '%s': give either %s or %s, not "
+				"both",
+				what, b_later ? b : a, a, b);
+	}
+	if (need && !ka && !kb)
+		return cfg_errf(err, c->doc, map,
+				"%s: key '%s': missing required key (give "
+				"%s or %s)",
+				what, a, a, b);
+	return 0;
+}
+
+/* "tensor 'x'" (or "tensor 3" while the name is missing) into buf: how
+ * messages name the mapping m, item i of its list. */
+static void describe(struct yw_ctx *c, yaml_node_t *m, const char *kind,
+		     size_t i, char *buf, size_t n)
+{
+	const char *nm = cfg_scalar(cfg_map_get(c->doc, m, "name"));
+	if (nm && *nm)
+		snprintf(buf, n, "%s '%.*s'", kind, PRM_STR_MAX - 1, nm);
+	else
+		snprintf(buf, n, "%s %zu", kind, i + 1);
+}
+
+static int need_seq(struct yw_ctx *c, yaml_node_t *n, const char *key,
+		    const char *what, gms_err *err)
+{
+	if (!n || n->type != YAML_SEQUENCE_NODE)
+		return cfg_errf(err, c->doc, n,
+				"%s: key '%s': expected a list, found %s",
+				what, key,
+				n && n->type == YAML_MAPPING_NODE
+					? "a mapping"
+					: "a scalar");
+	return 0;
+}
+
+static int load_tensors(struct yw_ctx *c, yaml_node_t *seq, int64_t batch,
+			gms_err *err)
+{
+	if (need_seq(c, seq, "tensors", "workload", err) < 0)
+		return -1;
+	size_t n = cfg_seq_len(seq);
+	if (n == 0)
+		return cfg_errf(err, c->doc, seq,
+				"workload: key 'tensors': the list is "
+				"empty");
+	c->tname = calloc(n, sizeof *c->tname);
+	if (!c->tname)
+		return gms_errf(err, "%s: out of memory", c->doc->path);
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *m = cfg_seq_item(c->doc, seq, i);
+		struct yw_tensor t;
+		char what[PRM_STR_MAX + 32];
+		describe(c, m, "tensor", i, what, sizeof what);
+		if (cfg_parse_map(c->doc, m, yw_tensor_defs, &t, what, err) < 0)
+			return -1;
+		yaml_node_t *name_node = cfg_map_get(c->doc, m, "name");
+		uint32_t prev = wl_tensor_id(c->w, t.name);
+		if (prev != WL_NONE) {
+			char buf[600];
+			return cfg_errf(err, c->doc, name_node,
+					"%s: key 'name': defined twice (first "
+					"at %s)",
+					what,
+					cfg_where(c->doc, c->tname[prev],
+						  buf, sizeof buf));
+		}
+		int per_sample;
+		if (one_of(c, m, what, "bytes", "bytes_per_sample", true,
+			   &per_sample, err) < 0)
+			return -1;
+		uint64_t bytes = t.bytes;
+		const char *key = "bytes";
+		if (per_sample) {
+			key = "bytes_per_sample";
+			if (t.bytes_per_sample > UINT64_MAX / (uint64_t)batch)
+				return cfg_errf(err, c->doc,
+						cfg_map_get(c->doc, m, key),
+						"%s: key '%s': size at batch "
+						"%lld overflows",
+						what, key, (long long)batch);
+			bytes = t.bytes_per_sample * (uint64_t)batch;
+		}
+		if (bytes == 0)
+			return cfg_errf(err, c->doc,
+					cfg_map_get(c->doc, m, key),
+					"%s: key '%s': size must be > 0", what,
+					key);
+		gms_err e = {{0}};
+		uint32_t id = wl_add_tensor(c->w, t.name, bytes,
+					    (enum wl_kind)t.kind, &e);
+		if (id == WL_NONE)
+			return cfg_errf(err, c->doc, m, "%s", e.msg);
+		c->tname[id] = name_node;
+	}
+	return 0;
+}
+
+/* Resolve a list of tensor names into c->ids starting at *at. */
+static int resolve_names(struct yw_ctx *c, yaml_node_t *seq, const char *key,
+			 const char *what, size_t *at, gms_err *err)
+{
+	if (!seq)
+		return 0;
+	if (need_seq(c, seq, key, what, err) < 0)
+		return -1;
+	size_t n = cfg_seq_len(seq);
+	if (*at + n > c->ids_cap) {
+		size_t cap = (*at + n) * 2;
+		uint32_t *p = realloc(c->ids, cap * sizeof *p);
+		if (!p)
+			return gms_errf(err, "%s: out of memory", c->doc->path);
+		c->ids = p;
+		c->ids_cap = cap;
+	}
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *item = cfg_seq_item(c->doc, seq, i);
+		const char *s = cfg_scalar(item);
+		if (!s)
+			return cfg_errf(err, c->doc, item,
+					"%s: key '%s': expected a tensor name, "
+					"found a %s",
+					what, key,
+					item && item->type == YAML_MAPPING_NODE
+						? "mapping"
+						: "sequence");
+		uint32_t id = wl_tensor_id(c->w, s);
+		if (id == WL_NONE)
+			return cfg_errf(err, c->doc, item,
+					"%s: key '%s': unknown tensor '%s'",
+					what, key, s);
+		c->ids[(*at)++] = id;
+	}
+	return 0;
+}
+
+static int load_algos(struct yw_ctx *c, yaml_node_t *seq, const char *what,
+		      uint32_t *n_algos, gms_err *err)
+{
+	*n_algos = 0;
+	if (!seq)
+		return 0;
+	if (need_seq(c, seq, "algos", what, err) < 0)
+		return -1;
+	size_t n = cfg_seq_len(seq);
+	if (n > c->algos_cap) {
+		struct wl_algo *p = realloc(c->algos, n * sizeof *p);
+		if (!p)
+			return gms_errf(err, "%s: out of memory", c->doc->path);
+		c->algos = p;
+		c->algos_cap = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *m = cfg_seq_item(c->doc, seq, i);
+		struct yw_algo a;
+		char kind[PRM_STR_MAX + 40], w[2 * PRM_STR_MAX + 80];
+		snprintf(kind, sizeof kind, "%s: algo", what);
+		describe(c, m, kind, i, w, sizeof w);
+		if (cfg_parse_map(c->doc, m, yw_algo_defs, &a, w, err) < 0)
+			return -1;
+		/* a is gone after this iteration; the name's scalar lives in
+		 * the document until wl_add_op has copied it. */
+		c->algos[i] = (struct wl_algo){
+			.name = cfg_scalar(cfg_map_get(c->doc, m, "name")),
+			.workspace = a.workspace,
+			.time_scale = a.time_scale,
+		};
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(c->algos[j].name, c->algos[i].name) == 0)
+				return cfg_errf(err, c->doc,
+						cfg_map_get(c->doc, m, "name"),
+						"%s: key 'name': listed twice",
+						w);
+	}
+	*n_algos = (uint32_t)n;
+	return 0;
+}
+
+static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
+		   gms_err *err)
+{
+	struct yw_op o;
+	char what[PRM_STR_MAX + 32];
+	describe(c, m, "op", i, what, sizeof what);
+	if (cfg_parse_map(c->doc, m, yw_op_defs, &o, what, err) < 0)
+		return -1;
+	yaml_node_t *name_node = cfg_map_get(c->doc, m, "name");
+	uint32_t prev = wl_op_id(c->w, o.name);
+	if (prev != WL_NONE) {
+		char buf[600];
+		return cfg_errf(err, c->doc, name_node,
+				"%s: key 'name': defined twice (first at %s)",
+				what,
+				cfg_where(c->doc, c->oname[prev], buf,
+					  sizeof buf));
+	}
+	int flops_ps, bytes_ps;
+	if (one_of(c, m, what, "flops", "flops_per_sample", false, &flops_ps,
+		   err) < 0 ||
+	    one_of(c, m, what, "bytes", "bytes_per_sample", false, &bytes_ps,
+		   err) < 0)
+		return -1;
+	if (!cfg_map_get(c->doc, m, "recomputable"))
+		o.recomputable = o.phase == WL_FWD;
+
+	size_t n_ids = 0;
+	if (resolve_names(c, o.inputs, "inputs", what, &n_ids, err) < 0)
+		return -1;
+	size_t n_in = n_ids;
+	if (resolve_names(c, o.outputs, "outputs", what, &n_ids, err) < 0)
+		return -1;
+	uint32_t n_algos;
+	if (load_algos(c, o.algos, what, &n_algos, err) < 0)
+		return -1;
+
+	double fb = (double)batch;
+	struct wl_op_desc d = {
+		.name = o.name,
+		.type = (enum wl_op_type)o.type,
+		.phase = (enum wl_phase)o.phase,
+		.layer = o.layer[0] ? o.layer : NULL,
+		.in = c->ids,
+		.n_in = (uint32_t)n_in,
+		.out = c->ids + n_in,
+		.n_out = (uint32_t)(n_ids - n_in),
+		.flops = flops_ps ? o.flops_per_sample * fb : o.flops,
+		.bytes = bytes_ps ? (double)o.bytes_per_sample * fb
+				  : (double)o.bytes,
+		.time = o.time,
+		.workspace = o.workspace,
+		.recomputable = o.recomputable,
+		.inplace = o.inplace,
+		.algos = n_algos ? c->algos : NULL,
+		.n_algos = n_algos,
+	};
+	gms_err e = {{0}};
+	uint32_t id = wl_add_op(c->w, &d, &e);
+	if (id == WL_NONE)
+		return cfg_errf(err, c->doc, m, "%s", e.msg);
+	c->oname[id] = name_node;
+	return 0;
+}
+
+static int load_ops(struct yw_ctx *c, yaml_node_t *seq, int64_t batch,
+		    gms_err *err)
+{
+	if (need_seq(c, seq, "ops", "workload", err) < 0)
+		return -1;
+	size_t n = cfg_seq_len(seq);
+	if (n == 0)
+		return cfg_errf(err, c->doc, seq,
+				"workload: key 'ops': the list is empty");
+	c->oname = calloc(n, sizeof *c->oname);
+	if (!c->oname)
+		return gms_errf(err, "%s: out of memory", c->doc->path);
+	for (size_t i = 0; i < n; i++)
+		if (load_op(c, cfg_seq_item(c->doc, seq, i), i, batch, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* "dir/chain3.yaml" -> "chain3" into buf. */
+static void stem(const char *path, char *buf, size_t n)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t len = strlen(b);
+	const char *dot = strrchr(b, '.');
+	if (dot && dot != b)
+		len = (size_t)(dot - b);
+	if (len >= n)
+		len = n - 1;
+	memcpy(buf, b, len);
+	buf[len] = '\0';
+}
+
+struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
+				 gms_err *err)
+{
+	struct yw_ctx c = {0};
+	struct yw_top top;
+	if (!path) {
+		gms_errf(err, "wl_load_yaml: no path");
+		return NULL;
+	}
+	if (cfg_load(&c.doc, path, err) < 0)
+		return NULL;
+	yaml_node_t *root = cfg_root(c.doc);
+	if (!root) {
+		gms_errf(err, "%s: empty workload file", path);
+		goto fail;
+	}
+	if (cfg_parse_map(c.doc, root, yw_top_defs, &top, "workload", err) < 0)
+		goto fail;
+	if (!top.name[0])
+		stem(path, top.name, sizeof top.name);
+	if (batch <= 0)
+		batch = top.batch;
+	c.w = wl_new(top.name, batch);
+	if (!c.w) {
+		gms_errf(err, "%s: out of memory", path);
+		goto fail;
+	}
+	if (load_tensors(&c, top.tensors, batch, err) < 0 ||
+	    load_ops(&c, top.ops, batch, err) < 0)
+		goto fail;
+	if (wl_finalize(c.w, err) < 0) {
+		gms_err_prefix(err, "%s", path);
+		goto fail;
+	}
+	goto done;
+fail:
+	wl_free(c.w);
+	c.w = NULL;
+done:
+	free(c.tname);
+	free(c.oname);
+	free(c.algos);
+	free(c.ids);
+	cfg_free(c.doc);
+	return c.w;
+}
