@@ -36,6 +36,9 @@ static const struct prm_def ondemand_params[] = {
 struct ondemand {
 	uint32_t *list;	 /* tensor ids in access order, this iteration */
 	size_t n, cap;	 /* length and capacity */
+	size_t dead;	 /* list[0..dead) name tensors freed for the rest of
+			    the iteration (a tensor is produced once), so
+			    the scan starts here */
 	uint64_t evicted; /* tensors evicted over the run */
 };
 
@@ -68,6 +71,7 @@ static void ondemand_iter_begin(struct pol *p, struct ex *ex, int iter)
 	(void)ex;
 	(void)iter;
 	s->n = 0;
+	s->dead = 0;
 }
 
 static void ondemand_on_access(struct pol *p, struct ex *ex,
@@ -93,7 +97,9 @@ static enum ex_verdict ondemand_on_alloc_fail(struct pol *p, struct ex *ex,
 	const struct wl_workload *wl = ex_workload(ex);
 	uint64_t freed = 0;
 	eng_event last = ENG_EVENT_NONE;
-	for (size_t i = 0; i < s->n && freed < req->bytes; i++) {
+	while (s->dead < s->n && ex_tensor_state(ex, s->list[s->dead]) == TS_NONE)
+		s->dead++;
+	for (size_t i = s->dead; i < s->n && freed < req->bytes; i++) {
 		uint32_t t = s->list[i];
 		if (ex_tensor_state(ex, t) != TS_IN ||
 		    ex_tensor_persistent(ex, t) || ex_tensor_busy(ex, t))

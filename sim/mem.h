@@ -20,7 +20,9 @@
  *
  * Invariants every model keeps (and asserts):
  *   allocated <= reserved <= budget; peak_* >= current; a handle is freed
- *   at most once; largest_free <= reserved - allocated.
+ *   at most once; largest_free <= reserved - allocated (except arena, which
+ *   reserves nothing ahead: reserved == allocated and largest_free is
+ *   budget - allocated, so its mem_frag is 0).
  *
  * Addresses are virtual: pool/segment k starts where the previous one ends
  * (in creation order), so tests can check placement exactly.
@@ -102,6 +104,14 @@ const struct mem_ops *mem_find(const char *name);
 /* The i-th model (NULL past the end), for listings. */
 const struct mem_ops *mem_model(size_t i);
 
+/* The models' tables (mem_pool.c, mem_bfc.c, mem_caching.c, mem_arena.c),
+ * in mem_model() order. */
+extern const struct mem_ops mem_pool_bestfit_ops;
+extern const struct mem_ops mem_highend_ops;
+extern const struct mem_ops mem_bfc_ops;
+extern const struct mem_ops mem_caching_ops;
+extern const struct mem_ops mem_arena_ops;
+
 /* Convenience wrappers: an instance remembers its ops. */
 struct mem_dev {
 	const struct mem_ops *ops; /* the model */
@@ -121,5 +131,54 @@ struct mem_host {
 /* Returns 0, or -1 when capacity would be exceeded (nothing changes). */
 int mem_host_alloc(struct mem_host *h, uint64_t bytes);
 void mem_host_free(struct mem_host *h, uint64_t bytes);
+
+/*
+ * Model internals (mem.c), shared by the model files; callers of the
+ * allocators do not need them. An ordered set of free blocks: a treap whose
+ * nodes are indexed by the model's own block ids, so one "forest" of nodes
+ * holds several trees (bins, pools) and a block sits in at most one tree of
+ * a forest at a time. Every node keeps the largest size in its subtree, so
+ * both best-fit and highest-address-that-fits queries are O(log n).
+ */
+enum mem_tree_order {
+	MEM_BY_SIZE, /* ordered by (size, addr): best fit */
+	MEM_BY_ADDR  /* ordered by addr: highest address that fits */
+};
+
+struct mem_tnode {
+	uint64_t size;	   /* key: block bytes */
+	uint64_t addr;	   /* key: block start address (unique in a tree) */
+	uint64_t max;	   /* largest size in this node's subtree */
+	uint32_t left;	   /* left child id, or MEM_HANDLE_NONE */
+	uint32_t right;	   /* right child id, or MEM_HANDLE_NONE */
+	uint32_t prio;	   /* heap priority, a hash of addr (deterministic) */
+	uint8_t linked;	   /* 1 while the node is in some tree */
+};
+
+struct mem_forest {
+	struct mem_tnode *node; /* nodes indexed by block id */
+	uint32_t cap;		/* nodes allocated */
+};
+
+/* Make ids [0, cap) usable (new nodes unlinked). Aborts on host OOM. */
+void mem_forest_reserve(struct mem_forest *f, uint32_t cap);
+void mem_forest_destroy(struct mem_forest *f);
+/* Insert block id with its key into the tree at *root (MEM_HANDLE_NONE =
+ * empty tree); remove it (using the key stored at insertion). */
+void mem_tree_insert(struct mem_forest *f, uint32_t *root,
+		     enum mem_tree_order o, uint32_t id, uint64_t size,
+		     uint64_t addr);
+void mem_tree_erase(struct mem_forest *f, uint32_t *root,
+		    enum mem_tree_order o, uint32_t id);
+/* MEM_BY_SIZE tree: the block with the smallest (size, addr) whose size is
+ * >= size, or MEM_HANDLE_NONE. */
+uint32_t mem_tree_best_fit(const struct mem_forest *f, uint32_t root,
+			   uint64_t size);
+/* MEM_BY_ADDR tree: the block with the highest address whose size is >=
+ * size, or MEM_HANDLE_NONE. */
+uint32_t mem_tree_highest_fit(const struct mem_forest *f, uint32_t root,
+			      uint64_t size);
+/* Largest size in a tree (0 when empty). */
+uint64_t mem_tree_max(const struct mem_forest *f, uint32_t root);
 
 #endif

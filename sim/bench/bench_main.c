@@ -1,0 +1,230 @@
+/*
+ * bench_main.c - `make bench`: how fast the engine is.
+ *
+ *  1. the event queue alone: schedule and run N events with pseudo-random
+ *     times (many ties), events per second;
+ *  2. the engine alone: compute stream and copy engines with
+ *     cross-stream waits, driven by kernel completions; events per second;
+ *  3. the whole simulator on a synthetic 1,000-op workload (a 500-layer
+ *     chain, forward and backward): wall time per simulated iteration and
+ *     engine events per second, under `framework` (everything fits) and
+ *     under `ondemand` with half the memory it needs (evictions and
+ *     swap-ins on every iteration).
+ * Figures are wall-clock on this machine; run it on an idle machine.
+ */
+#include "../../policies/pol.h"
+#include "../ex.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void nop(void *obj, uint64_t arg)
+{
+	(*(uint64_t *)obj) += arg;
+}
+
+static void bench_queue(void)
+{
+	const uint64_t n = 10 * 1000 * 1000;
+	struct ev_queue q;
+	uint64_t sink = 0, x = 88172645463325252ULL;
+	ev_init(&q);
+	double t0 = now_s();
+	/* keep ~1000 events pending, like a busy simulation: each popped
+	 * event schedules one more a little later */
+	for (uint64_t i = 0; i < 1000; i++)
+		ev_at(&q, (sim_time_t)i, nop, &sink, 1);
+	struct ev e;
+	for (uint64_t i = 0; i < n; i++) {
+		ev_pop(&q, &e);
+		e.fn(e.obj, e.arg);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift */
+		ev_at(&q, q.now + (sim_time_t)(x % 2048), nop, &sink, 1);
+	}
+	double dt = now_s() - t0;
+	printf("event queue:   %llu events in %.3f s = %.2f M events/s "
+	       "(1000 pending)\n",
+	       (unsigned long long)n, dt, (double)n / dt / 1e6);
+	ev_fini(&q);
+}
+
+/* The engine alone (event queue + compute stream + copy engines): a
+ * kernel's completion issues the next kernel and, every other kernel, a
+ * D2H copy that waits for it (cross-stream event) and an H2D copy. */
+struct eng_bench {
+	struct eng e;	 /* the engines */
+	uint64_t left;	 /* kernels still to issue */
+};
+
+static void eb_kernel_done(void *obj, uint64_t i)
+{
+	struct eng_bench *b = obj;
+	if (!b->left)
+		return;
+	b->left--;
+	eng_event ev = eng_event_new(&b->e, ENG_COMPUTE);
+	struct eng_item k = {.type = ENG_KERNEL, .q = ENG_COMPUTE,
+			     .duration = 1000, .wait = ENG_EVENT_NONE,
+			     .signal = ev, .done = eb_kernel_done, .obj = b,
+			     .arg = i + 1};
+	eng_issue(&b->e, &k);
+	if (i % 2 == 0) {
+		struct eng_item w = {.type = ENG_WAIT, .q = ENG_D2H, .wait = ev,
+				     .signal = ENG_EVENT_NONE};
+		struct eng_item c = {.type = ENG_COPY, .q = ENG_D2H,
+				     .bytes = 16384, .pinned = true,
+				     .wait = ENG_EVENT_NONE,
+				     .signal = ENG_EVENT_NONE};
+		eng_issue(&b->e, &w);
+		eng_issue(&b->e, &c);
+		c.q = ENG_H2D;
+		eng_issue(&b->e, &c);
+	}
+	if (b->e.n_evt > 1 << 16 && eng_idle(&b->e))
+		eng_reset_events(&b->e);
+}
+
+static void bench_engine(void)
+{
+	struct ev_queue q;
+	struct hw_profile hw;
+	gms_err err;
+	if (hw_load(&hw, "V100-16GB", &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	struct eng_bench *b = calloc(1, sizeof *b);
+	ev_init(&q);
+	eng_init(&b->e, &q, &hw);
+	b->left = 2 * 1000 * 1000;
+	double t0 = now_s();
+	eb_kernel_done(b, 0);
+	uint64_t n = ev_run(&q, NULL);
+	double dt = now_s() - t0;
+	printf("engine:        %llu events (2M kernels, 2M copies with "
+	       "cross-stream waits) in %.3f s = %.2f M events/s\n",
+	       (unsigned long long)n, dt, (double)n / dt / 1e6);
+	eng_fini(&b->e);
+	ev_fini(&q);
+	free(b);
+}
+
+static struct wl_workload *synthetic(int layers)
+{
+	gms_err err;
+	char name[64];
+	struct wl_workload *w = wl_new("synthetic-chain", 64);
+	uint32_t *a = malloc(sizeof *a * (size_t)(layers + 1));
+	uint32_t *g = malloc(sizeof *g * (size_t)(layers + 1));
+	uint32_t *wt = malloc(sizeof *wt * (size_t)(layers + 1));
+	a[0] = wl_add_tensor(w, "x", 8 * GMS_MIB, WL_INPUT, &err);
+	for (int i = 1; i <= layers; i++) {
+		snprintf(name, sizeof name, "a%d", i);
+		a[i] = wl_add_tensor(w, name, 8 * GMS_MIB, WL_ACT, &err);
+		snprintf(name, sizeof name, "w%d", i);
+		wt[i] = wl_add_tensor(w, name, GMS_MIB, WL_PARAM, &err);
+		snprintf(name, sizeof name, "g%d", i);
+		if (i < layers) /* the last layer starts from its output */
+			g[i] = wl_add_tensor(w, name, 8 * GMS_MIB,
+					     WL_ACT_GRAD, &err);
+		snprintf(name, sizeof name, "gw%d", i);
+		wl_add_tensor(w, name, GMS_MIB, WL_PARAM_GRAD, &err);
+	}
+	g[0] = wl_add_tensor(w, "g0", 8 * GMS_MIB, WL_ACT_GRAD, &err);
+	for (int i = 1; i <= layers; i++) {
+		uint32_t in[2] = {a[i - 1], wt[i]};
+		snprintf(name, sizeof name, "fwd%d", i);
+		struct wl_op_desc d = {.name = name, .type = OT_MATMUL,
+				       .phase = WL_FWD, .in = in, .n_in = 2,
+				       .out = &a[i], .n_out = 1, .flops = 4e9,
+				       .bytes = 16.0 * GMS_MIB,
+				       .recomputable = true};
+		wl_add_op(w, &d, &err);
+	}
+	for (int i = layers; i >= 1; i--) {
+		/* the last layer's gradient comes from its own output */
+		uint32_t in[3] = {i == layers ? a[i] : g[i], a[i - 1], wt[i]};
+		snprintf(name, sizeof name, "gw%d", i);
+		uint32_t out[2] = {g[i - 1], wl_tensor_id(w, name)};
+		snprintf(name, sizeof name, "bwd%d", i);
+		struct wl_op_desc d = {.name = name, .type = OT_MATMUL_BWD,
+				       .phase = WL_BWD, .in = in, .n_in = 3,
+				       .out = out, .n_out = 2, .flops = 8e9,
+				       .bytes = 32.0 * GMS_MIB};
+		wl_add_op(w, &d, &err);
+	}
+	free(a);
+	free(g);
+	free(wt);
+	if (wl_finalize(w, &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	return w;
+}
+
+static void bench_run(const struct wl_workload *w, const char *policy,
+		      uint64_t budget, int iters)
+{
+	struct hw_profile hw;
+	gms_err err;
+	if (hw_load(&hw, "V100-16GB", &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	struct pol pol;
+	if (pol_create(&pol, policy, NULL, NULL, NULL, 0, &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "bfc", .budget = budget,
+			     .iterations = iters, .warmup = 1};
+	struct st_run st;
+	double t0 = now_s();
+	int rc = ex_run(&cfg, &st, &err);
+	double dt = now_s() - t0;
+	if (rc < 0 || st.oom.hit) {
+		fprintf(stderr, "bench: %s run failed: %s %s\n", policy,
+			err.msg, st.oom.reason);
+		exit(1);
+	}
+	printf("%-10s %4u ops x %d iterations: %.3f ms per simulated "
+	       "iteration, %.2f M simulator events/s (%llu events, %llu "
+	       "swap-outs/iter)\n",
+	       policy, w->n_ops, iters, dt * 1e3 / iters,
+	       (double)st.events / dt / 1e6, (unsigned long long)st.events,
+	       (unsigned long long)st.steady.n_swap_out);
+	st_run_free(&st);
+	pol_destroy(&pol);
+}
+
+int main(int argc, char **argv)
+{
+	/* optional argument: queue, engine, framework or ondemand (default:
+	 * all) */
+	const char *only = argc > 1 ? argv[1] : "";
+	if (!*only || strcmp(only, "queue") == 0)
+		bench_queue();
+	if (!*only || strcmp(only, "engine") == 0)
+		bench_engine();
+	struct wl_workload *w = synthetic(500);
+	/* the chain keeps every activation for backward: 500 x 8 MiB plus
+	 * weights; half of that forces evictions */
+	uint64_t need = 500ULL * 8 * GMS_MIB + 500ULL * GMS_MIB;
+	if (!*only || strcmp(only, "framework") == 0)
+		bench_run(w, "framework", 0, 50);
+	if (!*only || strcmp(only, "ondemand") == 0)
+		bench_run(w, "ondemand", need / 2, 50);
+	wl_free(w);
+	return 0;
+}

@@ -1,0 +1,303 @@
+/*
+ * mem.c - the allocator registry, fragmentation, the mem_dev wrappers,
+ * pinned host memory, and the ordered set of free blocks (a treap) that the
+ * model files share.
+ */
+#include "mem.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Registry
+ * ---------------------------------------------------------------------- */
+
+static const struct mem_ops *const models[] = {
+	&mem_pool_bestfit_ops, &mem_highend_ops, &mem_bfc_ops,
+	&mem_caching_ops,      &mem_arena_ops,
+};
+
+#define N_MODELS (sizeof models / sizeof models[0])
+
+const struct mem_ops *mem_model(size_t i)
+{
+	return i < N_MODELS ? models[i] : NULL;
+}
+
+const struct mem_ops *mem_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < N_MODELS; i++)
+		if (strcmp(models[i]->name, name) == 0)
+			return models[i];
+	return NULL;
+}
+
+double mem_frag(const struct mem_stats *s)
+{
+	assert(s);
+	if (s->reserved <= s->allocated)
+		return 0.0;
+	uint64_t free_bytes = s->reserved - s->allocated;
+	if (s->largest_free >= free_bytes)
+		return 0.0;
+	return 1.0 - (double)s->largest_free / (double)free_bytes;
+}
+
+int mem_dev_open(struct mem_dev *d, const char *model,
+		 const struct mem_cfg *cfg, gms_err *err)
+{
+	assert(d);
+	d->ops = NULL;
+	d->a = NULL;
+	const struct mem_ops *ops = mem_find(model);
+	if (!ops) {
+		char known[256] = "";
+		size_t n = 0;
+		for (size_t i = 0; i < N_MODELS; i++)
+			n += (size_t)snprintf(known + n, sizeof known - n,
+					      "%s%s", i ? ", " : "",
+					      models[i]->name);
+		return gms_errf(err, "unknown allocator '%s' (known: %s)",
+				model ? model : "(null)", known);
+	}
+	struct mem_allocator *a = ops->create(cfg, err);
+	if (!a)
+		return gms_err_prefix(err, "allocator '%s'", ops->name);
+	d->ops = ops;
+	d->a = a;
+	return 0;
+}
+
+void mem_dev_close(struct mem_dev *d)
+{
+	if (!d)
+		return;
+	if (d->ops && d->a)
+		d->ops->destroy(d->a);
+	d->ops = NULL;
+	d->a = NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Pinned host memory
+ * ---------------------------------------------------------------------- */
+
+int mem_host_alloc(struct mem_host *h, uint64_t bytes)
+{
+	assert(h);
+	if (h->capacity &&
+	    (bytes > h->capacity || h->in_use > h->capacity - bytes))
+		return -1;
+	h->in_use += bytes;
+	if (h->in_use > h->peak)
+		h->peak = h->in_use;
+	h->n_alloc++;
+	return 0;
+}
+
+void mem_host_free(struct mem_host *h, uint64_t bytes)
+{
+	assert(h);
+	assert(bytes <= h->in_use);
+	h->in_use -= bytes;
+}
+
+/* ------------------------------------------------------------------------
+ * Treap of free blocks
+ *
+ * Priorities are a hash of the block address, so a given set of keys always
+ * has the same shape (runs are repeatable) and the expected depth is
+ * O(log n). Recursion depth is the tree depth.
+ * ---------------------------------------------------------------------- */
+
+#define NONE MEM_HANDLE_NONE
+
+static uint32_t addr_hash(uint64_t x)
+{
+	/* splitmix64 finaliser */
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (uint32_t)(x >> 32);
+}
+
+void mem_forest_reserve(struct mem_forest *f, uint32_t cap)
+{
+	assert(f);
+	if (cap <= f->cap)
+		return;
+	uint32_t ncap = f->cap ? f->cap : 64;
+	while (ncap < cap)
+		ncap = ncap > UINT32_MAX / 2 ? UINT32_MAX - 1 : ncap * 2;
+	struct mem_tnode *n = realloc(f->node, (size_t)ncap * sizeof *n);
+	if (!n) {
+		fprintf(stderr, "gpumemsim: out of host memory (allocator)\n");
+		abort();
+	}
+	memset(n + f->cap, 0, (size_t)(ncap - f->cap) * sizeof *n);
+	f->node = n;
+	f->cap = ncap;
+}
+
+void mem_forest_destroy(struct mem_forest *f)
+{
+	if (!f)
+		return;
+	free(f->node);
+	f->node = NULL;
+	f->cap = 0;
+}
+
+/* a < b in the tree's order */
+static int key_less(const struct mem_tnode *a, const struct mem_tnode *b,
+		    enum mem_tree_order o)
+{
+	if (o == MEM_BY_SIZE && a->size != b->size)
+		return a->size < b->size;
+	return a->addr < b->addr;
+}
+
+static void pull(struct mem_forest *f, uint32_t t)
+{
+	struct mem_tnode *n = &f->node[t];
+	uint64_t m = n->size;
+	if (n->left != NONE && f->node[n->left].max > m)
+		m = f->node[n->left].max;
+	if (n->right != NONE && f->node[n->right].max > m)
+		m = f->node[n->right].max;
+	n->max = m;
+}
+
+static uint32_t ins(struct mem_forest *f, uint32_t t, uint32_t id,
+		    enum mem_tree_order o)
+{
+	if (t == NONE)
+		return id;
+	struct mem_tnode *n = &f->node[t];
+	if (key_less(&f->node[id], n, o)) {
+		n->left = ins(f, n->left, id, o);
+		if (f->node[n->left].prio > n->prio) { /* rotate right */
+			uint32_t l = n->left;
+			n->left = f->node[l].right;
+			f->node[l].right = t;
+			pull(f, t);
+			pull(f, l);
+			return l;
+		}
+	} else {
+		n->right = ins(f, n->right, id, o);
+		if (f->node[n->right].prio > n->prio) { /* rotate left */
+			uint32_t r = n->right;
+			n->right = f->node[r].left;
+			f->node[r].left = t;
+			pull(f, t);
+			pull(f, r);
+			return r;
+		}
+	}
+	pull(f, t);
+	return t;
+}
+
+/* Join two treaps, every key of a below every key of b. */
+static uint32_t join(struct mem_forest *f, uint32_t a, uint32_t b)
+{
+	if (a == NONE)
+		return b;
+	if (b == NONE)
+		return a;
+	if (f->node[a].prio > f->node[b].prio) {
+		f->node[a].right = join(f, f->node[a].right, b);
+		pull(f, a);
+		return a;
+	}
+	f->node[b].left = join(f, a, f->node[b].left);
+	pull(f, b);
+	return b;
+}
+
+static uint32_t del(struct mem_forest *f, uint32_t t, uint32_t id,
+		    enum mem_tree_order o)
+{
+	assert(t != NONE); /* id must be in this tree */
+	if (t == id)
+		return join(f, f->node[t].left, f->node[t].right);
+	struct mem_tnode *n = &f->node[t];
+	if (key_less(&f->node[id], n, o))
+		n->left = del(f, n->left, id, o);
+	else
+		n->right = del(f, n->right, id, o);
+	pull(f, t);
+	return t;
+}
+
+void mem_tree_insert(struct mem_forest *f, uint32_t *root,
+		     enum mem_tree_order o, uint32_t id, uint64_t size,
+		     uint64_t addr)
+{
+	assert(f && root && id < f->cap);
+	struct mem_tnode *n = &f->node[id];
+	assert(!n->linked);
+	n->size = size;
+	n->addr = addr;
+	n->max = size;
+	n->left = n->right = NONE;
+	n->prio = addr_hash(addr);
+	n->linked = 1;
+	*root = ins(f, *root, id, o);
+}
+
+void mem_tree_erase(struct mem_forest *f, uint32_t *root,
+		    enum mem_tree_order o, uint32_t id)
+{
+	assert(f && root && id < f->cap && f->node[id].linked);
+	*root = del(f, *root, id, o);
+	f->node[id].linked = 0;
+	f->node[id].left = f->node[id].right = NONE;
+}
+
+uint32_t mem_tree_best_fit(const struct mem_forest *f, uint32_t root,
+			   uint64_t size)
+{
+	uint32_t best = NONE;
+	for (uint32_t t = root; t != NONE;) {
+		const struct mem_tnode *n = &f->node[t];
+		if (n->size >= size) {
+			best = t;
+			t = n->left;
+		} else {
+			t = n->right;
+		}
+	}
+	return best;
+}
+
+uint32_t mem_tree_highest_fit(const struct mem_forest *f, uint32_t root,
+			      uint64_t size)
+{
+	uint32_t t = root;
+	if (t == NONE || f->node[t].max < size)
+		return NONE;
+	for (;;) {
+		const struct mem_tnode *n = &f->node[t];
+		if (n->right != NONE && f->node[n->right].max >= size) {
+			t = n->right;
+		} else if (n->size >= size) {
+			return t;
+		} else {
+			/* the subtree max is >= size, so the left has it */
+			assert(n->left != NONE && f->node[n->left].max >= size);
+			t = n->left;
+		}
+	}
+}
+
+uint64_t mem_tree_max(const struct mem_forest *f, uint32_t root)
+{
+	return root == NONE ? 0 : f->node[root].max;
+}

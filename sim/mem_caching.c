@@ -1,0 +1,382 @@
+/*
+ * mem_caching.c - `caching`: PyTorch's CUDA caching allocator.
+ *
+ * Follows c10/cuda/CUDACachingAllocator.cpp (DeviceCachingAllocator), with
+ * its default configuration (no max_split_size, no roundup_power2_divisions,
+ * no expandable segments, no garbage_collection_threshold):
+ *   - constants: kMinBlockSize = 512 ("all sizes are rounded to at least
+ *     512 bytes"), kSmallSize = 1048576 ("largest 'small' allocation is
+ *     1 MiB"), kSmallBuffer = 2097152 ("'small' allocations are packed in
+ *     2 MiB blocks"), kMinLargeAlloc = 10485760 ("allocations between 1 and
+ *     10 MiB may use kLargeBuffer"), kLargeBuffer = 20971520 (20 MiB),
+ *     kRoundLarge = 2097152 ("round up large allocations to 2 MiB");
+ *   - round_size: < 512 -> 512, else a multiple of 512;
+ *   - get_pool: size <= kSmallSize -> small pool, else large pool;
+ *   - get_allocation_size (the segment to cudaMalloc): <= kSmallSize ->
+ *     kSmallBuffer; < kMinLargeAlloc -> kLargeBuffer; else rounded up to a
+ *     multiple of kRoundLarge;
+ *   - get_free_block: pool.blocks.lower_bound(search key) with blocks
+ *     ordered by (stream, size, ptr) (BlockComparatorSize): the smallest
+ *     cached block that fits, ties to the lowest address;
+ *   - should_split: remaining = block->size - size; small pool: remaining
+ *     >= kMinBlockSize; large pool: remaining > kSmallSize;
+ *     alloc_found_block gives the caller the low part of the block;
+ *   - free_block merges with free prev and next blocks of the same segment
+ *     (try_merge_blocks) and caches the result in its pool;
+ *   - malloc: get_free_block || alloc_block (cudaMalloc the segment) ||
+ *     (release_available_cached_blocks && alloc_block) ||
+ *     (release_cached_blocks && alloc_block), then OOM.
+ *     release_available_cached_blocks returns false when max_split_size is
+ *     unset (the default), so the one retry is: release_cached_blocks frees
+ *     every cached block that is a whole segment (not split) in both pools
+ *     (release_block: cudaFree, counted as device frees), then alloc_block
+ *     once more. alloc_block fails here when reserved + segment > budget
+ *     (as with set_fraction's allowed_memory_maximum).
+ * Streams are ignored (one stream). Segments get fresh virtual addresses
+ * in creation order; a released segment's addresses are not reused.
+ * largest_free is the largest cached free block of either pool.
+ */
+#include "mem.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE MEM_HANDLE_NONE
+#define K_MIN_BLOCK_SIZE ((uint64_t)512)
+#define K_SMALL_SIZE ((uint64_t)1048576)
+#define K_SMALL_BUFFER ((uint64_t)2097152)
+#define K_MIN_LARGE_ALLOC ((uint64_t)10485760)
+#define K_LARGE_BUFFER ((uint64_t)20971520)
+#define K_ROUND_LARGE ((uint64_t)2097152)
+
+enum { K_DEAD, K_FREE, K_USED };
+
+struct cblk {
+	uint64_t addr;	/* virtual start address */
+	uint64_t size;	/* bytes, a multiple of 512 */
+	uint64_t req;	/* bytes the caller asked for (in use) */
+	uint32_t prev;	/* lower neighbour in the segment, or NONE */
+	uint32_t next;	/* upper neighbour in the segment, or NONE; next
+			   dead slot while dead */
+	uint8_t small;	/* 1: small pool, 0: large pool */
+	uint8_t state;	/* K_DEAD, K_FREE or K_USED */
+};
+
+struct segment {
+	uint64_t base; /* first address */
+	uint64_t size; /* bytes (kSmallBuffer, kLargeBuffer or rounded) */
+	uint32_t head; /* id of the block at base (stable) */
+};
+
+struct mem_allocator {
+	struct cblk *b;		 /* blocks by id */
+	uint32_t nb;		 /* ids handed out so far */
+	uint32_t cap;		 /* slots allocated in b */
+	uint32_t dead;		 /* first dead slot to reuse, or NONE */
+	struct segment *seg;	 /* live segments (order not kept) */
+	uint32_t nseg;		 /* live segments */
+	uint32_t cap_seg;	 /* slots allocated in seg */
+	uint64_t next_addr;	 /* where the next segment starts */
+	struct mem_forest f;	 /* tree nodes, shared by both pools */
+	uint32_t pool[2];	 /* roots: [0] large, [1] small pool */
+	struct mem_stats st;	 /* counters; largest_free filled on read */
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n);
+	if (!q) {
+		fprintf(stderr, "gpumemsim: out of host memory (caching)\n");
+		abort();
+	}
+	return q;
+}
+
+static uint64_t round_size(uint64_t size)
+{
+	if (size < K_MIN_BLOCK_SIZE)
+		return K_MIN_BLOCK_SIZE;
+	return K_MIN_BLOCK_SIZE *
+	       ((size + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
+}
+
+static uint64_t allocation_size(uint64_t size)
+{
+	if (size <= K_SMALL_SIZE)
+		return K_SMALL_BUFFER;
+	if (size < K_MIN_LARGE_ALLOC)
+		return K_LARGE_BUFFER;
+	return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) / K_ROUND_LARGE);
+}
+
+static uint32_t new_blk(struct mem_allocator *a)
+{
+	uint32_t id;
+	if (a->dead != NONE) {
+		id = a->dead;
+		a->dead = a->b[id].next;
+	} else {
+		if (a->nb == a->cap) {
+			a->cap = a->cap ? a->cap * 2 : 64;
+			a->b = xrealloc(a->b, (size_t)a->cap * sizeof *a->b);
+			mem_forest_reserve(&a->f, a->cap);
+		}
+		id = a->nb++;
+		assert(id != NONE);
+	}
+	memset(&a->b[id], 0, sizeof a->b[id]);
+	a->b[id].prev = a->b[id].next = NONE;
+	return id;
+}
+
+static void kill_blk(struct mem_allocator *a, uint32_t id)
+{
+	a->b[id].state = K_DEAD;
+	a->b[id].next = a->dead;
+	a->dead = id;
+}
+
+static void pool_insert(struct mem_allocator *a, uint32_t id)
+{
+	struct cblk *k = &a->b[id];
+	assert(k->state == K_FREE);
+	mem_tree_insert(&a->f, &a->pool[k->small], MEM_BY_SIZE, id, k->size,
+			k->addr);
+}
+
+static void pool_erase(struct mem_allocator *a, uint32_t id)
+{
+	assert(a->b[id].state == K_FREE);
+	mem_tree_erase(&a->f, &a->pool[a->b[id].small], MEM_BY_SIZE, id);
+}
+
+static uint64_t largest_free(const struct mem_allocator *a)
+{
+	uint64_t l = mem_tree_max(&a->f, a->pool[0]);
+	uint64_t s = mem_tree_max(&a->f, a->pool[1]);
+	return l > s ? l : s;
+}
+
+static void check(const struct mem_allocator *a)
+{
+	const struct mem_stats *s = &a->st;
+	(void)s;
+	assert(s->allocated <= s->reserved && s->reserved <= s->budget);
+	assert(s->requested <= s->allocated);
+	assert(s->peak_allocated >= s->allocated);
+	assert(s->peak_reserved >= s->reserved);
+	assert(s->peak_requested >= s->requested);
+	assert(largest_free(a) <= s->reserved - s->allocated);
+}
+
+/* alloc_block: cudaMalloc a segment if the budget allows; returns its one
+ * block (free, not in a pool) or NONE. */
+static uint32_t alloc_block(struct mem_allocator *a, uint64_t seg_size,
+			    bool small)
+{
+	if (seg_size > a->st.budget - a->st.reserved)
+		return NONE;
+	if (a->nseg == a->cap_seg) {
+		a->cap_seg = a->cap_seg ? a->cap_seg * 2 : 16;
+		a->seg = xrealloc(a->seg, (size_t)a->cap_seg * sizeof *a->seg);
+	}
+	uint32_t id = new_blk(a);
+	struct cblk *k = &a->b[id];
+	k->addr = a->next_addr;
+	k->size = seg_size;
+	k->small = small;
+	k->state = K_FREE;
+	a->seg[a->nseg++] = (struct segment){a->next_addr, seg_size, id};
+	a->next_addr += seg_size;
+	a->st.reserved += seg_size;
+	if (a->st.reserved > a->st.peak_reserved)
+		a->st.peak_reserved = a->st.reserved;
+	a->st.n_device_malloc++;
+	return id;
+}
+
+/* release_cached_blocks: cudaFree every cached block that is a whole
+ * segment (not split), in both pools. */
+static void release_cached_blocks(struct mem_allocator *a)
+{
+	uint32_t i = 0;
+	while (i < a->nseg) {
+		uint32_t h = a->seg[i].head;
+		const struct cblk *k = &a->b[h];
+		if (k->state == K_FREE && k->prev == NONE && k->next == NONE) {
+			assert(k->size == a->seg[i].size);
+			pool_erase(a, h);
+			a->st.reserved -= a->seg[i].size;
+			a->st.n_device_free++;
+			kill_blk(a, h);
+			a->seg[i] = a->seg[--a->nseg];
+		} else {
+			i++;
+		}
+	}
+}
+
+static struct mem_allocator *create(const struct mem_cfg *cfg, gms_err *err)
+{
+	if (!cfg || cfg->budget == 0)
+		return gms_errf(err, "budget must be > 0"), NULL;
+	struct mem_allocator *a = calloc(1, sizeof *a);
+	if (!a)
+		return gms_errf(err, "out of memory"), NULL;
+	a->dead = NONE;
+	a->pool[0] = a->pool[1] = NONE;
+	a->st.budget = cfg->budget;
+	check(a);
+	return a;
+}
+
+static void destroy(struct mem_allocator *a)
+{
+	if (!a)
+		return;
+	mem_forest_destroy(&a->f);
+	free(a->seg);
+	free(a->b);
+	free(a);
+}
+
+static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
+		 mem_handle *h)
+{
+	(void)flags;
+	assert(a && h && bytes > 0);
+	if (bytes > a->st.budget) {
+		a->st.n_fail++;
+		return -1;
+	}
+	uint64_t size = round_size(bytes);
+	bool small = size <= K_SMALL_SIZE;
+	uint32_t id = mem_tree_best_fit(&a->f, a->pool[small], size);
+	if (id != NONE) {
+		pool_erase(a, id);
+	} else {
+		uint64_t seg_size = allocation_size(size);
+		id = alloc_block(a, seg_size, small);
+		if (id == NONE) {
+			release_cached_blocks(a);
+			id = alloc_block(a, seg_size, small);
+		}
+		if (id == NONE) {
+			a->st.n_fail++;
+			check(a);
+			return -1;
+		}
+	}
+	uint64_t remaining = a->b[id].size - size;
+	if (small ? remaining >= K_MIN_BLOCK_SIZE : remaining > K_SMALL_SIZE) {
+		uint32_t n = new_blk(a); /* may move a->b */
+		struct cblk *k = &a->b[id], *r = &a->b[n];
+		r->addr = k->addr + size;
+		r->size = remaining;
+		r->small = k->small;
+		r->state = K_FREE;
+		r->prev = id;
+		r->next = k->next;
+		if (k->next != NONE)
+			a->b[k->next].prev = n;
+		k->next = n;
+		k->size = size;
+		pool_insert(a, n);
+	}
+	struct cblk *k = &a->b[id];
+	k->state = K_USED;
+	k->req = bytes;
+	struct mem_stats *s = &a->st;
+	s->requested += bytes;
+	s->allocated += k->size;
+	if (s->requested > s->peak_requested)
+		s->peak_requested = s->requested;
+	if (s->allocated > s->peak_allocated)
+		s->peak_allocated = s->allocated;
+	s->n_alloc++;
+	*h = id;
+	check(a);
+	return 0;
+}
+
+static void cache_free(struct mem_allocator *a, mem_handle h)
+{
+	assert(a && h < a->nb && a->b[h].state == K_USED);
+	uint32_t id = h;
+	struct mem_stats *s = &a->st;
+	s->requested -= a->b[id].req;
+	s->allocated -= a->b[id].size;
+	s->n_free++;
+	a->b[id].state = K_FREE;
+	a->b[id].req = 0;
+	uint32_t p = a->b[id].prev;
+	if (p != NONE && a->b[p].state == K_FREE) {
+		pool_erase(a, p);
+		a->b[p].size += a->b[id].size;
+		a->b[p].next = a->b[id].next;
+		if (a->b[id].next != NONE)
+			a->b[a->b[id].next].prev = p;
+		kill_blk(a, id);
+		id = p;
+	}
+	uint32_t n = a->b[id].next;
+	if (n != NONE && a->b[n].state == K_FREE) {
+		pool_erase(a, n);
+		a->b[id].size += a->b[n].size;
+		a->b[id].next = a->b[n].next;
+		if (a->b[n].next != NONE)
+			a->b[a->b[n].next].prev = id;
+		kill_blk(a, n);
+	}
+	pool_insert(a, id);
+	check(a);
+}
+
+static uint64_t addr(const struct mem_allocator *a, mem_handle h)
+{
+	assert(a && h < a->nb && a->b[h].state == K_USED);
+	return a->b[h].addr;
+}
+
+static void stats(const struct mem_allocator *a, struct mem_stats *out)
+{
+	assert(a && out);
+	*out = a->st;
+	out->largest_free = largest_free(a);
+}
+
+static void dump(const struct mem_allocator *a, FILE *f)
+{
+	fprintf(f, "caching: reserved %llu allocated %llu in %u segment(s)\n",
+		(unsigned long long)a->st.reserved,
+		(unsigned long long)a->st.allocated, a->nseg);
+	for (uint32_t i = 0; i < a->nseg; i++) {
+		const struct segment *g = &a->seg[i];
+		fprintf(f, " segment @%llu size %llu (%s pool)\n",
+			(unsigned long long)g->base,
+			(unsigned long long)g->size,
+			a->b[g->head].small ? "small" : "large");
+		for (uint32_t id = g->head; id != NONE; id = a->b[id].next)
+			fprintf(f, "  [%llu, %llu) %s id %u\n",
+				(unsigned long long)a->b[id].addr,
+				(unsigned long long)(a->b[id].addr +
+						     a->b[id].size),
+				a->b[id].state == K_USED ? "used" : "free",
+				id);
+	}
+}
+
+const struct mem_ops mem_caching_ops = {
+	.name = "caching",
+	.summary = "PyTorch's CUDA caching allocator: 512 B rounding, small "
+		   "(2 MiB) and large (20 MiB / 2 MiB-rounded) segments, "
+		   "free cached and retry",
+	.create = create,
+	.destroy = destroy,
+	.alloc = alloc,
+	.free = cache_free,
+	.addr = addr,
+	.stats = stats,
+	.dump = dump,
+};
