@@ -58,6 +58,7 @@ TESTS      := $(patsubst tests/%.c,build/tests/%,$(TEST_SRC))
 ASAN_TESTS := $(patsubst tests/%.c,build-asan/tests/%,$(TEST_SRC))
 
 .PHONY: all deps test check asan bench run clean
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: build/gpumemsim build/libgpumemsim.a

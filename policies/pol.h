@@ -104,6 +104,8 @@ enum ex_verdict { EX_RETRY, EX_WAIT, EX_FAIL };
 struct pol {
 	const struct pol_ops *ops; /* the policy's hooks */
 	void *params;		   /* filled from ops->params (prm table) */
+	void *params_mem;	   /* allocation holding params (and the name
+				      read from YAML before them) */
 	void *priv;		   /* the policy's own state (init allocates) */
 	char label[96];		   /* e.g. "ondemand(mode=eager)", for outputs */
 };
@@ -143,7 +145,10 @@ const struct pol_ops *pol_at(size_t i);
 
 /* Make an instance of policy `name` with parameters from a YAML mapping
  * (node may be NULL: defaults), then from "key=value" overrides (kv may be
- * NULL). Errors name the file:line:col/key. Calls init. */
+ * NULL). The mapping is the policy's whole node, as in `policy: {name:
+ * vdnn, offload: conv}`: its `name` key, if present, must equal `name`;
+ * every other key must be one of the policy's parameters. Errors name the
+ * file:line:col and key. Calls init. */
 int pol_create(struct pol *p, const char *name, struct cfg_doc *doc,
 	       yaml_node_t *node, const char *const *kv, size_t n_kv,
 	       gms_err *err);

@@ -45,24 +45,40 @@ int pol_create(struct pol *p, const char *name, struct cfg_doc *doc,
 	}
 	char what[96];
 	snprintf(what, sizeof what, "policy '%s'", name);
-	if (p->ops->params_size) {
-		p->params = calloc(1, p->ops->params_size);
-		if (!p->params)
-			return gms_errf(err, "out of memory");
-		int rc = node ? cfg_parse_map(doc, node, p->ops->params,
-					      p->params, what, err)
-			      : prm_set_defaults(p->ops->params, p->params,
-						 err);
-		for (size_t i = 0; rc == 0 && i < n_kv; i++)
-			rc = prm_set_kv(p->ops->params, p->params, kv[i], what,
-					err);
-		if (rc < 0) {
-			pol_destroy(p);
-			return -1;
-		}
-	} else if (n_kv) {
-		return gms_errf(err, "%s takes no parameters (got '%s')", what,
-				kv[0]);
+	/* The parameters live after a name field, so one table (the policy's,
+	 * shifted, plus `name`) checks the whole YAML mapping. */
+	size_t n_defs = 0;
+	while (p->ops->params && p->ops->params[n_defs].key)
+		n_defs++;
+	struct prm_def *defs = calloc(n_defs + 2, sizeof *defs);
+	p->params_mem = calloc(1, PRM_STR_MAX + p->ops->params_size);
+	if (!defs || !p->params_mem) {
+		free(defs);
+		pol_destroy(p);
+		return gms_errf(err, "out of memory");
+	}
+	defs[0] = (struct prm_def){"name", PRM_STR, "", 0, 0, NULL,
+				   "the policy (`gpumemsim list policies`)", 0};
+	for (size_t i = 0; i < n_defs; i++) {
+		defs[i + 1] = p->ops->params[i];
+		defs[i + 1].offset += PRM_STR_MAX;
+	}
+	p->params = (char *)p->params_mem + PRM_STR_MAX;
+	int rc = node ? cfg_parse_map(doc, node, defs, p->params_mem, what, err)
+		      : prm_set_defaults(defs, p->params_mem, err);
+	const char *yname = p->params_mem;
+	if (rc == 0 && *yname && strcmp(yname, name) != 0)
+		rc = gms_errf(err, "%s: key 'name' says '%s'", what, yname);
+	for (size_t i = 0; rc == 0 && i < n_kv; i++) {
+		if (strncmp(kv[i], "name=", 5) == 0)
+			rc = gms_errf(err, "%s: 'name' is not a parameter", what);
+		else
+			rc = prm_set_kv(defs, p->params_mem, kv[i], what, err);
+	}
+	free(defs);
+	if (rc < 0) {
+		pol_destroy(p);
+		return -1;
 	}
 	snprintf(p->label, sizeof p->label, "%s", name);
 	if (p->ops->init && p->ops->init(p, err) < 0) {
@@ -76,6 +92,6 @@ void pol_destroy(struct pol *p)
 {
 	if (p->ops && p->ops->fini)
 		p->ops->fini(p);
-	free(p->params);
+	free(p->params_mem);
 	memset(p, 0, sizeof *p);
 }

@@ -28,7 +28,10 @@ enum prm_type {
 	PRM_STR,    /* char[PRM_STR_MAX]; any scalar */
 	PRM_ENUM,   /* int; index of the value in choices[] */
 	PRM_TIME,   /* sim_time_t; integer ns or "2.5ms", "10us" */
-	PRM_NODE,   /* yaml_node_t *; a mapping or sequence the caller walks */
+	PRM_NODE,   /* yaml_node_t *; a mapping or sequence the caller walks
+		       (stored as found, of any kind: the caller checks it;
+		       NULL when absent, for an optional one, i.e. def !=
+		       NULL) */
 };
 
 #define PRM_STR_MAX 128
@@ -55,7 +58,9 @@ struct cfg_doc {
 };
 
 /* Parse the file at path. On a syntax error the message names
- * file:line:column. Returns 0 and a document to free with cfg_free. */
+ * file:line:column and libyaml's problem. A file holds one document; a
+ * second one is an error. Returns 0 and a document to free with cfg_free
+ * (*out is NULL on failure). */
 int cfg_load(struct cfg_doc **out, const char *path, gms_err *err);
 
 /* Parse a YAML text held in memory; name is used in messages. */
@@ -70,10 +75,22 @@ yaml_node_t *cfg_root(struct cfg_doc *d);
 /* Fill dst from the mapping node: defaults first, then each key of the
  * mapping, checked against defs. `what` names the mapping in messages
  * (e.g. "policy 'vdnn'"). Errors: node not a mapping, unknown key,
- * duplicate key, wrong type, out of range, missing required key. */
+ * duplicate key, wrong type, out of range, missing required key. Messages
+ * read "file:line:col: <what>: key '<key>': <problem>" (1-based; `what`
+ * left out when NULL or ""); a NULL node (empty document) names only the
+ * file. The first error stops the parse; dst may then hold some values. */
 int cfg_parse_map(struct cfg_doc *d, yaml_node_t *node,
 		  const struct prm_def *defs, void *dst, const char *what,
 		  gms_err *err);
+
+/* Like cfg_parse_map, but over the values already in dst: no defaults are
+ * applied and missing required keys are not an error, so only the keys
+ * present in the mapping change. For partial overrides (e.g. a hardware
+ * profile's per-op-type compute figures over its class figures). All other
+ * checks are those of cfg_parse_map. */
+int cfg_parse_map_over(struct cfg_doc *d, yaml_node_t *node,
+		       const struct prm_def *defs, void *dst,
+		       const char *what, gms_err *err);
 
 /* Set only the defaults of defs into dst (no YAML involved). A table whose
  * required keys have no default makes this fail with a message. */
@@ -103,5 +120,17 @@ const char *cfg_scalar(const yaml_node_t *node);
 size_t cfg_seq_len(const yaml_node_t *node);
 yaml_node_t *cfg_seq_item(struct cfg_doc *d, const yaml_node_t *node,
 			  size_t i);
+
+/* Number of pairs of a mapping node (0 if not a mapping); pair i's key and
+ * value nodes (returns -1 and NULLs when i is out of range). */
+size_t cfg_map_len(const yaml_node_t *node);
+int cfg_map_pair(struct cfg_doc *d, const yaml_node_t *node, size_t i,
+		 yaml_node_t **key, yaml_node_t **value);
+
+/* The value node of the first pair of a mapping whose key is the scalar
+ * `key`, or NULL (absent, or node not a mapping). For pointing messages
+ * at a value after cfg_parse_map has accepted it. */
+yaml_node_t *cfg_map_get(struct cfg_doc *d, const yaml_node_t *node,
+			 const char *key);
 
 #endif

@@ -61,15 +61,14 @@ void st_print(const struct st_run *r, FILE *f)
 	if (r->failed)
 		fprintf(f, "  FAILED: %s\n", r->error);
 	if (r->oom.hit) {
-		fprintf(f, "  OOM in %s at op %s: %s needs %llu bytes (%.2f MiB)\n",
-			r->oom.iter < 0 ? "set-up" : "iteration",
-			r->oom.op, r->oom.tensor,
-			(unsigned long long)r->oom.bytes, mib(r->oom.bytes));
+		char where[32] = "set-up";
 		if (r->oom.iter >= 0)
-			fprintf(f, "      iteration %d; %s\n", r->oom.iter,
-				r->oom.reason);
-		else
-			fprintf(f, "      %s\n", r->oom.reason);
+			snprintf(where, sizeof where, "iteration %d",
+				 r->oom.iter);
+		fprintf(f, "  OOM in %s at op %s: %s needs %llu bytes (%.2f MiB)\n",
+			where, r->oom.op, r->oom.tensor,
+			(unsigned long long)r->oom.bytes, mib(r->oom.bytes));
+		fprintf(f, "      %s\n", r->oom.reason);
 	}
 	fprintf(f, "  iterations         %d (warm-up %d)\n", r->n_iter,
 		r->warmup);

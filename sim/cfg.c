@@ -1,0 +1,798 @@
+/*
+ * cfg.c - YAML input checked against prm_def tables (see cfg.h).
+ *
+ * Messages follow one shape so a user can jump to the spot:
+ *     <file>:<line>:<col>: <what>: key '<key>': <problem>
+ * with 1-based line and column (libyaml's marks are 0-based). `what` is
+ * left out when the caller passes NULL or "".
+ *
+ * Every value is parsed into a local prm_val first and stored only when it
+ * is valid, so a failing prm_set_kv leaves the target untouched.
+ */
+#include "cfg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Append s to buf (of size n, holding a string), cutting what does not
+ * fit. */
+static void cat(char *buf, size_t n, const char *s)
+{
+	size_t l = strlen(buf), m = strlen(s);
+	if (l + 1 >= n)
+		return;
+	if (m > n - l - 1)
+		m = n - l - 1;
+	memcpy(buf + l, s, m);
+	buf[l + m] = 0;
+}
+
+/* ---- documents ------------------------------------------------------- */
+
+static char *dup_str(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = malloc(n);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+/* Turn a libyaml parser error into a message. */
+static int parser_error(gms_err *err, const char *name,
+			const yaml_parser_t *p)
+{
+	const char *problem = p->problem ? p->problem : "unknown error";
+	switch (p->error) {
+	case YAML_MEMORY_ERROR:
+		return gms_errf(err, "%s: out of memory while reading YAML",
+				name);
+	case YAML_READER_ERROR:
+		/* The reader reports a byte offset, not a line. */
+		if (p->problem_value != -1)
+			return gms_errf(err,
+					"%s: byte %zu: YAML reader error: %s "
+					"(#%X)",
+					name, p->problem_offset, problem,
+					(unsigned)p->problem_value);
+		return gms_errf(err, "%s: byte %zu: YAML reader error: %s",
+				name, p->problem_offset, problem);
+	default:
+		break;
+	}
+	if (p->context)
+		return gms_errf(err,
+				"%s:%zu:%zu: YAML syntax error: %s (%s, at "
+				"%zu:%zu)",
+				name, p->problem_mark.line + 1,
+				p->problem_mark.column + 1, problem, p->context,
+				p->context_mark.line + 1,
+				p->context_mark.column + 1);
+	return gms_errf(err, "%s:%zu:%zu: YAML syntax error: %s", name,
+			p->problem_mark.line + 1, p->problem_mark.column + 1,
+			problem);
+}
+
+/* Load the first document of an already prepared parser; a second
+ * document is an error (a configuration is one mapping). */
+static int load_parser(struct cfg_doc **out, const char *name,
+		       yaml_parser_t *parser, gms_err *err)
+{
+	*out = NULL;
+	struct cfg_doc *d = calloc(1, sizeof *d);
+	if (!d)
+		return gms_errf(err, "%s: out of memory", name);
+	d->path = dup_str(name);
+	if (!d->path) {
+		free(d);
+		return gms_errf(err, "%s: out of memory", name);
+	}
+	if (!yaml_parser_load(parser, &d->doc)) {
+		parser_error(err, name, parser);
+		free(d->path);
+		free(d);
+		return -1;
+	}
+	if (yaml_document_get_root_node(&d->doc)) {
+		yaml_document_t next;
+		if (!yaml_parser_load(parser, &next)) {
+			parser_error(err, name, parser);
+			cfg_free(d);
+			return -1;
+		}
+		yaml_node_t *r = yaml_document_get_root_node(&next);
+		if (r) {
+			gms_errf(err,
+				 "%s:%zu:%zu: a second YAML document; a "
+				 "configuration file holds exactly one",
+				 name, r->start_mark.line + 1,
+				 r->start_mark.column + 1);
+			yaml_document_delete(&next);
+			cfg_free(d);
+			return -1;
+		}
+		yaml_document_delete(&next);
+	}
+	*out = d;
+	return 0;
+}
+
+int cfg_load(struct cfg_doc **out, const char *path, gms_err *err)
+{
+	*out = NULL;
+	if (!path || !*path)
+		return gms_errf(err, "no configuration file named");
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return gms_errf(err, "%s: cannot open: %s", path,
+				strerror(errno));
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser)) {
+		fclose(f);
+		return gms_errf(err, "%s: out of memory", path);
+	}
+	yaml_parser_set_input_file(&parser, f);
+	int rc = load_parser(out, path, &parser, err);
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return rc;
+}
+
+int cfg_load_string(struct cfg_doc **out, const char *name, const char *text,
+		    gms_err *err)
+{
+	*out = NULL;
+	if (!name)
+		name = "<string>";
+	if (!text)
+		text = "";
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser))
+		return gms_errf(err, "%s: out of memory", name);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
+				     strlen(text));
+	int rc = load_parser(out, name, &parser, err);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+void cfg_free(struct cfg_doc *d)
+{
+	if (!d)
+		return;
+	yaml_document_delete(&d->doc);
+	free(d->path);
+	free(d);
+}
+
+yaml_node_t *cfg_root(struct cfg_doc *d)
+{
+	return d ? yaml_document_get_root_node(&d->doc) : NULL;
+}
+
+/* ---- node helpers ---------------------------------------------------- */
+
+const char *cfg_where(struct cfg_doc *d, const yaml_node_t *node, char *buf,
+		      size_t n)
+{
+	const char *name = d && d->path ? d->path : "<input>";
+	if (!buf || n == 0)
+		return buf;
+	if (node)
+		snprintf(buf, n, "%s:%zu:%zu", name, node->start_mark.line + 1,
+			 node->start_mark.column + 1);
+	else
+		snprintf(buf, n, "%s", name);
+	return buf;
+}
+
+int cfg_errf(gms_err *err, struct cfg_doc *d, const yaml_node_t *node,
+	     const char *fmt, ...)
+{
+	if (!err)
+		return -1;
+	char where[600], body[sizeof err->msg];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof body, fmt, ap);
+	va_end(ap);
+	cfg_where(d, node, where, sizeof where);
+	err->msg[0] = 0;
+	cat(err->msg, sizeof err->msg, where);
+	cat(err->msg, sizeof err->msg, ": ");
+	cat(err->msg, sizeof err->msg, body);
+	return -1;
+}
+
+const char *cfg_scalar(const yaml_node_t *node)
+{
+	if (!node || node->type != YAML_SCALAR_NODE)
+		return NULL;
+	return (const char *)node->data.scalar.value;
+}
+
+size_t cfg_seq_len(const yaml_node_t *node)
+{
+	if (!node || node->type != YAML_SEQUENCE_NODE)
+		return 0;
+	return (size_t)(node->data.sequence.items.top -
+			node->data.sequence.items.start);
+}
+
+yaml_node_t *cfg_seq_item(struct cfg_doc *d, const yaml_node_t *node,
+			  size_t i)
+{
+	if (!d || i >= cfg_seq_len(node))
+		return NULL;
+	return yaml_document_get_node(&d->doc,
+				      node->data.sequence.items.start[i]);
+}
+
+size_t cfg_map_len(const yaml_node_t *node)
+{
+	if (!node || node->type != YAML_MAPPING_NODE)
+		return 0;
+	return (size_t)(node->data.mapping.pairs.top -
+			node->data.mapping.pairs.start);
+}
+
+int cfg_map_pair(struct cfg_doc *d, const yaml_node_t *node, size_t i,
+		 yaml_node_t **key, yaml_node_t **value)
+{
+	if (key)
+		*key = NULL;
+	if (value)
+		*value = NULL;
+	if (!d || i >= cfg_map_len(node))
+		return -1;
+	const yaml_node_pair_t *p = node->data.mapping.pairs.start + i;
+	if (key)
+		*key = yaml_document_get_node(&d->doc, p->key);
+	if (value)
+		*value = yaml_document_get_node(&d->doc, p->value);
+	return 0;
+}
+
+yaml_node_t *cfg_map_get(struct cfg_doc *d, const yaml_node_t *node,
+			 const char *key)
+{
+	size_t n = cfg_map_len(node);
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *k, *v;
+		cfg_map_pair(d, node, i, &k, &v);
+		const char *s = cfg_scalar(k);
+		if (s && key && strcmp(s, key) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+static const char *node_kind(const yaml_node_t *node)
+{
+	if (!node)
+		return "nothing";
+	switch (node->type) {
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	case YAML_SEQUENCE_NODE:
+		return "a sequence";
+	case YAML_SCALAR_NODE:
+		return "a scalar";
+	default:
+		return "an empty node";
+	}
+}
+
+/* A plain (unquoted) scalar that YAML reads as null: "", "~", "null". */
+static bool is_plain_null(const yaml_node_t *node)
+{
+	if (!node || node->type != YAML_SCALAR_NODE ||
+	    node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	const char *s = (const char *)node->data.scalar.value;
+	return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
+	       strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+}
+
+/* ---- values ---------------------------------------------------------- */
+
+/* One parsed value, before it is stored. */
+union prm_val {
+	int64_t i;		/* PRM_INT */
+	uint64_t u;		/* PRM_BYTES */
+	double d;		/* PRM_DOUBLE */
+	bool b;			/* PRM_BOOL */
+	char s[PRM_STR_MAX];	/* PRM_STR */
+	int e;			/* PRM_ENUM */
+	sim_time_t t;		/* PRM_TIME */
+	yaml_node_t *node;	/* PRM_NODE */
+};
+
+static const char *type_name(enum prm_type t)
+{
+	switch (t) {
+	case PRM_INT:
+		return "int";
+	case PRM_BYTES:
+		return "bytes";
+	case PRM_DOUBLE:
+		return "double";
+	case PRM_BOOL:
+		return "bool";
+	case PRM_STR:
+		return "string";
+	case PRM_ENUM:
+		return "enum";
+	case PRM_TIME:
+		return "time";
+	case PRM_NODE:
+		return "mapping";
+	}
+	return "?";
+}
+
+static const char *type_expect(enum prm_type t)
+{
+	switch (t) {
+	case PRM_INT:
+		return "an integer";
+	case PRM_BYTES:
+		return "a byte size (e.g. 4096, 512MiB, 16GiB)";
+	case PRM_DOUBLE:
+		return "a number";
+	case PRM_BOOL:
+		return "a boolean (true/false/yes/no)";
+	case PRM_STR:
+		return "a string";
+	case PRM_ENUM:
+		return "one of the listed values";
+	case PRM_TIME:
+		return "a duration (e.g. 1500, 10us, 2.5ms)";
+	case PRM_NODE:
+		return "a mapping or sequence";
+	}
+	return "?";
+}
+
+
+/* "a, b, c" of a NULL-terminated list. */
+static void join_choices(char *buf, size_t n, const char *const *choices,
+			 const char *sep)
+{
+	buf[0] = 0;
+	for (size_t i = 0; choices && choices[i]; i++) {
+		if (i)
+			cat(buf, n, sep);
+		cat(buf, n, choices[i]);
+	}
+}
+
+/* "a, b, c" of the keys of a table. */
+static void join_keys(char *buf, size_t n, const struct prm_def *defs)
+{
+	buf[0] = 0;
+	for (size_t i = 0; defs[i].key; i++) {
+		if (i)
+			cat(buf, n, ", ");
+		cat(buf, n, defs[i].key);
+	}
+}
+
+static bool has_range(const struct prm_def *p)
+{
+	return !(p->min == 0 && p->max == 0);
+}
+
+/* Range check of a numeric value; writes why on failure. */
+static int check_range(const struct prm_def *p, double v, const char *text,
+		       char *why, size_t n)
+{
+	if (!has_range(p))
+		return 0;
+	if (v < p->min || v > p->max) {
+		snprintf(why, n, "%s is out of range [%g, %g]", text, p->min,
+			 p->max);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parse scalar text s for p into v. `null` says the YAML value was a plain
+ * null (empty). On failure writes the problem into why and returns -1. */
+static int parse_text(const struct prm_def *p, const char *s, bool null,
+		      union prm_val *v, char *why, size_t n)
+{
+	memset(v, 0, sizeof *v);
+	if (p->type == PRM_STR) {
+		const char *t = null ? "" : s;
+		if (strlen(t) >= PRM_STR_MAX) {
+			snprintf(why, n,
+				 "string is %zu characters long; at most %d "
+				 "are allowed",
+				 strlen(t), PRM_STR_MAX - 1);
+			return -1;
+		}
+		memcpy(v->s, t, strlen(t) + 1);
+		return 0;
+	}
+	if (p->type == PRM_NODE) {
+		snprintf(why, n, "expected %s, found a scalar",
+			 type_expect(p->type));
+		return -1;
+	}
+	if (null || !*s) {
+		snprintf(why, n, "expected %s, found an empty value",
+			 type_expect(p->type));
+		return -1;
+	}
+	/* Skip leading blanks when looking for a minus sign. */
+	const char *q = s;
+	while (isspace((unsigned char)*q))
+		q++;
+	switch (p->type) {
+	case PRM_INT:
+		if (gms_parse_int(s, &v->i) < 0) {
+			snprintf(why, n, "expected %s, found '%s'",
+				 type_expect(p->type), s);
+			return -1;
+		}
+		return check_range(p, (double)v->i, s, why, n);
+	case PRM_BYTES:
+		if (*q == '-') {
+			snprintf(why, n, "a size must not be negative ('%s')",
+				 s);
+			return -1;
+		}
+		if (gms_parse_bytes(s, &v->u) < 0) {
+			snprintf(why, n, "expected %s, found '%s'",
+				 type_expect(p->type), s);
+			return -1;
+		}
+		return check_range(p, (double)v->u, s, why, n);
+	case PRM_DOUBLE:
+		if (gms_parse_double(s, &v->d) < 0) {
+			snprintf(why, n, "expected %s, found '%s'",
+				 type_expect(p->type), s);
+			return -1;
+		}
+		return check_range(p, v->d, s, why, n);
+	case PRM_TIME:
+		if (*q == '-') {
+			snprintf(why, n, "a time must not be negative ('%s')",
+				 s);
+			return -1;
+		}
+		if (gms_parse_time(s, &v->t) < 0) {
+			snprintf(why, n, "expected %s, found '%s'",
+				 type_expect(p->type), s);
+			return -1;
+		}
+		return check_range(p, (double)v->t, s, why, n);
+	case PRM_BOOL:
+		if (strcasecmp(s, "true") == 0 || strcasecmp(s, "yes") == 0) {
+			v->b = true;
+			return 0;
+		}
+		if (strcasecmp(s, "false") == 0 || strcasecmp(s, "no") == 0) {
+			v->b = false;
+			return 0;
+		}
+		snprintf(why, n, "expected %s, found '%s'",
+			 type_expect(p->type), s);
+		return -1;
+	case PRM_ENUM:
+		for (int i = 0; p->choices && p->choices[i]; i++)
+			if (strcmp(p->choices[i], s) == 0) {
+				v->e = i;
+				return 0;
+			}
+		{
+			char list[700];
+			join_choices(list, sizeof list, p->choices, ", ");
+			snprintf(why, n, "'%s' is not one of: %s", s, list);
+		}
+		return -1;
+	case PRM_STR:
+	case PRM_NODE:
+		break;
+	}
+	snprintf(why, n, "unsupported parameter type %d", (int)p->type);
+	return -1;
+}
+
+static void store(const struct prm_def *p, void *dst, const union prm_val *v)
+{
+	char *at = (char *)dst + p->offset;
+	switch (p->type) {
+	case PRM_INT:
+		memcpy(at, &v->i, sizeof v->i);
+		break;
+	case PRM_BYTES:
+		memcpy(at, &v->u, sizeof v->u);
+		break;
+	case PRM_DOUBLE:
+		memcpy(at, &v->d, sizeof v->d);
+		break;
+	case PRM_BOOL:
+		memcpy(at, &v->b, sizeof v->b);
+		break;
+	case PRM_STR:
+		memcpy(at, v->s, PRM_STR_MAX);
+		break;
+	case PRM_ENUM:
+		memcpy(at, &v->e, sizeof v->e);
+		break;
+	case PRM_TIME:
+		memcpy(at, &v->t, sizeof v->t);
+		break;
+	case PRM_NODE:
+		memcpy(at, &v->node, sizeof v->node);
+		break;
+	}
+}
+
+/* Store the default of p. A PRM_NODE default (any non-NULL def) is a NULL
+ * node pointer: the key was absent. */
+static int apply_default(const struct prm_def *p, void *dst, gms_err *err)
+{
+	union prm_val v;
+	char why[800];
+	if (p->type == PRM_NODE) {
+		memset(&v, 0, sizeof v);
+		store(p, dst, &v);
+		return 0;
+	}
+	if (parse_text(p, p->def, false, &v, why, sizeof why) < 0)
+		return gms_errf(err,
+				"key '%s': invalid default '%s' in the "
+				"parameter table: %s",
+				p->key, p->def, why);
+	store(p, dst, &v);
+	return 0;
+}
+
+static const char *what_sep(const char *what)
+{
+	return what && *what ? ": " : "";
+}
+
+static const char *what_str(const char *what)
+{
+	return what && *what ? what : "";
+}
+
+int prm_set_defaults(const struct prm_def *defs, void *dst, gms_err *err)
+{
+	for (const struct prm_def *p = defs; p && p->key; p++)
+		if (!p->def)
+			return gms_errf(err,
+					"key '%s' is required and has no "
+					"default",
+					p->key);
+	for (const struct prm_def *p = defs; p && p->key; p++)
+		if (apply_default(p, dst, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* ---- mappings -------------------------------------------------------- */
+
+static int parse_map(struct cfg_doc *d, yaml_node_t *node,
+		     const struct prm_def *defs, void *dst, const char *what,
+		     bool defaults, gms_err *err)
+{
+	const char *ws = what_str(what), *sep = what_sep(what);
+	if (!node)
+		return cfg_errf(err, d, NULL, "%s%sexpected a mapping, found "
+				"an empty document", ws, sep);
+	if (node->type != YAML_MAPPING_NODE) {
+		const char *s = cfg_scalar(node);
+		if (s && is_plain_null(node))
+			return cfg_errf(err, d, node,
+					"%s%sexpected a mapping, found an "
+					"empty value",
+					ws, sep);
+		if (s)
+			return cfg_errf(err, d, node,
+					"%s%sexpected a mapping, found a "
+					"scalar '%s'",
+					ws, sep, s);
+		return cfg_errf(err, d, node,
+				"%s%sexpected a mapping, found %s", ws, sep,
+				node_kind(node));
+	}
+	size_t ndefs = 0;
+	while (defs[ndefs].key)
+		ndefs++;
+	if (defaults)
+		for (size_t i = 0; i < ndefs; i++)
+			if (defs[i].def && apply_default(&defs[i], dst, err) < 0)
+				return -1;
+	/* First key node of each def seen so far, for duplicates and the
+	 * required check. */
+	yaml_node_t **seen = calloc(ndefs + 1, sizeof *seen);
+	if (!seen)
+		return gms_errf(err, "out of memory");
+	int rc = 0;
+	size_t npairs = cfg_map_len(node);
+	for (size_t i = 0; i < npairs && rc == 0; i++) {
+		yaml_node_t *k, *v;
+		cfg_map_pair(d, node, i, &k, &v);
+		const char *key = cfg_scalar(k);
+		if (!key) {
+			rc = cfg_errf(err, d, k,
+				      "%s%sa key must be a scalar, found %s",
+				      ws, sep, node_kind(k));
+			break;
+		}
+		size_t j = 0;
+		while (j < ndefs && strcmp(defs[j].key, key) != 0)
+			j++;
+		if (j == ndefs) {
+			char known[800];
+			join_keys(known, sizeof known, defs);
+			rc = cfg_errf(err, d, k,
+				      "%s%skey '%s': unknown key (known: %s)",
+				      ws, sep, key, known);
+			break;
+		}
+		const struct prm_def *p = &defs[j];
+		if (seen[j]) {
+			rc = cfg_errf(err, d, k,
+				      "%s%skey '%s': duplicate key (first at "
+				      "line %zu, column %zu)",
+				      ws, sep, key,
+				      seen[j]->start_mark.line + 1,
+				      seen[j]->start_mark.column + 1);
+			break;
+		}
+		seen[j] = k;
+		union prm_val val;
+		if (p->type == PRM_NODE) {
+			memset(&val, 0, sizeof val);
+			val.node = v;
+			store(p, dst, &val);
+			continue;
+		}
+		if (!v || v->type != YAML_SCALAR_NODE) {
+			rc = cfg_errf(err, d, v ? v : k,
+				      "%s%skey '%s': expected %s, found %s",
+				      ws, sep, key, type_expect(p->type),
+				      node_kind(v));
+			break;
+		}
+		char why[800];
+		if (parse_text(p, cfg_scalar(v), is_plain_null(v), &val, why,
+			       sizeof why) < 0) {
+			rc = cfg_errf(err, d, v, "%s%skey '%s': %s", ws, sep,
+				      key, why);
+			break;
+		}
+		store(p, dst, &val);
+	}
+	if (rc == 0 && defaults)
+		for (size_t j = 0; j < ndefs; j++)
+			if (!defs[j].def && !seen[j]) {
+				rc = cfg_errf(err, d, node,
+					      "%s%skey '%s': missing required "
+					      "key",
+					      ws, sep, defs[j].key);
+				break;
+			}
+	free(seen);
+	return rc;
+}
+
+int cfg_parse_map(struct cfg_doc *d, yaml_node_t *node,
+		  const struct prm_def *defs, void *dst, const char *what,
+		  gms_err *err)
+{
+	return parse_map(d, node, defs, dst, what, true, err);
+}
+
+int cfg_parse_map_over(struct cfg_doc *d, yaml_node_t *node,
+		       const struct prm_def *defs, void *dst,
+		       const char *what, gms_err *err)
+{
+	return parse_map(d, node, defs, dst, what, false, err);
+}
+
+/* ---- key=value ------------------------------------------------------- */
+
+int prm_set_kv(const struct prm_def *defs, void *dst, const char *kv,
+	       const char *what, gms_err *err)
+{
+	const char *ws = what_str(what), *sep = what_sep(what);
+	if (!kv)
+		return gms_errf(err, "%s%sexpected key=value, found nothing",
+				ws, sep);
+	const char *eq = strchr(kv, '=');
+	if (!eq || eq == kv)
+		return gms_errf(err, "%s%sexpected key=value, found '%s'", ws,
+				sep, kv);
+	char key[PRM_STR_MAX];
+	size_t kl = (size_t)(eq - kv);
+	if (kl >= sizeof key)
+		return gms_errf(err, "%s%skey '%.*s...': unknown key", ws, sep,
+				40, kv);
+	memcpy(key, kv, kl);
+	key[kl] = 0;
+	const struct prm_def *p = defs;
+	while (p->key && strcmp(p->key, key) != 0)
+		p++;
+	if (!p->key) {
+		char known[800];
+		join_keys(known, sizeof known, defs);
+		return gms_errf(err, "%s%skey '%s': unknown key (known: %s)",
+				ws, sep, key, known);
+	}
+	if (p->type == PRM_NODE)
+		return gms_errf(err,
+				"%s%skey '%s': a nested mapping cannot be set "
+				"with key=value",
+				ws, sep, key);
+	union prm_val v;
+	char why[800];
+	if (parse_text(p, eq + 1, false, &v, why, sizeof why) < 0)
+		return gms_errf(err, "%s%skey '%s': %s", ws, sep, key, why);
+	store(p, dst, &v);
+	return 0;
+}
+
+/* ---- help ------------------------------------------------------------ */
+
+/* The range/choices column of p into buf. */
+static void range_text(const struct prm_def *p, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (p->type == PRM_ENUM)
+		join_choices(buf, n, p->choices, "|");
+	else if (has_range(p))
+		snprintf(buf, n, "[%g, %g]", p->min, p->max);
+	else if (p->type == PRM_BYTES || p->type == PRM_TIME)
+		snprintf(buf, n, ">= 0");
+}
+
+static const char *def_text(const struct prm_def *p)
+{
+	if (!p->def)
+		return "(required)";
+	if (p->type == PRM_NODE)
+		return "(optional)";
+	if (p->type == PRM_STR && !*p->def)
+		return "\"\"";
+	return p->def;
+}
+
+void prm_print_help(const struct prm_def *defs, FILE *f, const char *indent)
+{
+	if (!f || !defs)
+		return;
+	if (!indent)
+		indent = "";
+	int wk = 3, wt = 4, wd = 7, wr = 5;
+	char r[512];
+	for (const struct prm_def *p = defs; p->key; p++) {
+		int l = (int)strlen(p->key);
+		wk = l > wk ? l : wk;
+		l = (int)strlen(type_name(p->type));
+		wt = l > wt ? l : wt;
+		l = (int)strlen(def_text(p));
+		wd = l > wd ? l : wd;
+		range_text(p, r, sizeof r);
+		l = (int)strlen(r);
+		wr = l > wr ? l : wr;
+	}
+	fprintf(f, "%s%-*s  %-*s  %-*s  %-*s  %s\n", indent, wk, "key", wt,
+		"type", wd, "default", wr, "range", "description");
+	for (const struct prm_def *p = defs; p->key; p++) {
+		range_text(p, r, sizeof r);
+		fprintf(f, "%s%-*s  %-*s  %-*s  %-*s  %s\n", indent, wk, p->key,
+			wt, type_name(p->type), wd, def_text(p), wr, r,
+			p->help ? p->help : "");
+	}
+}

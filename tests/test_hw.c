@@ -1,0 +1,537 @@
+/*
+ * test_hw.c - hardware profiles (sim/hw.c): the shipped profiles load, the
+ * compute and copy models give hand-computed times, per-op-type overrides
+ * are partial, and bad profiles fail with file:line:column and key.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../sim/hw.h"
+
+/* A small profile with figures chosen for hand arithmetic; one line per
+ * macro so error tests can name line numbers. */
+#define L1_NAME "name: small\n"
+#define L2_DEV "device: {capacity: 1GiB, reserved: 100MiB}\n"
+#define L3_COMP "compute:\n"
+#define L4_CONV                                                            \
+	"  conv:   {peak_flops: 1e12, sat_flops: 1e9, alpha: 0.5, mem_bw: "  \
+	"100e9, launch: 5us}\n"
+#define L5_MM                                                              \
+	"  matmul: {peak_flops: 2e12, sat_flops: 4e9, alpha: 1, mem_bw: 0, " \
+	"launch: 2us}\n"
+#define L6_MEM "  memory: {peak_flops: 1e12, mem_bw: 50e9, launch: 1us}\n"
+#define L7_OVR1 "  conv_bwd_filter: {peak_flops: 0.5e12}\n"
+#define L8_OVR2 "  relu_bwd: {mem_bw: 25e9, launch: 3us}\n"
+#define L9_LINK "link:\n"
+#define L10_H2D                                                            \
+	"  h2d: {bw_pinned: 10e9, bw_pageable: 5e9, latency: 10us, derate: " \
+	"0.8}\n"
+#define L11_D2H "  d2h: {bw_pinned: 8e9, bw_pageable: 4e9, latency: 12us}\n"
+#define L12_COST "costs: {malloc: 100us}\n"
+#define L13_HOST "host: {pinned: 8GiB, cpu_threads: 4, zvc_bytes_per_s: 1e9}\n"
+
+#define SMALL                                                              \
+	L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L7_OVR1 L8_OVR2 L9_LINK \
+		L10_H2D L11_D2H L12_COST L13_HOST
+
+#define COMPUTE_KNOWN                                                      \
+	"(known: peak_flops, sat_flops, alpha, mem_bw, launch)"
+
+/* Expect text (as bad.yaml) to fail with exactly msg, leaving hw as it
+ * was. */
+static void expect_error(const char *text, const char *msg)
+{
+	struct hw_profile hw;
+	gms_err err;
+	hw_test_profile(&hw, 123);
+	err.msg[0] = 0;
+	int rc = hw_load_string(&hw, "bad.yaml", text, &err);
+	if (rc == 0 || strcmp(err.msg, msg) != 0)
+		print_error("expected: %s\ngot (rc %d): %s\n", msg, rc, err.msg);
+	assert_int_equal(rc, -1);
+	assert_string_equal(err.msg, msg);
+	/* A failed load leaves the profile untouched. */
+	assert_string_equal(hw.name, "test");
+	assert_int_equal(hw.capacity, 123);
+}
+
+/* ---- shipped profiles ------------------------------------------------ */
+
+static const char *const shipped[] = {"P100-PCIe-16GB", "GTX-1080Ti",
+				      "Tesla-M40-24GB", "V100-16GB",
+				      "A100-40GB-PCIe", "H100-80GB-PCIe"};
+
+static void test_shipped_profiles_load(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof shipped / sizeof *shipped; i++) {
+		struct hw_profile hw;
+		gms_err err;
+		if (hw_load(&hw, shipped[i], &err) < 0)
+			print_error("%s: %s\n", shipped[i], err.msg);
+		assert_int_equal(hw_load(&hw, shipped[i], &err), 0);
+		assert_string_equal(hw.name, shipped[i]);
+		assert_true(hw.capacity > hw.reserved);
+		assert_true(hw.reserved > 0);
+		for (int t = 0; t < OT_COUNT; t++) {
+			const struct hw_compute *c = &hw.op[t];
+			assert_true(c->peak_flops > 0);
+			assert_true(c->alpha > 0 && c->alpha <= 1);
+			assert_true(c->mem_bw > 0);
+			assert_true(c->launch > 0);
+		}
+		/* Classes resolved onto every op type. */
+		assert_memory_equal(&hw.op[OT_CONV_BWD_FILTER], &hw.op[OT_CONV],
+				    sizeof hw.op[0]);
+		assert_memory_equal(&hw.op[OT_ATTENTION_BWD],
+				    &hw.op[OT_MATMUL], sizeof hw.op[0]);
+		assert_memory_equal(&hw.op[OT_UPDATE], &hw.op[OT_RELU],
+				    sizeof hw.op[0]);
+		/* matmul runs nearer peak than conv; memory ops have no
+		 * saturation ramp. */
+		assert_true(hw.op[OT_MATMUL].peak_flops >
+			    hw.op[OT_CONV].peak_flops);
+		assert_true(hw.op[OT_RELU].sat_flops == 0);
+		for (int d = 0; d < HW_DIR_COUNT; d++) {
+			assert_true(hw.link[d].bw_pinned > 0);
+			assert_true(hw.link[d].bw_pageable > 0);
+			assert_true(hw.link[d].bw_pageable <=
+				    hw.link[d].bw_pinned);
+			assert_true(hw.link[d].derate > 0 &&
+				    hw.link[d].derate <= 1);
+		}
+		assert_false(hw.shared_engine);
+		assert_true(hw.cpu_threads >= 1);
+		assert_true(hw.zvc_bytes_per_s > 0);
+		/* Sane timings: a 1 GFLOP conv takes between 10 us and
+		 * 10 ms, a 64 MiB pinned copy between 1 ms and 10 ms. */
+		sim_time_t k = hw_kernel_time(&hw, OT_CONV, 1e9, 0);
+		assert_true(k > 10 * SIM_US && k < 10 * SIM_MS);
+		sim_time_t c = hw_copy_time(&hw, HW_H2D, 64 * GMS_MIB, true);
+		assert_true(c > 1 * SIM_MS && c < 10 * SIM_MS);
+	}
+}
+
+static void test_shipped_v100_figures(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	assert_int_equal(hw_load(&hw, "V100-16GB", &err), 0);
+	assert_int_equal(hw.capacity, 16 * GMS_GIB);
+	assert_int_equal(hw.reserved, 768 * GMS_MIB);
+	assert_true(hw.op[OT_CONV].peak_flops == 9.8e12);
+	assert_true(hw.op[OT_MATMUL].peak_flops == 11.2e12);
+	assert_true(hw.op[OT_RELU].peak_flops == 14e12);
+	assert_true(hw.op[OT_RELU].mem_bw == 720e9);
+	assert_true(hw.link[HW_H2D].bw_pinned == 12e9);
+	assert_true(hw.link[HW_D2H].bw_pageable == 6e9);
+	assert_int_equal(hw.link[HW_H2D].latency, 10 * SIM_US);
+	assert_int_equal(hw.malloc_cost, 200 * SIM_US);
+	assert_int_equal(hw.host_pinned, 64 * GMS_GIB);
+	/* The same file by path gives the same profile. */
+	struct hw_profile byp;
+	assert_int_equal(hw_load(&byp, "configs/hw/V100-16GB.yaml", &err), 0);
+	assert_string_equal(byp.name, "V100-16GB");
+	assert_string_equal(byp.path, "configs/hw/V100-16GB.yaml");
+	assert_memory_equal(byp.op, hw.op, sizeof hw.op);
+}
+
+/* ---- the models, by hand ----------------------------------------------- */
+
+static void test_kernel_times(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	assert_int_equal(hw_load_string(&hw, "small.yaml", SMALL, &err), 0);
+	assert_string_equal(hw.name, "small");
+	assert_string_equal(hw.path, "small.yaml");
+
+	/* conv, saturated: 4e9 / 1e12 s = 4 ms; memory 1e8 / 100e9 = 1 ms;
+	 * plus 5 us launch. */
+	assert_int_equal(hw_kernel_time(&hw, OT_CONV, 4e9, 1e8), 4005000);
+	/* conv below saturation: thr = 1e12 * (2.5e8 / 1e9)^0.5 = 0.5e12,
+	 * compute 2.5e8 / 0.5e12 = 500 us; memory 1 ms wins. */
+	assert_int_equal(hw_kernel_time(&hw, OT_CONV, 2.5e8, 1e8), 1005000);
+	assert_int_equal(hw_kernel_time(&hw, OT_CONV, 2.5e8, 0), 505000);
+	/* conv_bwd_data takes the conv class as it is. */
+	assert_int_equal(hw_kernel_time(&hw, OT_CONV_BWD_DATA, 2.5e8, 0),
+			 505000);
+	/* matmul, alpha 1: every kernel below saturation costs one wave,
+	 * sat / peak = 4e9 / 2e12 = 2 ms; mem_bw 0 ignores bytes. */
+	assert_int_equal(hw_kernel_time(&hw, OT_MATMUL, 1e9, 0), 2002000);
+	assert_int_equal(hw_kernel_time(&hw, OT_MATMUL, 1e3, 1e12), 2002000);
+	assert_int_equal(hw_kernel_time(&hw, OT_MATMUL, 8e9, 0), 4002000);
+	/* attention and matmul_bwd are in the matmul class. */
+	assert_int_equal(hw_kernel_time(&hw, OT_ATTENTION, 8e9, 0), 4002000);
+	assert_int_equal(hw_kernel_time(&hw, OT_MATMUL_BWD, 8e9, 0), 4002000);
+	/* memory class (sat_flops and alpha defaulted: no ramp): relu with
+	 * 1e6 FLOPs (1 us) and 1e8 bytes (1e8 / 50e9 = 2 ms) + 1 us. */
+	assert_int_equal(hw_kernel_time(&hw, OT_RELU, 1e6, 1e8), 2001000);
+	assert_int_equal(hw_kernel_time(&hw, OT_BATCHNORM, 1e6, 1e8),
+			 2001000);
+	assert_int_equal(hw_kernel_time(&hw, OT_UPDATE, 0, 0), 1000);
+	/* FLOP-bound memory-class kernel: 5e9 / 1e12 = 5 ms. */
+	assert_int_equal(hw_kernel_time(&hw, OT_OTHER, 5e9, 1e6), 5001000);
+}
+
+static void test_partial_overrides(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	assert_int_equal(hw_load_string(&hw, "small.yaml", SMALL, &err), 0);
+	/* conv_bwd_filter overrides peak_flops only: 4e9 / 0.5e12 = 8 ms,
+	 * launch 5 us, sat/alpha/mem_bw kept from conv. */
+	const struct hw_compute *f = &hw.op[OT_CONV_BWD_FILTER];
+	assert_true(f->peak_flops == 0.5e12);
+	assert_true(f->sat_flops == 1e9);
+	assert_true(f->alpha == 0.5);
+	assert_true(f->mem_bw == 100e9);
+	assert_int_equal(f->launch, 5000);
+	assert_int_equal(hw_kernel_time(&hw, OT_CONV_BWD_FILTER, 4e9, 0),
+			 8005000);
+	/* Below saturation: thr = 0.5e12 * 0.25^0.5 = 0.25e12 -> 1 ms. */
+	assert_int_equal(hw_kernel_time(&hw, OT_CONV_BWD_FILTER, 2.5e8, 0),
+			 1005000);
+	/* relu_bwd overrides mem_bw and launch: 1e8 / 25e9 = 4 ms + 3 us;
+	 * relu keeps the class. */
+	assert_int_equal(hw_kernel_time(&hw, OT_RELU_BWD, 1e6, 1e8), 4003000);
+	assert_int_equal(hw_kernel_time(&hw, OT_RELU, 1e6, 1e8), 2001000);
+	assert_true(hw.op[OT_RELU_BWD].peak_flops == 1e12);
+	/* The classes themselves are unchanged by the overrides. */
+	assert_true(hw.op[OT_CONV].peak_flops == 1e12);
+	assert_true(hw.op[OT_CONV_BWD_DATA].peak_flops == 1e12);
+}
+
+static void test_copy_times(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	assert_int_equal(hw_load_string(&hw, "small.yaml", SMALL, &err), 0);
+	/* h2d: 10 us + 1e9 B / 10e9 B/s = 100 ms; pageable 5e9 -> 200 ms. */
+	assert_int_equal(hw_copy_time(&hw, HW_H2D, 1000000000, true),
+			 100010000);
+	assert_int_equal(hw_copy_time(&hw, HW_H2D, 1000000000, false),
+			 200010000);
+	/* d2h: 12 us + 1e6 / 8e9 = 125 us; pageable 1e6 / 4e9 = 250 us. */
+	assert_int_equal(hw_copy_time(&hw, HW_D2H, 1000000, true), 137000);
+	assert_int_equal(hw_copy_time(&hw, HW_D2H, 1000000, false), 262000);
+	assert_int_equal(hw_copy_time(&hw, HW_D2H, 0, true), 12000);
+	/* Other fields: defaults and given values. */
+	assert_true(hw.link[HW_H2D].derate == 0.8);
+	assert_true(hw.link[HW_D2H].derate == 1.0);
+	assert_false(hw.shared_engine);
+	assert_int_equal(hw.capacity, GMS_GIB);
+	assert_int_equal(hw.reserved, 100 * GMS_MIB);
+	assert_int_equal(hw.malloc_cost, 100000);
+	assert_int_equal(hw.free_cost, 0);
+	assert_int_equal(hw.host_alloc_cost, 0);
+	assert_int_equal(hw.host_pinned, 8 * GMS_GIB);
+	assert_int_equal(hw.cpu_threads, 4);
+	assert_true(hw.zvc_bytes_per_s == 1e9);
+}
+
+static void test_test_profile(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1000);
+	assert_int_equal(hw.capacity, 1000);
+	assert_int_equal(hw.reserved, 0);
+	/* F FLOPs take F / 1000 ns; bytes never count. */
+	for (int t = 0; t < OT_COUNT; t++) {
+		assert_int_equal(hw_kernel_time(&hw, (enum wl_op_type)t, 1e6,
+						1e12),
+				 1000);
+		assert_int_equal(hw_kernel_time(&hw, (enum wl_op_type)t, 0, 0),
+				 0);
+	}
+	assert_int_equal(hw_kernel_time(&hw, OT_CONV, 123456000, 0), 123456);
+	assert_int_equal(hw_kernel_time(&hw, OT_CONV, 1500, 0), 2);
+	/* b bytes take b ns, either direction, pinned or not. */
+	assert_int_equal(hw_copy_time(&hw, HW_H2D, 12345, true), 12345);
+	assert_int_equal(hw_copy_time(&hw, HW_D2H, 12345, false), 12345);
+	assert_int_equal(hw_copy_time(&hw, HW_D2H, 3000000000ull, true),
+			 3000000000);
+	assert_true(hw.link[HW_H2D].derate == 1.0);
+	assert_false(hw.shared_engine);
+	assert_int_equal(hw.malloc_cost + hw.free_cost + hw.host_alloc_cost,
+			 0);
+	assert_int_equal(hw.host_pinned, 0);
+	assert_int_equal(hw.cpu_threads, 1);
+	assert_true(hw.zvc_bytes_per_s == 1e9);
+}
+
+static void test_name_from_file(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	/* Without name:, the file name stem. */
+	assert_int_equal(hw_load_string(&hw, "dir/my-gpu.yaml",
+					L2_DEV L3_COMP L4_CONV L5_MM L6_MEM
+						L9_LINK L10_H2D L11_D2H
+							L13_HOST,
+					&err),
+			 0);
+	assert_string_equal(hw.name, "my-gpu");
+	/* costs: absent -> all 0. */
+	assert_int_equal(hw.malloc_cost, 0);
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+static void test_unknown_key_in_class(void **state)
+{
+	(void)state;
+	expect_error(L1_NAME L2_DEV L3_COMP
+		     "  conv:\n"
+		     "    peak_flops: 1e12\n"
+		     "    peak_flop: 2e12\n" L5_MM L6_MEM L9_LINK L10_H2D
+			     L11_D2H L13_HOST,
+		     "bad.yaml:6:5: compute.conv: key 'peak_flop': unknown key "
+		     COMPUTE_KNOWN);
+	/* In an override too. */
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM
+		     "  relu: {launch: 1us, sat: 3}\n" L9_LINK L10_H2D L11_D2H
+			     L13_HOST,
+		     "bad.yaml:7:23: compute.relu: key 'sat': unknown key "
+		     COMPUTE_KNOWN);
+}
+
+static void test_unknown_op_type(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	assert_int_equal(hw_load_string(&hw, "bad.yaml",
+					L1_NAME L2_DEV L3_COMP L4_CONV L5_MM
+					L6_MEM
+					"  conv_bwd_weights: {alpha: 1}\n" L9_LINK
+						L10_H2D L11_D2H L13_HOST,
+					&err),
+			 -1);
+	const char *want = "bad.yaml:7:3: compute: key 'conv_bwd_weights': "
+			   "unknown key (known: conv, matmul, memory, "
+			   "conv_bwd_data, conv_bwd_filter, matmul_bwd, ";
+	assert_int_equal(strncmp(err.msg, want, strlen(want)), 0);
+	assert_non_null(strstr(err.msg, ", other)"));
+}
+
+static void test_range_errors(void **state)
+{
+	(void)state;
+	/* alpha 1.5: out of the declared range, at the value. */
+	expect_error(L1_NAME L2_DEV L3_COMP
+		     "  conv:   {peak_flops: 1e12, alpha: 1.5}\n" L5_MM L6_MEM
+			     L9_LINK L10_H2D L11_D2H L13_HOST,
+		     "bad.yaml:4:37: compute.conv: key 'alpha': 1.5 is out of "
+		     "range [0, 1]");
+	/* alpha 0: in range, but must be > 0. */
+	expect_error(L1_NAME L2_DEV L3_COMP
+		     "  conv:   {peak_flops: 1e12, alpha: 0}\n" L5_MM L6_MEM
+			     L9_LINK L10_H2D L11_D2H L13_HOST,
+		     "bad.yaml:4:37: compute.conv: key 'alpha': must be in "
+		     "(0, 1] (found 0)");
+	/* peak_flops 0 in an override. */
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM
+		     "  relu: {peak_flops: 0}\n" L9_LINK L10_H2D L11_D2H
+			     L13_HOST,
+		     "bad.yaml:7:22: compute.relu: key 'peak_flops': must be "
+		     "> 0 (found 0)");
+	/* Negative bandwidths and a derate of 0. */
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L9_LINK
+		     "  h2d: {bw_pinned: -1e9, bw_pageable: 5e9}\n" L11_D2H
+			     L13_HOST,
+		     "bad.yaml:8:20: link.h2d: key 'bw_pinned': must be > 0 "
+		     "(found -1e+09)");
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L9_LINK
+		     L10_H2D
+		     "  d2h: {bw_pinned: 8e9, bw_pageable: 4e9, derate: 0}\n"
+			     L13_HOST,
+		     "bad.yaml:9:51: link.d2h: key 'derate': must be in (0, "
+		     "1] (found 0)");
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM
+		     "  memory: {peak_flops: 1e12, mem_bw: -5}\n" L9_LINK
+			     L10_H2D L11_D2H L13_HOST,
+		     "bad.yaml:6:38: compute.memory: key 'mem_bw': must be >= "
+		     "0 (found -5)");
+	/* reserved must be below capacity. */
+	expect_error(L1_NAME "device: {capacity: 1GiB, reserved: 1GiB}\n"
+			     L3_COMP L4_CONV L5_MM L6_MEM L9_LINK L10_H2D
+				     L11_D2H L13_HOST,
+		     "bad.yaml:2:36: device: key 'reserved': 1073741824 bytes "
+		     "must be less than capacity (1073741824 bytes)");
+	/* A negative size and a bad number. */
+	expect_error(L1_NAME "device: {capacity: -16GiB}\n" L3_COMP L4_CONV
+			     L5_MM L6_MEM L9_LINK L10_H2D L11_D2H L13_HOST,
+		     "bad.yaml:2:20: device: key 'capacity': a size must not "
+		     "be negative ('-16GiB')");
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L9_LINK
+		     "  h2d: {bw_pinned: fast, bw_pageable: 5e9}\n" L11_D2H
+			     L13_HOST,
+		     "bad.yaml:8:20: link.h2d: key 'bw_pinned': expected a "
+		     "number, found 'fast'");
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L9_LINK
+		     L10_H2D L11_D2H "  shared_engine: sometimes\n" L13_HOST,
+		     "bad.yaml:10:18: link: key 'shared_engine': expected a "
+		     "boolean (true/false/yes/no), found 'sometimes'");
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L9_LINK
+		     L10_H2D L11_D2H
+		     "host: {cpu_threads: 0, zvc_bytes_per_s: 1e9}\n",
+		     "bad.yaml:10:21: host: key 'cpu_threads': 0 is out of "
+		     "range [1, 4096]");
+}
+
+static void test_structure_errors(void **state)
+{
+	(void)state;
+	/* Missing sections and keys. */
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L9_LINK
+		     L10_H2D L11_D2H,
+		     "bad.yaml:1:1: key 'host': missing required key");
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L6_MEM L9_LINK L10_H2D
+		     L11_D2H L13_HOST,
+		     "bad.yaml:4:3: compute: key 'matmul': missing required "
+		     "key");
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L9_LINK
+		     L10_H2D L11_D2H "host: {pinned: 1GiB}\n",
+		     "bad.yaml:10:7: host: key 'zvc_bytes_per_s': missing "
+		     "required key");
+	/* A class that is not a mapping. */
+	expect_error(L1_NAME L2_DEV L3_COMP "  conv: 5\n" L5_MM L6_MEM L9_LINK
+		     L10_H2D L11_D2H L13_HOST,
+		     "bad.yaml:4:9: compute.conv: expected a mapping, found a "
+		     "scalar '5'");
+	/* Unknown top-level key, duplicate key. */
+	expect_error("gpu: x\n" SMALL,
+		     "bad.yaml:1:1: key 'gpu': unknown key (known: name, "
+		     "device, compute, link, costs, host)");
+	expect_error(SMALL L12_COST,
+		     "bad.yaml:14:1: key 'costs': duplicate key (first at "
+		     "line 12, column 1)");
+	/* YAML syntax. */
+	expect_error(L1_NAME "device: {capacity: 1GiB\n",
+		     "bad.yaml:3:1: YAML syntax error: did not find expected "
+		     "',' or '}' (while parsing a flow mapping, at 2:9)");
+}
+
+static void test_unknown_profile_name(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	char want[1024];
+	assert_int_equal(hw_load(&hw, "V100-32GB", &err), -1);
+	snprintf(want, sizeof want,
+		 "unknown hardware profile 'V100-32GB' (available in "
+		 "%s/configs/hw: A100-40GB-PCIe, GTX-1080Ti, H100-80GB-PCIe, "
+		 "P100-PCIe-16GB, Tesla-M40-24GB, V100-16GB)",
+		 hw_datadir());
+	assert_string_equal(err.msg, want);
+	/* A path that does not exist. */
+	assert_int_equal(hw_load(&hw, "nowhere/x.yaml", &err), -1);
+	assert_string_equal(err.msg, "nowhere/x.yaml: cannot open: No such "
+				     "file or directory");
+	assert_int_equal(hw_load(&hw, "", &err), -1);
+	assert_string_equal(err.msg, "no hardware profile named");
+}
+
+static void test_datadir_override(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/gms_test_hw_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char sub[256], cfgs[256], file[300];
+	snprintf(cfgs, sizeof cfgs, "%s/configs", dir);
+	snprintf(sub, sizeof sub, "%s/configs/hw", dir);
+	assert_int_equal(mkdir(cfgs, 0700), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(file, sizeof file, "%s/mine.yaml", sub);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fputs(SMALL, f);
+	fclose(f);
+
+	char *old = getenv("GPUMEMSIM_HOME");
+	char saved[1024] = "";
+	if (old)
+		snprintf(saved, sizeof saved, "%s", old);
+	assert_int_equal(setenv("GPUMEMSIM_HOME", dir, 1), 0);
+	assert_string_equal(hw_datadir(), dir);
+	struct hw_profile hw;
+	gms_err err;
+	assert_int_equal(hw_load(&hw, "mine", &err), 0);
+	assert_string_equal(hw.name, "small"); /* name: in the file wins */
+	assert_string_equal(hw.path, file);
+	assert_int_equal(hw_load(&hw, "V100-16GB", &err), -1);
+	char want[1024];
+	snprintf(want, sizeof want,
+		 "unknown hardware profile 'V100-16GB' (available in "
+		 "%s/configs/hw: mine)",
+		 dir);
+	assert_string_equal(err.msg, want);
+	if (old)
+		setenv("GPUMEMSIM_HOME", saved, 1);
+	else
+		unsetenv("GPUMEMSIM_HOME");
+	remove(file);
+	rmdir(sub);
+	rmdir(cfgs);
+	rmdir(dir);
+}
+
+static void test_print_help(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	hw_print_help(f);
+	fclose(f);
+	const char *keys[] = {"capacity",  "reserved",	     "peak_flops",
+			      "sat_flops", "alpha",	     "mem_bw",
+			      "launch",	   "bw_pinned",	     "bw_pageable",
+			      "latency",   "derate",	     "shared_engine",
+			      "malloc",	   "host_alloc",     "cpu_threads",
+			      "zvc_bytes_per_s", "conv_bwd_filter", "memory"};
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		if (!strstr(buf, keys[i]))
+			print_error("help lacks %s\n", keys[i]);
+		assert_non_null(strstr(buf, keys[i]));
+	}
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shipped_profiles_load),
+		cmocka_unit_test(test_shipped_v100_figures),
+		cmocka_unit_test(test_kernel_times),
+		cmocka_unit_test(test_partial_overrides),
+		cmocka_unit_test(test_copy_times),
+		cmocka_unit_test(test_test_profile),
+		cmocka_unit_test(test_name_from_file),
+		cmocka_unit_test(test_unknown_key_in_class),
+		cmocka_unit_test(test_unknown_op_type),
+		cmocka_unit_test(test_range_errors),
+		cmocka_unit_test(test_structure_errors),
+		cmocka_unit_test(test_unknown_profile_name),
+		cmocka_unit_test(test_datadir_override),
+		cmocka_unit_test(test_print_help),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
