@@ -7,7 +7,8 @@
 #   make check      the tests, plain build only
 #   make asan       the tests, sanitizer build only
 #   make bench      build and run the engine benchmark
-#   make run        deps, build, run the bundled example
+#   make run        deps, build, run the bundled example (framework vs
+#                   ondemand on a small CNN, with and without enough memory)
 #   make clean
 
 CC      ?= cc
@@ -98,9 +99,14 @@ bench: deps build/gpumemsim-bench
 build/gpumemsim-bench: build/obj/sim/bench/bench_main.o build/libgpumemsim.a
 	$(CC) -o $@ $^ $(PKG_LIBS) -lm
 
+# Until the experiment files arrive: the bundled CNN with enough memory,
+# then with 6 MiB for tensors, where the baseline runs out of memory and
+# Capuchin's passive mode trains by swapping.
+EXAMPLE := workloads/examples/tiny-cnn.yaml
 run: deps all
-	./build/gpumemsim simulate tests/fixtures/chain3.yaml --hw V100-16GB --policy framework
-	./build/gpumemsim simulate tests/fixtures/chain3.yaml --hw V100-16GB --policy ondemand
+	./build/gpumemsim simulate $(EXAMPLE) --hw V100-16GB --policy framework
+	./build/gpumemsim simulate $(EXAMPLE) --hw V100-16GB --policy framework --budget 6MiB
+	./build/gpumemsim simulate $(EXAMPLE) --hw V100-16GB --policy ondemand --budget 6MiB
 
 clean:
 	rm -rf build build-asan

@@ -120,7 +120,7 @@ static enum ex_verdict ondemand_on_alloc_fail(struct pol *p, struct ex *ex,
 static void ondemand_report(struct pol *p, FILE *out)
 {
 	const struct ondemand *s = p->priv;
-	fprintf(out, "evicted_tensors %llu\n", (unsigned long long)s->evicted);
+	fprintf(out, "    evicted tensors    %llu\n", (unsigned long long)s->evicted);
 }
 
 const struct pol_ops pol_ondemand_ops = {

@@ -210,8 +210,10 @@ static int simulate(int argc, char **argv)
 	printf("%s on %s, batch %lld, policy %s, allocator %s\n", wl->name,
 	       hw.name, (long long)wl->batch, pol.label, allocator);
 	st_print(&st, stdout);
-	if (pol.ops->report)
+	if (pol.ops->report) {
+		printf("  policy %s (whole run):\n", pol.ops->name);
 		pol.ops->report(&pol, stdout);
+	}
 	if (r < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		rc = st.failed ? EXIT_RUN : EXIT_INPUT;
