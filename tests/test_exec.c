@@ -134,6 +134,19 @@ static void script_run(const struct wl_workload *w, const struct script *s,
 	assert_int_equal(run(w, &pol, budget, 2, st), 0);
 }
 
+/* Run a registered policy (with optional "key=value" parameters). */
+static void policy_run(const struct wl_workload *w, const char *name,
+		       const char *kv, uint64_t budget, int iters,
+		       struct st_run *st)
+{
+	struct pol pol;
+	gms_err err = {{0}};
+	if (pol_create(&pol, name, NULL, NULL, &kv, kv ? 1 : 0, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(run(w, &pol, budget, iters, st), 0);
+	pol_destroy(&pol);
+}
+
 /*
  * Three ops; the middle one runs while a is on the host.
  *   A: x -> a (100 ns)   B: x -> b (100 ns)   C: a, b -> c (100 ns)
@@ -290,12 +303,8 @@ static void test_framework_oom_names_op_and_bytes(void **state)
 {
 	(void)state;
 	struct wl_workload *w = budget_wl();
-	struct pol pol;
-	gms_err err;
-	assert_int_equal(pol_create(&pol, "framework", NULL, NULL, NULL, 0,
-				    &err), 0);
 	struct st_run st;
-	assert_int_equal(run(w, &pol, 2200, 2, &st), 0);
+	policy_run(w, "framework", NULL, 2200, 2, &st);
 	assert_true(st.oom.hit);
 	assert_int_equal(st.oom.iter, 0);
 	assert_string_equal(st.oom.op, "C");
@@ -303,7 +312,6 @@ static void test_framework_oom_names_op_and_bytes(void **state)
 	assert_int_equal(st.oom.bytes, 1000);
 	assert_int_equal(st.n_iter, 0);
 	st_run_free(&st);
-	pol_destroy(&pol);
 	wl_free(w);
 }
 
@@ -311,12 +319,8 @@ static void test_ondemand_evicts_and_swaps_back(void **state)
 {
 	(void)state;
 	struct wl_workload *w = budget_wl();
-	struct pol pol;
-	gms_err err;
-	assert_int_equal(pol_create(&pol, "ondemand", NULL, NULL, NULL, 0,
-				    &err), 0);
 	struct st_run st;
-	assert_int_equal(run(w, &pol, 2200, 2, &st), 0);
+	policy_run(w, "ondemand", NULL, 2200, 2, &st);
 	assert_false(st.oom.hit);
 	for (int i = 0; i < 2; i++) {
 		const struct st_iter *it = &st.iter[i];
@@ -330,7 +334,6 @@ static void test_ondemand_evicts_and_swaps_back(void **state)
 	assert_int_equal(st.mem.peak_allocated, 2100);
 	assert_int_equal(st.pinned_peak, 1000);
 	st_run_free(&st);
-	pol_destroy(&pol);
 	wl_free(w);
 }
 
@@ -342,18 +345,13 @@ static void test_setup_oom(void **state)
 	uint32_t p = T(w, "p", 5000, WL_PARAM), a = T(w, "a", 10, WL_ACT);
 	OP(w, "A", WL_FWD, 10, &p, 1, &a, 1);
 	finalize(w);
-	struct pol pol;
-	gms_err err;
-	assert_int_equal(pol_create(&pol, "ondemand", NULL, NULL, NULL, 0,
-				    &err), 0);
 	struct st_run st;
-	assert_int_equal(run(w, &pol, 1000, 1, &st), 0);
+	policy_run(w, "ondemand", NULL, 1000, 1, &st);
 	assert_true(st.oom.hit);
 	assert_int_equal(st.oom.iter, -1);
 	assert_string_equal(st.oom.tensor, "p");
 	assert_int_equal(st.oom.bytes, 5000);
 	st_run_free(&st);
-	pol_destroy(&pol);
 	wl_free(w);
 }
 
@@ -380,14 +378,10 @@ static void test_inplace_graph_vs_eager(void **state)
 	const char *modes[] = {"mode=graph", "mode=eager"};
 	const uint64_t peak[] = {1100, 2000};
 	for (int m = 0; m < 2; m++) {
-		struct pol pol;
-		assert_int_equal(pol_create(&pol, "framework", NULL, NULL,
-					    &modes[m], 1, &err), 0);
 		struct st_run st;
-		assert_int_equal(run(w, &pol, 0, 1, &st), 0);
+		policy_run(w, "framework", modes[m], 0, 1, &st);
 		assert_int_equal(st.mem.peak_allocated, peak[m]);
 		st_run_free(&st);
-		pol_destroy(&pol);
 	}
 	wl_free(w);
 }
@@ -396,17 +390,12 @@ static void test_inplace_graph_vs_eager(void **state)
 static void report(const struct wl_workload *w, char **buf, size_t *len)
 {
 	FILE *f = open_memstream(buf, len);
-	struct pol pol;
-	gms_err err;
-	assert_int_equal(pol_create(&pol, "ondemand", NULL, NULL, NULL, 0,
-				    &err), 0);
 	struct st_run st;
-	assert_int_equal(run(w, &pol, 2200, 3, &st), 0);
+	policy_run(w, "ondemand", NULL, 2200, 3, &st);
 	st_print(&st, f);
 	fwrite(st.iter, sizeof *st.iter, (size_t)st.n_iter, f);
 	fclose(f);
 	st_run_free(&st);
-	pol_destroy(&pol);
 }
 
 static void test_determinism(void **state)

@@ -1,0 +1,115 @@
+/*
+ * test_cli.c - the program as a user runs it: exit codes, error messages
+ * that name file:line:column and key, and byte-identical output for the
+ * same inputs. Runs the binary of its own build tree (plain or sanitized).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#ifdef __SANITIZE_ADDRESS__
+#define BIN "build-asan/gpumemsim"
+#else
+#define BIN "build/gpumemsim"
+#endif
+
+/* Run a command line (stderr joined to stdout); return the exit status and
+ * the output (caller frees). */
+static int sh(const char *args, char **out)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "%s %s 2>&1", BIN, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	size_t r;
+	while ((r = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+		n += r;
+		if (n + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	buf[n] = '\0';
+	int st = pclose(p);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void expect(const char *args, int code, const char *needle)
+{
+	char *out;
+	int rc = sh(args, &out);
+	if (rc != code || (needle && !strstr(out, needle)))
+		fail_msg("`%s` exited %d (want %d), output:\n%s\nwanted: %s",
+			 args, rc, code, out, needle ? needle : "");
+	free(out);
+}
+
+#define WL "workloads/examples/tiny-cnn.yaml"
+
+static void test_bad_input_exits_2_with_location(void **state)
+{
+	(void)state;
+	expect("simulate tests/fixtures/bad_unknown_key.yaml", 2,
+	       "bad_unknown_key.yaml:");
+	expect("simulate tests/fixtures/bad_negative_size.yaml", 2,
+	       "bad_negative_size.yaml:");
+	expect("simulate tests/fixtures/bad_malformed.yaml", 2,
+	       "bad_malformed.yaml:");
+	expect("simulate " WL " --policy vdnn-typo", 2,
+	       "unknown policy 'vdnn-typo'");
+	expect("simulate " WL " --set mdoe=eager", 2, "mdoe");
+	expect("simulate " WL " --allocator cnmem", 2, "unknown allocator");
+	expect("simulate " WL " --hw V100-32GB", 2, "V100-32GB");
+	expect("simulate " WL " --budget -5", 2, "--budget");
+	expect("simulate", 2, "needs a workload");
+	expect("frobnicate", 2, "unknown command");
+}
+
+static void test_oom_is_a_result(void **state)
+{
+	(void)state;
+	expect("simulate " WL " --budget 6MiB", 0, "OOM in iteration 0 at op");
+	expect("simulate " WL " --budget 6MiB --policy ondemand", 0,
+	       "swap-outs");
+}
+
+static void test_listings_and_help(void **state)
+{
+	(void)state;
+	expect("list policies", 0, "ondemand");
+	expect("list allocators", 0, "pool-bestfit");
+	expect("list hw", 0, "P100-PCIe-16GB");
+	expect("help policies", 0, "mode");
+	expect("--help", 0, "exit status");
+}
+
+static void test_same_inputs_same_bytes(void **state)
+{
+	(void)state;
+	char *a, *b;
+	const char *args = "simulate " WL " --policy ondemand --budget 6MiB "
+			   "--allocator caching --iterations 4";
+	assert_int_equal(sh(args, &a), 0);
+	assert_int_equal(sh(args, &b), 0);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_input_exits_2_with_location),
+		cmocka_unit_test(test_oom_is_a_result),
+		cmocka_unit_test(test_listings_and_help),
+		cmocka_unit_test(test_same_inputs_same_bytes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
