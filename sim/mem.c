@@ -301,3 +301,198 @@ uint64_t mem_tree_max(const struct mem_forest *f, uint32_t root)
 {
 	return root == NONE ? 0 : f->node[root].max;
 }
+
+/* ------------------------------------------------------------------------
+ * Block slab, neighbour merging and stats bookkeeping
+ * ---------------------------------------------------------------------- */
+
+void *mem_xrealloc(void *p, size_t n, const char *who)
+{
+	void *q = realloc(p, n);
+	if (!q) {
+		fprintf(stderr, "gpumemsim: out of host memory (%s)\n", who);
+		abort();
+	}
+	return q;
+}
+
+void mem_slab_init(struct mem_slab *s, const char *who, struct mem_forest *f0,
+		   struct mem_forest *f1)
+{
+	assert(s && who);
+	memset(s, 0, sizeof *s);
+	s->dead = NONE;
+	s->forest[0] = f0;
+	s->forest[1] = f1;
+	s->who = who;
+}
+
+void mem_slab_destroy(struct mem_slab *s)
+{
+	if (!s)
+		return;
+	free(s->b);
+	s->b = NULL;
+	s->n = s->cap = 0;
+	s->dead = NONE;
+}
+
+uint32_t mem_slab_new(struct mem_slab *s)
+{
+	uint32_t id;
+	if (s->dead != NONE) {
+		id = s->dead;
+		assert(s->b[id].state == MEM_B_DEAD);
+		s->dead = s->b[id].next;
+	} else {
+		if (s->n == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 64;
+			s->b = mem_xrealloc(s->b, (size_t)s->cap * sizeof *s->b,
+					    s->who);
+			for (int i = 0; i < 2; i++)
+				if (s->forest[i])
+					mem_forest_reserve(s->forest[i], s->cap);
+		}
+		id = s->n++;
+		assert(id != NONE);
+	}
+	memset(&s->b[id], 0, sizeof s->b[id]);
+	s->b[id].prev = s->b[id].next = NONE;
+	return id;
+}
+
+void mem_slab_kill(struct mem_slab *s, uint32_t id)
+{
+	assert(s && id < s->n && s->b[id].state != MEM_B_DEAD);
+	s->b[id].state = MEM_B_DEAD;
+	s->b[id].next = s->dead;
+	s->dead = id;
+}
+
+uint32_t mem_slab_split(struct mem_slab *s, uint32_t id, uint64_t lo_size)
+{
+	assert(s && id < s->n);
+	assert(lo_size > 0 && lo_size < s->b[id].size);
+	uint32_t n = mem_slab_new(s); /* may move s->b */
+	struct mem_blk *k = &s->b[id], *r = &s->b[n];
+	r->addr = k->addr + lo_size;
+	r->size = k->size - lo_size;
+	r->group = k->group;
+	r->kind = k->kind;
+	r->state = MEM_B_FREE;
+	r->prev = id;
+	r->next = k->next;
+	if (k->next != NONE)
+		s->b[k->next].prev = n;
+	k->next = n;
+	k->size = lo_size;
+	return n;
+}
+
+void mem_slab_use(struct mem_slab *s, struct mem_stats *st, uint32_t id,
+		  uint64_t req)
+{
+	assert(s && st && id < s->n && s->b[id].state == MEM_B_FREE);
+	struct mem_blk *k = &s->b[id];
+	k->state = MEM_B_USED;
+	k->req = req;
+	mem_stats_on_alloc(st, req, k->size);
+}
+
+/* Merge free neighbours lo and hi (lo directly below hi) into lo. */
+static void merge(struct mem_slab *s, uint32_t lo, uint32_t hi)
+{
+	assert(s->b[lo].next == hi && s->b[hi].prev == lo);
+	assert(s->b[lo].state == MEM_B_FREE && s->b[hi].state == MEM_B_FREE);
+	s->b[lo].size += s->b[hi].size;
+	s->b[lo].next = s->b[hi].next;
+	if (s->b[hi].next != NONE)
+		s->b[s->b[hi].next].prev = lo;
+	mem_slab_kill(s, hi);
+}
+
+uint32_t mem_slab_release(struct mem_slab *s, struct mem_stats *st,
+			  uint32_t h, bool next_first,
+			  void (*erase)(struct mem_allocator *a, uint32_t id),
+			  struct mem_allocator *a)
+{
+	assert(s && st && erase && h < s->n && s->b[h].state == MEM_B_USED);
+	uint32_t id = h;
+	mem_stats_on_free(st, s->b[id].req, s->b[id].size);
+	s->b[id].state = MEM_B_FREE;
+	s->b[id].req = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		if ((pass == 0) == next_first) {
+			uint32_t n = s->b[id].next;
+			if (n != NONE && s->b[n].state == MEM_B_FREE) {
+				erase(a, n);
+				merge(s, id, n);
+			}
+		} else {
+			uint32_t p = s->b[id].prev;
+			if (p != NONE && s->b[p].state == MEM_B_FREE) {
+				erase(a, p);
+				merge(s, p, id);
+				id = p;
+			}
+		}
+	}
+	return id;
+}
+
+uint64_t mem_slab_addr(const struct mem_slab *s, uint32_t h)
+{
+	assert(s && h < s->n && s->b[h].state == MEM_B_USED);
+	return s->b[h].addr;
+}
+
+void mem_slab_dump_chain(const struct mem_slab *s, uint32_t head, FILE *f)
+{
+	for (uint32_t id = head; id != NONE; id = s->b[id].next)
+		fprintf(f, "  [%llu, %llu) %s id %u\n",
+			(unsigned long long)s->b[id].addr,
+			(unsigned long long)(s->b[id].addr + s->b[id].size),
+			s->b[id].state == MEM_B_USED ? "used" : "free", id);
+}
+
+void mem_stats_on_alloc(struct mem_stats *s, uint64_t req, uint64_t size)
+{
+	assert(s && req <= size);
+	s->requested += req;
+	s->allocated += size;
+	if (s->requested > s->peak_requested)
+		s->peak_requested = s->requested;
+	if (s->allocated > s->peak_allocated)
+		s->peak_allocated = s->allocated;
+	s->n_alloc++;
+}
+
+void mem_stats_on_free(struct mem_stats *s, uint64_t req, uint64_t size)
+{
+	assert(s && req <= s->requested && size <= s->allocated);
+	s->requested -= req;
+	s->allocated -= size;
+	s->n_free++;
+}
+
+void mem_stats_on_reserve(struct mem_stats *s, uint64_t bytes)
+{
+	assert(s);
+	s->reserved += bytes;
+	if (s->reserved > s->peak_reserved)
+		s->peak_reserved = s->reserved;
+	s->n_device_malloc++;
+}
+
+void mem_stats_check(const struct mem_stats *s, uint64_t largest_free)
+{
+	assert(s);
+	assert(s->allocated <= s->reserved && s->reserved <= s->budget);
+	assert(s->requested <= s->allocated);
+	assert(s->peak_allocated >= s->allocated);
+	assert(s->peak_reserved >= s->reserved);
+	assert(s->peak_requested >= s->requested);
+	assert(largest_free <= s->reserved - s->allocated);
+	(void)s;
+	(void)largest_free;
+}

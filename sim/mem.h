@@ -181,4 +181,86 @@ uint32_t mem_tree_highest_fit(const struct mem_forest *f, uint32_t root,
 /* Largest size in a tree (0 when empty). */
 uint64_t mem_tree_max(const struct mem_forest *f, uint32_t root);
 
+/*
+ * Blocks of the placing models (pool, bfc, caching; arena uses the slab
+ * alone): one array of blocks indexed by id (the mem_handle), dead slots
+ * reused last-in first-out, each live block linked to its address
+ * neighbours inside the device allocation (pool, region, segment) holding
+ * it. Free trees are the model's own; the helpers below take a callback to
+ * take a block out of them.
+ */
+enum mem_blk_state {
+	MEM_B_DEAD, /* slot on the dead list (0: a new slot is dead) */
+	MEM_B_FREE, /* free, normally in one of the model's free trees */
+	MEM_B_USED  /* handed out to a caller */
+};
+
+struct mem_blk {
+	uint64_t addr;	/* virtual start address */
+	uint64_t size;	/* bytes (the model's rounded size) */
+	uint64_t req;	/* bytes the caller asked for (used blocks) */
+	uint32_t prev;	/* lower neighbour in the same device allocation,
+			   or MEM_HANDLE_NONE */
+	uint32_t next;	/* upper neighbour in the same device allocation,
+			   or MEM_HANDLE_NONE; next dead slot while dead */
+	uint32_t group; /* model-defined: pool or region index */
+	uint8_t state;	/* enum mem_blk_state */
+	uint8_t kind;	/* model-defined: bfc's bin while free, caching's
+			   small-pool flag; copied to a split's remainder */
+};
+
+struct mem_slab {
+	struct mem_blk *b;	    /* blocks by id */
+	uint32_t n;		    /* ids handed out so far */
+	uint32_t cap;		    /* slots allocated in b */
+	uint32_t dead;		    /* first dead slot, or MEM_HANDLE_NONE */
+	struct mem_forest *forest[2]; /* forests kept at >= cap nodes
+					 (NULL: unused) */
+	const char *who;	    /* model name for the host OOM message */
+};
+
+/* realloc that aborts with "out of host memory (who)" on failure. */
+void *mem_xrealloc(void *p, size_t n, const char *who);
+/* An empty slab whose growth also grows forests f0 and f1 (may be NULL). */
+void mem_slab_init(struct mem_slab *s, const char *who, struct mem_forest *f0,
+		   struct mem_forest *f1);
+void mem_slab_destroy(struct mem_slab *s);
+/* A zeroed block (state MEM_B_DEAD, no neighbours); may move s->b. */
+uint32_t mem_slab_new(struct mem_slab *s);
+/* Put block id on the dead list. */
+void mem_slab_kill(struct mem_slab *s, uint32_t id);
+/* Split block id: it keeps its first lo_size bytes; the rest becomes a new
+ * free block (same group and kind, in no tree) linked above it, whose id
+ * is returned. May move s->b. */
+uint32_t mem_slab_split(struct mem_slab *s, uint32_t id, uint64_t lo_size);
+/* Hand out free block id (out of every tree) for a request of req bytes:
+ * mark it used and count it in st. */
+void mem_slab_use(struct mem_slab *s, struct mem_stats *st, uint32_t id,
+		  uint64_t req);
+/* Give back used block h: uncount it in st, mark it free, then merge it
+ * with its free neighbours (the next one first iff next_first; each is
+ * taken out of its tree by erase(a, id) before the merge, which keeps the
+ * lower block's id and kills the upper). Returns the id of the merged
+ * block, which is in no tree. */
+uint32_t mem_slab_release(struct mem_slab *s, struct mem_stats *st,
+			  uint32_t h, bool next_first,
+			  void (*erase)(struct mem_allocator *a, uint32_t id),
+			  struct mem_allocator *a);
+/* Address of used block h. */
+uint64_t mem_slab_addr(const struct mem_slab *s, uint32_t h);
+/* Print the blocks from head up its next links, one "  [lo, hi) used|free
+ * id N" line each. */
+void mem_slab_dump_chain(const struct mem_slab *s, uint32_t head, FILE *f);
+
+/* Stats bookkeeping. A block of size bytes (rounded) handed out for req
+ * bytes: requested, allocated, their peaks, n_alloc. */
+void mem_stats_on_alloc(struct mem_stats *s, uint64_t req, uint64_t size);
+/* The same block given back: requested, allocated, n_free. */
+void mem_stats_on_free(struct mem_stats *s, uint64_t req, uint64_t size);
+/* A device allocation of bytes: reserved, peak_reserved, n_device_malloc. */
+void mem_stats_on_reserve(struct mem_stats *s, uint64_t bytes);
+/* Assert the invariants of a model that reserves ahead, given its largest
+ * free block. */
+void mem_stats_check(const struct mem_stats *s, uint64_t largest_free);
+
 #endif

@@ -14,19 +14,12 @@
 #include <assert.h>
 #include <stdlib.h>
 
-#define NONE MEM_HANDLE_NONE
-
 struct mem_allocator {
-	uint64_t *bytes;     /* size of each handle's block; UINT64_MAX when
-				the slot is not live */
-	uint32_t *next_dead; /* free-slot list links */
-	uint32_t n;	     /* slots handed out so far */
-	uint32_t cap;	     /* slots allocated */
-	uint32_t dead;	     /* first slot to reuse, or NONE */
+	struct mem_slab s;   /* one used block per live handle (size = req =
+				the bytes asked for, addr 0), dead ones
+				reused */
 	struct mem_stats st; /* counters; largest_free filled on read */
 };
-
-#define NOT_LIVE UINT64_MAX
 
 static void check(const struct mem_allocator *a)
 {
@@ -45,7 +38,7 @@ static struct mem_allocator *create(const struct mem_cfg *cfg, gms_err *err)
 	struct mem_allocator *a = calloc(1, sizeof *a);
 	if (!a)
 		return gms_errf(err, "out of memory"), NULL;
-	a->dead = NONE;
+	mem_slab_init(&a->s, "arena", NULL, NULL);
 	a->st.budget = cfg->budget;
 	return a;
 }
@@ -54,8 +47,7 @@ static void destroy(struct mem_allocator *a)
 {
 	if (!a)
 		return;
-	free(a->bytes);
-	free(a->next_dead);
+	mem_slab_destroy(&a->s);
 	free(a);
 }
 
@@ -69,37 +61,14 @@ static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
 		s->n_fail++;
 		return -1;
 	}
-	uint32_t id;
-	if (a->dead != NONE) {
-		id = a->dead;
-		a->dead = a->next_dead[id];
-	} else {
-		if (a->n == a->cap) {
-			uint32_t cap = a->cap ? a->cap * 2 : 64;
-			uint64_t *b = realloc(a->bytes, cap * sizeof *b);
-			if (b)
-				a->bytes = b;
-			uint32_t *d = realloc(a->next_dead, cap * sizeof *d);
-			if (d)
-				a->next_dead = d;
-			if (!b || !d) {
-				fprintf(stderr, "gpumemsim: out of host "
-						"memory (arena)\n");
-				abort();
-			}
-			a->cap = cap;
-		}
-		id = a->n++;
-		assert(id != NONE);
-	}
-	a->bytes[id] = bytes;
-	s->requested += bytes;
-	s->allocated += bytes;
+	uint32_t id = mem_slab_new(&a->s);
+	struct mem_blk *k = &a->s.b[id];
+	k->size = k->req = bytes;
+	k->state = MEM_B_USED;
+	mem_stats_on_alloc(s, bytes, bytes);
+	/* reserved == allocated, so its peak is peak_allocated */
 	s->reserved += bytes;
-	if (s->allocated > s->peak_allocated)
-		s->peak_allocated = s->peak_requested = s->peak_reserved =
-			s->allocated;
-	s->n_alloc++;
+	s->peak_reserved = s->peak_allocated;
 	*h = id;
 	check(a);
 	return 0;
@@ -107,21 +76,17 @@ static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
 
 static void afree(struct mem_allocator *a, mem_handle h)
 {
-	assert(a && h < a->n && a->bytes[h] != NOT_LIVE);
-	uint64_t bytes = a->bytes[h];
-	a->bytes[h] = NOT_LIVE;
-	a->next_dead[h] = a->dead;
-	a->dead = h;
-	a->st.requested -= bytes;
-	a->st.allocated -= bytes;
+	assert(a && h < a->s.n && a->s.b[h].state == MEM_B_USED);
+	uint64_t bytes = a->s.b[h].size;
+	mem_slab_kill(&a->s, h);
+	mem_stats_on_free(&a->st, bytes, bytes);
 	a->st.reserved -= bytes;
-	a->st.n_free++;
 	check(a);
 }
 
 static uint64_t addr(const struct mem_allocator *a, mem_handle h)
 {
-	assert(a && h < a->n && a->bytes[h] != NOT_LIVE);
+	assert(a && h < a->s.n && a->s.b[h].state == MEM_B_USED);
 	(void)a;
 	(void)h;
 	return 0;

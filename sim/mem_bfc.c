@@ -45,7 +45,6 @@
 
 #include <assert.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define NONE MEM_HANDLE_NONE
 #define K_MIN_ALLOCATION_BITS 8
@@ -53,19 +52,8 @@
 #define K_NUM_BINS 21
 #define K_MAX_INTERNAL_FRAGMENTATION ((uint64_t)128 << 20)
 
-enum { C_DEAD, C_FREE, C_USED };
-
-struct chunk {
-	uint64_t addr;	/* virtual start address */
-	uint64_t size;	/* bytes, a multiple of 256 */
-	uint64_t req;	/* bytes the caller asked for (in use) */
-	uint32_t prev;	/* lower neighbour in the region, or NONE */
-	uint32_t next;	/* upper neighbour in the region, or NONE; next
-			   dead slot while dead */
-	uint32_t region; /* index of the region holding the chunk */
-	uint8_t state;	/* C_DEAD, C_FREE or C_USED */
-	uint8_t bin;	/* bin while free */
-};
+/* Chunks are struct mem_blk (mem.h) with group = the region's index and
+ * kind = the bin while free. */
 
 struct region {
 	uint64_t base; /* first address */
@@ -75,10 +63,7 @@ struct region {
 };
 
 struct mem_allocator {
-	struct chunk *c;	  /* chunks by id */
-	uint32_t nc;		  /* ids handed out so far */
-	uint32_t cap;		  /* slots allocated in c */
-	uint32_t dead;		  /* first dead slot to reuse, or NONE */
+	struct mem_slab s;	  /* chunks by id (sizes multiples of 256) */
 	struct region *r;	  /* regions in creation order */
 	uint32_t nr;		  /* regions made (live or not) */
 	uint32_t cap_r;		  /* slots allocated in r */
@@ -88,16 +73,6 @@ struct mem_allocator {
 	uint32_t bin[K_NUM_BINS]; /* roots: free chunks by (size, addr) */
 	struct mem_stats st;	  /* counters; largest_free filled on read */
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n);
-	if (!q) {
-		fprintf(stderr, "gpumemsim: out of host memory (bfc)\n");
-		abort();
-	}
-	return q;
-}
 
 static uint64_t rounded_bytes(uint64_t bytes)
 {
@@ -112,46 +87,19 @@ static unsigned bin_for_size(uint64_t bytes)
 	return b < K_NUM_BINS - 1 ? b : K_NUM_BINS - 1;
 }
 
-static uint32_t new_chunk(struct mem_allocator *a)
-{
-	uint32_t id;
-	if (a->dead != NONE) {
-		id = a->dead;
-		a->dead = a->c[id].next;
-	} else {
-		if (a->nc == a->cap) {
-			a->cap = a->cap ? a->cap * 2 : 64;
-			a->c = xrealloc(a->c, (size_t)a->cap * sizeof *a->c);
-			mem_forest_reserve(&a->f, a->cap);
-		}
-		id = a->nc++;
-		assert(id != NONE);
-	}
-	memset(&a->c[id], 0, sizeof a->c[id]);
-	a->c[id].prev = a->c[id].next = NONE;
-	return id;
-}
-
-static void kill_chunk(struct mem_allocator *a, uint32_t id)
-{
-	a->c[id].state = C_DEAD;
-	a->c[id].next = a->dead;
-	a->dead = id;
-}
-
 static void bin_insert(struct mem_allocator *a, uint32_t id)
 {
-	struct chunk *k = &a->c[id];
-	assert(k->state == C_FREE);
-	k->bin = (uint8_t)bin_for_size(k->size);
-	mem_tree_insert(&a->f, &a->bin[k->bin], MEM_BY_SIZE, id, k->size,
+	struct mem_blk *k = &a->s.b[id];
+	assert(k->state == MEM_B_FREE);
+	k->kind = (uint8_t)bin_for_size(k->size);
+	mem_tree_insert(&a->f, &a->bin[k->kind], MEM_BY_SIZE, id, k->size,
 			k->addr);
 }
 
 static void bin_erase(struct mem_allocator *a, uint32_t id)
 {
-	assert(a->c[id].state == C_FREE);
-	mem_tree_erase(&a->f, &a->bin[a->c[id].bin], MEM_BY_SIZE, id);
+	assert(a->s.b[id].state == MEM_B_FREE);
+	mem_tree_erase(&a->f, &a->bin[a->s.b[id].kind], MEM_BY_SIZE, id);
 }
 
 static uint64_t largest_free(const struct mem_allocator *a)
@@ -164,14 +112,7 @@ static uint64_t largest_free(const struct mem_allocator *a)
 
 static void check(const struct mem_allocator *a)
 {
-	const struct mem_stats *s = &a->st;
-	(void)s;
-	assert(s->allocated <= s->reserved && s->reserved <= s->budget);
-	assert(s->requested <= s->allocated);
-	assert(s->peak_allocated >= s->allocated);
-	assert(s->peak_reserved >= s->reserved);
-	assert(s->peak_requested >= s->requested);
-	assert(largest_free(a) <= s->reserved - s->allocated);
+	mem_stats_check(&a->st, largest_free(a));
 }
 
 /* A new region of `bytes`, its one chunk free in its bin. */
@@ -179,20 +120,18 @@ static void add_region(struct mem_allocator *a, uint64_t bytes)
 {
 	if (a->nr == a->cap_r) {
 		a->cap_r = a->cap_r ? a->cap_r * 2 : 8;
-		a->r = xrealloc(a->r, (size_t)a->cap_r * sizeof *a->r);
+		a->r = mem_xrealloc(a->r, (size_t)a->cap_r * sizeof *a->r,
+				    "bfc");
 	}
-	uint32_t id = new_chunk(a);
-	struct chunk *k = &a->c[id];
+	uint32_t id = mem_slab_new(&a->s);
+	struct mem_blk *k = &a->s.b[id];
 	k->addr = a->next_addr;
 	k->size = bytes;
-	k->region = a->nr;
-	k->state = C_FREE;
+	k->group = a->nr;
+	k->state = MEM_B_FREE;
 	a->r[a->nr++] = (struct region){a->next_addr, bytes, id, 1};
 	a->next_addr += bytes;
-	a->st.reserved += bytes;
-	if (a->st.reserved > a->st.peak_reserved)
-		a->st.peak_reserved = a->st.reserved;
-	a->st.n_device_malloc++;
+	mem_stats_on_reserve(&a->st, bytes);
 	bin_insert(a, id);
 }
 
@@ -221,8 +160,8 @@ static bool deallocate_free_regions(struct mem_allocator *a, uint64_t rounded)
 	for (uint32_t i = 0; i < a->nr; i++) {
 		const struct region *g = &a->r[i];
 		/* fully coalesced: no chunk in use iff one free chunk */
-		if (g->live && a->c[g->head].state == C_FREE &&
-		    a->c[g->head].size == g->size)
+		if (g->live && a->s.b[g->head].state == MEM_B_FREE &&
+		    a->s.b[g->head].size == g->size)
 			total_free += g->size;
 	}
 	if (total_free == 0)
@@ -231,10 +170,10 @@ static bool deallocate_free_regions(struct mem_allocator *a, uint64_t rounded)
 		return false;
 	for (uint32_t i = 0; i < a->nr; i++) {
 		struct region *g = &a->r[i];
-		if (g->live && a->c[g->head].state == C_FREE &&
-		    a->c[g->head].size == g->size) {
+		if (g->live && a->s.b[g->head].state == MEM_B_FREE &&
+		    a->s.b[g->head].size == g->size) {
 			bin_erase(a, g->head);
-			kill_chunk(a, g->head);
+			mem_slab_kill(&a->s, g->head);
 			g->live = 0;
 			g->head = NONE;
 			a->st.reserved -= g->size;
@@ -271,7 +210,7 @@ static struct mem_allocator *create(const struct mem_cfg *cfg, gms_err *err)
 	struct mem_allocator *a = calloc(1, sizeof *a);
 	if (!a)
 		return gms_errf(err, "out of memory"), NULL;
-	a->dead = NONE;
+	mem_slab_init(&a->s, "bfc", &a->f, NULL);
 	for (int b = 0; b < K_NUM_BINS; b++)
 		a->bin[b] = NONE;
 	a->st.budget = cfg->budget;
@@ -293,7 +232,7 @@ static void destroy(struct mem_allocator *a)
 		return;
 	mem_forest_destroy(&a->f);
 	free(a->r);
-	free(a->c);
+	mem_slab_destroy(&a->s);
 	free(a);
 }
 
@@ -319,79 +258,29 @@ static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
 		return -1;
 	}
 	bin_erase(a, id);
-	if (a->c[id].size >= rounded * 2 ||
-	    a->c[id].size - rounded >= K_MAX_INTERNAL_FRAGMENTATION) {
+	if (a->s.b[id].size >= rounded * 2 ||
+	    a->s.b[id].size - rounded >= K_MAX_INTERNAL_FRAGMENTATION)
 		/* SplitChunk(h, rounded_bytes) */
-		uint32_t n = new_chunk(a); /* may move a->c */
-		struct chunk *k = &a->c[id], *r = &a->c[n];
-		r->addr = k->addr + rounded;
-		r->size = k->size - rounded;
-		r->region = k->region;
-		r->state = C_FREE;
-		r->prev = id;
-		r->next = k->next;
-		if (k->next != NONE)
-			a->c[k->next].prev = n;
-		k->next = n;
-		k->size = rounded;
-		bin_insert(a, n);
-	}
-	struct chunk *k = &a->c[id];
-	k->state = C_USED;
-	k->req = bytes;
-	struct mem_stats *s = &a->st;
-	s->requested += bytes;
-	s->allocated += k->size;
-	if (s->requested > s->peak_requested)
-		s->peak_requested = s->requested;
-	if (s->allocated > s->peak_allocated)
-		s->peak_allocated = s->allocated;
-	s->n_alloc++;
+		bin_insert(a, mem_slab_split(&a->s, id, rounded));
+	mem_slab_use(&a->s, &a->st, id, bytes);
 	*h = id;
 	check(a);
 	return 0;
 }
 
-static void merge(struct mem_allocator *a, uint32_t lo, uint32_t hi)
-{
-	assert(a->c[lo].next == hi && a->c[hi].prev == lo);
-	a->c[lo].size += a->c[hi].size;
-	a->c[lo].next = a->c[hi].next;
-	if (a->c[hi].next != NONE)
-		a->c[a->c[hi].next].prev = lo;
-	kill_chunk(a, hi);
-}
-
 static void bfree(struct mem_allocator *a, mem_handle h)
 {
-	assert(a && h < a->nc && a->c[h].state == C_USED);
-	uint32_t id = h;
-	struct mem_stats *s = &a->st;
-	s->requested -= a->c[id].req;
-	s->allocated -= a->c[id].size;
-	s->n_free++;
-	a->c[id].state = C_FREE;
-	a->c[id].req = 0;
+	assert(a);
 	/* TryToCoalesce: next first, then prev */
-	uint32_t n = a->c[id].next;
-	if (n != NONE && a->c[n].state == C_FREE) {
-		bin_erase(a, n);
-		merge(a, id, n);
-	}
-	uint32_t p = a->c[id].prev;
-	if (p != NONE && a->c[p].state == C_FREE) {
-		bin_erase(a, p);
-		merge(a, p, id);
-		id = p;
-	}
+	uint32_t id = mem_slab_release(&a->s, &a->st, h, true, bin_erase, a);
 	bin_insert(a, id);
 	check(a);
 }
 
 static uint64_t addr(const struct mem_allocator *a, mem_handle h)
 {
-	assert(a && h < a->nc && a->c[h].state == C_USED);
-	return a->c[h].addr;
+	assert(a);
+	return mem_slab_addr(&a->s, h);
 }
 
 static void stats(const struct mem_allocator *a, struct mem_stats *out)
@@ -415,13 +304,7 @@ static void dump(const struct mem_allocator *a, FILE *f)
 			g->live ? "" : " (deallocated)");
 		if (!g->live)
 			continue;
-		for (uint32_t id = g->head; id != NONE; id = a->c[id].next)
-			fprintf(f, "  [%llu, %llu) %s id %u\n",
-				(unsigned long long)a->c[id].addr,
-				(unsigned long long)(a->c[id].addr +
-						     a->c[id].size),
-				a->c[id].state == C_USED ? "used" : "free",
-				id);
+		mem_slab_dump_chain(&a->s, g->head, f);
 	}
 }
 

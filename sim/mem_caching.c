@@ -40,7 +40,6 @@
 
 #include <assert.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define NONE MEM_HANDLE_NONE
 #define K_MIN_BLOCK_SIZE ((uint64_t)512)
@@ -50,18 +49,8 @@
 #define K_LARGE_BUFFER ((uint64_t)20971520)
 #define K_ROUND_LARGE ((uint64_t)2097152)
 
-enum { K_DEAD, K_FREE, K_USED };
-
-struct cblk {
-	uint64_t addr;	/* virtual start address */
-	uint64_t size;	/* bytes, a multiple of 512 */
-	uint64_t req;	/* bytes the caller asked for (in use) */
-	uint32_t prev;	/* lower neighbour in the segment, or NONE */
-	uint32_t next;	/* upper neighbour in the segment, or NONE; next
-			   dead slot while dead */
-	uint8_t small;	/* 1: small pool, 0: large pool */
-	uint8_t state;	/* K_DEAD, K_FREE or K_USED */
-};
+/* Blocks are struct mem_blk (mem.h) with kind = 1 for the small pool, 0
+ * for the large one (group unused). */
 
 struct segment {
 	uint64_t base; /* first address */
@@ -70,10 +59,7 @@ struct segment {
 };
 
 struct mem_allocator {
-	struct cblk *b;		 /* blocks by id */
-	uint32_t nb;		 /* ids handed out so far */
-	uint32_t cap;		 /* slots allocated in b */
-	uint32_t dead;		 /* first dead slot to reuse, or NONE */
+	struct mem_slab s;	 /* blocks by id (sizes multiples of 512) */
 	struct segment *seg;	 /* live segments (order not kept) */
 	uint32_t nseg;		 /* live segments */
 	uint32_t cap_seg;	 /* slots allocated in seg */
@@ -82,16 +68,6 @@ struct mem_allocator {
 	uint32_t pool[2];	 /* roots: [0] large, [1] small pool */
 	struct mem_stats st;	 /* counters; largest_free filled on read */
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n);
-	if (!q) {
-		fprintf(stderr, "gpumemsim: out of host memory (caching)\n");
-		abort();
-	}
-	return q;
-}
 
 static uint64_t round_size(uint64_t size)
 {
@@ -110,45 +86,18 @@ static uint64_t allocation_size(uint64_t size)
 	return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) / K_ROUND_LARGE);
 }
 
-static uint32_t new_blk(struct mem_allocator *a)
-{
-	uint32_t id;
-	if (a->dead != NONE) {
-		id = a->dead;
-		a->dead = a->b[id].next;
-	} else {
-		if (a->nb == a->cap) {
-			a->cap = a->cap ? a->cap * 2 : 64;
-			a->b = xrealloc(a->b, (size_t)a->cap * sizeof *a->b);
-			mem_forest_reserve(&a->f, a->cap);
-		}
-		id = a->nb++;
-		assert(id != NONE);
-	}
-	memset(&a->b[id], 0, sizeof a->b[id]);
-	a->b[id].prev = a->b[id].next = NONE;
-	return id;
-}
-
-static void kill_blk(struct mem_allocator *a, uint32_t id)
-{
-	a->b[id].state = K_DEAD;
-	a->b[id].next = a->dead;
-	a->dead = id;
-}
-
 static void pool_insert(struct mem_allocator *a, uint32_t id)
 {
-	struct cblk *k = &a->b[id];
-	assert(k->state == K_FREE);
-	mem_tree_insert(&a->f, &a->pool[k->small], MEM_BY_SIZE, id, k->size,
+	struct mem_blk *k = &a->s.b[id];
+	assert(k->state == MEM_B_FREE);
+	mem_tree_insert(&a->f, &a->pool[k->kind], MEM_BY_SIZE, id, k->size,
 			k->addr);
 }
 
 static void pool_erase(struct mem_allocator *a, uint32_t id)
 {
-	assert(a->b[id].state == K_FREE);
-	mem_tree_erase(&a->f, &a->pool[a->b[id].small], MEM_BY_SIZE, id);
+	assert(a->s.b[id].state == MEM_B_FREE);
+	mem_tree_erase(&a->f, &a->pool[a->s.b[id].kind], MEM_BY_SIZE, id);
 }
 
 static uint64_t largest_free(const struct mem_allocator *a)
@@ -160,14 +109,7 @@ static uint64_t largest_free(const struct mem_allocator *a)
 
 static void check(const struct mem_allocator *a)
 {
-	const struct mem_stats *s = &a->st;
-	(void)s;
-	assert(s->allocated <= s->reserved && s->reserved <= s->budget);
-	assert(s->requested <= s->allocated);
-	assert(s->peak_allocated >= s->allocated);
-	assert(s->peak_reserved >= s->reserved);
-	assert(s->peak_requested >= s->requested);
-	assert(largest_free(a) <= s->reserved - s->allocated);
+	mem_stats_check(&a->st, largest_free(a));
 }
 
 /* alloc_block: cudaMalloc a segment if the budget allows; returns its one
@@ -179,20 +121,19 @@ static uint32_t alloc_block(struct mem_allocator *a, uint64_t seg_size,
 		return NONE;
 	if (a->nseg == a->cap_seg) {
 		a->cap_seg = a->cap_seg ? a->cap_seg * 2 : 16;
-		a->seg = xrealloc(a->seg, (size_t)a->cap_seg * sizeof *a->seg);
+		a->seg = mem_xrealloc(a->seg,
+				      (size_t)a->cap_seg * sizeof *a->seg,
+				      "caching");
 	}
-	uint32_t id = new_blk(a);
-	struct cblk *k = &a->b[id];
+	uint32_t id = mem_slab_new(&a->s);
+	struct mem_blk *k = &a->s.b[id];
 	k->addr = a->next_addr;
 	k->size = seg_size;
-	k->small = small;
-	k->state = K_FREE;
+	k->kind = small;
+	k->state = MEM_B_FREE;
 	a->seg[a->nseg++] = (struct segment){a->next_addr, seg_size, id};
 	a->next_addr += seg_size;
-	a->st.reserved += seg_size;
-	if (a->st.reserved > a->st.peak_reserved)
-		a->st.peak_reserved = a->st.reserved;
-	a->st.n_device_malloc++;
+	mem_stats_on_reserve(&a->st, seg_size);
 	return id;
 }
 
@@ -203,13 +144,14 @@ static void release_cached_blocks(struct mem_allocator *a)
 	uint32_t i = 0;
 	while (i < a->nseg) {
 		uint32_t h = a->seg[i].head;
-		const struct cblk *k = &a->b[h];
-		if (k->state == K_FREE && k->prev == NONE && k->next == NONE) {
+		const struct mem_blk *k = &a->s.b[h];
+		if (k->state == MEM_B_FREE && k->prev == NONE &&
+		    k->next == NONE) {
 			assert(k->size == a->seg[i].size);
 			pool_erase(a, h);
 			a->st.reserved -= a->seg[i].size;
 			a->st.n_device_free++;
-			kill_blk(a, h);
+			mem_slab_kill(&a->s, h);
 			a->seg[i] = a->seg[--a->nseg];
 		} else {
 			i++;
@@ -224,7 +166,7 @@ static struct mem_allocator *create(const struct mem_cfg *cfg, gms_err *err)
 	struct mem_allocator *a = calloc(1, sizeof *a);
 	if (!a)
 		return gms_errf(err, "out of memory"), NULL;
-	a->dead = NONE;
+	mem_slab_init(&a->s, "caching", &a->f, NULL);
 	a->pool[0] = a->pool[1] = NONE;
 	a->st.budget = cfg->budget;
 	check(a);
@@ -237,7 +179,7 @@ static void destroy(struct mem_allocator *a)
 		return;
 	mem_forest_destroy(&a->f);
 	free(a->seg);
-	free(a->b);
+	mem_slab_destroy(&a->s);
 	free(a);
 }
 
@@ -268,33 +210,10 @@ static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
 			return -1;
 		}
 	}
-	uint64_t remaining = a->b[id].size - size;
-	if (small ? remaining >= K_MIN_BLOCK_SIZE : remaining > K_SMALL_SIZE) {
-		uint32_t n = new_blk(a); /* may move a->b */
-		struct cblk *k = &a->b[id], *r = &a->b[n];
-		r->addr = k->addr + size;
-		r->size = remaining;
-		r->small = k->small;
-		r->state = K_FREE;
-		r->prev = id;
-		r->next = k->next;
-		if (k->next != NONE)
-			a->b[k->next].prev = n;
-		k->next = n;
-		k->size = size;
-		pool_insert(a, n);
-	}
-	struct cblk *k = &a->b[id];
-	k->state = K_USED;
-	k->req = bytes;
-	struct mem_stats *s = &a->st;
-	s->requested += bytes;
-	s->allocated += k->size;
-	if (s->requested > s->peak_requested)
-		s->peak_requested = s->requested;
-	if (s->allocated > s->peak_allocated)
-		s->peak_allocated = s->allocated;
-	s->n_alloc++;
+	uint64_t remaining = a->s.b[id].size - size;
+	if (small ? remaining >= K_MIN_BLOCK_SIZE : remaining > K_SMALL_SIZE)
+		pool_insert(a, mem_slab_split(&a->s, id, size));
+	mem_slab_use(&a->s, &a->st, id, bytes);
 	*h = id;
 	check(a);
 	return 0;
@@ -302,41 +221,16 @@ static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
 
 static void cache_free(struct mem_allocator *a, mem_handle h)
 {
-	assert(a && h < a->nb && a->b[h].state == K_USED);
-	uint32_t id = h;
-	struct mem_stats *s = &a->st;
-	s->requested -= a->b[id].req;
-	s->allocated -= a->b[id].size;
-	s->n_free++;
-	a->b[id].state = K_FREE;
-	a->b[id].req = 0;
-	uint32_t p = a->b[id].prev;
-	if (p != NONE && a->b[p].state == K_FREE) {
-		pool_erase(a, p);
-		a->b[p].size += a->b[id].size;
-		a->b[p].next = a->b[id].next;
-		if (a->b[id].next != NONE)
-			a->b[a->b[id].next].prev = p;
-		kill_blk(a, id);
-		id = p;
-	}
-	uint32_t n = a->b[id].next;
-	if (n != NONE && a->b[n].state == K_FREE) {
-		pool_erase(a, n);
-		a->b[id].size += a->b[n].size;
-		a->b[id].next = a->b[n].next;
-		if (a->b[n].next != NONE)
-			a->b[a->b[n].next].prev = id;
-		kill_blk(a, n);
-	}
+	assert(a);
+	uint32_t id = mem_slab_release(&a->s, &a->st, h, false, pool_erase, a);
 	pool_insert(a, id);
 	check(a);
 }
 
 static uint64_t addr(const struct mem_allocator *a, mem_handle h)
 {
-	assert(a && h < a->nb && a->b[h].state == K_USED);
-	return a->b[h].addr;
+	assert(a);
+	return mem_slab_addr(&a->s, h);
 }
 
 static void stats(const struct mem_allocator *a, struct mem_stats *out)
@@ -356,14 +250,8 @@ static void dump(const struct mem_allocator *a, FILE *f)
 		fprintf(f, " segment @%llu size %llu (%s pool)\n",
 			(unsigned long long)g->base,
 			(unsigned long long)g->size,
-			a->b[g->head].small ? "small" : "large");
-		for (uint32_t id = g->head; id != NONE; id = a->b[id].next)
-			fprintf(f, "  [%llu, %llu) %s id %u\n",
-				(unsigned long long)a->b[id].addr,
-				(unsigned long long)(a->b[id].addr +
-						     a->b[id].size),
-				a->b[id].state == K_USED ? "used" : "free",
-				id);
+			a->s.b[g->head].kind ? "small" : "large");
+		mem_slab_dump_chain(&a->s, g->head, f);
 	}
 }
 

@@ -42,23 +42,11 @@
 
 #include <assert.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define NONE MEM_HANDLE_NONE
 #define CNMEM_GRANULARITY ((uint64_t)512)
 
-enum { B_DEAD, B_FREE, B_USED };
-
-struct pblk {
-	uint64_t addr;	/* virtual start address */
-	uint64_t size;	/* bytes, a multiple of 512 */
-	uint64_t req;	/* bytes the caller asked for (used blocks) */
-	uint32_t prev;	/* lower neighbour in the same pool, or NONE */
-	uint32_t next;	/* upper neighbour in the same pool, or NONE;
-			   next dead slot while dead */
-	uint32_t pool;	/* index of the pool holding the block */
-	uint8_t state;	/* B_DEAD, B_FREE or B_USED */
-};
+/* Blocks are struct mem_blk (mem.h) with group = the pool's index. */
 
 struct ppool {
 	uint64_t base; /* first address */
@@ -69,10 +57,7 @@ struct ppool {
 
 struct mem_allocator {
 	bool high;		  /* highend: honour MEM_HIGH */
-	struct pblk *b;		  /* blocks by id */
-	uint32_t nb;		  /* ids handed out so far */
-	uint32_t cap;		  /* slots allocated in b */
-	uint32_t dead;		  /* first dead slot to reuse, or NONE */
+	struct mem_slab s;	  /* blocks by id (sizes multiples of 512) */
 	struct ppool *pools;	  /* pools in creation (address) order */
 	uint32_t npools;	  /* pools made */
 	uint32_t cap_pools;	  /* slots allocated in pools */
@@ -84,49 +69,10 @@ struct mem_allocator {
 	struct mem_stats st;	  /* counters; largest_free filled on read */
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n);
-	if (!q) {
-		fprintf(stderr, "gpumemsim: out of host memory (pool)\n");
-		abort();
-	}
-	return q;
-}
-
-static uint32_t new_blk(struct mem_allocator *a)
-{
-	uint32_t id;
-	if (a->dead != NONE) {
-		id = a->dead;
-		a->dead = a->b[id].next;
-	} else {
-		if (a->nb == a->cap) {
-			a->cap = a->cap ? a->cap * 2 : 64;
-			a->b = xrealloc(a->b, (size_t)a->cap * sizeof *a->b);
-			mem_forest_reserve(&a->fsize, a->cap);
-			if (a->high)
-				mem_forest_reserve(&a->faddr, a->cap);
-		}
-		id = a->nb++;
-		assert(id != NONE);
-	}
-	memset(&a->b[id], 0, sizeof a->b[id]);
-	a->b[id].prev = a->b[id].next = NONE;
-	return id;
-}
-
-static void kill_blk(struct mem_allocator *a, uint32_t id)
-{
-	a->b[id].state = B_DEAD;
-	a->b[id].next = a->dead;
-	a->dead = id;
-}
-
 static void free_insert(struct mem_allocator *a, uint32_t id)
 {
-	struct pblk *k = &a->b[id];
-	assert(k->state == B_FREE);
+	struct mem_blk *k = &a->s.b[id];
+	assert(k->state == MEM_B_FREE);
 	mem_tree_insert(&a->fsize, &a->by_size, MEM_BY_SIZE, id, k->size,
 			k->addr);
 	if (a->high)
@@ -143,15 +89,7 @@ static void free_erase(struct mem_allocator *a, uint32_t id)
 
 static void check(const struct mem_allocator *a)
 {
-	const struct mem_stats *s = &a->st;
-	(void)s;
-	assert(s->allocated <= s->reserved && s->reserved <= s->budget);
-	assert(s->requested <= s->allocated);
-	assert(s->peak_allocated >= s->allocated);
-	assert(s->peak_reserved >= s->reserved);
-	assert(s->peak_requested >= s->requested);
-	assert(mem_tree_max(&a->fsize, a->by_size) <=
-	       s->reserved - s->allocated);
+	mem_stats_check(&a->st, mem_tree_max(&a->fsize, a->by_size));
 }
 
 /* Make a pool of `size` bytes; returns its single (free, untracked) block. */
@@ -159,21 +97,19 @@ static uint32_t new_pool(struct mem_allocator *a, uint64_t size)
 {
 	if (a->npools == a->cap_pools) {
 		a->cap_pools = a->cap_pools ? a->cap_pools * 2 : 8;
-		a->pools = xrealloc(a->pools,
-				    (size_t)a->cap_pools * sizeof *a->pools);
+		a->pools = mem_xrealloc(a->pools,
+					(size_t)a->cap_pools * sizeof *a->pools,
+					"pool");
 	}
-	uint32_t id = new_blk(a);
-	struct pblk *k = &a->b[id];
+	uint32_t id = mem_slab_new(&a->s);
+	struct mem_blk *k = &a->s.b[id];
 	k->addr = a->next_addr;
 	k->size = size;
-	k->pool = a->npools;
-	k->state = B_FREE;
+	k->group = a->npools;
+	k->state = MEM_B_FREE;
 	a->pools[a->npools++] = (struct ppool){a->next_addr, size, id};
 	a->next_addr += size;
-	a->st.reserved += size;
-	if (a->st.reserved > a->st.peak_reserved)
-		a->st.peak_reserved = a->st.reserved;
-	a->st.n_device_malloc++;
+	mem_stats_on_reserve(&a->st, size);
 	return id;
 }
 
@@ -214,7 +150,7 @@ static struct mem_allocator *create(const struct mem_cfg *cfg, gms_err *err,
 	if (!a)
 		return gms_errf(err, "out of memory"), NULL;
 	a->high = high;
-	a->dead = NONE;
+	mem_slab_init(&a->s, "pool", &a->fsize, high ? &a->faddr : NULL);
 	a->by_size = a->by_addr = NONE;
 	a->st.budget = cfg->budget;
 	uint32_t id = new_pool(a, pool);
@@ -242,7 +178,7 @@ static void destroy(struct mem_allocator *a)
 	mem_forest_destroy(&a->fsize);
 	mem_forest_destroy(&a->faddr);
 	free(a->pools);
-	free(a->b);
+	mem_slab_destroy(&a->s);
 	free(a);
 }
 
@@ -267,44 +203,22 @@ static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
 		id = new_pool(a, size);
 	} else {
 		free_erase(a, id);
-		if (a->b[id].size > size) {
-			uint32_t n = new_blk(a); /* may move a->b */
-			struct pblk *k = &a->b[id], *r = &a->b[n];
-			r->pool = k->pool;
-			r->state = B_FREE;
-			r->prev = id;
-			r->next = k->next;
-			if (k->next != NONE)
-				a->b[k->next].prev = n;
-			k->next = n;
+		uint64_t bsize = a->s.b[id].size;
+		if (bsize > size) {
 			if (top) {
-				/* used part on top; k stays free below */
-				r->addr = k->addr + k->size - size;
-				r->size = size;
-				k->size -= size;
+				/* used part on top; id stays free below */
+				uint32_t n = mem_slab_split(&a->s, id,
+							    bsize - size);
 				free_insert(a, id);
 				id = n;
 			} else {
 				/* used part at the low address */
-				r->addr = k->addr + size;
-				r->size = k->size - size;
-				k->size = size;
-				free_insert(a, n);
+				free_insert(a, mem_slab_split(&a->s, id, size));
 			}
 		}
 	}
-	struct pblk *k = &a->b[id];
-	assert(k->state == B_FREE && k->size == size);
-	k->state = B_USED;
-	k->req = bytes;
-	struct mem_stats *s = &a->st;
-	s->requested += bytes;
-	s->allocated += size;
-	if (s->requested > s->peak_requested)
-		s->peak_requested = s->requested;
-	if (s->allocated > s->peak_allocated)
-		s->peak_allocated = s->allocated;
-	s->n_alloc++;
+	assert(a->s.b[id].state == MEM_B_FREE && a->s.b[id].size == size);
+	mem_slab_use(&a->s, &a->st, id, bytes);
 	*h = id;
 	check(a);
 	return 0;
@@ -312,41 +226,16 @@ static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
 
 static void pfree(struct mem_allocator *a, mem_handle h)
 {
-	assert(a && h < a->nb && a->b[h].state == B_USED);
-	uint32_t id = h;
-	struct mem_stats *s = &a->st;
-	s->requested -= a->b[id].req;
-	s->allocated -= a->b[id].size;
-	s->n_free++;
-	a->b[id].state = B_FREE;
-	a->b[id].req = 0;
-	uint32_t p = a->b[id].prev;
-	if (p != NONE && a->b[p].state == B_FREE) {
-		free_erase(a, p);
-		a->b[p].size += a->b[id].size;
-		a->b[p].next = a->b[id].next;
-		if (a->b[id].next != NONE)
-			a->b[a->b[id].next].prev = p;
-		kill_blk(a, id);
-		id = p;
-	}
-	uint32_t n = a->b[id].next;
-	if (n != NONE && a->b[n].state == B_FREE) {
-		free_erase(a, n);
-		a->b[id].size += a->b[n].size;
-		a->b[id].next = a->b[n].next;
-		if (a->b[n].next != NONE)
-			a->b[a->b[n].next].prev = id;
-		kill_blk(a, n);
-	}
+	assert(a);
+	uint32_t id = mem_slab_release(&a->s, &a->st, h, false, free_erase, a);
 	free_insert(a, id);
 	check(a);
 }
 
 static uint64_t addr(const struct mem_allocator *a, mem_handle h)
 {
-	assert(a && h < a->nb && a->b[h].state == B_USED);
-	return a->b[h].addr;
+	assert(a);
+	return mem_slab_addr(&a->s, h);
 }
 
 static void stats(const struct mem_allocator *a, struct mem_stats *out)
@@ -366,14 +255,7 @@ static void dump(const struct mem_allocator *a, FILE *f)
 		fprintf(f, " pool %u @%llu size %llu\n", p,
 			(unsigned long long)a->pools[p].base,
 			(unsigned long long)a->pools[p].size);
-		for (uint32_t id = a->pools[p].head; id != NONE;
-		     id = a->b[id].next)
-			fprintf(f, "  [%llu, %llu) %s id %u\n",
-				(unsigned long long)a->b[id].addr,
-				(unsigned long long)(a->b[id].addr +
-						     a->b[id].size),
-				a->b[id].state == B_USED ? "used" : "free",
-				id);
+		mem_slab_dump_chain(&a->s, a->pools[p].head, f);
 	}
 }
 
