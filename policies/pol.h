@@ -19,7 +19,8 @@
  *               workload and profile (ex_workload, ex_hw, ex_op_time) and
  *               may set engine modes (ex_set_mode) and placement hints.
  *   iter_begin  at the start of each iteration, after the iteration's
- *               input tensors exist. May issue swap-ins (prefetch).
+ *               input tensors exist (every other non-persistent tensor is
+ *               NONE then). Resets per-iteration policy state.
  *   before_op   before the executor handles an op's inputs: may prefetch
  *               (ex_swap_in), request recomputation (ex_recompute), pick a
  *               convolution algorithm (ex_pick_algo), mark outputs for
@@ -27,7 +28,9 @@
  *               wait for an event (ex_wait: vDNN's layer sync).
  *   on_access   every time a kernel is issued, once per tensor it reads
  *               or writes (Capuchin's Tensor Access Tracker). May evict
- *               (ex_swap_out, ex_drop) and prefetch; must not wait.
+ *               (ex_swap_out, ex_drop), prefetch (ex_swap_in) and request
+ *               recomputation (ex_recompute: runs right after this
+ *               kernel); a wait applies before the next kernel.
  *   after_op    when the op's kernel has completed and its dead tensors
  *               are freed: may offload (ex_swap_out), drop, prefetch, wait.
  *   on_alloc_fail  when the allocator cannot serve a request even after

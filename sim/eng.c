@@ -127,8 +127,9 @@ static void on_copy_done(void *obj, uint64_t arg)
 		return; /* stale: the transfer was rescheduled */
 	complete(e, q);
 	enum eng_q other = q == ENG_H2D ? ENG_D2H : ENG_H2D;
-	if (!e->hw->shared_engine && e->f[other].xfer) {
-		/* the other direction now has the link to itself */
+	if (!e->hw->shared_engine && e->f[other].xfer && !e->f[q].xfer) {
+		/* the other direction now has the link to itself (unless the
+		 * completion already started this queue's next transfer) */
 		struct eng_fifo *o = &e->f[other];
 		sim_time_t now = ev_now(e->evq);
 		o->left -= o->rate * (double)(now - o->since);
@@ -240,8 +241,8 @@ int eng_issue(struct eng *e, const struct eng_item *it)
 
 eng_event eng_record(struct eng *e, enum eng_q q)
 {
-	if (q == ENG_D2H && e->hw->shared_engine)
-		q = ENG_H2D;
+	/* the event keeps q as its source (stalls on it are q's), while
+	 * eng_issue puts the mark on the shared queue if there is one */
 	eng_event ev = eng_event_new(e, q);
 	if (ev == ENG_EVENT_NONE)
 		return ev;

@@ -35,10 +35,16 @@ struct ex_tensor {
 	uint32_t uses_left;	/* reads by ops not yet completed, this iter */
 	uint32_t lineage;	/* dropped tensors whose recompute needs it */
 	uint32_t inflight;	/* issued kernels reading it, not finished */
+	uint32_t held;		/* work items past their input check that
+				   will read it (kept resident until issue) */
+	sim_time_t out_issued;	/* when its last swap-out was issued */
+	sim_time_t in_issued;	/* when its last swap-in was issued */
 	uint32_t access_count;	/* accesses this iteration */
 	eng_event ready;	/* SWAPPING_IN: fires when it arrives */
 	eng_event written;	/* fires when the kernel writing it is done */
 };
+
+#define EX_MAX_WAITS 64 /* pending ex_wait events at once */
 
 enum ex_phase { PH_BEGIN, PH_INPUTS, PH_ALLOC, PH_RUNNING };
 
@@ -79,12 +85,18 @@ struct ex {
 	enum ex_mode mode;	    /* graph or eager */
 	bool setup_done;	    /* persistent tensors allocated */
 	enum ex_run_state rs;	    /* what the executor waits for */
-	eng_event wait_ev;	    /* event a hook asked to wait for */
+	eng_event wait[EX_MAX_WAITS]; /* events the host waits for before
+					 the next kernel (ex_wait) */
+	size_t n_wait;		    /* how many */
+	eng_event wait_ev;	    /* the one blocked on now */
 	enum st_stall wait_why;	    /* stall cause while blocked */
 	sim_time_t blocked_since;   /* when the block began */
 	bool wake_pending;	    /* a wake-up event is scheduled */
 	bool draining;		    /* iteration's ops done, queues draining */
 	uint64_t mem_version;	    /* bumps on every device free */
+	uint32_t want_tensor;	    /* RS_WAIT_MEMORY: tensor to allocate
+				       (WL_NONE: workspace) */
+	uint64_t want_bytes;	    /* RS_WAIT_MEMORY: its size */
 	uint32_t pending_release;   /* tensors whose block will be freed by
 				       work in flight (swap-out, readers) */
 	sim_time_t compute_busy0;   /* compute busy time at iteration start */
@@ -236,7 +248,7 @@ static void lineage_release(struct ex *ex, uint32_t t)
 static void settle(struct ex *ex, uint32_t t)
 {
 	struct ex_tensor *x = &ex->t[t];
-	if (x->inflight)
+	if (x->inflight || x->held)
 		return;
 	if (x->state == TS_SWAPPING_OUT && !x->copying_out) {
 		assert(x->release_pending);
@@ -364,7 +376,7 @@ static void swap_out_done(void *obj, uint64_t t)
 	ex->cur->bytes_d2h += bytes;
 	settle(ex, (uint32_t)t);
 	if (ex->po->on_copy_done && ex->rs != RS_DONE) {
-		struct ex_copy c = {(uint32_t)t, ENG_D2H, bytes, 0};
+		struct ex_copy c = {(uint32_t)t, ENG_D2H, bytes, x->out_issued};
 		ex->po->on_copy_done(ex->pol, ex, &c);
 	}
 }
@@ -413,6 +425,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 			      .signal = ev, .done = swap_out_done, .obj = ex,
 			      .arg = t, .tag = t};
 	x->copying_out = true;
+	x->out_issued = ev_now(&ex->evq);
 	if (flags & EX_RELEASE) {
 		x->state = TS_SWAPPING_OUT;
 		x->release_pending = true;
@@ -434,7 +447,7 @@ static void swap_in_done(void *obj, uint64_t t)
 	host_drop(ex, (uint32_t)t);
 	settle(ex, (uint32_t)t);
 	if (ex->po->on_copy_done && ex->rs != RS_DONE) {
-		struct ex_copy c = {(uint32_t)t, ENG_H2D, bytes, 0};
+		struct ex_copy c = {(uint32_t)t, ENG_H2D, bytes, x->in_issued};
 		ex->po->on_copy_done(ex->pol, ex, &c);
 	}
 }
@@ -469,6 +482,7 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 	}
 	x->ready = eng_event_new(&ex->eng, ENG_H2D);
 	x->state = TS_SWAPPING_IN;
+	x->in_issued = ev_now(&ex->evq);
 	ex->cur->n_swap_in++;
 	struct eng_item it = {.type = ENG_COPY, .q = ENG_H2D, .bytes = bytes,
 			      .pinned = true, .wait = ENG_EVENT_NONE,
@@ -502,6 +516,9 @@ int ex_drop(struct ex *ex, uint32_t t)
 	}
 	if (x->copying_out)
 		return refuse(ex, "drop %s: a swap-out is in flight", wt->name);
+	if (!eng_event_done(&ex->eng, x->written))
+		return refuse(ex, "drop %s: its producer is still writing it",
+			      wt->name);
 	for (uint32_t i = 0; i < p->n_in; i++)
 		ex->t[p->in[i]].lineage++;
 	host_drop(ex, t);
@@ -517,7 +534,15 @@ int ex_drop(struct ex *ex, uint32_t t)
 	return 0;
 }
 
+/* Push a work item; `below` puts it under the running top item, to run
+ * right after it (a request made while a kernel runs). */
+static int push_at(struct ex *ex, uint32_t op, bool recompute, bool below);
 static int push(struct ex *ex, uint32_t op, bool recompute)
+{
+	return push_at(ex, op, recompute, false);
+}
+
+static int push_at(struct ex *ex, uint32_t op, bool recompute, bool below)
 {
 	if (ex->n_stack == ex->cap_stack) {
 		size_t cap = ex->cap_stack ? ex->cap_stack * 2 : 16;
@@ -532,10 +557,16 @@ static int push(struct ex *ex, uint32_t op, bool recompute)
 			   ex->wl->ops[op].name);
 		return -1;
 	}
-	ex->stack[ex->n_stack++] = (struct ex_work){
-		.op = op, .recompute = recompute,
-		.phase = recompute ? PH_INPUTS : PH_BEGIN,
-		.algo = ex->algo[op], .ws = MEM_HANDLE_NONE};
+	struct ex_work w = {.op = op, .recompute = recompute,
+			    .phase = recompute ? PH_INPUTS : PH_BEGIN,
+			    .algo = ex->algo[op], .ws = MEM_HANDLE_NONE};
+	if (below && ex->n_stack > 0) {
+		ex->stack[ex->n_stack] = ex->stack[ex->n_stack - 1];
+		ex->stack[ex->n_stack - 1] = w;
+		ex->n_stack++;
+	} else {
+		ex->stack[ex->n_stack++] = w;
+	}
 	return 0;
 }
 
@@ -544,17 +575,20 @@ int ex_recompute(struct ex *ex, uint32_t t)
 	if (ex->t[t].state != TS_RECOMPUTE)
 		return refuse(ex, "recompute %s: state %s", tname(ex, t),
 			      ex_state_names[ex->t[t].state]);
-	if (ex->rs == RS_KERNEL)
-		return refuse(ex, "recompute %s: only between kernels",
-			      tname(ex, t));
-	return push(ex, ex->wl->tensors[t].producer, true);
+	/* asked while a kernel runs (on_access): it runs right after it */
+	return push_at(ex, ex->wl->tensors[t].producer, true,
+		       ex->rs == RS_KERNEL);
 }
 
 void ex_wait(struct ex *ex, eng_event ev)
 {
 	if (ev == ENG_EVENT_NONE || eng_event_done(&ex->eng, ev))
 		return;
-	ex->wait_ev = ev;
+	if (ex->n_wait == EX_MAX_WAITS) {
+		stop_error(ex, "more than %d pending waits", EX_MAX_WAITS);
+		return;
+	}
+	ex->wait[ex->n_wait++] = ev;
 }
 
 void ex_place_high(struct ex *ex, uint32_t t, bool high)
@@ -605,11 +639,11 @@ static enum step_rc alloc_failed(struct ex *ex, uint32_t t, uint64_t bytes)
 		stop_oom(ex, op, t, bytes, why);
 		return S_STOP;
 	}
-	if (w->tries > 0 && w->mem_seen == ex->mem_version &&
-	    ex->wait_ev == ENG_EVENT_NONE && w->tries >= 3) {
+	if ((w->tries >= 3 && w->mem_seen == ex->mem_version) ||
+	    w->tries > 64 + ex->wl->n_tensors) {
 		snprintf(why, sizeof why,
-			 "policy %s asked to retry %u times without freeing "
-			 "memory",
+			 "policy %s asked to retry %u times without making "
+			 "room",
 			 ex->po->name, w->tries);
 		stop_oom(ex, op, t, bytes, why);
 		return S_STOP;
@@ -632,6 +666,8 @@ static enum step_rc alloc_failed(struct ex *ex, uint32_t t, uint64_t bytes)
 			stop_oom(ex, op, t, bytes, why);
 			return S_STOP;
 		}
+		ex->want_tensor = t;
+		ex->want_bytes = bytes;
 		block(ex, RS_WAIT_MEMORY, ST_STALL_MEMORY);
 		return S_BLOCKED;
 	case EX_FAIL:
@@ -659,14 +695,14 @@ static enum step_rc ensure_inputs(struct ex *ex)
 		case TS_SWAPPING_OUT:
 			continue;
 		case TS_SWAPPING_IN:
-			ex->wait_ev = x->ready;
+			ex_wait(ex, x->ready);
 			return S_NEXT;
 		case TS_OUT: {
 			eng_event ev = ex_swap_in(ex, t, ENG_EVENT_NONE);
 			if (ev == ENG_EVENT_NONE)
 				return alloc_failed(ex, t,
 						    ex->wl->tensors[t].bytes);
-			ex->wait_ev = ev;
+			ex_wait(ex, ev);
 			return S_NEXT;
 		}
 		case TS_RECOMPUTE:
@@ -687,6 +723,8 @@ static enum step_rc ensure_inputs(struct ex *ex)
 			return S_STOP;
 		}
 	}
+	for (uint32_t i = 0; i < op->n_in; i++)
+		ex->t[op->in[i]].held++; /* resident until the kernel is done */
 	w->phase = PH_ALLOC;
 	return S_NEXT;
 }
@@ -838,6 +876,7 @@ static void kernel_done(void *obj, uint64_t arg)
 	for (uint32_t i = 0; i < op->n_in; i++) {
 		uint32_t t = op->in[i];
 		ex->t[t].inflight--;
+		ex->t[t].held--;
 		if (!w.recompute) {
 			bool first = true; /* count repeated inputs once */
 			for (uint32_t k = 0; k < i; k++)
@@ -866,18 +905,21 @@ static void iter_end(struct ex *ex);
 static void step(struct ex *ex)
 {
 	while (ex->rs == RS_IDLE) {
-		if (ex->wait_ev != ENG_EVENT_NONE) {
-			if (!eng_event_done(&ex->eng, ex->wait_ev)) {
-				enum eng_q q = eng_event_src(&ex->eng,
-							     ex->wait_ev);
+		while (ex->n_wait > 0) { /* the host waits, in order */
+			eng_event ev = ex->wait[0];
+			if (!eng_event_done(&ex->eng, ev)) {
+				enum eng_q q = eng_event_src(&ex->eng, ev);
+				ex->wait_ev = ev;
 				block(ex, RS_WAIT_EVENT,
 				      q == ENG_H2D	? ST_STALL_H2D
 				      : q == ENG_D2H ? ST_STALL_D2H
 						     : ST_STALL_MEMORY);
 				return;
 			}
-			ex->wait_ev = ENG_EVENT_NONE;
+			memmove(ex->wait, ex->wait + 1,
+				--ex->n_wait * sizeof *ex->wait);
 		}
+		ex->wait_ev = ENG_EVENT_NONE;
 		if (ex->n_stack == 0) {
 			if (ex->next_op < ex->wl->n_ops) {
 				if (push(ex, ex->next_op, false) < 0)
@@ -890,12 +932,17 @@ static void step(struct ex *ex)
 		struct ex_work *w = &ex->stack[ex->n_stack - 1];
 		enum step_rc rc = S_NEXT;
 		switch ((enum ex_phase)w->phase) {
-		case PH_BEGIN:
+		case PH_BEGIN: {
+			size_t k = ex->n_stack - 1;
 			w->phase = PH_INPUTS;
 			if (ex->po->before_op)
 				ex->po->before_op(ex->pol, ex,
 						  &ex->wl->ops[w->op]);
+			/* the hook may have picked an algorithm for this op
+			 * (and pushed items, moving the stack) */
+			ex->stack[k].algo = ex->algo[ex->stack[k].op];
 			break;
+		}
 		case PH_INPUTS:
 			if (w->recompute) {
 				/* nothing left to regenerate: skip */
@@ -977,7 +1024,7 @@ static void iter_end(struct ex *ex)
 	 * end, so leftover copies are stalls of this iteration */
 	for (int q = ENG_D2H; q >= ENG_H2D; q--) {
 		if (!eng_q_idle(&ex->eng, (enum eng_q)q)) {
-			ex->wait_ev = eng_record(&ex->eng, (enum eng_q)q);
+			ex_wait(ex, eng_record(&ex->eng, (enum eng_q)q));
 			return; /* step() blocks on it and comes back */
 		}
 	}
@@ -1107,7 +1154,8 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 			/* nothing left to happen, yet not done */
 			if (ex->rs == RS_WAIT_MEMORY && ex->n_stack) {
 				struct ex_work *w = &ex->stack[ex->n_stack - 1];
-				stop_oom(ex, w->op, WL_NONE, 0,
+				stop_oom(ex, w->op, ex->want_tensor,
+					 ex->want_bytes,
 					 "waiting for memory that nothing in "
 					 "flight will release");
 			} else {

@@ -128,8 +128,7 @@ bool ex_tensor_persistent(const struct ex *ex, uint32_t t);
 
 #define EX_RELEASE 0x1u /* swap_out: free the device block when done */
 
-/* Copy t (IN, or SWAPPING_OUT without release) to pinned host memory on
- * the D2H engine, behind the kernel that produces it. With EX_RELEASE the
+/* Copy t (IN) to pinned host memory on the D2H engine, behind the kernel that produces it. With EX_RELEASE the
  * state becomes SWAPPING_OUT, then OUT once the copy and every kernel
  * reading t that was issued before have finished; then the block is
  * freed. Without it, t stays IN and gains a valid host copy, so a later
@@ -148,15 +147,19 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after);
 
 /* Free t's block now (IN -> RECOMPUTE); its producer must be recomputable
  * and the producer's inputs must still be alive or themselves
- * regenerable. Readers in flight delay the free, not the state change. */
+ * regenerable; refused while the kernel producing t is still writing it.
+ * Readers in flight delay the free, not the state change. */
 int ex_drop(struct ex *ex, uint32_t t);
 
 /* Regenerate a RECOMPUTE tensor before the next op (kernels on the
- * compute stream, recursively). */
+ * compute stream, recursively). Asked while a kernel runs (on_access, a
+ * Capuchin in-trigger), it runs right after that kernel. */
 int ex_recompute(struct ex *ex, uint32_t t);
 
 /* Do not issue the next kernel until ev has fired (cudaEventSynchronize
- * from the host); the stall is attributed to ev's queue. */
+ * from the host); the stall is attributed to ev's queue. Several waits
+ * may be pending; all are honoured. Events are valid only within the
+ * iteration that made them (ids are reused after it drains). */
 void ex_wait(struct ex *ex, eng_event ev);
 
 /* Allocate t at the high end of the pool (honoured by `highend`). */

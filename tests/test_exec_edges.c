@@ -1,0 +1,420 @@
+/*
+ * test_exec_edges.c - regression tests for engine edge cases found in
+ * review: a reader's input released while the reader waits for memory,
+ * algorithm picks in before_op, several pending waits, derate with
+ * back-to-back copies, copy issue times, drops of a tensor being written,
+ * stall cause on a shared copy engine, recompute requested from
+ * on_access. Each timeline is worked out in its comment. (The hooks talk
+ * to the tests through file-scope variables: test code only.)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../policies/pol.h"
+#include "../sim/ex.h"
+#include "../sim/eng.h"
+#include "../sim/ev.h"
+
+static uint32_t T(struct wl_workload *w, const char *name, uint64_t bytes,
+		  enum wl_kind k)
+{
+	gms_err err;
+	uint32_t id = wl_add_tensor(w, name, bytes, k, &err);
+	assert_int_not_equal(id, WL_NONE);
+	return id;
+}
+static void OPX(struct wl_workload *w, const char *name, sim_time_t time,
+		const uint32_t *in, uint32_t n_in, const uint32_t *out,
+		uint32_t n_out, const struct wl_algo *al, uint32_t n_al)
+{
+	gms_err err;
+	struct wl_op_desc d = {.name = name, .type = OT_OTHER, .phase = WL_FWD,
+			       .in = in, .n_in = n_in, .out = out,
+			       .n_out = n_out, .time = time,
+			       .flops = (double)time, .recomputable = true,
+			       .algos = al, .n_algos = n_al};
+	if (wl_add_op(w, &d, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+}
+#define OP(w, n, t, in, nin, out, nout) OPX(w, n, t, in, nin, out, nout, NULL, 0)
+static void finalize(struct wl_workload *w)
+{
+	gms_err err;
+	if (wl_finalize(w, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+static int run_hw(const struct wl_workload *w, struct pol *pol, uint64_t budget,
+		  int iters, struct st_run *st, bool shared)
+{
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	hw.shared_engine = shared;
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = pol,
+			     .allocator = "arena", .budget = budget,
+			     .iterations = iters, .warmup = 0};
+	gms_err err = {{0}};
+	int rc = ex_run(&cfg, st, &err);
+	if (rc < 0)
+		print_message("ex_run: %s\n", err.msg);
+	return rc;
+}
+
+/* globals for hooks */
+static uint32_t g_a, g_s;
+static int g_bad;
+static sim_time_t g_time;
+static sim_time_t g_issued;
+static int g_rc;
+
+/* ---- 1. input released while its reader is in PH_ALLOC ----
+ * A: x -> a (100 ns)  B: a -> b (100 ns); a, b 1000 B; budget 1500.
+ * before_op(B): swap_out(a, RELEASE) without waiting. Allocating b fails;
+ * on_alloc_fail answers EX_WAIT (vDNN++). a must stay resident until B,
+ * which reads it, has run; so nothing can make room for b (x 100 + a 1000
+ * + b 1000 > 1500) and the run ends as OOM -- never with B reading a
+ * released tensor. */
+static void b1_before(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	if (op->id == 1)
+		assert_int_not_equal(ex_swap_out(ex, g_a, EX_RELEASE),
+				     ENG_EVENT_NONE);
+}
+static enum ex_verdict b1_fail(struct pol *p, struct ex *ex,
+			       const struct ex_alloc_req *r)
+{
+	(void)p; (void)ex; (void)r;
+	return EX_WAIT;
+}
+static void b1_access(struct pol *p, struct ex *ex, const struct ex_access *a)
+{
+	(void)p;
+	if (!a->write) {
+		enum ex_state s = ex_tensor_state(ex, a->tensor);
+		if (s != TS_IN && s != TS_SWAPPING_OUT) {
+			print_message("kernel %u reads tensor %u in state %s\n",
+				      a->op, a->tensor, ex_state_names[s]);
+			g_bad++;
+		}
+	}
+}
+static void test_input_released_before_issue(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r1", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 1000, WL_ACT);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	OP(w, "B", 100, &a, 1, &b, 1);
+	finalize(w);
+	g_a = a; g_bad = 0;
+	const struct pol_ops ops = {.name = "r1", .before_op = b1_before,
+				    .on_alloc_fail = b1_fail,
+				    .on_access = b1_access};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	run_hw(w, &pol, 1500, 1, &st, false);
+	assert_true(st.oom.hit);
+	assert_string_equal(st.oom.tensor, "b");
+	assert_int_equal(st.mem.peak_allocated, 1100);
+	st_run_free(&st);
+	wl_free(w);
+	assert_int_equal(g_bad, 0);
+}
+
+/* ---- 2. ex_pick_algo in before_op does not apply to this issue ----
+ * One op with algos {fast: 1x, slow: 3x}; before_op picks 1 (slow).
+ * Expected kernel time 300 in iteration 0. */
+static void b2_before(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	if (op->n_algos)
+		assert_int_equal(ex_pick_algo(ex, op->id, 1), 0);
+}
+static void test_pick_algo_before_op(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r2", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 100, WL_ACT);
+	struct wl_algo al[] = {{"fast", 0, 1.0}, {"slow", 0, 3.0}};
+	OPX(w, "A", 100, &x, 1, &a, 1, al, 2);
+	finalize(w);
+	const struct pol_ops ops = {.name = "r2", .before_op = b2_before};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run_hw(w, &pol, 0, 2, &st, false), 0);
+	sim_time_t t0 = st.iter[0].compute_busy, t1 = st.iter[1].compute_busy;
+	st_run_free(&st);
+	wl_free(w);
+	assert_int_equal(t0, 300);
+	assert_int_equal(t1, 300);
+}
+
+/* ---- 3. a second ex_wait replaces the first ----
+ * op0: x -> s (10 B); after op0: swap s out with release and wait (10 ns).
+ * op1: x -> a (1000 B); after op1: ev_d = swap_out(a) (1000 ns D2H),
+ * ev_h = swap_in(s) (10 ns H2D); ex_wait(ev_d); ex_wait(ev_h).
+ * op2: a, s -> c. Expected: op2 starts after both (>= 1000 ns after op1). */
+static void b3_after(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	if (op->id == 0) {
+		eng_event e = ex_swap_out(ex, g_s, EX_RELEASE);
+		ex_wait(ex, e);
+	} else if (op->id == 1) {
+		eng_event ed = ex_swap_out(ex, g_a, 0);
+		eng_event eh = ex_swap_in(ex, g_s, ENG_EVENT_NONE);
+		assert_int_not_equal(ed, ENG_EVENT_NONE);
+		assert_int_not_equal(eh, ENG_EVENT_NONE);
+		ex_wait(ex, ed);
+		ex_wait(ex, eh);
+		g_time = ex_now(ex);
+	}
+}
+static sim_time_t g_op2_start;
+static void b3_access(struct pol *p, struct ex *ex, const struct ex_access *a)
+{
+	(void)p;
+	if (a->op == 2)
+		g_op2_start = a->time;
+	(void)ex;
+}
+static void test_two_waits(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r3", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), s = T(w, "s", 10, WL_ACT),
+		 a = T(w, "a", 1000, WL_ACT), c = T(w, "c", 10, WL_ACT);
+	OP(w, "S", 10, &x, 1, &s, 1);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	uint32_t as[] = {a, s};
+	OP(w, "C", 10, as, 2, &c, 1);
+	finalize(w);
+	g_s = s; g_a = a;
+	const struct pol_ops ops = {.name = "r3", .after_op = b3_after,
+				    .on_access = b3_access};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run_hw(w, &pol, 0, 1, &st, false), 0);
+	print_message("after op1 at %lld, op2 starts %lld, stall d2h %lld h2d %lld\n",
+		      (long long)g_time, (long long)g_op2_start,
+		      (long long)st.iter[0].stall[ST_STALL_D2H],
+		      (long long)st.iter[0].stall[ST_STALL_H2D]);
+	/* S 0-10, D2H of s 10-20 (waited), A 20-120, D2H of a 120-1120 and
+	 * H2D of s 120-130, both waited: C starts at 1120 */
+	assert_int_equal(g_op2_start, 1120);
+	assert_int_equal(st.iter[0].stall[ST_STALL_D2H], 1010);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 0);
+	st_run_free(&st);
+	wl_free(w);
+	assert_true(g_op2_start >= g_time + 1000);
+}
+
+/* ---- 4. derate: back-to-back copy on one side with latency 0 ----
+ * derate 0.5, 1 B/ns alone. H2D: 500 B then 1000 B; D2H: 2000 B, all at 0.
+ *   0-1000    both at 0.5: H2D#1 done at 1000, D2H 1500 left
+ *   1000-3000 H2D#2 and D2H both at 0.5: H2D#2 done at 3000, D2H 500 left
+ *   3000-3500 D2H alone at 1 B/ns: done at 3500. */
+static sim_time_t g_done[3];
+static void rec_done(void *obj, uint64_t arg)
+{
+	struct ev_queue *q = obj;
+	g_done[arg] = ev_now(q);
+}
+static void test_derate_back_to_back(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	hw.link[HW_H2D].derate = hw.link[HW_D2H].derate = 0.5;
+	struct ev_queue q;
+	ev_init(&q);
+	struct eng e;
+	assert_int_equal(eng_init(&e, &q, &hw), 0);
+	uint64_t bytes[3] = {500, 1000, 2000};
+	enum eng_q dir[3] = {ENG_H2D, ENG_H2D, ENG_D2H};
+	for (int i = 0; i < 3; i++) {
+		struct eng_item it = {.type = ENG_COPY, .q = dir[i],
+				      .bytes = bytes[i], .pinned = true,
+				      .wait = ENG_EVENT_NONE,
+				      .signal = eng_event_new(&e, dir[i]),
+				      .done = rec_done, .obj = &q, .arg = i};
+		assert_int_equal(eng_issue(&e, &it), 0);
+	}
+	ev_run(&q, NULL);
+	print_message("H2D#1 %lld H2D#2 %lld D2H %lld\n", (long long)g_done[0],
+		      (long long)g_done[1], (long long)g_done[2]);
+	eng_fini(&e);
+	ev_fini(&q);
+	assert_int_equal(g_done[0], 1000);
+	assert_int_equal(g_done[1], 3000);
+	assert_int_equal(g_done[2], 3500);
+}
+
+/* ---- 5. ex_copy.issued is never filled ----
+ * A: x -> a (100); after A swap a out (no release). Expected issued 100. */
+static void b5_after(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	if (op->id == 0)
+		ex_swap_out(ex, g_a, 0);
+}
+static void b5_copy(struct pol *p, struct ex *ex, const struct ex_copy *c)
+{
+	(void)p; (void)ex;
+	g_issued = c->issued;
+}
+static void test_copy_issued(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r5", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 10, WL_ACT);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	OP(w, "B", 100, &a, 1, &b, 1);
+	finalize(w);
+	g_a = a; g_issued = -1;
+	const struct pol_ops ops = {.name = "r5", .after_op = b5_after,
+				    .on_copy_done = b5_copy};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run_hw(w, &pol, 0, 1, &st, false), 0);
+	st_run_free(&st);
+	wl_free(w);
+	assert_int_equal(g_issued, 100);
+}
+
+/* ---- 6. ex_drop of the tensor the running kernel writes frees it now ----
+ * A: x -> a (100 ns, a 1000 B). on_access(write a): ex_drop(a). The block
+ * must stay allocated until A's kernel finishes (A writes into it). */
+static uint64_t g_alloc_before, g_alloc_after;
+static void b6_access(struct pol *p, struct ex *ex, const struct ex_access *a)
+{
+	(void)p;
+	if (a->write && a->tensor == g_a && ex_iter(ex) == 0 && a->count == 1) {
+		struct mem_stats ms;
+		ex_mem_stats(ex, &ms);
+		g_alloc_before = ms.allocated;
+		g_rc = ex_drop(ex, g_a);
+		ex_mem_stats(ex, &ms);
+		g_alloc_after = ms.allocated;
+	}
+}
+static void test_drop_output_being_written(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r6", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 10, WL_ACT);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	uint32_t xa[] = {x, a};
+	OP(w, "B", 100, xa, 2, &b, 1);
+	finalize(w);
+	g_a = a; g_rc = 99;
+	const struct pol_ops ops = {.name = "r6", .on_access = b6_access};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	run_hw(w, &pol, 0, 1, &st, false);
+	print_message("drop rc %d, allocated %llu -> %llu while A runs\n", g_rc,
+		      (unsigned long long)g_alloc_before,
+		      (unsigned long long)g_alloc_after);
+	st_run_free(&st);
+	wl_free(w);
+	assert_true(g_rc < 0 || g_alloc_after == g_alloc_before);
+}
+
+/* ---- 7. shared engine: waiting for a swap-out counts as an H2D stall ----
+ * A: x -> a; after A: swap_out(a, 0); ev = swap_out(a, RELEASE) (copy in
+ * flight: eng_record(D2H)); wait. Expected stall D2H 1000, H2D 0. */
+static void b7_after(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	if (op->id == 0) {
+		ex_swap_out(ex, g_a, 0);
+		ex_wait(ex, ex_swap_out(ex, g_a, EX_RELEASE));
+	}
+}
+static void test_shared_engine_stall_cause(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r7", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 10, WL_ACT), c = T(w, "c", 10, WL_ACT);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	OP(w, "B", 100, &x, 1, &b, 1);
+	uint32_t ab[] = {a, b};
+	OP(w, "C", 100, ab, 2, &c, 1);
+	finalize(w);
+	g_a = a;
+	const struct pol_ops ops = {.name = "r7", .after_op = b7_after};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run_hw(w, &pol, 0, 1, &st, true), 0);
+	sim_time_t d = st.iter[0].stall[ST_STALL_D2H],
+		   h = st.iter[0].stall[ST_STALL_H2D];
+	print_message("shared: stall d2h %lld h2d %lld\n", (long long)d,
+		      (long long)h);
+	st_run_free(&st);
+	wl_free(w);
+	assert_int_equal(d, 1000);
+}
+
+/* ---- 8. ex_recompute from on_access (Capuchin in-trigger) refused ----
+ * A: x -> a; B: a -> b; C: x -> c; D: a, c -> d. after B drop a;
+ * on_access of C (the trigger) ex_recompute(a). */
+static void b8_after(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	if (op->id == 1)
+		assert_int_equal(ex_drop(ex, g_a), 0);
+}
+static void b8_access(struct pol *p, struct ex *ex, const struct ex_access *a)
+{
+	(void)p;
+	if (a->op == 2 && !a->write)
+		g_rc = ex_recompute(ex, g_a);
+}
+static void test_recompute_from_on_access(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r8", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 100, WL_ACT),
+		 b = T(w, "b", 100, WL_ACT), c = T(w, "c", 100, WL_ACT),
+		 d = T(w, "d", 100, WL_ACT);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	OP(w, "B", 100, &a, 1, &b, 1);
+	OP(w, "C", 100, &x, 1, &c, 1);
+	uint32_t ac[] = {a, c};
+	OP(w, "D", 100, ac, 2, &d, 1);
+	finalize(w);
+	g_a = a; g_rc = 99;
+	const struct pol_ops ops = {.name = "r8", .after_op = b8_after,
+				    .on_access = b8_access};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run_hw(w, &pol, 0, 1, &st, false), 0);
+	st_run_free(&st);
+	wl_free(w);
+	assert_int_equal(g_rc, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_input_released_before_issue),
+		cmocka_unit_test(test_pick_algo_before_op),
+		cmocka_unit_test(test_two_waits),
+		cmocka_unit_test(test_derate_back_to_back),
+		cmocka_unit_test(test_copy_issued),
+		cmocka_unit_test(test_drop_output_being_written),
+		cmocka_unit_test(test_shared_engine_stall_cause),
+		cmocka_unit_test(test_recompute_from_on_access),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
