@@ -524,8 +524,10 @@ int ex_drop(struct ex *ex, uint32_t t)
 	host_drop(ex, t);
 	x->state = TS_RECOMPUTE;
 	ex->cur->n_drop++;
-	if (x->inflight) {
-		x->drop_deferred = true; /* settle() frees it after readers */
+	if (x->inflight || x->held) {
+		/* settle() frees it once its readers (running, or past their
+		 * input check) are done */
+		x->drop_deferred = true;
 		ex->pending_release++;
 	} else {
 		dev_free(ex, &x->h);

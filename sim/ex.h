@@ -148,7 +148,8 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after);
 /* Free t's block now (IN -> RECOMPUTE); its producer must be recomputable
  * and the producer's inputs must still be alive or themselves
  * regenerable; refused while the kernel producing t is still writing it.
- * Readers in flight delay the free, not the state change. */
+ * Readers in flight, or ops already past their input check that read t,
+ * delay the free, not the state change. */
 int ex_drop(struct ex *ex, uint32_t t);
 
 /* Regenerate a RECOMPUTE tensor before the next op (kernels on the

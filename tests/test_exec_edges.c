@@ -329,6 +329,51 @@ static void test_drop_output_being_written(void **state)
 	assert_true(g_rc < 0 || g_alloc_after == g_alloc_before);
 }
 
+/* ---- 6b. ex_drop of an input held by the op waiting for memory ----
+ * A: x -> a (a 1000 B); B: x, a -> b (b 1000 B); budget 1500. B is past its
+ * input check when b does not fit (x 100 + a 1000 + b 1000). Its
+ * on_alloc_fail drops a and retries: a's block must stay (B reads it), so
+ * nothing changes (x + a = 1100 B stay allocated) and the retry guard
+ * ends the run as OOM on b. */
+static enum ex_verdict b6b_fail(struct pol *p, struct ex *ex,
+				const struct ex_alloc_req *r)
+{
+	(void)p;
+	(void)r;
+	if (ex_tensor_state(ex, g_a) == TS_IN) {
+		struct mem_stats ms;
+		ex_mem_stats(ex, &ms);
+		g_alloc_before = ms.allocated;
+		g_rc = ex_drop(ex, g_a);
+		ex_mem_stats(ex, &ms);
+		g_alloc_after = ms.allocated;
+	}
+	return EX_RETRY;
+}
+static void test_drop_held_input(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r6b", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 1000, WL_ACT);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	uint32_t xa[] = {x, a}; /* x stays alive: a's lineage */
+	OP(w, "B", 100, xa, 2, &b, 1);
+	finalize(w);
+	g_a = a; g_rc = 99;
+	const struct pol_ops ops = {.name = "r6b", .on_alloc_fail = b6b_fail};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	run_hw(w, &pol, 1500, 1, &st, false);
+	assert_int_equal(g_rc, 0);
+	assert_int_equal(g_alloc_before, 1100); /* x and a */
+	assert_int_equal(g_alloc_after, 1100);
+	assert_true(st.oom.hit);
+	assert_string_equal(st.oom.tensor, "b");
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* ---- 7. shared engine: waiting for a swap-out counts as an H2D stall ----
  * A: x -> a; after A: swap_out(a, 0); ev = swap_out(a, RELEASE) (copy in
  * flight: eng_record(D2H)); wait. Expected stall D2H 1000, H2D 0. */
@@ -413,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_derate_back_to_back),
 		cmocka_unit_test(test_copy_issued),
 		cmocka_unit_test(test_drop_output_being_written),
+		cmocka_unit_test(test_drop_held_input),
 		cmocka_unit_test(test_shared_engine_stall_cause),
 		cmocka_unit_test(test_recompute_from_on_access),
 	};
