@@ -62,7 +62,7 @@ struct ex_work {
 enum ex_run_state {
 	RS_IDLE,	 /* ready to step */
 	RS_KERNEL,	 /* waiting for the top item's kernel */
-	RS_WAIT_EVENT,	 /* blocked on wait_ev */
+	RS_WAIT_EVENT,	 /* blocked on wait[0] */
 	RS_WAIT_MEMORY,	 /* blocked until memory is released */
 	RS_DONE,	 /* all iterations done, or stopped */
 };
@@ -88,7 +88,6 @@ struct ex {
 	eng_event wait[EX_MAX_WAITS]; /* events the host waits for before
 					 the next kernel (ex_wait) */
 	size_t n_wait;		    /* how many */
-	eng_event wait_ev;	    /* the one blocked on now */
 	enum st_stall wait_why;	    /* stall cause while blocked */
 	sim_time_t blocked_since;   /* when the block began */
 	bool wake_pending;	    /* a wake-up event is scheduled */
@@ -198,7 +197,7 @@ static void block(struct ex *ex, enum ex_run_state rs, enum st_stall why)
 static void on_event(void *obj, uint64_t ev)
 {
 	struct ex *ex = obj;
-	if (ex->rs == RS_WAIT_EVENT && ex->wait_ev == (eng_event)ev)
+	if (ex->rs == RS_WAIT_EVENT && ex->wait[0] == (eng_event)ev)
 		wake(ex);
 }
 
@@ -658,7 +657,7 @@ static enum step_rc alloc_failed(struct ex *ex, uint32_t t, uint64_t bytes)
 		return S_STOP;
 	switch (v) {
 	case EX_RETRY:
-		return S_NEXT; /* step() waits for wait_ev first, if any */
+		return S_NEXT; /* step() honours pending waits first */
 	case EX_WAIT:
 		if (ex->pending_release == 0) {
 			snprintf(why, sizeof why,
@@ -911,7 +910,6 @@ static void step(struct ex *ex)
 			eng_event ev = ex->wait[0];
 			if (!eng_event_done(&ex->eng, ev)) {
 				enum eng_q q = eng_event_src(&ex->eng, ev);
-				ex->wait_ev = ev;
 				block(ex, RS_WAIT_EVENT,
 				      q == ENG_H2D	? ST_STALL_H2D
 				      : q == ENG_D2H ? ST_STALL_D2H
@@ -921,7 +919,6 @@ static void step(struct ex *ex)
 			memmove(ex->wait, ex->wait + 1,
 				--ex->n_wait * sizeof *ex->wait);
 		}
-		ex->wait_ev = ENG_EVENT_NONE;
 		if (ex->n_stack == 0) {
 			if (ex->next_op < ex->wl->n_ops) {
 				if (push(ex, ex->next_op, false) < 0)
@@ -1106,7 +1103,6 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	ex->pol = cfg->pol;
 	ex->po = cfg->pol->ops;
 	ex->st = out;
-	ex->wait_ev = ENG_EVENT_NONE;
 	ev_init(&ex->evq);
 	out->warmup = cfg->warmup;
 	out->batch = cfg->wl->batch;
