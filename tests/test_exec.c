@@ -14,40 +14,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../policies/pol.h"
-#include "../sim/ex.h"
+#include "testkit.h"
 
-/* ---- building small workloads ---- */
-
-static uint32_t T(struct wl_workload *w, const char *name, uint64_t bytes,
-		  enum wl_kind k)
-{
-	gms_err err;
-	uint32_t id = wl_add_tensor(w, name, bytes, k, &err);
-	assert_int_not_equal(id, WL_NONE);
-	return id;
-}
-
-static void OP(struct wl_workload *w, const char *name, enum wl_phase ph,
-	       sim_time_t time, const uint32_t *in, uint32_t n_in,
-	       const uint32_t *out, uint32_t n_out)
-{
-	gms_err err;
-	struct wl_op_desc d = {.name = name, .type = OT_OTHER, .phase = ph,
-			       .in = in, .n_in = n_in, .out = out,
-			       .n_out = n_out, .time = time,
-			       .flops = (double)time, .recomputable = true};
-	uint32_t id = wl_add_op(w, &d, &err);
-	if (id == WL_NONE)
-		fail_msg("%s", err.msg);
-}
-
-static void finalize(struct wl_workload *w)
-{
-	gms_err err;
-	if (wl_finalize(w, &err) < 0)
-		fail_msg("%s", err.msg);
-}
+/* ops of one phase with no algorithm choices */
+#define OP(w, name, ph, time, in, n_in, out, n_out) \
+	OPX(w, name, ph, time, in, n_in, out, n_out, NULL, 0)
 
 /* ---- a scripted test policy ----
  * Acts on named ops: after_op / before_op of the op with the given id. */
@@ -114,16 +85,7 @@ static const struct pol_ops script_ops = {
 static int run(const struct wl_workload *w, struct pol *pol, uint64_t budget,
 	       int iters, struct st_run *st)
 {
-	struct hw_profile hw;
-	hw_test_profile(&hw, 1 << 20);
-	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = pol,
-			     .allocator = "arena", .budget = budget,
-			     .iterations = iters, .warmup = 0};
-	gms_err err = {{0}};
-	int rc = ex_run(&cfg, st, &err);
-	if (rc < 0)
-		print_message("ex_run: %s\n", err.msg);
-	return rc;
+	return run_hw(w, pol, budget, iters, st, false);
 }
 
 static void script_run(const struct wl_workload *w, const struct script *s,

@@ -16,54 +16,13 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../policies/pol.h"
-#include "../sim/ex.h"
+#include "testkit.h"
 #include "../sim/eng.h"
 #include "../sim/ev.h"
 
-static uint32_t T(struct wl_workload *w, const char *name, uint64_t bytes,
-		  enum wl_kind k)
-{
-	gms_err err;
-	uint32_t id = wl_add_tensor(w, name, bytes, k, &err);
-	assert_int_not_equal(id, WL_NONE);
-	return id;
-}
-static void OPX(struct wl_workload *w, const char *name, sim_time_t time,
-		const uint32_t *in, uint32_t n_in, const uint32_t *out,
-		uint32_t n_out, const struct wl_algo *al, uint32_t n_al)
-{
-	gms_err err;
-	struct wl_op_desc d = {.name = name, .type = OT_OTHER, .phase = WL_FWD,
-			       .in = in, .n_in = n_in, .out = out,
-			       .n_out = n_out, .time = time,
-			       .flops = (double)time, .recomputable = true,
-			       .algos = al, .n_algos = n_al};
-	if (wl_add_op(w, &d, &err) == WL_NONE)
-		fail_msg("%s", err.msg);
-}
-#define OP(w, n, t, in, nin, out, nout) OPX(w, n, t, in, nin, out, nout, NULL, 0)
-static void finalize(struct wl_workload *w)
-{
-	gms_err err;
-	if (wl_finalize(w, &err) < 0)
-		fail_msg("%s", err.msg);
-}
-static int run_hw(const struct wl_workload *w, struct pol *pol, uint64_t budget,
-		  int iters, struct st_run *st, bool shared)
-{
-	struct hw_profile hw;
-	hw_test_profile(&hw, 1 << 20);
-	hw.shared_engine = shared;
-	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = pol,
-			     .allocator = "arena", .budget = budget,
-			     .iterations = iters, .warmup = 0};
-	gms_err err = {{0}};
-	int rc = ex_run(&cfg, st, &err);
-	if (rc < 0)
-		print_message("ex_run: %s\n", err.msg);
-	return rc;
-}
+/* forward ops */
+#define OP(w, n, t, in, nin, out, nout) \
+	OPX(w, n, WL_FWD, t, in, nin, out, nout, NULL, 0)
 
 /* globals for hooks */
 static uint32_t g_a, g_s;
@@ -143,7 +102,7 @@ static void test_pick_algo_before_op(void **state)
 	struct wl_workload *w = wl_new("r2", 1);
 	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 100, WL_ACT);
 	struct wl_algo al[] = {{"fast", 0, 1.0}, {"slow", 0, 3.0}};
-	OPX(w, "A", 100, &x, 1, &a, 1, al, 2);
+	OPX(w, "A", WL_FWD, 100, &x, 1, &a, 1, al, 2);
 	finalize(w);
 	const struct pol_ops ops = {.name = "r2", .before_op = b2_before};
 	struct pol pol = {.ops = &ops};

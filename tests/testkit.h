@@ -1,0 +1,66 @@
+/*
+ * testkit.h - small workloads and runs for the executor tests: build
+ * tensors and ops with explicit times, and run them on hw_test_profile (a
+ * copy of b bytes takes b ns) with the `arena` allocator (memory figures
+ * are plain sums). Include after <cmocka.h>.
+ */
+#ifndef GMS_TESTKIT_H
+#define GMS_TESTKIT_H
+
+#include "../policies/pol.h"
+#include "../sim/ex.h"
+
+/* Add a tensor; the test fails if the builder refuses it. */
+static inline uint32_t T(struct wl_workload *w, const char *name,
+			 uint64_t bytes, enum wl_kind k)
+{
+	gms_err err;
+	uint32_t id = wl_add_tensor(w, name, bytes, k, &err);
+	assert_int_not_equal(id, WL_NONE);
+	return id;
+}
+
+/* Add an op of `time` ns (FLOPs = time), recomputable, with optional
+ * algorithm choices. */
+static inline void OPX(struct wl_workload *w, const char *name,
+		       enum wl_phase ph, sim_time_t time, const uint32_t *in,
+		       uint32_t n_in, const uint32_t *out, uint32_t n_out,
+		       const struct wl_algo *al, uint32_t n_al)
+{
+	gms_err err;
+	struct wl_op_desc d = {.name = name, .type = OT_OTHER, .phase = ph,
+			       .in = in, .n_in = n_in, .out = out,
+			       .n_out = n_out, .time = time,
+			       .flops = (double)time, .recomputable = true,
+			       .algos = al, .n_algos = n_al};
+	if (wl_add_op(w, &d, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+}
+
+static inline void finalize(struct wl_workload *w)
+{
+	gms_err err;
+	if (wl_finalize(w, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* Run iters iterations (no warm-up) under pol with a budget (0: the whole
+ * 1 MiB test device), optionally on one shared copy engine. */
+static inline int run_hw(const struct wl_workload *w, struct pol *pol,
+			 uint64_t budget, int iters, struct st_run *st,
+			 bool shared)
+{
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	hw.shared_engine = shared;
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = pol,
+			     .allocator = "arena", .budget = budget,
+			     .iterations = iters, .warmup = 0};
+	gms_err err = {{0}};
+	int rc = ex_run(&cfg, st, &err);
+	if (rc < 0)
+		print_message("ex_run: %s\n", err.msg);
+	return rc;
+}
+
+#endif
