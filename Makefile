@@ -7,8 +7,8 @@
 #   make check      the tests, plain build only
 #   make asan       the tests, sanitizer build only
 #   make bench      build and run the engine benchmark
-#   make run        deps, build, run the bundled example (framework vs
-#                   ondemand on a small CNN, with and without enough memory)
+#   make run        deps, build, run configs/experiments/default.yaml and
+#                   print where its summary.csv and plot.png are
 #   make clean
 
 CC      ?= cc
@@ -30,9 +30,9 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 
 # Sources: everything in the engine, the policies and the workloads goes in
 # the library; the programs are the files named *_main.c.
-LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c))
+LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c))
 TEST_SRC  := $(wildcard tests/test_*.c)
-HDRS      := $(wildcard sim/*.h policies/*.h workloads/*.h tests/*.h)
+HDRS      := $(wildcard sim/*.h policies/*.h workloads/*.h exp/*.h tests/*.h)
 
 # $(1) = build dir, $(2) = extra flags
 define build_tree
@@ -45,11 +45,11 @@ $(1)/libgpumemsim.a: $(patsubst %.c,$(1)/obj/%.o,$(LIB_SRC))
 	rm -f $$@ && ar rcs $$@ $$^
 
 $(1)/gpumemsim: $(1)/obj/sim/gpumemsim_main.o $(1)/libgpumemsim.a
-	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS) -lm
+	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS) -lpthread -lm
 
 $(1)/tests/%: $(1)/obj/tests/%.o $(1)/libgpumemsim.a
 	@mkdir -p $$(dir $$@)
-	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS) $$(TEST_LIBS) -lm
+	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS) $$(TEST_LIBS) -lpthread -lm
 endef
 
 $(eval $(call build_tree,build,))
@@ -97,16 +97,14 @@ bench: deps build/gpumemsim-bench
 	./build/gpumemsim-bench
 
 build/gpumemsim-bench: build/obj/sim/bench/bench_main.o build/libgpumemsim.a
-	$(CC) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) -o $@ $^ $(PKG_LIBS) -lpthread -lm
 
-# Until the experiment files arrive: the bundled CNN with enough memory,
-# then with 6 MiB for tensors, where the baseline runs out of memory and
-# Capuchin's passive mode trains by swapping.
-EXAMPLE := workloads/examples/tiny-cnn.yaml
+# The default experiment (configs/experiments/default.yaml): framework
+# against ondemand on ResNet-50 as the device budget shrinks. Writes
+# results/default/{summary.csv,runs.json,plot.png,plot.svg} and prints
+# their paths.
 run: deps all
-	./build/gpumemsim simulate $(EXAMPLE) --hw V100-16GB --policy framework
-	./build/gpumemsim simulate $(EXAMPLE) --hw V100-16GB --policy framework --budget 6MiB
-	./build/gpumemsim simulate $(EXAMPLE) --hw V100-16GB --policy ondemand --budget 6MiB
+	./build/gpumemsim run configs/experiments/default.yaml
 
 clean:
 	rm -rf build build-asan

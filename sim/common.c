@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int gms_errf(gms_err *e, const char *fmt, ...)
 {
@@ -136,4 +138,99 @@ int gms_parse_time(const char *s, sim_time_t *out)
 		return -1;
 	*out = sim_round_ns(v);
 	return 0;
+}
+
+/* ---- all-or-nothing result files ---------------------------------------- */
+
+int gms_out_open(struct gms_out *o, const char *path, gms_err *err)
+{
+	memset(o, 0, sizeof *o);
+	if (strlen(path) >= sizeof o->path)
+		return gms_errf(err, "%s: path too long", path);
+	snprintf(o->path, sizeof o->path, "%s", path);
+	snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0)
+		return gms_errf(err, "%s: cannot create: %s", path,
+				strerror(errno));
+	/* mkstemp makes the file 0600; results are ordinary files */
+	fchmod(fd, 0644);
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		close(fd);
+		unlink(o->tmp);
+		return gms_errf(err, "%s: %s", path, strerror(errno));
+	}
+	return 0;
+}
+
+int gms_out_commit(struct gms_out *o, gms_err *err)
+{
+	int bad = fflush(o->f) != 0 || ferror(o->f);
+	int e = errno;
+	if (fclose(o->f) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	o->f = NULL;
+	if (bad) {
+		unlink(o->tmp);
+		return gms_errf(err, "%s: write failed: %s", o->path,
+				strerror(e));
+	}
+	if (rename(o->tmp, o->path) != 0) {
+		e = errno;
+		unlink(o->tmp);
+		return gms_errf(err, "%s: cannot rename into place: %s",
+				o->path, strerror(e));
+	}
+	return 0;
+}
+
+void gms_out_abort(struct gms_out *o)
+{
+	if (o->f) {
+		fclose(o->f);
+		o->f = NULL;
+		unlink(o->tmp);
+	}
+}
+
+int gms_mkdirs(const char *path, gms_err *err)
+{
+	char buf[1024];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return gms_errf(err, "%s: path too long", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+				return gms_errf(err, "%s: cannot create: %s",
+						buf, strerror(errno));
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return gms_errf(err, "%s: not a directory", path);
+	return 0;
+}
+
+void gms_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
 }

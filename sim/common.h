@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef int64_t sim_time_t; /* simulated nanoseconds since the run began */
 
@@ -61,5 +62,24 @@ int gms_parse_double(const char *s, double *out);
 
 /* Parse a signed 64-bit integer in decimal. Returns 0 or -1. */
 int gms_parse_int(const char *s, int64_t *out);
+
+/* A result file written all or nothing: gms_out_open creates a temporary
+ * beside `path`; gms_out_commit flushes it, checks for write errors and
+ * renames it onto `path`; gms_out_abort removes it. Readers never see a
+ * half-written file. */
+struct gms_out {
+	FILE *f;	 /* write here between open and commit */
+	char path[1024]; /* final name */
+	char tmp[1040];	 /* temporary name (path + ".tmpXXXXXX") */
+};
+int gms_out_open(struct gms_out *o, const char *path, gms_err *err);
+int gms_out_commit(struct gms_out *o, gms_err *err);
+void gms_out_abort(struct gms_out *o);
+
+/* Write s as a JSON string literal (quotes and escapes included). */
+void gms_json_str(FILE *f, const char *s);
+
+/* Create a directory and its parents (like mkdir -p). Returns 0 or -1. */
+int gms_mkdirs(const char *path, gms_err *err);
 
 #endif

@@ -9,6 +9,11 @@
  * and is popped when its kernel completes. step() advances the top item as
  * far as it can at the current time and returns when the item waits: for
  * its kernel, for an event (a copy), or for memory to be released.
+ *
+ * Release points (wl_tensor.release_after, from recorded traces): a tensor
+ * with one counts one extra use, consumed when that op (not a
+ * recomputation of it) completes, so it is not freed before then even when
+ * its last reader ran earlier. rel_at/rel_list index the tensors by that op.
  */
 #include "ex.h"
 
@@ -22,6 +27,7 @@ const char *const ex_state_names[] = {"none",	     "in",  "swapping_out",
 				      "out",	     "swapping_in", "recompute",
 				      NULL};
 const char *const ex_mode_names[] = {"graph", "eager", NULL};
+const char *const ex_mark_names[] = {"evict", "drop", NULL};
 
 /* Per-tensor run-time state. */
 struct ex_tensor {
@@ -78,6 +84,10 @@ struct ex {
 	struct mem_host host;	    /* pinned host memory */
 	struct ex_tensor *t;	    /* per tensor */
 	uint32_t *algo;		    /* per op: algorithm chosen */
+	uint32_t *rel_at;	    /* per op + 1: rel_list[rel_at[o] ..
+				       rel_at[o + 1]) are the tensors whose
+				       release point is op o */
+	uint32_t *rel_list;	    /* tensor ids, grouped by release point */
 	struct ex_work *stack;	    /* work items, top = last */
 	size_t n_stack, cap_stack;  /* its size and capacity */
 	uint32_t next_op;	    /* next op of the iteration to push */
@@ -203,9 +213,29 @@ static void on_event(void *obj, uint64_t ev)
 
 /* ---- device memory ---------------------------------------------------- */
 
+/* Tell the observer of device memory, if it listens. */
+static void observe_mem(struct ex *ex)
+{
+	const struct ex_observer *o = ex->cfg.obs;
+	if (!o || !o->mem)
+		return;
+	struct mem_stats ms;
+	ex->dev.ops->stats(ex->dev.a, &ms);
+	o->mem(o->obj, ev_now(&ex->evq), ms.allocated, ms.reserved);
+}
+
+static void observe_mark(struct ex *ex, enum ex_mark what, uint32_t t)
+{
+	const struct ex_observer *o = ex->cfg.obs;
+	if (o && o->mark)
+		o->mark(o->obj, what, t, ev_now(&ex->evq));
+}
+
 static int dev_alloc(struct ex *ex, uint64_t bytes, bool high, mem_handle *h)
 {
 	int rc = ex->dev.ops->alloc(ex->dev.a, bytes, high ? MEM_HIGH : 0, h);
+	if (rc == 0)
+		observe_mem(ex);
 	return rc;
 }
 
@@ -215,6 +245,7 @@ static void dev_free(struct ex *ex, mem_handle *h)
 	ex->dev.ops->free(ex->dev.a, *h);
 	*h = MEM_HANDLE_NONE;
 	ex->mem_version++;
+	observe_mem(ex);
 	if (ex->rs == RS_WAIT_MEMORY)
 		wake(ex);
 }
@@ -404,6 +435,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 			x->release_pending = true;
 			ex->pending_release++;
 			ex->cur->n_swap_out++;
+			observe_mark(ex, EX_MARK_EVICT, t);
 			settle(ex, t);
 		}
 		return ev;
@@ -429,6 +461,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 		x->state = TS_SWAPPING_OUT;
 		x->release_pending = true;
 		ex->pending_release++;
+		observe_mark(ex, EX_MARK_EVICT, t);
 	}
 	ex->cur->n_swap_out++;
 	if (eng_issue(&ex->eng, &it) < 0)
@@ -523,6 +556,7 @@ int ex_drop(struct ex *ex, uint32_t t)
 	host_drop(ex, t);
 	x->state = TS_RECOMPUTE;
 	ex->cur->n_drop++;
+	observe_mark(ex, EX_MARK_DROP, t);
 	if (x->inflight || x->held) {
 		/* settle() frees it once its readers (running, or past their
 		 * input check) are done */
@@ -890,6 +924,14 @@ static void kernel_done(void *obj, uint64_t arg)
 		settle(ex, op->in[i]);
 	for (uint32_t i = 0; i < op->n_out; i++)
 		settle(ex, op->out[i]);
+	if (!w.recompute) /* the extra use a release point counts */
+		for (uint32_t k = ex->rel_at[w.op]; k < ex->rel_at[w.op + 1];
+		     k++) {
+			uint32_t t = ex->rel_list[k];
+			if (ex->t[t].uses_left > 0)
+				ex->t[t].uses_left--;
+			settle(ex, t);
+		}
 	ex->rs = RS_IDLE;
 	if (!w.recompute) {
 		ex->next_op++;
@@ -1003,7 +1045,8 @@ static void iter_begin(struct ex *ex)
 		if (persistent(ex, t))
 			continue;
 		assert(x->state == TS_NONE && x->h == MEM_HANDLE_NONE);
-		x->uses_left = wl->tensors[t].n_readers;
+		x->uses_left = wl->tensors[t].n_readers +
+			       (wl->tensors[t].release_after != WL_NONE);
 		x->lineage = 0;
 		if (ex->mode == EX_EAGER && wl->tensors[t].kind == WL_PARAM_GRAD)
 			x->uses_left++; /* .grad is held to the iteration end */
@@ -1071,8 +1114,43 @@ static void ex_free(struct ex *ex)
 	ev_fini(&ex->evq);
 	free(ex->t);
 	free(ex->algo);
+	free(ex->rel_at);
+	free(ex->rel_list);
 	free(ex->stack);
 	free(ex);
+}
+
+/* Build rel_at/rel_list: the tensors of each release point (counting
+ * sort by op). -1 when out of memory. */
+static int index_release_points(struct ex *ex)
+{
+	const struct wl_workload *wl = ex->wl;
+	uint32_t n = 0;
+	ex->rel_at = calloc((size_t)wl->n_ops + 1, sizeof *ex->rel_at);
+	if (!ex->rel_at)
+		return -1;
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		uint32_t o = wl->tensors[t].release_after;
+		if (o != WL_NONE && o < wl->n_ops) {
+			ex->rel_at[o + 1]++;
+			n++;
+		}
+	}
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		ex->rel_at[o + 1] += ex->rel_at[o];
+	ex->rel_list = calloc(n ? n : 1, sizeof *ex->rel_list);
+	if (!ex->rel_list)
+		return -1;
+	uint32_t *fill = calloc((size_t)wl->n_ops + 1, sizeof *fill);
+	if (!fill)
+		return -1;
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		uint32_t o = wl->tensors[t].release_after;
+		if (o != WL_NONE && o < wl->n_ops)
+			ex->rel_list[ex->rel_at[o] + fill[o]++] = t;
+	}
+	free(fill);
+	return 0;
 }
 
 int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
@@ -1112,7 +1190,7 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	ex->algo = calloc(cfg->wl->n_ops ? cfg->wl->n_ops : 1,
 			  sizeof *ex->algo);
 	struct mem_cfg mc = {.budget = budget, .pool_size = cfg->pool_size};
-	if (!out->iter || !ex->t || !ex->algo ||
+	if (!out->iter || !ex->t || !ex->algo || index_release_points(ex) < 0 ||
 	    eng_init(&ex->eng, &ex->evq, hw) < 0) {
 		ex_free(ex);
 		return gms_errf(err, "out of memory");
@@ -1124,6 +1202,10 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	}
 	ex->eng.on_event = on_event;
 	ex->eng.on_event_obj = ex;
+	if (cfg->obs && cfg->obs->span) {
+		ex->eng.on_span = cfg->obs->span;
+		ex->eng.on_span_obj = cfg->obs->obj;
+	}
 	ex->host.capacity = hw->host_pinned;
 	for (uint32_t t = 0; t < cfg->wl->n_tensors; t++)
 		ex->t[t] = (struct ex_tensor){.h = MEM_HANDLE_NONE,

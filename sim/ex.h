@@ -84,6 +84,31 @@ struct ex_copy {
 };
 
 /* Run configuration. */
+/* What the observer is told of besides engine intervals. */
+enum ex_mark {
+	EX_MARK_EVICT, /* a swap-out that releases the device copy (issue) */
+	EX_MARK_DROP,  /* a tensor dropped for recomputation */
+	EX_MARK_COUNT
+};
+extern const char *const ex_mark_names[]; /* "evict", "drop" */
+
+/* An optional observer of the simulated timeline (timelines, plots). All
+ * hooks may be NULL; `obj` is their first argument. Called by the
+ * executor as things happen, in simulated-time order. */
+struct ex_observer {
+	void *obj; /* the observer's state */
+	/* A KERNEL (tag = op id, kind = 1 for a recomputation) or COPY
+	 * (tag = tensor id) occupied queue q over [start, end). */
+	void (*span)(void *obj, enum eng_q q, const struct eng_item *it,
+		     sim_time_t start, sim_time_t end);
+	/* An eviction or drop of tensor t at time `when`. */
+	void (*mark)(void *obj, enum ex_mark what, uint32_t t,
+		     sim_time_t when);
+	/* Device memory changed: live (allocated) and reserved bytes. */
+	void (*mem)(void *obj, sim_time_t when, uint64_t allocated,
+		    uint64_t reserved);
+};
+
 struct ex_cfg {
 	const struct hw_profile *hw;	 /* the GPU and link */
 	const struct wl_workload *wl;	 /* what to replay */
@@ -94,6 +119,7 @@ struct ex_cfg {
 	uint64_t pool_size;		 /* mem_cfg.pool_size */
 	int iterations;			 /* iterations to simulate (>= 1) */
 	int warmup;			 /* of which not steady (< iterations) */
+	const struct ex_observer *obs;	 /* optional timeline observer */
 };
 
 struct ex; /* opaque to policies */

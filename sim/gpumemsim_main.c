@@ -5,11 +5,16 @@
  * failure); 1 a run failed (engine or policy error); 2 bad input (usage,
  * YAML, unknown names).
  */
+#include "../exp/exp.h"
 #include "../policies/pol.h"
 #include "../workloads/wl.h"
+#include "../workloads/wl_gen.h"
 #include "ex.h"
 #include "hw.h"
 #include "mem.h"
+#include "trace.h"
+
+#include <dirent.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +34,18 @@ static void usage(FILE *f)
 		"Simulates GPU memory-management policies for DNN training.\n"
 		"\n"
 		"commands:\n"
-		"  simulate WORKLOAD.yaml [options]   run one workload under a policy\n"
+		"  run EXPERIMENT.yaml [options]      run an experiment into\n"
+		"                                     <out>/<name>/ (summary.csv,\n"
+		"                                     runs.json, plot.png/.svg)\n"
+		"      --out DIR           write the results to DIR instead\n"
+		"      -j N                parallel runs (default: the cores)\n"
+		"      --quiet             no progress line on stderr\n"
+		"      --trace FILE        Chrome trace (Perfetto) of one run\n"
+		"      --trace-point N     which: row N of summary.csv\n"
+		"                          (default 0)\n"
+		"  simulate WORKLOAD [options]        one workload under a policy\n"
+		"      WORKLOAD            a generator name (`list workloads`),\n"
+		"                          a workload .yaml or a DTR trace .log\n"
 		"      --hw NAME|PATH      hardware profile (default V100-16GB;\n"
 		"                          `gpumemsim list hw`)\n"
 		"      --policy NAME       policy (default framework; `list policies`)\n"
@@ -41,16 +57,48 @@ static void usage(FILE *f)
 		"                          capacity minus reserved), e.g. 6GiB\n"
 		"      --pool-size BYTES   initial pool (pool-bestfit, highend,\n"
 		"                          bfc growth); default: the budget\n"
-		"      --batch N           override the workload's batch size\n"
+		"      --batch N           batch size (generators: default 32;\n"
+		"                          files: override the file's)\n"
+		"      --size N            generator input size (default: its own)\n"
 		"      --iterations N      iterations to simulate (default 3)\n"
 		"      --warmup N          leading iterations left out of the\n"
 		"                          steady state (default 1)\n"
-		"  list policies|allocators|hw        what is available\n"
-		"  help [policies|hw]                 this text, or parameter tables\n"
+		"      --trace FILE        Chrome trace of the run\n"
+		"  describe WORKLOAD [--batch N] [--size N] [--ops]\n"
+		"                                     per-layer table (params,\n"
+		"                                     activations, FLOPs) and\n"
+		"                                     totals; --ops: per op\n"
+		"  list policies|allocators|hw|workloads|experiments\n"
+		"  help [experiment|policies|hw|workloads]\n"
+		"                                     this text, or a key table\n"
 		"  --version                          print the version\n"
 		"\n"
 		"exit status: 0 ok (an OOM is a reported result), 1 a run failed,\n"
-		"2 bad input (usage, YAML errors, unknown names).\n");
+		"2 bad input (usage, YAML errors, unknown names); nothing is\n"
+		"written when the input is bad.\n");
+}
+
+static void list_dir(const char *sub, const char *suffix)
+{
+	char dir[1100];
+	snprintf(dir, sizeof dir, "%s/%s", hw_datadir(), sub);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	/* sorted, so the listing is the same everywhere */
+	char names[256][256];
+	size_t n = 0, ls = strlen(suffix);
+	struct dirent *de;
+	while ((de = readdir(d)) && n < 256) {
+		size_t l = strlen(de->d_name);
+		if (l > ls && !strcmp(de->d_name + l - ls, suffix))
+			snprintf(names[n++], sizeof names[0], "%s", de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof names[0],
+	      (int (*)(const void *, const void *))strcmp);
+	for (size_t i = 0; i < n; i++)
+		printf("  %s/%s\n", sub, names[i]);
 }
 
 static int list(const char *what)
@@ -63,14 +111,31 @@ static int list(const char *what)
 			printf("%-13s %s\n", mem_model(i)->name,
 			       mem_model(i)->summary);
 	} else if (strcmp(what, "hw") == 0) {
-		char cmd[1024];
-		snprintf(cmd, sizeof cmd,
-			 "ls '%s/configs/hw' | sed -n 's/\\.yaml$//p'",
-			 hw_datadir());
-		return system(cmd) == 0 ? EXIT_OK : EXIT_INPUT;
+		char dir[1100];
+		snprintf(dir, sizeof dir, "%s/configs/hw", hw_datadir());
+		DIR *d = opendir(dir);
+		if (!d) {
+			fprintf(stderr, "gpumemsim: %s: cannot read\n", dir);
+			return EXIT_INPUT;
+		}
+		closedir(d);
+		list_dir("configs/hw", ".yaml");
+	} else if (strcmp(what, "workloads") == 0) {
+		printf("generators (name: {name: NAME, batch: N, size: N, "
+		       "preset: graph|eager, optimizer: sgd|adam}):\n");
+		for (const struct wl_gen *g = wl_gens; g->name; g++)
+			printf("  %-16s %s=%lld (min %lld)  %s\n", g->name,
+			       g->size_name, (long long)g->default_size,
+			       (long long)g->min_size, g->desc);
+		printf("workload files ({file: PATH, batch: N}):\n");
+		list_dir("workloads/examples", ".yaml");
+		printf("recorded traces ({trace: PATH}; batch fixed):\n");
+		list_dir("workloads/traces/dtr", ".log");
+	} else if (strcmp(what, "experiments") == 0) {
+		list_dir("configs/experiments", ".yaml");
 	} else {
-		fprintf(stderr,
-			"gpumemsim: list what? (policies, allocators, hw)\n");
+		fprintf(stderr, "gpumemsim: list what? (policies, allocators, "
+				"hw, workloads, experiments)\n");
 		return EXIT_INPUT;
 	}
 	return EXIT_OK;
@@ -94,7 +159,15 @@ static int help(const char *topic)
 		hw_print_help(stdout);
 		return EXIT_OK;
 	}
-	fprintf(stderr, "gpumemsim: no help on '%s' (policies, hw)\n", topic);
+	if (strcmp(topic, "experiment") == 0) {
+		exp_print_help(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(topic, "workloads") == 0)
+		return list("workloads");
+	fprintf(stderr, "gpumemsim: no help on '%s' (experiment, policies, "
+			"hw, workloads)\n",
+		topic);
 	return EXIT_INPUT;
 }
 
@@ -109,14 +182,45 @@ static int parse_count(const char *opt, const char *v, int64_t lo,
 	return 0;
 }
 
+/* A workload named on the command line: a generator, a DTR trace (.log)
+ * or a workload YAML file. */
+static struct wl_workload *load_workload(const char *spec, int64_t batch,
+					 int64_t size, gms_err *err)
+{
+	const struct wl_gen *g = wl_gen_find(spec);
+	size_t l = strlen(spec);
+	if (g) {
+		struct wl_gen_args a = {.batch = batch ? batch : 32,
+					.size = size};
+		return wl_gen_build(g, &a, err);
+	}
+	if (size) {
+		gms_errf(err, "--size applies to generators only");
+		return NULL;
+	}
+	if (l > 4 && strcmp(spec + l - 4, ".log") == 0) {
+		if (batch) {
+			gms_errf(err, "--batch: a trace's batch is fixed");
+			return NULL;
+		}
+		return wl_load_dtr(spec, err);
+	}
+	if (!strchr(spec, '/') && !strstr(spec, ".yaml")) {
+		gms_errf(err, "'%s' is no generator (`gpumemsim list "
+			      "workloads`) nor a .yaml/.log file", spec);
+		return NULL;
+	}
+	return wl_load_yaml(spec, batch, err);
+}
+
 static int simulate(int argc, char **argv)
 {
 	const char *wl_path = NULL, *hw_spec = "V100-16GB",
-		   *policy = "framework", *allocator = "bfc";
+		   *policy = "framework", *allocator = "bfc", *trace = NULL;
 	const char **kv = calloc((size_t)argc, sizeof *kv);
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
-	int64_t batch = 0, iters = 3, warmup = 1;
+	int64_t batch = 0, size = 0, iters = 3, warmup = 1;
 	int rc = EXIT_INPUT;
 	if (!kv)
 		return EXIT_RUN;
@@ -135,7 +239,12 @@ static int simulate(int argc, char **argv)
 			kv[n_kv++] = v;
 		else if (strcmp(a, "--allocator") == 0)
 			allocator = v;
-		else if (strcmp(a, "--budget") == 0 ||
+		else if (strcmp(a, "--trace") == 0)
+			trace = v;
+		else if (strcmp(a, "--size") == 0) {
+			if (parse_count(a, v, 1, &size) < 0)
+				goto out;
+		} else if (strcmp(a, "--budget") == 0 ||
 			 strcmp(a, "--pool-size") == 0) {
 			uint64_t *dst = a[2] == 'b' ? &budget : &pool;
 			if (gms_parse_bytes(v, dst) < 0 || *dst == 0) {
@@ -168,7 +277,8 @@ static int simulate(int argc, char **argv)
 		i++;
 	}
 	if (!wl_path) {
-		fprintf(stderr, "gpumemsim: simulate needs a workload file\n");
+		fprintf(stderr, "gpumemsim: simulate needs a workload (a "
+				"generator, .yaml or .log)\n");
 		goto out;
 	}
 	if (warmup >= iters) {
@@ -190,7 +300,7 @@ static int simulate(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		goto out;
 	}
-	struct wl_workload *wl = wl_load_yaml(wl_path, batch, &err);
+	struct wl_workload *wl = load_workload(wl_path, batch, size, &err);
 	if (!wl) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		goto out;
@@ -201,12 +311,29 @@ static int simulate(int argc, char **argv)
 		wl_free(wl);
 		goto out;
 	}
+	struct tr_rec tr;
+	tr_init(&tr, wl);
 	struct ex_cfg cfg = {.hw = &hw, .wl = wl, .pol = &pol,
 			     .allocator = allocator, .budget = budget,
 			     .pool_size = pool, .iterations = (int)iters,
-			     .warmup = (int)warmup};
+			     .warmup = (int)warmup,
+			     .obs = trace ? tr_observer(&tr) : NULL};
 	struct st_run st;
 	int r = ex_run(&cfg, &st, &err);
+	if (trace) {
+		char title[256];
+		snprintf(title, sizeof title, "%s batch %lld, %s on %s",
+			 wl->name, (long long)wl->batch, pol.label, hw.name);
+		gms_err terr;
+		if (tr_write_chrome(&tr, trace, title, &terr) < 0) {
+			fprintf(stderr, "gpumemsim: %s\n", terr.msg);
+			if (r == 0)
+				r = -1, st.failed = true;
+		} else {
+			fprintf(stderr, "trace: %s\n", trace);
+		}
+	}
+	tr_fini(&tr);
 	printf("%s on %s, batch %lld, policy %s, allocator %s\n", wl->name,
 	       hw.name, (long long)wl->batch, pol.label, allocator);
 	st_print(&st, stdout);
@@ -228,6 +355,179 @@ out:
 	return rc;
 }
 
+/* Re-run one summary row with a timeline observer and write its trace. */
+struct trace_ctx {
+	struct tr_rec tr; /* the recorder */
+};
+
+static const struct ex_observer *trace_obs(void *ctx,
+					   const struct wl_workload *wl)
+{
+	struct trace_ctx *c = ctx;
+	tr_init(&c->tr, wl);
+	return tr_observer(&c->tr);
+}
+
+static int write_point_trace(const struct exp *e, const struct exp_point *row,
+			     const char *path, gms_err *err)
+{
+	struct exp_point p = {.wl = row->wl, .pol = row->pol,
+			      .batch = row->batch, .budget = row->budget,
+			      .fraction = row->fraction};
+	struct trace_ctx c = {0};
+	/* the workload is built inside exp_simulate and freed there; names
+	 * are needed at write time, so build our own copy for the writer */
+	struct wl_workload *wl = exp_build_workload(e, p.wl, p.batch, err);
+	if (!wl)
+		return -1;
+	exp_simulate(e, &p, trace_obs, &c);
+	c.tr.wl = wl;
+	char title[400];
+	snprintf(title, sizeof title, "%s batch %lld, %s on %s (%s)",
+		 e->wl[p.wl].label, (long long)p.batch, e->pol[p.pol].label,
+		 e->hw.name, exp_status(&p));
+	int rc = tr_write_chrome(&c.tr, path, title, err);
+	tr_fini(&c.tr);
+	st_run_free(&p.st);
+	wl_free(wl);
+	return rc;
+}
+
+static int run_experiment(int argc, char **argv)
+{
+	const char *path = NULL;
+	struct exp_opts o = {0};
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int64_t n;
+		if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			o.quiet = true;
+			continue;
+		}
+		if (a[0] == '-' && !v) {
+			fprintf(stderr, "gpumemsim: %s needs a value\n", a);
+			return EXIT_INPUT;
+		}
+		if (strcmp(a, "--out") == 0)
+			o.out = v;
+		else if (strcmp(a, "--trace") == 0)
+			o.trace = v;
+		else if (strcmp(a, "--trace-point") == 0) {
+			if (parse_count(a, v, 0, &n) < 0)
+				return EXIT_INPUT;
+			o.trace_point = (long)n;
+		} else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) {
+			if (parse_count(a, v, 1, &n) < 0)
+				return EXIT_INPUT;
+			o.jobs = n > 1024 ? 1024 : (int)n;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "gpumemsim: unknown option %s\n", a);
+			return EXIT_INPUT;
+		} else if (!path) {
+			path = a;
+			continue;
+		} else {
+			fprintf(stderr, "gpumemsim: unexpected argument %s\n",
+				a);
+			return EXIT_INPUT;
+		}
+		i++;
+	}
+	if (!path) {
+		fprintf(stderr, "gpumemsim: run needs an experiment file "
+				"(`gpumemsim list experiments`)\n");
+		return EXIT_INPUT;
+	}
+	gms_err err = {{0}};
+	struct exp e;
+	if (exp_load(&e, path, &o, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	struct exp_result r;
+	int rc = EXIT_OK;
+	if (exp_run(&e, &o, &r, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		exp_free(&e);
+		return EXIT_RUN;
+	}
+	if (!o.quiet)
+		fprintf(stderr, "%s: %zu rows in %.2f s\n", e.name,
+			exp_n_rows(&r), r.wall_s);
+	if (exp_write(&e, &r, stdout, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		rc = EXIT_RUN;
+	}
+	if (o.trace) {
+		const struct exp_point *row =
+			exp_row(&r, (size_t)o.trace_point);
+		if (!row) {
+			fprintf(stderr,
+				"gpumemsim: --trace-point %ld: no such row "
+				"(%zu rows; a search without an answer has "
+				"none)\n",
+				o.trace_point, exp_n_rows(&r));
+			rc = EXIT_INPUT;
+		} else if (write_point_trace(&e, row, o.trace, &err) < 0) {
+			fprintf(stderr, "gpumemsim: %s\n", err.msg);
+			rc = EXIT_RUN;
+		} else {
+			printf("trace:   %s\n", o.trace);
+		}
+	}
+	if (r.n_failed) {
+		fprintf(stderr, "gpumemsim: %zu run(s) failed; see 'error' in "
+				"the summary\n",
+			r.n_failed);
+		if (rc == EXIT_OK)
+			rc = EXIT_RUN;
+	}
+	exp_result_free(&r);
+	exp_free(&e);
+	return rc;
+}
+
+/* Per-layer (or, with --ops, per-op) table of a workload. */
+static int describe(int argc, char **argv)
+{
+	const char *spec = NULL;
+	int64_t batch = 0, size = 0;
+	bool ops = false;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--ops") == 0) {
+			ops = true;
+			continue;
+		}
+		if (strcmp(a, "--batch") == 0 || strcmp(a, "--size") == 0) {
+			if (parse_count(a, v, 1, a[2] == 'b' ? &batch : &size) <
+			    0)
+				return EXIT_INPUT;
+			i++;
+		} else if (a[0] == '-' || spec) {
+			fprintf(stderr, "gpumemsim: describe: unexpected %s\n",
+				a);
+			return EXIT_INPUT;
+		} else {
+			spec = a;
+		}
+	}
+	if (!spec) {
+		fprintf(stderr, "gpumemsim: describe needs a workload "
+				"(`gpumemsim list workloads`)\n");
+		return EXIT_INPUT;
+	}
+	gms_err err = {{0}};
+	struct wl_workload *wl = load_workload(spec, batch, size, &err);
+	if (!wl) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	wl_describe(wl, ops, stdout);
+	wl_free(wl);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -246,13 +546,18 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "list") == 0) {
 		if (argc < 3) {
 			fprintf(stderr, "gpumemsim: list what? (policies, "
-					"allocators, hw)\n");
+					"allocators, hw, workloads, "
+					"experiments)\n");
 			return EXIT_INPUT;
 		}
 		return list(argv[2]);
 	}
 	if (strcmp(cmd, "simulate") == 0)
 		return simulate(argc - 2, argv + 2);
+	if (strcmp(cmd, "run") == 0)
+		return run_experiment(argc - 2, argv + 2);
+	if (strcmp(cmd, "describe") == 0)
+		return describe(argc - 2, argv + 2);
 	fprintf(stderr, "gpumemsim: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_INPUT;

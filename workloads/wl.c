@@ -21,7 +21,10 @@
  *   - an op reads only tensors produced by an earlier op (or never
  *     produced: inputs, parameters, optimizer state) - never its own
  *     output, never a later op's output;
- *   - sizes are > 0 (wl_add_tensor already refuses 0).
+ *   - sizes are > 0 (wl_add_tensor already refuses 0);
+ *   - a release point (wl_set_release_after) is not before the tensor's
+ *     producer nor before its last reader: a storage is not released while
+ *     it is still to be written or read.
  * wl_add_op checks what it can see locally: unique non-empty name, valid
  * type/phase, tensor ids in range, no repeated output, finite non-negative
  * flops/bytes/time, algo names and time scales > 0, `inplace` only with an
@@ -371,6 +374,7 @@ uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 		.readers = NULL,
 		.n_readers = 0,
 		.last_fwd_reader = WL_NONE,
+		.release_after = WL_NONE,
 	};
 	w->n_tensors++;
 	return id;
@@ -548,6 +552,29 @@ oom:
 	return WL_NONE;
 }
 
+int wl_set_release_after(struct wl_workload *w, uint32_t t, uint32_t op,
+			 gms_err *err)
+{
+	if (!w || !w->store)
+		return gms_errf(err, "wl_set_release_after: no workload");
+	if (w->finalized)
+		return gms_errf(err, "workload '%s': release point set after "
+				     "wl_finalize", w->name);
+	if (t >= w->n_tensors)
+		return gms_errf(err, "workload '%s': release point of %u, not a "
+				     "tensor id", w->name, t);
+	struct wl_tensor *x = &w->tensors[t];
+	if (op != WL_NONE && op >= w->n_ops)
+		return gms_errf(err, "tensor '%s': release point %u is not an "
+				     "op id", x->name, op);
+	if (op != WL_NONE && (x->kind == WL_PARAM || x->kind == WL_OPT_STATE))
+		return gms_errf(err, "tensor '%s' (%s) lives for the whole run "
+				     "and has no release point", x->name,
+				wl_kind_name(x->kind));
+	x->release_after = op;
+	return 0;
+}
+
 /* ---- Finalize ------------------------------------------------------- */
 
 /* Kinds that exist before the iteration and are never produced by an op. */
@@ -691,13 +718,37 @@ static int set_readers(struct wl_workload *w, gms_err *err)
 	return 0;
 }
 
+/* A release point must not come before the producer or a reader. */
+static int check_release_points(const struct wl_workload *w, gms_err *err)
+{
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		uint32_t r = x->release_after;
+		if (r == WL_NONE)
+			continue;
+		if (x->producer != WL_NONE && r < x->producer)
+			return gms_errf(err, "tensor '%s' is released after op "
+					     "'%s', before its producer '%s'",
+					x->name, w->ops[r].name,
+					w->ops[x->producer].name);
+		if (x->n_readers && r < x->readers[x->n_readers - 1])
+			return gms_errf(
+				err, "tensor '%s' is released after op '%s' "
+				     "but read later by op '%s'",
+				x->name, w->ops[r].name,
+				w->ops[x->readers[x->n_readers - 1]].name);
+	}
+	return 0;
+}
+
 int wl_finalize(struct wl_workload *w, gms_err *err)
 {
 	if (!w || !w->store)
 		return gms_errf(err, "wl_finalize: no workload");
 	if (w->finalized)
 		return 0;
-	if (set_producers(w, err) < 0 || set_readers(w, err) < 0)
+	if (set_producers(w, err) < 0 || set_readers(w, err) < 0 ||
+	    check_release_points(w, err) < 0)
 		return gms_err_prefix(err, "workload '%s'", w->name);
 	w->finalized = true;
 	return 0;

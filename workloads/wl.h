@@ -14,6 +14,8 @@
 
 #include "../sim/common.h"
 
+#include <stdio.h>
+
 /* Tensor kinds (SPEC "Workload"). */
 enum wl_kind {
 	WL_INPUT,      /* the batch read by the first ops; per iteration */
@@ -74,6 +76,11 @@ struct wl_tensor {
 	uint32_t n_readers;
 	uint32_t last_fwd_reader; /* last reader in the forward phase, or
 				     WL_NONE (vDNN offloads after it) */
+	uint32_t release_after;	  /* release point: the storage is held at
+				     least until this op completes (a
+				     recorded trace's last handle release),
+				     even past its last reader; WL_NONE =
+				     freed after the last reader */
 };
 
 /* A convolution algorithm choice (cuDNN-like). */
@@ -153,6 +160,14 @@ struct wl_op_desc {
 uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 		   gms_err *err);
 
+/* Set tensor t's release point (struct wl_tensor.release_after) to op, an
+ * op already added, or WL_NONE to clear it; before wl_finalize, and not for
+ * parameters or optimizer state (they live for the whole run). wl_finalize
+ * checks that the op is not before t's producer or last reader. 0 or -1
+ * with err. */
+int wl_set_release_after(struct wl_workload *w, uint32_t t, uint32_t op,
+			 gms_err *err);
+
 /* Derive producers/readers and validate. After this the workload is
  * read-only. */
 int wl_finalize(struct wl_workload *w, gms_err *err);
@@ -165,7 +180,21 @@ int wl_finalize(struct wl_workload *w, gms_err *err);
 struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
 				 gms_err *err);
 
+/* Load a recorded PyTorch training trace in the JSON-lines format of the
+ * Dynamic Tensor Rematerialization project (workloads/wl_dtr.c; the
+ * mapping is in workloads/README.md, "Recorded traces"): one op per CALL
+ * and per MUTATE, with the measured times; one tensor per storage, held
+ * until the trace releases its last handle. Errors name "path:line:col".
+ * Returns a finalized workload or NULL. */
+struct wl_workload *wl_load_dtr(const char *path, gms_err *err);
+
 /* Sum of bytes of tensors of a kind. */
 uint64_t wl_bytes_of_kind(const struct wl_workload *w, enum wl_kind k);
+
+/* Print a table of the workload (wl_describe.c): per layer (ops,
+ * parameters, activation bytes, forward and backward FLOPs) and totals,
+ * or with per_op, one row per op (type, phase, layer, inputs, output
+ * bytes, FLOPs, DRAM bytes, workspace). For `gpumemsim describe`. */
+void wl_describe(const struct wl_workload *w, bool per_op, FILE *f);
 
 #endif

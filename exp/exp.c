@@ -1,0 +1,647 @@
+/*
+ * exp.c - the experiment file: tables of every key, parsing, validation,
+ * and building a workload of an experiment.
+ *
+ * The file is checked whole before anything runs: the tables below reject
+ * unknown keys, wrong types and values out of range (cfg.c); names are
+ * then resolved: the hardware profile is loaded, every policy is created
+ * once with its parameters, every generator is looked up and every
+ * workload file or trace is loaded once.
+ */
+#include "exp.h"
+
+#include "../policies/pol.h"
+#include "../sim/mem.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const exp_kind_names[] = {"run", "sweep", "max-batch",
+				      "best-throughput", NULL};
+
+/* ---- the tables --------------------------------------------------------- */
+
+/* Top level, as read (names resolved afterwards). */
+struct exp_top {
+	char name[PRM_STR_MAX];
+	char description[PRM_STR_MAX];
+	char hw[PRM_STR_MAX];
+	char allocator[PRM_STR_MAX];
+	uint64_t budget, pool_size;
+	int64_t iterations, warmup;
+	char out[PRM_STR_MAX];
+	bool plot;
+	yaml_node_t *workloads, *policies, *measure;
+};
+
+#define TOP(f) offsetof(struct exp_top, f)
+static const struct prm_def top_defs[] = {
+	{"name", PRM_STR, "", 0, 0, NULL,
+	 "experiment name: results go to <out>/<name>/ (default: the file "
+	 "name without .yaml)", TOP(name)},
+	{"description", PRM_STR, "", 0, 0, NULL,
+	 "one line saying what the experiment shows (copied to runs.json)",
+	 TOP(description)},
+	{"hw", PRM_STR, "V100-16GB", 0, 0, NULL,
+	 "hardware profile: a name in configs/hw/ or a path", TOP(hw)},
+	{"allocator", PRM_STR, "bfc", 0, 0, NULL,
+	 "device allocator (`gpumemsim list allocators`)", TOP(allocator)},
+	{"budget", PRM_BYTES, "0", 0, 0, NULL,
+	 "device bytes for tensors; 0 = the profile's capacity minus its "
+	 "reserved bytes", TOP(budget)},
+	{"pool_size", PRM_BYTES, "0", 0, 0, NULL,
+	 "allocator's initial pool; 0 = the budget", TOP(pool_size)},
+	{"iterations", PRM_INT, "3", 1, 1000, NULL,
+	 "training iterations simulated per run", TOP(iterations)},
+	{"warmup", PRM_INT, "1", 0, 999, NULL,
+	 "leading iterations left out of the steady-state figures (< "
+	 "iterations)", TOP(warmup)},
+	{"out", PRM_STR, "results", 0, 0, NULL,
+	 "directory that holds <name>/ (relative to the working directory)",
+	 TOP(out)},
+	{"plot", PRM_BOOL, "true", 0, 0, NULL,
+	 "draw plot.png and plot.svg with gnuplot", TOP(plot)},
+	{"workloads", PRM_NODE, NULL, 0, 0, NULL,
+	 "sequence of workloads (table `workload` below)", TOP(workloads)},
+	{"policies", PRM_NODE, NULL, 0, 0, NULL,
+	 "sequence of policies: {name: POLICY, PARAM: VALUE...} (`gpumemsim "
+	 "help policies`)", TOP(policies)},
+	{"measure", PRM_NODE, NULL, 0, 0, NULL,
+	 "the measurement: a mapping with `kind` (tables `measure` below)",
+	 TOP(measure)},
+	PRM_END,
+};
+
+/* One workload entry. */
+struct exp_wl_in {
+	char name[PRM_STR_MAX], file[PRM_STR_MAX * 4], trace[PRM_STR_MAX * 4];
+	char label[PRM_STR_MAX];
+	int64_t batch, size;
+	int preset, optimizer;
+};
+#define WLI(f) offsetof(struct exp_wl_in, f)
+static const struct prm_def wl_defs[] = {
+	{"name", PRM_STR, "", 0, 0, NULL,
+	 "a generator (`gpumemsim list workloads`); or give file or trace",
+	 WLI(name)},
+	{"file", PRM_STR, "", 0, 0, NULL,
+	 "a workload YAML file (workloads/README.md)", WLI(file)},
+	{"trace", PRM_STR, "", 0, 0, NULL,
+	 "a recorded DTR training log (its batch is fixed)", WLI(trace)},
+	{"label", PRM_STR, "", 0, 0, NULL,
+	 "name in results (default: the generator name or file stem)",
+	 WLI(label)},
+	{"batch", PRM_INT, "0", 0, 1 << 24, NULL,
+	 "batch size; 0 = the file's (required for generators unless the "
+	 "measurement varies it)", WLI(batch)},
+	{"size", PRM_INT, "0", 0, 1 << 16, NULL,
+	 "input side in pixels, or sequence length for BERT; 0 = the "
+	 "generator's default", WLI(size)},
+	{"preset", PRM_ENUM, "graph", 0, 0, wl_preset_names,
+	 "generator preset: graph (in-place ReLU, reused gradient buffers) "
+	 "or eager", WLI(preset)},
+	{"optimizer", PRM_ENUM, "sgd", 0, 0, wl_optim_names,
+	 "optimizer state the generator adds: sgd (momentum) or adam",
+	 WLI(optimizer)},
+	PRM_END,
+};
+
+/* The measure mapping, one table per kind (each knows `kind`). */
+struct exp_meas {
+	int kind;
+	yaml_node_t *batch, *budget, *budget_fraction;
+	int64_t start, limit, confirm;
+	int64_t min, max, step;
+};
+#define MS(f) offsetof(struct exp_meas, f)
+#define KIND_DEF                                                               \
+	{"kind", PRM_ENUM, NULL, 0, 0, exp_kind_names,                         \
+	 "run | sweep | max-batch | best-throughput", MS(kind)}
+static const struct prm_def run_defs[] = {KIND_DEF, PRM_END};
+static const struct prm_def sweep_defs[] = {
+	KIND_DEF,
+	{"batch", PRM_NODE, "", 0, 0, NULL,
+	 "sweep over these batch sizes, e.g. [16, 32, 64]", MS(batch)},
+	{"budget", PRM_NODE, "", 0, 0, NULL,
+	 "or over these device budgets in bytes, e.g. [4GiB, 2GiB] (may "
+	 "exceed the profile: a larger device)", MS(budget)},
+	{"budget_fraction", PRM_NODE, "", 0, 0, NULL,
+	 "or over fractions of the baseline peak (framework, graph mode, "
+	 "unlimited memory), e.g. [1.0, 0.75, 0.5]", MS(budget_fraction)},
+	PRM_END,
+};
+static const struct prm_def maxb_defs[] = {
+	KIND_DEF,
+	{"start", PRM_INT, "1", 1, 1 << 24, NULL, "first batch tried",
+	 MS(start)},
+	{"limit", PRM_INT, "65536", 1, 1 << 24, NULL,
+	 "largest batch tried (the answer is capped there)", MS(limit)},
+	{"confirm", PRM_INT, "4", 0, 1024, NULL,
+	 "batches just above the answer also checked (non-monotonic "
+	 "feasibility)", MS(confirm)},
+	PRM_END,
+};
+static const struct prm_def best_defs[] = {
+	KIND_DEF,
+	{"min", PRM_INT, "1", 1, 1 << 24, NULL, "smallest batch", MS(min)},
+	{"max", PRM_INT, NULL, 1, 1 << 24, NULL, "largest batch", MS(max)},
+	{"step", PRM_INT, "0", 0, 1 << 24, NULL,
+	 "grid step; 0 = powers of two (then refined by ternary search)",
+	 MS(step)},
+	PRM_END,
+};
+static const struct prm_def *const meas_defs[EXP_KIND_COUNT] = {
+	run_defs, sweep_defs, maxb_defs, best_defs};
+
+void exp_print_help(FILE *f)
+{
+	fprintf(f, "experiment file (configs/experiments/*.yaml), top level:\n");
+	prm_print_help(top_defs, f, "    ");
+	fprintf(f, "\nworkload (each item of `workloads:`; one of name, file, "
+		   "trace):\n");
+	prm_print_help(wl_defs, f, "    ");
+	for (int k = 0; k < EXP_KIND_COUNT; k++) {
+		fprintf(f, "\nmeasure, kind: %s\n", exp_kind_names[k]);
+		prm_print_help(meas_defs[k], f, "    ");
+	}
+	fprintf(f, "\npolicies: each item is {name: POLICY, ...parameters}; "
+		   "see `gpumemsim help policies`.\n");
+}
+
+/* ---- parsing ------------------------------------------------------------- */
+
+static const char *stem(const char *path, char *buf, size_t n)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	snprintf(buf, n, "%s", b);
+	char *dot = strrchr(buf, '.');
+	if (dot && dot != buf)
+		*dot = '\0';
+	return buf;
+}
+
+/* A path in the file: absolute, relative to the working directory when it
+ * exists there, else relative to the data directory (the repository). */
+static void resolve(const char *p, char *out, size_t n)
+{
+	FILE *f;
+	if (p[0] == '/' || (f = fopen(p, "r")) != NULL) {
+		if (p[0] != '/')
+			fclose(f);
+		snprintf(out, n, "%s", p);
+		return;
+	}
+	snprintf(out, n, "%s/%s", hw_datadir(), p);
+}
+
+static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
+{
+	struct cfg_doc *d = e->doc;
+	if (!seq || seq->type != YAML_SEQUENCE_NODE || !cfg_seq_len(seq))
+		return cfg_errf(err, d, seq,
+				"key 'workloads': expected a non-empty "
+				"sequence of workloads");
+	e->n_wl = cfg_seq_len(seq);
+	e->wl = calloc(e->n_wl, sizeof *e->wl);
+	if (!e->wl)
+		return gms_errf(err, "out of memory");
+	for (size_t i = 0; i < e->n_wl; i++) {
+		yaml_node_t *n = cfg_seq_item(d, seq, i);
+		struct exp_workload *w = &e->wl[i];
+		struct exp_wl_in in;
+		char what[48];
+		snprintf(what, sizeof what, "workload %zu", i + 1);
+		if (n && n->type == YAML_SCALAR_NODE) {
+			/* a bare generator name */
+			if (prm_set_defaults(wl_defs, &in, err) < 0)
+				return -1;
+			snprintf(in.name, sizeof in.name, "%s", cfg_scalar(n));
+		} else if (cfg_parse_map(d, n, wl_defs, &in, what, err) < 0) {
+			return -1;
+		}
+		w->node = n;
+		int n_src = !!in.name[0] + !!in.file[0] + !!in.trace[0];
+		if (n_src != 1)
+			return cfg_errf(err, d, n,
+					"%s: give exactly one of 'name', "
+					"'file', 'trace'",
+					what);
+		w->batch = in.batch;
+		char buf[256];
+		if (in.name[0]) {
+			w->src = EXP_SRC_GEN;
+			w->gen = wl_gen_find(in.name);
+			if (!w->gen) {
+				char known[1024] = "";
+				for (const struct wl_gen *g = wl_gens; g->name;
+				     g++) {
+					strncat(known, g == wl_gens ? "" : ", ",
+						sizeof known - strlen(known) - 1);
+					strncat(known, g->name,
+						sizeof known - strlen(known) - 1);
+				}
+				yaml_node_t *v = cfg_map_get(d, n, "name");
+				return cfg_errf(err, d, v ? v : n,
+						"%s: key 'name': unknown "
+						"generator '%s' (known: %s)",
+						what, in.name, known);
+			}
+			w->args = (struct wl_gen_args){
+				.batch = in.batch, .size = in.size,
+				.preset = (enum wl_preset)in.preset,
+				.optimizer = (enum wl_optim)in.optimizer};
+			snprintf(w->label, sizeof w->label, "%s", in.name);
+		} else {
+			bool trace = in.trace[0];
+			w->src = trace ? EXP_SRC_TRACE : EXP_SRC_FILE;
+			resolve(trace ? in.trace : in.file, w->path,
+				sizeof w->path);
+			snprintf(w->label, sizeof w->label, "%s",
+				 stem(w->path, buf, sizeof buf));
+			const char *bad = in.size ? "size"
+					: in.preset ? "preset"
+					: in.optimizer ? "optimizer"
+					: trace && in.batch ? "batch"
+							    : NULL;
+			if (bad)
+				return cfg_errf(
+					err, d, cfg_map_get(d, n, bad),
+					"%s: key '%s': applies to generators "
+					"only%s",
+					what, bad,
+					trace && !strcmp(bad, "batch")
+						? " and workload files (a "
+						  "trace's batch is fixed)"
+						: "");
+		}
+		if (in.label[0])
+			snprintf(w->label, sizeof w->label, "%s", in.label);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(e->wl[j].label, w->label))
+				return cfg_errf(err, d, n,
+						"%s: label '%s' is used twice "
+						"(give 'label')",
+						what, w->label);
+	}
+	return 0;
+}
+
+/* "ondemand" or "ondemand(mode=eager)": the name and its parameters as
+ * written, for results. */
+static void policy_label(struct cfg_doc *d, yaml_node_t *n, const char *name,
+			 char *out, size_t sz)
+{
+	size_t len = (size_t)snprintf(out, sz, "%s", name);
+	int k = 0;
+	for (size_t i = 0; i < cfg_map_len(n) && len < sz; i++) {
+		yaml_node_t *key, *val;
+		cfg_map_pair(d, n, i, &key, &val);
+		const char *ks = cfg_scalar(key), *vs = cfg_scalar(val);
+		if (!ks || !strcmp(ks, "name"))
+			continue;
+		len += (size_t)snprintf(out + len, sz - len, "%s%s=%s",
+					k++ ? "," : "(", ks, vs ? vs : "...");
+	}
+	if (k && len + 1 < sz)
+		strcat(out, ")");
+}
+
+static int parse_policies(struct exp *e, yaml_node_t *seq, gms_err *err)
+{
+	struct cfg_doc *d = e->doc;
+	if (!seq || seq->type != YAML_SEQUENCE_NODE || !cfg_seq_len(seq))
+		return cfg_errf(err, d, seq,
+				"key 'policies': expected a non-empty "
+				"sequence of {name: POLICY, ...}");
+	e->n_pol = cfg_seq_len(seq);
+	e->pol = calloc(e->n_pol, sizeof *e->pol);
+	if (!e->pol)
+		return gms_errf(err, "out of memory");
+	for (size_t i = 0; i < e->n_pol; i++) {
+		yaml_node_t *n = cfg_seq_item(d, seq, i);
+		struct exp_policy *p = &e->pol[i];
+		const char *name = NULL;
+		if (n && n->type == YAML_SCALAR_NODE) {
+			name = cfg_scalar(n);
+			p->node = NULL;
+		} else if (n && n->type == YAML_MAPPING_NODE) {
+			yaml_node_t *v = cfg_map_get(d, n, "name");
+			name = v ? cfg_scalar(v) : NULL;
+			p->node = n;
+			if (!name)
+				return cfg_errf(err, d, n,
+						"policy %zu: key 'name': "
+						"required",
+						i + 1);
+		} else {
+			return cfg_errf(err, d, n,
+					"policy %zu: expected a name or "
+					"{name: POLICY, ...}",
+					i + 1);
+		}
+		snprintf(p->name, sizeof p->name, "%s", name);
+		if (!pol_find(name)) {
+			struct pol tmp; /* its message lists the known ones */
+			pol_create(&tmp, name, d, NULL, NULL, 0, err);
+			char msg[sizeof err->msg];
+			snprintf(msg, sizeof msg, "%s", err->msg);
+			yaml_node_t *v = p->node ? cfg_map_get(d, n, "name") : n;
+			return cfg_errf(err, d, v, "policy %zu: key 'name': %s",
+					i + 1, msg);
+		}
+		/* create once: checks every parameter */
+		struct pol pol;
+		if (pol_create(&pol, name, d, p->node, NULL, 0, err) < 0) {
+			if (!strstr(err->msg, d->path))
+				return cfg_errf(err, d, n, "%s", err->msg);
+			return -1;
+		}
+		pol_destroy(&pol);
+		policy_label(d, p->node, name, p->label, sizeof p->label);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(e->pol[j].label, p->label))
+				return cfg_errf(err, d, n,
+						"policy %zu: '%s' is listed "
+						"twice",
+						i + 1, p->label);
+	}
+	return 0;
+}
+
+/* A sequence of scalars, each parsed by `one`. */
+static int parse_values(struct cfg_doc *d, yaml_node_t *seq, const char *key,
+			size_t elem, void **out, size_t *n,
+			int (*one)(const char *s, void *dst, const char **why),
+			gms_err *err)
+{
+	if (seq->type != YAML_SEQUENCE_NODE || !cfg_seq_len(seq))
+		return cfg_errf(err, d, seq,
+				"measure: key '%s': expected a non-empty "
+				"sequence, e.g. [a, b, c]",
+				key);
+	*n = cfg_seq_len(seq);
+	*out = calloc(*n, elem);
+	if (!*out)
+		return gms_errf(err, "out of memory");
+	for (size_t i = 0; i < *n; i++) {
+		yaml_node_t *it = cfg_seq_item(d, seq, i);
+		const char *s = cfg_scalar(it), *why = "not a scalar";
+		if (!s || one(s, (char *)*out + i * elem, &why) < 0)
+			return cfg_errf(err, d, it,
+					"measure: key '%s': item %zu '%s': %s",
+					key, i + 1, s ? s : "", why);
+	}
+	return 0;
+}
+
+static int one_batch(const char *s, void *dst, const char **why)
+{
+	int64_t v;
+	*why = "expected an integer batch size >= 1";
+	if (gms_parse_int(s, &v) < 0 || v < 1 || v > (1 << 24))
+		return -1;
+	*(int64_t *)dst = v;
+	return 0;
+}
+
+static int one_budget(const char *s, void *dst, const char **why)
+{
+	uint64_t v;
+	*why = "expected a positive size, e.g. 4GiB";
+	if (gms_parse_bytes(s, &v) < 0 || v == 0)
+		return -1;
+	*(uint64_t *)dst = v;
+	return 0;
+}
+
+static int one_fraction(const char *s, void *dst, const char **why)
+{
+	double v;
+	*why = "expected a fraction in (0, 4]";
+	if (gms_parse_double(s, &v) < 0 || !(v > 0) || v > 4)
+		return -1;
+	*(double *)dst = v;
+	return 0;
+}
+
+static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
+{
+	struct cfg_doc *d = e->doc;
+	if (!n || n->type != YAML_MAPPING_NODE)
+		return cfg_errf(err, d, n,
+				"key 'measure': expected a mapping with "
+				"'kind'");
+	yaml_node_t *kn = cfg_map_get(d, n, "kind");
+	const char *ks = kn ? cfg_scalar(kn) : NULL;
+	int kind = -1;
+	for (int k = 0; ks && k < EXP_KIND_COUNT; k++)
+		if (!strcmp(ks, exp_kind_names[k]))
+			kind = k;
+	if (kind < 0)
+		return cfg_errf(err, d, kn ? kn : n,
+				"measure: key 'kind': %s%s%s (run, sweep, "
+				"max-batch, best-throughput)",
+				ks ? "unknown kind '" : "required",
+				ks ? ks : "", ks ? "'" : "");
+	struct exp_meas m;
+	if (cfg_parse_map(d, n, meas_defs[kind], &m, "measure", err) < 0)
+		return -1;
+	e->kind = (enum exp_kind)kind;
+	switch (e->kind) {
+	case EXP_RUN:
+		break;
+	case EXP_SWEEP: {
+		int given = !!m.batch + !!m.budget + !!m.budget_fraction;
+		if (given != 1)
+			return cfg_errf(err, d, n,
+					"measure: a sweep needs exactly one "
+					"of 'batch', 'budget', "
+					"'budget_fraction'");
+		if (m.batch) {
+			e->axis = EXP_AXIS_BATCH;
+			return parse_values(d, m.batch, "batch",
+					    sizeof(int64_t),
+					    (void **)&e->batches, &e->n_values,
+					    one_batch, err);
+		}
+		if (m.budget) {
+			e->axis = EXP_AXIS_BUDGET;
+			return parse_values(d, m.budget, "budget",
+					    sizeof(uint64_t),
+					    (void **)&e->budgets, &e->n_values,
+					    one_budget, err);
+		}
+		e->axis = EXP_AXIS_FRACTION;
+		return parse_values(d, m.budget_fraction, "budget_fraction",
+				    sizeof(double), (void **)&e->fractions,
+				    &e->n_values, one_fraction, err);
+	}
+	case EXP_MAX_BATCH:
+		if (m.start > m.limit)
+			return cfg_errf(err, d, cfg_map_get(d, n, "start"),
+					"measure: key 'start': %lld is above "
+					"'limit' (%lld)",
+					(long long)m.start, (long long)m.limit);
+		e->start = m.start;
+		e->limit = m.limit;
+		e->confirm = m.confirm;
+		break;
+	case EXP_BEST:
+		if (m.min > m.max)
+			return cfg_errf(err, d, cfg_map_get(d, n, "min"),
+					"measure: key 'min': %lld is above "
+					"'max' (%lld)",
+					(long long)m.min, (long long)m.max);
+		e->lo = m.min;
+		e->hi = m.max;
+		e->step = m.step;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Does the measurement choose the batch? */
+static bool varies_batch(const struct exp *e)
+{
+	return e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST ||
+	       (e->kind == EXP_SWEEP && e->axis == EXP_AXIS_BATCH);
+}
+
+int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
+	     gms_err *err)
+{
+	memset(e, 0, sizeof *e);
+	snprintf(e->path, sizeof e->path, "%s", path);
+	if (cfg_load(&e->doc, path, err) < 0)
+		return -1;
+	struct cfg_doc *d = e->doc;
+	yaml_node_t *root = cfg_root(d);
+	struct exp_top top;
+	if (cfg_parse_map(d, root, top_defs, &top, NULL, err) < 0)
+		goto fail;
+	char buf[256];
+	snprintf(e->name, sizeof e->name, "%s",
+		 top.name[0] ? top.name : stem(path, buf, sizeof buf));
+	if (strchr(e->name, '/') || !strcmp(e->name, "..") ||
+	    !strcmp(e->name, ".")) {
+		cfg_errf(err, d, cfg_map_get(d, root, "name"),
+			 "key 'name': '%s' is not a plain directory name",
+			 e->name);
+		goto fail;
+	}
+	if (o && o->out)
+		snprintf(e->out_dir, sizeof e->out_dir, "%s", o->out);
+	else
+		snprintf(e->out_dir, sizeof e->out_dir, "%s/%s", top.out,
+			 e->name);
+	if (top.warmup >= top.iterations) {
+		cfg_errf(err, d, cfg_map_get(d, root, "warmup"),
+			 "key 'warmup': %lld must be below 'iterations' (%lld)",
+			 (long long)top.warmup, (long long)top.iterations);
+		goto fail;
+	}
+	e->iterations = (int)top.iterations;
+	e->warmup = (int)top.warmup;
+	e->plot = top.plot;
+	e->budget = top.budget;
+	e->pool_size = top.pool_size;
+	if (!mem_find(top.allocator)) {
+		char known[256] = "";
+		for (size_t i = 0; mem_model(i); i++) {
+			strncat(known, i ? ", " : "",
+				sizeof known - strlen(known) - 1);
+			strncat(known, mem_model(i)->name,
+				sizeof known - strlen(known) - 1);
+		}
+		cfg_errf(err, d, cfg_map_get(d, root, "allocator"),
+			 "key 'allocator': unknown allocator '%s' (known: %s)",
+			 top.allocator, known);
+		goto fail;
+	}
+	snprintf(e->allocator, sizeof e->allocator, "%s", top.allocator);
+	if (hw_load(&e->hw, top.hw, err) < 0) {
+		char msg[sizeof err->msg];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		cfg_errf(err, d, cfg_map_get(d, root, "hw"), "key 'hw': %s",
+			 msg);
+		goto fail;
+	}
+	if (parse_measure(e, top.measure, err) < 0 ||
+	    parse_workloads(e, top.workloads, err) < 0 ||
+	    parse_policies(e, top.policies, err) < 0)
+		goto fail;
+	/* every workload must be buildable as the measurement will use it */
+	for (size_t i = 0; i < e->n_wl; i++) {
+		struct exp_workload *w = &e->wl[i];
+		char what[200];
+		snprintf(what, sizeof what, "workload %zu ('%s')", i + 1,
+			 w->label);
+		if (w->src == EXP_SRC_TRACE && varies_batch(e)) {
+			cfg_errf(err, d, w->node,
+				 "%s: a trace's batch is fixed; measure '%s' "
+				 "varies the batch",
+				 what, exp_kind_names[e->kind]);
+			goto fail;
+		}
+		if (w->src == EXP_SRC_GEN && !varies_batch(e) && w->batch < 1) {
+			cfg_errf(err, d, w->node,
+				 "%s: key 'batch': required (>= 1) for a "
+				 "generator",
+				 what);
+			goto fail;
+		}
+		int64_t b = varies_batch(e) ? (e->kind == EXP_SWEEP
+						       ? e->batches[0]
+					       : e->kind == EXP_MAX_BATCH
+						       ? e->start
+						       : e->lo)
+					    : w->batch;
+		struct wl_workload *wl = exp_build_workload(e, i, b, err);
+		if (!wl) {
+			char msg[sizeof err->msg];
+			snprintf(msg, sizeof msg, "%s", err->msg);
+			cfg_errf(err, d, w->node, "%s: %s", what, msg);
+			goto fail;
+		}
+		wl_free(wl);
+	}
+	return 0;
+fail:
+	exp_free(e);
+	return -1;
+}
+
+void exp_free(struct exp *e)
+{
+	free(e->wl);
+	free(e->pol);
+	free(e->batches);
+	free(e->budgets);
+	free(e->fractions);
+	if (e->doc)
+		cfg_free(e->doc);
+	memset(e, 0, sizeof *e);
+}
+
+struct wl_workload *exp_build_workload(const struct exp *e, size_t i,
+				       int64_t batch, gms_err *err)
+{
+	const struct exp_workload *w = &e->wl[i];
+	switch (w->src) {
+	case EXP_SRC_GEN: {
+		struct wl_gen_args a = w->args;
+		a.batch = batch ? batch : w->batch;
+		return wl_gen_build(w->gen, &a, err);
+	}
+	case EXP_SRC_FILE:
+		return wl_load_yaml(w->path, batch ? batch : w->batch, err);
+	case EXP_SRC_TRACE:
+		return wl_load_dtr(w->path, err);
+	}
+	gms_errf(err, "bad workload source");
+	return NULL;
+}

@@ -1,0 +1,179 @@
+/*
+ * exp.h - experiments: a YAML file that names the hardware, the workloads,
+ * the policies and a measurement, run into results/<name>/.
+ *
+ *   exp_load   parse and validate the whole file (every key against the
+ *              tables that `gpumemsim help experiment` prints; generators,
+ *              workload files, traces, policies and the profile are all
+ *              checked) before anything runs or is written;
+ *   exp_run    run the measurement, points in parallel on `jobs` threads;
+ *              results do not depend on `jobs`;
+ *   exp_write  summary.csv, runs.json and the plot data, each written to
+ *              a temporary and renamed; then the gnuplot plot.
+ *
+ * Measurements (measure.kind):
+ *   run             each (workload, policy) once at the workload's batch;
+ *   sweep           over batch sizes (measure.batch), or over device
+ *                   budgets as bytes (measure.budget) or as fractions of
+ *                   the workload's baseline peak (measure.budget_fraction:
+ *                   `framework` in graph mode with unlimited memory, its
+ *                   peak of allocated bytes);
+ *   max-batch       the largest batch each policy trains without OOM:
+ *                   doubling from measure.start, bisection, then the next
+ *                   measure.confirm batches above the answer are checked
+ *                   too, because fragmentation makes feasibility
+ *                   non-monotonic; any that fits is reported;
+ *   best-throughput the batch in [measure.min, measure.max] with the most
+ *                   samples/s: a grid (measure.step, or powers of two),
+ *                   then an integer ternary search between the best grid
+ *                   point's neighbours.
+ */
+#ifndef GMS_EXP_H
+#define GMS_EXP_H
+
+#include "../sim/cfg.h"
+#include "../sim/hw.h"
+#include "../sim/stats.h"
+#include "../sim/ex.h"
+#include "../sim/trace.h"
+#include "../workloads/wl_gen.h"
+
+#include <stdio.h>
+
+enum exp_kind { EXP_RUN, EXP_SWEEP, EXP_MAX_BATCH, EXP_BEST, EXP_KIND_COUNT };
+extern const char *const exp_kind_names[]; /* "run", "sweep", ... */
+
+/* What a sweep varies. */
+enum exp_axis { EXP_AXIS_NONE, EXP_AXIS_BATCH, EXP_AXIS_BUDGET,
+		EXP_AXIS_FRACTION };
+
+/* Where a workload comes from. */
+enum exp_src { EXP_SRC_GEN, EXP_SRC_FILE, EXP_SRC_TRACE };
+
+/* One entry of `workloads:`. */
+struct exp_workload {
+	char label[128];	   /* its name in results */
+	enum exp_src src;	   /* generator, workload YAML or DTR trace */
+	const struct wl_gen *gen;  /* EXP_SRC_GEN: the generator */
+	struct wl_gen_args args;   /* EXP_SRC_GEN: its arguments (batch) */
+	char path[1024];	   /* EXP_SRC_FILE / TRACE: the file */
+	int64_t batch;		   /* batch to build at; 0 = the file's */
+	const yaml_node_t *node;   /* the entry, for messages */
+};
+
+/* One entry of `policies:`. */
+struct exp_policy {
+	char name[64];		 /* policy name */
+	char label[160];	 /* name and parameters, e.g. "vdnn(conv,m)" */
+	yaml_node_t *node;	 /* the mapping pol_create checks */
+};
+
+/* A parsed, validated experiment. */
+struct exp {
+	struct cfg_doc *doc;	     /* the YAML (nodes point into it) */
+	char path[1024];	     /* the file */
+	char name[128];		     /* results/<name>/ */
+	char out_dir[1024];	     /* where results go */
+	struct hw_profile hw;	     /* the GPU */
+	char allocator[PRM_STR_MAX]; /* device allocator (mem_find name) */
+	uint64_t budget;	     /* device bytes for tensors; 0 = usable */
+	uint64_t pool_size;	     /* allocator's initial pool; 0 = budget */
+	int iterations, warmup;	     /* per run */
+	bool plot;		     /* draw the plot with gnuplot */
+	struct exp_workload *wl;     /* workloads, in file order */
+	size_t n_wl;
+	struct exp_policy *pol;	     /* policies, in file order */
+	size_t n_pol;
+	enum exp_kind kind;	     /* the measurement */
+	enum exp_axis axis;	     /* sweep: what varies */
+	int64_t *batches;	     /* sweep over batch: the values */
+	uint64_t *budgets;	     /* sweep over budget: bytes */
+	double *fractions;	     /* sweep over budget_fraction */
+	size_t n_values;	     /* length of the one in use */
+	int64_t start, limit, confirm; /* max-batch */
+	int64_t lo, hi, step;	     /* best-throughput range and grid */
+};
+
+/* Knobs from the command line. */
+struct exp_opts {
+	const char *out;	/* --out DIR: replaces the file's out/name */
+	int jobs;		/* -j N; <= 0: the number of cores */
+	bool quiet;		/* no progress line */
+	const char *trace;	/* --trace FILE: timeline of one point */
+	long trace_point;	/* --trace-point N: which (summary row) */
+};
+
+/* One simulated configuration and what it measured. */
+struct exp_point {
+	size_t wl, pol;		/* indices into exp.wl / exp.pol */
+	int64_t batch;		/* batch simulated */
+	uint64_t budget;	/* device bytes for tensors (0 = usable) */
+	double fraction;	/* budget as a fraction of the baseline peak
+				   (budget_fraction sweeps), else 0 */
+	struct st_run st;	/* the run's statistics */
+	char error[1024];	/* set when it could not run (st.failed) */
+	bool ran;		/* st is valid (may still be failed) */
+	struct tr_rec *tl;	/* `run` measurements: its timeline (for the
+				   memory plot), else NULL */
+};
+
+/* A max-batch or best-throughput search for one (workload, policy). */
+struct exp_search {
+	size_t wl, pol;		/* what was searched */
+	struct exp_point *probe; /* every batch tried, in order */
+	size_t n_probe, cap_probe;
+	long best;		/* index in probe of the answer, -1: none */
+	bool capped;		/* max-batch: the limit itself fitted */
+	int64_t larger_fit;	/* max-batch: a checked batch above the
+				   answer that also fitted, or 0 */
+};
+
+/* Results of exp_run. */
+struct exp_result {
+	struct exp_point *pt;	   /* run / sweep points, summary order */
+	size_t n_pt;
+	struct exp_search *srch;   /* max-batch / best: one per (wl, pol) */
+	size_t n_srch;
+	uint64_t *baseline;	   /* budget_fraction: baseline peak per wl */
+	size_t n_failed;	   /* points whose run failed (not OOM) */
+	double wall_s;		   /* wall-clock seconds of exp_run */
+};
+
+/* Parse and validate; nothing is run or written. */
+int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
+	     gms_err *err);
+void exp_free(struct exp *e);
+
+/* Print the tables of every key (for `gpumemsim help experiment`). */
+void exp_print_help(FILE *f);
+
+/* Build workload i at a batch (0 = its own). */
+struct wl_workload *exp_build_workload(const struct exp *e, size_t i,
+				       int64_t batch, gms_err *err);
+
+/* Simulate one point (p->wl, p->pol, p->batch, p->budget) with an
+ * optional observer; fills p->st / p->error. Thread-safe. */
+void exp_simulate(const struct exp *e, struct exp_point *p,
+		  const struct ex_observer *(*obs)(void *ctx,
+						   const struct wl_workload *),
+		  void *obs_ctx);
+
+/* Run the measurement. Returns 0 (points may have failed: r->n_failed),
+ * or -1 with err when it could not run at all. */
+int exp_run(const struct exp *e, const struct exp_opts *o,
+	    struct exp_result *r, gms_err *err);
+void exp_result_free(struct exp_result *r);
+
+/* Write summary.csv, runs.json, plot data and (if e->plot) the plot into
+ * e->out_dir; prints the paths written to `log` (may be NULL). */
+int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
+	      gms_err *err);
+
+/* The row of the summary table a --trace-point index names. */
+const struct exp_point *exp_row(const struct exp_result *r, size_t i);
+size_t exp_n_rows(const struct exp_result *r);
+
+/* Status of a run: "ok", "oom" or "failed". */
+const char *exp_status(const struct exp_point *p);
+
+#endif

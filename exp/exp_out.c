@@ -1,0 +1,562 @@
+/*
+ * exp_out.c - an experiment's results: summary.csv, runs.json, the plot
+ * data and the gnuplot plot.
+ *
+ * Every file goes to a temporary and is renamed into place (gms_out), so
+ * an interrupted run never leaves a half-written result. Nothing here
+ * depends on wall-clock time or the thread count: same inputs, same bytes.
+ */
+#include "exp.h"
+
+#include <errno.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef GMS_VERSION
+#define GMS_VERSION "unknown"
+#endif
+
+extern char **environ;
+
+static double ms(sim_time_t t) { return (double)t / 1e6; }
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+static void csv_str(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* The statistics columns every summary row carries, units in the names. */
+static const char stat_header[] =
+	"status,iter_time_ms,samples_per_s,compute_busy_ms,recompute_ms,"
+	"recompute_kernels,recompute_gflop,stall_h2d_ms,stall_d2h_ms,"
+	"stall_memory_ms,h2d_bytes,d2h_bytes,swap_outs,swap_ins,drops,"
+	"kernels,peak_requested_bytes,peak_allocated_bytes,"
+	"peak_reserved_bytes,pinned_peak_bytes,frag_at_peak,frag_max,"
+	"device_mallocs,events,oom_iteration,oom_op,oom_tensor,oom_bytes,"
+	"error";
+
+static void csv_stats(FILE *f, const struct exp_point *p)
+{
+	const struct st_run *r = &p->st;
+	const struct st_iter *s = &r->steady;
+	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%llu,%llu,"
+		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.6f,%llu,"
+		   "%llu,",
+		exp_status(p), ms(s->time), r->samples_per_s,
+		ms(s->compute_busy), ms(s->recompute),
+		(unsigned long long)s->n_recompute, s->recompute_flops / 1e9,
+		ms(s->stall[ST_STALL_H2D]), ms(s->stall[ST_STALL_D2H]),
+		ms(s->stall[ST_STALL_MEMORY]),
+		(unsigned long long)s->bytes_h2d,
+		(unsigned long long)s->bytes_d2h,
+		(unsigned long long)s->n_swap_out,
+		(unsigned long long)s->n_swap_in, (unsigned long long)s->n_drop,
+		(unsigned long long)s->n_kernels,
+		(unsigned long long)r->mem.peak_requested,
+		(unsigned long long)r->mem.peak_allocated,
+		(unsigned long long)r->mem.peak_reserved,
+		(unsigned long long)r->pinned_peak, r->frag_at_peak,
+		r->frag_max, (unsigned long long)r->mem.n_device_malloc,
+		(unsigned long long)r->events);
+	if (r->oom.hit) {
+		fprintf(f, "%d,", r->oom.iter);
+		csv_str(f, r->oom.op);
+		fputc(',', f);
+		csv_str(f, r->oom.tensor);
+		fprintf(f, ",%llu,", (unsigned long long)r->oom.bytes);
+	} else {
+		fputs(",,,,", f);
+	}
+	csv_str(f, p->error[0] ? p->error : r->failed ? r->error : "");
+	fputc('\n', f);
+}
+
+static int write_csv(const struct exp *e, const struct exp_result *r,
+		     const char *path, gms_err *err)
+{
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0)
+		return -1;
+	FILE *f = o.f;
+	if (!r->srch) {
+		fprintf(f, "point,workload,batch,budget_bytes,budget_fraction,"
+			   "policy,%s\n",
+			stat_header);
+		for (size_t i = 0; i < r->n_pt; i++) {
+			const struct exp_point *p = &r->pt[i];
+			fprintf(f, "%zu,", i);
+			csv_str(f, e->wl[p->wl].label);
+			fprintf(f, ",%lld,%llu,%.4f,", (long long)p->batch,
+				(unsigned long long)p->budget, p->fraction);
+			csv_str(f, e->pol[p->pol].label);
+			fputc(',', f);
+			csv_stats(f, p);
+		}
+	} else {
+		bool mb = e->kind == EXP_MAX_BATCH;
+		fprintf(f, "point,workload,policy,%s,%sprobes,%s\n",
+			mb ? "max_batch" : "best_batch",
+			mb ? "limit_reached,larger_fit_batch," : "",
+			stat_header);
+		for (size_t i = 0; i < r->n_srch; i++) {
+			const struct exp_search *s = &r->srch[i];
+			const struct exp_point *p = exp_row(r, i);
+			fprintf(f, "%zu,", i);
+			csv_str(f, e->wl[s->wl].label);
+			fputc(',', f);
+			csv_str(f, e->pol[s->pol].label);
+			fprintf(f, ",%lld,", p ? (long long)p->batch : 0LL);
+			if (mb)
+				fprintf(f, "%d,%lld,", s->capped,
+					(long long)s->larger_fit);
+			fprintf(f, "%zu,", s->n_probe);
+			if (p) {
+				csv_stats(f, p);
+			} else {
+				/* nothing fitted: the smallest batch's run */
+				csv_stats(f, &s->probe[0]);
+			}
+		}
+	}
+	return gms_out_commit(&o, err);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static void json_iter(FILE *f, const struct st_iter *s)
+{
+	fprintf(f,
+		"{\"time_ns\":%lld,\"compute_busy_ns\":%lld,"
+		"\"recompute_ns\":%lld,\"stall_h2d_ns\":%lld,"
+		"\"stall_d2h_ns\":%lld,\"stall_memory_ns\":%lld,"
+		"\"h2d_bytes\":%llu,\"d2h_bytes\":%llu,\"swap_outs\":%llu,"
+		"\"swap_ins\":%llu,\"drops\":%llu,\"recomputes\":%llu,"
+		"\"recompute_flops\":%.17g,\"kernels\":%llu}",
+		(long long)s->time, (long long)s->compute_busy,
+		(long long)s->recompute, (long long)s->stall[ST_STALL_H2D],
+		(long long)s->stall[ST_STALL_D2H],
+		(long long)s->stall[ST_STALL_MEMORY],
+		(unsigned long long)s->bytes_h2d,
+		(unsigned long long)s->bytes_d2h,
+		(unsigned long long)s->n_swap_out,
+		(unsigned long long)s->n_swap_in, (unsigned long long)s->n_drop,
+		(unsigned long long)s->n_recompute, s->recompute_flops,
+		(unsigned long long)s->n_kernels);
+}
+
+static void json_point(FILE *f, const struct exp *e,
+		       const struct exp_point *p)
+{
+	const struct st_run *r = &p->st;
+	const struct mem_stats *m = &r->mem;
+	fputs("{\"workload\":", f);
+	gms_json_str(f, e->wl[p->wl].label);
+	fputs(",\"policy\":", f);
+	gms_json_str(f, e->pol[p->pol].label);
+	fprintf(f, ",\"batch\":%lld,\"budget_bytes\":%llu,"
+		   "\"budget_fraction\":%.17g,\"status\":\"%s\"",
+		(long long)p->batch, (unsigned long long)p->budget,
+		p->fraction, exp_status(p));
+	fputs(",\"error\":", f);
+	gms_json_str(f, p->error[0] ? p->error : r->error);
+	fprintf(f, ",\"samples_per_s\":%.17g,\"steady\":", r->samples_per_s);
+	json_iter(f, &r->steady);
+	fprintf(f, ",\"warmup\":%d,\"iterations\":[", r->warmup);
+	for (int i = 0; i < r->n_iter; i++) {
+		if (i)
+			fputc(',', f);
+		json_iter(f, &r->iter[i]);
+	}
+	fprintf(f,
+		"],\"memory\":{\"budget\":%llu,\"peak_requested\":%llu,"
+		"\"peak_allocated\":%llu,\"peak_reserved\":%llu,"
+		"\"allocations\":%llu,\"frees\":%llu,\"failures\":%llu,"
+		"\"device_mallocs\":%llu,\"device_frees\":%llu,"
+		"\"frag_at_peak\":%.17g,\"frag_max\":%.17g,"
+		"\"pinned_peak\":%llu},\"events\":%llu",
+		(unsigned long long)m->budget,
+		(unsigned long long)m->peak_requested,
+		(unsigned long long)m->peak_allocated,
+		(unsigned long long)m->peak_reserved,
+		(unsigned long long)m->n_alloc, (unsigned long long)m->n_free,
+		(unsigned long long)m->n_fail,
+		(unsigned long long)m->n_device_malloc,
+		(unsigned long long)m->n_device_free, r->frag_at_peak,
+		r->frag_max, (unsigned long long)r->pinned_peak,
+		(unsigned long long)r->events);
+	if (r->oom.hit) {
+		fprintf(f, ",\"oom\":{\"iteration\":%d,\"op\":", r->oom.iter);
+		gms_json_str(f, r->oom.op);
+		fputs(",\"tensor\":", f);
+		gms_json_str(f, r->oom.tensor);
+		fprintf(f, ",\"bytes\":%llu,\"reason\":",
+			(unsigned long long)r->oom.bytes);
+		gms_json_str(f, r->oom.reason);
+		fputc('}', f);
+	}
+	fputc('}', f);
+}
+
+/* A whole file as a JSON string (the exact inputs); "" if unreadable. */
+static void json_file(FILE *f, const char *path)
+{
+	FILE *in = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0;
+	if (in) {
+		fseek(in, 0, SEEK_END);
+		long len = ftell(in);
+		fseek(in, 0, SEEK_SET);
+		if (len > 0 && (buf = malloc((size_t)len + 1)) != NULL) {
+			n = fread(buf, 1, (size_t)len, in);
+			buf[n] = '\0';
+		}
+		fclose(in);
+	}
+	gms_json_str(f, buf ? buf : "");
+	free(buf);
+}
+
+static int write_json(const struct exp *e, const struct exp_result *r,
+		      const char *path, gms_err *err)
+{
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0)
+		return -1;
+	FILE *f = o.f;
+	fputs("{\n\"gpumemsim\":", f);
+	gms_json_str(f, GMS_VERSION);
+	fputs(",\n\"experiment\":", f);
+	gms_json_str(f, e->name);
+	fputs(",\n\"file\":", f);
+	gms_json_str(f, e->path);
+	fputs(",\n\"file_text\":", f);
+	json_file(f, e->path);
+	fputs(",\n\"hw\":{\"name\":", f);
+	gms_json_str(f, e->hw.name);
+	fputs(",\"path\":", f);
+	gms_json_str(f, e->hw.path);
+	fputs(",\"text\":", f);
+	json_file(f, e->hw.path);
+	fprintf(f, "},\n\"settings\":{\"measure\":\"%s\",\"allocator\":",
+		exp_kind_names[e->kind]);
+	gms_json_str(f, e->allocator);
+	fprintf(f, ",\"budget\":%llu,\"pool_size\":%llu,\"iterations\":%d,"
+		   "\"warmup\":%d},\n\"workloads\":[",
+		(unsigned long long)e->budget,
+		(unsigned long long)e->pool_size, e->iterations, e->warmup);
+	for (size_t i = 0; i < e->n_wl; i++) {
+		const struct exp_workload *w = &e->wl[i];
+		fputs(i ? ",\n {\"label\":" : "\n {\"label\":", f);
+		gms_json_str(f, w->label);
+		if (w->src == EXP_SRC_GEN) {
+			fputs(",\"generator\":", f);
+			gms_json_str(f, w->gen->name);
+			fprintf(f, ",\"batch\":%lld,\"size\":%lld,"
+				   "\"preset\":\"%s\",\"optimizer\":\"%s\"",
+				(long long)w->batch, (long long)w->args.size,
+				wl_preset_names[w->args.preset],
+				wl_optim_names[w->args.optimizer]);
+		} else {
+			fputs(w->src == EXP_SRC_TRACE ? ",\"trace\":"
+						      : ",\"file\":",
+			      f);
+			gms_json_str(f, w->path);
+			fprintf(f, ",\"batch\":%lld", (long long)w->batch);
+		}
+		if (r->baseline)
+			fprintf(f, ",\"baseline_peak_bytes\":%llu",
+				(unsigned long long)r->baseline[i]);
+		fputc('}', f);
+	}
+	fputs("],\n\"policies\":[", f);
+	for (size_t i = 0; i < e->n_pol; i++) {
+		fputs(i ? "," : "", f);
+		gms_json_str(f, e->pol[i].label);
+	}
+	fputs("],\n", f);
+	if (!r->srch) {
+		fputs("\"points\":[", f);
+		for (size_t i = 0; i < r->n_pt; i++) {
+			fputs(i ? ",\n " : "\n ", f);
+			json_point(f, e, &r->pt[i]);
+		}
+	} else {
+		fputs("\"searches\":[", f);
+		for (size_t i = 0; i < r->n_srch; i++) {
+			const struct exp_search *s = &r->srch[i];
+			const struct exp_point *b = exp_row(r, i);
+			fputs(i ? ",\n {\"workload\":" : "\n {\"workload\":",
+			      f);
+			gms_json_str(f, e->wl[s->wl].label);
+			fputs(",\"policy\":", f);
+			gms_json_str(f, e->pol[s->pol].label);
+			fprintf(f, ",\"answer\":%lld",
+				b ? (long long)b->batch : 0LL);
+			if (e->kind == EXP_MAX_BATCH)
+				fprintf(f, ",\"limit_reached\":%s,"
+					   "\"larger_fit_batch\":%lld",
+					s->capped ? "true" : "false",
+					(long long)s->larger_fit);
+			fputs(",\"probes\":[", f);
+			for (size_t k = 0; k < s->n_probe; k++) {
+				fputs(k ? ",\n  " : "\n  ", f);
+				json_point(f, e, &s->probe[k]);
+			}
+			fputs("]}", f);
+		}
+	}
+	fputs("]\n}\n", f);
+	return gms_out_commit(&o, err);
+}
+
+/* ---- plot ---------------------------------------------------------------- */
+
+/* A title without blanks (gnuplot's word() splits on them). */
+static void word(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc(*s == ' ' || *s == '\'' || *s == '"' ? '_' : *s, f);
+}
+
+static int cmp_batch(const void *a, const void *b)
+{
+	const struct exp_point *x = *(const struct exp_point *const *)a;
+	const struct exp_point *y = *(const struct exp_point *const *)b;
+	return (x->batch > y->batch) - (x->batch < y->batch);
+}
+
+/* The plot's data (blocks separated by two blank lines, one per series)
+ * and the series titles; returns the gnuplot script's name. */
+static const char *write_plot_data(const struct exp *e,
+				   const struct exp_result *r,
+				   const char *path, char *titles, size_t tn,
+				   char *xlabel, size_t xn, gms_err *err)
+{
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0)
+		return NULL;
+	FILE *f = o.f;
+	FILE *t = fmemopen(titles, tn, "w");
+	const char *script = NULL;
+	snprintf(xlabel, xn, "batch size");
+	if (!t) {
+		gms_out_abort(&o);
+		gms_errf(err, "out of memory");
+		return NULL;
+	}
+	switch (e->kind) {
+	case EXP_RUN:
+		script = "plot-run.gp";
+		for (size_t i = 0; i < r->n_pt; i++) {
+			const struct exp_point *p = &r->pt[i];
+			fprintf(f, "# %s %s batch %lld\n", e->wl[p->wl].label,
+				e->pol[p->pol].label, (long long)p->batch);
+			fprintf(t, "%s", i ? " " : "");
+			word(t, e->wl[p->wl].label);
+			fputc('/', t);
+			word(t, e->pol[p->pol].label);
+			for (size_t k = 0; p->tl && k < p->tl->n; k++) {
+				const struct tr_event *ev = &p->tl->ev[k];
+				if (ev->what == TR_MEM)
+					fprintf(f, "%.6f %.6f %.6f\n",
+						ms(ev->t0),
+						(double)ev->a / (double)GMS_MIB,
+						(double)ev->b / (double)GMS_MIB);
+			}
+			if (!p->tl || !p->tl->n)
+				fputs("0 0 0\n", f);
+			fputs("\n\n", f);
+		}
+		break;
+	case EXP_SWEEP: {
+		script = "plot-sweep.gp";
+		if (e->axis == EXP_AXIS_BUDGET)
+			snprintf(xlabel, xn, "device budget (GiB)");
+		if (e->axis == EXP_AXIS_FRACTION)
+			snprintf(xlabel, xn,
+				 "budget (fraction of the baseline peak)");
+		size_t nv = e->n_values, series = 0;
+		for (size_t w = 0; w < e->n_wl; w++)
+			for (size_t q = 0; q < e->n_pol; q++) {
+				fprintf(f, "# %s %s\n", e->wl[w].label,
+					e->pol[q].label);
+				fprintf(t, "%s", series++ ? " " : "");
+				word(t, e->wl[w].label);
+				fputc('/', t);
+				word(t, e->pol[q].label);
+				for (size_t v = 0; v < nv; v++) {
+					const struct exp_point *p =
+						&r->pt[(w * nv + v) * e->n_pol +
+						       q];
+					double x = e->axis == EXP_AXIS_BATCH
+							   ? (double)p->batch
+						   : e->axis == EXP_AXIS_BUDGET
+							   ? (double)p->budget /
+								     (double)GMS_GIB
+							   : p->fraction;
+					if (strcmp(exp_status(p), "ok"))
+						fprintf(f, "%.6f NaN NaN\n", x);
+					else
+						fprintf(f, "%.6f %.6f %.6f\n",
+							x, p->st.samples_per_s,
+							ms(p->st.steady.time));
+				}
+				fputs("\n\n", f);
+			}
+		break;
+	}
+	case EXP_BEST:
+		script = "plot-sweep.gp";
+		for (size_t i = 0; i < r->n_srch; i++) {
+			const struct exp_search *s = &r->srch[i];
+			const struct exp_point **ord =
+				calloc(s->n_probe ? s->n_probe : 1,
+				       sizeof *ord);
+			if (!ord)
+				break;
+			for (size_t k = 0; k < s->n_probe; k++)
+				ord[k] = &s->probe[k];
+			qsort(ord, s->n_probe, sizeof *ord, cmp_batch);
+			fprintf(f, "# %s %s\n", e->wl[s->wl].label,
+				e->pol[s->pol].label);
+			fprintf(t, "%s", i ? " " : "");
+			word(t, e->wl[s->wl].label);
+			fputc('/', t);
+			word(t, e->pol[s->pol].label);
+			for (size_t k = 0; k < s->n_probe; k++) {
+				const struct exp_point *p = ord[k];
+				if (strcmp(exp_status(p), "ok"))
+					fprintf(f, "%lld NaN NaN\n",
+						(long long)p->batch);
+				else
+					fprintf(f, "%lld %.6f %.6f\n",
+						(long long)p->batch,
+						p->st.samples_per_s,
+						ms(p->st.steady.time));
+			}
+			fputs("\n\n", f);
+			free(ord);
+		}
+		break;
+	case EXP_MAX_BATCH:
+		script = "plot-max-batch.gp";
+		/* a table: one row per workload, one column per policy */
+		fputs("workload", f);
+		for (size_t q = 0; q < e->n_pol; q++) {
+			fputc(' ', f);
+			word(f, e->pol[q].label);
+		}
+		fputc('\n', f);
+		for (size_t w = 0; w < e->n_wl; w++) {
+			word(f, e->wl[w].label);
+			for (size_t q = 0; q < e->n_pol; q++) {
+				const struct exp_point *p =
+					exp_row(r, w * e->n_pol + q);
+				fprintf(f, " %lld", p ? (long long)p->batch : 0LL);
+			}
+			fputc('\n', f);
+		}
+		fprintf(t, "%zu", e->n_pol);
+		break;
+	default:
+		break;
+	}
+	fclose(t);
+	if (gms_out_commit(&o, err) < 0)
+		return NULL;
+	return script;
+}
+
+/* Run gnuplot on a script from <datadir>/results/ for one terminal; the
+ * image goes to a temporary that is renamed into place. */
+static int gnuplot(const char *script, const char *term, const char *dat,
+		   const char *titles, const char *xlabel, const char *title,
+		   const char *out, gms_err *err)
+{
+	char tmp[1100], sp[1100], expr[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", out);
+	snprintf(sp, sizeof sp, "%s/results/%s", hw_datadir(), script);
+	for (const char *s = dat; *s; s++)
+		if (*s == '\'')
+			return gms_errf(err, "%s: a quote in the path", dat);
+	for (const char *s = out; *s; s++)
+		if (*s == '\'')
+			return gms_errf(err, "%s: a quote in the path", out);
+	snprintf(expr, sizeof expr,
+		 "dat='%s'; out='%s'; term='%s'; titles='%s'; xlabel='%s'; "
+		 "ptitle='%s'",
+		 dat, tmp, term, titles, xlabel, title);
+	char *argv[] = {"gnuplot", "-e", expr, sp, NULL};
+	pid_t pid;
+	int rc = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+	if (rc != 0)
+		return gms_errf(err, "cannot run gnuplot: %s (install it: "
+				     "make deps)",
+				strerror(rc));
+	int st;
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0) {
+		unlink(tmp);
+		return gms_errf(err, "gnuplot failed on %s", sp);
+	}
+	if (rename(tmp, out) != 0) {
+		unlink(tmp);
+		return gms_errf(err, "%s: %s", out, strerror(errno));
+	}
+	return 0;
+}
+
+int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
+	      gms_err *err)
+{
+	if (gms_mkdirs(e->out_dir, err) < 0)
+		return -1;
+	char csv[1100], json[1100], dat[1100], png[1100], svg[1100];
+	snprintf(csv, sizeof csv, "%s/summary.csv", e->out_dir);
+	snprintf(json, sizeof json, "%s/runs.json", e->out_dir);
+	snprintf(dat, sizeof dat, "%s/plot.dat", e->out_dir);
+	snprintf(png, sizeof png, "%s/plot.png", e->out_dir);
+	snprintf(svg, sizeof svg, "%s/plot.svg", e->out_dir);
+	char titles[4096] = "", xlabel[128];
+	if (write_csv(e, r, csv, err) < 0 || write_json(e, r, json, err) < 0)
+		return -1;
+	const char *script = write_plot_data(e, r, dat, titles, sizeof titles,
+					     xlabel, sizeof xlabel, err);
+	if (!script)
+		return -1;
+	if (log) {
+		fprintf(log, "summary: %s\n", csv);
+		fprintf(log, "runs:    %s\n", json);
+	}
+	if (!e->plot)
+		return 0;
+	char title[300];
+	snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
+	for (char *c = title; *c; c++)
+		if (*c == '\'')
+			*c = '_';
+	if (gnuplot(script, "png", dat, titles, xlabel, title, png, err) < 0 ||
+	    gnuplot(script, "svg", dat, titles, xlabel, title, svg, err) < 0)
+		return -1;
+	if (log) {
+		fprintf(log, "plot:    %s\n", png);
+		fprintf(log, "         %s\n", svg);
+	}
+	return 0;
+}

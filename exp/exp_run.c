@@ -1,0 +1,482 @@
+/*
+ * exp_run.c - running an experiment: one point, the thread pool, and the
+ * max-batch and best-throughput searches.
+ *
+ * Every task writes only its own slot of the result arrays; the pool hands
+ * out task indices under a mutex, so the results (and the files written
+ * from them in index order) do not depend on the number of threads.
+ */
+#include "exp.h"
+
+#include "../policies/pol.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *exp_status(const struct exp_point *p)
+{
+	if (!p->ran || p->st.failed)
+		return "failed";
+	return p->st.oom.hit ? "oom" : "ok";
+}
+
+static bool fits(const struct exp_point *p)
+{
+	return p->ran && !p->st.failed && !p->st.oom.hit;
+}
+
+void exp_simulate(const struct exp *e, struct exp_point *p,
+		  const struct ex_observer *(*obs)(void *ctx,
+						   const struct wl_workload *),
+		  void *obs_ctx)
+{
+	gms_err err = {{0}};
+	memset(&p->st, 0, sizeof p->st);
+	p->error[0] = '\0';
+	p->ran = false;
+	struct wl_workload *wl = exp_build_workload(e, p->wl, p->batch, &err);
+	if (!wl) {
+		snprintf(p->error, sizeof p->error, "%s", err.msg);
+		p->st.failed = true;
+		return;
+	}
+	p->batch = wl->batch;
+	const struct exp_policy *ep = &e->pol[p->pol];
+	struct pol pol;
+	if (pol_create(&pol, ep->name, e->doc, ep->node, NULL, 0, &err) < 0) {
+		snprintf(p->error, sizeof p->error, "%s", err.msg);
+		p->st.failed = true;
+		wl_free(wl);
+		return;
+	}
+	/* a budget beyond the profile's memory simulates a larger device */
+	struct hw_profile hw = e->hw;
+	uint64_t budget = p->budget ? p->budget : e->budget;
+	if (!budget)
+		budget = hw.capacity - hw.reserved;
+	if (budget > hw.capacity - hw.reserved)
+		hw.capacity = budget + hw.reserved;
+	p->budget = budget; /* the effective one, for the results */
+	struct ex_cfg cfg = {.hw = &hw, .wl = wl, .pol = &pol,
+			     .allocator = e->allocator, .budget = budget,
+			     .pool_size = e->pool_size,
+			     .iterations = e->iterations, .warmup = e->warmup,
+			     .obs = obs ? obs(obs_ctx, wl) : NULL};
+	if (ex_run(&cfg, &p->st, &err) < 0)
+		snprintf(p->error, sizeof p->error, "%s", err.msg);
+	p->ran = true;
+	pol_destroy(&pol);
+	wl_free(wl);
+}
+
+/* ---- the pool ---------------------------------------------------------- */
+
+struct pool {
+	pthread_mutex_t mu;	/* guards next, done and the progress line */
+	size_t next, n;		/* next task to hand out, how many */
+	size_t done;		/* finished tasks (for progress) */
+	size_t units_done, units; /* finer progress (search probes) */
+	void (*fn)(void *ctx, size_t i, struct pool *p); /* one task */
+	void *ctx;		/* its context */
+	bool progress;		/* draw the progress line */
+	struct timespec t0;	/* when the run began */
+	const char *what;	/* label of the phase */
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Caller holds mu. */
+static void draw(struct pool *p)
+{
+	if (!p->progress)
+		return;
+	double el = since(&p->t0);
+	double eta = p->done ? el * (double)(p->n - p->done) / (double)p->done
+			     : 0;
+	fprintf(stderr, "\r%s: %zu/%zu done, %.1f s elapsed", p->what,
+		p->done, p->n, el);
+	if (p->done && p->done < p->n)
+		fprintf(stderr, ", ~%.0f s left", eta);
+	if (p->units)
+		fprintf(stderr, " (%zu runs)", p->units_done);
+	fputs("   ", stderr);
+	fflush(stderr);
+}
+
+static void unit_done(struct pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->units_done++;
+	draw(p);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		size_t i = p->next < p->n ? p->next++ : p->n;
+		pthread_mutex_unlock(&p->mu);
+		if (i == p->n)
+			return NULL;
+		p->fn(p->ctx, i, p);
+		pthread_mutex_lock(&p->mu);
+		p->done++;
+		draw(p);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+static int pool_run(size_t n, int jobs, bool progress, const char *what,
+		    void (*fn)(void *, size_t, struct pool *), void *ctx,
+		    gms_err *err)
+{
+	struct pool p = {.n = n, .fn = fn, .ctx = ctx, .progress = progress,
+			 .what = what};
+	pthread_mutex_init(&p.mu, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &p.t0);
+	if (jobs > (int)n)
+		jobs = (int)n;
+	if (jobs < 1)
+		jobs = 1;
+	pthread_t *th = calloc((size_t)jobs, sizeof *th);
+	if (!th) {
+		pthread_mutex_destroy(&p.mu);
+		return gms_errf(err, "out of memory");
+	}
+	int started = 0;
+	for (; started < jobs; started++)
+		if (pthread_create(&th[started], NULL, worker, &p) != 0)
+			break;
+	if (started == 0)
+		worker(&p); /* no threads to be had: run here */
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (progress)
+		fputc('\n', stderr);
+	free(th);
+	pthread_mutex_destroy(&p.mu);
+	return 0;
+}
+
+/* ---- tasks -------------------------------------------------------------- */
+
+struct run_ctx {
+	const struct exp *e;
+	struct exp_result *r;
+};
+
+/* `run` measurements keep each point's timeline for the memory plot. */
+static const struct ex_observer *keep_timeline(void *ctx,
+					       const struct wl_workload *wl)
+{
+	struct exp_point *pt = ctx;
+	pt->tl = calloc(1, sizeof *pt->tl);
+	if (!pt->tl)
+		return NULL;
+	tr_init(pt->tl, wl);
+	return tr_observer(pt->tl);
+}
+
+static void point_task(void *ctx, size_t i, struct pool *p)
+{
+	(void)p;
+	struct run_ctx *c = ctx;
+	struct exp_point *pt = &c->r->pt[i];
+	if (pt->st.failed)
+		return; /* set up as failed (no baseline) */
+	if (c->e->kind == EXP_RUN)
+		exp_simulate(c->e, pt, keep_timeline, pt);
+	else
+		exp_simulate(c->e, pt, NULL, NULL);
+	if (pt->tl)
+		pt->tl->wl = NULL; /* the workload is gone; names unused */
+}
+
+/* Baseline peak for budget fractions: framework, graph mode, memory
+ * without limit (a device as large as the simulation can address). */
+static void baseline_task(void *ctx, size_t i, struct pool *p)
+{
+	(void)p;
+	struct run_ctx *c = ctx;
+	const struct exp *e = c->e;
+	gms_err err = {{0}};
+	c->r->baseline[i] = 0;
+	struct wl_workload *wl = exp_build_workload(e, i, 0, &err);
+	if (!wl)
+		return;
+	struct pol pol;
+	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) == 0) {
+		struct hw_profile hw = e->hw;
+		hw.capacity = (uint64_t)1 << 50; /* 1 PiB: no limit */
+		hw.reserved = 0;
+		struct ex_cfg cfg = {.hw = &hw, .wl = wl, .pol = &pol,
+				     .allocator = "arena",
+				     .iterations = 1, .warmup = 0};
+		struct st_run st;
+		if (ex_run(&cfg, &st, &err) == 0 && !st.oom.hit)
+			c->r->baseline[i] = st.mem.peak_allocated;
+		st_run_free(&st);
+		pol_destroy(&pol);
+	}
+	wl_free(wl);
+}
+
+static struct exp_point *probe(struct exp_search *s, const struct exp *e,
+			       int64_t batch, struct pool *p)
+{
+	for (size_t i = 0; i < s->n_probe; i++)
+		if (s->probe[i].batch == batch)
+			return &s->probe[i];
+	if (s->n_probe == s->cap_probe) {
+		size_t cap = s->cap_probe ? 2 * s->cap_probe : 16;
+		struct exp_point *np = realloc(s->probe, cap * sizeof *np);
+		if (!np)
+			return NULL;
+		s->probe = np;
+		s->cap_probe = cap;
+	}
+	struct exp_point *pt = &s->probe[s->n_probe++];
+	memset(pt, 0, sizeof *pt);
+	pt->wl = s->wl;
+	pt->pol = s->pol;
+	pt->batch = batch;
+	exp_simulate(e, pt, NULL, NULL);
+	pt->batch = batch; /* as asked, even if the build failed */
+	unit_done(p);
+	return pt;
+}
+
+static long index_of(const struct exp_search *s, const struct exp_point *pt)
+{
+	return pt ? (long)(pt - s->probe) : -1;
+}
+
+static bool probe_fits(struct exp_search *s, const struct exp *e, int64_t b,
+		       struct pool *p)
+{
+	struct exp_point *pt = probe(s, e, b, p);
+	return pt && fits(pt);
+}
+
+/* Doubling from start, bisection, then `confirm` batches above. */
+static void max_batch_task(void *ctx, size_t i, struct pool *p)
+{
+	struct run_ctx *c = ctx;
+	const struct exp *e = c->e;
+	struct exp_search *s = &c->r->srch[i];
+	s->best = -1;
+	int64_t lo = e->start, hi;
+	if (!probe_fits(s, e, lo, p))
+		return; /* nothing fits: best stays -1 */
+	for (;;) {
+		int64_t b = lo * 2 > e->limit ? e->limit : lo * 2;
+		if (b == lo) {
+			s->capped = true;
+			hi = lo + 1;
+			break;
+		}
+		if (!probe_fits(s, e, b, p)) {
+			hi = b;
+			break;
+		}
+		lo = b;
+	}
+	while (hi - lo > 1) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (probe_fits(s, e, mid, p))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	s->best = index_of(s, probe(s, e, lo, p));
+	for (int64_t b = lo + 1; b <= lo + e->confirm && b <= e->limit; b++)
+		if (probe_fits(s, e, b, p) && b > s->larger_fit)
+			s->larger_fit = b;
+	/* any other checked batch above the answer that fitted */
+	for (size_t k = 0; k < s->n_probe; k++)
+		if (fits(&s->probe[k]) && s->probe[k].batch > lo &&
+		    s->probe[k].batch > s->larger_fit)
+			s->larger_fit = s->probe[k].batch;
+}
+
+static double thr(struct exp_search *s, const struct exp *e, int64_t b,
+		  struct pool *p)
+{
+	struct exp_point *pt = probe(s, e, b, p);
+	return pt && fits(pt) ? pt->st.samples_per_s : 0.0;
+}
+
+/* Grid over [lo, hi], then integer ternary search between the best grid
+ * point's neighbours. Ties go to the smaller batch. */
+static void best_task(void *ctx, size_t i, struct pool *p)
+{
+	struct run_ctx *c = ctx;
+	const struct exp *e = c->e;
+	struct exp_search *s = &c->r->srch[i];
+	int64_t grid[64 + 2] = {0};
+	size_t n = 0;
+	if (e->step) {
+		for (int64_t b = e->lo; b <= e->hi && n < 64; b += e->step)
+			grid[n++] = b;
+	} else {
+		grid[n++] = e->lo;
+		for (int64_t b = 1; b <= e->hi && n < 64; b *= 2)
+			if (b > e->lo)
+				grid[n++] = b;
+	}
+	if (grid[n - 1] != e->hi)
+		grid[n++] = e->hi;
+	size_t bi = 0;
+	double bt = -1;
+	for (size_t k = 0; k < n; k++) {
+		double t = thr(s, e, grid[k], p);
+		if (t > bt) {
+			bt = t;
+			bi = k;
+		}
+	}
+	int64_t a = bi ? grid[bi - 1] : grid[0];
+	int64_t b = bi + 1 < n ? grid[bi + 1] : grid[n - 1];
+	while (b - a > 2) {
+		int64_t m1 = a + (b - a) / 3, m2 = b - (b - a) / 3;
+		if (thr(s, e, m1, p) >= thr(s, e, m2, p))
+			b = m2;
+		else
+			a = m1;
+	}
+	for (int64_t x = a; x <= b; x++)
+		thr(s, e, x, p); /* the last few, exhaustively */
+	int64_t best = 0;
+	bt = -1;
+	for (size_t k = 0; k < s->n_probe; k++) {
+		const struct exp_point *pt = &s->probe[k];
+		double t = fits(pt) ? pt->st.samples_per_s : 0.0;
+		if (t > bt || (t == bt && pt->batch < best)) {
+			bt = t;
+			best = pt->batch;
+			s->best = (long)k;
+		}
+	}
+	if (bt <= 0)
+		s->best = -1;
+}
+
+int exp_run(const struct exp *e, const struct exp_opts *o,
+	    struct exp_result *r, gms_err *err)
+{
+	memset(r, 0, sizeof *r);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int jobs = o && o->jobs > 0 ? o->jobs
+				    : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	bool progress = !(o && o->quiet) && isatty(2);
+	struct run_ctx c = {e, r};
+	int rc = 0;
+	if (e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST) {
+		r->n_srch = e->n_wl * e->n_pol;
+		r->srch = calloc(r->n_srch, sizeof *r->srch);
+		if (!r->srch)
+			return gms_errf(err, "out of memory");
+		for (size_t i = 0; i < r->n_srch; i++) {
+			r->srch[i].wl = i / e->n_pol;
+			r->srch[i].pol = i % e->n_pol;
+			r->srch[i].best = -1;
+		}
+		rc = pool_run(r->n_srch, jobs, progress, "searches",
+			      e->kind == EXP_BEST ? best_task : max_batch_task,
+			      &c, err);
+		for (size_t i = 0; i < r->n_srch; i++)
+			for (size_t k = 0; k < r->srch[i].n_probe; k++)
+				r->n_failed += !r->srch[i].probe[k].ran ||
+					       r->srch[i].probe[k].st.failed;
+		r->wall_s = since(&t0);
+		return rc;
+	}
+	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1;
+	if (e->axis == EXP_AXIS_FRACTION) {
+		r->baseline = calloc(e->n_wl, sizeof *r->baseline);
+		if (!r->baseline)
+			return gms_errf(err, "out of memory");
+		if (pool_run(e->n_wl, jobs, progress, "baselines",
+			     baseline_task, &c, err) < 0)
+			return -1;
+	}
+	r->n_pt = e->n_wl * nv * e->n_pol;
+	r->pt = calloc(r->n_pt, sizeof *r->pt);
+	if (!r->pt)
+		return gms_errf(err, "out of memory");
+	/* summary order: workload, then the swept value, then policy */
+	for (size_t i = 0; i < r->n_pt; i++) {
+		struct exp_point *p = &r->pt[i];
+		size_t w = i / (nv * e->n_pol), v = i / e->n_pol % nv;
+		p->wl = w;
+		p->pol = i % e->n_pol;
+		p->batch = e->axis == EXP_AXIS_BATCH ? e->batches[v]
+						     : e->wl[w].batch;
+		if (e->axis == EXP_AXIS_BUDGET)
+			p->budget = e->budgets[v];
+		if (e->axis == EXP_AXIS_FRACTION) {
+			p->fraction = e->fractions[v];
+			p->budget = (uint64_t)((double)r->baseline[w] *
+					       e->fractions[v]);
+			if (!r->baseline[w]) {
+				snprintf(p->error, sizeof p->error,
+					 "no baseline peak: the workload did "
+					 "not run under framework");
+				p->st.failed = true;
+				continue;
+			}
+		}
+	}
+	rc = pool_run(r->n_pt, jobs, progress, "runs", point_task, &c, err);
+	for (size_t i = 0; i < r->n_pt; i++)
+		r->n_failed += !fits(&r->pt[i]) && !r->pt[i].st.oom.hit;
+	r->wall_s = since(&t0);
+	return rc;
+}
+
+void exp_result_free(struct exp_result *r)
+{
+	for (size_t i = 0; i < r->n_pt; i++) {
+		st_run_free(&r->pt[i].st);
+		if (r->pt[i].tl) {
+			tr_fini(r->pt[i].tl);
+			free(r->pt[i].tl);
+		}
+	}
+	for (size_t i = 0; i < r->n_srch; i++) {
+		for (size_t k = 0; k < r->srch[i].n_probe; k++)
+			st_run_free(&r->srch[i].probe[k].st);
+		free(r->srch[i].probe);
+	}
+	free(r->pt);
+	free(r->srch);
+	free(r->baseline);
+	memset(r, 0, sizeof *r);
+}
+
+size_t exp_n_rows(const struct exp_result *r)
+{
+	return r->srch ? r->n_srch : r->n_pt;
+}
+
+const struct exp_point *exp_row(const struct exp_result *r, size_t i)
+{
+	if (i >= exp_n_rows(r))
+		return NULL;
+	if (!r->srch)
+		return &r->pt[i];
+	const struct exp_search *s = &r->srch[i];
+	return s->best >= 0 ? &s->probe[s->best] : NULL;
+}

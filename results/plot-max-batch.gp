@@ -1,0 +1,17 @@
+# plot-max-batch.gp - the largest trainable batch per policy, clustered by
+# workload. Called by gpumemsim with: dat (plot.dat: a header row
+# "workload POLICY...", one row per workload), out, term, titles (the
+# number of policies), ptitle.
+if (term eq 'png') { set terminal pngcairo size 1100,600 noenhanced } else { set terminal svg size 1100,600 noenhanced }
+set output out
+set title ptitle.": largest batch that trains without running out of memory"
+set style data histogram
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set ylabel "batch size"
+set yrange [0:*]
+set grid ytics
+set key outside right top autotitle columnhead
+n = int(titles)
+plot for [i=2:n+1] dat using i:xtic(1)

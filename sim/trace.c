@@ -1,0 +1,182 @@
+/* trace.c - record the simulated timeline; write Chrome trace JSON and a
+ * memory table. */
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void push(struct tr_rec *r, const struct tr_event *e)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 1024;
+		struct tr_event *ev = realloc(r->ev, cap * sizeof *ev);
+		if (!ev) {
+			r->oom = true;
+			return;
+		}
+		r->ev = ev;
+		r->cap = cap;
+	}
+	r->ev[r->n++] = *e;
+}
+
+static void on_span(void *obj, enum eng_q q, const struct eng_item *it,
+		    sim_time_t start, sim_time_t end)
+{
+	struct tr_event e = {.t0 = start, .t1 = end, .id = it->tag,
+			     .what = TR_SPAN, .q = (uint8_t)q,
+			     .a = it->bytes, .flag = it->kind};
+	push(obj, &e);
+}
+
+static void on_mark(void *obj, enum ex_mark what, uint32_t t, sim_time_t when)
+{
+	struct tr_event e = {.t0 = when, .t1 = when, .id = t, .what = TR_MARK,
+			     .flag = (uint8_t)what};
+	push(obj, &e);
+}
+
+static void on_mem(void *obj, sim_time_t when, uint64_t allocated,
+		   uint64_t reserved)
+{
+	struct tr_rec *r = obj;
+	/* several changes at one instant: keep the last */
+	if (r->n && r->ev[r->n - 1].what == TR_MEM &&
+	    r->ev[r->n - 1].t0 == when) {
+		r->ev[r->n - 1].a = allocated;
+		r->ev[r->n - 1].b = reserved;
+		return;
+	}
+	struct tr_event e = {.t0 = when, .t1 = when, .a = allocated,
+			     .b = reserved, .what = TR_MEM};
+	push(r, &e);
+}
+
+void tr_init(struct tr_rec *r, const struct wl_workload *wl)
+{
+	memset(r, 0, sizeof *r);
+	r->wl = wl;
+	r->obs = (struct ex_observer){.obj = r, .span = on_span,
+				      .mark = on_mark, .mem = on_mem};
+}
+
+void tr_fini(struct tr_rec *r)
+{
+	free(r->ev);
+	memset(r, 0, sizeof *r);
+}
+
+const struct ex_observer *tr_observer(struct tr_rec *r) { return &r->obs; }
+
+/* Microseconds with nanosecond digits, as Chrome traces count time. */
+static void us(FILE *f, sim_time_t ns)
+{
+	fprintf(f, "%lld.%03lld", (long long)(ns / 1000),
+		(long long)(ns % 1000));
+}
+
+static const char *const track_names[ENG_Q_COUNT] = {"compute", "H2D",
+						      "D2H"};
+
+int tr_write_chrome(const struct tr_rec *r, const char *path,
+		    const char *title, gms_err *err)
+{
+	if (r->oom)
+		return gms_errf(err, "%s: the trace ran out of memory", path);
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0)
+		return -1;
+	FILE *f = o.f;
+	const struct wl_workload *wl = r->wl;
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+	fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{"
+	      "\"name\":",
+	      f);
+	gms_json_str(f, title);
+	fputs("}}", f);
+	for (int q = 0; q < ENG_Q_COUNT; q++) {
+		fprintf(f,
+			",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":"
+			"\"thread_name\",\"args\":{\"name\":\"%s\"}}",
+			q + 1, track_names[q]);
+		fprintf(f,
+			",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":"
+			"\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+			q + 1, q + 1);
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		const struct tr_event *e = &r->ev[i];
+		fputs(",\n{", f);
+		switch ((enum tr_what)e->what) {
+		case TR_SPAN: {
+			bool kernel = e->q == ENG_COMPUTE;
+			const char *name = kernel ? wl->ops[e->id].name
+						  : wl->tensors[e->id].name;
+			fputs("\"ph\":\"X\",\"name\":", f);
+			gms_json_str(f, name);
+			fprintf(f, ",\"cat\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":",
+				kernel ? (e->flag ? "recompute" : "kernel")
+				       : (e->q == ENG_H2D ? "swap_in"
+							  : "swap_out"),
+				e->q + 1);
+			us(f, e->t0);
+			fputs(",\"dur\":", f);
+			us(f, e->t1 - e->t0);
+			if (kernel)
+				fprintf(f, ",\"args\":{\"type\":\"%s\","
+					   "\"phase\":\"%s\"}",
+					wl_op_type_name(wl->ops[e->id].type),
+					wl_phase_name(wl->ops[e->id].phase));
+			else
+				fprintf(f, ",\"args\":{\"bytes\":%llu}",
+					(unsigned long long)e->a);
+			break;
+		}
+		case TR_MARK:
+			fputs("\"ph\":\"i\",\"s\":\"t\",\"name\":", f);
+			gms_json_str(f, ex_mark_names[e->flag]);
+			/* evictions sit on the D2H track, drops on compute */
+			fprintf(f, ",\"cat\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":",
+				ex_mark_names[e->flag],
+				e->flag == EX_MARK_EVICT ? ENG_D2H + 1
+							 : ENG_COMPUTE + 1);
+			us(f, e->t0);
+			fputs(",\"args\":{\"tensor\":", f);
+			gms_json_str(f, wl->tensors[e->id].name);
+			fprintf(f, ",\"bytes\":%llu}",
+				(unsigned long long)wl->tensors[e->id].bytes);
+			break;
+		case TR_MEM:
+			fputs("\"ph\":\"C\",\"name\":\"device memory\",\"pid\":1,"
+			      "\"ts\":",
+			      f);
+			us(f, e->t0);
+			fprintf(f, ",\"args\":{\"allocated\":%llu,"
+				   "\"reserved\":%llu}",
+				(unsigned long long)e->a,
+				(unsigned long long)e->b);
+			break;
+		}
+		fputc('}', f);
+	}
+	fputs("\n]}\n", f);
+	return gms_out_commit(&o, err);
+}
+
+int tr_write_mem(const struct tr_rec *r, const char *path, gms_err *err)
+{
+	if (r->oom)
+		return gms_errf(err, "%s: the trace ran out of memory", path);
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0)
+		return -1;
+	fputs("# time_ms allocated_MiB reserved_MiB\n", o.f);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct tr_event *e = &r->ev[i];
+		if (e->what == TR_MEM)
+			fprintf(o.f, "%.6f %.6f %.6f\n", (double)e->t0 / 1e6,
+				(double)e->a / (double)GMS_MIB,
+				(double)e->b / (double)GMS_MIB);
+	}
+	return gms_out_commit(&o, err);
+}

@@ -1,0 +1,56 @@
+/*
+ * trace.h - the simulated timeline, recorded and written out.
+ *
+ * A tr_rec is an ex_observer (ex.h): hand tr_observer() to ex_cfg.obs and
+ * it records every kernel and copy interval, every eviction and drop, and
+ * every change of device memory. Then:
+ *   tr_write_chrome  the Chrome trace-event JSON that Perfetto and
+ *                    chrome://tracing load: one track each for compute,
+ *                    H2D and D2H (complete events named after the op or
+ *                    tensor), instant events for evictions and drops, and
+ *                    a counter track "device memory" (allocated, reserved);
+ *   tr_write_mem     the memory counter as a table (time_ms, allocated,
+ *                    reserved) for plots.
+ * Both write to a temporary file and rename it into place.
+ */
+#ifndef GMS_TRACE_H
+#define GMS_TRACE_H
+
+#include "../workloads/wl.h"
+#include "ex.h"
+
+/* One recorded thing. */
+struct tr_event {
+	sim_time_t t0, t1; /* start and end (equal for marks and memory) */
+	uint64_t a, b;	   /* memory: allocated, reserved; copy: bytes */
+	uint32_t id;	   /* op id (kernel) or tensor id (copy, mark) */
+	uint8_t what;	   /* enum tr_what */
+	uint8_t q;	   /* queue of a span (enum eng_q) */
+	uint8_t flag;	   /* kernel: recomputation; mark: enum ex_mark */
+};
+
+enum tr_what { TR_SPAN, TR_MARK, TR_MEM };
+
+struct tr_rec {
+	const struct wl_workload *wl; /* names for ops and tensors */
+	struct tr_event *ev;	      /* recorded, in time order */
+	size_t n, cap;		      /* used and allocated entries */
+	bool oom;		      /* an append failed (out of memory) */
+	struct ex_observer obs;	      /* what tr_observer() returns */
+};
+
+void tr_init(struct tr_rec *r, const struct wl_workload *wl);
+void tr_fini(struct tr_rec *r);
+
+/* The observer to put in ex_cfg.obs; valid while r lives. */
+const struct ex_observer *tr_observer(struct tr_rec *r);
+
+/* Write the Chrome trace JSON; `title` names the process track. */
+int tr_write_chrome(const struct tr_rec *r, const char *path,
+		    const char *title, gms_err *err);
+
+/* Write the memory counter as whitespace-separated columns with a header
+ * line: time_ms allocated_MiB reserved_MiB. */
+int tr_write_mem(const struct tr_rec *r, const char *path, gms_err *err);
+
+#endif

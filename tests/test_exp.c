@@ -1,0 +1,346 @@
+/*
+ * test_exp.c - experiments end to end through the program: searches whose
+ * answers are worked out by hand on chain3, budget fractions of a
+ * hand-computed baseline, malformed files (one error line, exit 2, nothing
+ * written), -j 1 and -j 2 giving identical files, and the Chrome trace
+ * (valid JSON, three tracks, a memory counter, no overlapping spans).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "json_check.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#define BIN "build-asan/gpumemsim"
+#else
+#define BIN "build/gpumemsim"
+#endif
+#define FX "tests/fixtures/exp/"
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/gms-test-exp-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[400];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Run the program (stderr joined); exit status and output (caller frees). */
+static int sh(const char *args, char **out)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "%s %s 2>&1", BIN, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t cap = 1 << 16, n = 0, r;
+	char *buf = malloc(cap);
+	while ((r = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+		n += r;
+		if (n + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	buf[n] = '\0';
+	int st = pclose(p);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		fail_msg("cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* Run an experiment into tmpdir/<sub>; fails the test unless exit 0. */
+static void run_exp(const char *file, const char *sub, const char *extra)
+{
+	char args[1024], *out;
+	snprintf(args, sizeof args, "run %s --quiet --out %s/%s %s", file,
+		 tmpdir, sub, extra ? extra : "");
+	int rc = sh(args, &out);
+	if (rc != 0)
+		fail_msg("`%s` exited %d:\n%s", args, rc, out);
+	free(out);
+}
+
+/* Field `col` (0-based) of CSV line `row` (0 = header) of a file without
+ * quoted commas in the fields asked for. */
+static void csv_field(const char *text, int row, int col, char *buf,
+		      size_t n)
+{
+	const char *p = text;
+	for (int r = 0; r < row; r++) {
+		p = strchr(p, '\n');
+		assert_non_null(p);
+		p++;
+	}
+	for (int c = 0; c < col; c++) {
+		p = strpbrk(p, ",\n");
+		assert_true(p && *p == ',');
+		p++;
+	}
+	size_t l = strcspn(p, ",\n");
+	assert_true(l < n);
+	memcpy(buf, p, l);
+	buf[l] = '\0';
+}
+
+/* Column index of a header name. */
+static int csv_col(const char *text, const char *name)
+{
+	char buf[128];
+	for (int c = 0; c < 200; c++) {
+		csv_field(text, 0, c, buf, sizeof buf);
+		if (!strcmp(buf, name))
+			return c;
+	}
+	fail_msg("no column %s", name);
+	return -1;
+}
+
+static void test_max_batch_chain3(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-maxbatch.yaml", "mb", NULL);
+	char path[512], v[128];
+	snprintf(path, sizeof path, "%s/mb/summary.csv", tmpdir);
+	char *csv = slurp(path);
+	csv_field(csv, 1, csv_col(csv, "max_batch"), v, sizeof v);
+	assert_string_equal(v, "16"); /* floor((100 - 3) / 6) */
+	csv_field(csv, 1, csv_col(csv, "larger_fit_batch"), v, sizeof v);
+	assert_string_equal(v, "0"); /* 17..19 need 105..117 MiB */
+	csv_field(csv, 1, csv_col(csv, "peak_allocated_bytes"), v, sizeof v);
+	assert_string_equal(v, "103809024"); /* 6 x 16 + 3 = 99 MiB */
+	csv_field(csv, 1, csv_col(csv, "status"), v, sizeof v);
+	assert_string_equal(v, "ok");
+	free(csv);
+	snprintf(path, sizeof path, "%s/mb/runs.json", tmpdir);
+	char *js = slurp(path), err[128];
+	struct jv *root = jv_parse(js, err, sizeof err);
+	if (!root)
+		fail_msg("runs.json: %s", err);
+	/* doubling 1..32, bisection 24, 20, 18, 17, then 17..19 again
+	 * (already known): 1 2 4 8 16 32 24 20 18 17 19 */
+	struct jv *s = jv_get(root, "searches");
+	assert_non_null(s);
+	assert_int_equal(s->n, 1);
+	struct jv *pr = jv_get(s->item[0], "probes");
+	assert_int_equal(pr->n, 11);
+	assert_non_null(jv_get(root, "file_text"));
+	jv_free(root);
+	free(js);
+}
+
+static void test_best_throughput_chain3(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-best.yaml", "best", NULL);
+	char path[512], v[128];
+	snprintf(path, sizeof path, "%s/best/summary.csv", tmpdir);
+	char *csv = slurp(path);
+	csv_field(csv, 1, csv_col(csv, "best_batch"), v, sizeof v);
+	assert_string_equal(v, "16");
+	csv_field(csv, 1, csv_col(csv, "samples_per_s"), v, sizeof v);
+	assert_float_equal(atof(v), 16 / 0.012, 0.01);
+	free(csv);
+}
+
+static void test_budget_fraction_chain3(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-fraction.yaml", "frac", NULL);
+	char path[512], v[128];
+	snprintf(path, sizeof path, "%s/frac/summary.csv", tmpdir);
+	char *csv = slurp(path);
+	int cb = csv_col(csv, "budget_bytes"), cs = csv_col(csv, "status"),
+	    cp = csv_col(csv, "policy");
+	/* rows: (1.0, framework), (1.0, ondemand), (0.9, framework), ... */
+	csv_field(csv, 1, cb, v, sizeof v);
+	assert_string_equal(v, "28311552"); /* 27 MiB */
+	csv_field(csv, 1, cp, v, sizeof v);
+	assert_string_equal(v, "framework");
+	csv_field(csv, 1, cs, v, sizeof v);
+	assert_string_equal(v, "ok");
+	csv_field(csv, 3, cb, v, sizeof v);
+	assert_string_equal(v, "25480396"); /* 0.9 x 28311552, down */
+	csv_field(csv, 3, cs, v, sizeof v);
+	assert_string_equal(v, "oom");
+	csv_field(csv, 4, cp, v, sizeof v);
+	assert_string_equal(v, "ondemand");
+	csv_field(csv, 4, cs, v, sizeof v);
+	assert_string_equal(v, "ok");
+	free(csv);
+}
+
+static void test_jobs_identical(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-batches.yaml", "j1", "-j 1");
+	run_exp(FX "chain3-batches.yaml", "j2", "-j 2");
+	const char *files[] = {"summary.csv", "runs.json", "plot.dat"};
+	for (int i = 0; i < 3; i++) {
+		char a[512], b[512];
+		snprintf(a, sizeof a, "%s/j1/%s", tmpdir, files[i]);
+		snprintf(b, sizeof b, "%s/j2/%s", tmpdir, files[i]);
+		char *x = slurp(a), *y = slurp(b);
+		if (strcmp(x, y))
+			fail_msg("%s differs between -j 1 and -j 2", files[i]);
+		free(x);
+		free(y);
+	}
+	/* 2 workloads x 6 batches x 2 policies + the header */
+	char p[512];
+	snprintf(p, sizeof p, "%s/j1/summary.csv", tmpdir);
+	char *csv = slurp(p);
+	int lines = 0;
+	for (char *c = csv; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 25);
+	free(csv);
+}
+
+/* A malformed file: exit 2, one line naming the file (and line:col and
+ * key where there is one), and no output directory. */
+static void bad(const char *file, const char *needle)
+{
+	char args[1024], *out, dir[512];
+	snprintf(dir, sizeof dir, "%s/bad-out", tmpdir);
+	snprintf(args, sizeof args, "run %s --quiet --out %s", file, dir);
+	int rc = sh(args, &out);
+	if (rc != 2 || !strstr(out, needle))
+		fail_msg("`%s` exited %d, wanted 2 and '%s':\n%s", args, rc,
+			 needle, out);
+	int lines = 0;
+	for (char *c = out; *c; c++)
+		lines += *c == '\n';
+	if (lines != 1)
+		fail_msg("`%s`: %d lines, wanted one:\n%s", args, lines, out);
+	struct stat st;
+	assert_int_not_equal(stat(dir, &st), 0); /* nothing written */
+	free(out);
+}
+
+static void test_malformed_files(void **state)
+{
+	(void)state;
+	bad(FX "bad-unknown-key.yaml",
+	    "bad-unknown-key.yaml:8:22: measure: key 'batchez': unknown key");
+	bad(FX "bad-type.yaml", "bad-type.yaml:3:13: key 'iterations'");
+	bad(FX "bad-value.yaml",
+	    "bad-value.yaml:7:35: measure: key 'batch': item 2 '0'");
+	bad(FX "bad-policy.yaml",
+	    "bad-policy.yaml:6:12: policy 2: key 'name': unknown policy");
+	bad(FX "bad-policy.yaml", "unknown policy 'vdnnn'");
+	bad(FX "bad-policy-param.yaml", "bad-policy-param.yaml:5:22: policy 'ondemand': key 'mdoe'");
+	bad(FX "bad-policy-param.yaml", "'mdoe'");
+	bad(FX "bad-generator.yaml", "unknown generator 'resnet51'");
+	bad(FX "bad-hw.yaml", "bad-hw.yaml:2:5: key 'hw':");
+	bad(FX "no-such-file.yaml", "no-such-file.yaml");
+}
+
+/* The Chrome trace of ondemand on chain3 with too little memory: JSON,
+ * three named tracks, spans that never overlap on a track, evictions, and
+ * the memory counter. */
+static void test_trace(void **state)
+{
+	(void)state;
+	char tr[512];
+	snprintf(tr, sizeof tr, "--trace %s/t.json --trace-point 3", tmpdir);
+	/* row 3 of chain3-fraction: (0.9, ondemand) */
+	run_exp(FX "chain3-fraction.yaml", "tr", tr);
+	snprintf(tr, sizeof tr, "%s/t.json", tmpdir);
+	char *js = slurp(tr), err[128];
+	struct jv *root = jv_parse(js, err, sizeof err);
+	if (!root)
+		fail_msg("trace is not JSON: %s", err);
+	struct jv *ev = jv_get(root, "traceEvents");
+	assert_non_null(ev);
+	assert_int_equal(ev->type, JV_ARR);
+	const char *want[4] = {NULL, "compute", "H2D", "D2H"};
+	int named[4] = {0}, spans[4] = {0}, counters = 0, evicts = 0;
+	double end[4] = {0};
+	for (size_t i = 0; i < ev->n; i++) {
+		struct jv *e = ev->item[i], *ph = jv_get(e, "ph");
+		assert_non_null(ph);
+		struct jv *tid = jv_get(e, "tid"), *name = jv_get(e, "name");
+		int t = tid ? (int)tid->num : 0;
+		if (!strcmp(ph->str, "M") && !strcmp(name->str, "thread_name")) {
+			assert_true(t >= 1 && t <= 3);
+			assert_string_equal(
+				jv_get(jv_get(e, "args"), "name")->str, want[t]);
+			named[t]++;
+		} else if (!strcmp(ph->str, "X")) {
+			assert_true(t >= 1 && t <= 3);
+			double ts = jv_get(e, "ts")->num,
+			       dur = jv_get(e, "dur")->num;
+			assert_true(dur >= 0);
+			/* complete events on one track follow each other */
+			if (ts + 1e-6 < end[t])
+				fail_msg("span %s on track %d starts at %f "
+					 "before the previous ends (%f)",
+					 name->str, t, ts, end[t]);
+			end[t] = ts + dur;
+			spans[t]++;
+		} else if (!strcmp(ph->str, "C")) {
+			assert_string_equal(name->str, "device memory");
+			struct jv *a = jv_get(e, "args");
+			assert_non_null(jv_get(a, "allocated"));
+			assert_non_null(jv_get(a, "reserved"));
+			/* never above the 0.9 budget */
+			assert_true(jv_get(a, "allocated")->num <= 25480396);
+			counters++;
+		} else if (!strcmp(ph->str, "i")) {
+			evicts += !strcmp(name->str, "evict");
+		}
+	}
+	for (int t = 1; t <= 3; t++) {
+		assert_int_equal(named[t], 1);
+		assert_true(spans[t] > 0);
+	}
+	/* chain3: 7 kernels an iteration, 2 iterations, no recomputation */
+	assert_true(spans[1] >= 14);
+	assert_true(counters > 0);
+	assert_true(evicts > 0);
+	jv_free(root);
+	free(js);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_max_batch_chain3),
+		cmocka_unit_test(test_best_throughput_chain3),
+		cmocka_unit_test(test_budget_fraction_chain3),
+		cmocka_unit_test(test_jobs_identical),
+		cmocka_unit_test(test_malformed_files),
+		cmocka_unit_test(test_trace),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

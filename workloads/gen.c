@@ -1,0 +1,1806 @@
+/*
+ * gen.c - the layer builder behind the network generators (gen.h).
+ *
+ * Each forward call emits its op into the workload at once and records a
+ * tape entry; gen_finish walks the tape backwards emitting the backward
+ * ops, then the updates. Everything below is fp32 (4 bytes an element).
+ *
+ * CONVENTIONS (also in workloads/README.md, "Generators"). B = batch,
+ * n = elements of the tensor concerned (whole batch), MAC = multiply-
+ * accumulate.
+ *
+ * FLOPs per op:
+ *   conv, conv_bwd_data, conv_bwd_filter   2 * MACs, MACs =
+ *        B * cout * hout * wout * cin * kh * kw; a bias adds
+ *        B * cout * hout * wout (forward: the add; bwd_filter: the
+ *        reduction of dy into db, folded into that op)
+ *   linear (matmul), bwd_data, bwd_weight  2 * rows * in * out (rows =
+ *        B * h * w); bias as for conv
+ *   attention scores / context and their backward halves
+ *        2 * B * seq_q * seq_k * hidden each
+ *   batchnorm, layernorm forward  7 / element: statistics 3 (x, x*x
+ *        accumulated), normalise 2 (subtract, multiply), affine 2
+ *   batchnorm, layernorm backward 9 / element: sums of dy and dy*xhat 3,
+ *        xhat 2, dx = k*(dy - mean(dy) - xhat*mean(dy*xhat)) 4
+ *   relu, relu_bwd, add, scale, mask add, gradient accumulation  1 / el.
+ *   max pool  kh*kw / output element (compares); backward the same (the
+ *        arg-max is found again by comparing x with y in the window)
+ *   avg pool  kh*kw / output element (adds, the divide folded); backward
+ *        the same (scatter adds); adaptive pools: the window sizes
+ *   dropout   2 / element (compare the draw, scale; the RNG not
+ *        counted); backward 2 (mask times scale times dy)
+ *   softmax   5 / element (max, subtract, exp, sum, divide); backward 4
+ *        (dy*y, row sum, subtract, multiply)
+ *   softmax cross-entropy loss  forward 5 / logit (the softmax; the
+ *        per-row log and pick are not counted); backward 2 / logit
+ *        (subtract the one-hot, scale by 1/rows)
+ *   GELU 8 / element forward, 12 backward; tanh 4 forward, 3 backward
+ *        (1 - y*y, times dy): estimates, transcendental functions counted
+ *        as 4 FLOPs
+ *   embedding forward 0 (a gather); backward 1 / element of dy (scatter
+ *        add into the table)
+ *   concat, slice backward 0 (copies)
+ *   update    SGD with momentum 4 / parameter element (buf = mu*buf + g,
+ *        p -= lr*buf); Adam 13 (m: 3, v: 4, p -= lr*m/(sqrt(v)+eps) with
+ *        bias corrections: 6)
+ *
+ * DRAM bytes per op: a roofline lower bound, every input, output and
+ * weight read or written once (4 bytes an fp32 element; masks 1 byte,
+ * ids and labels 8). Updates: SGD reads p, g, buf and writes p, buf
+ * (20 bytes an element); Adam reads p, g, m, v and writes p, m, v (28).
+ *
+ * WHAT EACH BACKWARD OP READS (and writes):
+ *   conv        NAME.bwd_data   (OT_CONV_BWD_DATA)   W, dY     -> dX
+ *               NAME.bwd_filter (OT_CONV_BWD_FILTER) X, dY     -> dW [db]
+ *               no bwd_data when X needs no gradient (the first layer)
+ *   linear      NAME.bwd_data   (OT_MATMUL_BWD)      W, dY     -> dX
+ *               NAME.bwd_weight (OT_MATMUL_BWD)      X, dY     -> dW [db]
+ *   batchnorm   NAME.bwd (OT_BATCHNORM_BWD)  X, saved, gamma, dY
+ *                                            -> dX, dgamma, dbeta
+ *   layernorm   NAME.bwd (OT_LAYERNORM_BWD)  the same
+ *   relu        NAME.bwd (OT_RELU_BWD)       dY, Y (its OUTPUT) -> dX
+ *   max pool    NAME.bwd (OT_POOL_BWD)       X, Y, dY  -> dX
+ *   avg pool    NAME.bwd (OT_POOL_BWD)       dY        -> dX
+ *   dropout     NAME.bwd (OT_DROPOUT_BWD)    dY, mask  -> dX
+ *   softmax     NAME.bwd (OT_SOFTMAX_BWD)    dY, Y     -> dX
+ *   loss        NAME.bwd (OT_LOSS_BWD)       probs, labels -> dlogits
+ *   GELU        NAME.bwd (OT_ELEMWISE)       dY, X     -> dX
+ *   tanh        NAME.bwd (OT_ELEMWISE)       dY, Y     -> dX
+ *   scale       NAME.bwd (OT_ELEMWISE)       dY        -> dX
+ *   embedding   NAME.bwd_weight (OT_EMBEDDING_BWD) ids, dY -> dtable
+ *   attn scores NAME.bwd_q (OT_MATMUL_BWD) dS, K -> dQ;
+ *               NAME.bwd_k dS, Q -> dK
+ *   attn ctx    NAME.bwd_p (OT_MATMUL_BWD) dC, V -> dP;
+ *               NAME.bwd_v dC, P -> dV
+ *   slice       NAME.bwd (OT_ELEMWISE)       dY -> dX (full size)
+ *   add, mask add, flatten: no kernel; dY itself is the gradient of the
+ *               input(s) (add: of both branches)
+ *   concat      no kernel; each input's gradient is a view (channel
+ *               slice) of dY, which stays allocated until its last
+ *               reader; byte counts of the readers use the slice's size
+ * A value that several layers read gets one gradient contribution from
+ * each; they are summed as they arrive (as torch's autograd input
+ * buffers do) by an OT_ADD op T.grad_acc<k> in the consumer's layer.
+ * Parameter gradients are summed the same way (tied weights).
+ *
+ * PRESETS:
+ *   graph  inplace = true on: forward ReLU (y in x's storage); the
+ *          elementwise backward ops relu_bwd, dropout_bwd, and the GELU,
+ *          tanh and scale backward ops (dx in dy's storage; dY is their
+ *          input 0); gradient accumulation (the sum in its first
+ *          addend's storage). Only where input 0 and output 0 have the
+ *          same size. The executor applies inplace only in its graph mode
+ *          and only when nothing later reads input 0.
+ *   eager  no op is in place. Everything else is identical.
+ *
+ * CONVOLUTION ALGORITHMS (every conv, conv_bwd_data and conv_bwd_filter
+ * op; wl keeps them fastest first, ties in the order listed). A first-
+ * principles placeholder, to be replaced by calibrated per-layer figures
+ * (the calibration issue); no figure here is fitted to any paper:
+ *   winograd       3x3 kernels, stride 1: F(2x2, 3x3) needs 16
+ *                  multiplications per 2x2 output tile and channel pair
+ *                  where direct convolution needs 36, so time_scale =
+ *                  16/36 = 1/2.25. Workspace (non-fused form): the
+ *                  transformed input and output tiles and the
+ *                  transformed filter, 4 * 16 * (T * B * (cin + cout) +
+ *                  cin * cout) bytes, T = ceil(h/2) * ceil(w/2) tiles of
+ *                  the op's spatial output (bwd_data: of dX; forward and
+ *                  bwd_filter: of Y).
+ *   fft            stride 1 and both kernel sides >= 5: transforms of
+ *                  size Hf x Wf = padded input, Hf * (Wf/2+1) complex
+ *                  bins. Arithmetic: 8 FLOPs per bin and (image, cin,
+ *                  cout) for the complex products, plus 2.5 * N * log2 N
+ *                  per real 2-D transform of N = Hf * Wf points, for
+ *                  B*cin + cin*cout + B*cout planes; time_scale = that
+ *                  over the direct 2 * MACs, listed only when < 1.
+ *                  Workspace: the planes in the frequency domain,
+ *                  8 * Hf * (Wf/2+1) * (B*cin + cin*cout + B*cout).
+ *   implicit_gemm  always: workspace 0, time_scale 1.0 (vDNN's "m").
+ *   gemm           always: explicit im2col (col2im for bwd_data) + one
+ *                  GEMM: workspace = the column matrix, cin * kh * kw *
+ *                  hout * wout * B * 4 bytes; the same arithmetic as
+ *                  implicit GEMM, so time_scale = 1.0: with nothing from
+ *                  first principles making it faster it ties with
+ *                  implicit_gemm and is listed after it (a calibrated
+ *                  profile will give it its own speed).
+ * So 3x3 stride-1 and large stride-1 kernels have a faster choice with
+ * workspace first (vDNN's "p"); 1x1 and strided convolutions have none.
+ */
+#include "gen.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F32 4.0		  /* bytes of an fp32 element */
+#define NAME_MAX_LEN 512  /* longest derived name */
+
+/* Kinds of tape entries. */
+enum gen_lk {
+	GL_CONV, GL_BN, GL_RELU, GL_MAXPOOL, GL_AVGPOOL, GL_FLATTEN, GL_ADD,
+	GL_CONCAT, GL_SLICE, GL_LINEAR, GL_DROPOUT, GL_GELU, GL_TANH,
+	GL_SCALE, GL_MASK_ADD, GL_SOFTMAX, GL_LAYERNORM, GL_EMBEDDING,
+	GL_ATTN_SCORES, GL_ATTN_CONTEXT, GL_LOSS
+};
+
+/* A forward value. */
+struct gen_val {
+	uint32_t tensor;    /* wl tensor id (views share their source's) */
+	uint32_t root;	    /* value that owns the tensor (itself unless a
+			       view): holds the gradient name counters */
+	int64_t c, h, w;    /* per-sample shape */
+	bool needs_grad;    /* a parameter lies upstream: gets a gradient */
+	uint32_t grad;	    /* gradient so far (summed contributions),
+			       WL_NONE before the first */
+	uint32_t n_named;   /* gradient tensors named after this root */
+	uint32_t n_sums;    /* accumulation ops named after this root */
+};
+
+/* A parameter tensor. */
+struct gen_param {
+	uint32_t tensor;   /* the WL_PARAM tensor */
+	uint32_t state[2]; /* optimizer state tensors, WL_NONE if unused */
+	uint64_t numel;	   /* elements */
+	uint32_t grad;	   /* gradient so far, WL_NONE before the first */
+	uint32_t n_named;  /* gradient tensors created */
+	uint32_t n_sums;   /* accumulation ops emitted */
+	uint32_t layer;	   /* tape index of the layer that created it */
+};
+
+/* A forward layer on the tape. */
+struct gen_layer {
+	enum gen_lk kind;   /* what it is */
+	char *name;	    /* its op name (owned; NULL for flatten) */
+	uint32_t in0, n_in; /* inputs: g->ins[in0 .. in0 + n_in) (values) */
+	uint32_t out;	    /* output value, GEN_NONE for a loss */
+	uint32_t aux;	    /* tensor: BN/LN saved stats, dropout mask, loss
+			       probs; WL_NONE otherwise */
+	uint32_t aux2;	    /* tensor: loss labels; value: mask of mask
+			       add; WL_NONE otherwise */
+	uint32_t wp, bp;    /* weight / bias parameter index, GEN_NONE */
+	int64_t kh, kw;	    /* conv/pool kernel */
+	int64_t stride;	    /* conv/pool stride */
+	int64_t ph, pw;	    /* conv/pool padding */
+	int64_t heads;	    /* attention heads */
+	double work;	    /* pool: window elements summed over the batch's
+			       outputs (the FLOPs of forward and backward) */
+};
+
+struct gen {
+	struct wl_workload *w;	 /* the workload being built (owned) */
+	int64_t batch;		 /* samples per iteration */
+	int64_t size;		 /* wl_gen_args.size as given */
+	enum wl_preset preset;	 /* graph or eager */
+	enum wl_optim optim;	 /* sgd or adam */
+	gms_err err;		 /* first error, msg[0] == 0 when none */
+	struct gen_val *vals;	 /* forward values */
+	uint32_t n_vals;	 /* values in use */
+	uint32_t cap_vals;	 /* allocated length of vals */
+	struct gen_param *params; /* parameters in creation order */
+	uint32_t n_params;	 /* parameters in use */
+	uint32_t cap_params;	 /* allocated length of params */
+	struct gen_layer *tape;	 /* forward layers in order */
+	uint32_t n_tape;	 /* layers on the tape */
+	uint32_t cap_tape;	 /* allocated length of tape */
+	uint32_t *ins;		 /* pooled input lists of the tape */
+	uint32_t n_ins;		 /* entries of ins in use */
+	uint32_t cap_ins;	 /* allocated length of ins */
+	bool backward;		 /* gen_finish is emitting backward ops */
+	const char *cur_layer;	 /* layer of the backward op emitted last
+				    (for accumulations a view triggers) */
+};
+
+/* ---- Small helpers ------------------------------------------------- */
+
+static const struct gen_tensor NONE_T = {GEN_NONE, 0, 0, 0};
+
+struct gen_tensor gen_none(void)
+{
+	return NONE_T;
+}
+
+int gen_fail(struct gen *g, const char *fmt, ...)
+{
+	if (!g || g->err.msg[0])
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(g->err.msg, sizeof g->err.msg, fmt, ap);
+	va_end(ap);
+	if (!g->err.msg[0])
+		snprintf(g->err.msg, sizeof g->err.msg, "generator error");
+	return -1;
+}
+
+bool gen_ok(const struct gen *g)
+{
+	return g && !g->err.msg[0];
+}
+
+const char *gen_errmsg(const struct gen *g)
+{
+	return g ? g->err.msg : "no generator context";
+}
+
+int64_t gen_batch(const struct gen *g)
+{
+	return g ? g->batch : 0;
+}
+
+int64_t gen_size(const struct gen *g)
+{
+	return g ? g->size : 0;
+}
+
+enum wl_preset gen_preset(const struct gen *g)
+{
+	return g ? g->preset : WL_PRESET_GRAPH;
+}
+
+enum wl_optim gen_optim(const struct gen *g)
+{
+	return g ? g->optim : WL_OPTIM_SGD;
+}
+
+const struct wl_workload *gen_workload(const struct gen *g)
+{
+	return g ? g->w : NULL;
+}
+
+int64_t gen_numel(struct gen_tensor t)
+{
+	return t.c * t.h * t.w;
+}
+
+uint32_t gen_tensor_id(const struct gen *g, struct gen_tensor t)
+{
+	if (!g || t.v >= g->n_vals)
+		return WL_NONE;
+	return g->vals[t.v].tensor;
+}
+
+/* Grow an array to hold n + 1 elements; -1 on out of memory (recorded). */
+static int grow(struct gen *g, void **arr, uint32_t *cap, uint32_t n,
+		size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	uint32_t nc = *cap ? *cap * 2 : 64;
+	void *p = realloc(*arr, (size_t)nc * elem);
+	if (!p)
+		return gen_fail(g, "%s: out of memory", g->w->name);
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+/* Format a name into buf (NAME_MAX_LEN); NULL (error recorded) when it
+ * does not fit. */
+static const char *fmt_name(struct gen *g, char *buf, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static const char *fmt_name(struct gen *g, char *buf, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, NAME_MAX_LEN, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= NAME_MAX_LEN) {
+		gen_fail(g, "name too long (%d characters) starting '%.40s'",
+			 n, buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Bytes of a per-sample element count at the batch, fp32. */
+static uint64_t fbytes(const struct gen *g, int64_t numel)
+{
+	return (uint64_t)numel * (uint64_t)g->batch * 4u;
+}
+
+static int64_t vnumel(const struct gen_val *v)
+{
+	return v->c * v->h * v->w;
+}
+
+/* Bytes of a value at the batch (fp32). */
+static double vbytes(const struct gen *g, uint32_t v)
+{
+	return (double)fbytes(g, vnumel(&g->vals[v]));
+}
+
+/* Elements of a value over the whole batch, as a double. */
+static double velems(const struct gen *g, uint32_t v)
+{
+	return (double)vnumel(&g->vals[v]) * (double)g->batch;
+}
+
+static const char *tname(const struct gen *g, uint32_t t)
+{
+	return g->w->tensors[t].name;
+}
+
+/* Add a tensor; WL_NONE with the error recorded. */
+static uint32_t add_tensor(struct gen *g, const char *name, uint64_t bytes,
+			   enum wl_kind k)
+{
+	if (!gen_ok(g) || !name)
+		return WL_NONE;
+	gms_err e;
+	uint32_t id = wl_add_tensor(g->w, name, bytes, k, &e);
+	if (id == WL_NONE)
+		gen_fail(g, "%s", e.msg);
+	return id;
+}
+
+/* Description of an op to emit (a compact wl_op_desc). */
+struct op_spec {
+	const char *name;	/* op name */
+	const char *layer;	/* layer name */
+	enum wl_op_type type;	/* kernel type */
+	enum wl_phase phase;	/* forward / backward / update */
+	uint32_t in[6];		/* inputs (tensor ids), n_in used */
+	uint32_t n_in;
+	uint32_t out[4];	/* outputs, n_out used */
+	uint32_t n_out;
+	double flops, bytes;	/* cost figures */
+	bool inplace;		/* out[0] may reuse in[0] */
+	const struct wl_algo *algos; /* convolution algorithms */
+	uint32_t n_algos;
+};
+
+static int emit(struct gen *g, const struct op_spec *s)
+{
+	if (!gen_ok(g) || !s->name)
+		return -1;
+	struct wl_op_desc d = {
+		.name = s->name,
+		.type = s->type,
+		.phase = s->phase,
+		.layer = s->layer,
+		.in = s->in,
+		.n_in = s->n_in,
+		.out = s->out,
+		.n_out = s->n_out,
+		.flops = s->flops,
+		.bytes = s->bytes,
+		.recomputable = s->phase == WL_FWD && s->type != OT_DROPOUT,
+		.inplace = s->inplace && g->preset == WL_PRESET_GRAPH,
+		.algos = s->algos,
+		.n_algos = s->n_algos,
+	};
+	gms_err e;
+	if (wl_add_op(g->w, &d, &e) == WL_NONE)
+		return gen_fail(g, "%s", e.msg);
+	return 0;
+}
+
+/* inplace is only offered when input 0 and output 0 have equal sizes. */
+static bool same_size(const struct gen *g, uint32_t a, uint32_t b)
+{
+	return g->w->tensors[a].bytes == g->w->tensors[b].bytes;
+}
+
+/* New value over tensor t. */
+static struct gen_tensor new_val(struct gen *g, uint32_t t, uint32_t root,
+				 int64_t c, int64_t h, int64_t w,
+				 bool needs_grad)
+{
+	if (!gen_ok(g) || t == WL_NONE ||
+	    grow(g, (void **)&g->vals, &g->cap_vals, g->n_vals,
+		 sizeof *g->vals) < 0)
+		return NONE_T;
+	uint32_t v = g->n_vals++;
+	g->vals[v] = (struct gen_val){.tensor = t,
+				      .root = root == GEN_NONE ? v : root,
+				      .c = c, .h = h, .w = w,
+				      .needs_grad = needs_grad,
+				      .grad = WL_NONE};
+	return (struct gen_tensor){v, c, h, w};
+}
+
+/* Check a value passed in by a generator; records an error. */
+static bool check_in(struct gen *g, const char *op, struct gen_tensor x)
+{
+	if (!gen_ok(g))
+		return false;
+	if (x.v >= g->n_vals)
+		return gen_fail(g, "%s: invalid input tensor", op), false;
+	return true;
+}
+
+/* Check a name and the context before a layer. */
+static bool start(struct gen *g, const char *name)
+{
+	if (!gen_ok(g))
+		return false;
+	if (!name || !*name)
+		return gen_fail(g, "%s: a layer has no name", g->w->name),
+		       false;
+	if (g->backward)
+		return gen_fail(g, "%s: layer added after gen_finish", name),
+		       false;
+	return true;
+}
+
+/* Output activation NAME.out of a forward op, per-sample shape. */
+static struct gen_tensor out_val(struct gen *g, const char *name, int64_t c,
+				 int64_t h, int64_t w, bool needs_grad)
+{
+	char buf[NAME_MAX_LEN];
+	if (c < 1 || h < 1 || w < 1) {
+		gen_fail(g, "%s: empty output %lldx%lldx%lld", name,
+			 (long long)c, (long long)h, (long long)w);
+		return NONE_T;
+	}
+	if ((double)c * (double)h * (double)w * (double)g->batch * 4.0 >
+	    4.0e18) {
+		gen_fail(g, "%s: output too large", name);
+		return NONE_T;
+	}
+	uint32_t t = add_tensor(g, fmt_name(g, buf, "%s.out", name),
+				fbytes(g, c * h * w), WL_ACT);
+	return new_val(g, t, GEN_NONE, c, h, w, needs_grad);
+}
+
+/* Record a tape entry; returns its index or GEN_NONE. */
+static uint32_t tape_add(struct gen *g, enum gen_lk kind, const char *name,
+			 const uint32_t *in, uint32_t n_in, uint32_t out)
+{
+	if (!gen_ok(g) ||
+	    grow(g, (void **)&g->tape, &g->cap_tape, g->n_tape,
+		 sizeof *g->tape) < 0)
+		return GEN_NONE;
+	for (uint32_t i = 0; i < n_in; i++) {
+		if (grow(g, (void **)&g->ins, &g->cap_ins, g->n_ins + i,
+			 sizeof *g->ins) < 0)
+			return GEN_NONE;
+		g->ins[g->n_ins + i] = in[i];
+	}
+	char *nm = NULL;
+	if (name) {
+		nm = malloc(strlen(name) + 1);
+		if (!nm)
+			return gen_fail(g, "%s: out of memory", name), GEN_NONE;
+		strcpy(nm, name);
+	}
+	uint32_t l = g->n_tape++;
+	g->tape[l] = (struct gen_layer){.kind = kind, .name = nm,
+					.in0 = g->n_ins, .n_in = n_in,
+					.out = out, .aux = WL_NONE,
+					.aux2 = WL_NONE, .wp = GEN_NONE,
+					.bp = GEN_NONE};
+	g->n_ins += n_in;
+	return l;
+}
+
+/* A parameter of `numel` elements named NAME.SUFFIX, with its optimizer
+ * state; returns its index or GEN_NONE. */
+static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
+			  int64_t numel, uint32_t layer)
+{
+	char buf[NAME_MAX_LEN], sb[NAME_MAX_LEN];
+	if (!gen_ok(g))
+		return GEN_NONE;
+	if (numel < 1)
+		return gen_fail(g, "%s: empty parameter", name), GEN_NONE;
+	const char *pn = fmt_name(g, buf, "%s.%s", name, sfx);
+	uint64_t b = (uint64_t)numel * 4u;
+	uint32_t t = add_tensor(g, pn, b, WL_PARAM);
+	if (t == WL_NONE ||
+	    grow(g, (void **)&g->params, &g->cap_params, g->n_params,
+		 sizeof *g->params) < 0)
+		return GEN_NONE;
+	struct gen_param p = {.tensor = t, .state = {WL_NONE, WL_NONE},
+			      .numel = (uint64_t)numel, .grad = WL_NONE,
+			      .layer = layer};
+	if (g->optim == WL_OPTIM_SGD) {
+		p.state[0] = add_tensor(
+			g, fmt_name(g, sb, "%s.momentum", pn), b,
+			WL_OPT_STATE);
+	} else {
+		p.state[0] = add_tensor(g, fmt_name(g, sb, "%s.adam_m", pn),
+					b, WL_OPT_STATE);
+		p.state[1] = add_tensor(g, fmt_name(g, sb, "%s.adam_v", pn),
+					b, WL_OPT_STATE);
+	}
+	if (!gen_ok(g))
+		return GEN_NONE;
+	g->params[g->n_params] = p;
+	return g->n_params++;
+}
+
+static double pbytes(const struct gen *g, uint32_t p)
+{
+	return p == GEN_NONE ? 0.0 : (double)g->params[p].numel * F32;
+}
+
+/* ---- Context ------------------------------------------------------ */
+
+struct gen *gen_new(const char *name, const struct wl_gen_args *a,
+		    gms_err *err)
+{
+	if (!a || !name || !*name) {
+		gms_errf(err, "gen_new: no name or arguments");
+		return NULL;
+	}
+	if (a->batch < 1) {
+		gms_errf(err, "%s: batch must be >= 1 (got %lld)", name,
+			 (long long)a->batch);
+		return NULL;
+	}
+	if ((unsigned)a->preset >= WL_PRESET_COUNT ||
+	    (unsigned)a->optimizer >= WL_OPTIM_COUNT) {
+		gms_errf(err, "%s: invalid preset or optimizer", name);
+		return NULL;
+	}
+	struct gen *g = calloc(1, sizeof *g);
+	if (!g || !(g->w = wl_new(name, a->batch))) {
+		free(g);
+		gms_errf(err, "%s: out of memory", name);
+		return NULL;
+	}
+	g->batch = a->batch;
+	g->size = a->size;
+	g->preset = a->preset;
+	g->optim = a->optimizer;
+	return g;
+}
+
+void gen_free(struct gen *g)
+{
+	if (!g)
+		return;
+	for (uint32_t i = 0; i < g->n_tape; i++)
+		free(g->tape[i].name);
+	free(g->tape);
+	free(g->ins);
+	free(g->vals);
+	free(g->params);
+	wl_free(g->w);
+	free(g);
+}
+
+uint32_t gen_param_find(const struct gen *g, const char *tensor_name)
+{
+	if (!g || !tensor_name)
+		return GEN_NONE;
+	uint32_t t = wl_tensor_id(g->w, tensor_name);
+	for (uint32_t p = 0; t != WL_NONE && p < g->n_params; p++)
+		if (g->params[p].tensor == t)
+			return p;
+	return GEN_NONE;
+}
+
+/* ---- Inputs ------------------------------------------------------- */
+
+struct gen_tensor gen_input(struct gen *g, const char *name, int64_t c,
+			    int64_t h, int64_t w)
+{
+	if (!start(g, name))
+		return NONE_T;
+	if (c < 1 || h < 1 || w < 1) {
+		gen_fail(g, "%s: empty input %lldx%lldx%lld", name,
+			 (long long)c, (long long)h, (long long)w);
+		return NONE_T;
+	}
+	uint32_t t = add_tensor(g, name, fbytes(g, c * h * w), WL_INPUT);
+	return new_val(g, t, GEN_NONE, c, h, w, false);
+}
+
+struct gen_tensor gen_input_ids(struct gen *g, const char *name, int64_t seq)
+{
+	if (!start(g, name))
+		return NONE_T;
+	if (seq < 1) {
+		gen_fail(g, "%s: sequence length must be >= 1", name);
+		return NONE_T;
+	}
+	uint32_t t = add_tensor(g, name, (uint64_t)seq * (uint64_t)g->batch * 8u,
+				WL_INPUT);
+	return new_val(g, t, GEN_NONE, 1, seq, 1, false);
+}
+
+/* ---- Convolution algorithms --------------------------------------- */
+
+/* Geometry of one convolution kernel call for the algorithm rule. */
+struct conv_geo {
+	double B, cin, cout;	/* batch, channels */
+	double hin, win;	/* input side */
+	double hout, wout;	/* output side */
+	int64_t kh, kw, stride; /* kernel, stride */
+	int64_t ph, pw;		/* padding */
+};
+
+enum conv_dir { CD_FWD, CD_DATA, CD_FILTER };
+
+/* The rule in the header comment; fills a[] (room for 4), returns the
+ * count. */
+static uint32_t conv_algos(const struct conv_geo *c, enum conv_dir dir,
+			   struct wl_algo *a)
+{
+	uint32_t n = 0;
+	const double macs = c->B * c->cin * c->cout * c->hout * c->wout *
+			    (double)c->kh * (double)c->kw;
+	if (c->kh == 3 && c->kw == 3 && c->stride == 1) {
+		double th = dir == CD_DATA ? c->hin : c->hout;
+		double tw = dir == CD_DATA ? c->win : c->wout;
+		double tiles = ceil(th / 2.0) * ceil(tw / 2.0);
+		double ws = 4.0 * 16.0 *
+			    (tiles * c->B * (c->cin + c->cout) +
+			     c->cin * c->cout);
+		a[n++] = (struct wl_algo){"winograd", (uint64_t)ws,
+					  16.0 / 36.0};
+	}
+	if (c->stride == 1 && c->kh >= 5 && c->kw >= 5) {
+		double hf = c->hin + 2.0 * (double)c->ph;
+		double wf = c->win + 2.0 * (double)c->pw;
+		double bins = hf * (floor(wf / 2.0) + 1.0);
+		double planes = c->B * c->cin + c->cin * c->cout +
+				c->B * c->cout;
+		double npts = hf * wf;
+		double fl = 8.0 * bins * c->B * c->cin * c->cout +
+			    2.5 * npts * log2(npts) * planes;
+		double scale = fl / (2.0 * macs);
+		if (scale < 1.0)
+			a[n++] = (struct wl_algo){"fft",
+						  (uint64_t)(8.0 * bins *
+							     planes),
+						  scale};
+	}
+	a[n++] = (struct wl_algo){"implicit_gemm", 0, 1.0};
+	double col = c->cin * (double)c->kh * (double)c->kw * c->hout *
+		     c->wout * c->B * 4.0;
+	a[n++] = (struct wl_algo){"gemm", (uint64_t)col, 1.0};
+	return n;
+}
+
+/* ---- Convolutional layers ---------------------------------------- */
+
+struct gen_tensor gen_conv(struct gen *g, const char *name,
+			   struct gen_tensor x, int64_t cout, int64_t kh,
+			   int64_t kw, int64_t stride, int64_t pad_h,
+			   int64_t pad_w, bool bias)
+{
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	if (cout < 1 || kh < 1 || kw < 1 || stride < 1 || pad_h < 0 ||
+	    pad_w < 0) {
+		gen_fail(g, "%s: bad convolution geometry", name);
+		return NONE_T;
+	}
+	int64_t hp = xv.h + 2 * pad_h, wp = xv.w + 2 * pad_w;
+	if (hp < kh || wp < kw) {
+		gen_fail(g, "%s: input %lldx%lld (padded %lldx%lld) is "
+			    "smaller than the %lldx%lld kernel: the input "
+			    "size is too small for this network",
+			 name, (long long)xv.h, (long long)xv.w,
+			 (long long)hp, (long long)wp, (long long)kh,
+			 (long long)kw);
+		return NONE_T;
+	}
+	int64_t ho = (hp - kh) / stride + 1, wo = (wp - kw) / stride + 1;
+	struct gen_tensor y = out_val(g, name, cout, ho, wo, true);
+	uint32_t l = tape_add(g, GL_CONV, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	struct gen_layer *L = &g->tape[l];
+	L->kh = kh, L->kw = kw, L->stride = stride, L->ph = pad_h,
+	L->pw = pad_w;
+	L->wp = new_param(g, name, "weight", cout * xv.c * kh * kw, l);
+	if (bias)
+		L->bp = new_param(g, name, "bias", cout, l);
+	if (!gen_ok(g))
+		return NONE_T;
+	struct conv_geo cg = {(double)g->batch, (double)xv.c, (double)cout,
+			      (double)xv.h, (double)xv.w, (double)ho,
+			      (double)wo, kh, kw, stride, pad_h, pad_w};
+	struct wl_algo al[4];
+	uint32_t na = conv_algos(&cg, CD_FWD, al);
+	double macs = cg.B * cg.cin * cg.cout * cg.hout * cg.wout *
+		      (double)kh * (double)kw;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_CONV,
+			    .phase = WL_FWD,
+			    .in = {xv.tensor, g->params[L->wp].tensor},
+			    .n_in = 2, .out = {g->vals[y.v].tensor},
+			    .n_out = 1, .algos = al, .n_algos = na};
+	s.flops = 2.0 * macs;
+	s.bytes = vbytes(g, x.v) + pbytes(g, L->wp) + vbytes(g, y.v);
+	if (bias) {
+		s.in[s.n_in++] = g->params[L->bp].tensor;
+		s.flops += velems(g, y.v);
+		s.bytes += pbytes(g, L->bp);
+	}
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_conv_sq(struct gen *g, const char *name,
+			      struct gen_tensor x, int64_t cout, int64_t k,
+			      int64_t stride, int64_t pad, bool bias)
+{
+	return gen_conv(g, name, x, cout, k, k, stride, pad, pad, bias);
+}
+
+struct gen_tensor gen_batchnorm(struct gen *g, const char *name,
+				struct gen_tensor x)
+{
+	char buf[NAME_MAX_LEN];
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true);
+	uint32_t saved = add_tensor(g, fmt_name(g, buf, "%s.saved", name),
+				    (uint64_t)xv.c * 2u * 4u, WL_ACT);
+	uint32_t l = tape_add(g, GL_BN, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	struct gen_layer *L = &g->tape[l];
+	L->aux = saved;
+	L->wp = new_param(g, name, "weight", xv.c, l);
+	L->bp = new_param(g, name, "bias", xv.c, l);
+	if (!gen_ok(g))
+		return NONE_T;
+	struct op_spec s = {.name = name, .layer = name,
+			    .type = OT_BATCHNORM, .phase = WL_FWD,
+			    .in = {xv.tensor, g->params[L->wp].tensor,
+				   g->params[L->bp].tensor},
+			    .n_in = 3,
+			    .out = {g->vals[y.v].tensor, saved},
+			    .n_out = 2};
+	s.flops = 7.0 * velems(g, x.v);
+	s.bytes = 2.0 * vbytes(g, x.v) + 4.0 * (double)xv.c * F32;
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+/* An elementwise forward layer: one input, same shape out. */
+static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
+			       const char *name, struct gen_tensor x,
+			       enum wl_op_type type, double flops_per_el,
+			       bool inplace)
+{
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
+				      xv.needs_grad);
+	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	struct op_spec s = {.name = name, .layer = name, .type = type,
+			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
+			    .out = {g->vals[y.v].tensor}, .n_out = 1,
+			    .inplace = inplace};
+	s.flops = flops_per_el * velems(g, x.v);
+	s.bytes = 2.0 * vbytes(g, x.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_relu(struct gen *g, const char *name,
+			   struct gen_tensor x)
+{
+	return unary(g, GL_RELU, name, x, OT_RELU, 1.0, true);
+}
+
+struct gen_tensor gen_gelu(struct gen *g, const char *name,
+			   struct gen_tensor x)
+{
+	return unary(g, GL_GELU, name, x, OT_ELEMWISE, 8.0, false);
+}
+
+struct gen_tensor gen_tanh(struct gen *g, const char *name,
+			   struct gen_tensor x)
+{
+	return unary(g, GL_TANH, name, x, OT_ELEMWISE, 4.0, false);
+}
+
+struct gen_tensor gen_scale(struct gen *g, const char *name,
+			    struct gen_tensor x)
+{
+	return unary(g, GL_SCALE, name, x, OT_ELEMWISE, 1.0, false);
+}
+
+struct gen_tensor gen_softmax(struct gen *g, const char *name,
+			      struct gen_tensor x)
+{
+	return unary(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, false);
+}
+
+/* Output side of a pool (torch's rule); < 1 when it does not fit. */
+static int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p,
+			bool ceil_mode)
+{
+	/* torch's pooling_output_shape: in ceil mode a last window may
+	 * overhang the input as long as it starts inside it */
+	int64_t span = in + 2 * p - k;
+	int64_t num = span + (ceil_mode ? s - 1 : 0);
+	if (num < 0)
+		return 0;
+	int64_t o = num / s + 1;
+	if (ceil_mode && (o - 1) * s >= in + p)
+		o--;
+	return o;
+}
+
+static struct gen_tensor pool(struct gen *g, enum gen_lk kind,
+			      const char *name, struct gen_tensor x,
+			      int64_t k, int64_t stride, int64_t pad,
+			      bool ceil_mode)
+{
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	if (k < 1 || stride < 1 || pad < 0 || 2 * pad > k) {
+		gen_fail(g, "%s: bad pooling geometry (kernel %lld, stride "
+			    "%lld, pad %lld)", name, (long long)k,
+			 (long long)stride, (long long)pad);
+		return NONE_T;
+	}
+	int64_t ho = pool_out(xv.h, k, stride, pad, ceil_mode);
+	int64_t wo = pool_out(xv.w, k, stride, pad, ceil_mode);
+	if (ho < 1 || wo < 1) {
+		gen_fail(g, "%s: input %lldx%lld is smaller than the %lldx%lld "
+			    "window: the input size is too small for this "
+			    "network", name, (long long)xv.h, (long long)xv.w,
+			 (long long)k, (long long)k);
+		return NONE_T;
+	}
+	struct gen_tensor y = out_val(g, name, xv.c, ho, wo, xv.needs_grad);
+	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	struct gen_layer *L = &g->tape[l];
+	L->kh = L->kw = k, L->stride = stride, L->ph = L->pw = pad;
+	L->work = velems(g, y.v) * (double)(k * k);
+	struct op_spec s = {.name = name, .layer = name, .type = OT_POOL,
+			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
+			    .out = {g->vals[y.v].tensor}, .n_out = 1};
+	s.flops = L->work;
+	s.bytes = vbytes(g, x.v) + vbytes(g, y.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_maxpool(struct gen *g, const char *name,
+			      struct gen_tensor x, int64_t k, int64_t stride,
+			      int64_t pad, bool ceil_mode)
+{
+	return pool(g, GL_MAXPOOL, name, x, k, stride, pad, ceil_mode);
+}
+
+struct gen_tensor gen_avgpool(struct gen *g, const char *name,
+			      struct gen_tensor x, int64_t k, int64_t stride,
+			      int64_t pad, bool ceil_mode)
+{
+	return pool(g, GL_AVGPOOL, name, x, k, stride, pad, ceil_mode);
+}
+
+/* Sum over the adaptive windows of one axis: sum_i (end_i - start_i). */
+static int64_t adaptive_span(int64_t in, int64_t out)
+{
+	int64_t s = 0;
+	for (int64_t i = 0; i < out; i++)
+		s += (((i + 1) * in + out - 1) / out) - (i * in / out);
+	return s;
+}
+
+struct gen_tensor gen_adaptive_avgpool(struct gen *g, const char *name,
+				       struct gen_tensor x, int64_t oh,
+				       int64_t ow)
+{
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	if (oh < 1 || ow < 1) {
+		gen_fail(g, "%s: bad adaptive pool output %lldx%lld", name,
+			 (long long)oh, (long long)ow);
+		return NONE_T;
+	}
+	struct gen_tensor y = out_val(g, name, xv.c, oh, ow, xv.needs_grad);
+	uint32_t l = tape_add(g, GL_AVGPOOL, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	struct gen_layer *L = &g->tape[l];
+	L->work = (double)g->batch * (double)xv.c *
+		  (double)adaptive_span(xv.h, oh) *
+		  (double)adaptive_span(xv.w, ow);
+	struct op_spec s = {.name = name, .layer = name, .type = OT_POOL,
+			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
+			    .out = {g->vals[y.v].tensor}, .n_out = 1};
+	s.flops = L->work;
+	s.bytes = vbytes(g, x.v) + vbytes(g, y.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_global_avgpool(struct gen *g, const char *name,
+				     struct gen_tensor x)
+{
+	return gen_adaptive_avgpool(g, name, x, 1, 1);
+}
+
+/* ---- Structure ---------------------------------------------------- */
+
+struct gen_tensor gen_flatten(struct gen *g, struct gen_tensor x)
+{
+	if (!gen_ok(g) || !check_in(g, "flatten", x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	struct gen_tensor y = new_val(g, xv.tensor, xv.root, vnumel(&xv), 1,
+				      1, xv.needs_grad);
+	if (tape_add(g, GL_FLATTEN, NULL, &x.v, 1, y.v) == GEN_NONE)
+		return NONE_T;
+	return y;
+}
+
+struct gen_tensor gen_add(struct gen *g, const char *name,
+			  struct gen_tensor a, struct gen_tensor b)
+{
+	if (!start(g, name) || !check_in(g, name, a) || !check_in(g, name, b))
+		return NONE_T;
+	const struct gen_val av = g->vals[a.v], bv = g->vals[b.v];
+	if (av.c != bv.c || av.h != bv.h || av.w != bv.w) {
+		gen_fail(g, "%s: shapes differ (%lldx%lldx%lld and "
+			    "%lldx%lldx%lld)", name, (long long)av.c,
+			 (long long)av.h, (long long)av.w, (long long)bv.c,
+			 (long long)bv.h, (long long)bv.w);
+		return NONE_T;
+	}
+	struct gen_tensor y = out_val(g, name, av.c, av.h, av.w,
+				      av.needs_grad || bv.needs_grad);
+	uint32_t in[2] = {a.v, b.v};
+	if (tape_add(g, GL_ADD, name, in, 2, y.v) == GEN_NONE)
+		return NONE_T;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_ADD,
+			    .phase = WL_FWD, .in = {av.tensor, bv.tensor},
+			    .n_in = 2, .out = {g->vals[y.v].tensor},
+			    .n_out = 1};
+	s.flops = velems(g, y.v);
+	s.bytes = 3.0 * vbytes(g, y.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_concat(struct gen *g, const char *name,
+			     const struct gen_tensor *xs, uint32_t n)
+{
+	if (!start(g, name))
+		return NONE_T;
+	if (!xs || n < 1) {
+		gen_fail(g, "%s: nothing to concatenate", name);
+		return NONE_T;
+	}
+	int64_t c = 0;
+	bool ng = false;
+	uint32_t *vin = malloc((size_t)n * sizeof *vin);
+	uint32_t *tin = malloc((size_t)n * sizeof *tin);
+	struct gen_tensor y = NONE_T;
+	if (!vin || !tin) {
+		gen_fail(g, "%s: out of memory", name);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (!check_in(g, name, xs[i]))
+			goto out;
+		const struct gen_val *v = &g->vals[xs[i].v];
+		const struct gen_val *v0 = &g->vals[xs[0].v];
+		if (v->h != v0->h || v->w != v0->w) {
+			gen_fail(g, "%s: input %u is %lldx%lld, input 0 "
+				    "%lldx%lld", name, i, (long long)v->h,
+				 (long long)v->w, (long long)v0->h,
+				 (long long)v0->w);
+			goto out;
+		}
+		c += v->c;
+		ng = ng || v->needs_grad;
+		vin[i] = xs[i].v;
+		tin[i] = v->tensor;
+	}
+	const struct gen_val v0 = g->vals[xs[0].v];
+	y = out_val(g, name, c, v0.h, v0.w, ng);
+	if (tape_add(g, GL_CONCAT, name, vin, n, y.v) == GEN_NONE) {
+		y = NONE_T;
+		goto out;
+	}
+	struct wl_op_desc d = {.name = name, .type = OT_CONCAT,
+			       .phase = WL_FWD, .layer = name, .in = tin,
+			       .n_in = n, .out = &g->vals[y.v].tensor,
+			       .n_out = 1, .flops = 0.0,
+			       .bytes = 2.0 * vbytes(g, y.v),
+			       .recomputable = true};
+	gms_err e;
+	if (wl_add_op(g->w, &d, &e) == WL_NONE) {
+		gen_fail(g, "%s", e.msg);
+		y = NONE_T;
+	}
+out:
+	free(vin);
+	free(tin);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_slice(struct gen *g, const char *name,
+			    struct gen_tensor x, int64_t h0, int64_t nh)
+{
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	if (h0 < 0 || nh < 1 || h0 + nh > xv.h) {
+		gen_fail(g, "%s: rows [%lld, %lld) outside 0..%lld", name,
+			 (long long)h0, (long long)(h0 + nh), (long long)xv.h);
+		return NONE_T;
+	}
+	struct gen_tensor y = new_val(g, xv.tensor, xv.root, xv.c, nh, xv.w,
+				      xv.needs_grad);
+	if (tape_add(g, GL_SLICE, name, &x.v, 1, y.v) == GEN_NONE)
+		return NONE_T;
+	return y;
+}
+
+/* ---- Fully connected and elementwise ------------------------------ */
+
+static struct gen_tensor linear(struct gen *g, const char *name,
+				struct gen_tensor x, int64_t out,
+				uint32_t weight, bool bias)
+{
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	if (out < 1) {
+		gen_fail(g, "%s: no output features", name);
+		return NONE_T;
+	}
+	if (weight != GEN_NONE &&
+	    (weight >= g->n_params ||
+	     g->params[weight].numel != (uint64_t)(out * xv.c))) {
+		gen_fail(g, "%s: tied weight is not %lld x %lld", name,
+			 (long long)out, (long long)xv.c);
+		return NONE_T;
+	}
+	struct gen_tensor y = out_val(g, name, out, xv.h, xv.w, true);
+	uint32_t l = tape_add(g, GL_LINEAR, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	struct gen_layer *L = &g->tape[l];
+	L->wp = weight != GEN_NONE ? weight
+				   : new_param(g, name, "weight",
+					       out * xv.c, l);
+	if (bias)
+		L->bp = new_param(g, name, "bias", out, l);
+	if (!gen_ok(g))
+		return NONE_T;
+	double rows = (double)g->batch * (double)(xv.h * xv.w);
+	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
+			    .phase = WL_FWD,
+			    .in = {xv.tensor, g->params[L->wp].tensor},
+			    .n_in = 2, .out = {g->vals[y.v].tensor},
+			    .n_out = 1};
+	s.flops = 2.0 * rows * (double)xv.c * (double)out;
+	s.bytes = vbytes(g, x.v) + pbytes(g, L->wp) + vbytes(g, y.v);
+	if (bias) {
+		s.in[s.n_in++] = g->params[L->bp].tensor;
+		s.flops += rows * (double)out;
+		s.bytes += pbytes(g, L->bp);
+	}
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_linear(struct gen *g, const char *name,
+			     struct gen_tensor x, int64_t out, bool bias)
+{
+	return linear(g, name, x, out, GEN_NONE, bias);
+}
+
+struct gen_tensor gen_linear_tied(struct gen *g, const char *name,
+				  struct gen_tensor x, int64_t out,
+				  uint32_t weight, bool bias)
+{
+	if (gen_ok(g) && weight == GEN_NONE) {
+		gen_fail(g, "%s: no tied weight", name ? name : "linear");
+		return NONE_T;
+	}
+	return linear(g, name, x, out, weight, bias);
+}
+
+struct gen_tensor gen_dropout(struct gen *g, const char *name,
+			      struct gen_tensor x, double p)
+{
+	char buf[NAME_MAX_LEN];
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	if (!(p >= 0.0 && p < 1.0)) {
+		gen_fail(g, "%s: dropout probability %g not in [0, 1)", name,
+			 p);
+		return NONE_T;
+	}
+	const struct gen_val xv = g->vals[x.v];
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
+				      xv.needs_grad);
+	uint32_t mask = add_tensor(g, fmt_name(g, buf, "%s.mask", name),
+				   (uint64_t)vnumel(&xv) *
+					   (uint64_t)g->batch,
+				   WL_ACT);
+	uint32_t l = tape_add(g, GL_DROPOUT, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	g->tape[l].aux = mask;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_DROPOUT,
+			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
+			    .out = {g->vals[y.v].tensor, mask}, .n_out = 2};
+	s.flops = 2.0 * velems(g, x.v);
+	s.bytes = 2.0 * vbytes(g, x.v) + velems(g, x.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_mask_add(struct gen *g, const char *name,
+			       struct gen_tensor x, struct gen_tensor mask)
+{
+	if (!start(g, name) || !check_in(g, name, x) ||
+	    !check_in(g, name, mask))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v], mv = g->vals[mask.v];
+	if (mv.h != xv.c) {
+		gen_fail(g, "%s: mask of %lld positions for %lld keys", name,
+			 (long long)mv.h, (long long)xv.c);
+		return NONE_T;
+	}
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
+				      xv.needs_grad);
+	uint32_t l = tape_add(g, GL_MASK_ADD, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	g->tape[l].aux2 = mask.v;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_ELEMWISE,
+			    .phase = WL_FWD, .in = {xv.tensor, mv.tensor},
+			    .n_in = 2, .out = {g->vals[y.v].tensor},
+			    .n_out = 1};
+	s.flops = velems(g, x.v);
+	s.bytes = 2.0 * vbytes(g, x.v) + (double)g->w->tensors[mv.tensor].bytes;
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_layernorm(struct gen *g, const char *name,
+				struct gen_tensor x)
+{
+	char buf[NAME_MAX_LEN];
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true);
+	uint32_t saved = add_tensor(g, fmt_name(g, buf, "%s.saved", name),
+				    fbytes(g, 2 * xv.h * xv.w), WL_ACT);
+	uint32_t l = tape_add(g, GL_LAYERNORM, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	struct gen_layer *L = &g->tape[l];
+	L->aux = saved;
+	L->wp = new_param(g, name, "weight", xv.c, l);
+	L->bp = new_param(g, name, "bias", xv.c, l);
+	if (!gen_ok(g))
+		return NONE_T;
+	struct op_spec s = {.name = name, .layer = name,
+			    .type = OT_LAYERNORM, .phase = WL_FWD,
+			    .in = {xv.tensor, g->params[L->wp].tensor,
+				   g->params[L->bp].tensor},
+			    .n_in = 3,
+			    .out = {g->vals[y.v].tensor, saved},
+			    .n_out = 2};
+	s.flops = 7.0 * velems(g, x.v);
+	s.bytes = 2.0 * vbytes(g, x.v) + 2.0 * (double)xv.c * F32 +
+		  (double)g->w->tensors[saved].bytes;
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_embedding(struct gen *g, const char *name,
+				struct gen_tensor ids, int64_t vocab,
+				int64_t dim)
+{
+	if (!start(g, name) || !check_in(g, name, ids))
+		return NONE_T;
+	const struct gen_val iv = g->vals[ids.v];
+	if (vocab < 1 || dim < 1 || iv.c != 1) {
+		gen_fail(g, "%s: bad embedding (vocab %lld, dim %lld, ids of "
+			    "%lld features)", name, (long long)vocab,
+			 (long long)dim, (long long)iv.c);
+		return NONE_T;
+	}
+	struct gen_tensor y = out_val(g, name, dim, iv.h, iv.w, true);
+	uint32_t l = tape_add(g, GL_EMBEDDING, name, &ids.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	struct gen_layer *L = &g->tape[l];
+	L->wp = new_param(g, name, "weight", vocab * dim, l);
+	if (!gen_ok(g))
+		return NONE_T;
+	struct op_spec s = {.name = name, .layer = name,
+			    .type = OT_EMBEDDING, .phase = WL_FWD,
+			    .in = {iv.tensor, g->params[L->wp].tensor},
+			    .n_in = 2, .out = {g->vals[y.v].tensor},
+			    .n_out = 1};
+	s.flops = 0.0;
+	s.bytes = (double)g->w->tensors[iv.tensor].bytes +
+		  2.0 * vbytes(g, y.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+/* ---- Attention ---------------------------------------------------- */
+
+struct gen_tensor gen_attn_scores(struct gen *g, const char *name,
+				  struct gen_tensor q, struct gen_tensor k,
+				  int64_t heads)
+{
+	if (!start(g, name) || !check_in(g, name, q) || !check_in(g, name, k))
+		return NONE_T;
+	const struct gen_val qv = g->vals[q.v], kv = g->vals[k.v];
+	if (heads < 1 || qv.c % heads || qv.c != kv.c || qv.w != 1 ||
+	    kv.w != 1) {
+		gen_fail(g, "%s: q (%lld features) and k (%lld) do not split "
+			    "into %lld heads", name, (long long)qv.c,
+			 (long long)kv.c, (long long)heads);
+		return NONE_T;
+	}
+	struct gen_tensor y = out_val(g, name, kv.h, qv.h, heads,
+				      qv.needs_grad || kv.needs_grad);
+	uint32_t in[2] = {q.v, k.v};
+	uint32_t l = tape_add(g, GL_ATTN_SCORES, name, in, 2, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	g->tape[l].heads = heads;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
+			    .phase = WL_FWD, .in = {qv.tensor, kv.tensor},
+			    .n_in = 2, .out = {g->vals[y.v].tensor},
+			    .n_out = 1};
+	s.flops = 2.0 * (double)g->batch * (double)qv.h * (double)kv.h *
+		  (double)qv.c;
+	s.bytes = vbytes(g, q.v) + vbytes(g, k.v) + vbytes(g, y.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_attn_context(struct gen *g, const char *name,
+				   struct gen_tensor p, struct gen_tensor v)
+{
+	if (!start(g, name) || !check_in(g, name, p) || !check_in(g, name, v))
+		return NONE_T;
+	const struct gen_val pv = g->vals[p.v], vv = g->vals[v.v];
+	if (pv.c != vv.h || vv.w != 1 || vv.c % pv.w) {
+		gen_fail(g, "%s: probabilities %lldx%lldx%lld do not fit "
+			    "values %lldx%lld", name, (long long)pv.c,
+			 (long long)pv.h, (long long)pv.w, (long long)vv.c,
+			 (long long)vv.h);
+		return NONE_T;
+	}
+	struct gen_tensor y = out_val(g, name, vv.c, pv.h, 1,
+				      pv.needs_grad || vv.needs_grad);
+	uint32_t in[2] = {p.v, v.v};
+	uint32_t l = tape_add(g, GL_ATTN_CONTEXT, name, in, 2, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	g->tape[l].heads = pv.w;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
+			    .phase = WL_FWD, .in = {pv.tensor, vv.tensor},
+			    .n_in = 2, .out = {g->vals[y.v].tensor},
+			    .n_out = 1};
+	s.flops = 2.0 * (double)g->batch * (double)pv.h * (double)pv.c *
+		  (double)vv.c;
+	s.bytes = vbytes(g, p.v) + vbytes(g, v.v) + vbytes(g, y.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+/* ---- Loss --------------------------------------------------------- */
+
+void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
+{
+	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN], b3[NAME_MAX_LEN];
+	if (!start(g, name) || !check_in(g, name, logits))
+		return;
+	const struct gen_val lv = g->vals[logits.v];
+	uint64_t rows = (uint64_t)(lv.h * lv.w) * (uint64_t)g->batch;
+	uint32_t labels = add_tensor(g, fmt_name(g, b1, "%s.labels", name),
+				     rows * 8u, WL_INPUT);
+	uint32_t probs = add_tensor(g, fmt_name(g, b2, "%s.probs", name),
+				    fbytes(g, vnumel(&lv)), WL_ACT);
+	uint32_t loss = add_tensor(g, fmt_name(g, b3, "%s.out", name), 4,
+				   WL_ACT);
+	uint32_t l = tape_add(g, GL_LOSS, name, &logits.v, 1, GEN_NONE);
+	if (l == GEN_NONE)
+		return;
+	g->tape[l].aux = probs;
+	g->tape[l].aux2 = labels;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_LOSS,
+			    .phase = WL_FWD, .in = {lv.tensor, labels},
+			    .n_in = 2, .out = {probs, loss}, .n_out = 2};
+	s.flops = 5.0 * velems(g, logits.v);
+	s.bytes = 2.0 * vbytes(g, logits.v) + (double)rows * 8.0 + 4.0;
+	emit(g, &s);
+}
+
+/* ---- Backward ----------------------------------------------------- */
+
+/* A new gradient tensor for value v (its full size), named
+ * T.grad[.k] after v's root tensor T. */
+static uint32_t grad_tensor(struct gen *g, uint32_t v)
+{
+	char buf[NAME_MAX_LEN];
+	struct gen_val *r = &g->vals[g->vals[v].root];
+	uint32_t k = ++r->n_named;
+	const char *t = tname(g, r->tensor);
+	const char *nm = k == 1 ? fmt_name(g, buf, "%s.grad", t)
+				: fmt_name(g, buf, "%s.grad.%u", t, k);
+	return add_tensor(g, nm, (uint64_t)vbytes(g, v), WL_ACT_GRAD);
+}
+
+/* A new gradient tensor for parameter p. */
+static uint32_t pgrad_tensor(struct gen *g, uint32_t p)
+{
+	char buf[NAME_MAX_LEN];
+	struct gen_param *P = &g->params[p];
+	uint32_t k = ++P->n_named;
+	const char *t = tname(g, P->tensor);
+	const char *nm = k == 1 ? fmt_name(g, buf, "%s.grad", t)
+				: fmt_name(g, buf, "%s.grad.%u", t, k);
+	return add_tensor(g, nm, P->numel * 4u, WL_PARAM_GRAD);
+}
+
+/* Sum gradient `t` into accumulator *acc (of `bytes`, named after tensor
+ * `base`, counter *n_sums): the first contribution becomes *acc, later
+ * ones are added by an OT_ADD op in `layer`. */
+static void accumulate(struct gen *g, uint32_t *acc, uint32_t t,
+		       uint64_t bytes, const char *base, uint32_t *n_sums,
+		       enum wl_kind kind, const char *layer)
+{
+	char ob[NAME_MAX_LEN], tb[NAME_MAX_LEN];
+	if (!gen_ok(g) || t == WL_NONE)
+		return;
+	if (*acc == WL_NONE) {
+		*acc = t;
+		return;
+	}
+	uint32_t k = ++*n_sums + 1;
+	uint32_t sum = add_tensor(g, fmt_name(g, tb, "%s.grad.sum%u", base, k),
+				  bytes, kind);
+	if (sum == WL_NONE)
+		return;
+	/* in place into an addend of the sum's own size (not a view) */
+	uint32_t a = *acc, b = t;
+	if (!same_size(g, a, sum) && same_size(g, b, sum))
+		a = t, b = *acc;
+	struct op_spec s = {.name = fmt_name(g, ob, "%s.grad_acc%u", base, k),
+			    .layer = layer, .type = OT_ADD, .phase = WL_BWD,
+			    .in = {a, b}, .n_in = 2, .out = {sum},
+			    .n_out = 1, .inplace = same_size(g, a, sum)};
+	s.flops = (double)bytes / 4.0;
+	s.bytes = 3.0 * (double)bytes;
+	if (emit(g, &s) == 0)
+		*acc = sum;
+}
+
+/* Gradient contribution t to value v from the layer named `layer`. */
+static void contrib(struct gen *g, uint32_t v, uint32_t t, const char *layer)
+{
+	struct gen_val *r = &g->vals[g->vals[v].root];
+	const char *base = tname(g, r->tensor);
+	uint32_t acc = g->vals[v].grad;
+	accumulate(g, &acc, t, (uint64_t)vbytes(g, v), base, &r->n_sums,
+		   WL_ACT_GRAD, layer);
+	g->vals[v].grad = acc;
+}
+
+static void pcontrib(struct gen *g, uint32_t p, uint32_t t,
+		     const char *layer)
+{
+	struct gen_param *P = &g->params[p];
+	uint32_t acc = P->grad;
+	accumulate(g, &acc, t, P->numel * 4u, tname(g, P->tensor),
+		   &P->n_sums, WL_PARAM_GRAD, layer);
+	g->params[p].grad = acc;
+}
+
+/* Value index of input i of layer L. */
+static uint32_t lin(const struct gen *g, const struct gen_layer *L,
+		    uint32_t i)
+{
+	return g->ins[L->in0 + i];
+}
+
+static bool needs(const struct gen *g, uint32_t v)
+{
+	return g->vals[v].needs_grad;
+}
+
+static uint32_t vt(const struct gen *g, uint32_t v)
+{
+	return g->vals[v].tensor;
+}
+
+/* Backward of a convolution (data, then filter). */
+static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
+{
+	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
+	uint32_t x = lin(g, L, 0), y = L->out;
+	const struct gen_val *xv = &g->vals[x], *yv = &g->vals[y];
+	struct conv_geo cg = {(double)g->batch, (double)xv->c, (double)yv->c,
+			      (double)xv->h, (double)xv->w, (double)yv->h,
+			      (double)yv->w, L->kh, L->kw, L->stride, L->ph,
+			      L->pw};
+	double macs = cg.B * cg.cin * cg.cout * cg.hout * cg.wout *
+		      (double)L->kh * (double)L->kw;
+	struct wl_algo al[4];
+	uint32_t wt = g->params[L->wp].tensor;
+	if (needs(g, x)) {
+		uint32_t dx = grad_tensor(g, x);
+		uint32_t na = conv_algos(&cg, CD_DATA, al);
+		struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd_data",
+						     L->name),
+				    .layer = L->name,
+				    .type = OT_CONV_BWD_DATA,
+				    .phase = WL_BWD, .in = {wt, dy},
+				    .n_in = 2, .out = {dx}, .n_out = 1,
+				    .algos = al, .n_algos = na};
+		s.flops = 2.0 * macs;
+		s.bytes = pbytes(g, L->wp) + vbytes(g, y) + vbytes(g, x);
+		if (emit(g, &s) == 0)
+			contrib(g, x, dx, L->name);
+	}
+	uint32_t dw = pgrad_tensor(g, L->wp);
+	uint32_t db = L->bp != GEN_NONE ? pgrad_tensor(g, L->bp) : WL_NONE;
+	uint32_t na = conv_algos(&cg, CD_FILTER, al);
+	struct op_spec s = {.name = fmt_name(g, b2, "%s.bwd_filter", L->name),
+			    .layer = L->name, .type = OT_CONV_BWD_FILTER,
+			    .phase = WL_BWD, .in = {vt(g, x), dy}, .n_in = 2,
+			    .out = {dw}, .n_out = 1, .algos = al,
+			    .n_algos = na};
+	s.flops = 2.0 * macs;
+	s.bytes = vbytes(g, x) + vbytes(g, y) + pbytes(g, L->wp);
+	if (db != WL_NONE) {
+		s.out[s.n_out++] = db;
+		s.flops += velems(g, y);
+		s.bytes += pbytes(g, L->bp);
+	}
+	if (emit(g, &s) == 0) {
+		pcontrib(g, L->wp, dw, L->name);
+		if (db != WL_NONE)
+			pcontrib(g, L->bp, db, L->name);
+	}
+}
+
+/* Backward of a linear layer (data, then weight). */
+static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
+{
+	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
+	uint32_t x = lin(g, L, 0), y = L->out;
+	const struct gen_val *xv = &g->vals[x], *yv = &g->vals[y];
+	double rows = (double)g->batch * (double)(xv->h * xv->w);
+	double fl = 2.0 * rows * (double)xv->c * (double)yv->c;
+	uint32_t wt = g->params[L->wp].tensor;
+	if (needs(g, x)) {
+		uint32_t dx = grad_tensor(g, x);
+		struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd_data",
+						     L->name),
+				    .layer = L->name, .type = OT_MATMUL_BWD,
+				    .phase = WL_BWD, .in = {wt, dy},
+				    .n_in = 2, .out = {dx}, .n_out = 1};
+		s.flops = fl;
+		s.bytes = pbytes(g, L->wp) + vbytes(g, y) + vbytes(g, x);
+		if (emit(g, &s) == 0)
+			contrib(g, x, dx, L->name);
+	}
+	uint32_t dw = pgrad_tensor(g, L->wp);
+	uint32_t db = L->bp != GEN_NONE ? pgrad_tensor(g, L->bp) : WL_NONE;
+	struct op_spec s = {.name = fmt_name(g, b2, "%s.bwd_weight", L->name),
+			    .layer = L->name, .type = OT_MATMUL_BWD,
+			    .phase = WL_BWD, .in = {vt(g, x), dy}, .n_in = 2,
+			    .out = {dw}, .n_out = 1};
+	s.flops = fl;
+	s.bytes = vbytes(g, x) + vbytes(g, y) + pbytes(g, L->wp);
+	if (db != WL_NONE) {
+		s.out[s.n_out++] = db;
+		s.flops += rows * (double)yv->c;
+		s.bytes += pbytes(g, L->bp);
+	}
+	if (emit(g, &s) == 0) {
+		pcontrib(g, L->wp, dw, L->name);
+		if (db != WL_NONE)
+			pcontrib(g, L->bp, db, L->name);
+	}
+}
+
+/* Backward of batchnorm / layernorm: one op, dx and the affine grads. */
+static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
+		     enum wl_op_type type)
+{
+	char b1[NAME_MAX_LEN];
+	uint32_t x = lin(g, L, 0);
+	uint32_t dx = needs(g, x) ? grad_tensor(g, x) : WL_NONE;
+	uint32_t dg = pgrad_tensor(g, L->wp), dbeta = pgrad_tensor(g, L->bp);
+	struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd", L->name),
+			    .layer = L->name, .type = type, .phase = WL_BWD,
+			    .in = {vt(g, x), L->aux,
+				   g->params[L->wp].tensor, dy},
+			    .n_in = 4};
+	if (dx != WL_NONE)
+		s.out[s.n_out++] = dx;
+	s.out[s.n_out++] = dg;
+	s.out[s.n_out++] = dbeta;
+	s.flops = 9.0 * velems(g, x);
+	s.bytes = 3.0 * vbytes(g, x) + (double)g->w->tensors[L->aux].bytes +
+		  3.0 * pbytes(g, L->wp);
+	if (emit(g, &s) == 0) {
+		if (dx != WL_NONE)
+			contrib(g, x, dx, L->name);
+		pcontrib(g, L->wp, dg, L->name);
+		pcontrib(g, L->bp, dbeta, L->name);
+	}
+}
+
+/* A one-op backward writing dX of input 0 from the listed reads. */
+static void bwd_simple(struct gen *g, const struct gen_layer *L,
+		       enum wl_op_type type, const uint32_t *in, uint32_t n_in,
+		       double flops, double bytes, bool inplace)
+{
+	char b1[NAME_MAX_LEN];
+	uint32_t x = lin(g, L, 0);
+	if (!needs(g, x))
+		return;
+	uint32_t dx = grad_tensor(g, x);
+	struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd", L->name),
+			    .layer = L->name, .type = type, .phase = WL_BWD,
+			    .n_in = n_in, .out = {dx}, .n_out = 1,
+			    .flops = flops, .bytes = bytes};
+	for (uint32_t i = 0; i < n_in; i++)
+		s.in[i] = in[i];
+	s.inplace = inplace && dx != WL_NONE && same_size(g, in[0], dx);
+	if (emit(g, &s) == 0)
+		contrib(g, x, dx, L->name);
+}
+
+/* One half of an attention matmul's backward: grad of value `x` from
+ * dy and `other`. */
+static void bwd_half(struct gen *g, const struct gen_layer *L,
+		     const char *sfx, uint32_t x, uint32_t dy, uint32_t other,
+		     double flops)
+{
+	char b1[NAME_MAX_LEN];
+	if (!needs(g, x))
+		return;
+	uint32_t dx = grad_tensor(g, x);
+	struct op_spec s = {.name = fmt_name(g, b1, "%s.%s", L->name, sfx),
+			    .layer = L->name, .type = OT_MATMUL_BWD,
+			    .phase = WL_BWD, .in = {dy, vt(g, other)},
+			    .n_in = 2, .out = {dx}, .n_out = 1,
+			    .flops = flops};
+	s.bytes = vbytes(g, L->out) + (double)g->w->tensors[vt(g, other)].bytes +
+		  vbytes(g, x);
+	if (emit(g, &s) == 0)
+		contrib(g, x, dx, L->name);
+}
+
+static void bwd_layer(struct gen *g, const struct gen_layer *L)
+{
+	uint32_t dy = L->out != GEN_NONE ? g->vals[L->out].grad : WL_NONE;
+	if (L->kind != GL_LOSS && dy == WL_NONE)
+		return; /* nothing downstream reached the loss */
+	if (L->name)
+		g->cur_layer = L->name;
+	uint32_t x = L->n_in ? lin(g, L, 0) : GEN_NONE;
+	double ny = L->out != GEN_NONE ? velems(g, L->out) : 0.0;
+	double by = L->out != GEN_NONE ? vbytes(g, L->out) : 0.0;
+	switch (L->kind) {
+	case GL_CONV:
+		bwd_conv(g, L, dy);
+		break;
+	case GL_LINEAR:
+		bwd_linear(g, L, dy);
+		break;
+	case GL_BN:
+		bwd_norm(g, L, dy, OT_BATCHNORM_BWD);
+		break;
+	case GL_LAYERNORM:
+		bwd_norm(g, L, dy, OT_LAYERNORM_BWD);
+		break;
+	case GL_RELU: {
+		uint32_t in[2] = {dy, vt(g, L->out)};
+		bwd_simple(g, L, OT_RELU_BWD, in, 2, ny, 3.0 * by, true);
+		break;
+	}
+	case GL_MAXPOOL: {
+		uint32_t in[3] = {vt(g, x), vt(g, L->out), dy};
+		bwd_simple(g, L, OT_POOL_BWD, in, 3, L->work,
+			   2.0 * vbytes(g, x) + 2.0 * by, false);
+		break;
+	}
+	case GL_AVGPOOL: {
+		uint32_t in[1] = {dy};
+		bwd_simple(g, L, OT_POOL_BWD, in, 1, L->work,
+			   vbytes(g, x) + by, false);
+		break;
+	}
+	case GL_DROPOUT: {
+		uint32_t in[2] = {dy, L->aux};
+		bwd_simple(g, L, OT_DROPOUT_BWD, in, 2, 2.0 * ny,
+			   2.0 * by + ny, true);
+		break;
+	}
+	case GL_GELU: {
+		uint32_t in[2] = {dy, vt(g, x)};
+		bwd_simple(g, L, OT_ELEMWISE, in, 2, 12.0 * ny, 3.0 * by,
+			   true);
+		break;
+	}
+	case GL_TANH: {
+		uint32_t in[2] = {dy, vt(g, L->out)};
+		bwd_simple(g, L, OT_ELEMWISE, in, 2, 3.0 * ny, 3.0 * by, true);
+		break;
+	}
+	case GL_SCALE: {
+		uint32_t in[1] = {dy};
+		bwd_simple(g, L, OT_ELEMWISE, in, 1, ny, 2.0 * by, true);
+		break;
+	}
+	case GL_SOFTMAX: {
+		uint32_t in[2] = {dy, vt(g, L->out)};
+		bwd_simple(g, L, OT_SOFTMAX_BWD, in, 2, 4.0 * ny, 3.0 * by,
+			   false);
+		break;
+	}
+	case GL_SLICE: {
+		uint32_t in[1] = {dy};
+		bwd_simple(g, L, OT_ELEMWISE, in, 1, 0.0,
+			   by + vbytes(g, x), false);
+		break;
+	}
+	case GL_EMBEDDING: {
+		char b1[NAME_MAX_LEN];
+		uint32_t dt = pgrad_tensor(g, L->wp);
+		struct op_spec s = {
+			.name = fmt_name(g, b1, "%s.bwd_weight", L->name),
+			.layer = L->name, .type = OT_EMBEDDING_BWD,
+			.phase = WL_BWD, .in = {vt(g, x), dy}, .n_in = 2,
+			.out = {dt}, .n_out = 1, .flops = ny};
+		s.bytes = (double)g->w->tensors[vt(g, x)].bytes + by +
+			  pbytes(g, L->wp);
+		if (emit(g, &s) == 0)
+			pcontrib(g, L->wp, dt, L->name);
+		break;
+	}
+	case GL_ATTN_SCORES: {
+		uint32_t q = lin(g, L, 0), k = lin(g, L, 1);
+		double fl = 2.0 * (double)g->batch *
+			    (double)(g->vals[q].h * g->vals[k].h) *
+			    (double)g->vals[q].c;
+		bwd_half(g, L, "bwd_q", q, dy, k, fl);
+		bwd_half(g, L, "bwd_k", k, dy, q, fl);
+		break;
+	}
+	case GL_ATTN_CONTEXT: {
+		uint32_t p = lin(g, L, 0), v = lin(g, L, 1);
+		double fl = 2.0 * (double)g->batch *
+			    (double)(g->vals[p].h * g->vals[p].c) *
+			    (double)g->vals[v].c;
+		bwd_half(g, L, "bwd_p", p, dy, v, fl);
+		bwd_half(g, L, "bwd_v", v, dy, p, fl);
+		break;
+	}
+	case GL_LOSS: {
+		uint32_t in[2] = {L->aux, L->aux2};
+		double nl = velems(g, x);
+		bwd_simple(g, L, OT_LOSS_BWD, in, 2, 2.0 * nl,
+			   2.0 * vbytes(g, x) +
+				   (double)g->w->tensors[L->aux2].bytes,
+			   false);
+		break;
+	}
+	case GL_ADD:
+		for (uint32_t i = 0; i < L->n_in; i++)
+			if (needs(g, lin(g, L, i)))
+				contrib(g, lin(g, L, i), dy, L->name);
+		break;
+	case GL_MASK_ADD:
+		if (needs(g, x))
+			contrib(g, x, dy, L->name);
+		break;
+	case GL_FLATTEN:
+		if (needs(g, x))
+			contrib(g, x, dy, g->cur_layer);
+		break;
+	case GL_CONCAT:
+		for (uint32_t i = 0; i < L->n_in; i++)
+			if (needs(g, lin(g, L, i)))
+				contrib(g, lin(g, L, i), dy, L->name);
+		break;
+	}
+}
+
+/* One OT_UPDATE per parameter with a gradient, in creation order. */
+static void updates(struct gen *g)
+{
+	char b1[NAME_MAX_LEN];
+	for (uint32_t p = 0; p < g->n_params && gen_ok(g); p++) {
+		const struct gen_param *P = &g->params[p];
+		if (P->grad == WL_NONE)
+			continue;
+		double n = (double)P->numel;
+		struct op_spec s = {
+			.name = fmt_name(g, b1, "%s.update",
+					 tname(g, P->tensor)),
+			.layer = g->tape[P->layer].name, .type = OT_UPDATE,
+			.phase = WL_UPD,
+			.in = {P->tensor, P->grad, P->state[0]}, .n_in = 3};
+		if (g->optim == WL_OPTIM_ADAM) {
+			s.in[s.n_in++] = P->state[1];
+			s.flops = 13.0 * n;
+			s.bytes = 28.0 * n;
+		} else {
+			s.flops = 4.0 * n;
+			s.bytes = 20.0 * n;
+		}
+		emit(g, &s);
+	}
+}
+
+struct wl_workload *gen_finish(struct gen *g, struct gen_tensor logits,
+			       gms_err *err)
+{
+	if (!g) {
+		gms_errf(err, "gen_finish: no generator context");
+		return NULL;
+	}
+	if (gen_ok(g) && logits.v != GEN_NONE)
+		gen_loss(g, "loss", logits);
+	if (gen_ok(g)) {
+		bool any = false;
+		for (uint32_t i = 0; i < g->n_tape; i++)
+			any = any || g->tape[i].kind == GL_LOSS;
+		if (!any)
+			gen_fail(g, "%s: no loss (gen_finish without logits "
+				    "and no gen_loss)", g->w->name);
+	}
+	g->backward = true;
+	for (uint32_t i = g->n_tape; i-- > 0 && gen_ok(g);)
+		bwd_layer(g, &g->tape[i]);
+	if (gen_ok(g))
+		updates(g);
+	struct wl_workload *w = NULL;
+	if (gen_ok(g)) {
+		gms_err e;
+		if (wl_finalize(g->w, &e) < 0)
+			gen_fail(g, "%s", e.msg);
+		else
+			w = g->w, g->w = NULL;
+	}
+	if (!w)
+		gms_errf(err, "%s", g->err.msg);
+	gen_free(g);
+	return w;
+}

@@ -1,0 +1,298 @@
+/*
+ * gen.h - the layer builder the network generators share.
+ *
+ * A generator opens a context with gen_new, describes the FORWARD pass
+ * layer by layer (gen_conv, gen_batchnorm, gen_relu, ...), each call
+ * emitting its forward op(s) into the workload and recording the layer on
+ * a tape, and ends with gen_finish, which emits the loss, the whole
+ * backward pass in reverse tape order, gradient accumulation, the
+ * parameter updates, and calls wl_finalize:
+ *
+ *	struct gen *g = gen_new("tiny", a, err);
+ *	if (!g)
+ *		return NULL;
+ *	struct gen_tensor x = gen_input(g, "input", 3, 32, 32);
+ *	x = gen_conv(g, "conv1", x, 16, 3, 3, 1, 1, 1, false);
+ *	x = gen_batchnorm(g, "bn1", x);
+ *	x = gen_relu(g, "relu1", x);
+ *	x = gen_global_avgpool(g, "avgpool", x);
+ *	x = gen_linear(g, "fc", gen_flatten(g, x), 10, true);
+ *	return gen_finish(g, x, err);	// frees g, always
+ *
+ * Errors are sticky: the first failing call (a shape that does not fit,
+ * a duplicate name, out of memory) records its message in the context;
+ * every later call does nothing and returns an invalid tensor, and
+ * gen_finish returns NULL with that message. So a generator needs no
+ * error checks between layers. gen_fail lets it report its own.
+ *
+ * Shapes are PER SAMPLE (the batch is the context's): images are
+ * (c, h, w) = (channels, height, width); token tensors are
+ * (features, seq, 1). The "feature" axis c is the one linear, layernorm,
+ * softmax and the loss act on; every (h, w) position is a row. All
+ * tensors are fp32 (4 bytes an element) except token ids and labels
+ * (int64) and dropout masks (1 byte an element).
+ *
+ * Names: every layer call takes the op name (unique in the workload,
+ * e.g. "layer1.0.conv2"); the op is its own layer. Derived names:
+ *	NAME.out          its output activation
+ *	NAME.weight, NAME.bias            parameters (NAME.weight.grad, ...)
+ *	NAME.weight.momentum              SGD state
+ *	NAME.weight.adam_m, .adam_v       Adam state
+ *	NAME.saved        batchnorm/layernorm saved mean and inverse std
+ *	NAME.mask         dropout mask
+ *	NAME.probs, NAME.labels           loss: softmax output, int64 labels
+ *	NAME.bwd, NAME.bwd_data, NAME.bwd_filter (conv), NAME.bwd_weight
+ *	(linear, embedding), ...          backward ops, in NAME's layer
+ *	T.grad, T.grad.2, ...             contributions to tensor T's gradient
+ *	T.grad.sum2, ...                  their accumulation (op T.grad_acc2)
+ *	P.update                          update op of parameter P
+ *
+ * The conventions (FLOPs, DRAM bytes, what each backward op reads, the
+ * convolution algorithm rule, what each preset does) are written in
+ * gen.c and workloads/README.md ("Generators").
+ *
+ * A network file (workloads/gen_NAME.c) declares its build function
+ * just before defining it (the -Wmissing-prototypes rule), e.g.
+ *	struct wl_workload *gen_build_resnet50(const struct wl_gen_args *a,
+ *					       gms_err *err);
+ * and wl_gen.c declares it again beside its line in wl_gens[]. The build
+ * function receives a->size already resolved (0 -> default_size) and
+ * checked against min_size by wl_gen_build.
+ */
+#ifndef GMS_GEN_H
+#define GMS_GEN_H
+
+/* GEN_API_STABLE */
+
+#include "wl.h"
+#include "wl_gen.h"
+
+#define GEN_NONE UINT32_MAX /* an invalid value index */
+
+/* A forward value (an activation or an input) as a generator holds it:
+ * passed and returned by value. Views (gen_flatten, gen_slice) share the
+ * wl tensor of the value they view. */
+struct gen_tensor {
+	uint32_t v;	 /* value index in the context; GEN_NONE = invalid
+			    (an earlier call failed) */
+	int64_t c, h, w; /* per-sample shape: channels/features, rows */
+};
+
+/* The builder context (opaque; defined in gen.c). It holds the workload
+ * under construction, batch, size, preset, optimizer, the sticky error,
+ * the values, the parameters and the tape of forward layers. */
+struct gen;
+
+/* ---- Context ------------------------------------------------------ */
+
+/* Open a context for workload `name` with a's batch, size, preset and
+ * optimizer (a->size is kept as given: generators resolve 0 -> their
+ * default before, or use gen_size). NULL with err on out of memory or a
+ * bad batch (< 1). */
+struct gen *gen_new(const char *name, const struct wl_gen_args *a,
+		    gms_err *err);
+
+/* Free a context that will not be finished (gen_finish frees its own). */
+void gen_free(struct gen *g);
+
+/* Accessors. */
+int64_t gen_batch(const struct gen *g);
+int64_t gen_size(const struct gen *g);	/* a->size as passed to gen_new */
+enum wl_preset gen_preset(const struct gen *g);
+enum wl_optim gen_optim(const struct gen *g);
+bool gen_ok(const struct gen *g);	/* no error recorded yet */
+const char *gen_errmsg(const struct gen *g); /* "" when none */
+/* The workload under construction (read-only use: look tensors up). */
+const struct wl_workload *gen_workload(const struct gen *g);
+/* wl tensor id of a value, WL_NONE when invalid. */
+uint32_t gen_tensor_id(const struct gen *g, struct gen_tensor t);
+/* Elements per sample of a value (c*h*w). */
+int64_t gen_numel(struct gen_tensor t);
+
+/* Record an error of the generator's own (first one wins); returns -1. */
+int gen_fail(struct gen *g, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- Inputs ------------------------------------------------------- */
+
+/* The batch of images: WL_INPUT, fp32, batch*c*h*w*4 bytes; no gradient
+ * (so the first layer has no backward-data op). */
+struct gen_tensor gen_input(struct gen *g, const char *name, int64_t c,
+			    int64_t h, int64_t w);
+/* Token ids (or an attention mask): WL_INPUT, int64, batch*seq*8 bytes,
+ * shape (1, seq, 1); no gradient. */
+struct gen_tensor gen_input_ids(struct gen *g, const char *name,
+				int64_t seq);
+
+/* ---- Convolutional layers ---------------------------------------- */
+
+/* 2-D convolution, `cout` output channels, kernel kh x kw, one stride
+ * for both axes, zero padding pad_h/pad_w, optional bias. Output
+ * (cout, (h+2pad_h-kh)/stride+1, (w+2pad_w-kw)/stride+1); an output
+ * side < 1 is an error naming the op. Algos per the rule in gen.c. */
+struct gen_tensor gen_conv(struct gen *g, const char *name,
+			   struct gen_tensor x, int64_t cout, int64_t kh,
+			   int64_t kw, int64_t stride, int64_t pad_h,
+			   int64_t pad_w, bool bias);
+/* Square kernel k x k, pad on both axes. */
+struct gen_tensor gen_conv_sq(struct gen *g, const char *name,
+			      struct gen_tensor x, int64_t cout, int64_t k,
+			      int64_t stride, int64_t pad, bool bias);
+
+/* Batch normalisation (training): gamma and beta of c each (parameters),
+ * saved mean and inverse std (NAME.saved, 2*c*4 bytes, an activation
+ * output of the forward op). Running statistics (buffers, 2*c floats)
+ * are not modelled. Same shape as x; works on any (c, h, w). */
+struct gen_tensor gen_batchnorm(struct gen *g, const char *name,
+				struct gen_tensor x);
+
+/* ReLU. In the graph preset the forward op is marked in place. */
+struct gen_tensor gen_relu(struct gen *g, const char *name,
+			   struct gen_tensor x);
+
+/* Max / average pooling, k x k window (one stride, one pad), floor or
+ * ceil output rounding as torch.nn.MaxPool2d(ceil_mode): with ceil, a
+ * last window that would start in the right padding is dropped.
+ * Average pooling counts the padding (count_include_pad = true, the
+ * torch default). */
+struct gen_tensor gen_maxpool(struct gen *g, const char *name,
+			      struct gen_tensor x, int64_t k, int64_t stride,
+			      int64_t pad, bool ceil_mode);
+struct gen_tensor gen_avgpool(struct gen *g, const char *name,
+			      struct gen_tensor x, int64_t k, int64_t stride,
+			      int64_t pad, bool ceil_mode);
+/* torch.nn.AdaptiveAvgPool2d((oh, ow)): windows [floor(i*h/oh),
+ * ceil((i+1)*h/oh)). */
+struct gen_tensor gen_adaptive_avgpool(struct gen *g, const char *name,
+				       struct gen_tensor x, int64_t oh,
+				       int64_t ow);
+/* Global average pooling: adaptive to 1 x 1. */
+struct gen_tensor gen_global_avgpool(struct gen *g, const char *name,
+				     struct gen_tensor x);
+
+/* ---- Structure ---------------------------------------------------- */
+
+/* (c*h*w, 1, 1): a view (no op, same tensor); its gradient too. */
+struct gen_tensor gen_flatten(struct gen *g, struct gen_tensor x);
+
+/* Elementwise sum a + b (same shape): the residual add. Backward: no
+ * kernel, dy is passed (the same tensor) to both branches. */
+struct gen_tensor gen_add(struct gen *g, const char *name,
+			  struct gen_tensor a, struct gen_tensor b);
+
+/* Channel concatenation of n values of equal (h, w): an OT_CONCAT copy.
+ * Backward: no kernel; each input's gradient is a view (a channel slice)
+ * of the output's gradient, which stays allocated until the last slice
+ * is consumed (as torch's cat backward, which returns narrow() views). */
+struct gen_tensor gen_concat(struct gen *g, const char *name,
+			     const struct gen_tensor *xs, uint32_t n);
+
+/* Rows [h0, h0+nh) of x (e.g. BERT's [CLS] token: h0 = 0, nh = 1): a
+ * view, no forward op (the viewed tensor stays allocated while the view
+ * is used). Backward: an OT_ELEMWISE op NAME.bwd writing a full-size
+ * gradient (zeros, then the slice of dy). */
+struct gen_tensor gen_slice(struct gen *g, const char *name,
+			    struct gen_tensor x, int64_t h0, int64_t nh);
+
+/* ---- Fully connected and elementwise ------------------------------ */
+
+/* y = x W^T (+ b) on every row: x (in, h, w) -> (out, h, w); W is
+ * out x in. Flatten images first. Backward: two OT_MATMUL_BWD ops,
+ * NAME.bwd_data (reads W, dY; writes dX) and NAME.bwd_weight (reads X,
+ * dY; writes dW and db). */
+struct gen_tensor gen_linear(struct gen *g, const char *name,
+			     struct gen_tensor x, int64_t out, bool bias);
+/* The same with an existing weight (tied weights, e.g. BERT's MLM
+ * decoder and the word embedding): `weight` is a parameter index from
+ * gen_param_find whose element count must be out * x.c. Its gradient
+ * contributions are summed (like an activation's) before the update. */
+struct gen_tensor gen_linear_tied(struct gen *g, const char *name,
+				  struct gen_tensor x, int64_t out,
+				  uint32_t weight, bool bias);
+
+/* Parameter index by tensor name ("NAME.weight"); GEN_NONE if none. */
+uint32_t gen_param_find(const struct gen *g, const char *tensor_name);
+
+/* Dropout with probability p, 0 <= p < 1 (p = 0 still emits the op;
+ * callers skip the call where the framework would). Writes NAME.mask
+ * (1 byte an element). Not recomputable (a re-run draws a new mask). Backward reads
+ * the mask and dy. */
+struct gen_tensor gen_dropout(struct gen *g, const char *name,
+			      struct gen_tensor x, double p);
+
+/* GELU (OT_ELEMWISE; backward reads x and dy). */
+struct gen_tensor gen_gelu(struct gen *g, const char *name,
+			   struct gen_tensor x);
+/* tanh (OT_ELEMWISE, e.g. BERT's pooler; backward reads y and dy). */
+struct gen_tensor gen_tanh(struct gen *g, const char *name,
+			   struct gen_tensor x);
+/* Multiply by a constant (OT_ELEMWISE; backward reads only dy). */
+struct gen_tensor gen_scale(struct gen *g, const char *name,
+			    struct gen_tensor x);
+/* Add a broadcast mask built from `mask` (a gen_input_ids value of
+ * (1, x.c, 1): the attention mask over the keys of scores
+ * (seq_k, seq_q, heads)) to x (OT_ELEMWISE; reads x
+ * and mask). Backward: no kernel, dy passes through; no gradient to the
+ * mask. */
+struct gen_tensor gen_mask_add(struct gen *g, const char *name,
+			       struct gen_tensor x, struct gen_tensor mask);
+
+/* Softmax over the feature axis c (OT_SOFTMAX; backward reads y, dy). */
+struct gen_tensor gen_softmax(struct gen *g, const char *name,
+			      struct gen_tensor x);
+
+/* Layer normalisation over the feature axis: gamma, beta of c each,
+ * NAME.saved = mean and inverse std per row (2*h*w*4 bytes a sample).
+ * Backward (one OT_LAYERNORM_BWD op) reads x, saved, gamma, dy and
+ * writes dx, dgamma, dbeta. */
+struct gen_tensor gen_layernorm(struct gen *g, const char *name,
+				struct gen_tensor x);
+
+/* Embedding lookup: ids (1, seq, 1) from gen_input_ids -> (dim, seq, 1),
+ * table NAME.weight of vocab x dim. Backward NAME.bwd_weight
+ * (OT_EMBEDDING_BWD) reads ids and dy and writes the dense table
+ * gradient (vocab*dim*4 bytes, as torch's sparse=False). */
+struct gen_tensor gen_embedding(struct gen *g, const char *name,
+				struct gen_tensor ids, int64_t vocab,
+				int64_t dim);
+
+/* ---- Attention ---------------------------------------------------- */
+
+/* Batched matmuls of multi-head self-attention, heads splitting the
+ * feature axis of q, k, v (hidden, seq, 1), hidden % heads == 0.
+ * Scores S = Q K^T / sqrt(d) per head (the scale folded into the
+ * kernel): (seq_k, seq_q, heads), OT_MATMUL, 2*seq*seq*hidden FLOPs a
+ * sample. Backward: NAME.bwd_q (reads dS, K) and NAME.bwd_k (reads dS,
+ * Q), OT_MATMUL_BWD. */
+struct gen_tensor gen_attn_scores(struct gen *g, const char *name,
+				  struct gen_tensor q, struct gen_tensor k,
+				  int64_t heads);
+/* Context C = P V per head: p (seq_k, seq_q, heads), v (hidden, seq, 1)
+ * -> (hidden, seq, 1), OT_MATMUL. Backward: NAME.bwd_p (reads dC, V)
+ * and NAME.bwd_v (reads dC, P), OT_MATMUL_BWD. */
+struct gen_tensor gen_attn_context(struct gen *g, const char *name,
+				   struct gen_tensor p, struct gen_tensor v);
+
+/* ---- Loss and the end --------------------------------------------- */
+
+/* Softmax cross-entropy over the feature axis of logits (classes, h, w):
+ * creates NAME.labels (WL_INPUT, int64 a row: batch*h*w*8 bytes); the
+ * forward op (OT_LOSS) writes NAME.probs (kept for backward) and the
+ * scalar NAME.out (4 bytes); NAME.bwd (OT_LOSS_BWD) reads probs and
+ * labels and writes dlogits. May be called several times (BERT's two
+ * heads); the losses are summed. */
+void gen_loss(struct gen *g, const char *name, struct gen_tensor logits);
+
+/* Finish: if logits is valid, gen_loss(g, "loss", logits); then the
+ * backward pass in reverse tape order, the updates (one OT_UPDATE op per
+ * parameter tensor, in creation order) and wl_finalize. Returns the
+ * finalized workload, or NULL with err (the first error recorded).
+ * Always frees g. */
+struct wl_workload *gen_finish(struct gen *g, struct gen_tensor logits,
+			       gms_err *err);
+
+/* An invalid tensor (for gen_finish when the losses were added with
+ * gen_loss). */
+struct gen_tensor gen_none(void);
+
+#endif

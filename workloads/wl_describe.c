@@ -1,0 +1,117 @@
+/* wl_describe.c - `gpumemsim describe`: a workload as a table. */
+#include "wl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static double mib(double b) { return b / (double)GMS_MIB; }
+
+/* Per layer: everything summed over its ops. */
+struct layer_sum {
+	uint32_t ops;	     /* ops of the layer */
+	uint64_t params;     /* bytes of parameters first read here */
+	uint64_t act;	     /* bytes of activations it produces */
+	double fwd, bwd;     /* FLOPs of its forward / backward ops */
+};
+
+static void per_layer(const struct wl_workload *w, FILE *f)
+{
+	struct layer_sum *L = calloc(w->n_layers ? w->n_layers : 1, sizeof *L);
+	if (!L)
+		return;
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		struct layer_sum *l = &L[op->layer];
+		l->ops++;
+		if (op->phase == WL_FWD)
+			l->fwd += op->flops;
+		else if (op->phase == WL_BWD)
+			l->bwd += op->flops;
+		for (uint32_t i = 0; i < op->n_out; i++)
+			if (w->tensors[op->out[i]].kind == WL_ACT)
+				l->act += w->tensors[op->out[i]].bytes;
+	}
+	/* a parameter belongs to the layer of its first reader */
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		if (x->kind == WL_PARAM && x->n_readers)
+			L[w->ops[x->readers[0]].layer].params += x->bytes;
+	}
+	fprintf(f, "%-40s %5s %14s %12s %12s %12s\n", "layer", "ops",
+		"params", "act_MiB", "fwd_GFLOP", "bwd_GFLOP");
+	for (uint32_t l = 0; l < w->n_layers; l++) {
+		if (!L[l].params && !L[l].act && !L[l].fwd && !L[l].bwd)
+			continue; /* e.g. update-only layers */
+		fprintf(f, "%-40s %5u %14llu %12.3f %12.3f %12.3f\n",
+			w->layers[l], L[l].ops,
+			(unsigned long long)(L[l].params / 4), mib((double)L[l].act),
+			L[l].fwd / 1e9, L[l].bwd / 1e9);
+	}
+	free(L);
+}
+
+static void per_op(const struct wl_workload *w, FILE *f)
+{
+	fprintf(f, "%-5s %-36s %-18s %-8s %12s %12s %10s %10s  %s\n", "id",
+		"op", "type", "phase", "out_MiB", "GFLOP", "dram_MiB",
+		"ws_MiB", "inputs");
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		uint64_t out = 0, ws = op->workspace;
+		for (uint32_t i = 0; i < op->n_out; i++)
+			out += w->tensors[op->out[i]].bytes;
+		for (uint32_t a = 0; a < op->n_algos; a++)
+			if (op->algos[a].workspace > ws)
+				ws = op->algos[a].workspace;
+		fprintf(f, "%-5u %-36s %-18s %-8s %12.3f %12.4f %10.3f %10.3f  ",
+			o, op->name, wl_op_type_name(op->type),
+			wl_phase_name(op->phase), mib((double)out),
+			op->flops / 1e9, mib(op->bytes), mib((double)ws));
+		for (uint32_t i = 0; i < op->n_in; i++)
+			fprintf(f, "%s%s", i ? "," : "",
+				w->tensors[op->in[i]].name);
+		fputc('\n', f);
+	}
+}
+
+void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
+{
+	fprintf(f, "%s, batch %lld: %u ops, %u tensors, %u layers\n\n",
+		w->name, (long long)w->batch, w->n_ops, w->n_tensors,
+		w->n_layers);
+	if (by_op)
+		per_op(w, f);
+	else
+		per_layer(w, f);
+	double fl[WL_PHASE_COUNT] = {0}, macs = 0;
+	uint64_t ws = 0;
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		fl[op->phase] += op->flops;
+		if (op->phase == WL_FWD &&
+		    (op->type == OT_CONV || op->type == OT_MATMUL))
+			macs += op->flops / 2;
+		uint64_t x = op->workspace;
+		for (uint32_t a = 0; a < op->n_algos; a++)
+			if (op->algos[a].workspace > x)
+				x = op->algos[a].workspace;
+		if (x > ws)
+			ws = x;
+	}
+	uint64_t p = wl_bytes_of_kind(w, WL_PARAM);
+	fprintf(f, "\ntotals:\n");
+	fprintf(f, "  parameters          %llu (%.2f MiB as fp32)\n",
+		(unsigned long long)(p / 4), mib((double)p));
+	for (int k = 0; k < WL_KIND_COUNT; k++)
+		if (k != WL_PARAM && wl_bytes_of_kind(w, (enum wl_kind)k))
+			fprintf(f, "  %-19s %.2f MiB (sum over tensors)\n",
+				wl_kind_name((enum wl_kind)k),
+				mib((double)wl_bytes_of_kind(w, (enum wl_kind)k)));
+	fprintf(f, "  largest workspace   %.2f MiB (fastest algorithm)\n",
+		mib((double)ws));
+	fprintf(f, "  FLOPs               forward %.3f G, backward %.3f G, "
+		   "update %.3f G\n",
+		fl[WL_FWD] / 1e9, fl[WL_BWD] / 1e9, fl[WL_UPD] / 1e9);
+	fprintf(f, "  forward MACs/sample %.4f G (conv and matmul)\n",
+		w->batch ? macs / (double)w->batch / 1e9 : 0.0);
+}

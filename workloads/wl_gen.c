@@ -1,0 +1,114 @@
+/*
+ * wl_gen.c - the table of network generators and its look-ups (wl_gen.h).
+ *
+ * Generators live in workloads/gen_*.c and are built with the layer
+ * builder of gen.h; each file exports its build functions through the
+ * declarations below. To add a network: write its build function, declare
+ * it here and add a line to wl_gens[].
+ */
+#include "wl_gen.h"
+#include "gen_dense_bert.h" /* densenet121, bert_base, bert_large */
+#include "gen_inception.h" /* googlenet, inception_v3, inception_v4 */
+
+#include <string.h>
+
+const char *const wl_preset_names[] = {"graph", "eager", NULL};
+const char *const wl_optim_names[] = {"sgd", "adam", NULL};
+
+/* gen_alexnet_vgg.c */
+struct wl_workload *gen_build_alexnet(const struct wl_gen_args *a,
+				      gms_err *err);
+struct wl_workload *gen_build_vgg16(const struct wl_gen_args *a,
+				    gms_err *err);
+struct wl_workload *gen_build_vgg116(const struct wl_gen_args *a,
+				     gms_err *err);
+struct wl_workload *gen_build_vgg191(const struct wl_gen_args *a,
+				     gms_err *err);
+struct wl_workload *gen_build_vdnnpp_table3(const struct wl_gen_args *a,
+					    gms_err *err);
+/* gen_resnet.c */
+struct wl_workload *gen_build_resnet34(const struct wl_gen_args *a,
+				       gms_err *err);
+struct wl_workload *gen_build_resnet50(const struct wl_gen_args *a,
+				       gms_err *err);
+struct wl_workload *gen_build_resnet101(const struct wl_gen_args *a,
+					gms_err *err);
+struct wl_workload *gen_build_resnet152(const struct wl_gen_args *a,
+					gms_err *err);
+
+/* min_size: the smallest input side at which every layer has an output
+ * of at least 1x1 (derivations in the generator files). */
+const struct wl_gen wl_gens[] = {
+	{"alexnet", "AlexNet (torchvision; Krizhevsky 2014 one-GPU form)",
+	 "image", 224, 63, gen_build_alexnet},
+	{"vgg16", "VGG-16, configuration D (torchvision, no batchnorm)",
+	 "image", 224, 32, gen_build_vgg16},
+	{"vgg116", "VGG-116: VGG-16 + 20 3x3 convolutions in each group "
+		   "(vDNN++ section V)",
+	 "image", 224, 32, gen_build_vgg116},
+	{"vgg191", "VGG-191: VGG-16 + 35 3x3 convolutions in each group "
+		   "(vDNN++ section V)",
+	 "image", 224, 32, gen_build_vgg191},
+	{"vdnnpp_table3", "the constructed network of vDNN++ Table III "
+			  "(1x1 among 5x5 convolutions)",
+	 "image", 224, 1, gen_build_vdnnpp_table3},
+	{"resnet34", "ResNet-34 (torchvision)", "image", 224, 1,
+	 gen_build_resnet34},
+	{"resnet50", "ResNet-50 v1.5 (torchvision: stride on the 3x3)",
+	 "image", 224, 1, gen_build_resnet50},
+	{"resnet101", "ResNet-101 v1.5 (torchvision)", "image", 224, 1,
+	 gen_build_resnet101},
+	{"resnet152", "ResNet-152 v1.5 (torchvision)", "image", 224, 1,
+	 gen_build_resnet152},
+	{"densenet121", "DenseNet-121 (torchvision, concatenations not memory-efficient)", "image", DENSENET_DEFAULT_SIZE, DENSENET_MIN_SIZE, wl_gen_densenet121},
+	{"bert_base", "BERT-base, L12 H768 A12 (HuggingFace, classification head)", "seq", BERT_DEFAULT_SEQ, BERT_MIN_SEQ, wl_gen_bert_base},
+	{"bert_large", "BERT-large, L24 H1024 A16 (HuggingFace, classification head)", "seq", BERT_DEFAULT_SEQ, BERT_MIN_SEQ, wl_gen_bert_large},
+	{"googlenet", "GoogLeNet (torchvision, no aux heads; 3x3 \"5x5\" branch)", "image", GOOGLENET_DEFAULT_SIZE, GOOGLENET_MIN_SIZE, wl_gen_googlenet},
+	{"inception_v3", "Inception-v3 (torchvision, with the aux head and its loss)", "image", INCEPTION_V3_DEFAULT_SIZE, INCEPTION_V3_MIN_SIZE, wl_gen_inception_v3},
+	{"inception_v4", "Inception-v4 (Szegedy 2016, as timm/Cadene)", "image", INCEPTION_V4_DEFAULT_SIZE, INCEPTION_V4_MIN_SIZE, wl_gen_inception_v4},
+	{NULL, NULL, NULL, 0, 0, NULL},
+};
+
+const struct wl_gen *wl_gen_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (const struct wl_gen *g = wl_gens; g->name; g++)
+		if (strcmp(g->name, name) == 0)
+			return g;
+	return NULL;
+}
+
+struct wl_workload *wl_gen_build(const struct wl_gen *g,
+				 const struct wl_gen_args *a, gms_err *err)
+{
+	if (!g || !a || !g->build) {
+		gms_errf(err, "wl_gen_build: no generator or arguments");
+		return NULL;
+	}
+	if (a->batch < 1) {
+		gms_errf(err, "%s: batch must be >= 1 (got %lld)", g->name,
+			 (long long)a->batch);
+		return NULL;
+	}
+	if ((unsigned)a->preset >= WL_PRESET_COUNT) {
+		gms_errf(err, "%s: invalid preset %d", g->name,
+			 (int)a->preset);
+		return NULL;
+	}
+	if ((unsigned)a->optimizer >= WL_OPTIM_COUNT) {
+		gms_errf(err, "%s: invalid optimizer %d", g->name,
+			 (int)a->optimizer);
+		return NULL;
+	}
+	struct wl_gen_args b = *a;
+	if (b.size == 0)
+		b.size = g->default_size;
+	if (b.size < g->min_size) {
+		gms_errf(err, "%s: %s size %lld is too small: the network "
+			      "needs at least %lld", g->name, g->size_name,
+			 (long long)b.size, (long long)g->min_size);
+		return NULL;
+	}
+	return g->build(&b, err);
+}
