@@ -9,6 +9,7 @@
 #include "exp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -503,8 +504,15 @@ static int gnuplot(const char *script, const char *term, const char *dat,
 		 "ptitle='%s'",
 		 dat, tmp, term, titles, xlabel, title);
 	char *argv[] = {"gnuplot", "-e", expr, sp, NULL};
+	/* gnuplot warns about series with no points (a policy that ran out
+	 * of memory everywhere): keep its chatter out, say on failure how to
+	 * see it */
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	pid_t pid;
-	int rc = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+	int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0)
 		return gms_errf(err, "cannot run gnuplot: %s (install it: "
 				     "make deps)",
@@ -513,7 +521,9 @@ static int gnuplot(const char *script, const char *term, const char *dat,
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0) {
 		unlink(tmp);
-		return gms_errf(err, "gnuplot failed on %s", sp);
+		return gms_errf(err, "gnuplot failed on %s; to see why: gnuplot "
+				     "-e \"%s\" %s",
+				sp, expr, sp);
 	}
 	if (rename(tmp, out) != 0) {
 		unlink(tmp);

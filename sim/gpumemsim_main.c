@@ -452,8 +452,8 @@ static int run_experiment(int argc, char **argv)
 		return EXIT_RUN;
 	}
 	if (!o.quiet)
-		fprintf(stderr, "%s: %zu rows in %.2f s\n", e.name,
-			exp_n_rows(&r), r.wall_s);
+		printf("%s: %zu rows in %.2f s\n", e.name, exp_n_rows(&r),
+		       r.wall_s);
 	if (exp_write(&e, &r, stdout, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		rc = EXIT_RUN;

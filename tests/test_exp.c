@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../workloads/wl_gen.h"
 #include "json_check.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -332,6 +333,45 @@ static void test_trace(void **state)
 	free(js);
 }
 
+/* `describe` works for every generator and reports its totals; the
+ * help and list commands name what the tables hold. */
+static void test_describe_help_list(void **state)
+{
+	(void)state;
+	char args[256], *out;
+	for (const struct wl_gen *g = wl_gens; g->name; g++) {
+		snprintf(args, sizeof args, "describe %s --batch 2", g->name);
+		int rc = sh(args, &out);
+		if (rc != 0 || !strstr(out, "totals:") ||
+		    !strstr(out, "forward MACs/sample"))
+			fail_msg("`%s` exited %d:\n%s", args, rc, out);
+		free(out);
+	}
+	/* resnet50's 25,557,032 parameters (torchvision) */
+	assert_int_equal(sh("describe resnet50 --batch 32", &out), 0);
+	assert_non_null(strstr(out, "parameters          25557032"));
+	free(out);
+	assert_int_equal(sh("describe resnet50 --ops --batch 1", &out), 0);
+	assert_non_null(strstr(out, "conv_bwd_filter"));
+	free(out);
+	assert_int_equal(sh("describe resnet51", &out), 2);
+	free(out);
+	assert_int_equal(sh("help experiment", &out), 0);
+	const char *keys[] = {"budget_fraction", "max-batch", "confirm",
+			      "best-throughput", "workloads", "trace"};
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		if (!strstr(out, keys[i]))
+			fail_msg("help experiment lacks %s", keys[i]);
+	free(out);
+	assert_int_equal(sh("list workloads", &out), 0);
+	assert_non_null(strstr(out, "bert_base"));
+	assert_non_null(strstr(out, "workloads/traces/dtr/"));
+	free(out);
+	assert_int_equal(sh("list experiments", &out), 0);
+	assert_non_null(strstr(out, "configs/experiments/default.yaml"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_jobs_identical),
 		cmocka_unit_test(test_malformed_files),
 		cmocka_unit_test(test_trace),
+		cmocka_unit_test(test_describe_help_list),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
