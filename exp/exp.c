@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *const exp_kind_names[] = {"run", "sweep", "max-batch",
 				      "best-throughput", NULL};
@@ -186,14 +187,10 @@ static const char *stem(const char *path, char *buf, size_t n)
  * exists there, else relative to the data directory (the repository). */
 static void resolve(const char *p, char *out, size_t n)
 {
-	FILE *f;
-	if (p[0] == '/' || (f = fopen(p, "r")) != NULL) {
-		if (p[0] != '/')
-			fclose(f);
+	if (p[0] == '/' || access(p, F_OK) == 0)
 		snprintf(out, n, "%s", p);
-		return;
-	}
-	snprintf(out, n, "%s/%s", hw_datadir(), p);
+	else
+		snprintf(out, n, "%s/%s", hw_datadir(), p);
 }
 
 static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)

@@ -209,11 +209,12 @@ static void test_inception_v3(void **state)
 	assert_int_equal(op(w, "loss")->type, OT_LOSS);
 	assert_true(reads(tensor(w, "AuxLogits.fc.out"),
 			  op(w, "AuxLogits.loss")));
-	/* so Mixed_6e's output gradient is the sum of two contributions */
-	const struct wl_op *acc = op(w, "Mixed_6e.cat.out.grad_acc2");
+	/* so Mixed_6e's output gradient sums four contributions: Mixed_7a's
+	 * three branches and the aux head (accumulations 2, 3 and 4) */
+	const struct wl_op *acc = op(w, "Mixed_6e.cat.out.grad_acc4");
 	assert_int_equal(acc->type, OT_ADD);
 	assert_int_equal(acc->phase, WL_BWD);
-	assert_int_equal(wl_op_id(w, "Mixed_6e.cat.out.grad_acc3"), WL_NONE);
+	assert_int_equal(wl_op_id(w, "Mixed_6e.cat.out.grad_acc5"), WL_NONE);
 	/* InceptionE's inner concatenation of the 1x3 and 3x1 convs */
 	assert_int_equal(tensor(w, "Mixed_7b.branch3x3.cat.out")->bytes,
 			 f32(2, 768, 8, 8));

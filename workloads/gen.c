@@ -361,14 +361,14 @@ struct op_spec {
 	const char *layer;	/* layer name */
 	enum wl_op_type type;	/* kernel type */
 	enum wl_phase phase;	/* forward / backward / update */
-	uint32_t in[6];		/* inputs (tensor ids), n_in used */
-	uint32_t n_in;
-	uint32_t out[4];	/* outputs, n_out used */
-	uint32_t n_out;
+	uint32_t in[6];		/* inputs (tensor ids) */
+	uint32_t n_in;		/* inputs used */
+	uint32_t out[4];	/* outputs (tensor ids) */
+	uint32_t n_out;		/* outputs used */
 	double flops, bytes;	/* cost figures */
-	bool inplace;		/* out[0] may reuse in[0] */
+	bool inplace;		/* out[0] may reuse in[0] (graph preset) */
 	const struct wl_algo *algos; /* convolution algorithms */
-	uint32_t n_algos;
+	uint32_t n_algos;	/* entries of algos */
 };
 
 static int emit(struct gen *g, const struct op_spec *s)
@@ -793,8 +793,8 @@ static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
 		return NONE_T;
 	struct op_spec s = {.name = name, .layer = name, .type = type,
 			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
-			    .out = {g->vals[y.v].tensor}, .n_out = 1,
-			    .inplace = inplace};
+			    .out = {g->vals[y.v].tensor}, .n_out = 1};
+	s.inplace = inplace && same_size(g, xv.tensor, s.out[0]);
 	s.flops = flops_per_el * velems(g, x.v);
 	s.bytes = 2.0 * vbytes(g, x.v);
 	emit(g, &s);
@@ -1392,10 +1392,12 @@ static void accumulate(struct gen *g, uint32_t *acc, uint32_t t,
 				  bytes, kind);
 	if (sum == WL_NONE)
 		return;
-	/* in place into an addend of the sum's own size (not a view) */
-	uint32_t a = *acc, b = t;
+	/* in place into an addend of the sum's own size (not a view),
+	 * preferably the new one: an older one may be a tensor passed on
+	 * unchanged (add, concat) that other layers still read */
+	uint32_t a = t, b = *acc;
 	if (!same_size(g, a, sum) && same_size(g, b, sum))
-		a = t, b = *acc;
+		a = *acc, b = t;
 	struct op_spec s = {.name = fmt_name(g, ob, "%s.grad_acc%u", base, k),
 			    .layer = layer, .type = OT_ADD, .phase = WL_BWD,
 			    .in = {a, b}, .n_in = 2, .out = {sum},
@@ -1444,11 +1446,24 @@ static uint32_t vt(const struct gen *g, uint32_t v)
 	return g->vals[v].tensor;
 }
 
+/* After a layer's backward ops: hand dx (if any) to input x and the
+ * weight (and bias) gradients to the parameters, as autograd does once
+ * the layer's backward node has run. */
+static void layer_grads(struct gen *g, const struct gen_layer *L, uint32_t x,
+			uint32_t dx, uint32_t dw, uint32_t db)
+{
+	if (dx != WL_NONE)
+		contrib(g, x, dx, L->name);
+	pcontrib(g, L->wp, dw, L->name);
+	if (db != WL_NONE)
+		pcontrib(g, L->bp, db, L->name);
+}
+
 /* Backward of a convolution (data, then filter). */
 static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
 {
 	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
-	uint32_t x = lin(g, L, 0), y = L->out;
+	uint32_t x = lin(g, L, 0), y = L->out, dx = WL_NONE;
 	const struct gen_val *xv = &g->vals[x], *yv = &g->vals[y];
 	struct conv_geo cg = {(double)g->batch, (double)xv->c, (double)yv->c,
 			      (double)xv->h, (double)xv->w, (double)yv->h,
@@ -1459,7 +1474,7 @@ static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	struct wl_algo al[4];
 	uint32_t wt = g->params[L->wp].tensor;
 	if (needs(g, x)) {
-		uint32_t dx = grad_tensor(g, x);
+		dx = grad_tensor(g, x);
 		uint32_t na = conv_algos(&cg, CD_DATA, al);
 		struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd_data",
 						     L->name),
@@ -1470,8 +1485,7 @@ static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
 				    .algos = al, .n_algos = na};
 		s.flops = 2.0 * macs;
 		s.bytes = pbytes(g, L->wp) + vbytes(g, y) + vbytes(g, x);
-		if (emit(g, &s) == 0)
-			contrib(g, x, dx, L->name);
+		emit(g, &s);
 	}
 	uint32_t dw = pgrad_tensor(g, L->wp);
 	uint32_t db = L->bp != GEN_NONE ? pgrad_tensor(g, L->bp) : WL_NONE;
@@ -1488,24 +1502,21 @@ static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
 		s.flops += velems(g, y);
 		s.bytes += pbytes(g, L->bp);
 	}
-	if (emit(g, &s) == 0) {
-		pcontrib(g, L->wp, dw, L->name);
-		if (db != WL_NONE)
-			pcontrib(g, L->bp, db, L->name);
-	}
+	if (emit(g, &s) == 0)
+		layer_grads(g, L, x, dx, dw, db);
 }
 
 /* Backward of a linear layer (data, then weight). */
 static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
 {
 	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
-	uint32_t x = lin(g, L, 0), y = L->out;
+	uint32_t x = lin(g, L, 0), y = L->out, dx = WL_NONE;
 	const struct gen_val *xv = &g->vals[x], *yv = &g->vals[y];
 	double rows = (double)g->batch * (double)(xv->h * xv->w);
 	double fl = 2.0 * rows * (double)xv->c * (double)yv->c;
 	uint32_t wt = g->params[L->wp].tensor;
 	if (needs(g, x)) {
-		uint32_t dx = grad_tensor(g, x);
+		dx = grad_tensor(g, x);
 		struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd_data",
 						     L->name),
 				    .layer = L->name, .type = OT_MATMUL_BWD,
@@ -1513,8 +1524,7 @@ static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
 				    .n_in = 2, .out = {dx}, .n_out = 1};
 		s.flops = fl;
 		s.bytes = pbytes(g, L->wp) + vbytes(g, y) + vbytes(g, x);
-		if (emit(g, &s) == 0)
-			contrib(g, x, dx, L->name);
+		emit(g, &s);
 	}
 	uint32_t dw = pgrad_tensor(g, L->wp);
 	uint32_t db = L->bp != GEN_NONE ? pgrad_tensor(g, L->bp) : WL_NONE;
@@ -1529,11 +1539,8 @@ static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
 		s.flops += rows * (double)yv->c;
 		s.bytes += pbytes(g, L->bp);
 	}
-	if (emit(g, &s) == 0) {
-		pcontrib(g, L->wp, dw, L->name);
-		if (db != WL_NONE)
-			pcontrib(g, L->bp, db, L->name);
-	}
+	if (emit(g, &s) == 0)
+		layer_grads(g, L, x, dx, dw, db);
 }
 
 /* Backward of batchnorm / layernorm: one op, dx and the affine grads. */
@@ -1586,14 +1593,14 @@ static void bwd_simple(struct gen *g, const struct gen_layer *L,
 }
 
 /* One half of an attention matmul's backward: grad of value `x` from
- * dy and `other`. */
-static void bwd_half(struct gen *g, const struct gen_layer *L,
-		     const char *sfx, uint32_t x, uint32_t dy, uint32_t other,
-		     double flops)
+ * dy and `other`; returns it (WL_NONE when x needs none). */
+static uint32_t bwd_half(struct gen *g, const struct gen_layer *L,
+			 const char *sfx, uint32_t x, uint32_t dy,
+			 uint32_t other, double flops)
 {
 	char b1[NAME_MAX_LEN];
 	if (!needs(g, x))
-		return;
+		return WL_NONE;
 	uint32_t dx = grad_tensor(g, x);
 	struct op_spec s = {.name = fmt_name(g, b1, "%s.%s", L->name, sfx),
 			    .layer = L->name, .type = OT_MATMUL_BWD,
@@ -1602,8 +1609,21 @@ static void bwd_half(struct gen *g, const struct gen_layer *L,
 			    .flops = flops};
 	s.bytes = vbytes(g, L->out) + (double)g->w->tensors[vt(g, other)].bytes +
 		  vbytes(g, x);
-	if (emit(g, &s) == 0)
-		contrib(g, x, dx, L->name);
+	return emit(g, &s) == 0 ? dx : WL_NONE;
+}
+
+/* Backward of an attention matmul with inputs a, b: a's half, b's half,
+ * then the contributions. */
+static void bwd_pair(struct gen *g, const struct gen_layer *L,
+		     const char *sa, const char *sb, uint32_t dy, double fl)
+{
+	uint32_t a = lin(g, L, 0), b = lin(g, L, 1);
+	uint32_t da = bwd_half(g, L, sa, a, dy, b, fl);
+	uint32_t db = bwd_half(g, L, sb, b, dy, a, fl);
+	if (da != WL_NONE)
+		contrib(g, a, da, L->name);
+	if (db != WL_NONE)
+		contrib(g, b, db, L->name);
 }
 
 static void bwd_layer(struct gen *g, const struct gen_layer *L)
@@ -1699,8 +1719,7 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		double fl = 2.0 * (double)g->batch *
 			    (double)(g->vals[q].h * g->vals[k].h) *
 			    (double)g->vals[q].c;
-		bwd_half(g, L, "bwd_q", q, dy, k, fl);
-		bwd_half(g, L, "bwd_k", k, dy, q, fl);
+		bwd_pair(g, L, "bwd_q", "bwd_k", dy, fl);
 		break;
 	}
 	case GL_ATTN_CONTEXT: {
@@ -1708,8 +1727,7 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		double fl = 2.0 * (double)g->batch *
 			    (double)(g->vals[p].h * g->vals[p].c) *
 			    (double)g->vals[v].c;
-		bwd_half(g, L, "bwd_p", p, dy, v, fl);
-		bwd_half(g, L, "bwd_v", v, dy, p, fl);
+		bwd_pair(g, L, "bwd_p", "bwd_v", dy, fl);
 		break;
 	}
 	case GL_LOSS: {

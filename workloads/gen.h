@@ -215,8 +215,8 @@ uint32_t gen_param_find(const struct gen *g, const char *tensor_name);
 
 /* Dropout with probability p, 0 <= p < 1 (p = 0 still emits the op;
  * callers skip the call where the framework would). Writes NAME.mask
- * (1 byte an element). Not recomputable (a re-run draws a new mask). Backward reads
- * the mask and dy. */
+ * (1 byte an element). Not recomputable (a re-run draws a new mask).
+ * Backward reads the mask and dy. */
 struct gen_tensor gen_dropout(struct gen *g, const char *name,
 			      struct gen_tensor x, double p);
 

@@ -60,10 +60,10 @@
  *   large (H 1024, I 4096): embeddings 31,254,528 + 524,288 + 2,048 +
  *     2,048 = 31,782,912; a layer 4,198,400 + 2,048 + 4,198,400 +
  *     4,195,328 + 2,048 = 12,596,224, x24 = 302,309,376; pooler
- *     1,049,600; total 335,141,888 (sum(p.numel()) of
- *     AutoModel.from_pretrained("bert-large-uncased"), as reported by
- *     users of transformers; the "340M" of the paper is this figure
- *     rounded with the 30,000-token vocabulary it describes).
+ *     1,049,600; total 335,141,888, which is also what users of
+ *     transformers report for sum(p.numel() for p in
+ *     AutoModel.from_pretrained("bert-large-uncased").parameters())
+ *     (the paper rounds to "340M").
  *
  * Where the model departs from the PyTorch run, all small:
  *   - HF's position_ids are a (1, 512) buffer and its position embedding

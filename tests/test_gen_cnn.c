@@ -1,0 +1,1020 @@
+/*
+ * test_gen_cnn.c - the layer builder (workloads/gen.h) and the CNN
+ * generators: AlexNet, VGG-16/116/191, the vDNN++ Table III network,
+ * ResNet-34/50/101/152.
+ *
+ * Every expected figure is either published (torchvision's parameter
+ * counts and MACs) or worked out by hand in the comments; none is copied
+ * from the program's output.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "../policies/pol.h"
+#include "../sim/ex.h"
+#include "../sim/hw.h"
+#include "../workloads/gen.h"
+#include "../workloads/wl_gen.h"
+
+/* ---- helpers -------------------------------------------------------- */
+
+static void assert_has(const char *msg, const char *part)
+{
+	if (!strstr(msg, part))
+		fail_msg("message \"%s\" lacks \"%s\"", msg, part);
+}
+
+static const struct wl_tensor *T(const struct wl_workload *w,
+				 const char *name)
+{
+	uint32_t id = wl_tensor_id(w, name);
+	if (id == WL_NONE)
+		fail_msg("no tensor '%s'", name);
+	return &w->tensors[id];
+}
+
+static const struct wl_op *O(const struct wl_workload *w, const char *name)
+{
+	uint32_t id = wl_op_id(w, name);
+	if (id == WL_NONE)
+		fail_msg("no op '%s'", name);
+	return &w->ops[id];
+}
+
+/* Names of a list of tensor ids joined by spaces. */
+static void names_of(const struct wl_workload *w, const uint32_t *ids,
+		     uint32_t n, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			strncat(buf, " ", cap - strlen(buf) - 1);
+		strncat(buf, w->tensors[ids[i]].name, cap - strlen(buf) - 1);
+	}
+}
+
+/* Inputs and outputs of op `name` as "in1 in2 -> out1 out2". */
+static void assert_io(const struct wl_workload *w, const char *name,
+		      const char *want)
+{
+	const struct wl_op *op = O(w, name);
+	char in[1024], out[1024], got[2100];
+	names_of(w, op->in, op->n_in, in, sizeof in);
+	names_of(w, op->out, op->n_out, out, sizeof out);
+	snprintf(got, sizeof got, "%s -> %s", in, out);
+	if (strcmp(got, want) != 0)
+		fail_msg("op '%s': got \"%s\", want \"%s\"", name, got, want);
+}
+
+static struct wl_workload *build(const char *name, int64_t batch,
+				 int64_t size, enum wl_preset preset,
+				 enum wl_optim optim)
+{
+	const struct wl_gen *g = wl_gen_find(name);
+	if (!g)
+		fail_msg("no generator '%s'", name);
+	struct wl_gen_args a = {batch, size, preset, optim};
+	gms_err err = {{0}};
+	struct wl_workload *w = wl_gen_build(g, &a, &err);
+	if (!w)
+		fail_msg("%s: %s", name, err.msg);
+	assert_true(w->finalized);
+	return w;
+}
+
+/* Forward MACs per sample: forward conv and matmul FLOPs / 2 / batch. */
+static double fwd_macs(const struct wl_workload *w)
+{
+	double f = 0;
+	for (uint32_t i = 0; i < w->n_ops; i++) {
+		const struct wl_op *op = &w->ops[i];
+		if (op->phase == WL_FWD &&
+		    (op->type == OT_CONV || op->type == OT_MATMUL))
+			f += op->flops;
+	}
+	return f / 2.0 / (double)w->batch;
+}
+
+static uint64_t count_kind(const struct wl_workload *w, enum wl_kind k)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < w->n_tensors; i++)
+		n += w->tensors[i].kind == k;
+	return n;
+}
+
+/* ---- published and hand-derived totals ----------------------------- */
+
+/*
+ * Parameters. torchvision: alexnet 61,100,840; vgg16 138,357,544;
+ * resnet34 21,797,672; resnet50 25,557,032; resnet101 44,549,160;
+ * resnet152 60,192,808.
+ *
+ * VGG-116/191 add 20/35 3x3 convolutions (with bias) of the group's
+ * width to each group; one added layer per group costs
+ *   64:  64*64*9 + 64      =    36,928
+ *   128: 128*128*9 + 128   =   147,584
+ *   256: 256*256*9 + 256   =   590,080
+ *   512: 512*512*9 + 512   = 2,359,808  (twice: groups 4 and 5)
+ *   sum                    = 5,494,208
+ * vgg116 = 138,357,544 + 20 * 5,494,208 = 248,241,704
+ * vgg191 = 138,357,544 + 35 * 5,494,208 = 330,654,824
+ *
+ * Table III: conv1 3*9*64 + 64 = 1,792; five times 1x1 (64*64 + 64 =
+ * 4,160) and 5x5 (64*64*25 + 64 = 102,464): 533,120; conv3 64*3 + 3 =
+ * 195; fc 3*2 + 2 = 8; total 535,115.
+ */
+static void test_param_counts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		uint64_t params;
+	} want[] = {
+		{"alexnet", 61100840},	 {"vgg16", 138357544},
+		{"vgg116", 248241704},	 {"vgg191", 330654824},
+		{"vdnnpp_table3", 535115}, {"resnet34", 21797672},
+		{"resnet50", 25557032},	 {"resnet101", 44549160},
+		{"resnet152", 60192808},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		struct wl_workload *w = build(want[i].name, 2, 0,
+					      WL_PRESET_GRAPH, WL_OPTIM_SGD);
+		uint64_t p = wl_bytes_of_kind(w, WL_PARAM) / 4;
+		if (p != want[i].params)
+			fail_msg("%s: %llu parameters, want %llu",
+				 want[i].name, (unsigned long long)p,
+				 (unsigned long long)want[i].params);
+		/* every parameter gets a gradient of its size and, with SGD,
+		 * one momentum buffer of its size */
+		assert_int_equal(wl_bytes_of_kind(w, WL_PARAM_GRAD),
+				 4 * want[i].params);
+		assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE),
+				 4 * want[i].params);
+		wl_free(w);
+	}
+}
+
+/*
+ * Forward MACs per 224x224 image. torchvision: alexnet 0.714 G, vgg16
+ * 15.47 G, resnet34 3.664, resnet50 4.089, resnet101 7.801, resnet152
+ * 11.514.
+ * VGG-116/191: one added layer per group costs, at the group's side,
+ *   224^2*64*64*9 = 112^2*128*128*9 = 56^2*256*256*9 = 28^2*512*512*9
+ *   = 1,849,688,064, and 14^2*512*512*9 = 462,422,016: 7.861 G a set;
+ * vgg116 = 15.47 + 20 * 7.861 = 172.70 G, vgg191 = 15.47 + 35 * 7.861 =
+ * 290.61 G.
+ * Table III: conv1 224^2*27*64 = 0.0867 G; CONV_2 5 * 224^2*64*64*(1+25)
+ * = 26.718 G; conv3 and fc negligible: 26.80 G.
+ * Within 2% (the sums here also count half a FLOP per bias add).
+ */
+static void test_macs(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		double gmacs;
+	} want[] = {
+		{"alexnet", 0.714},	 {"vgg16", 15.47},  {"vgg116", 172.70},
+		{"vgg191", 290.61},	 {"vdnnpp_table3", 26.80},
+		{"resnet34", 3.664},	 {"resnet50", 4.089},
+		{"resnet101", 7.801},	 {"resnet152", 11.514},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		struct wl_workload *w = build(want[i].name, 1, 224,
+					      WL_PRESET_GRAPH, WL_OPTIM_SGD);
+		double m = fwd_macs(w) / 1e9;
+		if (fabs(m - want[i].gmacs) > 0.02 * want[i].gmacs)
+			fail_msg("%s: %.4f G MACs, want %.3f +- 2%%",
+				 want[i].name, m, want[i].gmacs);
+		wl_free(w);
+	}
+}
+
+/* ---- a tiny network built with gen.h directly ---------------------- */
+
+/*
+ * batch 2: input 3x8x8 -> conv1 (4 channels, 3x3, stride 1, pad 1, no
+ * bias) 4x8x8 -> bn1 -> relu1 -> pool1 (max 2x2/2) 4x4x4 -> flatten (64)
+ * -> fc (10, bias) -> loss.
+ */
+static struct wl_workload *tiny(enum wl_preset preset, enum wl_optim optim)
+{
+	struct wl_gen_args a = {2, 8, preset, optim};
+	gms_err err = {{0}};
+	struct gen *g = gen_new("tiny", &a, &err);
+	assert_non_null(g);
+	struct gen_tensor x = gen_input(g, "input", 3, 8, 8);
+	x = gen_conv_sq(g, "conv1", x, 4, 3, 1, 1, false);
+	assert_int_equal(x.c, 4);
+	assert_int_equal(x.h, 8);
+	assert_int_equal(x.w, 8);
+	x = gen_batchnorm(g, "bn1", x);
+	x = gen_relu(g, "relu1", x);
+	x = gen_maxpool(g, "pool1", x, 2, 2, 0, false);
+	assert_int_equal(x.h, 4);
+	x = gen_flatten(g, x);
+	assert_int_equal(x.c, 64);
+	x = gen_linear(g, "fc", x, 10, true);
+	struct wl_workload *w = gen_finish(g, x, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	return w;
+}
+
+static void test_tiny_sizes(void **state)
+{
+	(void)state;
+	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	/* elements x 4 bytes, batch 2 */
+	assert_int_equal(T(w, "input")->bytes, 2 * 3 * 8 * 8 * 4);
+	assert_int_equal(T(w, "input")->kind, WL_INPUT);
+	assert_int_equal(T(w, "conv1.out")->bytes, 2 * 4 * 8 * 8 * 4);
+	assert_int_equal(T(w, "conv1.out")->kind, WL_ACT);
+	assert_int_equal(T(w, "conv1.weight")->bytes, 4 * 3 * 3 * 3 * 4);
+	assert_int_equal(T(w, "conv1.weight")->kind, WL_PARAM);
+	assert_int_equal(wl_tensor_id(w, "conv1.bias"), WL_NONE);
+	assert_int_equal(T(w, "bn1.weight")->bytes, 4 * 4);
+	assert_int_equal(T(w, "bn1.bias")->bytes, 4 * 4);
+	assert_int_equal(T(w, "bn1.saved")->bytes, 2 * 4 * 4); /* 2*C*4 */
+	assert_int_equal(T(w, "bn1.saved")->kind, WL_ACT);
+	assert_int_equal(T(w, "bn1.out")->bytes, 2048);
+	assert_int_equal(T(w, "relu1.out")->bytes, 2048);
+	assert_int_equal(T(w, "pool1.out")->bytes, 2 * 4 * 4 * 4 * 4);
+	assert_int_equal(T(w, "fc.weight")->bytes, 10 * 64 * 4);
+	assert_int_equal(T(w, "fc.bias")->bytes, 10 * 4);
+	assert_int_equal(T(w, "fc.out")->bytes, 2 * 10 * 4);
+	assert_int_equal(T(w, "loss.probs")->bytes, 2 * 10 * 4);
+	assert_int_equal(T(w, "loss.labels")->bytes, 2 * 8); /* int64 */
+	assert_int_equal(T(w, "loss.labels")->kind, WL_INPUT);
+	assert_int_equal(T(w, "relu1.out.grad")->kind, WL_ACT_GRAD);
+	assert_int_equal(T(w, "relu1.out.grad")->bytes, 2048);
+	assert_int_equal(T(w, "fc.weight.grad")->kind, WL_PARAM_GRAD);
+	assert_int_equal(T(w, "fc.weight.grad")->bytes, 2560);
+	/* parameters: 108 + 4 + 4 + 640 + 10 = 766 */
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM), 766 * 4);
+	wl_free(w);
+}
+
+static void test_tiny_backward_reads(void **state)
+{
+	(void)state;
+	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	assert_io(w, "conv1", "input conv1.weight -> conv1.out");
+	assert_io(w, "bn1", "conv1.out bn1.weight bn1.bias -> bn1.out bn1.saved");
+	assert_io(w, "relu1", "bn1.out -> relu1.out");
+	assert_io(w, "pool1", "relu1.out -> pool1.out");
+	/* flatten is a view: fc reads the pool's tensor */
+	assert_io(w, "fc", "pool1.out fc.weight fc.bias -> fc.out");
+	assert_io(w, "loss", "fc.out loss.labels -> loss.probs loss.out");
+	/* backward, in reverse order */
+	assert_io(w, "loss.bwd", "loss.probs loss.labels -> fc.out.grad");
+	assert_io(w, "fc.bwd_data", "fc.weight fc.out.grad -> pool1.out.grad");
+	assert_io(w, "fc.bwd_weight",
+		  "pool1.out fc.out.grad -> fc.weight.grad fc.bias.grad");
+	/* max pool backward reads x, y and dy */
+	assert_io(w, "pool1.bwd",
+		  "relu1.out pool1.out pool1.out.grad -> relu1.out.grad");
+	/* relu backward reads its OUTPUT (and dy) */
+	assert_io(w, "relu1.bwd", "relu1.out.grad relu1.out -> bn1.out.grad");
+	/* bn backward: input, saved statistics, gamma, dy */
+	assert_io(w, "bn1.bwd", "conv1.out bn1.saved bn1.weight bn1.out.grad "
+				"-> conv1.out.grad bn1.weight.grad "
+				"bn1.bias.grad");
+	/* the first conv has no bwd_data; bwd_filter reads X and dY */
+	assert_int_equal(wl_op_id(w, "conv1.bwd_data"), WL_NONE);
+	assert_io(w, "conv1.bwd_filter",
+		  "input conv1.out.grad -> conv1.weight.grad");
+	assert_int_equal(O(w, "conv1.bwd_filter")->type, OT_CONV_BWD_FILTER);
+	assert_int_equal(O(w, "fc.bwd_data")->type, OT_MATMUL_BWD);
+	assert_int_equal(O(w, "fc.bwd_weight")->type, OT_MATMUL_BWD);
+	assert_int_equal(O(w, "bn1.bwd")->type, OT_BATCHNORM_BWD);
+	assert_int_equal(O(w, "relu1.bwd")->type, OT_RELU_BWD);
+	assert_int_equal(O(w, "pool1.bwd")->type, OT_POOL_BWD);
+	/* backward ops belong to their forward op's layer */
+	assert_int_equal(O(w, "conv1.bwd_filter")->layer, O(w, "conv1")->layer);
+	assert_int_equal(O(w, "fc.bwd_data")->layer, O(w, "fc")->layer);
+
+	/* phases in order, recomputable only forward */
+	enum wl_phase last = WL_FWD;
+	for (uint32_t i = 0; i < w->n_ops; i++) {
+		const struct wl_op *op = &w->ops[i];
+		assert_true(op->phase >= last);
+		last = op->phase;
+		assert_int_equal(op->recomputable, op->phase == WL_FWD);
+	}
+	/* FLOPs: conv1 2 * (2*4*8*8 outputs * 3*3*3) = 27,648 both ways;
+	 * fc 2 * 2*64*10 + 2*10 (bias) = 2,580; bwd_data 2,560 */
+	assert_true(O(w, "conv1")->flops == 27648.0);
+	assert_true(O(w, "conv1.bwd_filter")->flops == 27648.0);
+	assert_true(O(w, "fc")->flops == 2580.0);
+	assert_true(O(w, "fc.bwd_data")->flops == 2560.0);
+	/* bytes: conv1 reads 1,536 + 432, writes 2,048 */
+	assert_true(O(w, "conv1")->bytes == 4016.0);
+	wl_free(w);
+}
+
+static void test_tiny_optimizer(void **state)
+{
+	(void)state;
+	/* five parameter tensors: conv1.weight, bn1.weight, bn1.bias,
+	 * fc.weight, fc.bias */
+	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	assert_int_equal(count_kind(w, WL_OPT_STATE), 5);
+	assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), 766 * 4);
+	assert_io(w, "fc.weight.update",
+		  "fc.weight fc.weight.grad fc.weight.momentum -> ");
+	const struct wl_op *u = O(w, "fc.weight.update");
+	assert_int_equal(u->type, OT_UPDATE);
+	assert_int_equal(u->phase, WL_UPD);
+	assert_int_equal(u->n_out, 0);
+	uint32_t n_upd = 0;
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		n_upd += w->ops[i].type == OT_UPDATE;
+	assert_int_equal(n_upd, 5);
+	wl_free(w);
+
+	w = tiny(WL_PRESET_GRAPH, WL_OPTIM_ADAM);
+	assert_int_equal(count_kind(w, WL_OPT_STATE), 10);
+	assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), 2 * 766 * 4);
+	assert_io(w, "conv1.weight.update",
+		  "conv1.weight conv1.weight.grad conv1.weight.adam_m "
+		  "conv1.weight.adam_v -> ");
+	wl_free(w);
+}
+
+static void test_tiny_presets(void **state)
+{
+	(void)state;
+	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	assert_true(O(w, "relu1")->inplace);
+	assert_true(O(w, "relu1.bwd")->inplace); /* dx in dy's storage */
+	assert_false(O(w, "conv1")->inplace);
+	assert_false(O(w, "bn1")->inplace);
+	assert_false(O(w, "pool1.bwd")->inplace);
+	wl_free(w);
+	w = tiny(WL_PRESET_EAGER, WL_OPTIM_SGD);
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		if (w->ops[i].inplace)
+			fail_msg("eager: op '%s' in place", w->ops[i].name);
+	wl_free(w);
+}
+
+/*
+ * Algorithms of conv1 (batch 2, 3 -> 4 channels, 3x3 stride 1, 8x8 out):
+ *   winograd: 4x4 = 16 tiles of 2x2; workspace 4 * 16 * (16 tiles * 2
+ *     images * (3 + 4) + 3*4) = 64 * 236 = 15,104 bytes; time 16/36;
+ *   implicit_gemm: 0 bytes, 1.0;
+ *   gemm: column matrix 3*3*3 * 8*8 * 2 * 4 = 13,824 bytes, 1.0.
+ */
+static void test_tiny_algos(void **state)
+{
+	(void)state;
+	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	const char *convs[] = {"conv1", "conv1.bwd_filter"};
+	for (int c = 0; c < 2; c++) {
+		const struct wl_op *op = O(w, convs[c]);
+		assert_true(op->n_algos >= 2);
+		bool zero = false;
+		for (uint32_t i = 0; i < op->n_algos; i++) {
+			if (i)
+				assert_true(op->algos[i - 1].time_scale <=
+					    op->algos[i].time_scale);
+			zero = zero || op->algos[i].workspace == 0;
+		}
+		assert_true(zero);
+		/* the fastest needs workspace */
+		assert_true(op->algos[0].workspace > 0);
+		assert_true(op->algos[0].time_scale < 1.0);
+	}
+	const struct wl_op *op = O(w, "conv1");
+	assert_int_equal(op->n_algos, 3);
+	assert_string_equal(op->algos[0].name, "winograd");
+	assert_int_equal(op->algos[0].workspace, 15104);
+	assert_true(fabs(op->algos[0].time_scale - 16.0 / 36.0) < 1e-12);
+	assert_string_equal(op->algos[1].name, "implicit_gemm");
+	assert_int_equal(op->algos[1].workspace, 0);
+	assert_string_equal(op->algos[2].name, "gemm");
+	assert_int_equal(op->algos[2].workspace, 13824);
+	/* non-conv ops have none */
+	assert_int_equal(O(w, "fc")->n_algos, 0);
+	wl_free(w);
+
+	/* every conv op of every network has >= 2 choices, sorted, one
+	 * without workspace */
+	w = build("resnet50", 4, 64, WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	for (uint32_t i = 0; i < w->n_ops; i++) {
+		const struct wl_op *o = &w->ops[i];
+		bool conv = o->type == OT_CONV || o->type == OT_CONV_BWD_DATA ||
+			    o->type == OT_CONV_BWD_FILTER;
+		assert_int_equal(conv, o->n_algos > 0);
+		if (!conv)
+			continue;
+		assert_true(o->n_algos >= 2);
+		bool zero = false;
+		for (uint32_t k = 0; k < o->n_algos; k++) {
+			zero = zero || o->algos[k].workspace == 0;
+			if (k)
+				assert_true(o->algos[k - 1].time_scale <=
+					    o->algos[k].time_scale);
+		}
+		assert_true(zero);
+	}
+	wl_free(w);
+}
+
+/*
+ * Pool output sizes, torch's rule: out = floor_or_ceil((in + 2p - k)/s)
+ * + 1, and with ceil a last window starting in the right padding is
+ * dropped.
+ *   max 3/2 on 112: (112 - 3)/2 = 54.5: floor 54 + 1 = 55; ceil 55 + 1
+ *     = 56 (GoogLeNet's ceil_mode)
+ *   max 2/2 pad 1 on 5: (5 + 2 - 2)/2 = 2.5: floor -> 3; ceil -> 4, but
+ *     the 4th window starts at 3*2 = 6 >= 5 + 1: dropped -> 3
+ *   avg 3/1 pad 1 on 112: 112
+ *   adaptive 5 -> 3: windows [0,2) [1,4) [3,5), 2 + 3 + 2 = 7 a row:
+ *     FLOPs 7 * 7 per channel: 2 channels, batch 1 -> 98
+ */
+static void test_pool_shapes(void **state)
+{
+	(void)state;
+	struct wl_gen_args a = {1, 112, WL_PRESET_GRAPH, WL_OPTIM_SGD};
+	gms_err err = {{0}};
+	struct gen *g = gen_new("pools", &a, &err);
+	struct gen_tensor x = gen_input(g, "input", 2, 112, 112);
+	assert_int_equal(gen_maxpool(g, "p1", x, 3, 2, 0, false).h, 55);
+	assert_int_equal(gen_maxpool(g, "p2", x, 3, 2, 0, true).h, 56);
+	struct gen_tensor y = gen_input(g, "in5", 2, 5, 5);
+	assert_int_equal(gen_maxpool(g, "p3", y, 2, 2, 1, true).h, 3);
+	assert_int_equal(gen_maxpool(g, "p4", y, 2, 2, 1, false).h, 3);
+	assert_int_equal(gen_avgpool(g, "p5", x, 3, 1, 1, false).h, 112);
+	struct gen_tensor z = gen_adaptive_avgpool(g, "ad", y, 3, 3);
+	assert_int_equal(z.h, 3);
+	assert_int_equal(z.w, 3);
+	assert_true(gen_ok(g));
+	const struct wl_workload *w = gen_workload(g);
+	assert_true(O(w, "ad")->flops == 98.0);
+	/* max 3/2 (no ceil) on 112: 55*55 outputs * 9 * 2 channels */
+	assert_true(O(w, "p1")->flops == 55.0 * 55.0 * 9.0 * 2.0);
+	gen_free(g);
+}
+
+/*
+ * FFT for a 5x5 stride-1 convolution: AlexNet conv2 at 224, batch 1:
+ * input 64x27x27, pad 2 -> Hf = Wf = 31, 31 * 16 = 496 bins; planes
+ * 1*64 + 64*192 + 1*192 = 12,544; workspace 8 * 496 * 12,544 =
+ * 49,774,592 bytes. Arithmetic: products 8 * 496 * 64 * 192 =
+ * 48,758,784; transforms 2.5 * 961 * log2(961) * 12,544 = 298,228,... ;
+ * direct 2 * 27*27*192*64*25 = 447,897,600: time_scale about 0.774.
+ * conv1 (11x11, stride 4) gets no fft; conv3 (3x3/1) gets winograd.
+ */
+static void test_fft_rule(void **state)
+{
+	(void)state;
+	struct wl_workload *w = build("alexnet", 1, 224, WL_PRESET_GRAPH,
+				      WL_OPTIM_SGD);
+	const struct wl_op *op = O(w, "conv2");
+	assert_string_equal(op->algos[0].name, "fft");
+	assert_int_equal(op->algos[0].workspace, 49774592);
+	double tr = 2.5 * 961.0 * log2(961.0) * 12544.0;
+	double want = (48758784.0 + tr) / 447897600.0;
+	assert_true(fabs(op->algos[0].time_scale - want) < 1e-9);
+	assert_true(want > 0.76 && want < 0.79);
+	op = O(w, "conv1");
+	assert_int_equal(op->n_algos, 2);
+	assert_string_equal(op->algos[0].name, "implicit_gemm");
+	assert_string_equal(O(w, "conv3")->algos[0].name, "winograd");
+	wl_free(w);
+}
+
+/*
+ * Fan-out and residual: input 2x4x4 -> c1 (conv 3x3/1, pad 1, 2 ch) ->
+ * r1 (relu); c2 (conv on r1) ; s = add(c2, r1) -> r2 (relu) -> fc.
+ * r1 is read by c2 and by the add, so its gradient has two
+ * contributions: the add passes dy (r2's gradient, r2.bwd's output
+ * s.out.grad) itself; c2.bwd_data writes r1.out.grad; an OT_ADD op sums
+ * them (in place in graph mode, not in eager).
+ */
+static struct wl_workload *residual(enum wl_preset preset)
+{
+	struct wl_gen_args a = {1, 4, preset, WL_OPTIM_SGD};
+	gms_err err = {{0}};
+	struct gen *g = gen_new("res", &a, &err);
+	assert_non_null(g);
+	struct gen_tensor x = gen_input(g, "input", 2, 4, 4);
+	struct gen_tensor r1 = gen_relu(
+		g, "r1", gen_conv_sq(g, "c1", x, 2, 3, 1, 1, false));
+	struct gen_tensor c2 = gen_conv_sq(g, "c2", r1, 2, 3, 1, 1, false);
+	struct gen_tensor s = gen_relu(g, "r2", gen_add(g, "s", c2, r1));
+	struct gen_tensor y = gen_linear(g, "fc", gen_flatten(g, s), 3, false);
+	struct wl_workload *w = gen_finish(g, y, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	return w;
+}
+
+static void test_residual_accumulation(void **state)
+{
+	(void)state;
+	struct wl_workload *w = residual(WL_PRESET_GRAPH);
+	assert_io(w, "r2.bwd", "r2.out.grad r2.out -> s.out.grad");
+	/* add backward: no kernel, dy goes to both branches */
+	assert_int_equal(wl_op_id(w, "s.bwd"), WL_NONE);
+	assert_io(w, "c2.bwd_data", "c2.weight s.out.grad -> r1.out.grad");
+	assert_io(w, "c2.bwd_filter", "r1.out s.out.grad -> c2.weight.grad");
+	assert_io(w, "r1.out.grad_acc2",
+		  "r1.out.grad s.out.grad -> r1.out.grad.sum2");
+	const struct wl_op *acc = O(w, "r1.out.grad_acc2");
+	assert_int_equal(acc->type, OT_ADD);
+	assert_int_equal(acc->phase, WL_BWD);
+	assert_true(acc->inplace);
+	assert_int_equal(acc->layer, O(w, "c2")->layer);
+	assert_io(w, "r1.bwd", "r1.out.grad.sum2 r1.out -> c1.out.grad");
+	assert_int_equal(wl_op_id(w, "c1.bwd_data"), WL_NONE);
+	wl_free(w);
+	w = residual(WL_PRESET_EAGER);
+	assert_false(O(w, "r1.out.grad_acc2")->inplace);
+	wl_free(w);
+}
+
+/*
+ * Concat: x 3x2x2, a = conv1x1(x) 3 ch, b = conv1x1(x) 5 ch, y =
+ * concat(a, b) 8 ch, batch 1. Backward: no kernel; both convs' backward
+ * ops read y's gradient (each input's gradient is a view, a channel
+ * slice of it). The op byte counts use the slice: a.bwd_filter reads x
+ * (3*2*2*4 = 48 B) and a's slice of dy (3*2*2*4 = 48 B) and writes dW
+ * (3*3*1*1*4 = 36 B): 132 B.
+ */
+static void test_concat_views(void **state)
+{
+	(void)state;
+	struct wl_gen_args a = {1, 2, WL_PRESET_GRAPH, WL_OPTIM_SGD};
+	gms_err err = {{0}};
+	struct gen *g = gen_new("cat", &a, &err);
+	struct gen_tensor x = gen_input(g, "input", 3, 2, 2);
+	struct gen_tensor xs[2] = {
+		gen_conv_sq(g, "a", x, 3, 1, 1, 0, false),
+		gen_conv_sq(g, "b", x, 5, 1, 1, 0, false)};
+	struct gen_tensor y = gen_concat(g, "cat", xs, 2);
+	assert_int_equal(y.c, 8);
+	y = gen_linear(g, "fc", gen_flatten(g, y), 2, false);
+	struct wl_workload *w = gen_finish(g, y, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	assert_io(w, "cat", "a.out b.out -> cat.out");
+	assert_int_equal(O(w, "cat")->type, OT_CONCAT);
+	assert_int_equal(T(w, "cat.out")->bytes, 8 * 2 * 2 * 4);
+	assert_io(w, "a.bwd_filter", "input cat.out.grad -> a.weight.grad");
+	assert_io(w, "b.bwd_filter", "input cat.out.grad -> b.weight.grad");
+	/* input 48 + dy slice 48 + dW 36 */
+	assert_true(O(w, "a.bwd_filter")->bytes == 132.0);
+	wl_free(w);
+}
+
+/*
+ * The BERT pieces, small: ids (seq 4) -> embedding (vocab 10, dim 8) ->
+ * layernorm -> q, k, v (linear 8 -> 8) -> scores (2 heads) -> mask ->
+ * softmax -> dropout -> context -> add with the layernorm output ->
+ * gelu; the [CLS] row sliced -> tanh pooler; the MLM-like head is a
+ * linear tied to the embedding table (8 -> 10) with a second loss.
+ */
+static void test_transformer_pieces(void **state)
+{
+	(void)state;
+	struct wl_gen_args a = {2, 4, WL_PRESET_GRAPH, WL_OPTIM_ADAM};
+	gms_err err = {{0}};
+	struct gen *g = gen_new("tx", &a, &err);
+	struct gen_tensor ids = gen_input_ids(g, "ids", 4);
+	struct gen_tensor mask = gen_input_ids(g, "mask", 4);
+	struct gen_tensor e = gen_embedding(g, "emb", ids, 10, 8);
+	struct gen_tensor h = gen_layernorm(g, "ln", e);
+	struct gen_tensor q = gen_linear(g, "q", h, 8, true);
+	struct gen_tensor k = gen_linear(g, "k", h, 8, true);
+	struct gen_tensor v = gen_linear(g, "v", h, 8, true);
+	struct gen_tensor s = gen_attn_scores(g, "scores", q, k, 2);
+	assert_int_equal(s.c, 4);
+	assert_int_equal(s.h, 4);
+	assert_int_equal(s.w, 2);
+	s = gen_mask_add(g, "masked", s, mask);
+	s = gen_softmax(g, "probs", s);
+	s = gen_dropout(g, "adrop", s, 0.1);
+	struct gen_tensor c = gen_attn_context(g, "ctx", s, v);
+	assert_int_equal(c.c, 8);
+	assert_int_equal(c.h, 4);
+	c = gen_gelu(g, "gelu", gen_add(g, "res", c, h));
+	struct gen_tensor cls = gen_slice(g, "cls", c, 0, 1);
+	struct gen_tensor pooled = gen_tanh(g, "pool",
+					    gen_linear(g, "pooler", cls, 8,
+						       true));
+	gen_loss(g, "nsp", gen_linear(g, "nsp_fc", pooled, 2, true));
+	uint32_t tab = gen_param_find(g, "emb.weight");
+	assert_int_not_equal(tab, GEN_NONE);
+	struct gen_tensor logits = gen_linear_tied(g, "mlm", c, 10, tab,
+						   false);
+	struct wl_workload *w = gen_finish(g, logits, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	/* sizes: ids int64 2*4*8; scores 2 images * 2 heads * 4 * 4 * 4 B;
+	 * LN saved 2 floats a row: 2*4*2*4; dropout mask 1 byte an el. */
+	assert_int_equal(T(w, "ids")->bytes, 64);
+	assert_int_equal(T(w, "scores.out")->bytes, 2 * 2 * 4 * 4 * 4);
+	assert_int_equal(T(w, "ln.saved")->bytes, 2 * 4 * 2 * 4);
+	assert_int_equal(T(w, "adrop.mask")->bytes, 2 * 2 * 4 * 4);
+	assert_int_equal(T(w, "emb.weight")->bytes, 10 * 8 * 4);
+	/* FLOPs: scores 2 * batch 2 * 4 * 4 * 8 = 512 */
+	assert_true(O(w, "scores")->flops == 512.0);
+	assert_int_equal(O(w, "adrop")->recomputable, false);
+	assert_io(w, "adrop", "probs.out -> adrop.out adrop.mask");
+	assert_io(w, "adrop.bwd", "adrop.out.grad adrop.mask -> probs.out.grad");
+	/* softmax backward reads its output; its input is the masked
+	 * scores, whose mask add passes dy through to the scores */
+	assert_io(w, "probs.bwd",
+		  "probs.out.grad probs.out -> masked.out.grad");
+	/* the context's dy is the residual add's dy, passed through */
+	assert_io(w, "ctx.bwd_p", "res.out.grad v.out -> adrop.out.grad");
+	assert_io(w, "ctx.bwd_v", "res.out.grad adrop.out -> v.out.grad");
+	assert_io(w, "scores.bwd_q", "masked.out.grad k.out -> q.out.grad");
+	assert_io(w, "scores.bwd_k", "masked.out.grad q.out -> k.out.grad");
+	assert_io(w, "pool.bwd", "pool.out.grad pool.out -> pooler.out.grad");
+	/* the pooler reads the [CLS] view of gelu.out: its dx is the
+	 * view's gradient (1 row: 2*8*4 bytes), named after gelu.out (the
+	 * MLM head wrote gelu.out.grad first); the slice's backward writes
+	 * a full-size one, summed with the MLM head's */
+	assert_io(w, "pooler.bwd_data",
+		  "pooler.weight pooler.out.grad -> gelu.out.grad.2");
+	assert_int_equal(T(w, "gelu.out.grad.2")->bytes, 2 * 8 * 4);
+	assert_io(w, "cls.bwd", "gelu.out.grad.2 -> gelu.out.grad.3");
+	assert_int_equal(T(w, "gelu.out.grad.3")->bytes,
+			 T(w, "gelu.out")->bytes);
+	assert_io(w, "gelu.out.grad_acc2",
+		  "gelu.out.grad.3 gelu.out.grad -> gelu.out.grad.sum2");
+	/* GELU backward reads x and dy */
+	assert_io(w, "gelu.bwd",
+		  "gelu.out.grad.sum2 res.out -> res.out.grad");
+	assert_int_equal(O(w, "gelu.bwd")->type, OT_ELEMWISE);
+	assert_io(w, "ln.bwd", "emb.out ln.saved ln.weight ln.out.grad.sum4 "
+			       "-> emb.out.grad ln.weight.grad ln.bias.grad");
+	assert_io(w, "emb.bwd_weight", "ids emb.out.grad -> emb.weight.grad.2");
+	/* the tied table: two contributions summed before its update */
+	assert_io(w, "emb.weight.grad_acc2",
+		  "emb.weight.grad.2 emb.weight.grad -> emb.weight.grad.sum2");
+	assert_io(w, "emb.weight.update",
+		  "emb.weight emb.weight.grad.sum2 emb.weight.adam_m "
+		  "emb.weight.adam_v -> ");
+	assert_int_equal(wl_tensor_id(w, "mlm.weight"), WL_NONE);
+	/* the mask needs no gradient */
+	assert_int_equal(wl_tensor_id(w, "mask.grad"), WL_NONE);
+	wl_free(w);
+}
+
+/*
+ * In-place ops at work: the tiny net with a 1x1 conv1 (whose fastest
+ * algorithm, implicit GEMM, needs no workspace: nothing but tensors
+ * counts), batch 2, under the framework policy on the test profile with
+ * the arena allocator (plain sums). Live bytes besides the persistent
+ * ones (parameters and their momentum):
+ *   forward, relu1: input 1,536 + conv1.out 2,048 + bn1.saved 32 +
+ *     bn1.out 2,048, plus relu1.out 2,048 in eager (graph: in bn1.out's
+ *     block) -> 7,712 eager, 5,664 graph; later forward ops add less
+ *     than they free.
+ *   backward, pool1.bwd: input, conv1.out, saved, relu1.out 2,048,
+ *     pool1.out 512, pool1.out.grad 512, relu1.out.grad 2,048, fc's
+ *     gradients 2,600 -> 11,336 (both presets);
+ *   relu1.bwd (pool1.out and its gradient freed): input, conv1.out,
+ *     saved, relu1.out, relu1.out.grad, fc grads = 10,312, plus
+ *     bn1.out.grad 2,048 in eager (graph: in relu1.out.grad's block)
+ *     -> 12,360 eager;
+ *   bn1.bwd: input, conv1.out, saved, bn1.out.grad, conv1.out.grad,
+ *     bn grads 32, fc grads -> 10,344.
+ * So eager peaks 1,024 bytes above graph. Persistent: parameters
+ * 12 + 4 + 4 + 640 + 10 = 670 floats and as much momentum, 5,360 bytes:
+ * peaks 16,696 (graph) and 17,720 (eager).
+ */
+static uint64_t tiny_peak(enum wl_preset preset, const char *mode)
+{
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	struct wl_gen_args a = {2, 8, preset, WL_OPTIM_SGD};
+	gms_err err = {{0}};
+	struct gen *g = gen_new("tiny1x1", &a, &err);
+	struct gen_tensor x = gen_input(g, "input", 3, 8, 8);
+	x = gen_conv_sq(g, "conv1", x, 4, 1, 1, 0, false);
+	x = gen_relu(g, "relu1", gen_batchnorm(g, "bn1", x));
+	x = gen_maxpool(g, "pool1", x, 2, 2, 0, false);
+	x = gen_linear(g, "fc", gen_flatten(g, x), 10, true);
+	struct wl_workload *w = gen_finish(g, x, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	assert_int_equal(w->ops[0].algos[0].workspace, 0);
+	struct pol pol;
+	if (pol_create(&pol, "framework", NULL, NULL, &mode, 1, &err) < 0)
+		fail_msg("%s", err.msg);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "arena", .iterations = 1};
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	if (ex_run(&cfg, &st, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(st.oom.hit);
+	uint64_t peak = st.mem.peak_requested;
+	st_run_free(&st);
+	pol_destroy(&pol);
+	wl_free(w);
+	return peak;
+}
+
+static void test_tiny_inplace_peak(void **state)
+{
+	(void)state;
+	uint64_t graph = tiny_peak(WL_PRESET_GRAPH, "mode=graph");
+	uint64_t eager = tiny_peak(WL_PRESET_EAGER, "mode=eager");
+	print_message("tiny peak: graph %llu, eager %llu\n",
+		      (unsigned long long)graph, (unsigned long long)eager);
+	assert_int_equal(graph, 11336 + 5360);
+	assert_int_equal(eager, 12360 + 5360);
+}
+
+/* ---- batch scaling, errors ----------------------------------------- */
+
+/*
+ * Activations are per-sample sizes times the batch, except batchnorm's
+ * saved statistics (2*C floats) and the scalar loss, which do not
+ * depend on it: so act(b) = fixed + b * per_sample exactly, gradients
+ * and inputs are proportional, parameters and optimizer state constant.
+ */
+static void test_batch_scaling(void **state)
+{
+	(void)state;
+	struct wl_workload *w1 = build("resnet50", 1, 64, WL_PRESET_GRAPH,
+				       WL_OPTIM_SGD);
+	struct wl_workload *w2 = build("resnet50", 2, 64, WL_PRESET_GRAPH,
+				       WL_OPTIM_SGD);
+	struct wl_workload *w4 = build("resnet50", 4, 64, WL_PRESET_GRAPH,
+				       WL_OPTIM_SGD);
+	uint64_t a1 = wl_bytes_of_kind(w1, WL_ACT);
+	uint64_t a2 = wl_bytes_of_kind(w2, WL_ACT);
+	uint64_t a4 = wl_bytes_of_kind(w4, WL_ACT);
+	assert_int_equal(a4 - a2, 2 * (a2 - a1));
+	assert_true(a2 > a1);
+	assert_int_equal(wl_bytes_of_kind(w4, WL_ACT_GRAD),
+			 4 * wl_bytes_of_kind(w1, WL_ACT_GRAD));
+	assert_int_equal(wl_bytes_of_kind(w4, WL_INPUT),
+			 4 * wl_bytes_of_kind(w1, WL_INPUT));
+	/* input 3*64*64*4 + labels 8 per sample */
+	assert_int_equal(wl_bytes_of_kind(w1, WL_INPUT), 3 * 64 * 64 * 4 + 8);
+	assert_int_equal(wl_bytes_of_kind(w4, WL_PARAM),
+			 wl_bytes_of_kind(w1, WL_PARAM));
+	assert_int_equal(wl_bytes_of_kind(w4, WL_OPT_STATE),
+			 wl_bytes_of_kind(w1, WL_OPT_STATE));
+	assert_int_equal(w4->n_ops, w1->n_ops);
+	wl_free(w1);
+	wl_free(w2);
+	wl_free(w4);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	gms_err err = {{0}};
+	struct wl_gen_args a = {4, 62, WL_PRESET_GRAPH, WL_OPTIM_SGD};
+	const struct wl_gen *alex = wl_gen_find("alexnet");
+	assert_non_null(alex);
+	/* AlexNet needs 63 (derived in gen_alexnet_vgg.c) */
+	assert_null(wl_gen_build(alex, &a, &err));
+	assert_has(err.msg, "alexnet");
+	assert_has(err.msg, "too small");
+	assert_has(err.msg, "63");
+	a.size = 63;
+	struct wl_workload *w = wl_gen_build(alex, &a, &err);
+	assert_non_null(w);
+	wl_free(w);
+	/* the builder itself reports a layer that does not fit, naming it:
+	 * at 40, conv1 gives 9, pool1 4, pool2 1, and pool5 gets a 1x1
+	 * input for its 3x3 window */
+	a.size = 40;
+	err.msg[0] = 0;
+	assert_null(alex->build(&a, &err));
+	assert_has(err.msg, "pool5");
+	assert_has(err.msg, "too small");
+	/* VGG: 32 */
+	a.size = 31;
+	assert_null(wl_gen_build(wl_gen_find("vgg16"), &a, &err));
+	assert_has(err.msg, "too small");
+	a.size = -5;
+	assert_null(wl_gen_build(wl_gen_find("resnet50"), &a, &err));
+	assert_has(err.msg, "too small");
+	a.size = 0;
+	a.batch = 0;
+	assert_null(wl_gen_build(alex, &a, &err));
+	assert_has(err.msg, "batch");
+	assert_null(wl_gen_find("resnet51"));
+
+	/* sticky errors in the builder: duplicate name, bad shapes */
+	struct wl_gen_args b = {1, 8, WL_PRESET_GRAPH, WL_OPTIM_SGD};
+	struct gen *g = gen_new("bad", &b, &err);
+	struct gen_tensor x = gen_input(g, "input", 3, 8, 8);
+	struct gen_tensor y = gen_conv_sq(g, "c", x, 4, 3, 1, 1, false);
+	struct gen_tensor z = gen_conv_sq(g, "c", y, 4, 3, 1, 1, false);
+	assert_int_equal(z.v, GEN_NONE);
+	assert_false(gen_ok(g));
+	assert_has(gen_errmsg(g), "'c.out' is defined twice");
+	z = gen_relu(g, "r", y); /* ignored after an error */
+	assert_int_equal(z.v, GEN_NONE);
+	assert_null(gen_finish(g, z, &err));
+	assert_has(err.msg, "'c.out' is defined twice");
+
+	g = gen_new("bad2", &b, &err);
+	x = gen_input(g, "input", 3, 8, 8);
+	y = gen_conv_sq(g, "c", x, 4, 9, 1, 0, false); /* 9x9 on 8x8 */
+	assert_null(gen_finish(g, y, &err));
+	assert_has(err.msg, "c: input 8x8");
+
+	g = gen_new("bad3", &b, &err);
+	x = gen_input(g, "input", 3, 8, 8);
+	y = gen_conv_sq(g, "c", x, 4, 3, 2, 1, false);
+	assert_null(gen_finish(g, gen_add(g, "s", x, y), &err));
+	assert_has(err.msg, "s: shapes differ");
+
+	g = gen_new("noloss", &b, &err);
+	x = gen_input(g, "input", 3, 8, 8);
+	assert_null(gen_finish(g, gen_none(), &err));
+	assert_has(err.msg, "no loss");
+
+	b.batch = 0;
+	assert_null(gen_new("b0", &b, &err));
+	assert_has(err.msg, "batch");
+}
+
+/* The name tables and the generator table. */
+static void test_tables(void **state)
+{
+	(void)state;
+	assert_string_equal(wl_preset_names[WL_PRESET_GRAPH], "graph");
+	assert_string_equal(wl_preset_names[WL_PRESET_EAGER], "eager");
+	assert_null(wl_preset_names[WL_PRESET_COUNT]);
+	assert_string_equal(wl_optim_names[WL_OPTIM_SGD], "sgd");
+	assert_string_equal(wl_optim_names[WL_OPTIM_ADAM], "adam");
+	assert_null(wl_optim_names[WL_OPTIM_COUNT]);
+	const char *mine[] = {"alexnet",  "vgg16",     "vgg116",
+			      "vgg191",	  "vdnnpp_table3", "resnet34",
+			      "resnet50", "resnet101", "resnet152"};
+	for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
+		const struct wl_gen *g = wl_gen_find(mine[i]);
+		assert_non_null(g);
+		assert_string_equal(g->size_name, "image");
+		assert_int_equal(g->default_size, 224);
+		assert_non_null(g->desc);
+	}
+	/* names unique */
+	for (const struct wl_gen *g = wl_gens; g->name; g++)
+		for (const struct wl_gen *h = g + 1; h->name; h++)
+			assert_string_not_equal(g->name, h->name);
+}
+
+/* Layer structure of ResNet-50: 53 convolutions (1 stem + 16 blocks * 3
+ * + 4 downsamples), 53 batchnorms, 16 residual adds, 49 ReLUs (1 + 16 *
+ * 3), one max pool, one average pool, one fc; 52 conv bwd_data (all but
+ * the stem), 53 bwd_filter. */
+static void test_resnet50_structure(void **state)
+{
+	(void)state;
+	struct wl_workload *w = build("resnet50", 2, 224, WL_PRESET_GRAPH,
+				      WL_OPTIM_SGD);
+	int n[OT_COUNT] = {0};
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		n[w->ops[i].type]++;
+	assert_int_equal(n[OT_CONV], 53);
+	assert_int_equal(n[OT_BATCHNORM], 53);
+	assert_int_equal(n[OT_BATCHNORM_BWD], 53);
+	assert_int_equal(n[OT_RELU], 49);
+	assert_int_equal(n[OT_RELU_BWD], 49);
+	assert_int_equal(n[OT_POOL], 2);
+	assert_int_equal(n[OT_MATMUL], 1);
+	assert_int_equal(n[OT_CONV_BWD_DATA], 52);
+	assert_int_equal(n[OT_CONV_BWD_FILTER], 53);
+	assert_int_equal(n[OT_UPDATE], 53 + 2 * 53 + 2);
+	/* the block inputs fan out (first conv and the identity): their
+	 * gradients are summed; 16 adds forward, 16 accumulations */
+	int acc = 0;
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		acc += w->ops[i].type == OT_ADD && w->ops[i].phase == WL_BWD;
+	assert_int_equal(n[OT_ADD] - acc, 16);
+	assert_int_equal(acc, 16);
+	/* v1.5: the stride is on the 3x3 of the first block of layer2 */
+	assert_int_equal(T(w, "layer2.0.conv1.out")->bytes,
+			 2u * 128 * 56 * 56 * 4);
+	assert_int_equal(T(w, "layer2.0.conv2.out")->bytes,
+			 2u * 128 * 28 * 28 * 4);
+	assert_int_equal(T(w, "layer4.2.relu3.out")->bytes,
+			 2u * 2048 * 7 * 7 * 4);
+	assert_io(w, "layer1.0.downsample.0",
+		  "maxpool.out layer1.0.downsample.0.weight -> "
+		  "layer1.0.downsample.0.out");
+	wl_free(w);
+}
+
+/* ResNet-152 at batch 64 builds well under 100 ms. */
+static void test_build_time(void **state)
+{
+	(void)state;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct wl_workload *w = build("resnet152", 64, 0, WL_PRESET_GRAPH,
+				      WL_OPTIM_ADAM);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	print_message("resnet152@64 built in %.2f ms (%u ops)\n", ms,
+		      w->n_ops);
+	/* generous for sanitizer builds */
+	assert_true(ms < 1000.0);
+	wl_free(w);
+}
+
+/* ResNet-50 at batch 32 trains under the framework policy on a V100
+ * 16 GB (torch trains it there at 32 comfortably). */
+static void run_framework(const char *net, int64_t batch,
+			  enum wl_preset preset, const char *mode,
+			  struct st_run *st)
+{
+	struct hw_profile hw;
+	gms_err err = {{0}};
+	if (hw_load(&hw, "V100-16GB", &err) < 0)
+		fail_msg("%s", err.msg);
+	struct wl_workload *w = build(net, batch, 0, preset, WL_OPTIM_SGD);
+	struct pol pol;
+	const char *kv = mode;
+	if (pol_create(&pol, "framework", NULL, NULL, &kv, 1, &err) < 0)
+		fail_msg("%s", err.msg);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "bfc", .iterations = 2,
+			     .warmup = 1};
+	memset(st, 0, sizeof *st);
+	if (ex_run(&cfg, st, &err) < 0)
+		fail_msg("ex_run: %s", err.msg);
+	pol_destroy(&pol);
+	wl_free(w);
+}
+
+static void test_resnet50_runs(void **state)
+{
+	(void)state;
+	struct st_run st;
+	run_framework("resnet50", 32, WL_PRESET_GRAPH, "mode=graph", &st);
+	if (st.oom.hit || st.failed)
+		fail_msg("resnet50@32: oom %d at %s (%s), failed %d %s",
+			 st.oom.hit, st.oom.op, st.oom.tensor, st.failed,
+			 st.error);
+	assert_int_equal(st.n_iter, 2);
+	assert_true(st.steady.time > 0);
+	/* the saved activations alone are over 2 GiB at batch 32 (the
+	 * stem's conv, bn and relu outputs are 3 * 32*64*112*112*4 B =
+	 * 294 MiB), and all of it fits in 16 GB */
+	assert_true(st.mem.peak_requested > 2 * GMS_GIB);
+	assert_true(st.mem.peak_requested < 16 * GMS_GIB);
+	uint64_t peak_graph = st.mem.peak_requested;
+	st_run_free(&st);
+	/* eager: nothing in place. The peak (the saved activations when
+	 * backward starts) is not below graph mode's: in-place ReLU and
+	 * gradient reuse only shorten transients here, since a ReLU's input
+	 * (a batchnorm output) is not kept for backward either way. */
+	run_framework("resnet50", 32, WL_PRESET_EAGER, "mode=eager", &st);
+	assert_false(st.oom.hit || st.failed);
+	assert_true(st.mem.peak_requested >= peak_graph);
+	st_run_free(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_param_counts),
+		cmocka_unit_test(test_macs),
+		cmocka_unit_test(test_tiny_sizes),
+		cmocka_unit_test(test_tiny_backward_reads),
+		cmocka_unit_test(test_tiny_optimizer),
+		cmocka_unit_test(test_tiny_presets),
+		cmocka_unit_test(test_tiny_algos),
+		cmocka_unit_test(test_tiny_inplace_peak),
+		cmocka_unit_test(test_pool_shapes),
+		cmocka_unit_test(test_fft_rule),
+		cmocka_unit_test(test_residual_accumulation),
+		cmocka_unit_test(test_concat_views),
+		cmocka_unit_test(test_transformer_pieces),
+		cmocka_unit_test(test_batch_scaling),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_resnet50_structure),
+		cmocka_unit_test(test_build_time),
+		cmocka_unit_test(test_resnet50_runs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
