@@ -13,7 +13,9 @@
  *   4. the kernel is issued on the compute stream (on_access for each
  *      tensor it touches);
  *   5. when it completes, tensors read for the last time are freed
- *      (reference counts) and the policy's after_op runs.
+ *      (reference counts; a tensor with a release point,
+ *      wl_tensor.release_after, as recorded traces have, is also held
+ *      until that op has completed) and the policy's after_op runs.
  * The executor issues an op only when the previous kernel has finished
  * (the host never runs ahead of the device), so "now" in a hook is device
  * time, which is what every policy in the papers reasons about.

@@ -13,33 +13,9 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#ifdef __SANITIZE_ADDRESS__
-#define BIN "build-asan/gpumemsim"
-#else
-#define BIN "build/gpumemsim"
-#endif
+#include "clikit.h"
 
-/* Run a command line (stderr joined to stdout); return the exit status and
- * the output (caller frees). */
-static int sh(const char *args, char **out)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "%s %s 2>&1", BIN, args);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	size_t r;
-	while ((r = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-		n += r;
-		if (n + 1 == cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	buf[n] = '\0';
-	int st = pclose(p);
-	*out = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+
 
 static void expect(const char *args, int code, const char *needle)
 {

@@ -17,14 +17,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "clikit.h"
+
 #include "../workloads/wl_gen.h"
 #include "json_check.h"
 
-#ifdef __SANITIZE_ADDRESS__
-#define BIN "build-asan/gpumemsim"
-#else
-#define BIN "build/gpumemsim"
-#endif
 #define FX "tests/fixtures/exp/"
 
 static char tmpdir[256];
@@ -44,25 +41,6 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Run the program (stderr joined); exit status and output (caller frees). */
-static int sh(const char *args, char **out)
-{
-	char cmd[2048];
-	snprintf(cmd, sizeof cmd, "%s %s 2>&1", BIN, args);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	size_t cap = 1 << 16, n = 0, r;
-	char *buf = malloc(cap);
-	while ((r = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-		n += r;
-		if (n + 1 == cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	buf[n] = '\0';
-	int st = pclose(p);
-	*out = buf;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static char *slurp(const char *path)
 {
