@@ -128,8 +128,9 @@ static const struct prm_def sweep_defs[] = {
 	 "or over these device budgets in bytes, e.g. [4GiB, 2GiB] (may "
 	 "exceed the profile: a larger device)", MS(budget)},
 	{"budget_fraction", PRM_NODE, "", 0, 0, NULL,
-	 "or over fractions of the baseline peak (framework, graph mode, "
-	 "unlimited memory), e.g. [1.0, 0.75, 0.5]", MS(budget_fraction)},
+	 "or over fractions of the baseline: the least memory framework "
+	 "(graph mode) needs with this allocator, e.g. [1.0, 0.75, 0.5]",
+	 MS(budget_fraction)},
 	PRM_END,
 };
 static const struct prm_def maxb_defs[] = {
@@ -183,13 +184,22 @@ static const char *stem(const char *path, char *buf, size_t n)
 	return buf;
 }
 
-/* A path in the file: absolute, relative to the working directory when it
- * exists there, else relative to the data directory (the repository). */
-static void resolve(const char *p, char *out, size_t n)
+/* A path in the file: absolute; else relative to the working directory
+ * when it exists there, else to the experiment file's directory, else to
+ * the data directory (the repository). */
+static void resolve(const struct exp *e, const char *p, char *out, size_t n)
 {
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s", e->path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	int k = snprintf(out, n, "%s/%s", slash ? dir : ".", p);
+	if (k < 0 || (size_t)k >= n)
+		out[0] = '\0'; /* too long: not a candidate */
 	if (p[0] == '/' || access(p, F_OK) == 0)
 		snprintf(out, n, "%s", p);
-	else
+	else if (!out[0] || access(out, F_OK) != 0)
 		snprintf(out, n, "%s/%s", hw_datadir(), p);
 }
 
@@ -253,7 +263,7 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 		} else {
 			bool trace = in.trace[0];
 			w->src = trace ? EXP_SRC_TRACE : EXP_SRC_FILE;
-			resolve(trace ? in.trace : in.file, w->path,
+			resolve(e, trace ? in.trace : in.file, w->path,
 				sizeof w->path);
 			snprintf(w->label, sizeof w->label, "%s",
 				 stem(w->path, buf, sizeof buf));
@@ -528,6 +538,22 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 		cfg_errf(err, d, cfg_map_get(d, root, "name"),
 			 "key 'name': '%s' is not a plain directory name",
 			 e->name);
+		goto fail;
+	}
+	if (o && o->out && !o->out[0]) {
+		gms_errf(err, "--out: empty directory name");
+		goto fail;
+	}
+	if (!top.out[0]) {
+		cfg_errf(err, d, cfg_map_get(d, root, "out"),
+			 "key 'out': empty directory name (use \".\")");
+		goto fail;
+	}
+	if (top.pool_size && top.budget && top.pool_size > top.budget) {
+		cfg_errf(err, d, cfg_map_get(d, root, "pool_size"),
+			 "key 'pool_size': %llu bytes exceed 'budget' (%llu)",
+			 (unsigned long long)top.pool_size,
+			 (unsigned long long)top.budget);
 		goto fail;
 	}
 	if (o && o->out)

@@ -15,9 +15,10 @@
  *   run             each (workload, policy) once at the workload's batch;
  *   sweep           over batch sizes (measure.batch), or over device
  *                   budgets as bytes (measure.budget) or as fractions of
- *                   the workload's baseline peak (measure.budget_fraction:
- *                   `framework` in graph mode with unlimited memory, its
- *                   peak of allocated bytes);
+ *                   the workload's baseline (measure.budget_fraction): the
+ *                   least device memory `framework` (graph mode) needs
+ *                   with the experiment's allocator, found to 1 MiB by
+ *                   bisection from its peak of live tensor bytes;
  *   max-batch       the largest batch each policy trains without OOM:
  *                   doubling from measure.start, bisection, then the next
  *                   measure.confirm batches above the answer are checked
@@ -108,7 +109,7 @@ struct exp_point {
 	size_t wl, pol;		/* indices into exp.wl / exp.pol */
 	int64_t batch;		/* batch simulated */
 	uint64_t budget;	/* device bytes for tensors (0 = usable) */
-	double fraction;	/* budget as a fraction of the baseline peak
+	double fraction;	/* budget as a fraction of the baseline
 				   (budget_fraction sweeps), else 0 */
 	struct st_run st;	/* the run's statistics */
 	char error[1024];	/* set when it could not run (st.failed) */
@@ -134,7 +135,7 @@ struct exp_result {
 	size_t n_pt;
 	struct exp_search *srch;   /* max-batch / best: one per (wl, pol) */
 	size_t n_srch;
-	uint64_t *baseline;	   /* budget_fraction: baseline peak per wl */
+	uint64_t *baseline;	   /* budget_fraction: baseline bytes per wl */
 	size_t n_failed;	   /* points whose run failed (not OOM) */
 	double wall_s;		   /* wall-clock seconds of exp_run */
 };
@@ -172,6 +173,8 @@ int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 /* The row of the summary table a --trace-point index names. */
 const struct exp_point *exp_row(const struct exp_result *r, size_t i);
 size_t exp_n_rows(const struct exp_result *r);
+/* The number of rows the summary will have, known before running. */
+size_t exp_planned_rows(const struct exp *e);
 
 /* Status of a run: "ok", "oom" or "failed". */
 const char *exp_status(const struct exp_point *p);

@@ -28,7 +28,7 @@ static double ms(sim_time_t t) { return (double)t / 1e6; }
 
 static void csv_str(FILE *f, const char *s)
 {
-	if (!strpbrk(s, ",\"\n")) {
+	if (!strpbrk(s, ",\"\n\r")) {
 		fputs(s, f);
 		return;
 	}
@@ -48,8 +48,8 @@ static const char stat_header[] =
 	"stall_memory_ms,h2d_bytes,d2h_bytes,swap_outs,swap_ins,drops,"
 	"kernels,peak_requested_bytes,peak_allocated_bytes,"
 	"peak_reserved_bytes,pinned_peak_bytes,frag_at_peak,frag_max,"
-	"device_mallocs,events,oom_iteration,oom_op,oom_tensor,oom_bytes,"
-	"error";
+	"allocations,frees,alloc_failures,device_mallocs,device_frees,events,"
+	"oom_iteration,oom_op,oom_tensor,oom_bytes,oom_reason,error";
 
 static void csv_stats(FILE *f, const struct exp_point *p)
 {
@@ -57,7 +57,7 @@ static void csv_stats(FILE *f, const struct exp_point *p)
 	const struct st_iter *s = &r->steady;
 	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%llu,%llu,"
 		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.6f,%llu,"
-		   "%llu,",
+		   "%llu,%llu,%llu,%llu,%llu,",
 		exp_status(p), ms(s->time), r->samples_per_s,
 		ms(s->compute_busy), ms(s->recompute),
 		(unsigned long long)s->n_recompute, s->recompute_flops / 1e9,
@@ -72,7 +72,11 @@ static void csv_stats(FILE *f, const struct exp_point *p)
 		(unsigned long long)r->mem.peak_allocated,
 		(unsigned long long)r->mem.peak_reserved,
 		(unsigned long long)r->pinned_peak, r->frag_at_peak,
-		r->frag_max, (unsigned long long)r->mem.n_device_malloc,
+		r->frag_max, (unsigned long long)r->mem.n_alloc,
+		(unsigned long long)r->mem.n_free,
+		(unsigned long long)r->mem.n_fail,
+		(unsigned long long)r->mem.n_device_malloc,
+		(unsigned long long)r->mem.n_device_free,
 		(unsigned long long)r->events);
 	if (r->oom.hit) {
 		fprintf(f, "%d,", r->oom.iter);
@@ -80,8 +84,10 @@ static void csv_stats(FILE *f, const struct exp_point *p)
 		fputc(',', f);
 		csv_str(f, r->oom.tensor);
 		fprintf(f, ",%llu,", (unsigned long long)r->oom.bytes);
+		csv_str(f, r->oom.reason);
+		fputc(',', f);
 	} else {
-		fputs(",,,,", f);
+		fputs(",,,,,", f);
 	}
 	csv_str(f, p->error[0] ? p->error : r->failed ? r->error : "");
 	fputc('\n', f);
@@ -486,23 +492,39 @@ static const char *write_plot_data(const struct exp *e,
 
 /* Run gnuplot on a script from <datadir>/results/ for one terminal; the
  * image goes to a temporary that is renamed into place. */
+/* Append s to a gnuplot single-quoted string ('' stands for '). */
+static void gp_quoted(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
 static int gnuplot(const char *script, const char *term, const char *dat,
 		   const char *titles, const char *xlabel, const char *title,
 		   const char *out, gms_err *err)
 {
-	char tmp[1100], sp[1100], expr[4096];
+	char tmp[1100], sp[1100];
 	snprintf(tmp, sizeof tmp, "%s.tmp", out);
 	snprintf(sp, sizeof sp, "%s/results/%s", hw_datadir(), script);
-	for (const char *s = dat; *s; s++)
-		if (*s == '\'')
-			return gms_errf(err, "%s: a quote in the path", dat);
-	for (const char *s = out; *s; s++)
-		if (*s == '\'')
-			return gms_errf(err, "%s: a quote in the path", out);
-	snprintf(expr, sizeof expr,
-		 "dat='%s'; out='%s'; term='%s'; titles='%s'; xlabel='%s'; "
-		 "ptitle='%s'",
-		 dat, tmp, term, titles, xlabel, title);
+	char *expr = NULL;
+	size_t len = 0;
+	FILE *ef = open_memstream(&expr, &len);
+	if (!ef)
+		return gms_errf(err, "out of memory");
+	const char *names[] = {"dat", "out", "term", "titles", "xlabel",
+			       "ptitle"};
+	const char *vals[] = {dat, tmp, term, titles, xlabel, title};
+	for (int i = 0; i < 6; i++) {
+		fprintf(ef, "%s=", names[i]);
+		gp_quoted(ef, vals[i]);
+		fputs("; ", ef);
+	}
+	fclose(ef);
 	char *argv[] = {"gnuplot", "-e", expr, sp, NULL};
 	/* gnuplot warns about series with no points (a policy that ran out
 	 * of memory everywhere): keep its chatter out, say on failure how to
@@ -513,18 +535,23 @@ static int gnuplot(const char *script, const char *term, const char *dat,
 	pid_t pid;
 	int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0)
+	if (rc != 0) {
+		free(expr);
 		return gms_errf(err, "cannot run gnuplot: %s (install it: "
 				     "make deps)",
 				strerror(rc));
+	}
 	int st;
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0) {
 		unlink(tmp);
-		return gms_errf(err, "gnuplot failed on %s; to see why: gnuplot "
-				     "-e \"%s\" %s",
-				sp, expr, sp);
+		gms_errf(err, "gnuplot failed on %s; to see why: gnuplot -e "
+			      "\"%.300s\" %s",
+			 sp, expr, sp);
+		free(expr);
+		return -1;
 	}
+	free(expr);
 	if (rename(tmp, out) != 0) {
 		unlink(tmp);
 		return gms_errf(err, "%s: %s", out, strerror(errno));
@@ -543,26 +570,34 @@ int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 	snprintf(dat, sizeof dat, "%s/plot.dat", e->out_dir);
 	snprintf(png, sizeof png, "%s/plot.png", e->out_dir);
 	snprintf(svg, sizeof svg, "%s/plot.svg", e->out_dir);
-	char titles[4096] = "", xlabel[128];
-	if (write_csv(e, r, csv, err) < 0 || write_json(e, r, json, err) < 0)
+	char *titles = calloc(1, 1 << 20), xlabel[128];
+	if (!titles)
+		return gms_errf(err, "out of memory");
+	if (write_csv(e, r, csv, err) < 0 || write_json(e, r, json, err) < 0) {
+		free(titles);
 		return -1;
-	const char *script = write_plot_data(e, r, dat, titles, sizeof titles,
+	}
+	const char *script = write_plot_data(e, r, dat, titles, 1 << 20,
 					     xlabel, sizeof xlabel, err);
-	if (!script)
+	if (!script) {
+		free(titles);
 		return -1;
+	}
 	if (log) {
 		fprintf(log, "summary: %s\n", csv);
 		fprintf(log, "runs:    %s\n", json);
 	}
-	if (!e->plot)
+	if (!e->plot) {
+		free(titles);
 		return 0;
+	}
 	char title[300];
 	snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
-	for (char *c = title; *c; c++)
-		if (*c == '\'')
-			*c = '_';
-	if (gnuplot(script, "png", dat, titles, xlabel, title, png, err) < 0 ||
-	    gnuplot(script, "svg", dat, titles, xlabel, title, svg, err) < 0)
+	int rc = gnuplot(script, "png", dat, titles, xlabel, title, png, err);
+	if (rc == 0)
+		rc = gnuplot(script, "svg", dat, titles, xlabel, title, svg, err);
+	free(titles);
+	if (rc < 0)
 		return -1;
 	if (log) {
 		fprintf(log, "plot:    %s\n", png);

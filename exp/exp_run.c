@@ -28,6 +28,33 @@ static bool fits(const struct exp_point *p)
 	return p->ran && !p->st.failed && !p->st.oom.hit;
 }
 
+/* One run of a built workload under a created policy with the
+ * experiment's allocator and iterations. A budget beyond the profile's
+ * memory simulates a larger device; 0 means the profile's usable memory.
+ * Returns the budget used. A run that could not start is marked failed. */
+static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
+			struct pol *pol, uint64_t budget,
+			const struct ex_observer *obs, struct st_run *st,
+			char *error, size_t n)
+{
+	gms_err err = {{0}};
+	struct hw_profile hw = e->hw;
+	if (!budget)
+		budget = hw.capacity - hw.reserved;
+	if (budget > hw.capacity - hw.reserved)
+		hw.capacity = budget + hw.reserved;
+	struct ex_cfg cfg = {.hw = &hw, .wl = wl, .pol = pol,
+			     .allocator = e->allocator, .budget = budget,
+			     .pool_size = e->pool_size,
+			     .iterations = e->iterations, .warmup = e->warmup,
+			     .obs = obs};
+	if (ex_run(&cfg, st, &err) < 0) {
+		snprintf(error, n, "%s", err.msg);
+		st->failed = true; /* also when it failed before starting */
+	}
+	return budget;
+}
+
 void exp_simulate(const struct exp *e, struct exp_point *p,
 		  const struct ex_observer *(*obs)(void *ctx,
 						   const struct wl_workload *),
@@ -52,21 +79,9 @@ void exp_simulate(const struct exp *e, struct exp_point *p,
 		wl_free(wl);
 		return;
 	}
-	/* a budget beyond the profile's memory simulates a larger device */
-	struct hw_profile hw = e->hw;
 	uint64_t budget = p->budget ? p->budget : e->budget;
-	if (!budget)
-		budget = hw.capacity - hw.reserved;
-	if (budget > hw.capacity - hw.reserved)
-		hw.capacity = budget + hw.reserved;
-	p->budget = budget; /* the effective one, for the results */
-	struct ex_cfg cfg = {.hw = &hw, .wl = wl, .pol = &pol,
-			     .allocator = e->allocator, .budget = budget,
-			     .pool_size = e->pool_size,
-			     .iterations = e->iterations, .warmup = e->warmup,
-			     .obs = obs ? obs(obs_ctx, wl) : NULL};
-	if (ex_run(&cfg, &p->st, &err) < 0)
-		snprintf(p->error, sizeof p->error, "%s", err.msg);
+	p->budget = run_one(e, wl, &pol, budget, obs ? obs(obs_ctx, wl) : NULL,
+			    &p->st, p->error, sizeof p->error);
 	p->ran = true;
 	pol_destroy(&pol);
 	wl_free(wl);
@@ -108,7 +123,7 @@ static void draw(struct pool *p)
 		fprintf(stderr, ", ~%.0f s left", eta);
 	if (p->units)
 		fprintf(stderr, " (%zu runs)", p->units_done);
-	fputs("   ", stderr);
+	fputs("\033[K", stderr); /* clear the rest of the line */
 	fflush(stderr);
 }
 
@@ -142,7 +157,7 @@ static int pool_run(size_t n, int jobs, bool progress, const char *what,
 		    gms_err *err)
 {
 	struct pool p = {.n = n, .fn = fn, .ctx = ctx, .progress = progress,
-			 .what = what};
+			 .what = what, .units = !strcmp(what, "searches")};
 	pthread_mutex_init(&p.mu, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &p.t0);
 	if (jobs > (int)n)
@@ -203,8 +218,29 @@ static void point_task(void *ctx, size_t i, struct pool *p)
 		pt->tl->wl = NULL; /* the workload is gone; names unused */
 }
 
-/* Baseline peak for budget fractions: framework, graph mode, memory
- * without limit (a device as large as the simulation can address). */
+/* Does framework (graph mode) train workload wl within budget? */
+static bool baseline_fits(const struct exp *e, const struct wl_workload *wl,
+			  uint64_t budget)
+{
+	struct pol pol;
+	gms_err err;
+	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) < 0)
+		return false;
+	struct st_run st = {0};
+	char error[256];
+	run_one(e, wl, &pol, budget, NULL, &st, error, sizeof error);
+	bool ok = !st.failed && !st.oom.hit;
+	st_run_free(&st);
+	pol_destroy(&pol);
+	return ok;
+}
+
+/* The baseline of budget fractions: the least device memory `framework`
+ * (graph mode) needs with the experiment's allocator, to 1 MiB. Search:
+ * from the peak of live tensor bytes (arena: no allocator overhead, a
+ * lower bound) double until it fits, then bisect. Fragmentation can make
+ * feasibility non-monotonic; the answer is the smallest budget the
+ * bisection found to fit. */
 static void baseline_task(void *ctx, size_t i, struct pool *p)
 {
 	(void)p;
@@ -216,6 +252,7 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
 	if (!wl)
 		return;
 	struct pol pol;
+	uint64_t live = 0;
 	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) == 0) {
 		struct hw_profile hw = e->hw;
 		hw.capacity = (uint64_t)1 << 50; /* 1 PiB: no limit */
@@ -225,10 +262,31 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
 				     .iterations = 1, .warmup = 0};
 		struct st_run st;
 		if (ex_run(&cfg, &st, &err) == 0 && !st.oom.hit)
-			c->r->baseline[i] = st.mem.peak_allocated;
+			live = st.mem.peak_allocated;
 		st_run_free(&st);
 		pol_destroy(&pol);
 	}
+	const uint64_t mib = GMS_MIB;
+	uint64_t lo = live, hi = live;
+	if (live && !baseline_fits(e, wl, live)) {
+		hi = (live / mib + 1) * mib;
+		for (int k = 0; k < 6 && !baseline_fits(e, wl, hi); k++) {
+			lo = hi;
+			hi *= 2;
+		}
+		if (!baseline_fits(e, wl, hi))
+			hi = 0; /* not even 64x the live bytes: give up */
+		while (hi && hi - lo > mib) {
+			uint64_t mid = (lo + (hi - lo) / 2) / mib * mib;
+			if (mid <= lo)
+				break;
+			if (baseline_fits(e, wl, mid))
+				hi = mid;
+			else
+				lo = mid;
+		}
+	}
+	c->r->baseline[i] = live ? hi : 0;
 	wl_free(wl);
 }
 
@@ -350,7 +408,9 @@ static void best_task(void *ctx, size_t i, struct pool *p)
 	int64_t b = bi + 1 < n ? grid[bi + 1] : grid[n - 1];
 	while (b - a > 2) {
 		int64_t m1 = a + (b - a) / 3, m2 = b - (b - a) / 3;
-		if (thr(s, e, m1, p) >= thr(s, e, m2, p))
+		double t1 = thr(s, e, m1, p); /* in this order: probes are */
+		double t2 = thr(s, e, m2, p); /* listed as they ran */
+		if (t1 >= t2)
 			b = m2;
 		else
 			a = m1;
@@ -432,8 +492,17 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 					       e->fractions[v]);
 			if (!r->baseline[w]) {
 				snprintf(p->error, sizeof p->error,
-					 "no baseline peak: the workload did "
-					 "not run under framework");
+					 "no baseline: the workload did not "
+					 "run under framework");
+				p->st.failed = true;
+				continue;
+			}
+			if (!p->budget) {
+				snprintf(p->error, sizeof p->error,
+					 "budget fraction %g of %llu bytes is "
+					 "0 bytes",
+					 p->fraction,
+					 (unsigned long long)r->baseline[w]);
 				p->st.failed = true;
 				continue;
 			}
@@ -464,6 +533,13 @@ void exp_result_free(struct exp_result *r)
 	free(r->srch);
 	free(r->baseline);
 	memset(r, 0, sizeof *r);
+}
+
+size_t exp_planned_rows(const struct exp *e)
+{
+	if (e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST)
+		return e->n_wl * e->n_pol;
+	return e->n_wl * e->n_pol * (e->kind == EXP_SWEEP ? e->n_values : 1);
 }
 
 size_t exp_n_rows(const struct exp_result *r)

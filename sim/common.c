@@ -199,6 +199,8 @@ void gms_out_abort(struct gms_out *o)
 int gms_mkdirs(const char *path, gms_err *err)
 {
 	char buf[1024];
+	if (!path[0])
+		return gms_errf(err, "empty directory name");
 	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
 		return gms_errf(err, "%s: path too long", path);
 	for (char *p = buf + 1;; p++) {

@@ -404,7 +404,14 @@ static int run_experiment(int argc, char **argv)
 			o.quiet = true;
 			continue;
 		}
-		if (a[0] == '-' && !v) {
+		bool known = !strcmp(a, "--out") || !strcmp(a, "--trace") ||
+			     !strcmp(a, "--trace-point") || !strcmp(a, "-j") ||
+			     !strcmp(a, "--jobs");
+		if (a[0] == '-' && !known) {
+			fprintf(stderr, "gpumemsim: unknown option %s\n", a);
+			return EXIT_INPUT;
+		}
+		if (known && !v) {
 			fprintf(stderr, "gpumemsim: %s needs a value\n", a);
 			return EXIT_INPUT;
 		}
@@ -420,9 +427,6 @@ static int run_experiment(int argc, char **argv)
 			if (parse_count(a, v, 1, &n) < 0)
 				return EXIT_INPUT;
 			o.jobs = n > 1024 ? 1024 : (int)n;
-		} else if (a[0] == '-') {
-			fprintf(stderr, "gpumemsim: unknown option %s\n", a);
-			return EXIT_INPUT;
 		} else if (!path) {
 			path = a;
 			continue;
@@ -444,6 +448,19 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
+	if (o.trace_point && !o.trace) {
+		fprintf(stderr, "gpumemsim: --trace-point needs --trace FILE\n");
+		exp_free(&e);
+		return EXIT_INPUT;
+	}
+	if (o.trace && (size_t)o.trace_point >= exp_planned_rows(&e)) {
+		fprintf(stderr,
+			"gpumemsim: --trace-point %ld: no such row (the summary "
+			"will have %zu)\n",
+			o.trace_point, exp_planned_rows(&e));
+		exp_free(&e);
+		return EXIT_INPUT;
+	}
 	struct exp_result r;
 	int rc = EXIT_OK;
 	if (exp_run(&e, &o, &r, &err) < 0) {
@@ -461,13 +478,13 @@ static int run_experiment(int argc, char **argv)
 	if (o.trace) {
 		const struct exp_point *row =
 			exp_row(&r, (size_t)o.trace_point);
+		/* a search without an answer: its first (smallest) probe */
+		if (!row && r.srch && r.srch[o.trace_point].n_probe)
+			row = &r.srch[o.trace_point].probe[0];
 		if (!row) {
-			fprintf(stderr,
-				"gpumemsim: --trace-point %ld: no such row "
-				"(%zu rows; a search without an answer has "
-				"none)\n",
-				o.trace_point, exp_n_rows(&r));
-			rc = EXIT_INPUT;
+			fprintf(stderr, "gpumemsim: --trace-point %ld: no run\n",
+				o.trace_point);
+			rc = EXIT_RUN;
 		} else if (write_point_trace(&e, row, o.trace, &err) < 0) {
 			fprintf(stderr, "gpumemsim: %s\n", err.msg);
 			rc = EXIT_RUN;

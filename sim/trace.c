@@ -130,6 +130,17 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 			else
 				fprintf(f, ",\"args\":{\"bytes\":%llu}",
 					(unsigned long long)e->a);
+			if (kernel && e->flag) {
+				/* a recomputation also gets an instant event */
+				fputs("},\n{\"ph\":\"i\",\"s\":\"t\",\"name\":"
+				      "\"recompute\",\"cat\":\"recompute\","
+				      "\"pid\":1,\"tid\":1,\"ts\":",
+				      f);
+				us(f, e->t0);
+				fputs(",\"args\":{\"op\":", f);
+				gms_json_str(f, name);
+				fputc('}', f);
+			}
 			break;
 		}
 		case TR_MARK:
@@ -147,13 +158,19 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 				(unsigned long long)wl->tensors[e->id].bytes);
 			break;
 		case TR_MEM:
-			fputs("\"ph\":\"C\",\"name\":\"device memory\",\"pid\":1,"
-			      "\"ts\":",
+			/* two counters, not one with two series: chrome://
+			 * tracing would stack the series */
+			fputs("\"ph\":\"C\",\"name\":\"device memory allocated\","
+			      "\"pid\":1,\"ts\":",
 			      f);
 			us(f, e->t0);
-			fprintf(f, ",\"args\":{\"allocated\":%llu,"
-				   "\"reserved\":%llu}",
-				(unsigned long long)e->a,
+			fprintf(f, ",\"args\":{\"bytes\":%llu}},\n{",
+				(unsigned long long)e->a);
+			fputs("\"ph\":\"C\",\"name\":\"device memory reserved\","
+			      "\"pid\":1,\"ts\":",
+			      f);
+			us(f, e->t0);
+			fprintf(f, ",\"args\":{\"bytes\":%llu}",
 				(unsigned long long)e->b);
 			break;
 		}

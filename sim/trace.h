@@ -7,8 +7,9 @@
  *   tr_write_chrome  the Chrome trace-event JSON that Perfetto and
  *                    chrome://tracing load: one track each for compute,
  *                    H2D and D2H (complete events named after the op or
- *                    tensor), instant events for evictions and drops, and
- *                    a counter track "device memory" (allocated, reserved);
+ *                    tensor), instant events for evictions, drops and
+ *                    recomputations, and counters "device memory
+ *                    allocated" and "device memory reserved" (bytes);
  *   tr_write_mem     the memory counter as a table (time_ms, allocated,
  *                    reserved) for plots.
  * Both write to a temporary file and rename it into place.
