@@ -239,21 +239,11 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 		char buf[256];
 		if (in.name[0]) {
 			w->src = EXP_SRC_GEN;
-			w->gen = wl_gen_find(in.name);
+			w->gen = wl_gen_lookup(in.name, err);
 			if (!w->gen) {
-				char known[1024] = "";
-				for (const struct wl_gen *g = wl_gens; g->name;
-				     g++) {
-					strncat(known, g == wl_gens ? "" : ", ",
-						sizeof known - strlen(known) - 1);
-					strncat(known, g->name,
-						sizeof known - strlen(known) - 1);
-				}
 				yaml_node_t *v = cfg_map_get(d, n, "name");
-				return cfg_errf(err, d, v ? v : n,
-						"%s: key 'name': unknown "
-						"generator '%s' (known: %s)",
-						what, in.name, known);
+				return cfg_err_at(err, d, v ? v : n,
+						  "%s: key 'name'", what);
 			}
 			w->args = (struct wl_gen_args){
 				.batch = in.batch, .size = in.size,
@@ -349,14 +339,10 @@ static int parse_policies(struct exp *e, yaml_node_t *seq, gms_err *err)
 					i + 1);
 		}
 		snprintf(p->name, sizeof p->name, "%s", name);
-		if (!pol_find(name)) {
-			struct pol tmp; /* its message lists the known ones */
-			pol_create(&tmp, name, d, NULL, NULL, 0, err);
-			char msg[sizeof err->msg];
-			snprintf(msg, sizeof msg, "%s", err->msg);
+		if (!pol_lookup(name, err)) {
 			yaml_node_t *v = p->node ? cfg_map_get(d, n, "name") : n;
-			return cfg_errf(err, d, v, "policy %zu: key 'name': %s",
-					i + 1, msg);
+			return cfg_err_at(err, d, v, "policy %zu: key 'name'",
+					  i + 1);
 		}
 		/* create once: checks every parameter */
 		struct pol pol;
@@ -572,25 +558,14 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	e->plot = top.plot;
 	e->budget = top.budget;
 	e->pool_size = top.pool_size;
-	if (!mem_find(top.allocator)) {
-		char known[256] = "";
-		for (size_t i = 0; mem_model(i); i++) {
-			strncat(known, i ? ", " : "",
-				sizeof known - strlen(known) - 1);
-			strncat(known, mem_model(i)->name,
-				sizeof known - strlen(known) - 1);
-		}
-		cfg_errf(err, d, cfg_map_get(d, root, "allocator"),
-			 "key 'allocator': unknown allocator '%s' (known: %s)",
-			 top.allocator, known);
+	if (!mem_lookup(top.allocator, err)) {
+		cfg_err_at(err, d, cfg_map_get(d, root, "allocator"),
+			   "key 'allocator'");
 		goto fail;
 	}
 	snprintf(e->allocator, sizeof e->allocator, "%s", top.allocator);
 	if (hw_load(&e->hw, top.hw, err) < 0) {
-		char msg[sizeof err->msg];
-		snprintf(msg, sizeof msg, "%s", err->msg);
-		cfg_errf(err, d, cfg_map_get(d, root, "hw"), "key 'hw': %s",
-			 msg);
+		cfg_err_at(err, d, cfg_map_get(d, root, "hw"), "key 'hw'");
 		goto fail;
 	}
 	if (parse_measure(e, top.measure, err) < 0 ||
@@ -625,9 +600,7 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 					    : w->batch;
 		struct wl_workload *wl = exp_build_workload(e, i, b, err);
 		if (!wl) {
-			char msg[sizeof err->msg];
-			snprintf(msg, sizeof msg, "%s", err->msg);
-			cfg_errf(err, d, w->node, "%s: %s", what, msg);
+			cfg_err_at(err, d, w->node, "%s", what);
 			goto fail;
 		}
 		wl_free(wl);

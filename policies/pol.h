@@ -143,6 +143,8 @@ struct pol_ops {
 
 /* The policy named `name`, or NULL. */
 const struct pol_ops *pol_find(const char *name);
+/* pol_find, or NULL with "unknown policy 'x' (known: ...)" in err. */
+const struct pol_ops *pol_lookup(const char *name, gms_err *err);
 /* The i-th registered policy, NULL past the end. */
 const struct pol_ops *pol_at(size_t i);
 

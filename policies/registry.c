@@ -26,23 +26,26 @@ const struct pol_ops *pol_find(const char *name)
 	return NULL;
 }
 
+const struct pol_ops *pol_lookup(const char *name, gms_err *err)
+{
+	const struct pol_ops *ops = pol_find(name);
+	if (!ops) {
+		char known[512] = "";
+		for (size_t i = 0; pol_at(i); i++)
+			gms_list_add(known, sizeof known, pol_at(i)->name);
+		gms_errf(err, "unknown policy '%s' (known: %s)", name, known);
+	}
+	return ops;
+}
+
 int pol_create(struct pol *p, const char *name, struct cfg_doc *doc,
 	       yaml_node_t *node, const char *const *kv, size_t n_kv,
 	       gms_err *err)
 {
 	memset(p, 0, sizeof *p);
-	p->ops = pol_find(name);
-	if (!p->ops) {
-		char known[512] = "";
-		for (size_t i = 0; pol_at(i); i++) {
-			strncat(known, i ? ", " : "",
-				sizeof known - strlen(known) - 1);
-			strncat(known, pol_at(i)->name,
-				sizeof known - strlen(known) - 1);
-		}
-		return gms_errf(err, "unknown policy '%s' (known: %s)", name,
-				known);
-	}
+	p->ops = pol_lookup(name, err);
+	if (!p->ops)
+		return -1;
 	char what[96];
 	snprintf(what, sizeof what, "policy '%s'", name);
 	/* The parameters live after a name field, so one table (the policy's,

@@ -208,6 +208,20 @@ int cfg_errf(gms_err *err, struct cfg_doc *d, const yaml_node_t *node,
 	return -1;
 }
 
+int cfg_err_at(gms_err *err, struct cfg_doc *d, const yaml_node_t *node,
+	       const char *fmt, ...)
+{
+	if (!err)
+		return -1;
+	char where[600], body[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof body, fmt, ap);
+	va_end(ap);
+	cfg_where(d, node, where, sizeof where);
+	return gms_err_prefix(err, "%s: %s", where, body);
+}
+
 const char *cfg_scalar(const yaml_node_t *node)
 {
 	if (!node || node->type != YAML_SCALAR_NODE)
@@ -375,11 +389,8 @@ static void join_choices(char *buf, size_t n, const char *const *choices,
 static void join_keys(char *buf, size_t n, const struct prm_def *defs)
 {
 	buf[0] = 0;
-	for (size_t i = 0; defs[i].key; i++) {
-		if (i)
-			cat(buf, n, ", ");
-		cat(buf, n, defs[i].key);
-	}
+	for (size_t i = 0; defs[i].key; i++)
+		gms_list_add(buf, n, defs[i].key);
 }
 
 static bool has_range(const struct prm_def *p)

@@ -113,6 +113,11 @@ const char *cfg_where(struct cfg_doc *d, const yaml_node_t *node, char *buf,
 int cfg_errf(gms_err *err, struct cfg_doc *d, const yaml_node_t *node,
 	     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Locate an error already in err at node: "file:line:col: <formatted>:
+ * <the message>". Returns -1. */
+int cfg_err_at(gms_err *err, struct cfg_doc *d, const yaml_node_t *node,
+	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* The scalar text of node, or NULL if it is not a scalar. */
 const char *cfg_scalar(const yaml_node_t *node);
 

@@ -236,3 +236,11 @@ void gms_json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+
+void gms_list_add(char *buf, size_t n, const char *item)
+{
+	size_t l = strnlen(buf, n);
+	if (l + 1 >= n)
+		return;
+	snprintf(buf + l, n - l, "%s%s", l ? ", " : "", item);
+}

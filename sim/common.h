@@ -76,6 +76,10 @@ int gms_out_open(struct gms_out *o, const char *path, gms_err *err);
 int gms_out_commit(struct gms_out *o, gms_err *err);
 void gms_out_abort(struct gms_out *o);
 
+/* Append item to the ", "-separated list in buf (size n), as far as it
+ * fits; for "unknown X (known: a, b, c)" messages. */
+void gms_list_add(char *buf, size_t n, const char *item);
+
 /* Write s as a JSON string literal (quotes and escapes included). */
 void gms_json_str(FILE *f, const char *s);
 

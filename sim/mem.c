@@ -47,23 +47,28 @@ double mem_frag(const struct mem_stats *s)
 	return 1.0 - (double)s->largest_free / (double)free_bytes;
 }
 
+const struct mem_ops *mem_lookup(const char *name, gms_err *err)
+{
+	const struct mem_ops *ops = name ? mem_find(name) : NULL;
+	if (!ops) {
+		char known[256] = "";
+		for (size_t i = 0; i < N_MODELS; i++)
+			gms_list_add(known, sizeof known, models[i]->name);
+		gms_errf(err, "unknown allocator '%s' (known: %s)",
+			 name ? name : "(null)", known);
+	}
+	return ops;
+}
+
 int mem_dev_open(struct mem_dev *d, const char *model,
 		 const struct mem_cfg *cfg, gms_err *err)
 {
 	assert(d);
 	d->ops = NULL;
 	d->a = NULL;
-	const struct mem_ops *ops = mem_find(model);
-	if (!ops) {
-		char known[256] = "";
-		size_t n = 0;
-		for (size_t i = 0; i < N_MODELS; i++)
-			n += (size_t)snprintf(known + n, sizeof known - n,
-					      "%s%s", i ? ", " : "",
-					      models[i]->name);
-		return gms_errf(err, "unknown allocator '%s' (known: %s)",
-				model ? model : "(null)", known);
-	}
+	const struct mem_ops *ops = mem_lookup(model, err);
+	if (!ops)
+		return -1;
 	struct mem_allocator *a = ops->create(cfg, err);
 	if (!a)
 		return gms_err_prefix(err, "allocator '%s'", ops->name);

@@ -101,6 +101,8 @@ struct mem_ops {
 
 /* Registry. */
 const struct mem_ops *mem_find(const char *name);
+/* mem_find, or NULL with "unknown allocator 'x' (known: ...)" in err. */
+const struct mem_ops *mem_lookup(const char *name, gms_err *err);
 /* The i-th model (NULL past the end), for listings. */
 const struct mem_ops *mem_model(size_t i);
 

@@ -79,6 +79,19 @@ const struct wl_gen *wl_gen_find(const char *name)
 	return NULL;
 }
 
+const struct wl_gen *wl_gen_lookup(const char *name, gms_err *err)
+{
+	const struct wl_gen *g = wl_gen_find(name);
+	if (!g) {
+		char known[1024] = "";
+		for (const struct wl_gen *k = wl_gens; k->name; k++)
+			gms_list_add(known, sizeof known, k->name);
+		gms_errf(err, "unknown generator '%s' (known: %s)",
+			 name ? name : "(null)", known);
+	}
+	return g;
+}
+
 struct wl_workload *wl_gen_build(const struct wl_gen *g,
 				 const struct wl_gen_args *a, gms_err *err)
 {

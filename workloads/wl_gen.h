@@ -57,6 +57,8 @@ extern const struct wl_gen wl_gens[];
 
 /* Look a generator up by name; NULL when unknown. */
 const struct wl_gen *wl_gen_find(const char *name);
+/* wl_gen_find, or NULL with "unknown generator 'x' (known: ...)". */
+const struct wl_gen *wl_gen_lookup(const char *name, gms_err *err);
 
 /* Build: checks a->batch >= 1 and a->size (0 -> default, else >=
  * min_size) and calls g->build. */
