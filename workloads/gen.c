@@ -745,8 +745,14 @@ struct gen_tensor gen_conv_sq(struct gen *g, const char *name,
 	return gen_conv(g, name, x, cout, k, k, stride, pad, pad, bias);
 }
 
-struct gen_tensor gen_batchnorm(struct gen *g, const char *name,
-				struct gen_tensor x)
+/* A normalisation layer: y = gamma * (x - mean) / std + beta, with the
+ * mean and inverse std kept in `<name>.saved` for the backward pass --
+ * BatchNorm: per channel, 2 x C fp32 values whatever the batch;
+ * LayerNorm: per token, 2 values each. DRAM bytes: x read, y written,
+ * gamma and beta read, the statistics written. */
+static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
+				  enum wl_op_type type, const char *name,
+				  struct gen_tensor x)
 {
 	char buf[NAME_MAX_LEN];
 	if (!start(g, name) || !check_in(g, name, x))
@@ -754,8 +760,10 @@ struct gen_tensor gen_batchnorm(struct gen *g, const char *name,
 	const struct gen_val xv = g->vals[x.v];
 	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true);
 	uint32_t saved = add_tensor(g, fmt_name(g, buf, "%s.saved", name),
-				    (uint64_t)xv.c * 2u * 4u, WL_ACT);
-	uint32_t l = tape_add(g, GL_BN, name, &x.v, 1, y.v);
+				    kind == GL_BN ? (uint64_t)xv.c * 2u * 4u
+						  : fbytes(g, 2 * xv.h * xv.w),
+				    WL_ACT);
+	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
 	struct gen_layer *L = &g->tape[l];
@@ -764,17 +772,24 @@ struct gen_tensor gen_batchnorm(struct gen *g, const char *name,
 	L->bp = new_param(g, name, "bias", xv.c, l);
 	if (!gen_ok(g))
 		return NONE_T;
-	struct op_spec s = {.name = name, .layer = name,
-			    .type = OT_BATCHNORM, .phase = WL_FWD,
+	struct op_spec s = {.name = name, .layer = name, .type = type,
+			    .phase = WL_FWD,
 			    .in = {xv.tensor, g->params[L->wp].tensor,
 				   g->params[L->bp].tensor},
 			    .n_in = 3,
 			    .out = {g->vals[y.v].tensor, saved},
 			    .n_out = 2};
 	s.flops = 7.0 * velems(g, x.v);
-	s.bytes = 2.0 * vbytes(g, x.v) + 4.0 * (double)xv.c * F32;
+	s.bytes = 2.0 * vbytes(g, x.v) + 2.0 * (double)xv.c * F32 +
+		  (double)g->w->tensors[saved].bytes;
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_batchnorm(struct gen *g, const char *name,
+				struct gen_tensor x)
+{
+	return norm_fwd(g, GL_BN, OT_BATCHNORM, name, x);
 }
 
 /* An elementwise forward layer: one input, same shape out. */
@@ -1190,34 +1205,7 @@ struct gen_tensor gen_mask_add(struct gen *g, const char *name,
 struct gen_tensor gen_layernorm(struct gen *g, const char *name,
 				struct gen_tensor x)
 {
-	char buf[NAME_MAX_LEN];
-	if (!start(g, name) || !check_in(g, name, x))
-		return NONE_T;
-	const struct gen_val xv = g->vals[x.v];
-	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true);
-	uint32_t saved = add_tensor(g, fmt_name(g, buf, "%s.saved", name),
-				    fbytes(g, 2 * xv.h * xv.w), WL_ACT);
-	uint32_t l = tape_add(g, GL_LAYERNORM, name, &x.v, 1, y.v);
-	if (l == GEN_NONE)
-		return NONE_T;
-	struct gen_layer *L = &g->tape[l];
-	L->aux = saved;
-	L->wp = new_param(g, name, "weight", xv.c, l);
-	L->bp = new_param(g, name, "bias", xv.c, l);
-	if (!gen_ok(g))
-		return NONE_T;
-	struct op_spec s = {.name = name, .layer = name,
-			    .type = OT_LAYERNORM, .phase = WL_FWD,
-			    .in = {xv.tensor, g->params[L->wp].tensor,
-				   g->params[L->bp].tensor},
-			    .n_in = 3,
-			    .out = {g->vals[y.v].tensor, saved},
-			    .n_out = 2};
-	s.flops = 7.0 * velems(g, x.v);
-	s.bytes = 2.0 * vbytes(g, x.v) + 2.0 * (double)xv.c * F32 +
-		  (double)g->w->tensors[saved].bytes;
-	emit(g, &s);
-	return gen_ok(g) ? y : NONE_T;
+	return norm_fwd(g, GL_LAYERNORM, OT_LAYERNORM, name, x);
 }
 
 struct gen_tensor gen_embedding(struct gen *g, const char *name,
