@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "testkit.h"
+#include "wlkit.h"
 
 #define FIX "tests/fixtures/dtr/"
 #define TRACES "workloads/traces/dtr/"
@@ -43,44 +44,10 @@ static const char *const shipped[] = {
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static void assert_has(const char *msg, const char *part)
-{
-	if (!strstr(msg, part))
-		fail_msg("message \"%s\" lacks \"%s\"", msg, part);
-}
-
-static uint32_t tid(const struct wl_workload *w, const char *name)
-{
-	uint32_t id = wl_tensor_id(w, name);
-	if (id == WL_NONE)
-		fail_msg("no tensor '%s'", name);
-	return id;
-}
-
-static uint32_t oid(const struct wl_workload *w, const char *name)
-{
-	uint32_t id = wl_op_id(w, name);
-	if (id == WL_NONE)
-		fail_msg("no op '%s'", name);
-	return id;
-}
-
-/* Tensor names of an id list, space separated. */
-static void names_of(const struct wl_workload *w, const uint32_t *ids,
-		     uint32_t n, char *buf, size_t cap)
-{
-	buf[0] = '\0';
-	for (uint32_t i = 0; i < n; i++) {
-		size_t l = strlen(buf);
-		snprintf(buf + l, cap - l, "%s%s", i ? " " : "",
-			 w->tensors[ids[i]].name);
-	}
-}
-
 static void assert_io(const struct wl_workload *w, const char *op,
 		      const char *in, const char *out)
 {
-	const struct wl_op *o = &w->ops[oid(w, op)];
+	const struct wl_op *o = &w->ops[op_id(w, op)];
 	char got[256];
 	names_of(w, o->in, o->n_in, got, sizeof got);
 	if (strcmp(got, in) != 0)
@@ -564,7 +531,7 @@ static void test_fixture_all(void **state)
 		{"gw", 4096, WL_PARAM_GRAD, 5},
 	};
 	for (uint32_t i = 0; i < 6; i++) {
-		const struct wl_tensor *t = &w->tensors[tid(w, ts[i].name)];
+		const struct wl_tensor *t = &w->tensors[tensor_id(w, ts[i].name)];
 		assert_int_equal(t->bytes, ts[i].bytes);
 		assert_int_equal(t->kind, ts[i].kind);
 		assert_int_equal(t->release_after, ts[i].release_after);
@@ -581,7 +548,7 @@ static void test_fixture_all(void **state)
 	assert_io(w, "cudnn_convolution_backward/4", "m x w", "gx gw");
 	assert_io(w, "add_/5", "w gw", "");
 	/* y: produced by op 0, read up to op 3, released after op 4 */
-	const struct wl_tensor *y = &w->tensors[tid(w, "y")];
+	const struct wl_tensor *y = &w->tensors[tensor_id(w, "y")];
 	assert_int_equal(y->producer, 0);
 	assert_int_equal(y->n_readers, 3);
 	assert_int_equal(y->readers[2], 3);
@@ -665,14 +632,14 @@ static void test_start_ints_reuse(void **state)
 	for (uint32_t o = 0; o < 3; o++)
 		assert_int_equal(w->ops[o].phase, WL_FWD);
 	assert_int_equal(w->n_tensors, 4);
-	assert_int_equal(w->tensors[tid(w, "w")].kind, WL_PARAM);
-	const struct wl_tensor *a = &w->tensors[tid(w, "a")];
+	assert_int_equal(w->tensors[tensor_id(w, "w")].kind, WL_PARAM);
+	const struct wl_tensor *a = &w->tensors[tensor_id(w, "a")];
 	assert_int_equal(a->kind, WL_ACT);
 	assert_int_equal(a->bytes, 32);
 	assert_int_equal(a->release_after, 1);
-	assert_int_equal(w->tensors[tid(w, "b")].bytes, 4);
-	assert_int_equal(w->tensors[tid(w, "b")].release_after, 2);
-	const struct wl_tensor *a2 = &w->tensors[tid(w, "a#3")];
+	assert_int_equal(w->tensors[tensor_id(w, "b")].bytes, 4);
+	assert_int_equal(w->tensors[tensor_id(w, "b")].release_after, 2);
+	const struct wl_tensor *a2 = &w->tensors[tensor_id(w, "a#3")];
 	assert_int_equal(a2->bytes, 8);
 	assert_int_equal(a2->producer, 2);
 	assert_int_equal(a2->release_after, 2);

@@ -23,38 +23,12 @@
 #include "../policies/pol.h"
 #include "../sim/ex.h"
 #include "../workloads/gen_dense_bert.h"
+#include "wlkit.h"
 
 static struct wl_workload *build(const char *name, int64_t batch,
 				 int64_t size)
 {
-	const struct wl_gen *g = wl_gen_find(name);
-	assert_non_null(g);
-	struct wl_gen_args a = {.batch = batch, .size = size,
-				.preset = WL_PRESET_GRAPH,
-				.optimizer = WL_OPTIM_SGD};
-	gms_err err = {{0}};
-	struct wl_workload *w = wl_gen_build(g, &a, &err);
-	if (!w)
-		fail_msg("%s: %s", name, err.msg);
-	assert_true(w->finalized);
-	return w;
-}
-
-static const struct wl_tensor *tensor(const struct wl_workload *w,
-				      const char *name)
-{
-	uint32_t id = wl_tensor_id(w, name);
-	if (id == WL_NONE)
-		fail_msg("no tensor '%s'", name);
-	return &w->tensors[id];
-}
-
-static const struct wl_op *op(const struct wl_workload *w, const char *name)
-{
-	uint32_t id = wl_op_id(w, name);
-	if (id == WL_NONE)
-		fail_msg("no op '%s'", name);
-	return &w->ops[id];
+	return gen_build_ok(name, batch, size, WL_PRESET_GRAPH, WL_OPTIM_SGD);
 }
 
 /* The backward op of type t in the layer of forward op `fwd` (a forward
@@ -97,23 +71,6 @@ static uint32_t n_grad_inputs(const struct wl_workload *w,
 	for (uint32_t i = 0; i < o->n_in; i++)
 		n += w->tensors[o->in[i]].kind == WL_ACT_GRAD;
 	return n;
-}
-
-/* Parameter elements (fp32) of tensors whose name does not start with
- * `skip` (NULL: all). */
-static uint64_t param_count(const struct wl_workload *w, const char *skip)
-{
-	uint64_t bytes = 0;
-	for (uint32_t i = 0; i < w->n_tensors; i++) {
-		const struct wl_tensor *t = &w->tensors[i];
-		if (t->kind != WL_PARAM)
-			continue;
-		if (skip && strncmp(t->name, skip, strlen(skip)) == 0)
-			continue;
-		bytes += t->bytes;
-	}
-	assert_int_equal(bytes % 4, 0);
-	return bytes / 4;
 }
 
 /* ---- DenseNet-121 -------------------------------------------------- */

@@ -39,6 +39,7 @@
 #include "../sim/hw.h"
 #include "../sim/stats.h"
 #include "../workloads/wl_gen.h"
+#include "wlkit.h"
 
 /* ---- helpers -------------------------------------------------------- */
 
@@ -53,60 +54,7 @@ static const struct wl_gen *gen(const char *name)
 static struct wl_workload *build(const char *name, int64_t batch,
 				 int64_t size)
 {
-	struct wl_gen_args a = {.batch = batch, .size = size,
-				.preset = WL_PRESET_GRAPH,
-				.optimizer = WL_OPTIM_SGD};
-	gms_err err = {{0}};
-	struct wl_workload *w = wl_gen_build(gen(name), &a, &err);
-	if (!w)
-		fail_msg("%s: %s", name, err.msg);
-	assert_true(w->finalized);
-	assert_int_equal(w->batch, batch);
-	return w;
-}
-
-static uint64_t n_params(const struct wl_workload *w)
-{
-	uint64_t b = wl_bytes_of_kind(w, WL_PARAM);
-	assert_int_equal(b % 4, 0);
-	return b / 4;
-}
-
-/* Forward multiply-accumulates per sample. */
-static double fwd_macs(const struct wl_workload *w)
-{
-	double f = 0;
-	for (uint32_t i = 0; i < w->n_ops; i++) {
-		const struct wl_op *o = &w->ops[i];
-		if (o->phase == WL_FWD &&
-		    (o->type == OT_CONV || o->type == OT_MATMUL))
-			f += o->flops;
-	}
-	return f / 2.0 / (double)w->batch;
-}
-
-static void assert_within(double got, double want, double rel)
-{
-	if (fabs(got - want) > rel * want)
-		fail_msg("%.6g is not within %.2g%% of %.6g", got, rel * 100,
-			 want);
-}
-
-static const struct wl_tensor *tensor(const struct wl_workload *w,
-				      const char *name)
-{
-	uint32_t id = wl_tensor_id(w, name);
-	if (id == WL_NONE)
-		fail_msg("no tensor '%s'", name);
-	return &w->tensors[id];
-}
-
-static const struct wl_op *op(const struct wl_workload *w, const char *name)
-{
-	uint32_t id = wl_op_id(w, name);
-	if (id == WL_NONE)
-		fail_msg("no op '%s'", name);
-	return &w->ops[id];
+	return gen_build_ok(name, batch, size, WL_PRESET_GRAPH, WL_OPTIM_SGD);
 }
 
 /* Bytes of an fp32 tensor of batch x c x h x w. */
@@ -148,7 +96,7 @@ static void test_googlenet(void **state)
 {
 	(void)state;
 	struct wl_workload *w = build("googlenet", 2, 0);
-	assert_int_equal(n_params(w), 6624904);
+	assert_int_equal(param_count(w, NULL), 6624904);
 	assert_within(fwd_macs(w), 1.498e9, 0.02);
 	/* the "5x5" branch is 3x3 (torchvision): 16 -> 32 channels */
 	assert_int_equal(tensor(w, "inception3a.branch3.1.conv.weight")->bytes,
@@ -185,11 +133,11 @@ static void test_inception_v3(void **state)
 {
 	(void)state;
 	struct wl_workload *w = build("inception_v3", 2, 0);
-	assert_int_equal(n_params(w), 27161264);
+	assert_int_equal(param_count(w, NULL), 27161264);
 	/* without the aux head's weights: torchvision's 23.8 M */
 	uint64_t aux = (768 * 128 + 2 * 128) + (128 * 768 * 25 + 2 * 768) +
 		       (768 * 1000 + 1000);
-	assert_int_equal(n_params(w) - aux, 23834568);
+	assert_int_equal(param_count(w, NULL) - aux, 23834568);
 	assert_within(fwd_macs(w), 5.713e9, 0.02);
 	/* 299 -> 149 -> 147 -> 73 -> 71 -> 35 -> 17 -> 8 */
 	assert_int_equal(tensor(w, "Mixed_5d.cat.out")->bytes,
@@ -232,8 +180,8 @@ static void test_inception_v4(void **state)
 	(void)state;
 	struct wl_workload *w = build("inception_v4", 2, 0);
 	/* timm inception_v4 / Cadene InceptionV4(num_classes=1000) */
-	assert_int_equal(n_params(w), 42679816);
-	assert_within((double)n_params(w), 42.7e6, 0.01);
+	assert_int_equal(param_count(w, NULL), 42679816);
+	assert_within((double)param_count(w, NULL), 42.7e6, 0.01);
 	assert_within(fwd_macs(w), 12.3e9, 0.02);
 	/* 299 -> 149 -> 147 -> 147 -> 73 -> 71 -> 35 -> 17 -> 8 */
 	assert_int_equal(tensor(w, "features.3.cat.out")->bytes,

@@ -1,0 +1,121 @@
+/*
+ * wlkit.h - looking into built workloads, for the generator and trace
+ * tests: tensors and ops by name (the test fails when absent), tensor-name
+ * lists, building a generator, parameter and MAC totals. Include after
+ * <cmocka.h>.
+ */
+#ifndef GMS_WLKIT_H
+#define GMS_WLKIT_H
+
+#include "../workloads/wl_gen.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static inline uint32_t tensor_id(const struct wl_workload *w, const char *name)
+{
+	uint32_t id = wl_tensor_id(w, name);
+	if (id == WL_NONE)
+		fail_msg("no tensor '%s'", name);
+	return id;
+}
+
+static inline uint32_t op_id(const struct wl_workload *w, const char *name)
+{
+	uint32_t id = wl_op_id(w, name);
+	if (id == WL_NONE)
+		fail_msg("no op '%s'", name);
+	return id;
+}
+
+static inline const struct wl_tensor *tensor(const struct wl_workload *w,
+					     const char *name)
+{
+	return &w->tensors[tensor_id(w, name)];
+}
+
+static inline const struct wl_op *op(const struct wl_workload *w,
+				     const char *name)
+{
+	return &w->ops[op_id(w, name)];
+}
+
+/* Tensor names of an id list, space separated. */
+static inline void names_of(const struct wl_workload *w, const uint32_t *ids,
+			    uint32_t n, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n; i++) {
+		size_t l = strlen(buf);
+		snprintf(buf + l, cap - l, "%s%s", i ? " " : "",
+			 w->tensors[ids[i]].name);
+	}
+}
+
+static inline void assert_has(const char *msg, const char *part)
+{
+	if (!strstr(msg, part))
+		fail_msg("message \"%s\" lacks \"%s\"", msg, part);
+}
+
+static inline void assert_within(double got, double want, double rel)
+{
+	if (fabs(got - want) > rel * want)
+		fail_msg("%.6g is not within %.2g%% of %.6g", got, rel * 100,
+			 want);
+}
+
+/* Build generator `name`; the test fails unless it builds, finalized, at
+ * the batch asked for. */
+static inline struct wl_workload *gen_build_ok(const char *name,
+					       int64_t batch, int64_t size,
+					       enum wl_preset preset,
+					       enum wl_optim optim)
+{
+	const struct wl_gen *g = wl_gen_find(name);
+	if (!g)
+		fail_msg("no generator '%s'", name);
+	struct wl_gen_args a = {.batch = batch, .size = size,
+				.preset = preset, .optimizer = optim};
+	gms_err err = {{0}};
+	struct wl_workload *w = wl_gen_build(g, &a, &err);
+	if (!w)
+		fail_msg("%s: %s", name, err.msg);
+	assert_true(w->finalized);
+	assert_int_equal(w->batch, batch);
+	return w;
+}
+
+/* Forward MACs per sample: forward conv and matmul FLOPs / 2 / batch. */
+static inline double fwd_macs(const struct wl_workload *w)
+{
+	double f = 0;
+	for (uint32_t i = 0; i < w->n_ops; i++) {
+		const struct wl_op *o = &w->ops[i];
+		if (o->phase == WL_FWD &&
+		    (o->type == OT_CONV || o->type == OT_MATMUL))
+			f += o->flops;
+	}
+	return f / 2.0 / (double)w->batch;
+}
+
+/* Parameter elements (fp32) of tensors whose name does not start with
+ * `skip` (NULL: all). */
+static inline uint64_t param_count(const struct wl_workload *w,
+				   const char *skip)
+{
+	uint64_t bytes = 0;
+	for (uint32_t i = 0; i < w->n_tensors; i++) {
+		const struct wl_tensor *t = &w->tensors[i];
+		if (t->kind != WL_PARAM)
+			continue;
+		if (skip && strncmp(t->name, skip, strlen(skip)) == 0)
+			continue;
+		bytes += t->bytes;
+	}
+	assert_int_equal(bytes % 4, 0);
+	return bytes / 4;
+}
+
+#endif
