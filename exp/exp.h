@@ -115,7 +115,8 @@ struct exp_point {
 	char error[1024];	/* set when it could not run (st.failed) */
 	bool ran;		/* st is valid (may still be failed) */
 	struct tr_rec *tl;	/* `run` measurements: its timeline (for the
-				   memory plot), else NULL */
+				   memory plot; no workload names), else
+				   NULL */
 };
 
 /* A max-batch or best-throughput search for one (workload, policy). */
@@ -153,11 +154,13 @@ struct wl_workload *exp_build_workload(const struct exp *e, size_t i,
 				       int64_t batch, gms_err *err);
 
 /* Simulate one point (p->wl, p->pol, p->batch, p->budget) with an
- * optional observer; fills p->st / p->error. Thread-safe. */
+ * optional observer; fills p->st / p->error. `built` is the point's
+ * workload when the caller has built it (exp_build_workload at p->batch,
+ * e.g. to name things in a trace afterwards), else NULL: built here.
+ * Thread-safe. */
 void exp_simulate(const struct exp *e, struct exp_point *p,
-		  const struct ex_observer *(*obs)(void *ctx,
-						   const struct wl_workload *),
-		  void *obs_ctx);
+		  const struct wl_workload *built,
+		  const struct ex_observer *obs);
 
 /* Run the measurement. Returns 0 (points may have failed: r->n_failed),
  * or -1 with err when it could not run at all. */

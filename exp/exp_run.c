@@ -56,15 +56,16 @@ static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 }
 
 void exp_simulate(const struct exp *e, struct exp_point *p,
-		  const struct ex_observer *(*obs)(void *ctx,
-						   const struct wl_workload *),
-		  void *obs_ctx)
+		  const struct wl_workload *built,
+		  const struct ex_observer *obs)
 {
 	gms_err err = {{0}};
 	memset(&p->st, 0, sizeof p->st);
 	p->error[0] = '\0';
 	p->ran = false;
-	struct wl_workload *wl = exp_build_workload(e, p->wl, p->batch, &err);
+	struct wl_workload *own =
+		built ? NULL : exp_build_workload(e, p->wl, p->batch, &err);
+	const struct wl_workload *wl = built ? built : own;
 	if (!wl) {
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
 		p->st.failed = true;
@@ -76,15 +77,15 @@ void exp_simulate(const struct exp *e, struct exp_point *p,
 	if (pol_create(&pol, ep->name, e->doc, ep->node, NULL, 0, &err) < 0) {
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
 		p->st.failed = true;
-		wl_free(wl);
+		wl_free(own);
 		return;
 	}
 	uint64_t budget = p->budget ? p->budget : e->budget;
-	p->budget = run_one(e, wl, &pol, budget, obs ? obs(obs_ctx, wl) : NULL,
-			    &p->st, p->error, sizeof p->error);
+	p->budget = run_one(e, wl, &pol, budget, obs, &p->st, p->error,
+			    sizeof p->error);
 	p->ran = true;
 	pol_destroy(&pol);
-	wl_free(wl);
+	wl_free(own);
 }
 
 /* ---- the pool ---------------------------------------------------------- */
@@ -192,17 +193,6 @@ struct run_ctx {
 };
 
 /* `run` measurements keep each point's timeline for the memory plot. */
-static const struct ex_observer *keep_timeline(void *ctx,
-					       const struct wl_workload *wl)
-{
-	struct exp_point *pt = ctx;
-	pt->tl = calloc(1, sizeof *pt->tl);
-	if (!pt->tl)
-		return NULL;
-	tr_init(pt->tl, wl);
-	return tr_observer(pt->tl);
-}
-
 static void point_task(void *ctx, size_t i, struct pool *p)
 {
 	(void)p;
@@ -210,12 +200,11 @@ static void point_task(void *ctx, size_t i, struct pool *p)
 	struct exp_point *pt = &c->r->pt[i];
 	if (pt->st.failed)
 		return; /* set up as failed (no baseline) */
-	if (c->e->kind == EXP_RUN)
-		exp_simulate(c->e, pt, keep_timeline, pt);
-	else
-		exp_simulate(c->e, pt, NULL, NULL);
-	if (pt->tl)
-		pt->tl->wl = NULL; /* the workload is gone; names unused */
+	/* `run` keeps each point's timeline for the memory plot (which
+	 * needs no names) */
+	if (c->e->kind == EXP_RUN && (pt->tl = calloc(1, sizeof *pt->tl)))
+		tr_init(pt->tl, NULL);
+	exp_simulate(c->e, pt, NULL, pt->tl ? tr_observer(pt->tl) : NULL);
 }
 
 /* Does framework (graph mode) train workload wl within budget? */
@@ -270,11 +259,13 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
 	uint64_t lo = live, hi = live;
 	if (live && !baseline_fits(e, wl, live)) {
 		hi = (live / mib + 1) * mib;
-		for (int k = 0; k < 6 && !baseline_fits(e, wl, hi); k++) {
+		bool ok = baseline_fits(e, wl, hi);
+		for (int k = 0; k < 6 && !ok; k++) {
 			lo = hi;
 			hi *= 2;
+			ok = baseline_fits(e, wl, hi);
 		}
-		if (!baseline_fits(e, wl, hi))
+		if (!ok)
 			hi = 0; /* not even 64x the live bytes: give up */
 		while (hi && hi - lo > mib) {
 			uint64_t mid = (lo + (hi - lo) / 2) / mib * mib;

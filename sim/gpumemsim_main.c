@@ -355,39 +355,25 @@ out:
 	return rc;
 }
 
-/* Re-run one summary row with a timeline observer and write its trace. */
-struct trace_ctx {
-	struct tr_rec tr; /* the recorder */
-};
-
-static const struct ex_observer *trace_obs(void *ctx,
-					   const struct wl_workload *wl)
-{
-	struct trace_ctx *c = ctx;
-	tr_init(&c->tr, wl);
-	return tr_observer(&c->tr);
-}
-
+/* Re-run one summary row with a timeline recorder and write its trace. */
 static int write_point_trace(const struct exp *e, const struct exp_point *row,
 			     const char *path, gms_err *err)
 {
 	struct exp_point p = {.wl = row->wl, .pol = row->pol,
 			      .batch = row->batch, .budget = row->budget,
 			      .fraction = row->fraction};
-	struct trace_ctx c = {0};
-	/* the workload is built inside exp_simulate and freed there; names
-	 * are needed at write time, so build our own copy for the writer */
 	struct wl_workload *wl = exp_build_workload(e, p.wl, p.batch, err);
 	if (!wl)
 		return -1;
-	exp_simulate(e, &p, trace_obs, &c);
-	c.tr.wl = wl;
+	struct tr_rec tr;
+	tr_init(&tr, wl);
+	exp_simulate(e, &p, wl, tr_observer(&tr));
 	char title[400];
 	snprintf(title, sizeof title, "%s batch %lld, %s on %s (%s)",
 		 e->wl[p.wl].label, (long long)p.batch, e->pol[p.pol].label,
 		 e->hw.name, exp_status(&p));
-	int rc = tr_write_chrome(&c.tr, path, title, err);
-	tr_fini(&c.tr);
+	int rc = tr_write_chrome(&tr, path, title, err);
+	tr_fini(&tr);
 	st_run_free(&p.st);
 	wl_free(wl);
 	return rc;
