@@ -56,8 +56,10 @@ void tr_init(struct tr_rec *r, const struct wl_workload *wl)
 {
 	memset(r, 0, sizeof *r);
 	r->wl = wl;
-	r->obs = (struct ex_observer){.obj = r, .span = on_span,
-				      .mark = on_mark, .mem = on_mem};
+	/* without a workload nothing can be named: memory only */
+	r->obs = (struct ex_observer){.obj = r, .span = wl ? on_span : NULL,
+				      .mark = wl ? on_mark : NULL,
+				      .mem = on_mem};
 }
 
 void tr_fini(struct tr_rec *r)
@@ -83,6 +85,8 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 {
 	if (r->oom)
 		return gms_errf(err, "%s: the trace ran out of memory", path);
+	if (!r->wl)
+		return gms_errf(err, "%s: a memory-only recording", path);
 	struct gms_out o;
 	if (gms_out_open(&o, path, err) < 0)
 		return -1;

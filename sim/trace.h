@@ -40,6 +40,8 @@ struct tr_rec {
 	struct ex_observer obs;	      /* what tr_observer() returns */
 };
 
+/* wl names ops and tensors; NULL records device memory only (for a
+ * memory plot), and tr_write_chrome then refuses. */
 void tr_init(struct tr_rec *r, const struct wl_workload *wl);
 void tr_fini(struct tr_rec *r);
 
