@@ -14,6 +14,11 @@
  *               `params` (a struct laid out by the policy's prm_def table)
  *               -- and set up private state. May fail (bad combination of
  *               parameters) with err filled.
+ *   allocator   run set-up (ex_run), before the device allocator is
+ *               made: the allocator model the policy's paper prescribes
+ *               (vDNN: CNMeM's pool-bestfit; vDNN++: pool-bestfit or
+ *               highend by heuristic), or NULL for the run's own
+ *               (ex_cfg.allocator). Must not fail.
  *   plan        once, after the executor is built and before persistent
  *               tensors are allocated: static policies see the whole
  *               workload and profile (ex_workload, ex_hw, ex_op_time) and
@@ -122,6 +127,7 @@ struct pol_ops {
 
 	int (*init)(struct pol *p, gms_err *err);
 	void (*fini)(struct pol *p);
+	const char *(*allocator)(const struct pol *p);
 	int (*plan)(struct pol *p, struct ex *ex, gms_err *err);
 	void (*iter_begin)(struct pol *p, struct ex *ex, int iter);
 	void (*before_op)(struct pol *p, struct ex *ex,

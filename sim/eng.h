@@ -25,7 +25,11 @@
 #include "ev.h"
 #include "hw.h"
 
-enum eng_q { ENG_COMPUTE, ENG_H2D, ENG_D2H, ENG_Q_COUNT };
+/* The queues. ENG_HOST is the host CPU's compression threads (vDNN++
+ * section IV-C): KERNEL items only, one tensor at a time, all threads on
+ * it ("these threads compress different parts of the offloaded network
+ * layer data in parallel"). */
+enum eng_q { ENG_COMPUTE, ENG_H2D, ENG_D2H, ENG_HOST, ENG_Q_COUNT };
 
 typedef uint32_t eng_event; /* index into the engine's event table */
 #define ENG_EVENT_NONE UINT32_MAX
@@ -85,7 +89,7 @@ struct eng {
 	struct ev_queue *evq;	    /* the simulation's event queue */
 	const struct hw_profile *hw; /* link figures */
 	struct eng_fifo f[ENG_Q_COUNT]; /* compute, H2D, D2H (D2H unused
-					   when shared) */
+					   when shared), host CPU */
 	struct eng_event_rec *evt;  /* events by id */
 	size_t n_evt, cap_evt;	    /* events made since the last reset */
 	eng_done_fn on_event;	    /* told of every event that fires */

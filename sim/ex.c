@@ -47,10 +47,29 @@ struct ex_tensor {
 	sim_time_t in_issued;	/* when its last swap-in was issued */
 	uint32_t access_count;	/* accesses this iteration */
 	eng_event ready;	/* SWAPPING_IN: fires when it arrives */
+	uint64_t pinned;	/* pinned host bytes held for it now */
+	uint64_t z_stored;	/* compressed host size, 0 = kept as is
+				   (ex_host_compress) */
+	sim_time_t z_comp;	/* host CPU time to compress it */
+	sim_time_t z_decomp;	/* host CPU time to decompress it */
+	uint8_t z_state;	/* enum ex_zstate of the host copy */
+	uint32_t z_gen;		/* bumps when the host copy is dropped, so
+				   a late (de)compression finds it stale */
 	eng_event written;	/* fires when the kernel writing it is done */
 };
 
 #define EX_MAX_WAITS 64 /* pending ex_wait events at once */
+
+/* A compressed host copy's life: packed after its D2H copy, unpacked
+ * into a full-size pinned staging buffer before its H2D copy. */
+enum ex_zstate {
+	ZS_RAW,	      /* uncompressed (or not compressed at all) */
+	ZS_PACKING,   /* compressing: staging and compressed chunks held */
+	ZS_PACKED,    /* only the compressed chunks held */
+	ZS_UNPACKING, /* decompressing into a staging buffer */
+};
+#define EX_KIND_COMPRESS 0   /* eng_item.kind on ENG_HOST */
+#define EX_KIND_DECOMPRESS 1
 
 enum ex_phase { PH_BEGIN, PH_INPUTS, PH_ALLOC, PH_RUNNING };
 
@@ -250,11 +269,34 @@ static void dev_free(struct ex *ex, mem_handle *h)
 		wake(ex);
 }
 
+/* Pinned bytes held for t grow by `bytes` (a staging buffer or the
+ * compressed chunks: bookkeeping of what is already decided, so it does
+ * not fail; ex_swap_out checks the capacity for the copy itself). */
+static void host_pin(struct ex *ex, uint32_t t, uint64_t bytes)
+{
+	struct mem_host *h = &ex->host;
+	h->in_use += bytes;
+	h->n_alloc++;
+	if (h->in_use > h->peak)
+		h->peak = h->in_use;
+	ex->t[t].pinned += bytes;
+}
+
+static void host_unpin(struct ex *ex, uint32_t t, uint64_t bytes)
+{
+	assert(ex->t[t].pinned >= bytes);
+	mem_host_free(&ex->host, bytes);
+	ex->t[t].pinned -= bytes;
+}
+
 static void host_drop(struct ex *ex, uint32_t t)
 {
-	if (ex->t[t].host) {
-		mem_host_free(&ex->host, ex->wl->tensors[t].bytes);
-		ex->t[t].host = false;
+	struct ex_tensor *x = &ex->t[t];
+	if (x->host) {
+		host_unpin(ex, t, x->pinned);
+		x->host = false;
+		x->z_state = ZS_RAW;
+		x->z_gen++;
 	}
 }
 
@@ -329,6 +371,8 @@ static void undo_drop(struct ex *ex, uint32_t t)
 /* ---- queries ----------------------------------------------------------- */
 
 const struct wl_workload *ex_workload(const struct ex *ex) { return ex->wl; }
+const struct ex_cfg *ex_config(const struct ex *ex) { return &ex->cfg; }
+
 const struct hw_profile *ex_hw(const struct ex *ex) { return ex->cfg.hw; }
 sim_time_t ex_now(const struct ex *ex) { return ev_now(&ex->evq); }
 int ex_iter(const struct ex *ex) { return ex->iter; }
@@ -396,6 +440,79 @@ static eng_event done_event(struct ex *ex)
 	return ev;
 }
 
+/* Host CPU work on t's host copy finished (arg: t | z_gen << 32). */
+static void host_work_done(void *obj, uint64_t arg)
+{
+	struct ex *ex = obj;
+	uint32_t t = (uint32_t)arg;
+	struct ex_tensor *x = &ex->t[t];
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	if ((uint32_t)(arg >> 32) != x->z_gen)
+		return; /* the host copy was dropped meanwhile */
+	if (x->z_state == ZS_PACKING) {
+		host_unpin(ex, t, bytes); /* the staging buffer */
+		x->z_state = ZS_PACKED;
+	} else if (x->z_state == ZS_UNPACKING) {
+		host_unpin(ex, t, x->z_stored); /* the chunks */
+		x->z_state = ZS_RAW;
+	}
+}
+
+/* Queue work of `d` ns on the host CPU for t; returns its event. */
+static eng_event host_work(struct ex *ex, uint32_t t, sim_time_t d,
+			   uint8_t kind)
+{
+	eng_event ev = eng_event_new(&ex->eng, ENG_HOST);
+	struct eng_item it = {.type = ENG_KERNEL, .q = ENG_HOST,
+			      .duration = d, .bytes = ex->wl->tensors[t].bytes,
+			      .wait = ENG_EVENT_NONE, .signal = ev,
+			      .done = host_work_done, .obj = ex,
+			      .arg = (uint64_t)t | (uint64_t)ex->t[t].z_gen
+							   << 32,
+			      .tag = t, .kind = kind};
+	ex->cur->host_busy += d;
+	if (eng_issue(&ex->eng, &it) < 0)
+		stop_error(ex, "out of host memory for the simulation");
+	return ev;
+}
+
+/* t's D2H copy is done: compress it into chunks (held from now on) while
+ * the staging buffer it landed in is held until compression ends. */
+static void compress(struct ex *ex, uint32_t t)
+{
+	struct ex_tensor *x = &ex->t[t];
+	host_pin(ex, t, x->z_stored);
+	x->z_state = ZS_PACKING;
+	host_work(ex, t, x->z_comp, EX_KIND_COMPRESS);
+}
+
+/* Before t's H2D copy: decompress it into a full-size staging buffer
+ * (behind its compression, if that is still running: the host CPU queue
+ * is FIFO). Returns the event the copy waits for. */
+static eng_event decompress(struct ex *ex, uint32_t t)
+{
+	struct ex_tensor *x = &ex->t[t];
+	host_pin(ex, t, ex->wl->tensors[t].bytes);
+	x->z_state = ZS_UNPACKING;
+	return host_work(ex, t, x->z_decomp, EX_KIND_DECOMPRESS);
+}
+
+int ex_host_compress(struct ex *ex, uint32_t t, uint64_t stored,
+		     sim_time_t comp, sim_time_t decomp)
+{
+	struct ex_tensor *x = &ex->t[t];
+	if (persistent(ex, t))
+		return refuse(ex, "host_compress %s: persistent tensor",
+			      tname(ex, t));
+	if (x->host || x->copying_out)
+		return refuse(ex, "host_compress %s: already has a host copy",
+			      tname(ex, t));
+	x->z_stored = stored;
+	x->z_comp = comp;
+	x->z_decomp = decomp;
+	return 0;
+}
+
 static void swap_out_done(void *obj, uint64_t t)
 {
 	struct ex *ex = obj;
@@ -404,6 +521,8 @@ static void swap_out_done(void *obj, uint64_t t)
 	x->copying_out = false;
 	x->host = true;
 	ex->cur->bytes_d2h += bytes;
+	if (x->z_stored)
+		compress(ex, (uint32_t)t);
 	settle(ex, (uint32_t)t);
 	if (ex->po->on_copy_done && ex->rs != RS_DONE) {
 		struct ex_copy c = {(uint32_t)t, ENG_D2H, bytes, x->out_issued};
@@ -444,6 +563,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 		return refuse(ex, "swap_out %s: pinned host memory exhausted",
 			      tname(ex, t)),
 		       ENG_EVENT_NONE;
+	x->pinned += bytes;
 	if (!eng_event_done(&ex->eng, x->written)) {
 		struct eng_item w = {.type = ENG_WAIT, .q = ENG_D2H,
 				     .wait = x->written,
@@ -510,6 +630,12 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 	if (after != ENG_EVENT_NONE && !eng_event_done(&ex->eng, after)) {
 		struct eng_item w = {.type = ENG_WAIT, .q = ENG_H2D,
 				     .wait = after, .signal = ENG_EVENT_NONE};
+		eng_issue(&ex->eng, &w);
+	}
+	if (x->z_state == ZS_PACKING || x->z_state == ZS_PACKED) {
+		struct eng_item w = {.type = ENG_WAIT, .q = ENG_H2D,
+				     .wait = decompress(ex, t),
+				     .signal = ENG_EVENT_NONE};
 		eng_issue(&ex->eng, &w);
 	}
 	x->ready = eng_event_new(&ex->eng, ENG_H2D);
@@ -952,10 +1078,12 @@ static void step(struct ex *ex)
 			eng_event ev = ex->wait[0];
 			if (!eng_event_done(&ex->eng, ev)) {
 				enum eng_q q = eng_event_src(&ex->eng, ev);
+				/* the host CPU's (de)compression is part of
+				 * the offload pipeline: a D2H stall */
 				block(ex, RS_WAIT_EVENT,
-				      q == ENG_H2D	? ST_STALL_H2D
-				      : q == ENG_D2H ? ST_STALL_D2H
-						     : ST_STALL_MEMORY);
+				      q == ENG_H2D			? ST_STALL_H2D
+				      : q == ENG_D2H || q == ENG_HOST ? ST_STALL_D2H
+								      : ST_STALL_MEMORY);
 				return;
 			}
 			memmove(ex->wait, ex->wait + 1,
@@ -1062,9 +1190,10 @@ static void iter_begin(struct ex *ex)
 static void iter_end(struct ex *ex)
 {
 	const struct wl_workload *wl = ex->wl;
-	/* drain the copy engines: the host synchronises at the iteration's
-	 * end, so leftover copies are stalls of this iteration */
-	for (int q = ENG_D2H; q >= ENG_H2D; q--) {
+	/* drain the copy engines and the host CPU's (de)compression: the
+	 * host synchronises at the iteration's end, so leftover work is a
+	 * stall of this iteration */
+	for (int q = ENG_HOST; q >= ENG_H2D; q--) {
 		if (!eng_q_idle(&ex->eng, (enum eng_q)q)) {
 			ex_wait(ex, eng_record(&ex->eng, (enum eng_q)q));
 			return; /* step() blocks on it and comes back */
@@ -1195,8 +1324,11 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		ex_free(ex);
 		return gms_errf(err, "out of memory");
 	}
-	if (mem_dev_open(&ex->dev, cfg->allocator ? cfg->allocator : "bfc",
-			 &mc, err) < 0) {
+	const char *alloc = cfg->allocator ? cfg->allocator : "bfc";
+	if (ex->po->allocator && ex->po->allocator(ex->pol))
+		alloc = ex->po->allocator(ex->pol);
+	snprintf(out->allocator, sizeof out->allocator, "%s", alloc);
+	if (mem_dev_open(&ex->dev, alloc, &mc, err) < 0) {
 		ex_free(ex);
 		return -1;
 	}

@@ -135,6 +135,9 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err);
 
 const struct wl_workload *ex_workload(const struct ex *ex);
 const struct hw_profile *ex_hw(const struct ex *ex);
+/* The run's configuration (for policies that profile the same run on the
+ * side, like vDNN's dyn mode: a separate ex_run with a copy of it). */
+const struct ex_cfg *ex_config(const struct ex *ex);
 sim_time_t ex_now(const struct ex *ex);
 int ex_iter(const struct ex *ex);
 enum ex_state ex_tensor_state(const struct ex *ex, uint32_t t);
@@ -190,6 +193,17 @@ int ex_recompute(struct ex *ex, uint32_t t);
  * may be pending; all are honoured. Events are valid only within the
  * iteration that made them (ids are reused after it drains). */
 void ex_wait(struct ex *ex, eng_event ev);
+
+/* Keep t's host copies compressed (vDNN++ section IV-C): after a D2H copy
+ * of t, the host CPU (ENG_HOST, FIFO) compresses it for `comp` ns into
+ * `stored` bytes of pinned memory, held from the start of the compression
+ * while the full-size buffer the copy landed in is held until its end; a
+ * swap-in first decompresses it for `decomp` ns into a full-size pinned
+ * staging buffer (the H2D copy waits for that; a swap-in while the
+ * compression still runs waits for both), held until the copy is done.
+ * Set before t gets a host copy; lasts for the run. */
+int ex_host_compress(struct ex *ex, uint32_t t, uint64_t stored,
+		     sim_time_t comp, sim_time_t decomp);
 
 /* Allocate t at the high end of the pool (honoured by `highend`). */
 void ex_place_high(struct ex *ex, uint32_t t, bool high);

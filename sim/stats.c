@@ -24,6 +24,7 @@ void st_finish(struct st_run *r)
 		s->time += it->time;
 		s->compute_busy += it->compute_busy;
 		s->recompute += it->recompute;
+		s->host_busy += it->host_busy;
 		for (int k = 0; k < ST_STALL_COUNT; k++)
 			s->stall[k] += it->stall[k];
 		s->bytes_h2d += it->bytes_h2d;
@@ -38,6 +39,7 @@ void st_finish(struct st_run *r)
 	s->time /= n;
 	s->compute_busy /= n;
 	s->recompute /= n;
+	s->host_busy /= n;
 	for (int k = 0; k < ST_STALL_COUNT; k++)
 		s->stall[k] /= n;
 	s->bytes_h2d /= (uint64_t)n;
@@ -70,6 +72,8 @@ void st_print(const struct st_run *r, FILE *f)
 			(unsigned long long)r->oom.bytes, mib(r->oom.bytes));
 		fprintf(f, "      %s\n", r->oom.reason);
 	}
+	if (r->allocator[0])
+		fprintf(f, "  allocator          %s\n", r->allocator);
 	fprintf(f, "  iterations         %d (warm-up %d)\n", r->n_iter,
 		r->warmup);
 	if (r->n_iter > r->warmup) {
@@ -80,6 +84,9 @@ void st_print(const struct st_run *r, FILE *f)
 		fprintf(f, "  recompute          %.3f ms (%llu kernels, %.3g FLOPs)\n",
 			ms(s->recompute), (unsigned long long)s->n_recompute,
 			s->recompute_flops);
+		if (s->host_busy)
+			fprintf(f, "  host (de)compress  %.3f ms\n",
+				ms(s->host_busy));
 		fprintf(f, "  stall h2d          %.3f ms\n",
 			ms(s->stall[ST_STALL_H2D]));
 		fprintf(f, "  stall d2h          %.3f ms\n",

@@ -33,6 +33,8 @@ struct st_iter {
 	uint64_t n_recompute;		/* kernels re-run */
 	double recompute_flops;		/* FLOPs of those kernels */
 	uint64_t n_kernels;		/* kernels run, recompute included */
+	sim_time_t host_busy;		/* host CPU time (de)compressing
+					   offloaded data (ENG_HOST) */
 };
 
 /* Where and why a run ran out of memory. */
@@ -54,6 +56,8 @@ struct st_run {
 				    divided, rounded down) */
 	int64_t batch;		 /* samples per iteration */
 	double samples_per_s;	 /* batch / steady.time */
+	char allocator[32];	 /* device allocator model used (the
+				    policy's own, or the run's) */
 	struct mem_stats mem;	 /* device allocator at the end */
 	double frag_at_peak;	 /* mem_frag when reserved peaked */
 	double frag_max;	 /* largest mem_frag seen after a failure

@@ -78,7 +78,7 @@ static void us(FILE *f, sim_time_t ns)
 }
 
 static const char *const track_names[ENG_Q_COUNT] = {"compute", "H2D",
-						      "D2H"};
+						      "D2H", "host CPU"};
 
 int tr_write_chrome(const struct tr_rec *r, const char *path,
 		    const char *title, gms_err *err)
@@ -119,9 +119,11 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 			fputs("\"ph\":\"X\",\"name\":", f);
 			gms_json_str(f, name);
 			fprintf(f, ",\"cat\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":",
-				kernel ? (e->flag ? "recompute" : "kernel")
-				       : (e->q == ENG_H2D ? "swap_in"
-							  : "swap_out"),
+				kernel		   ? (e->flag ? "recompute" : "kernel")
+				: e->q == ENG_H2D  ? "swap_in"
+				: e->q == ENG_D2H  ? "swap_out"
+				: e->flag	   ? "decompress"
+						   : "compress",
 				e->q + 1);
 			us(f, e->t0);
 			fputs(",\"dur\":", f);

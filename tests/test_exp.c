@@ -308,21 +308,21 @@ static void test_trace(void **state)
 	struct jv *ev = jv_get(root, "traceEvents");
 	assert_non_null(ev);
 	assert_int_equal(ev->type, JV_ARR);
-	const char *want[4] = {NULL, "compute", "H2D", "D2H"};
-	int named[4] = {0}, spans[4] = {0}, counters = 0, evicts = 0;
-	double end[4] = {0};
+	const char *want[5] = {NULL, "compute", "H2D", "D2H", "host CPU"};
+	int named[5] = {0}, spans[5] = {0}, counters = 0, evicts = 0;
+	double end[5] = {0};
 	for (size_t i = 0; i < ev->n; i++) {
 		struct jv *e = ev->item[i], *ph = jv_get(e, "ph");
 		assert_non_null(ph);
 		struct jv *tid = jv_get(e, "tid"), *name = jv_get(e, "name");
 		int t = tid ? (int)tid->num : 0;
 		if (!strcmp(ph->str, "M") && !strcmp(name->str, "thread_name")) {
-			assert_true(t >= 1 && t <= 3);
+			assert_true(t >= 1 && t <= 4);
 			assert_string_equal(
 				jv_get(jv_get(e, "args"), "name")->str, want[t]);
 			named[t]++;
 		} else if (!strcmp(ph->str, "X")) {
-			assert_true(t >= 1 && t <= 3);
+			assert_true(t >= 1 && t <= 4);
 			double ts = jv_get(e, "ts")->num,
 			       dur = jv_get(e, "dur")->num;
 			assert_true(dur >= 0);
@@ -352,6 +352,9 @@ static void test_trace(void **state)
 		assert_int_equal(named[t], 1);
 		assert_true(spans[t] > 0);
 	}
+	/* the host CPU track is named; ondemand compresses nothing */
+	assert_int_equal(named[4], 1);
+	assert_int_equal(spans[4], 0);
 	/* chain3: 7 kernels an iteration, 2 iterations, no recomputation */
 	assert_true(spans[1] >= 14);
 	assert_true(counters > 0);
