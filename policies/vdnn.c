@@ -1,0 +1,708 @@
+/*
+ * vdnn.c - vDNN (Rhu et al., MICRO 2016) and vDNN++ (Shriram et al.), as
+ * the vDNN++ paper describes them (its sections II-B, III and IV).
+ *
+ * Both reason in layers (wl_op.layer) and offload the input X of chosen
+ * layers to pinned host memory while the layer computes:
+ *
+ *   offload scheme  all: every layer; conv: the convolution layers;
+ *                   aconv: every other convolution layer (the 1st, 3rd,
+ *                   ...); none: nothing (the "base" manager);
+ *   algorithm       m: every convolution kernel takes its memory-optimal
+ *                   algorithm (least workspace, the faster on a tie);
+ *                   p: its performance-optimal one (fastest, the smaller
+ *                   workspace on a tie);
+ *   dyn             profile passes pick the scheme: first all(m), the
+ *                   most memory-saving, must fit (else nothing does and
+ *                   the run goes ahead as all(m) to report its OOM); then
+ *                   none(p), conv(p), all(p), conv(m) are tried in that
+ *                   order and the first that fits is used, else all(m)
+ *                   (vDNN's order: no offload with p first, then
+ *                   progressively more memory-saving choices). A pass is
+ *                   one iteration of this policy, simulated on the side
+ *                   with the run's profile, allocator and budget.
+ *
+ * Which tensors a chosen layer offloads: the activations (and the input
+ * batch) its forward ops read, when this layer is their last forward
+ * reader (so a skip connection's tensor leaves after its last forward
+ * use, not before) and some backward op reads them again (a tensor no
+ * backward op needs is freed after its last use anyway; copying it out
+ * would be wasted traffic).
+ *
+ * vDNN, forward: at the start of a chosen layer, its X is copied out on
+ * the D2H engine (ex_swap_out with release) while the layer computes; the
+ * next layer starts only when both are done (ex_wait: "vDNN synchronizes
+ * computation and offload at the end of each layer"), and by then X's
+ * block is free. Backward: at the start of each layer m, the X of the
+ * nearest earlier layer n < m that was offloaded and not yet fetched is
+ * copied in (ex_swap_in) while m computes, and the next layer waits for
+ * that copy. A layer whose own X is still on the host when it starts
+ * fetches it on demand (the executor's default, an H2D stall).
+ *
+ * vDNN++ (section IV-A): the same copies without the end-of-layer waits.
+ * The next layer starts as soon as the previous one's kernels finish; an
+ * offloaded X is freed when both its copy and its readers are done; an
+ * allocation that does not fit waits until memory is released
+ * (on_alloc_fail = EX_WAIT, the blocking cnmemMalloc), counted as a
+ * memory stall; in backward a kernel waits only for its own input's
+ * prefetch. Section IV-B: allocation heuristic `bestfit` (CNMeM as is) or
+ * `highend` (tensors chosen for offload placed at the highest free
+ * address, the others by best fit) and the order of allocations in a
+ * backward layer: `prefetch-first` (the prefetched X before the layer's
+ * input gradient: the copy is issued before the op's outputs are
+ * allocated) or `derivative-first` (after: issued when the op's kernel is
+ * issued, its outputs already allocated). Both copies start at the same
+ * instant; only the placement differs. Section IV-C: ZVC compression of
+ * the offloaded copies on the host CPU (see plan_compression).
+ *
+ * Memory: both run on CNMeM, a pool-bestfit pool as large as the budget
+ * (vDNN++ with `highend` on the highend model); the allocator hook
+ * imposes it whatever the experiment's allocator is.
+ */
+#include "vdnn.h"
+
+#include "../sim/ex.h"
+#include "pol.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum vd_offload { VD_NONE, VD_ALL, VD_CONV, VD_ACONV, VD_DYN };
+static const char *const vd_offload_names[] = {"none", "all",  "conv",
+					       "aconv", "dyn", NULL};
+enum vd_algo { VD_M, VD_P };
+static const char *const vd_algo_names[] = {"m", "p", NULL};
+enum vd_heur { VD_BESTFIT, VD_HIGHEND };
+static const char *const vd_heur_names[] = {"bestfit", "highend", NULL};
+enum vd_order { VD_PREFETCH_FIRST, VD_DERIVATIVE_FIRST };
+static const char *const vd_order_names[] = {"prefetch-first",
+					     "derivative-first", NULL};
+
+struct vdnn_params {
+	int offload;	      /* enum vd_offload */
+	int algo;	      /* enum vd_algo */
+	int heuristic;	      /* enum vd_heur (vDNN++) */
+	int order;	      /* enum vd_order (vDNN++) */
+	bool compress;	      /* ZVC-compress host copies (vDNN++) */
+	double relu_density;  /* nonzero fraction of ReLU outputs */
+	double density;	      /* nonzero fraction of other tensors */
+	char densities[PRM_STR_MAX]; /* "name=d,..." per-tensor overrides */
+	int64_t frac;	      /* FRAC: chunks per thread share */
+	int64_t threads;      /* compression threads, 0 = the profile's */
+};
+
+#define P_(f) offsetof(struct vdnn_params, f)
+#define VD_COMMON_PARAMS                                                       \
+	{"offload", PRM_ENUM, "dyn", 0, 0, vd_offload_names,                   \
+	 "layers whose input is offloaded: none, all, conv, aconv "            \
+	 "(alternate conv layers), or dyn (profile passes choose offload "     \
+	 "and algorithm)",                                                     \
+	 P_(offload)},                                                         \
+	{"algo", PRM_ENUM, "p", 0, 0, vd_algo_names,                           \
+	 "convolution algorithms: m (least workspace) or p (fastest); "        \
+	 "ignored by dyn",                                                     \
+	 P_(algo)}
+
+static const struct prm_def vdnn_params[] = {
+	VD_COMMON_PARAMS,
+	PRM_END,
+};
+
+static const struct prm_def vdnnpp_params[] = {
+	VD_COMMON_PARAMS,
+	{"heuristic", PRM_ENUM, "bestfit", 0, 0, vd_heur_names,
+	 "allocation heuristic (section IV-B): bestfit (CNMeM) or highend "
+	 "(offloaded tensors at the highest free address)",
+	 P_(heuristic)},
+	{"order", PRM_ENUM, "prefetch-first", 0, 0, vd_order_names,
+	 "backward allocation order: the prefetched input before "
+	 "(prefetch-first) or after (derivative-first) the layer's gradient",
+	 P_(order)},
+	{"compress", PRM_BOOL, "false", 0, 0, NULL,
+	 "ZVC-compress offloaded data in pinned memory on the host CPU "
+	 "(section IV-C)",
+	 P_(compress)},
+	/* A ReLU zeroes its negative inputs; for pre-activations symmetric
+	 * about zero (what batch statistics and zero-mean initialisation aim
+	 * for) that is half of them: density 0.5. */
+	{"relu_density", PRM_DOUBLE, "0.5", 0, 1, NULL,
+	 "fraction of nonzero values in ReLU outputs, (0, 1]; 0.5: half of "
+	 "pre-activations symmetric about zero are negative",
+	 P_(relu_density)},
+	{"density", PRM_DOUBLE, "1", 0, 1, NULL,
+	 "fraction of nonzero values in other offloaded tensors (1: assume "
+	 "dense)",
+	 P_(density)},
+	{"densities", PRM_STR, "", 0, 0, NULL,
+	 "per-tensor densities overriding the two above, "
+	 "\"name=0.3,name2=0.6\"",
+	 P_(densities)},
+	/* The paper leaves FRAC open ("a fixed fraction (say FRAC)"); 8
+	 * wastes at most 1/8 of a tensor to the last chunk of each thread. */
+	{"frac", PRM_INT, "8", 1, 1 << 20, NULL,
+	 "FRAC: pinned space for compressed data grows in chunks of "
+	 "size / (FRAC x threads)",
+	 P_(frac)},
+	{"threads", PRM_INT, "0", 0, 4096, NULL,
+	 "host threads compressing, 0 = the profile's host.cpu_threads",
+	 P_(threads)},
+	PRM_END,
+};
+#undef P_
+
+/* One dyn profile pass. */
+struct vd_pass {
+	int offload, algo; /* the configuration tried */
+	bool fits;	   /* it ran without OOM */
+	sim_time_t time;   /* its iteration time */
+};
+
+struct vdnn {
+	bool pp;		/* vDNN++ (no layer sync, blocking malloc) */
+	struct vdnn_params prm; /* parameters, dyn resolved */
+	uint32_t n_layers;	/* layers of the workload */
+	uint32_t *off_at;	/* per layer + 1: off_list[off_at[l] ..
+				   off_at[l + 1]) are layer l's offloads */
+	uint32_t *off_list;	/* tensor ids grouped by layer */
+	bool *fetched;		/* per layer: prefetch issued this iter */
+	uint32_t layer;		/* layer of the previous op (WL_NONE: none
+				   yet this iteration) */
+	int phase;		/* its phase */
+	uint32_t next_fetch;	/* layers >= this are all fetched */
+	uint32_t pending;	/* derivative-first: layer to fetch when the
+				   current op's kernel is issued, or WL_NONE */
+	uint32_t pending_op;	/* the op that kernel belongs to */
+	eng_event sync;		/* vDNN: the copy the next layer waits for */
+	uint64_t off_bytes;	/* bytes offloaded per iteration (planned) */
+	uint32_t n_off;		/* tensors offloaded per iteration */
+	uint32_t n_off_layers;	/* layers offloading */
+	uint32_t n_comp;	/* tensors compressed */
+	uint64_t comp_stored;	/* their compressed host size */
+	uint64_t comp_bytes;	/* their size */
+	struct vd_pass pass[6]; /* dyn profile passes */
+	int n_pass;		/* how many */
+};
+
+static int vdnn_init_common(struct pol *p, bool pp, gms_err *err)
+{
+	struct vdnn *s = calloc(1, sizeof *s);
+	if (!s)
+		return gms_errf(err, "out of memory");
+	s->pp = pp;
+	s->prm = *(const struct vdnn_params *)p->params;
+	if (!pp) { /* parameters vDNN lacks take the non-vDNN++ meaning */
+		s->prm.heuristic = VD_BESTFIT;
+		s->prm.order = VD_PREFETCH_FIRST;
+		s->prm.compress = false;
+	}
+	if (s->prm.compress && !(s->prm.relu_density > 0 && s->prm.density > 0)) {
+		free(s);
+		return gms_errf(err, "densities must be > 0 to compress");
+	}
+	p->priv = s;
+	return 0;
+}
+
+static int vdnn_init(struct pol *p, gms_err *err)
+{
+	return vdnn_init_common(p, false, err);
+}
+
+static int vdnnpp_init(struct pol *p, gms_err *err)
+{
+	return vdnn_init_common(p, true, err);
+}
+
+static void vdnn_fini(struct pol *p)
+{
+	struct vdnn *s = p->priv;
+	if (s) {
+		free(s->off_at);
+		free(s->off_list);
+		free(s->fetched);
+	}
+	free(s);
+	p->priv = NULL;
+}
+
+static const char *vdnn_allocator(const struct pol *p)
+{
+	const struct vdnn *s = p->priv;
+	return s->prm.heuristic == VD_HIGHEND ? "highend" : "pool-bestfit";
+}
+
+/* ---- planning -------------------------------------------------------- */
+
+/* Each convolution kernel's algorithm under scheme m or p. */
+static int pick_algos(struct ex *ex, int algo, gms_err *err)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
+		if (op->n_algos == 0)
+			continue;
+		uint32_t best = 0;
+		for (uint32_t a = 1; a < op->n_algos; a++) {
+			const struct wl_algo *x = &op->algos[a],
+					     *b = &op->algos[best];
+			bool better =
+				algo == VD_M
+					? x->workspace < b->workspace ||
+						  (x->workspace == b->workspace &&
+						   x->time_scale < b->time_scale)
+					: x->time_scale < b->time_scale ||
+						  (x->time_scale == b->time_scale &&
+						   x->workspace < b->workspace);
+			if (better)
+				best = a;
+		}
+		if (ex_pick_algo(ex, o, best) < 0)
+			return gms_errf(err, "%s", ex_last_error(ex));
+	}
+	return 0;
+}
+
+/* Is t read by some backward op? */
+static bool read_in_backward(const struct wl_workload *wl,
+			     const struct wl_tensor *t)
+{
+	for (uint32_t i = 0; i < t->n_readers; i++)
+		if (wl->ops[t->readers[i]].phase == WL_BWD)
+			return true;
+	return false;
+}
+
+/* Which layers the scheme chooses: chosen[l]. Layers are taken in the
+ * order their first forward op runs; "alternate" counts conv layers. */
+static int choose_layers(const struct wl_workload *wl, int scheme,
+			 bool *chosen)
+{
+	bool *conv = calloc(wl->n_layers + 1, sizeof *conv);
+	bool *seen = calloc(wl->n_layers + 1, sizeof *seen);
+	if (!conv || !seen) {
+		free(conv);
+		free(seen);
+		return -1;
+	}
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		if (wl->ops[o].phase == WL_FWD)
+			conv[wl->ops[o].layer] |= wl->ops[o].type == OT_CONV;
+	uint32_t k = 0; /* convolution layers seen, in forward order */
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		uint32_t l = wl->ops[o].layer;
+		if (wl->ops[o].phase != WL_FWD || seen[l])
+			continue;
+		seen[l] = true;
+		chosen[l] = scheme == VD_ALL ||
+			    (scheme == VD_CONV && conv[l]) ||
+			    (scheme == VD_ACONV && conv[l] && k % 2 == 0);
+		k += conv[l];
+	}
+	free(conv);
+	free(seen);
+	return 0;
+}
+
+/* off_at/off_list for `scheme`: see the file comment for which tensors. */
+static int plan_offloads(struct vdnn *s, const struct wl_workload *wl,
+			 int scheme, gms_err *err)
+{
+	s->n_layers = wl->n_layers;
+	bool *chosen = calloc(wl->n_layers + 1, sizeof *chosen);
+	uint32_t *owner = malloc((wl->n_tensors + 1) * sizeof *owner);
+	s->off_at = calloc(wl->n_layers + 1, sizeof *s->off_at);
+	s->off_list = malloc((wl->n_tensors + 1) * sizeof *s->off_list);
+	s->fetched = calloc(wl->n_layers + 1, sizeof *s->fetched);
+	if (!chosen || !owner || !s->off_at || !s->off_list || !s->fetched) {
+		free(chosen);
+		free(owner);
+		return gms_errf(err, "out of memory");
+	}
+	if (choose_layers(wl, scheme, chosen) < 0) {
+		free(chosen);
+		free(owner);
+		return gms_errf(err, "out of memory");
+	}
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		const struct wl_tensor *x = &wl->tensors[t];
+		owner[t] = WL_NONE;
+		if ((x->kind != WL_ACT && x->kind != WL_INPUT) ||
+		    x->last_fwd_reader == WL_NONE || !read_in_backward(wl, x))
+			continue;
+		uint32_t l = wl->ops[x->last_fwd_reader].layer;
+		if (chosen[l])
+			owner[t] = l;
+	}
+	/* group by layer (counting sort keeps tensor order within a layer) */
+	for (uint32_t t = 0; t < wl->n_tensors; t++)
+		if (owner[t] != WL_NONE)
+			s->off_at[owner[t] + 1]++;
+	for (uint32_t l = 0; l < wl->n_layers; l++) {
+		s->n_off_layers += s->off_at[l + 1] > 0;
+		s->off_at[l + 1] += s->off_at[l];
+	}
+	uint32_t *fill = calloc(wl->n_layers + 1, sizeof *fill);
+	if (!fill) {
+		free(chosen);
+		free(owner);
+		return gms_errf(err, "out of memory");
+	}
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		uint32_t l = owner[t];
+		if (l == WL_NONE)
+			continue;
+		s->off_list[s->off_at[l] + fill[l]++] = t;
+		s->off_bytes += wl->tensors[t].bytes;
+		s->n_off++;
+	}
+	free(fill);
+	free(chosen);
+	free(owner);
+	return 0;
+}
+
+/* The density of tensor t: a "densities" entry, else by its producer. */
+static int tensor_density(const struct vdnn_params *prm,
+			  const struct wl_workload *wl, uint32_t t, double *d,
+			  gms_err *err)
+{
+	const struct wl_tensor *x = &wl->tensors[t];
+	*d = x->producer != WL_NONE && wl->ops[x->producer].type == OT_RELU
+		     ? prm->relu_density
+		     : prm->density;
+	size_t n = strlen(x->name);
+	for (const char *c = prm->densities; *c;) {
+		const char *eq = strchr(c, '='), *end = strchr(c, ',');
+		if (!end)
+			end = c + strlen(c);
+		if (!eq || eq > end)
+			return gms_errf(err,
+					"densities: '%.*s' is not name=density",
+					(int)(end - c), c);
+		if ((size_t)(eq - c) == n && !strncmp(c, x->name, n)) {
+			char *stop;
+			*d = strtod(eq + 1, &stop);
+			if (stop != end || !(*d > 0 && *d <= 1))
+				return gms_errf(err,
+						"densities: '%.*s': the density "
+						"must be in (0, 1]",
+						(int)(end - c), c);
+		}
+		c = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Every name in "densities" must be a tensor of the workload. */
+static int check_density_names(const struct vdnn_params *prm,
+			       const struct wl_workload *wl, gms_err *err)
+{
+	for (const char *c = prm->densities; *c;) {
+		const char *eq = strchr(c, '='), *end = strchr(c, ',');
+		if (!end)
+			end = c + strlen(c);
+		if (!eq || eq > end)
+			return gms_errf(err,
+					"densities: '%.*s' is not name=density",
+					(int)(end - c), c);
+		bool found = false;
+		for (uint32_t t = 0; t < wl->n_tensors && !found; t++)
+			found = strlen(wl->tensors[t].name) ==
+					(size_t)(eq - c) &&
+				!strncmp(c, wl->tensors[t].name,
+					 (size_t)(eq - c));
+		if (!found)
+			return gms_errf(err,
+					"densities: no tensor '%.*s' in "
+					"workload %s",
+					(int)(eq - c), c, wl->name);
+		c = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Bytes a ZVC-compressed copy of `bytes` occupies in pinned memory
+ * (section IV-C). ZVC keeps one mask bit per 32-bit word plus the nonzero
+ * words (Rhu et al., cDMA, HPCA 2018): bytes x (density + 1/32). Each of
+ * `threads` threads compresses a 1/threads share and takes pinned space in
+ * chunks of size / (FRAC x threads) as it fills them, so a share needs
+ * ceil(FRAC x (density + 1/32)) chunks. */
+uint64_t vdnn_zvc_stored(uint64_t bytes, double density, int64_t frac,
+			 int64_t threads)
+{
+	uint64_t n = (uint64_t)threads;
+	uint64_t chunk = (bytes + (uint64_t)frac * n - 1) / ((uint64_t)frac * n);
+	double share = (double)bytes / (double)n * (density + 1.0 / 32.0);
+	uint64_t chunks = (uint64_t)ceil(share / (double)chunk - 1e-9);
+	return n * chunks * chunk;
+}
+
+/* Section IV-C: compress every offloaded tensor that ZVC shrinks. The
+ * threads share one tensor ("these threads compress different parts of
+ * the offloaded network layer data in parallel"), so a tensor takes
+ * size / (threads x throughput per thread) to compress. */
+static int plan_compression(struct vdnn *s, struct ex *ex, gms_err *err)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	const struct hw_profile *hw = ex_hw(ex);
+	int64_t threads = s->prm.threads ? s->prm.threads : hw->cpu_threads;
+	if (check_density_names(&s->prm, wl, err) < 0)
+		return -1;
+	for (uint32_t i = 0; i < s->off_at[s->n_layers]; i++) {
+		uint32_t t = s->off_list[i];
+		uint64_t bytes = wl->tensors[t].bytes;
+		double d;
+		if (tensor_density(&s->prm, wl, t, &d, err) < 0)
+			return -1;
+		uint64_t stored = vdnn_zvc_stored(bytes, d, s->prm.frac, threads);
+		if (stored >= bytes)
+			continue; /* ZVC would not shrink it */
+		double rate = (double)threads * hw->zvc_bytes_per_s;
+		sim_time_t tc = sim_round_ns((double)bytes / rate * 1e9);
+		if (ex_host_compress(ex, t, stored, tc, tc) < 0)
+			return gms_errf(err, "%s", ex_last_error(ex));
+		s->n_comp++;
+		s->comp_stored += stored;
+		s->comp_bytes += bytes;
+	}
+	return 0;
+}
+
+static int plan_scheme(struct pol *p, struct ex *ex, gms_err *err);
+
+/* dyn: profile passes, one simulated iteration each (see the top). */
+static int plan_dyn(struct pol *p, struct ex *ex, gms_err *err)
+{
+	struct vdnn *s = p->priv;
+	static const int order[][2] = {
+		{VD_ALL, VD_M},	 /* must fit, else nothing does */
+		{VD_NONE, VD_P}, {VD_CONV, VD_P}, {VD_ALL, VD_P},
+		{VD_CONV, VD_M},
+	};
+	int pick = 0; /* all(m) unless an earlier candidate fits */
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+		struct vdnn_params prm = s->prm;
+		prm.offload = order[i][0];
+		prm.algo = order[i][1];
+		struct pol child = {.ops = p->ops, .params = &prm};
+		snprintf(child.label, sizeof child.label, "%s", p->label);
+		if (p->ops->init(&child, err) < 0)
+			return -1;
+		struct ex_cfg cfg = *ex_config(ex);
+		cfg.pol = &child;
+		cfg.iterations = 1;
+		cfg.warmup = 0;
+		cfg.obs = NULL;
+		struct st_run r;
+		int rc = ex_run(&cfg, &r, err);
+		p->ops->fini(&child);
+		struct vd_pass *ps = &s->pass[s->n_pass++];
+		*ps = (struct vd_pass){prm.offload, prm.algo,
+				       rc == 0 && !r.oom.hit && r.n_iter == 1,
+				       r.n_iter ? r.iter[0].time : 0};
+		st_run_free(&r);
+		if (rc < 0)
+			return gms_err_prefix(err, "dyn profile pass %s(%s)",
+					      vd_offload_names[prm.offload],
+					      vd_algo_names[prm.algo]);
+		if (i == 0 && !ps->fits)
+			break; /* not even all(m) fits: report its OOM */
+		if (i > 0 && ps->fits) {
+			pick = (int)i;
+			break;
+		}
+	}
+	s->prm.offload = order[pick][0];
+	s->prm.algo = order[pick][1];
+	return plan_scheme(p, ex, err);
+}
+
+static int plan_scheme(struct pol *p, struct ex *ex, gms_err *err)
+{
+	struct vdnn *s = p->priv;
+	const struct wl_workload *wl = ex_workload(ex);
+	if (pick_algos(ex, s->prm.algo, err) < 0 ||
+	    plan_offloads(s, wl, s->prm.offload, err) < 0)
+		return -1;
+	for (uint32_t i = 0; i < s->off_at[s->n_layers]; i++)
+		ex_place_high(ex, s->off_list[i], s->prm.heuristic == VD_HIGHEND);
+	if (s->prm.compress)
+		return plan_compression(s, ex, err);
+	return 0;
+}
+
+static int vdnn_plan(struct pol *p, struct ex *ex, gms_err *err)
+{
+	struct vdnn *s = p->priv;
+	if (ex_set_mode(ex, EX_GRAPH) < 0)
+		return gms_errf(err, "%s", ex_last_error(ex));
+	if (ex_workload(ex)->n_layers == 0)
+		return gms_errf(err, "workload %s has no layers",
+				ex_workload(ex)->name);
+	return s->prm.offload == VD_DYN ? plan_dyn(p, ex, err)
+					: plan_scheme(p, ex, err);
+}
+
+/* ---- running ----------------------------------------------------------- */
+
+static void vdnn_iter_begin(struct pol *p, struct ex *ex, int iter)
+{
+	struct vdnn *s = p->priv;
+	(void)ex;
+	(void)iter;
+	s->layer = WL_NONE;
+	s->phase = WL_FWD;
+	s->next_fetch = s->n_layers;
+	s->pending = WL_NONE;
+	s->sync = ENG_EVENT_NONE;
+	memset(s->fetched, 0, s->n_layers * sizeof *s->fetched);
+}
+
+/* Copy layer l's offloaded tensors in; returns the last copy's event (the
+ * H2D engine is FIFO, so it is the last to finish). */
+static eng_event fetch(struct vdnn *s, struct ex *ex, uint32_t l)
+{
+	eng_event last = ENG_EVENT_NONE;
+	for (uint32_t i = s->off_at[l]; i < s->off_at[l + 1]; i++) {
+		uint32_t t = s->off_list[i];
+		enum ex_state st = ex_tensor_state(ex, t);
+		if (st != TS_OUT && st != TS_SWAPPING_OUT && st != TS_SWAPPING_IN)
+			continue;
+		eng_event ev = ex_swap_in(ex, t, ENG_EVENT_NONE);
+		if (ev != ENG_EVENT_NONE)
+			last = ev;
+	}
+	return last;
+}
+
+/* The nearest layer below m with offloads not yet fetched, or WL_NONE. */
+static uint32_t next_to_fetch(struct vdnn *s, uint32_t m)
+{
+	uint32_t l = m < s->next_fetch ? m : s->next_fetch;
+	while (l-- > 0) {
+		if (s->off_at[l + 1] > s->off_at[l] && !s->fetched[l]) {
+			s->fetched[l] = true;
+			return l;
+		}
+		s->next_fetch = l; /* everything from l up is fetched */
+	}
+	return WL_NONE;
+}
+
+/* A new layer starts (forward or backward). */
+static void layer_begins(struct vdnn *s, struct ex *ex, const struct wl_op *op)
+{
+	if (!s->pp && s->sync != ENG_EVENT_NONE)
+		ex_wait(ex, s->sync); /* vDNN: the previous layer's copies */
+	s->sync = ENG_EVENT_NONE;
+	uint32_t l = op->layer;
+	if (op->phase == WL_FWD) {
+		for (uint32_t i = s->off_at[l]; i < s->off_at[l + 1]; i++) {
+			eng_event ev = ex_swap_out(ex, s->off_list[i], EX_RELEASE);
+			if (ev != ENG_EVENT_NONE)
+				s->sync = ev;
+		}
+		return;
+	}
+	if (op->phase != WL_BWD)
+		return;
+	uint32_t n = next_to_fetch(s, l);
+	if (n == WL_NONE)
+		return;
+	if (s->prm.order == VD_DERIVATIVE_FIRST) {
+		s->pending = n; /* at the kernel's issue (on_access) */
+		s->pending_op = op->id;
+	} else {
+		s->sync = fetch(s, ex, n);
+	}
+}
+
+static void vdnn_before_op(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	struct vdnn *s = p->priv;
+	if (op->layer == s->layer && (int)op->phase == s->phase)
+		return;
+	s->layer = op->layer;
+	s->phase = (int)op->phase;
+	layer_begins(s, ex, op);
+}
+
+static void vdnn_on_access(struct pol *p, struct ex *ex,
+			   const struct ex_access *a)
+{
+	struct vdnn *s = p->priv;
+	if (s->pending == WL_NONE || a->op != s->pending_op || a->recompute)
+		return;
+	uint32_t n = s->pending;
+	s->pending = WL_NONE;
+	s->sync = fetch(s, ex, n);
+}
+
+static enum ex_verdict vdnnpp_on_alloc_fail(struct pol *p, struct ex *ex,
+					    const struct ex_alloc_req *req)
+{
+	(void)p;
+	(void)ex;
+	(void)req;
+	return EX_WAIT; /* the blocking cnmemMalloc of section IV-A */
+}
+
+static void vdnn_report(struct pol *p, FILE *out)
+{
+	const struct vdnn *s = p->priv;
+	fprintf(out, "scheme %s(%s)\n", vd_offload_names[s->prm.offload],
+		vd_algo_names[s->prm.algo]);
+	if (s->pp)
+		fprintf(out, "heuristic %s\norder %s\n",
+			vd_heur_names[s->prm.heuristic],
+			vd_order_names[s->prm.order]);
+	fprintf(out, "offload_layers %u\noffload_tensors %u\n"
+		     "offload_bytes_per_iter %llu\n",
+		s->n_off_layers, s->n_off, (unsigned long long)s->off_bytes);
+	for (int i = 0; i < s->n_pass; i++)
+		fprintf(out, "dyn_pass_%d %s(%s) %s %.3f ms\n", i + 1,
+			vd_offload_names[s->pass[i].offload],
+			vd_algo_names[s->pass[i].algo],
+			s->pass[i].fits ? "fits" : "oom",
+			(double)s->pass[i].time / 1e6);
+	if (s->prm.compress)
+		fprintf(out, "compressed_tensors %u\ncompressed_bytes %llu\n"
+			     "compressed_stored %llu\n",
+			s->n_comp, (unsigned long long)s->comp_bytes,
+			(unsigned long long)s->comp_stored);
+}
+
+const struct pol_ops pol_vdnn_ops = {
+	.name = "vdnn",
+	.summary = "vDNN: offload layer inputs (all/conv/aconv, m/p "
+		   "algorithms, dyn), layer-wise synchronisation, CNMeM",
+	.params = vdnn_params,
+	.params_size = sizeof(struct vdnn_params),
+	.init = vdnn_init,
+	.fini = vdnn_fini,
+	.allocator = vdnn_allocator,
+	.plan = vdnn_plan,
+	.iter_begin = vdnn_iter_begin,
+	.before_op = vdnn_before_op,
+	.on_access = vdnn_on_access,
+	.report = vdnn_report,
+};
+
+const struct pol_ops pol_vdnnpp_ops = {
+	.name = "vdnnpp",
+	.summary = "vDNN++: vDNN without layer stalls, blocking allocation, "
+		   "high-end placement, allocation orders, ZVC compression",
+	.params = vdnnpp_params,
+	.params_size = sizeof(struct vdnn_params),
+	.init = vdnnpp_init,
+	.fini = vdnn_fini,
+	.allocator = vdnn_allocator,
+	.plan = vdnn_plan,
+	.iter_begin = vdnn_iter_begin,
+	.before_op = vdnn_before_op,
+	.on_access = vdnn_on_access,
+	.on_alloc_fail = vdnnpp_on_alloc_fail,
+	.report = vdnn_report,
+};
