@@ -1,0 +1,485 @@
+/*
+ * test_vdnn.c - vDNN and vDNN++ (policies/vdnn.c) on networks small
+ * enough to work out on paper.
+ *
+ * Every run uses hw_test_profile: a copy of b bytes takes b ns, copies in
+ * both directions run at once without slowing down, kernels take their
+ * given time, and there is no launch or allocation cost. Tensors of
+ * 62,000,000 bytes thus take 62 ms to copy: the "Transfer" row of the
+ * vDNN++ paper's Table I. The device has 1 GiB, far more than any test
+ * needs, so vDNN++ never waits for memory unless a test sets a budget.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../policies/vdnn.h"
+#include "testkit.h"
+#include "wlkit.h"
+
+#include <string.h>
+
+#define MS 1000000LL	      /* ns */
+#define XFER 62000000ULL      /* bytes: a 62 ms copy */
+#define DEVICE (1ULL << 30)   /* test device */
+
+/* Add an op of type `type` in layer `layer` taking `ms` milliseconds. */
+static void L(struct wl_workload *w, const char *name, enum wl_op_type type,
+	      enum wl_phase ph, const char *layer, long long ms,
+	      const uint32_t *in, uint32_t n_in, uint32_t out)
+{
+	gms_err err;
+	struct wl_op_desc d = {.name = name, .type = type, .phase = ph,
+			       .layer = layer, .in = in, .n_in = n_in,
+			       .out = &out, .n_out = 1, .time = ms * MS,
+			       .flops = (double)(ms * MS), .recomputable = true};
+	if (wl_add_op(w, &d, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+}
+
+/*
+ * Table I of the vDNN++ paper as a linear network (times in ms; every
+ * backward op takes what its forward op takes):
+ *
+ *   l1 conv 3x3  80   x  -> a1        bwd  80  g1, x   -> g0
+ *   l2 pool       3   a1 -> a2        bwd   3  g2, a1  -> g1
+ *   l3 conv 1x1  19   a2 -> a3        bwd  19  g3, a2  -> g2
+ *   l4 conv 5x5 200   a3 -> a4        bwd 200  g4, a3  -> g3
+ *   l5 loss       1   a4 -> a5        bwd   1  a5      -> g4
+ *
+ * Each activation (and x) is 62 MB: a 62 ms copy. Which inputs a scheme
+ * offloads (read again in backward, last read in forward by the layer):
+ * conv: x (l1), a2 (l3), a3 (l4); all: also a1 (l2). a4 is not offloaded:
+ * no backward op reads it. Compute: 303 ms forward + 303 ms backward =
+ * 606 ms; the rest of an iteration is stalls.
+ */
+static struct wl_workload *table1(void)
+{
+	struct wl_workload *w = wl_new("table1", 1);
+	uint32_t x = T(w, "x", XFER, WL_INPUT);
+	uint32_t a[6], g[5];
+	char nm[8];
+	for (int i = 1; i <= 5; i++) {
+		snprintf(nm, sizeof nm, "a%d", i);
+		a[i] = T(w, nm, XFER, WL_ACT);
+	}
+	for (int i = 0; i <= 4; i++) {
+		snprintf(nm, sizeof nm, "g%d", i);
+		g[i] = T(w, nm, XFER, WL_ACT_GRAD);
+	}
+	a[0] = x;
+	static const struct {
+		const char *name;
+		enum wl_op_type f, b;
+		long long ms;
+	} layer[5] = {
+		{"l1", OT_CONV, OT_CONV_BWD_DATA, 80},
+		{"l2", OT_POOL, OT_POOL_BWD, 3},
+		{"l3", OT_CONV, OT_CONV_BWD_DATA, 19},
+		{"l4", OT_CONV, OT_CONV_BWD_DATA, 200},
+		{"l5", OT_LOSS, OT_LOSS_BWD, 1},
+	};
+	for (int i = 0; i < 5; i++)
+		L(w, layer[i].name, layer[i].f, WL_FWD, layer[i].name,
+		  layer[i].ms, &a[i], 1, a[i + 1]);
+	L(w, "l5_bwd", OT_LOSS_BWD, WL_BWD, "l5", 1, &a[5], 1, g[4]);
+	for (int i = 3; i >= 0; i--) {
+		char b[16];
+		snprintf(b, sizeof b, "%s_bwd", layer[i].name);
+		uint32_t in[2] = {g[i + 1], a[i]};
+		L(w, b, layer[i].b, WL_BWD, layer[i].name, layer[i].ms, in, 2,
+		  g[i]);
+	}
+	finalize(w);
+	return w;
+}
+
+/* Make policy `name` with "key=value" settings. */
+static void make(struct pol *p, const char *name, const char *const *kv,
+		 size_t n)
+{
+	gms_err err;
+	if (pol_create(p, name, NULL, NULL, kv, n, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* One iteration of w under the policy on the test device. */
+static void run1(const struct wl_workload *w, const char *name,
+		 const char *const *kv, size_t n, uint64_t budget,
+		 struct st_run *st)
+{
+	struct pol p;
+	make(&p, name, kv, n);
+	struct hw_profile hw;
+	hw_test_profile(&hw, DEVICE);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p, .budget = budget,
+			     .iterations = 1, .warmup = 0};
+	gms_err err = {{0}};
+	if (ex_run(&cfg, st, &err) < 0)
+		fail_msg("ex_run: %s", err.msg);
+	pol_destroy(&p);
+	assert_false(st->oom.hit);
+	assert_int_equal(st->n_iter, 1);
+}
+
+static sim_time_t stalls(const struct st_iter *it)
+{
+	sim_time_t s = 0;
+	for (int k = 0; k < ST_STALL_COUNT; k++)
+		s += it->stall[k];
+	return s;
+}
+
+/*
+ * vDNN, conv offload. Forward: l1 0-80 while x goes out 0-62; l2 waits
+ * for x's copy (done) and runs 80-83; l3 83-102 while a2 goes out
+ * 83-145; l4 waits for it, 43 ms (D2H), and runs 145-345 while a3 goes
+ * out 145-207; l5 345-346. Backward: l5_bwd 346-347 while a3 (l4's, the
+ * nearest offloaded layer below) comes in 346-408; l4_bwd waits for it,
+ * 61 ms (H2D), runs 408-608 while a2 comes in 408-470; l3_bwd 608-627
+ * while x comes in 608-670 (l2 offloaded nothing); l2_bwd waits 43 ms,
+ * runs 670-673; l1_bwd 673-753. Iteration: 753 ms; stalls 43 D2H + 104
+ * H2D.
+ */
+static void test_table1_vdnn_conv(void **state)
+{
+	(void)state;
+	struct wl_workload *w = table1();
+	struct st_run st;
+	const char *kv[] = {"offload=conv"};
+	run1(w, "vdnn", kv, 1, 0, &st);
+	assert_int_equal(st.iter[0].time, 753 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_D2H], 43 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 104 * MS);
+	assert_int_equal(st.iter[0].bytes_d2h, 3 * XFER);
+	assert_int_equal(st.iter[0].bytes_h2d, 3 * XFER);
+	assert_string_equal(st.allocator, "pool-bestfit");
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
+ * vDNN++, conv offload: no layer waits. Forward: l1 0-80 (x out 0-62),
+ * l2 80-83, l3 83-102 (a2 out 83-145), l4 102-302 (a3 out 145-207,
+ * behind a2 on the D2H engine), l5 302-303. Backward: l5_bwd 303-304
+ * while a3 (out since l4 finished at 302) comes in 303-365; l4_bwd
+ * issues a2's prefetch (365-427 behind a3) and waits for its own input
+ * a3 until 365 (61 ms), runs 365-565; l3_bwd issues x's prefetch
+ * (565-627), runs 565-584; l2_bwd 584-587; l1_bwd waits for x until 627
+ * (40 ms), runs 627-707. Iteration: 707 ms, all stalls H2D (101 ms).
+ */
+static void test_table1_vdnnpp_conv(void **state)
+{
+	(void)state;
+	struct wl_workload *w = table1();
+	struct st_run st;
+	const char *kv[] = {"offload=conv"};
+	run1(w, "vdnnpp", kv, 1, 0, &st);
+	assert_int_equal(st.iter[0].time, 707 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 101 * MS);
+	assert_int_equal(stalls(&st.iter[0]), 101 * MS);
+	st_run_free(&st);
+	/* derivative-first issues the same copies at the same instants: the
+	 * kernel is issued when its outputs are allocated, at once here */
+	const char *kv2[] = {"offload=conv", "order=derivative-first"};
+	run1(w, "vdnnpp", kv2, 2, 0, &st);
+	assert_int_equal(st.iter[0].time, 707 * MS);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
+ * vDNN, all offload (x, a1, a2, a3). Forward: l1 0-80 (x out 0-62); l2
+ * 80-83 (a1 out 80-142); l3 waits until 142 (59 ms D2H), runs 142-161
+ * (a2 out 142-204); l4 waits until 204 (43), runs 204-404 (a3 out
+ * 204-266); l5 404-405. Backward: l5_bwd 405-406 (a3 in 405-467); l4_bwd
+ * waits until 467 (61 H2D), runs 467-667 (a2 in 467-529); l3_bwd 667-686
+ * (a1 in 667-729); l2_bwd waits until 729 (43), runs 729-732 (x in
+ * 729-791); l1_bwd waits until 791 (59), runs 791-871. Iteration: 871
+ * ms; stalls 102 D2H + 163 H2D.
+ */
+static void test_table1_vdnn_all(void **state)
+{
+	(void)state;
+	struct wl_workload *w = table1();
+	struct st_run st;
+	const char *kv[] = {"offload=all"};
+	run1(w, "vdnn", kv, 1, 0, &st);
+	assert_int_equal(st.iter[0].time, 871 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_D2H], 102 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 163 * MS);
+	assert_int_equal(st.iter[0].bytes_d2h, 4 * XFER);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
+ * vDNN++, all offload. Forward: l1 0-80 (x out 0-62), l2 80-83 (a1 out
+ * 80-142), l3 83-102 (a2 out 142-204), l4 102-302 (a3 out 204-266), l5
+ * 302-303. Backward: l5_bwd 303-304 (a3 in 303-365); l4_bwd prefetches
+ * a2 (365-427), waits for a3 until 365 (61), runs 365-565; l3_bwd
+ * prefetches a1 (565-627), runs 565-584; l2_bwd prefetches x (627-689),
+ * waits for a1 until 627 (43), runs 627-630; l1_bwd waits for x until
+ * 689 (59), runs 689-769. Iteration: 769 ms, 163 ms of H2D stalls. The
+ * POOL layer's offload, hidden behind l4 here, is what vDNN++ gains most
+ * on (the paper's "fast compute layers interspersed among long compute
+ * layers").
+ */
+static void test_table1_vdnnpp_all(void **state)
+{
+	(void)state;
+	struct wl_workload *w = table1();
+	struct st_run st;
+	const char *kv[] = {"offload=all"};
+	run1(w, "vdnnpp", kv, 1, 0, &st);
+	assert_int_equal(st.iter[0].time, 769 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 163 * MS);
+	assert_int_equal(stalls(&st.iter[0]), 163 * MS);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* offload=none is the base manager: 606 ms of compute, no copies. */
+static void test_table1_none(void **state)
+{
+	(void)state;
+	struct wl_workload *w = table1();
+	struct st_run st;
+	const char *kv[] = {"offload=none"};
+	run1(w, "vdnn", kv, 1, 0, &st);
+	assert_int_equal(st.iter[0].time, 606 * MS);
+	assert_int_equal(st.iter[0].bytes_d2h, 0);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
+ * Three 200 ms convolutions and a loss whose backward takes 200 ms too,
+ * so that each copy and its (de)compression finish before the next one
+ * starts:
+ *   l1 conv x -> a1, l2 conv a1 -> a2, l3 conv a2 -> a3, l4 loss a3 ->
+ *   a4; backward l4 (200 ms) a4 -> g3, l3 g3,a2 -> g2, l2 g2,a1 -> g1,
+ *   l1 g1,x -> g0. conv offload: x, a1, a2 (62 MB each).
+ */
+static struct wl_workload *three_convs(void)
+{
+	struct wl_workload *w = wl_new("zvc3", 1);
+	uint32_t a[5], g[4];
+	a[0] = T(w, "x", XFER, WL_INPUT);
+	char nm[8];
+	for (int i = 1; i <= 4; i++) {
+		snprintf(nm, sizeof nm, "a%d", i);
+		a[i] = T(w, nm, XFER, WL_ACT);
+	}
+	for (int i = 0; i <= 3; i++) {
+		snprintf(nm, sizeof nm, "g%d", i);
+		g[i] = T(w, nm, XFER, WL_ACT_GRAD);
+	}
+	static const char *const name[4] = {"l1", "l2", "l3", "l4"};
+	for (int i = 0; i < 3; i++)
+		L(w, name[i], OT_CONV, WL_FWD, name[i], 200, &a[i], 1,
+		  a[i + 1]);
+	L(w, "l4", OT_LOSS, WL_FWD, "l4", 1, &a[3], 1, a[4]);
+	L(w, "l4_bwd", OT_LOSS_BWD, WL_BWD, "l4", 200, &a[4], 1, g[3]);
+	for (int i = 2; i >= 0; i--) {
+		char b[16];
+		snprintf(b, sizeof b, "%s_bwd", name[i]);
+		uint32_t in[2] = {g[i + 1], a[i]};
+		L(w, b, OT_CONV_BWD_DATA, WL_BWD, name[i], 200, in, 2, g[i]);
+	}
+	finalize(w);
+	return w;
+}
+
+/*
+ * ZVC at density 0.25 with FRAC 4 and one thread: chunks of 62 MB / 4 =
+ * 15.5 MB; the compressed size is 62 MB x (0.25 + 1/32) = 17.4375 MB, 2
+ * chunks: 31 MB stored, half the tensor. The test profile compresses and
+ * decompresses at 1e9 B/s per thread: 62 ms a tensor.
+ *
+ * Uncompressed, the pinned copies of x (from 0), a1 (from 200) and a2
+ * (from 400) all live until a2 is fetched back: peak 3 x 62 = 186 MB.
+ *
+ * Compressed: x out 0-62, compressed 62-124 (62 + 31 held, then 31); a1
+ * from 200 (62), compressed 262-324 (93, then 31); a2 from 400, out
+ * 400-462, compressed 462-524: at 462-524, 31 + 31 + 93 = 155 MB. In
+ * backward, a2's prefetch at 601 takes a 62 MB staging buffer while its
+ * 31 MB of chunks are decompressed (601-663): again 31 + 31 + 93 = 155;
+ * a2 is back at 725 and its staging is freed, before l3_bwd fetches a1
+ * at 801 (31 + 93 = 124), and so on. Peak 155 MB: (n - 1) stored + size
+ * + stored for n = 3.
+ *
+ * The iteration is the same 1401 ms either way (compute 601 + 800;
+ * every copy and (de)compression hides behind a 200 ms layer), and the
+ * host CPU worked 6 x 62 ms.
+ */
+static void test_compression_pinned_peak(void **state)
+{
+	(void)state;
+	struct wl_workload *w = three_convs();
+	struct st_run st;
+	const char *raw[] = {"offload=conv"};
+	run1(w, "vdnnpp", raw, 1, 0, &st);
+	assert_int_equal(st.pinned_peak, 3 * XFER);
+	assert_int_equal(st.iter[0].time, 1401 * MS);
+	assert_int_equal(st.iter[0].host_busy, 0);
+	st_run_free(&st);
+	const char *z[] = {"offload=conv", "compress=true", "density=0.25",
+			   "frac=4", "threads=1"};
+	run1(w, "vdnnpp", z, 5, 0, &st);
+	assert_int_equal(st.pinned_peak, 155000000);
+	assert_int_equal(st.iter[0].time, 1401 * MS);
+	assert_int_equal(st.iter[0].host_busy, 6 * 62 * MS);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* The stored size on paper: share = size / threads; chunk = size / (FRAC
+ * x threads); ceil(FRAC x (density + 1/32)) chunks per share. */
+static void test_zvc_stored(void **state)
+{
+	(void)state;
+	/* 0.25: 4 x 0.28125 = 1.125 -> 2 of 4 chunks */
+	assert_int_equal(vdnn_zvc_stored(62000000, 0.25, 4, 1), 31000000);
+	/* 0.5 with FRAC 8, 4 threads: 8 x 0.53125 = 4.25 -> 5 of 8 chunks
+	 * of 1 MiB / 32 = 32768 B each, per thread: 4 x 5 x 32768 */
+	assert_int_equal(vdnn_zvc_stored(1 << 20, 0.5, 8, 4), 655360);
+	/* dense data grows by the mask: 1 + 1/32 -> 2 of 1 chunk */
+	assert_int_equal(vdnn_zvc_stored(1 << 20, 1.0, 1, 1), 2 << 20);
+}
+
+/*
+ * The paper's two claims on real networks, for every scheme: vDNN++ given
+ * vDNN's memory (its peak reserved) stays within it, and it never stalls
+ * more than vDNN (it only removes waits). AlexNet at batch 32 on the
+ * 1080 Ti profile.
+ */
+static void test_vdnnpp_within_vdnn_budget(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	if (hw_load(&hw, "GTX-1080Ti", &err) < 0)
+		fail_msg("%s", err.msg);
+	struct wl_workload *w =
+		gen_build_ok("alexnet", 32, 224, WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	static const char *const modes[][2] = {
+		{"offload=all", "algo=m"},  {"offload=all", "algo=p"},
+		{"offload=conv", "algo=m"}, {"offload=conv", "algo=p"},
+		{"offload=aconv", "algo=m"}, {"offload=aconv", "algo=p"},
+	};
+	for (size_t i = 0; i < 6; i++) {
+		struct st_run a, b;
+		struct pol p;
+		make(&p, "vdnn", modes[i], 2);
+		struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p,
+				     .iterations = 2, .warmup = 1};
+		if (ex_run(&cfg, &a, &err) < 0)
+			fail_msg("%s", err.msg);
+		pol_destroy(&p);
+		assert_false(a.oom.hit);
+		make(&p, "vdnnpp", modes[i], 2);
+		cfg.budget = a.mem.peak_reserved;
+		if (ex_run(&cfg, &b, &err) < 0)
+			fail_msg("%s", err.msg);
+		pol_destroy(&p);
+		if (b.oom.hit)
+			fail_msg("%s %s: vDNN++ OOM at vDNN's %llu bytes: %s",
+				 modes[i][0], modes[i][1],
+				 (unsigned long long)cfg.budget, b.oom.reason);
+		assert_true(b.mem.peak_reserved <= a.mem.peak_reserved);
+		assert_true(stalls(&b.steady) <= stalls(&a.steady));
+		assert_true(b.steady.time <= a.steady.time);
+		st_run_free(&a);
+		st_run_free(&b);
+	}
+	wl_free(w);
+}
+
+/*
+ * dyn on table1 (62 MB tensors; pool-bestfit rounds each to 62,000,128 B,
+ * so a budget of k.5 tensors holds k of them):
+ *   none(p) holds x, a1..a5 at l5 (6 tensors);
+ *   conv(p) at l4_bwd holds a1, g4, a3, g3 and the prefetched a2 (5);
+ *   all(p) and all(m) offload a1 too (4).
+ * With the whole device none(p) is chosen after the all(m) feasibility
+ * pass; with 5.5 tensors conv(p) (753 ms, as above); with 4.5 all(p)
+ * (871 ms); with 3.5 not even all(m) fits and its OOM is the result.
+ */
+static void test_dyn(void **state)
+{
+	(void)state;
+	struct wl_workload *w = table1();
+	struct st_run st;
+	run1(w, "vdnn", NULL, 0, 0, &st); /* offload defaults to dyn */
+	assert_int_equal(st.iter[0].time, 606 * MS);
+	st_run_free(&st);
+	run1(w, "vdnn", NULL, 0, 11 * XFER / 2, &st);
+	assert_int_equal(st.iter[0].time, 753 * MS);
+	st_run_free(&st);
+	run1(w, "vdnn", NULL, 0, 9 * XFER / 2, &st);
+	assert_int_equal(st.iter[0].time, 871 * MS);
+	st_run_free(&st);
+	struct pol p;
+	make(&p, "vdnn", NULL, 0);
+	struct hw_profile hw;
+	hw_test_profile(&hw, DEVICE);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p,
+			     .budget = 7 * XFER / 2, .iterations = 1};
+	gms_err err;
+	assert_int_equal(ex_run(&cfg, &st, &err), 0);
+	assert_true(st.oom.hit);
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
+static void test_params(void **state)
+{
+	(void)state;
+	struct pol p;
+	gms_err err;
+	const char *bad[] = {"offload=every"};
+	assert_int_equal(pol_create(&p, "vdnn", NULL, NULL, bad, 1, &err), -1);
+	assert_non_null(strstr(err.msg, "offload"));
+	const char *pp_only[] = {"heuristic=highend"};
+	assert_int_equal(pol_create(&p, "vdnn", NULL, NULL, pp_only, 1, &err),
+			 -1);
+	make(&p, "vdnnpp", pp_only, 1);
+	assert_string_equal(p.ops->allocator(&p), "highend");
+	pol_destroy(&p);
+	/* a density for a tensor the workload lacks is an error naming it */
+	struct wl_workload *w = table1();
+	const char *dz[] = {"offload=conv", "compress=true",
+			    "densities=a9=0.3"};
+	make(&p, "vdnnpp", dz, 3);
+	struct hw_profile hw;
+	hw_test_profile(&hw, DEVICE);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p, .iterations = 1};
+	struct st_run st;
+	assert_int_equal(ex_run(&cfg, &st, &err), -1);
+	assert_non_null(strstr(err.msg, "a9"));
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table1_vdnn_conv),
+		cmocka_unit_test(test_table1_vdnnpp_conv),
+		cmocka_unit_test(test_table1_vdnn_all),
+		cmocka_unit_test(test_table1_vdnnpp_all),
+		cmocka_unit_test(test_table1_none),
+		cmocka_unit_test(test_compression_pinned_peak),
+		cmocka_unit_test(test_zvc_stored),
+		cmocka_unit_test(test_vdnnpp_within_vdnn_budget),
+		cmocka_unit_test(test_dyn),
+		cmocka_unit_test(test_params),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
