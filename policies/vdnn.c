@@ -19,8 +19,8 @@
  *                   order and the first that fits is used, else all(m)
  *                   (vDNN's order: no offload with p first, then
  *                   progressively more memory-saving choices). A pass is
- *                   one iteration of this policy, simulated on the side
- *                   with the run's profile, allocator and budget.
+ *                   this policy with that scheme, simulated on the side
+ *                   with the run's profile, budget and iterations.
  *
  * Which tensors a chosen layer offloads: the activations (and the input
  * batch) its forward ops read, when this layer is their last forward
@@ -170,7 +170,7 @@ struct vdnn {
 	uint32_t layer;		/* layer of the previous op (WL_NONE: none
 				   yet this iteration) */
 	int phase;		/* its phase */
-	uint32_t next_fetch;	/* layers >= this are all fetched */
+	bool *conv;		/* per layer: has a forward convolution */
 	uint32_t pending;	/* derivative-first: layer to fetch when the
 				   current op's kernel is issued, or WL_NONE */
 	uint32_t pending_op;	/* the op that kernel belongs to */
@@ -178,6 +178,8 @@ struct vdnn {
 	uint64_t off_bytes;	/* bytes offloaded per iteration (planned) */
 	uint32_t n_off;		/* tensors offloaded per iteration */
 	uint32_t n_off_layers;	/* layers offloading */
+	uint64_t n_refused;	/* offloads the engine refused (tensor not
+				   resident, pinned memory exhausted) */
 	uint32_t n_comp;	/* tensors compressed */
 	uint64_t comp_stored;	/* their compressed host size */
 	uint64_t comp_bytes;	/* their size */
@@ -222,6 +224,7 @@ static void vdnn_fini(struct pol *p)
 		free(s->off_at);
 		free(s->off_list);
 		free(s->fetched);
+		free(s->conv);
 	}
 	free(s);
 	p->priv = NULL;
@@ -277,15 +280,11 @@ static bool read_in_backward(const struct wl_workload *wl,
 /* Which layers the scheme chooses: chosen[l]. Layers are taken in the
  * order their first forward op runs; "alternate" counts conv layers. */
 static int choose_layers(const struct wl_workload *wl, int scheme,
-			 bool *chosen)
+			 bool *chosen, bool *conv)
 {
-	bool *conv = calloc(wl->n_layers + 1, sizeof *conv);
 	bool *seen = calloc(wl->n_layers + 1, sizeof *seen);
-	if (!conv || !seen) {
-		free(conv);
-		free(seen);
+	if (!seen)
 		return -1;
-	}
 	for (uint32_t o = 0; o < wl->n_ops; o++)
 		if (wl->ops[o].phase == WL_FWD)
 			conv[wl->ops[o].layer] |= wl->ops[o].type == OT_CONV;
@@ -300,7 +299,6 @@ static int choose_layers(const struct wl_workload *wl, int scheme,
 			    (scheme == VD_ACONV && conv[l] && k % 2 == 0);
 		k += conv[l];
 	}
-	free(conv);
 	free(seen);
 	return 0;
 }
@@ -315,12 +313,14 @@ static int plan_offloads(struct vdnn *s, const struct wl_workload *wl,
 	s->off_at = calloc(wl->n_layers + 1, sizeof *s->off_at);
 	s->off_list = malloc((wl->n_tensors + 1) * sizeof *s->off_list);
 	s->fetched = calloc(wl->n_layers + 1, sizeof *s->fetched);
-	if (!chosen || !owner || !s->off_at || !s->off_list || !s->fetched) {
+	s->conv = calloc(wl->n_layers + 1, sizeof *s->conv);
+	if (!chosen || !owner || !s->off_at || !s->off_list || !s->fetched ||
+	    !s->conv) {
 		free(chosen);
 		free(owner);
 		return gms_errf(err, "out of memory");
 	}
-	if (choose_layers(wl, scheme, chosen) < 0) {
+	if (choose_layers(wl, scheme, chosen, s->conv) < 0) {
 		free(chosen);
 		free(owner);
 		return gms_errf(err, "out of memory");
@@ -491,17 +491,16 @@ static int plan_dyn(struct pol *p, struct ex *ex, gms_err *err)
 		if (p->ops->init(&child, err) < 0)
 			return -1;
 		struct ex_cfg cfg = *ex_config(ex);
-		cfg.pol = &child;
-		cfg.iterations = 1;
-		cfg.warmup = 0;
+		cfg.pol = &child; /* as many iterations as the run: a pool
+				     fragments across iterations too */
 		cfg.obs = NULL;
 		struct st_run r;
 		int rc = ex_run(&cfg, &r, err);
 		p->ops->fini(&child);
 		struct vd_pass *ps = &s->pass[s->n_pass++];
 		*ps = (struct vd_pass){prm.offload, prm.algo,
-				       rc == 0 && !r.oom.hit && r.n_iter == 1,
-				       r.n_iter ? r.iter[0].time : 0};
+				       rc == 0 && !r.oom.hit,
+				       r.n_iter > r.warmup ? r.steady.time : 0};
 		st_run_free(&r);
 		if (rc < 0)
 			return gms_err_prefix(err, "dyn profile pass %s(%s)",
@@ -554,7 +553,6 @@ static void vdnn_iter_begin(struct pol *p, struct ex *ex, int iter)
 	(void)iter;
 	s->layer = WL_NONE;
 	s->phase = WL_FWD;
-	s->next_fetch = s->n_layers;
 	s->pending = WL_NONE;
 	s->sync = ENG_EVENT_NONE;
 	memset(s->fetched, 0, s->n_layers * sizeof *s->fetched);
@@ -577,16 +575,24 @@ static eng_event fetch(struct vdnn *s, struct ex *ex, uint32_t l)
 	return last;
 }
 
-/* The nearest layer below m with offloads not yet fetched, or WL_NONE. */
+/* The layer whose offloads to fetch while backward layer m computes, or
+ * WL_NONE: walking down from m - 1, the nearest layer that offloaded
+ * anything, if it is not fetched yet. The walk also stops at a
+ * convolution layer (vDNN's search window ends at the next CONV layer),
+ * and a fetched layer ends it too: so the fetches run one offloading
+ * layer ahead of the backward pass and never further, however many
+ * layers (ReLU, pooling) lie between. */
 static uint32_t next_to_fetch(struct vdnn *s, uint32_t m)
 {
-	uint32_t l = m < s->next_fetch ? m : s->next_fetch;
-	while (l-- > 0) {
-		if (s->off_at[l + 1] > s->off_at[l] && !s->fetched[l]) {
+	for (uint32_t l = m; l-- > 0;) {
+		if (s->off_at[l + 1] > s->off_at[l]) {
+			if (s->fetched[l])
+				return WL_NONE;
 			s->fetched[l] = true;
 			return l;
 		}
-		s->next_fetch = l; /* everything from l up is fetched */
+		if (s->conv[l])
+			return WL_NONE;
 	}
 	return WL_NONE;
 }
@@ -603,6 +609,8 @@ static void layer_begins(struct vdnn *s, struct ex *ex, const struct wl_op *op)
 			eng_event ev = ex_swap_out(ex, s->off_list[i], EX_RELEASE);
 			if (ev != ENG_EVENT_NONE)
 				s->sync = ev;
+			else
+				s->n_refused++;
 		}
 		return;
 	}
@@ -661,6 +669,7 @@ static void vdnn_report(struct pol *p, FILE *out)
 	fprintf(out, "offload_layers %u\noffload_tensors %u\n"
 		     "offload_bytes_per_iter %llu\n",
 		s->n_off_layers, s->n_off, (unsigned long long)s->off_bytes);
+	fprintf(out, "offloads_refused %llu\n", (unsigned long long)s->n_refused);
 	for (int i = 0; i < s->n_pass; i++)
 		fprintf(out, "dyn_pass_%d %s(%s) %s %.3f ms\n", i + 1,
 			vd_offload_names[s->pass[i].offload],
