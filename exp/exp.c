@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 const char *const exp_kind_names[] = {"run", "sweep", "max-batch",
-				      "best-throughput", NULL};
+				      "best-throughput", "min-pool", NULL};
 
 /* ---- the tables --------------------------------------------------------- */
 
@@ -114,11 +114,12 @@ struct exp_meas {
 	yaml_node_t *batch, *budget, *budget_fraction;
 	int64_t start, limit, confirm;
 	int64_t min, max, step;
+	uint64_t pool_limit;
 };
 #define MS(f) offsetof(struct exp_meas, f)
 #define KIND_DEF                                                               \
 	{"kind", PRM_ENUM, NULL, 0, 0, exp_kind_names,                         \
-	 "run | sweep | max-batch | best-throughput", MS(kind)}
+	 "run | sweep | max-batch | best-throughput | min-pool", MS(kind)}
 static const struct prm_def run_defs[] = {KIND_DEF, PRM_END};
 static const struct prm_def sweep_defs[] = {
 	KIND_DEF,
@@ -153,8 +154,15 @@ static const struct prm_def best_defs[] = {
 	 MS(step)},
 	PRM_END,
 };
+static const struct prm_def minp_defs[] = {
+	KIND_DEF,
+	{"limit", PRM_BYTES, "0", 0, 0, NULL,
+	 "largest pool tried (beyond it: does not fit); 0 = the experiment's "
+	 "budget", MS(pool_limit)},
+	PRM_END,
+};
 static const struct prm_def *const meas_defs[EXP_KIND_COUNT] = {
-	run_defs, sweep_defs, maxb_defs, best_defs};
+	run_defs, sweep_defs, maxb_defs, best_defs, minp_defs};
 
 void exp_print_help(FILE *f)
 {
@@ -435,7 +443,7 @@ static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 	if (kind < 0)
 		return cfg_errf(err, d, kn ? kn : n,
 				"measure: key 'kind': %s%s%s (run, sweep, "
-				"max-batch, best-throughput)",
+				"max-batch, best-throughput, min-pool)",
 				ks ? "unknown kind '" : "required",
 				ks ? ks : "", ks ? "'" : "");
 	struct exp_meas m;
@@ -490,6 +498,9 @@ static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 		e->lo = m.min;
 		e->hi = m.max;
 		e->step = m.step;
+		break;
+	case EXP_MIN_POOL:
+		e->pool_limit = m.pool_limit;
 		break;
 	default:
 		break;
@@ -572,6 +583,12 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	    parse_workloads(e, top.workloads, err) < 0 ||
 	    parse_policies(e, top.policies, err) < 0)
 		goto fail;
+	if (e->kind == EXP_MIN_POOL && top.pool_size) {
+		cfg_errf(err, d, cfg_map_get(d, root, "pool_size"),
+			 "key 'pool_size': measure min-pool chooses the pool "
+			 "itself (leave it out)");
+		goto fail;
+	}
 	/* every workload must be buildable as the measurement will use it */
 	for (size_t i = 0; i < e->n_wl; i++) {
 		struct exp_workload *w = &e->wl[i];

@@ -27,13 +27,21 @@
  *   best-throughput the batch in [measure.min, measure.max] with the most
  *                   samples/s: a grid (measure.step, or powers of two),
  *                   then an integer ternary search between the best grid
- *                   point's neighbours.
+ *                   point's neighbours;
+ *   min-pool        the smallest allocator pool that serves each (workload,
+ *                   policy), vDNN++ section IV-B: a run with the
+ *                   experiment's budget gives the aggregate peak (bytes in
+ *                   live blocks, "assuming no fragmentation"); from there
+ *                   each run has budget = pool = P, and a run that runs out
+ *                   of memory restarts with P + (request - largest free
+ *                   block) (mem_min_pool), up to measure.limit.
  */
 #ifndef GMS_EXP_H
 #define GMS_EXP_H
 
 #include "../sim/cfg.h"
 #include "../sim/hw.h"
+#include "../sim/mem_search.h"
 #include "../sim/stats.h"
 #include "../sim/ex.h"
 #include "../sim/trace.h"
@@ -41,7 +49,14 @@
 
 #include <stdio.h>
 
-enum exp_kind { EXP_RUN, EXP_SWEEP, EXP_MAX_BATCH, EXP_BEST, EXP_KIND_COUNT };
+enum exp_kind {
+	EXP_RUN,
+	EXP_SWEEP,
+	EXP_MAX_BATCH,
+	EXP_BEST,
+	EXP_MIN_POOL,
+	EXP_KIND_COUNT
+};
 extern const char *const exp_kind_names[]; /* "run", "sweep", ... */
 
 /* What a sweep varies. */
@@ -93,6 +108,8 @@ struct exp {
 	size_t n_values;	     /* length of the one in use */
 	int64_t start, limit, confirm; /* max-batch */
 	int64_t lo, hi, step;	     /* best-throughput range and grid */
+	uint64_t pool_limit;	     /* min-pool: largest pool tried; 0 = the
+					budget of the aggregate-peak run */
 };
 
 /* Knobs from the command line. */
@@ -109,6 +126,8 @@ struct exp_point {
 	size_t wl, pol;		/* indices into exp.wl / exp.pol */
 	int64_t batch;		/* batch simulated */
 	uint64_t budget;	/* device bytes for tensors (0 = usable) */
+	uint64_t pool_size;	/* allocator's initial pool; 0 = the
+				   experiment's pool_size */
 	double fraction;	/* budget as a fraction of the baseline
 				   (budget_fraction sweeps), else 0 */
 	struct st_run st;	/* the run's statistics */
@@ -119,7 +138,9 @@ struct exp_point {
 				   NULL */
 };
 
-/* A max-batch or best-throughput search for one (workload, policy). */
+/* A max-batch, best-throughput or min-pool search for one (workload,
+ * policy). min-pool: probe[0] is the aggregate-peak run, probe[1..] the
+ * pools tried in order. */
 struct exp_search {
 	size_t wl, pol;		/* what was searched */
 	struct exp_point *probe; /* every batch tried, in order */
@@ -128,13 +149,19 @@ struct exp_search {
 	bool capped;		/* max-batch: the limit itself fitted */
 	int64_t larger_fit;	/* max-batch: a checked batch above the
 				   answer that also fitted, or 0 */
+	uint64_t peak;		/* min-pool: aggregate peak bytes (0: the
+				   peak run did not complete) */
+	uint64_t limit;		/* min-pool: largest pool it could try */
+	struct mem_search mp;	/* min-pool: what mem_min_pool found */
+	char error[1024];	/* min-pool: why the search itself stopped
+				   on an error (its runs may be fine) */
 };
 
 /* Results of exp_run. */
 struct exp_result {
 	struct exp_point *pt;	   /* run / sweep points, summary order */
 	size_t n_pt;
-	struct exp_search *srch;   /* max-batch / best: one per (wl, pol) */
+	struct exp_search *srch;   /* searches: one per (wl, pol) */
 	size_t n_srch;
 	uint64_t *baseline;	   /* budget_fraction: baseline bytes per wl */
 	size_t n_failed;	   /* points whose run failed (not OOM) */

@@ -51,7 +51,8 @@ static const char stat_header[] =
 	"allocations,frees,alloc_failures,device_mallocs,device_frees,events,"
 	"oom_iteration,oom_op,oom_tensor,oom_bytes,oom_reason,error";
 
-static void csv_stats(FILE *f, const struct exp_point *p)
+/* The statistics of p; `error` replaces the point's own error when set. */
+static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 {
 	const struct st_run *r = &p->st;
 	const struct st_iter *s = &r->steady;
@@ -89,7 +90,10 @@ static void csv_stats(FILE *f, const struct exp_point *p)
 	} else {
 		fputs(",,,,,", f);
 	}
-	csv_str(f, p->error[0] ? p->error : r->failed ? r->error : "");
+	csv_str(f, error && error[0] ? error
+		   : p->error[0]      ? p->error
+		   : r->failed	      ? r->error
+				      : "");
 	fputc('\n', f);
 }
 
@@ -112,7 +116,31 @@ static int write_csv(const struct exp *e, const struct exp_result *r,
 				(unsigned long long)p->budget, p->fraction);
 			csv_str(f, e->pol[p->pol].label);
 			fputc(',', f);
-			csv_stats(f, p);
+			csv_stats(f, p, NULL);
+		}
+	} else if (e->kind == EXP_MIN_POOL) {
+		fprintf(f, "point,workload,batch,policy,aggregate_peak_bytes,"
+			   "pool_bytes,fragmentation_bytes,restarts,fits,"
+			   "limit_bytes,probes,%s\n",
+			stat_header);
+		for (size_t i = 0; i < r->n_srch; i++) {
+			const struct exp_search *s = &r->srch[i];
+			const struct exp_point *p = exp_row(r, i);
+			uint64_t pool = p ? s->mp.pool : 0;
+			fprintf(f, "%zu,", i);
+			csv_str(f, e->wl[s->wl].label);
+			fprintf(f, ",%lld,",
+				s->n_probe ? (long long)s->probe[0].batch : 0LL);
+			csv_str(f, e->pol[s->pol].label);
+			fprintf(f, ",%llu,%llu,%llu,%u,%s,%llu,%zu,",
+				(unsigned long long)s->peak,
+				(unsigned long long)pool,
+				(unsigned long long)(pool ? pool - s->peak : 0),
+				s->mp.restarts, p ? "true" : "false",
+				(unsigned long long)s->limit, s->n_probe);
+			/* no answer: the last run (the one that failed) */
+			csv_stats(f, p ? p : &s->probe[s->n_probe - 1],
+				  s->error);
 		}
 	} else {
 		bool mb = e->kind == EXP_MAX_BATCH;
@@ -132,12 +160,8 @@ static int write_csv(const struct exp *e, const struct exp_result *r,
 				fprintf(f, "%d,%lld,", s->capped,
 					(long long)s->larger_fit);
 			fprintf(f, "%zu,", s->n_probe);
-			if (p) {
-				csv_stats(f, p);
-			} else {
-				/* nothing fitted: the smallest batch's run */
-				csv_stats(f, &s->probe[0]);
-			}
+			/* nothing fitted: the smallest batch's run */
+			csv_stats(f, p ? p : &s->probe[0], NULL);
 		}
 	}
 	return gms_out_commit(&o, err);
@@ -211,12 +235,40 @@ static void json_point(FILE *f, const struct exp *e,
 		gms_json_str(f, r->oom.op);
 		fputs(",\"tensor\":", f);
 		gms_json_str(f, r->oom.tensor);
-		fprintf(f, ",\"bytes\":%llu,\"reason\":",
-			(unsigned long long)r->oom.bytes);
+		fprintf(f, ",\"bytes\":%llu,\"largest_free\":%llu,\"reason\":",
+			(unsigned long long)r->oom.bytes,
+			(unsigned long long)r->oom.largest_free);
 		gms_json_str(f, r->oom.reason);
 		fputc('}', f);
 	}
 	fputc('}', f);
+}
+
+/* A min-pool search: its answer and every attempt (probe 0 is the
+ * aggregate-peak run, not an attempt). */
+static void json_min_pool(FILE *f, const struct exp_search *s, bool fit)
+{
+	fprintf(f, ",\"aggregate_peak_bytes\":%llu,\"pool_bytes\":%llu,"
+		   "\"restarts\":%u,\"fits\":%s,\"limit_bytes\":%llu,"
+		   "\"search_error\":",
+		(unsigned long long)s->peak,
+		(unsigned long long)(fit ? s->mp.pool : 0), s->mp.restarts,
+		fit ? "true" : "false", (unsigned long long)s->limit);
+	gms_json_str(f, s->error);
+	fputs(",\"attempts\":[", f);
+	for (size_t k = 1; k < s->n_probe; k++) {
+		const struct exp_point *p = &s->probe[k];
+		fprintf(f, "%s{\"pool_bytes\":%llu,\"status\":\"%s\"",
+			k > 1 ? "," : "", (unsigned long long)p->pool_size,
+			exp_status(p));
+		if (p->st.oom.hit)
+			fprintf(f, ",\"fail_bytes\":%llu,"
+				   "\"largest_free_bytes\":%llu",
+				(unsigned long long)p->st.oom.bytes,
+				(unsigned long long)p->st.oom.largest_free);
+		fputc('}', f);
+	}
+	fputc(']', f);
 }
 
 /* A whole file as a JSON string (the exact inputs); "" if unreadable. */
@@ -320,6 +372,8 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 					   "\"larger_fit_batch\":%lld",
 					s->capped ? "true" : "false",
 					(long long)s->larger_fit);
+			if (e->kind == EXP_MIN_POOL)
+				json_min_pool(f, s, b != NULL);
 			fputs(",\"probes\":[", f);
 			for (size_t k = 0; k < s->n_probe; k++) {
 				fputs(k ? ",\n  " : "\n  ", f);
@@ -476,6 +530,39 @@ static const char *write_plot_data(const struct exp *e,
 				const struct exp_point *p =
 					exp_row(r, w * e->n_pol + q);
 				fprintf(f, " %lld", p ? (long long)p->batch : 0LL);
+			}
+			fputc('\n', f);
+		}
+		fprintf(t, "%zu", e->n_pol);
+		break;
+	case EXP_MIN_POOL:
+		script = "plot-min-pool.gp";
+		/* a table: one row per workload, two columns per policy (its
+		 * aggregate peak and pool, MiB; NaN: no answer) */
+		fputs("workload", f);
+		for (size_t q = 0; q < e->n_pol; q++) {
+			for (int k = 0; k < 2; k++) {
+				fputc(' ', f);
+				word(f, e->pol[q].label);
+				fputs(k ? ":pool" : ":peak", f);
+			}
+		}
+		fputc('\n', f);
+		for (size_t w = 0; w < e->n_wl; w++) {
+			word(f, e->wl[w].label);
+			for (size_t q = 0; q < e->n_pol; q++) {
+				size_t i = w * e->n_pol + q;
+				const struct exp_search *s = &r->srch[i];
+				double mib = (double)GMS_MIB;
+				if (s->peak)
+					fprintf(f, " %.3f", (double)s->peak / mib);
+				else
+					fputs(" NaN", f);
+				if (exp_row(r, i))
+					fprintf(f, " %.3f",
+						(double)s->mp.pool / mib);
+				else
+					fputs(" NaN", f);
 			}
 			fputc('\n', f);
 		}

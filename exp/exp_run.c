@@ -1,6 +1,6 @@
 /*
  * exp_run.c - running an experiment: one point, the thread pool, and the
- * max-batch and best-throughput searches.
+ * max-batch, best-throughput and min-pool searches.
  *
  * Every task writes only its own slot of the result arrays; the pool hands
  * out task indices under a mutex, so the results (and the files written
@@ -31,9 +31,10 @@ static bool fits(const struct exp_point *p)
 /* One run of a built workload under a created policy with the
  * experiment's allocator and iterations. A budget beyond the profile's
  * memory simulates a larger device; 0 means the profile's usable memory.
- * Returns the budget used. A run that could not start is marked failed. */
+ * pool_size 0 means the experiment's. Returns the budget used. A run that
+ * could not start is marked failed. */
 static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
-			struct pol *pol, uint64_t budget,
+			struct pol *pol, uint64_t budget, uint64_t pool_size,
 			const struct ex_observer *obs, struct st_run *st,
 			char *error, size_t n)
 {
@@ -45,7 +46,8 @@ static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 		hw.capacity = budget + hw.reserved;
 	struct ex_cfg cfg = {.hw = &hw, .wl = wl, .pol = pol,
 			     .allocator = e->allocator, .budget = budget,
-			     .pool_size = e->pool_size,
+			     .pool_size = pool_size ? pool_size
+						    : e->pool_size,
 			     .iterations = e->iterations, .warmup = e->warmup,
 			     .obs = obs};
 	if (ex_run(&cfg, st, &err) < 0) {
@@ -81,8 +83,8 @@ void exp_simulate(const struct exp *e, struct exp_point *p,
 		return;
 	}
 	uint64_t budget = p->budget ? p->budget : e->budget;
-	p->budget = run_one(e, wl, &pol, budget, obs, &p->st, p->error,
-			    sizeof p->error);
+	p->budget = run_one(e, wl, &pol, budget, p->pool_size, obs, &p->st,
+			    p->error, sizeof p->error);
 	p->ran = true;
 	pol_destroy(&pol);
 	wl_free(own);
@@ -217,7 +219,7 @@ static bool baseline_fits(const struct exp *e, const struct wl_workload *wl,
 		return false;
 	struct st_run st = {0};
 	char error[256];
-	run_one(e, wl, &pol, budget, NULL, &st, error, sizeof error);
+	run_one(e, wl, &pol, budget, 0, NULL, &st, error, sizeof error);
 	bool ok = !st.failed && !st.oom.hit;
 	st_run_free(&st);
 	pol_destroy(&pol);
@@ -281,12 +283,10 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
 	wl_free(wl);
 }
 
-static struct exp_point *probe(struct exp_search *s, const struct exp *e,
-			       int64_t batch, struct pool *p)
+/* A new, zeroed probe of search s (its workload and policy), or NULL when
+ * out of memory. */
+static struct exp_point *new_probe(struct exp_search *s)
 {
-	for (size_t i = 0; i < s->n_probe; i++)
-		if (s->probe[i].batch == batch)
-			return &s->probe[i];
 	if (s->n_probe == s->cap_probe) {
 		size_t cap = s->cap_probe ? 2 * s->cap_probe : 16;
 		struct exp_point *np = realloc(s->probe, cap * sizeof *np);
@@ -299,6 +299,18 @@ static struct exp_point *probe(struct exp_search *s, const struct exp *e,
 	memset(pt, 0, sizeof *pt);
 	pt->wl = s->wl;
 	pt->pol = s->pol;
+	return pt;
+}
+
+static struct exp_point *probe(struct exp_search *s, const struct exp *e,
+			       int64_t batch, struct pool *p)
+{
+	for (size_t i = 0; i < s->n_probe; i++)
+		if (s->probe[i].batch == batch)
+			return &s->probe[i];
+	struct exp_point *pt = new_probe(s);
+	if (!pt)
+		return NULL;
 	pt->batch = batch;
 	exp_simulate(e, pt, NULL, NULL);
 	pt->batch = batch; /* as asked, even if the build failed */
@@ -423,6 +435,75 @@ static void best_task(void *ctx, size_t i, struct pool *p)
 		s->best = -1;
 }
 
+/* An attempt of the pool search (mem_attempt_fn): a probe with budget =
+ * pool_size = pool. With pool-bestfit or highend that is one pool that can
+ * never grow; an OOM gives the request and the largest free block. */
+struct mp_ctx {
+	const struct exp *e;		/* the experiment */
+	struct exp_search *s;		/* the search the probes go to */
+	const struct wl_workload *wl;	/* its workload, built once */
+	struct pool *p;			/* for progress */
+};
+
+static int mp_attempt(void *ctx, uint64_t pool, uint64_t *fail_bytes,
+		      uint64_t *largest_free, gms_err *err)
+{
+	struct mp_ctx *c = ctx;
+	struct exp_point *pt = new_probe(c->s);
+	if (!pt)
+		return gms_errf(err, "out of memory");
+	pt->budget = pt->pool_size = pool;
+	exp_simulate(c->e, pt, c->wl, NULL);
+	unit_done(c->p);
+	if (fits(pt))
+		return 1;
+	if (pt->ran && !pt->st.failed) {
+		*fail_bytes = pt->st.oom.bytes;
+		*largest_free = pt->st.oom.largest_free;
+		return 0;
+	}
+	return gms_errf(err, "%s", pt->error[0] ? pt->error : pt->st.error);
+}
+
+/* vDNN++ IV-B: the aggregate peak from a run with the experiment's budget
+ * and the whole of it as the pool, then mem_min_pool from that peak. */
+static void min_pool_task(void *ctx, size_t i, struct pool *p)
+{
+	struct run_ctx *c = ctx;
+	const struct exp *e = c->e;
+	struct exp_search *s = &c->r->srch[i];
+	gms_err err = {{0}};
+	s->best = -1;
+	struct wl_workload *wl = exp_build_workload(e, s->wl, 0, &err);
+	struct exp_point *pk = new_probe(s);
+	if (!pk) {
+		wl_free(wl);
+		return;
+	}
+	exp_simulate(e, pk, wl, NULL); /* builds (and fails) if wl is NULL */
+	unit_done(p);
+	if (!fits(pk) || !wl) {
+		wl_free(wl);
+		return; /* the peak run's status says why */
+	}
+	s->peak = pk->st.mem.peak_allocated;
+	s->limit = e->pool_limit ? e->pool_limit : pk->budget;
+	struct mp_ctx m = {e, s, wl, p};
+	if (mem_min_pool(s->peak, s->limit, MEM_SEARCH_GRANULE, mp_attempt,
+			 &m, &s->mp, &err) < 0)
+		snprintf(s->error, sizeof s->error, "%s", err.msg);
+	else if (!s->mp.over_limit)
+		s->best = (long)s->n_probe - 1; /* the attempt that served */
+	wl_free(wl);
+}
+
+/* Is the measurement a search per (workload, policy)? */
+static bool is_search(const struct exp *e)
+{
+	return e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST ||
+	       e->kind == EXP_MIN_POOL;
+}
+
 int exp_run(const struct exp *e, const struct exp_opts *o,
 	    struct exp_result *r, gms_err *err)
 {
@@ -434,7 +515,7 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 	bool progress = !(o && o->quiet) && isatty(2);
 	struct run_ctx c = {e, r};
 	int rc = 0;
-	if (e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST) {
+	if (is_search(e)) {
 		r->n_srch = e->n_wl * e->n_pol;
 		r->srch = calloc(r->n_srch, sizeof *r->srch);
 		if (!r->srch)
@@ -445,12 +526,16 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 			r->srch[i].best = -1;
 		}
 		rc = pool_run(r->n_srch, jobs, progress, "searches",
-			      e->kind == EXP_BEST ? best_task : max_batch_task,
+			      e->kind == EXP_BEST	   ? best_task
+			      : e->kind == EXP_MIN_POOL ? min_pool_task
+							: max_batch_task,
 			      &c, err);
-		for (size_t i = 0; i < r->n_srch; i++)
+		for (size_t i = 0; i < r->n_srch; i++) {
+			r->n_failed += r->srch[i].error[0] != '\0';
 			for (size_t k = 0; k < r->srch[i].n_probe; k++)
 				r->n_failed += !r->srch[i].probe[k].ran ||
 					       r->srch[i].probe[k].st.failed;
+		}
 		r->wall_s = since(&t0);
 		return rc;
 	}
@@ -528,7 +613,7 @@ void exp_result_free(struct exp_result *r)
 
 size_t exp_planned_rows(const struct exp *e)
 {
-	if (e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST)
+	if (is_search(e))
 		return e->n_wl * e->n_pol;
 	return e->n_wl * e->n_pol * (e->kind == EXP_SWEEP ? e->n_values : 1);
 }

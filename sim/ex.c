@@ -172,6 +172,9 @@ static void stop_oom(struct ex *ex, uint32_t op, uint32_t t, uint64_t bytes,
 		 op == WL_NONE ? "(setup)" : ex->wl->ops[op].name);
 	snprintf(o->tensor, sizeof o->tensor, "%s", tname(ex, t));
 	o->bytes = bytes;
+	struct mem_stats ms;
+	ex->dev.ops->stats(ex->dev.a, &ms);
+	o->largest_free = ms.largest_free;
 	snprintf(o->reason, sizeof o->reason, "%s", why);
 	ex->rs = RS_DONE;
 }

@@ -44,6 +44,8 @@ struct st_oom {
 	char op[128];	      /* op being issued ("(setup)" before iter 0) */
 	char tensor[128];     /* tensor or "workspace" that failed */
 	uint64_t bytes;	      /* size of the failed request */
+	uint64_t largest_free; /* allocator's largest free block at the
+				  failure */
 	char reason[256];     /* what the policy or executor said */
 };
 

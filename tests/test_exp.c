@@ -137,6 +137,105 @@ static void test_max_batch_chain3(void **state)
 	free(js);
 }
 
+/* The result files of runs into tmpdir/a and tmpdir/b (-j 1 and -j 2)
+ * are byte-identical. */
+static void same_files(const char *a, const char *b)
+{
+	const char *files[] = {"summary.csv", "runs.json", "plot.dat"};
+	for (int i = 0; i < 3; i++) {
+		char pa[512], pb[512];
+		snprintf(pa, sizeof pa, "%s/%s/%s", tmpdir, a, files[i]);
+		snprintf(pb, sizeof pb, "%s/%s/%s", tmpdir, b, files[i]);
+		char *x = slurp(pa), *y = slurp(pb);
+		if (strcmp(x, y))
+			fail_msg("%s differs between -j 1 and -j 2", files[i]);
+		free(x);
+		free(y);
+	}
+}
+
+/* Field `name` of CSV row `row` into v. */
+static void csv_get(const char *csv, int row, const char *name, char *v,
+		    size_t n)
+{
+	csv_field(csv, row, csv_col(csv, name), v, n);
+}
+
+/* vDNN++ IV-B's pool search on chain3 with pool-bestfit: the derivation
+ * is in the fixture (peak 6b + 3 MiB; the search goes to 7b + 2 MiB). */
+static void test_min_pool_chain3(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-minpool.yaml", "mp", "-j 1");
+	run_exp(FX "chain3-minpool.yaml", "mp2", "-j 2");
+	char path[512], v[128];
+	snprintf(path, sizeof path, "%s/mp/summary.csv", tmpdir);
+	char *csv = slurp(path);
+	const uint64_t M = 1048576;
+	/* row 1: batch 4 */
+	csv_get(csv, 1, "workload", v, sizeof v);
+	assert_string_equal(v, "chain3");
+	csv_get(csv, 1, "batch", v, sizeof v);
+	assert_string_equal(v, "4");
+	csv_get(csv, 1, "policy", v, sizeof v);
+	assert_string_equal(v, "framework");
+	csv_get(csv, 1, "aggregate_peak_bytes", v, sizeof v);
+	uint64_t peak = strtoull(v, NULL, 10);
+	assert_int_equal(peak, 27 * M); /* 6 x 4 + 3 */
+	csv_get(csv, 1, "pool_bytes", v, sizeof v);
+	uint64_t pool = strtoull(v, NULL, 10);
+	assert_true(pool >= peak);
+	assert_int_equal(pool, 30 * M); /* 7 x 4 + 2 */
+	csv_get(csv, 1, "fragmentation_bytes", v, sizeof v);
+	assert_int_equal(strtoull(v, NULL, 10), 3 * M);
+	csv_get(csv, 1, "restarts", v, sizeof v);
+	assert_string_equal(v, "1"); /* 27 failed */
+	csv_get(csv, 1, "fits", v, sizeof v);
+	assert_string_equal(v, "true");
+	csv_get(csv, 1, "probes", v, sizeof v);
+	assert_string_equal(v, "3"); /* the peak run, 27, 30 */
+	csv_get(csv, 1, "status", v, sizeof v);
+	assert_string_equal(v, "ok");
+	csv_get(csv, 1, "iter_time_ms", v, sizeof v);
+	assert_float_equal(atof(v), 12.0, 1e-9); /* chain3's op times */
+	/* row 2: batch 8, the next pool 58 MiB is past the 57 MiB limit */
+	csv_get(csv, 2, "aggregate_peak_bytes", v, sizeof v);
+	assert_int_equal(strtoull(v, NULL, 10), 51 * M); /* 6 x 8 + 3 */
+	csv_get(csv, 2, "fits", v, sizeof v);
+	assert_string_equal(v, "false");
+	csv_get(csv, 2, "pool_bytes", v, sizeof v);
+	assert_string_equal(v, "0");
+	csv_get(csv, 2, "status", v, sizeof v);
+	assert_string_equal(v, "oom"); /* the run at 51 MiB */
+	csv_get(csv, 2, "oom_bytes", v, sizeof v);
+	assert_int_equal(strtoull(v, NULL, 10), 16 * M); /* g1 = 2 x 8 */
+	free(csv);
+	/* every attempt in runs.json: 27 MiB failed g1 (8 MiB) with 5 MiB
+	 * free at most, then 30 MiB served */
+	snprintf(path, sizeof path, "%s/mp/runs.json", tmpdir);
+	char *js = slurp(path), err[128];
+	struct jv *root = jv_parse(js, err, sizeof err);
+	if (!root)
+		fail_msg("runs.json: %s", err);
+	struct jv *s = jv_get(root, "searches");
+	assert_int_equal(s->n, 2);
+	struct jv *at = jv_get(s->item[0], "attempts");
+	assert_int_equal(at->n, 2);
+	assert_int_equal(jv_get(at->item[0], "pool_bytes")->num, 27 * M);
+	assert_int_equal(jv_get(at->item[0], "fail_bytes")->num, 8 * M);
+	assert_int_equal(jv_get(at->item[0], "largest_free_bytes")->num,
+			 5 * M);
+	assert_int_equal(jv_get(at->item[1], "pool_bytes")->num, 30 * M);
+	at = jv_get(s->item[1], "attempts");
+	assert_int_equal(at->n, 1);
+	assert_int_equal(jv_get(at->item[0], "largest_free_bytes")->num,
+			 9 * M); /* b + 1 at b = 8 */
+	jv_free(root);
+	free(js);
+	/* -j 1 and -j 2 write the same files */
+	same_files("mp", "mp2");
+}
+
 static void test_best_throughput_chain3(void **state)
 {
 	(void)state;
@@ -222,17 +321,7 @@ static void test_jobs_identical(void **state)
 	(void)state;
 	run_exp(FX "chain3-batches.yaml", "j1", "-j 1");
 	run_exp(FX "chain3-batches.yaml", "j2", "-j 2");
-	const char *files[] = {"summary.csv", "runs.json", "plot.dat"};
-	for (int i = 0; i < 3; i++) {
-		char a[512], b[512];
-		snprintf(a, sizeof a, "%s/j1/%s", tmpdir, files[i]);
-		snprintf(b, sizeof b, "%s/j2/%s", tmpdir, files[i]);
-		char *x = slurp(a), *y = slurp(b);
-		if (strcmp(x, y))
-			fail_msg("%s differs between -j 1 and -j 2", files[i]);
-		free(x);
-		free(y);
-	}
+	same_files("j1", "j2");
 	/* 2 workloads x 6 batches x 2 policies + the header */
 	char p[512];
 	snprintf(p, sizeof p, "%s/j1/summary.csv", tmpdir);
@@ -282,6 +371,8 @@ static void test_malformed_files(void **state)
 	bad(FX "bad-hw.yaml", "bad-hw.yaml:2:5: key 'hw':");
 	bad(FX "no-such-file.yaml", "no-such-file.yaml");
 	bad(FX "bad-pool.yaml", "bad-pool.yaml:3:12: key 'pool_size'");
+	bad(FX "bad-minpool-pool.yaml",
+	    "bad-minpool-pool.yaml:3:12: key 'pool_size': measure min-pool");
 	/* a --trace-point beyond the rows is caught before anything runs */
 	char args[512];
 	snprintf(args, sizeof args,
@@ -388,7 +479,8 @@ static void test_describe_help_list(void **state)
 	free(out);
 	assert_int_equal(sh("help experiment", &out), 0);
 	const char *keys[] = {"budget_fraction", "max-batch", "confirm",
-			      "best-throughput", "workloads", "trace"};
+			      "best-throughput", "workloads", "trace",
+			      "min-pool"};
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
 		if (!strstr(out, keys[i]))
 			fail_msg("help experiment lacks %s", keys[i]);
@@ -406,6 +498,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_max_batch_chain3),
+		cmocka_unit_test(test_min_pool_chain3),
 		cmocka_unit_test(test_best_throughput_chain3),
 		cmocka_unit_test(test_budget_fraction_chain3),
 		cmocka_unit_test(test_budget_fraction_bfc),
