@@ -6,11 +6,13 @@
 
 extern const struct pol_ops pol_framework_ops;
 extern const struct pol_ops pol_ondemand_ops;
+extern const struct pol_ops pol_checkpoint_ops;
 
 /* Add a policy here (and its file in policies/). Order is listing order. */
 static const struct pol_ops *const pol_table[] = {
 	&pol_framework_ops,
 	&pol_ondemand_ops,
+	&pol_checkpoint_ops,
 };
 
 const struct pol_ops *pol_at(size_t i)
