@@ -291,16 +291,18 @@ static void keep_frontier(const struct ck_graph *g, uint32_t i, uint8_t *role)
 	}
 }
 
-/* Bottleneck tensors in topological order: each a frontier of one, that
- * the backward pass reads. Returns how many were written to out. */
-static uint32_t bottlenecks(const struct ck_graph *g, uint32_t *out)
+/* Bottleneck tensors in topological order: each a frontier of one (and,
+ * with held_only, read by the backward pass). Returns how many were
+ * written to out. */
+static uint32_t bottlenecks(const struct ck_graph *g, bool held_only,
+			    uint32_t *out)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i + 1 < g->nf; i++) {
 		if (g->cnt[i] != 1)
 			continue;
 		uint32_t t = (uint32_t)g->idsum[i];
-		if (g->held[t] && (n == 0 || out[n - 1] != t))
+		if ((g->held[t] || !held_only) && (n == 0 || out[n - 1] != t))
 			out[n++] = t;
 	}
 	return n;
@@ -419,7 +421,7 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 		return gms_errf(err, "%s", ex_last_error(ex));
 	ck_clear(s);
 	struct ck_graph g;
-	uint32_t *bn = calloc(wl->n_tensors + 1, sizeof *bn);
+	uint32_t *bn = calloc(2 * (size_t)wl->n_tensors + 1, sizeof *bn);
 	s->role = calloc(wl->n_tensors + 1, 1);
 	s->drop_at = calloc((size_t)wl->n_ops + 2, sizeof *s->drop_at);
 	s->drop_list = calloc(wl->n_tensors + 1, sizeof *s->drop_list);
@@ -435,7 +437,7 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 	/* a segment: n / ceil(sqrt(n)) forward ops (Chen et al. 4.1) */
 	uint32_t kauto = (uint32_t)ceil(sqrt((double)g.nf));
 	uint32_t seg = kauto ? (g.nf + kauto - 1) / kauto : 0;
-	uint32_t nb = bottlenecks(&g, bn);
+	uint32_t nb = bottlenecks(&g, true, bn);
 	fprintf(f, "    mode               %s\n", ck_mode_names[prm->mode]);
 	fprintf(f, "    forward ops        %u\n", g.nf);
 	switch ((enum ck_mode)prm->mode) {
@@ -459,9 +461,15 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 			step = (uint32_t)ceil((double)nb / target);
 		for (uint32_t i = step == 1 ? 0 : step; i < nb; i += step)
 			role[bn[i]] = CK_KEEP;
-		fprintf(f, "    articulation pts   %u among N = %u candidates;"
-			   " kept: every %u from index %u (target %.1f)\n",
-			nb, nheld, step, step == 1 ? 0 : step, target);
+		fprintf(f, "    articulation pts   %u separate the graph, %u "
+			   "read in backward:",
+			bottlenecks(&g, false, bn + nb), nb);
+		for (uint32_t i = 0; i < nb && i < 6; i++)
+			fprintf(f, " %s", wl->tensors[bn[i]].name);
+		fprintf(f, "%s\n", nb > 6 ? " ..." : "");
+		fprintf(f, "    spacing            N = %u, target %.1f: every %u"
+			   " from index %u\n",
+			nheld, target, step, step == 1 ? 0 : step);
 		break;
 	}
 	case CK_SPEED:
@@ -477,6 +485,27 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 			goto out;
 		break;
 	}
+	/* In graph mode an in-place op (ReLU) overwrites an input it is the
+	 * only reader of, so such a checkpoint would be gone at once; keep
+	 * the overwrite's result instead: whatever needs the input reaches it
+	 * through that op alone. */
+	uint32_t moved = 0;
+	for (uint32_t t = 0; prm->exec == EX_GRAPH && t < wl->n_tensors; t++) {
+		const struct wl_tensor *wt = &wl->tensors[t];
+		if (role[t] != CK_KEEP || wt->n_readers != 1)
+			continue;
+		const struct wl_op *r = &wl->ops[wt->readers[0]];
+		if (r->inplace && r->phase == WL_FWD && r->in[0] == t &&
+		    r->n_out > 0 && wt->bytes >= wl->tensors[r->out[0]].bytes) {
+			role[t] = CK_NONE; /* a later id: visited again (chains) */
+			role[r->out[0]] = CK_KEEP;
+			moved++;
+		}
+	}
+	if (moved)
+		fprintf(f, "    moved in place     %u checkpoints overwritten by "
+			   "an in-place op: its output kept instead\n",
+			moved);
 	/* the last checkpoint's producer; what comes after is the tail */
 	uint32_t last = 0;
 	bool any = false;
