@@ -32,6 +32,20 @@ static void K(struct wl_workload *w, const char *name, enum wl_op_type type,
 		fail_msg("%s", err.msg);
 }
 
+/* Add n tensors of 1000 B named names[]: the first an input, the next
+ * n_act - 1 activations, the last a parameter gradient, the rest
+ * activation gradients; their ids in id[]. */
+static void add_named(struct wl_workload *w, const char *const *names, int n,
+		      int n_act, uint32_t *id)
+{
+	for (int i = 0; i < n; i++)
+		id[i] = T(w, names[i], 1000,
+			  i == 0	  ? WL_INPUT
+			  : i < n_act	  ? WL_ACT
+			  : i == n - 1 ? WL_PARAM_GRAD
+				       : WL_ACT_GRAD);
+}
+
 /* Ops re-run as recomputations, in order (an observer of the timeline). */
 struct recs {
 	uint32_t op[64]; /* op ids */
@@ -249,12 +263,7 @@ static struct wl_workload *resblock(void)
 			       "s",  "y2", "z",  "L",  "gz", "gy2",
 			       "gs", "gh3", "gh2", "gy1", "gh1", "gw"};
 	uint32_t id[18];
-	for (int i = 0; i < 18; i++)
-		id[i] = T(w, names[i], 1000,
-			  i == 0    ? WL_INPUT
-			  : i < 10  ? WL_ACT
-			  : i == 17 ? WL_PARAM_GRAD
-				    : WL_ACT_GRAD);
+	add_named(w, names, 18, 10, id);
 	enum { x, h1, y1, h2, h3, h4, s, y2, z, L, gz, gy2, gs, gh3, gh2, gy1,
 	       gh1, gw };
 	K(w, "c1", OT_CONV, WL_FWD, 1e6, &id[x], 1, &id[h1], 1);
@@ -345,12 +354,7 @@ static struct wl_workload *cbr_chain(void)
 			       "b2", "s2",  "r2",  "c3",  "g3",  "gr2",
 			       "gb2", "gc2", "gr1", "gb1", "gc1", "gw"};
 	uint32_t id[18];
-	for (int i = 0; i < 18; i++)
-		id[i] = T(w, names[i], 1000,
-			  i == 0    ? WL_INPUT
-			  : i < 10  ? WL_ACT
-			  : i == 17 ? WL_PARAM_GRAD
-				    : WL_ACT_GRAD);
+	add_named(w, names, 18, 10, id);
 	enum { x, c1, b1, s1, r1, c2, b2, s2, r2, c3, g3, gr2, gb2, gc2, gr1,
 	       gb1, gc1, gw };
 	uint32_t bn1o[] = {id[b1], id[s1]}, bn2o[] = {id[b2], id[s2]};
