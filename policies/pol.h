@@ -88,9 +88,12 @@
  *              H2D stream until memory runs out, resumed when releases
  *              come), on_alloc_fail (EX_WAIT). The three streams are the
  *              engine's compute, H2D and D2H queues.
- *   checkpoint after_op (ex_drop of non-checkpoint activations once their
- *              forward readers are done), before_op in backward
- *              (ex_recompute of what the op will read).
+ *   checkpoint plan (which forward activations to keep: sqrt(n)
+ *              segment boundaries, articulation tensors, conv/matmul
+ *              outputs or a list), after_op (ex_drop of the others still
+ *              resident once their forward readers are done), before_op
+ *              in backward (ex_recompute of what the op will read; the
+ *              executor re-runs producers recursively).
  */
 #ifndef GMS_POL_H
 #define GMS_POL_H

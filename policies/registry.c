@@ -8,6 +8,7 @@ extern const struct pol_ops pol_framework_ops;
 extern const struct pol_ops pol_ondemand_ops;
 extern const struct pol_ops pol_vdnn_ops;
 extern const struct pol_ops pol_vdnnpp_ops;
+extern const struct pol_ops pol_checkpoint_ops;
 
 /* Add a policy here (and its file in policies/). Order is listing order. */
 static const struct pol_ops *const pol_table[] = {
@@ -15,6 +16,7 @@ static const struct pol_ops *const pol_table[] = {
 	&pol_ondemand_ops,
 	&pol_vdnn_ops,
 	&pol_vdnnpp_ops,
+	&pol_checkpoint_ops,
 };
 
 const struct pol_ops *pol_at(size_t i)

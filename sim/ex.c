@@ -654,6 +654,45 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 	return x->ready;
 }
 
+/* Depth to which ex_drop follows freed inputs back to live tensors. */
+#define EX_REGEN_DEPTH 64
+
+/* Can u, an input of a dropped tensor's producer, be had again? Alive
+ * (not NONE) or persistent, or freed after its last use but with a
+ * recomputable producer whose inputs can be had again (a transient such
+ * as a batchnorm output that an in-place ReLU overwrote). */
+static bool regenerable(const struct ex *ex, uint32_t u, unsigned depth)
+{
+	if (persistent(ex, u) || ex->t[u].state != TS_NONE)
+		return true;
+	uint32_t pr = ex->wl->tensors[u].producer;
+	if (pr == WL_NONE || !ex->wl->ops[pr].recomputable ||
+	    depth >= EX_REGEN_DEPTH)
+		return false;
+	const struct wl_op *p = &ex->wl->ops[pr];
+	for (uint32_t i = 0; i < p->n_in; i++)
+		if (!regenerable(ex, p->in[i], depth + 1))
+			return false;
+	return true;
+}
+
+/* Take lineage references on the inputs of t's producer; a freed input
+ * (regenerable() said it can be had again) becomes RECOMPUTE with
+ * references of its own. settle() ends its life again once its last
+ * dependent is regenerated. */
+static void lineage_take(struct ex *ex, uint32_t t)
+{
+	const struct wl_op *p = &ex->wl->ops[ex->wl->tensors[t].producer];
+	for (uint32_t i = 0; i < p->n_in; i++) {
+		uint32_t u = p->in[i];
+		if (!persistent(ex, u) && ex->t[u].state == TS_NONE) {
+			ex->t[u].state = TS_RECOMPUTE;
+			lineage_take(ex, u);
+		}
+		ex->t[u].lineage++;
+	}
+}
+
 int ex_drop(struct ex *ex, uint32_t t)
 {
 	struct ex_tensor *x = &ex->t[t];
@@ -670,7 +709,7 @@ int ex_drop(struct ex *ex, uint32_t t)
 			      wt->name, p->name);
 	for (uint32_t i = 0; i < p->n_in; i++) {
 		uint32_t in = p->in[i];
-		if (!persistent(ex, in) && ex->t[in].state == TS_NONE)
+		if (!regenerable(ex, in, 0))
 			return refuse(ex,
 				      "drop %s: input %s of %s is already freed",
 				      wt->name, tname(ex, in), p->name);
@@ -680,8 +719,7 @@ int ex_drop(struct ex *ex, uint32_t t)
 	if (!eng_event_done(&ex->eng, x->written))
 		return refuse(ex, "drop %s: its producer is still writing it",
 			      wt->name);
-	for (uint32_t i = 0; i < p->n_in; i++)
-		ex->t[p->in[i]].lineage++;
+	lineage_take(ex, t);
 	host_drop(ex, t);
 	x->state = TS_RECOMPUTE;
 	ex->cur->n_drop++;

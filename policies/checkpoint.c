@@ -1,0 +1,634 @@
+/*
+ * checkpoint.c - the recomputation baselines (Capuchin section 6.1,
+ * "Baselines"): keep some forward activations ("checkpoints"), drop the
+ * rest once the forward pass has finished reading them, and regenerate
+ * them in the backward pass from the nearest kept ancestors.
+ *
+ * Every mode only chooses the set of kept tensors; the mechanism is one:
+ *   plan       classifies each forward activation: kept (a checkpoint),
+ *              kept as the tail (produced after the last checkpoint: the
+ *              backward pass reads it first, so dropping it would save no
+ *              peak memory, only time; `keep_last`), kept because its
+ *              producer cannot be re-run (dropout, a mutated trace
+ *              tensor), or dropped after its last forward use: the later
+ *              of its producer and its last forward reader;
+ *   after_op   of that op: ex_drop of each dropped tensor still resident
+ *              (read in backward, or held as the lineage of another
+ *              dropped tensor);
+ *   before_op  of a backward op: ex_recompute of each input in
+ *              RECOMPUTE; the executor re-runs the producers on the
+ *              compute stream, recursively back to resident tensors, and
+ *              counts recompute time and FLOPs. Regenerated tensors stay
+ *              until their last backward reader, so a segment is
+ *              recomputed once.
+ *
+ * Modes:
+ *   sqrt    Chen et al. 2016, "Training deep nets with sublinear memory
+ *           cost", section 4.1: the n forward ops (issue order, a
+ *           topological order) in k = ceil(sqrt(n)) segments of equal op
+ *           counts (`segments` overrides k); at each segment end the
+ *           policy keeps the segment boundary: every activation produced
+ *           at or before it and read by a forward op after it (one tensor
+ *           on a chain, the shortcut and the main path inside a residual
+ *           block, all earlier features in a dense block), so each
+ *           segment is regenerated from its own boundary.
+ *   memory  gradient-checkpointing's "memory" strategy
+ *           (github.com/cybertronai/gradient-checkpointing,
+ *           memory_saving_gradients.py): articulation tensors ("bottleneck
+ *           tensors") among the forward activations the backward pass
+ *           reads (its ts_filtered, N of them), in topological order; all
+ *           of them when there are at most ceil(sqrt(N)), else every
+ *           step-th, step = ceil(count / sqrt(N)), starting at index step
+ *           (its sorted_bottlenecks[step::step]). `segments` replaces
+ *           sqrt(N) there.
+ *   speed   the same tool's "speed" strategy: keep the outputs of
+ *           convolutions and matrix multiplies (forward OT_CONV and
+ *           OT_MATMUL), recompute everything else.
+ *   list    keep exactly the tensors named in `tensors`.
+ *
+ * ARTICULATION POINTS. The definition is gradient-checkpointing's: a
+ * tensor t is a bottleneck when every path from the inputs to the loss
+ * passes through t, i.e. the forward ops split into those t depends on
+ * and those that depend on t, with no tensor crossing between the two
+ * parts but t. (Graph-theoretic articulation points of the undirected
+ * op-tensor graph would also count tensors whose removal only cuts off a
+ * side branch, e.g. a batchnorm's saved statistics; those do not bound
+ * what a segment's recomputation needs, so the separating definition is
+ * the one that serves.) Computed in one pass over the issue order: the
+ * frontier after forward op i is the set of activations produced at or
+ * before i and read by a forward op after i (parameters and inputs are
+ * constants, not paths; tensors no later forward op reads are dead ends);
+ * t is a bottleneck exactly when some frontier is {t}. Issue order is a
+ * topological order, and when every forward op lies on a path to a loss
+ * (true of the generators and traces) a separating t has only ancestors
+ * before its producer and only descendants after it in any such order, so
+ * the test is exact. Difference arrays over the positions give each
+ * frontier's size and, when it is 1, its tensor (sum of ids): O(ops +
+ * tensors).
+ *
+ * Where a stretch of forward ops has no articulation point (an Inception
+ * module, a dense block, a transformer layer's attention) `memory` does
+ * what gradient-checkpointing does: nothing is kept inside, so the whole
+ * stretch is regenerated from the checkpoint before it when the backward
+ * pass reaches it. The report names every such stretch longer than a
+ * segment (n / ceil(sqrt(n)) forward ops) and where it is regenerated
+ * from.
+ *
+ * Deterministic: every choice follows issue order and tensor ids.
+ */
+#include "../sim/ex.h"
+#include "pol.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum ck_mode { CK_SQRT, CK_MEMORY, CK_SPEED, CK_LIST };
+static const char *const ck_mode_names[] = {"sqrt", "memory", "speed",
+					    "list", NULL};
+
+struct ck_params {
+	int mode;		    /* enum ck_mode */
+	int64_t segments;	    /* sqrt: segments, memory: replaces
+				       sqrt(N); 0 = automatic */
+	char tensors[PRM_STR_MAX];  /* list: names, comma or space separated */
+	bool keep_last;		    /* keep what follows the last checkpoint */
+	int exec;		    /* enum ex_mode underneath */
+};
+
+static const struct prm_def ck_params[] = {
+	{"mode", PRM_ENUM, "memory", 0, 0, ck_mode_names,
+	 "sqrt (Chen et al. segments), memory (articulation points spaced "
+	 "about sqrt(N)), speed (keep conv/matmul outputs) or list",
+	 offsetof(struct ck_params, mode)},
+	{"segments", PRM_INT, "0", 0, 1e6, NULL,
+	 "sqrt: number of segments; memory: replaces sqrt(N) in the "
+	 "spacing; 0 = automatic",
+	 offsetof(struct ck_params, segments)},
+	{"tensors", PRM_STR, "", 0, 0, NULL,
+	 "list: the tensors to keep, comma or space separated",
+	 offsetof(struct ck_params, tensors)},
+	{"keep_last", PRM_BOOL, "true", 0, 0, NULL,
+	 "keep the activations produced after the last checkpoint (backward "
+	 "reads them first; recomputing them saves no peak memory)",
+	 offsetof(struct ck_params, keep_last)},
+	{"exec", PRM_ENUM, "graph", 0, 0, ex_mode_names,
+	 "framework execution mode underneath (graph or eager)",
+	 offsetof(struct ck_params, exec)},
+	PRM_END,
+};
+
+/* What the plan made of a tensor. */
+enum ck_role {
+	CK_NONE,   /* not a forward activation: not the policy's business */
+	CK_KEEP,   /* a checkpoint */
+	CK_TAIL,   /* kept: produced after the last checkpoint */
+	CK_FIXED,  /* kept: its producer cannot be re-run */
+	CK_DROP,   /* dropped after its last forward use, if resident */
+};
+
+struct ckpt {
+	uint8_t *role;	     /* per tensor: enum ck_role */
+	uint32_t *drop_at;   /* per op + 1: drop_list[drop_at[o] ..
+				drop_at[o + 1]) are dropped after op o */
+	uint32_t *drop_list; /* tensor ids, grouped by op */
+	char *plan_text;     /* the plan's report lines */
+	size_t plan_len;     /* their length */
+	uint64_t drops;	     /* drops done over the run */
+	uint64_t refused;    /* drops the engine refused */
+	char first_refusal[256]; /* why the first one was refused */
+};
+
+static int ck_init(struct pol *p, gms_err *err)
+{
+	p->priv = calloc(1, sizeof(struct ckpt));
+	return p->priv ? 0 : gms_errf(err, "out of memory");
+}
+
+static void ck_clear(struct ckpt *s)
+{
+	free(s->role);
+	free(s->drop_at);
+	free(s->drop_list);
+	free(s->plan_text);
+	s->role = NULL;
+	s->drop_at = s->drop_list = NULL;
+	s->plan_text = NULL;
+	s->plan_len = 0;
+}
+
+static void ck_fini(struct pol *p)
+{
+	struct ckpt *s = p->priv;
+	if (s)
+		ck_clear(s);
+	free(s);
+	p->priv = NULL;
+}
+
+/* ---- the forward graph ------------------------------------------------ */
+
+/* What plan knows of the workload's forward pass. */
+struct ck_graph {
+	const struct wl_workload *wl; /* the workload */
+	uint32_t nf;		      /* forward ops */
+	uint32_t *fop;		      /* their op ids, issue order */
+	uint32_t *fpos;		      /* per op: index in fop, or WL_NONE */
+	uint32_t *last_use;	      /* per tensor: op after which it is
+					 dropped, or WL_NONE */
+	bool *held;		      /* per tensor: a forward activation
+					 alive after the forward pass (read
+					 in backward or released later) */
+	uint32_t *cnt;		      /* per position: frontier size */
+	uint64_t *idsum;	      /* per position: sum of frontier ids */
+};
+
+static bool constant(enum wl_kind k)
+{
+	return k == WL_INPUT || k == WL_PARAM || k == WL_OPT_STATE;
+}
+
+/* A forward activation: produced by a forward op, not a constant. */
+static bool fwd_act(const struct ck_graph *g, uint32_t t)
+{
+	const struct wl_tensor *wt = &g->wl->tensors[t];
+	return !constant(wt->kind) && wt->producer != WL_NONE &&
+	       g->wl->ops[wt->producer].phase == WL_FWD;
+}
+
+/* Position (forward index) interval [from, to) over which t is on the
+ * frontier; false when it is on none (no later forward reader). */
+static bool flow(const struct ck_graph *g, uint32_t t, uint32_t *from,
+		 uint32_t *to)
+{
+	const struct wl_tensor *wt = &g->wl->tensors[t];
+	if (!fwd_act(g, t) || wt->last_fwd_reader == WL_NONE ||
+	    wt->last_fwd_reader <= wt->producer)
+		return false;
+	*from = g->fpos[wt->producer];
+	*to = g->fpos[wt->last_fwd_reader];
+	return true;
+}
+
+static void graph_free(struct ck_graph *g)
+{
+	free(g->fop);
+	free(g->fpos);
+	free(g->last_use);
+	free(g->held);
+	free(g->cnt);
+	free(g->idsum);
+}
+
+static int graph_build(struct ck_graph *g, const struct wl_workload *wl)
+{
+	memset(g, 0, sizeof *g);
+	g->wl = wl;
+	size_t no = wl->n_ops + 1, nt = wl->n_tensors + 1;
+	g->fop = calloc(no, sizeof *g->fop);
+	g->fpos = calloc(no, sizeof *g->fpos);
+	g->last_use = calloc(nt, sizeof *g->last_use);
+	g->held = calloc(nt, sizeof *g->held);
+	g->cnt = calloc(no + 1, sizeof *g->cnt);
+	g->idsum = calloc(no + 1, sizeof *g->idsum);
+	if (!g->fop || !g->fpos || !g->last_use || !g->held || !g->cnt ||
+	    !g->idsum)
+		return -1;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		g->fpos[o] = WL_NONE;
+		if (wl->ops[o].phase == WL_FWD) {
+			g->fpos[o] = g->nf;
+			g->fop[g->nf++] = o;
+		}
+	}
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		const struct wl_tensor *wt = &wl->tensors[t];
+		g->last_use[t] = WL_NONE;
+		if (!fwd_act(g, t))
+			continue;
+		uint32_t last = wt->producer;
+		if (wt->last_fwd_reader != WL_NONE && wt->last_fwd_reader > last)
+			last = wt->last_fwd_reader;
+		g->last_use[t] = last;
+		for (uint32_t r = 0; r < wt->n_readers; r++)
+			g->held[t] |= wl->ops[wt->readers[r]].phase != WL_FWD;
+		if (wt->release_after != WL_NONE &&
+		    wl->ops[wt->release_after].phase != WL_FWD)
+			g->held[t] = true;
+		uint32_t a, b;
+		if (flow(g, t, &a, &b)) {
+			g->cnt[a]++;
+			g->cnt[b]--;
+			g->idsum[a] += t;
+			g->idsum[b] -= t;
+		}
+	}
+	for (uint32_t i = 1; i < g->nf; i++) {
+		g->cnt[i] += g->cnt[i - 1];
+		g->idsum[i] += g->idsum[i - 1];
+	}
+	return 0;
+}
+
+/* Forward activations the backward pass needs: gradient-checkpointing's
+ * ts_filtered. */
+static uint32_t count_held(const struct ck_graph *g)
+{
+	uint32_t n = 0;
+	for (uint32_t t = 0; t < g->wl->n_tensors; t++)
+		n += g->held[t];
+	return n;
+}
+
+/* Mark the frontier after forward position i kept. */
+static void keep_frontier(const struct ck_graph *g, uint32_t i, uint8_t *role)
+{
+	for (uint32_t t = 0; t < g->wl->n_tensors; t++) {
+		uint32_t a, b;
+		if (flow(g, t, &a, &b) && a <= i && i < b)
+			role[t] = CK_KEEP;
+	}
+}
+
+/* Bottleneck tensors in topological order: each a frontier of one (and,
+ * with held_only, read by the backward pass). Returns how many were
+ * written to out. */
+static uint32_t bottlenecks(const struct ck_graph *g, bool held_only,
+			    uint32_t *out)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i + 1 < g->nf; i++) {
+		if (g->cnt[i] != 1)
+			continue;
+		uint32_t t = (uint32_t)g->idsum[i];
+		if ((g->held[t] || !held_only) && (n == 0 || out[n - 1] != t))
+			out[n++] = t;
+	}
+	return n;
+}
+
+/* ---- the plan ----------------------------------------------------------- */
+
+static double mib(uint64_t b) { return (double)b / 1048576.0; }
+
+/* list mode: mark the named tensors kept; an unknown name is an error. */
+static int keep_named(const struct wl_workload *wl, const char *names,
+		      uint8_t *role, gms_err *err)
+{
+	char buf[PRM_STR_MAX];
+	snprintf(buf, sizeof buf, "%s", names);
+	int n = 0;
+	for (char *save = NULL, *tok = strtok_r(buf, ", \t", &save); tok;
+	     tok = strtok_r(NULL, ", \t", &save), n++) {
+		uint32_t t = wl_tensor_id(wl, tok);
+		if (t == WL_NONE)
+			return gms_errf(err,
+					"key 'tensors': unknown tensor '%s' "
+					"in workload %s",
+					tok, wl->name);
+		role[t] = CK_KEEP;
+	}
+	if (n == 0)
+		return gms_errf(err, "key 'tensors': mode list needs at least "
+				     "one tensor name");
+	return 0;
+}
+
+/* Print up to 6 names of tensors with role r, then how many more. */
+static void print_names(FILE *f, const struct wl_workload *wl,
+			const uint8_t *role, enum ck_role r)
+{
+	uint32_t n = 0;
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		if (role[t] != r)
+			continue;
+		if (n < 6)
+			fprintf(f, " %s", wl->tensors[t].name);
+		n++;
+	}
+	if (n > 6)
+		fprintf(f, " ... (+%u)", n - 6);
+}
+
+/* Count and bytes of the tensors with role r. */
+static void role_sum(const struct wl_workload *wl, const uint8_t *role,
+		     enum ck_role r, uint32_t *n, uint64_t *bytes)
+{
+	*n = 0;
+	*bytes = 0;
+	for (uint32_t t = 0; t < wl->n_tensors; t++)
+		if (role[t] == r) {
+			(*n)++;
+			*bytes += wl->tensors[t].bytes;
+		}
+}
+
+/* memory mode: report stretches longer than `seg` forward ops with no
+ * bottleneck, and where each is regenerated from. */
+static void report_gaps(FILE *f, const struct ck_graph *g,
+			const uint32_t *bn, uint32_t nb, const uint8_t *role,
+			uint32_t seg)
+{
+	const struct wl_workload *wl = g->wl;
+	uint32_t shown = 0, more = 0, prev = 0; /* position after last bn */
+	for (uint32_t k = 0; k <= nb; k++) {
+		uint32_t end = k < nb ? g->fpos[wl->tensors[bn[k]].producer]
+				      : g->nf - 1; /* last op of the stretch */
+		uint32_t len = end >= prev ? end - prev + 1 : 0;
+		if (len > seg) {
+			if (shown == 8) {
+				more++;
+			} else {
+				/* the nearest checkpoint at or before it */
+				const char *from = "the inputs";
+				for (uint32_t j = k; j-- > 0;)
+					if (role[bn[j]] == CK_KEEP) {
+						from = wl->tensors[bn[j]].name;
+						break;
+					}
+				const struct wl_op *a = &wl->ops[g->fop[prev]];
+				const struct wl_op *b = &wl->ops[g->fop[end]];
+				fprintf(f,
+					"    no articulation  %u ops, %s .. %s "
+					"(layers %s .. %s): nothing kept inside;"
+					" %s\n",
+					len, a->name, b->name,
+					wl->layers[a->layer],
+					wl->layers[b->layer],
+					k == nb ? "after the last bottleneck"
+						: "regenerated whole in "
+						  "backward");
+				fprintf(f, "                     from %s\n",
+					from);
+				shown++;
+			}
+		}
+		if (k < nb)
+			prev = g->fpos[wl->tensors[bn[k]].producer] + 1;
+	}
+	if (more)
+		fprintf(f, "    no articulation  %u more such stretches\n",
+			more);
+}
+
+static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
+{
+	const struct ck_params *prm = p->params;
+	struct ckpt *s = p->priv;
+	const struct wl_workload *wl = ex_workload(ex);
+	if (ex_set_mode(ex, (enum ex_mode)prm->exec) < 0)
+		return gms_errf(err, "%s", ex_last_error(ex));
+	ck_clear(s);
+	struct ck_graph g;
+	uint32_t *bn = calloc(2 * (size_t)wl->n_tensors + 1, sizeof *bn);
+	s->role = calloc(wl->n_tensors + 1, 1);
+	s->drop_at = calloc((size_t)wl->n_ops + 2, sizeof *s->drop_at);
+	s->drop_list = calloc(wl->n_tensors + 1, sizeof *s->drop_list);
+	FILE *f = open_memstream(&s->plan_text, &s->plan_len);
+	int rc = -1;
+	if (graph_build(&g, wl) < 0 || !bn || !s->role || !s->drop_at ||
+	    !s->drop_list || !f) {
+		gms_errf(err, "out of memory");
+		goto out;
+	}
+	uint8_t *role = s->role;
+	uint32_t nheld = count_held(&g);
+	/* a segment: n / ceil(sqrt(n)) forward ops (Chen et al. 4.1) */
+	uint32_t kauto = (uint32_t)ceil(sqrt((double)g.nf));
+	uint32_t seg = kauto ? (g.nf + kauto - 1) / kauto : 0;
+	uint32_t nb = bottlenecks(&g, true, bn);
+	fprintf(f, "    mode               %s\n", ck_mode_names[prm->mode]);
+	fprintf(f, "    forward ops        %u\n", g.nf);
+	switch ((enum ck_mode)prm->mode) {
+	case CK_SQRT: {
+		uint32_t k = prm->segments > 0 ? (uint32_t)prm->segments
+					       : kauto;
+		if (k > g.nf)
+			k = g.nf;
+		for (uint32_t j = 1; j < k; j++)
+			keep_frontier(&g, (uint32_t)((uint64_t)j * g.nf / k) - 1,
+				      role);
+		fprintf(f, "    segments           %u (about %u ops each)\n",
+			k, k ? (g.nf + k - 1) / k : 0);
+		break;
+	}
+	case CK_MEMORY: {
+		double target = prm->segments > 0 ? (double)prm->segments
+						  : sqrt((double)nheld);
+		uint32_t step = 1;
+		if ((double)nb > ceil(target) && target > 0)
+			step = (uint32_t)ceil((double)nb / target);
+		for (uint32_t i = step == 1 ? 0 : step; i < nb; i += step)
+			role[bn[i]] = CK_KEEP;
+		fprintf(f, "    articulation pts   %u separate the graph, %u "
+			   "read in backward:",
+			bottlenecks(&g, false, bn + nb), nb);
+		for (uint32_t i = 0; i < nb && i < 6; i++)
+			fprintf(f, " %s", wl->tensors[bn[i]].name);
+		fprintf(f, "%s\n", nb > 6 ? " ..." : "");
+		fprintf(f, "    spacing            N = %u, target %.1f: every %u"
+			   " from index %u\n",
+			nheld, target, step, step == 1 ? 0 : step);
+		break;
+	}
+	case CK_SPEED:
+		for (uint32_t i = 0; i < g.nf; i++) {
+			const struct wl_op *op = &wl->ops[g.fop[i]];
+			if (op->type == OT_CONV || op->type == OT_MATMUL)
+				for (uint32_t k = 0; k < op->n_out; k++)
+					role[op->out[k]] = CK_KEEP;
+		}
+		break;
+	case CK_LIST:
+		if (keep_named(wl, prm->tensors, role, err) < 0)
+			goto out;
+		break;
+	}
+	/* In graph mode an in-place op (ReLU) overwrites an input it is the
+	 * only reader of, so such a checkpoint would be gone at once; keep
+	 * the overwrite's result instead: whatever needs the input reaches it
+	 * through that op alone. */
+	uint32_t moved = 0;
+	for (uint32_t t = 0; prm->exec == EX_GRAPH && t < wl->n_tensors; t++) {
+		const struct wl_tensor *wt = &wl->tensors[t];
+		if (role[t] != CK_KEEP || wt->n_readers != 1)
+			continue;
+		const struct wl_op *r = &wl->ops[wt->readers[0]];
+		if (r->inplace && r->phase == WL_FWD && r->in[0] == t &&
+		    r->n_out > 0 && wt->bytes >= wl->tensors[r->out[0]].bytes) {
+			role[t] = CK_NONE; /* a later id: visited again (chains) */
+			role[r->out[0]] = CK_KEEP;
+			moved++;
+		}
+	}
+	if (moved)
+		fprintf(f, "    moved in place     %u checkpoints overwritten by "
+			   "an in-place op: its output kept instead\n",
+			moved);
+	/* the last checkpoint's producer; what comes after is the tail */
+	uint32_t last = 0;
+	bool any = false;
+	for (uint32_t t = 0; t < wl->n_tensors; t++)
+		if (role[t] == CK_KEEP && fwd_act(&g, t) &&
+		    (!any || wl->tensors[t].producer > last)) {
+			last = wl->tensors[t].producer;
+			any = true;
+		}
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		if (role[t] == CK_KEEP || !fwd_act(&g, t))
+			continue;
+		const struct wl_tensor *wt = &wl->tensors[t];
+		if (prm->keep_last && (!any || wt->producer > last))
+			role[t] = g.held[t] ? CK_TAIL : CK_NONE;
+		else if (!wl->ops[wt->producer].recomputable)
+			role[t] = g.held[t] ? CK_FIXED : CK_NONE;
+		else
+			role[t] = CK_DROP;
+	}
+	/* drop lists by op: counting sort on last_use */
+	for (uint32_t t = 0; t < wl->n_tensors; t++)
+		if (role[t] == CK_DROP)
+			s->drop_at[g.last_use[t] + 1]++;
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		s->drop_at[o + 1] += s->drop_at[o];
+	for (uint32_t t = 0; t < wl->n_tensors; t++)
+		if (role[t] == CK_DROP)
+			s->drop_list[s->drop_at[g.last_use[t]]++] = t;
+	for (uint32_t o = wl->n_ops; o > 0; o--) /* undo the fill shift */
+		s->drop_at[o] = s->drop_at[o - 1];
+	s->drop_at[0] = 0;
+	/* the report */
+	static const struct {
+		enum ck_role r;
+		const char *what;
+	} rows[] = {
+		{CK_KEEP, "checkpoints"},
+		{CK_TAIL, "kept tail"},
+		{CK_FIXED, "not recomputable"},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		uint32_t n;
+		uint64_t b;
+		role_sum(wl, role, rows[i].r, &n, &b);
+		fprintf(f, "    %-18s %u tensors, %.1f MiB:", rows[i].what, n,
+			mib(b));
+		print_names(f, wl, role, rows[i].r);
+		fputc('\n', f);
+	}
+	uint32_t nd = 0;
+	uint64_t bd = 0;
+	for (uint32_t t = 0; t < wl->n_tensors; t++)
+		if (role[t] == CK_DROP && g.held[t]) {
+			nd++;
+			bd += wl->tensors[t].bytes;
+		}
+	fprintf(f, "    dropped            %u of %u backward-read activations,"
+		   " %.1f MiB\n",
+		nd, nheld, mib(bd));
+	if (prm->mode == CK_MEMORY)
+		report_gaps(f, &g, bn, nb, role, seg);
+	rc = 0;
+out:
+	if (f)
+		fclose(f);
+	graph_free(&g);
+	free(bn);
+	return rc;
+}
+
+/* ---- during the run ------------------------------------------------------ */
+
+static void ck_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	struct ckpt *s = p->priv;
+	for (uint32_t k = s->drop_at[op->id]; k < s->drop_at[op->id + 1]; k++) {
+		uint32_t t = s->drop_list[k];
+		if (ex_tensor_state(ex, t) != TS_IN)
+			continue; /* freed after its last use: nothing held */
+		if (ex_drop(ex, t) == 0) {
+			s->drops++;
+		} else if (s->refused++ == 0) {
+			snprintf(s->first_refusal, sizeof s->first_refusal,
+				 "%s", ex_last_error(ex));
+		}
+	}
+}
+
+static void ck_before_op(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	if (op->phase == WL_FWD)
+		return;
+	for (uint32_t i = 0; i < op->n_in; i++)
+		if (ex_tensor_state(ex, op->in[i]) == TS_RECOMPUTE)
+			ex_recompute(ex, op->in[i]);
+}
+
+static void ck_report(struct pol *p, FILE *out)
+{
+	const struct ckpt *s = p->priv;
+	if (s->plan_text)
+		fwrite(s->plan_text, 1, s->plan_len, out);
+	fprintf(out, "    drops              %llu\n",
+		(unsigned long long)s->drops);
+	fprintf(out, "    drops refused      %llu%s%s\n",
+		(unsigned long long)s->refused, s->refused ? " (first: " : "",
+		s->refused ? s->first_refusal : "");
+	if (s->refused)
+		fputs(")\n", out);
+}
+
+const struct pol_ops pol_checkpoint_ops = {
+	.name = "checkpoint",
+	.summary = "recomputation baselines: Chen et al. sqrt(n) segments, "
+		   "gradient-checkpointing memory/speed, or a named list",
+	.params = ck_params,
+	.params_size = sizeof(struct ck_params),
+	.init = ck_init,
+	.fini = ck_fini,
+	.plan = ck_plan,
+	.before_op = ck_before_op,
+	.after_op = ck_after_op,
+	.report = ck_report,
+};
