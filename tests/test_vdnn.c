@@ -437,6 +437,72 @@ static void test_dyn(void **state)
 	wl_free(w);
 }
 
+/*
+ * Every generated CNN at batch 2 on the V100 profile (room for all of
+ * them): each of the six modes and dyn under vdnn and vdnnpp, and
+ * vdnnpp's four heuristic x order combinations under conv(p), run two
+ * iterations without error or OOM; the offloading modes copy something
+ * out, and nothing comes back that did not go out.
+ */
+static void test_every_cnn(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	if (hw_load(&hw, "V100-16GB", &err) < 0)
+		fail_msg("%s", err.msg);
+	static const char *const modes[][4] = {
+		{"offload=all", "algo=m"},   {"offload=all", "algo=p"},
+		{"offload=conv", "algo=m"},  {"offload=conv", "algo=p"},
+		{"offload=aconv", "algo=m"}, {"offload=aconv", "algo=p"},
+		{"offload=dyn", "algo=p"},
+	};
+	static const char *const pp[][4] = {
+		{"offload=conv", "algo=p", "heuristic=bestfit",
+		 "order=prefetch-first"},
+		{"offload=conv", "algo=p", "heuristic=bestfit",
+		 "order=derivative-first"},
+		{"offload=conv", "algo=p", "heuristic=highend",
+		 "order=prefetch-first"},
+		{"offload=conv", "algo=p", "heuristic=highend",
+		 "order=derivative-first"},
+	};
+	int n_nets = 0;
+	for (const struct wl_gen *g = wl_gens; g->name; g++) {
+		if (strcmp(g->size_name, "image"))
+			continue;
+		struct wl_workload *w = gen_build_ok(
+			g->name, 2, g->default_size, WL_PRESET_GRAPH,
+			WL_OPTIM_SGD);
+		n_nets++;
+		for (int k = 0; k < 7 * 2 + 4; k++) {
+			const char *name = k < 7 ? "vdnn" : "vdnnpp";
+			const char *const *kv = k < 14 ? modes[k % 7] : pp[k - 14];
+			size_t n = k < 14 ? 2 : 4;
+			struct pol p;
+			make(&p, name, kv, n);
+			struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p,
+					     .iterations = 2, .warmup = 1};
+			struct st_run st;
+			if (ex_run(&cfg, &st, &err) < 0)
+				fail_msg("%s %s %s: %s", g->name, name, kv[0],
+					 err.msg);
+			if (st.oom.hit)
+				fail_msg("%s %s %s %s: OOM %s", g->name, name,
+					 kv[0], kv[1], st.oom.reason);
+			if (strcmp(kv[0], "offload=dyn"))
+				assert_true(st.steady.bytes_d2h > 0);
+			/* a tensor still on its way out when it is needed
+			 * again is kept, not copied back */
+			assert_true(st.steady.bytes_h2d <= st.steady.bytes_d2h);
+			st_run_free(&st);
+			pol_destroy(&p);
+		}
+		wl_free(w);
+	}
+	assert_true(n_nets >= 10);
+}
+
 static void test_params(void **state)
 {
 	(void)state;
@@ -479,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_zvc_stored),
 		cmocka_unit_test(test_vdnnpp_within_vdnn_budget),
 		cmocka_unit_test(test_dyn),
+		cmocka_unit_test(test_every_cnn),
 		cmocka_unit_test(test_params),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
