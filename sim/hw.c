@@ -19,7 +19,9 @@
  *     d2h: {...}
  *     shared_engine: false
  *   costs: {malloc: 100us, free: 50us, host_alloc: 1ms}   # optional
- *   host:  {pinned: 64GiB, cpu_threads: 8, zvc_bytes_per_s: 2e9}
+ *   host:  {pinned: 64GiB, cpu_threads: 8, zvc_bytes_per_s: 2e9,
+ *           zvc_decompress_bytes_per_s: 3e9,   # optional
+ *           memcpy_bytes_per_s: 10e9}          # optional
  *
  * Op classes: conv = conv, conv_bwd_data, conv_bwd_filter; matmul =
  * matmul, matmul_bwd, attention, attention_bwd; memory = every other type.
@@ -53,7 +55,7 @@ struct hw_top {
 	yaml_node_t *compute;	/* compute: classes and overrides */
 	yaml_node_t *link;	/* link: h2d, d2h, shared_engine */
 	yaml_node_t *costs;	/* costs: malloc, free, host_alloc; or NULL */
-	yaml_node_t *host;	/* host: pinned, cpu_threads, zvc */
+	yaml_node_t *host;	/* host: pinned, cpu_threads, ZVC, memcpy */
 };
 
 static const struct prm_def top_defs[] = {
@@ -222,6 +224,14 @@ static const struct prm_def host_defs[] = {
 	{"zvc_bytes_per_s", PRM_DOUBLE, NULL, 0, 0, NULL,
 	 "ZVC compression throughput per thread (vDNN++ IV-C), bytes/s, > 0",
 	 offsetof(struct hw_profile, zvc_bytes_per_s)},
+	{"zvc_decompress_bytes_per_s", PRM_DOUBLE, "0", 0, 0, NULL,
+	 "ZVC decompression throughput per thread, bytes/s of output, > 0 "
+	 "(default: zvc_bytes_per_s)",
+	 offsetof(struct hw_profile, zvc_decompress_bytes_per_s)},
+	{"memcpy_bytes_per_s", PRM_DOUBLE, "0", 0, 0, NULL,
+	 "host memcpy bandwidth per thread, bytes/s, > 0 when given "
+	 "(default 0: not given)",
+	 offsetof(struct hw_profile, memcpy_bytes_per_s)},
 	PRM_END};
 
 /* ---- checks beyond the tables --------------------------------------- */
@@ -381,6 +391,18 @@ static int hw_parse(struct hw_profile *hw, struct cfg_doc *d, gms_err *err)
 	if (!(hw->zvc_bytes_per_s > 0))
 		return field_err(err, d, top.host, "host", "zvc_bytes_per_s",
 				 "must be > 0", hw->zvc_bytes_per_s);
+	/* The optional figures default to 0; given, they must be > 0. */
+	if (cfg_map_get(d, top.host, "zvc_decompress_bytes_per_s") &&
+	    !(hw->zvc_decompress_bytes_per_s > 0))
+		return field_err(err, d, top.host, "host",
+				 "zvc_decompress_bytes_per_s", "must be > 0",
+				 hw->zvc_decompress_bytes_per_s);
+	if (!(hw->zvc_decompress_bytes_per_s > 0))
+		hw->zvc_decompress_bytes_per_s = hw->zvc_bytes_per_s;
+	if (cfg_map_get(d, top.host, "memcpy_bytes_per_s") &&
+	    !(hw->memcpy_bytes_per_s > 0))
+		return field_err(err, d, top.host, "host", "memcpy_bytes_per_s",
+				 "must be > 0", hw->memcpy_bytes_per_s);
 	return 0;
 }
 
@@ -624,4 +646,6 @@ void hw_test_profile(struct hw_profile *hw, uint64_t capacity)
 	hw->host_pinned = 0;
 	hw->cpu_threads = 1;
 	hw->zvc_bytes_per_s = 1e9;
+	hw->zvc_decompress_bytes_per_s = 1e9;
+	hw->memcpy_bytes_per_s = 1e9;
 }

@@ -63,7 +63,13 @@ struct hw_profile {
 	uint64_t host_pinned;	      /* pinned host bytes available */
 	int64_t cpu_threads;	      /* host threads for compression */
 	double zvc_bytes_per_s;	      /* ZVC compression throughput per
-					 thread (vDNN++ IV-C), bytes/s */
+					 thread (vDNN++ IV-C), bytes/s of
+					 uncompressed input */
+	double zvc_decompress_bytes_per_s; /* ZVC decompression throughput
+					 per thread, bytes/s of output
+					 (default: zvc_bytes_per_s) */
+	double memcpy_bytes_per_s;    /* host memcpy bandwidth per thread,
+					 bytes/s (0: not given) */
 };
 
 /* Load a profile: `spec` is a path (contains '/' or ends in .yaml) or a
@@ -96,7 +102,8 @@ void hw_print_help(FILE *f);
  * memory term), launch 0, so a kernel of F FLOPs takes F / 1000 ns;
  * both links: 1e9 B/s pinned and pageable, latency 0, derate 1, so a copy
  * of b bytes takes b ns; separate engines; all allocation costs 0;
- * reserved 0; host pinned unlimited (0); 1 CPU thread; ZVC 1e9 B/s. */
+ * reserved 0; host pinned unlimited (0); 1 CPU thread; ZVC compression
+ * and decompression 1e9 B/s; host memcpy 1e9 B/s. */
 void hw_test_profile(struct hw_profile *hw, uint64_t capacity);
 
 #endif
