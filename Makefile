@@ -28,11 +28,13 @@ TEST_LIBS   = $(shell pkg-config --libs $(TESTPKG) 2>/dev/null)
 
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-# Sources: everything in the engine, the policies and the workloads goes in
-# the library; the programs are the files named *_main.c.
-LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c))
+# Sources: everything in the engine, the policies, the workloads, the
+# experiments and the calibration's C code (fitting, host measurements)
+# goes in the library; the programs are the files named *_main.c. The
+# CUDA microbenchmarks (calibrate/*.cu) are built by `make calibrate` only.
+LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c calibrate/*.c))
 TEST_SRC  := $(wildcard tests/test_*.c)
-HDRS      := $(wildcard sim/*.h policies/*.h workloads/*.h exp/*.h tests/*.h)
+HDRS      := $(wildcard sim/*.h policies/*.h workloads/*.h exp/*.h calibrate/*.h tests/*.h)
 
 # $(1) = build dir, $(2) = extra flags
 define build_tree

@@ -5,6 +5,7 @@
  * failure); 1 a run failed (engine or policy error); 2 bad input (usage,
  * YAML, unknown names).
  */
+#include "../calibrate/calib.h"
 #include "../exp/exp.h"
 #include "../policies/pol.h"
 #include "../workloads/wl.h"
@@ -68,6 +69,33 @@ static void usage(FILE *f)
 		"                                     per-layer table (params,\n"
 		"                                     activations, FLOPs) and\n"
 		"                                     totals; --ops: per op\n"
+		"  fit MEASUREMENTS.csv -o PROFILE.yaml [options]\n"
+		"                                     fit GPU measurements (the\n"
+		"                                     CSV of build/calibrate-gpu,\n"
+		"                                     `make calibrate`) into a\n"
+		"                                     hardware profile; no GPU needed\n"
+		"      --name NAME         the profile's name (default: file stem)\n"
+		"      --base PROFILE      take the host: section from it\n"
+		"                          (default: estimates, marked)\n"
+		"      --precision P       matmul rows for compute.matmul: fp32\n"
+		"                          (default), tf32, fp16\n"
+		"  calibrate --host -o PROFILE.yaml [options]\n"
+		"                                     measure this CPU: memcpy and\n"
+		"                                     ZVC (de)compression per thread;\n"
+		"                                     writes the base profile with\n"
+		"                                     its host: section measured\n"
+		"      --hw NAME|PATH      base profile (default V100-16GB)\n"
+		"      --threads N         threads at once (default: the base\n"
+		"                          profile's cpu_threads)\n"
+		"      --density D         nonzero fraction of the synthetic\n"
+		"                          activations (default 0.5)\n"
+		"      --size BYTES        buffer per thread (default 64MiB)\n"
+		"      --repeats N         timed repetitions, median kept\n"
+		"                          (default 5)\n"
+		"  calibrate               (no --host) the GPU side is a separate\n"
+		"                          program: `make calibrate`, then\n"
+		"                          build/calibrate-gpu -o M.csv and\n"
+		"                          gpumemsim fit M.csv -o PROFILE.yaml\n"
 		"  list policies|allocators|hw|workloads|experiments\n"
 		"  help [experiment|policies|hw|workloads]\n"
 		"                                     this text, or a key table\n"
@@ -531,6 +559,47 @@ static int describe(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* `gpumemsim fit MEASUREMENTS.csv -o OUT.yaml [...]` */
+static int fit(int argc, char **argv)
+{
+	const char *csv = NULL, *out = NULL;
+	struct cal_fit_opts o = {0};
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char **dst = !strcmp(a, "-o")	       ? &out
+				   : !strcmp(a, "--name")      ? &o.name
+				   : !strcmp(a, "--base")      ? &o.base
+				   : !strcmp(a, "--precision") ? &o.precision
+							       : NULL;
+		if (dst && !v) {
+			fprintf(stderr, "gpumemsim: %s needs a value\n", a);
+			return EXIT_INPUT;
+		}
+		if (dst) {
+			*dst = v;
+			i++;
+		} else if (a[0] == '-' || csv) {
+			fprintf(stderr, "gpumemsim: fit: unexpected %s\n", a);
+			return EXIT_INPUT;
+		} else {
+			csv = a;
+		}
+	}
+	if (!csv || !out) {
+		fprintf(stderr, "gpumemsim: usage: fit MEASUREMENTS.csv -o "
+				"PROFILE.yaml [--name N] [--base P] "
+				"[--precision fp32|tf32|fp16]\n");
+		return EXIT_INPUT;
+	}
+	gms_err err = {{0}};
+	if (cal_fit_file(csv, out, &o, stdout, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	printf("wrote %s\n", out);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -561,6 +630,8 @@ int main(int argc, char **argv)
 		return run_experiment(argc - 2, argv + 2);
 	if (strcmp(cmd, "describe") == 0)
 		return describe(argc - 2, argv + 2);
+	if (strcmp(cmd, "fit") == 0)
+		return fit(argc - 2, argv + 2);
 	fprintf(stderr, "gpumemsim: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_INPUT;

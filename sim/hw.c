@@ -95,7 +95,7 @@ static const struct prm_def top_defs[] = {
 
 /* fit: the quality of a fitted figure (written by `gpumemsim fit`). */
 static const struct prm_def fit_defs[] = {
-	{"r2", PRM_DOUBLE, "0", 0, 1, NULL,
+	{"r2", PRM_DOUBLE, "0", -1e300, 1, NULL,
 	 "R^2 of the fit, <= 1 (absent for a median)",
 	 offsetof(struct hw_fit, r2)},
 	{"worst_rel", PRM_DOUBLE, NULL, 0, 0, NULL,
