@@ -600,6 +600,100 @@ static int fit(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* `gpumemsim calibrate --host -o OUT.yaml [...]`; without --host, where
+ * the GPU side is. */
+static int calibrate(int argc, char **argv)
+{
+	const char *base = "V100-16GB", *out = NULL;
+	bool host = false;
+	/* density 0.5: between the activation densities vDNN++ V-C implies
+	 * for AlexNet (36% pinned memory saved by ZVC: 1 - 0.36 = d + 1/32
+	 * mask overhead, d = 0.61) and VGG-16 (67%: d = 0.30) */
+	struct cal_host_opts o = {.threads = 0, .density = 0.5,
+				  .bytes = 64 * GMS_MIB, .repeats = 5};
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--host") == 0) {
+			host = true;
+			continue;
+		}
+		if (!v) {
+			fprintf(stderr, "gpumemsim: calibrate: %s %s\n", a,
+				a[0] == '-' ? "needs a value" : "unexpected");
+			return EXIT_INPUT;
+		}
+		if (strcmp(a, "-o") == 0)
+			out = v;
+		else if (strcmp(a, "--hw") == 0)
+			base = v;
+		else if (strcmp(a, "--threads") == 0) {
+			if (parse_count(a, v, 1, &o.threads) < 0)
+				return EXIT_INPUT;
+		} else if (strcmp(a, "--repeats") == 0) {
+			if (parse_count(a, v, 1, &o.repeats) < 0)
+				return EXIT_INPUT;
+		} else if (strcmp(a, "--size") == 0) {
+			if (gms_parse_bytes(v, &o.bytes) < 0 || o.bytes < 128) {
+				fprintf(stderr, "gpumemsim: --size: '%s' is "
+						"not a size >= 128 bytes\n",
+					v);
+				return EXIT_INPUT;
+			}
+		} else if (strcmp(a, "--density") == 0) {
+			if (gms_parse_double(v, &o.density) < 0 ||
+			    o.density < 0 || o.density > 1) {
+				fprintf(stderr, "gpumemsim: --density: '%s' is "
+						"not in [0, 1]\n",
+					v);
+				return EXIT_INPUT;
+			}
+		} else {
+			fprintf(stderr, "gpumemsim: calibrate: unexpected %s\n",
+				a);
+			return EXIT_INPUT;
+		}
+		i++;
+	}
+	if (!host) {
+		fprintf(stderr,
+			"gpumemsim: calibrate measures the host only (--host). "
+			"The GPU side:\n"
+			"  make calibrate                  (needs nvcc)\n"
+			"  build/calibrate-gpu -o M.csv    (on the GPU machine)\n"
+			"  gpumemsim fit M.csv -o configs/hw/NAME.yaml\n");
+		return EXIT_INPUT;
+	}
+	if (!out) {
+		fprintf(stderr, "gpumemsim: calibrate --host needs -o "
+				"PROFILE.yaml\n");
+		return EXIT_INPUT;
+	}
+	gms_err err = {{0}};
+	struct hw_profile hw;
+	if (hw_load(&hw, base, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	if (!o.threads)
+		o.threads = hw.cpu_threads;
+	struct cal_host_result r;
+	if (cal_host_measure(&o, &r, &err) < 0 ||
+	    cal_host_write(base, out, &o, &r, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_RUN;
+	}
+	printf("host, %lld threads, %llu bytes each, density %g "
+	       "(compressed to %.3f), per thread:\n"
+	       "  memcpy          %8.3f GB/s\n"
+	       "  ZVC compress    %8.3f GB/s (input)\n"
+	       "  ZVC decompress  %8.3f GB/s (output)\n"
+	       "wrote %s (base %s)\n",
+	       (long long)o.threads, (unsigned long long)o.bytes, o.density,
+	       r.ratio, r.memcpy_bps / 1e9, r.zvc_bps / 1e9,
+	       r.zvc_decompress_bps / 1e9, out, base);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -632,6 +726,8 @@ int main(int argc, char **argv)
 		return describe(argc - 2, argv + 2);
 	if (strcmp(cmd, "fit") == 0)
 		return fit(argc - 2, argv + 2);
+	if (strcmp(cmd, "calibrate") == 0)
+		return calibrate(argc - 2, argv + 2);
 	fprintf(stderr, "gpumemsim: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_INPUT;
