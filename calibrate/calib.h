@@ -145,6 +145,10 @@ struct cal_fit_opts {
 int cal_fit_file(const char *csv, const char *out,
 		 const struct cal_fit_opts *o, FILE *log, gms_err *err);
 
+/* Write a profile's text to `out` all or nothing, after checking that it
+ * loads (hw_load_string) as it is. */
+int cal_write_profile(const char *out, const char *text, gms_err *err);
+
 /* ---- host calibration (host.c) ------------------------------------- */
 
 /* Zero-value compression (vDNN++ IV-C, Rhu et al. cDMA): the input is

@@ -405,18 +405,7 @@ int cal_host_write(const char *base_path, const char *out,
 	fputs(text + b, m);
 	fclose(m);
 	free(text);
-	struct hw_profile check;
-	int rc = 0;
-	if (hw_load_string(&check, out, nt, err) < 0)
-		rc = gms_err_prefix(err, "internal error: the profile does "
-					 "not load");
-	struct gms_out w;
-	if (rc == 0 && gms_out_open(&w, out, err) == 0) {
-		fputs(nt, w.f);
-		rc = gms_out_commit(&w, err);
-	} else if (rc == 0) {
-		rc = -1;
-	}
+	int rc = cal_write_profile(out, nt, err);
 	free(nt);
 	return rc;
 }

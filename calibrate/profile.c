@@ -613,18 +613,21 @@ int cal_fit_file(const char *csv, const char *out,
 	int rc = build(f, &c, o, log, err);
 	fclose(f);
 	cal_csv_free(&c);
-	/* the text must load as it is before it is written */
-	struct hw_profile hw;
-	if (rc == 0 && hw_load_string(&hw, out, text, err) < 0)
-		rc = gms_err_prefix(err, "internal error: the fitted profile "
-					 "does not load");
-	struct gms_out w;
-	if (rc == 0 && gms_out_open(&w, out, err) == 0) {
-		fputs(text, w.f);
-		rc = gms_out_commit(&w, err);
-	} else if (rc == 0) {
-		rc = -1;
-	}
+	if (rc == 0)
+		rc = cal_write_profile(out, text, err);
 	free(text);
 	return rc;
+}
+
+int cal_write_profile(const char *out, const char *text, gms_err *err)
+{
+	struct hw_profile hw;
+	if (hw_load_string(&hw, out, text, err) < 0)
+		return gms_err_prefix(err, "internal error: the profile "
+					   "written does not load");
+	struct gms_out w;
+	if (gms_out_open(&w, out, err) < 0)
+		return -1;
+	fputs(text, w.f);
+	return gms_out_commit(&w, err);
 }
