@@ -9,6 +9,11 @@
 #   make bench      build and run the engine benchmark
 #   make run        deps, build, run configs/experiments/default.yaml and
 #                   print where its summary.csv and plot.png are
+#   make calibrate  build the CUDA microbenchmarks (build/calibrate-gpu,
+#                   needs nvcc; cuDNN optional) and run them: on a GPU,
+#                   results/calibrate/measurements.csv fitted into
+#                   results/calibrate/profile.yaml; without a GPU or
+#                   nvcc, a message and exit 0
 #   make clean
 
 CC      ?= cc
@@ -28,11 +33,13 @@ TEST_LIBS   = $(shell pkg-config --libs $(TESTPKG) 2>/dev/null)
 
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-# Sources: everything in the engine, the policies and the workloads goes in
-# the library; the programs are the files named *_main.c.
-LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c))
+# Sources: everything in the engine, the policies, the workloads, the
+# experiments and the calibration's C code (fitting, host measurements)
+# goes in the library; the programs are the files named *_main.c. The
+# CUDA microbenchmarks (calibrate/*.cu) are built by `make calibrate` only.
+LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c calibrate/*.c))
 TEST_SRC  := $(wildcard tests/test_*.c)
-HDRS      := $(wildcard sim/*.h policies/*.h workloads/*.h exp/*.h tests/*.h)
+HDRS      := $(wildcard sim/*.h policies/*.h workloads/*.h exp/*.h calibrate/*.h tests/*.h)
 
 # $(1) = build dir, $(2) = extra flags
 define build_tree
@@ -58,7 +65,7 @@ $(eval $(call build_tree,build-asan,$(SAN)))
 TESTS      := $(patsubst tests/%.c,build/tests/%,$(TEST_SRC))
 ASAN_TESTS := $(patsubst tests/%.c,build-asan/tests/%,$(TEST_SRC))
 
-.PHONY: all deps test check asan bench run clean
+.PHONY: all deps test check asan bench run calibrate clean
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -105,6 +112,30 @@ build/gpumemsim-bench: build/obj/sim/bench/bench_main.o build/libgpumemsim.a
 # their paths.
 run: deps all
 	./build/gpumemsim run configs/experiments/default.yaml
+
+# The GPU calibration. nvcc from PATH or $(CUDA_HOME); cuDNN found beside
+# it or in /usr/include, else the convolution benchmark is compiled out.
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || echo $(CUDA_HOME)/bin/nvcc)
+CAL_OUT   ?= results/calibrate
+
+calibrate: all
+	@if [ ! -x "$(NVCC)" ]; then \
+	  echo "calibrate: nvcc not found ($(NVCC)); the CUDA toolkit is needed to build the GPU"; \
+	  echo "calibrate: microbenchmarks - nothing built. Host calibration works anywhere:"; \
+	  echo "calibrate:   build/gpumemsim calibrate --host -o PROFILE.yaml"; exit 0; fi; \
+	if [ -f "$(CUDA_HOME)/include/cudnn.h" ] || [ -f /usr/include/cudnn.h ]; then \
+	  cudnn="-DGMS_HAVE_CUDNN -lcudnn"; \
+	else \
+	  echo "calibrate: cuDNN not found: the convolution benchmark is compiled out"; cudnn=""; \
+	fi; \
+	echo "$(NVCC) -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $$cudnn"; \
+	"$(NVCC)" -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $$cudnn || exit 1; \
+	mkdir -p $(CAL_OUT); rm -f $(CAL_OUT)/measurements.csv; \
+	./build/calibrate-gpu -o $(CAL_OUT)/measurements.csv || exit 1; \
+	if [ -f $(CAL_OUT)/measurements.csv ]; then \
+	  ./build/gpumemsim fit $(CAL_OUT)/measurements.csv -o $(CAL_OUT)/profile.yaml; \
+	fi
 
 clean:
 	rm -rf build build-asan

@@ -5,6 +5,7 @@
  * failure); 1 a run failed (engine or policy error); 2 bad input (usage,
  * YAML, unknown names).
  */
+#include "../calibrate/calib.h"
 #include "../exp/exp.h"
 #include "../policies/pol.h"
 #include "../workloads/wl.h"
@@ -68,6 +69,33 @@ static void usage(FILE *f)
 		"                                     per-layer table (params,\n"
 		"                                     activations, FLOPs) and\n"
 		"                                     totals; --ops: per op\n"
+		"  fit MEASUREMENTS.csv -o PROFILE.yaml [options]\n"
+		"                                     fit GPU measurements (the\n"
+		"                                     CSV of build/calibrate-gpu,\n"
+		"                                     `make calibrate`) into a\n"
+		"                                     hardware profile; no GPU needed\n"
+		"      --name NAME         the profile's name (default: file stem)\n"
+		"      --base PROFILE      take the host: section from it\n"
+		"                          (default: estimates, marked)\n"
+		"      --precision P       matmul rows for compute.matmul: fp32\n"
+		"                          (default), tf32, fp16\n"
+		"  calibrate --host -o PROFILE.yaml [options]\n"
+		"                                     measure this CPU: memcpy and\n"
+		"                                     ZVC (de)compression per thread;\n"
+		"                                     writes the base profile with\n"
+		"                                     its host: section measured\n"
+		"      --hw NAME|PATH      base profile (default V100-16GB)\n"
+		"      --threads N         threads at once (default: the base\n"
+		"                          profile's cpu_threads)\n"
+		"      --density D         nonzero fraction of the synthetic\n"
+		"                          activations (default 0.5)\n"
+		"      --size BYTES        buffer per thread (default 64MiB)\n"
+		"      --repeats N         timed repetitions, median kept\n"
+		"                          (default 5)\n"
+		"  calibrate               (no --host) the GPU side is a separate\n"
+		"                          program: `make calibrate`, then\n"
+		"                          build/calibrate-gpu -o M.csv and\n"
+		"                          gpumemsim fit M.csv -o PROFILE.yaml\n"
 		"  list policies|allocators|hw|workloads|experiments\n"
 		"  help [experiment|policies|hw|workloads]\n"
 		"                                     this text, or a key table\n"
@@ -531,6 +559,141 @@ static int describe(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* `gpumemsim fit MEASUREMENTS.csv -o OUT.yaml [...]` */
+static int fit(int argc, char **argv)
+{
+	const char *csv = NULL, *out = NULL;
+	struct cal_fit_opts o = {0};
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char **dst = !strcmp(a, "-o")	       ? &out
+				   : !strcmp(a, "--name")      ? &o.name
+				   : !strcmp(a, "--base")      ? &o.base
+				   : !strcmp(a, "--precision") ? &o.precision
+							       : NULL;
+		if (dst && !v) {
+			fprintf(stderr, "gpumemsim: %s needs a value\n", a);
+			return EXIT_INPUT;
+		}
+		if (dst) {
+			*dst = v;
+			i++;
+		} else if (a[0] == '-' || csv) {
+			fprintf(stderr, "gpumemsim: fit: unexpected %s\n", a);
+			return EXIT_INPUT;
+		} else {
+			csv = a;
+		}
+	}
+	if (!csv || !out) {
+		fprintf(stderr, "gpumemsim: usage: fit MEASUREMENTS.csv -o "
+				"PROFILE.yaml [--name N] [--base P] "
+				"[--precision fp32|tf32|fp16]\n");
+		return EXIT_INPUT;
+	}
+	gms_err err = {{0}};
+	if (cal_fit_file(csv, out, &o, stdout, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	printf("wrote %s\n", out);
+	return EXIT_OK;
+}
+
+/* `gpumemsim calibrate --host -o OUT.yaml [...]`; without --host, where
+ * the GPU side is. */
+static int calibrate(int argc, char **argv)
+{
+	const char *base = "V100-16GB", *out = NULL;
+	bool host = false;
+	/* density 0.5: between the activation densities vDNN++ V-C implies
+	 * for AlexNet (36% pinned memory saved by ZVC: 1 - 0.36 = d + 1/32
+	 * mask overhead, d = 0.61) and VGG-16 (67%: d = 0.30) */
+	struct cal_host_opts o = {.threads = 0, .density = 0.5,
+				  .bytes = 64 * GMS_MIB, .repeats = 5};
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--host") == 0) {
+			host = true;
+			continue;
+		}
+		if (!v) {
+			fprintf(stderr, "gpumemsim: calibrate: %s %s\n", a,
+				a[0] == '-' ? "needs a value" : "unexpected");
+			return EXIT_INPUT;
+		}
+		if (strcmp(a, "-o") == 0)
+			out = v;
+		else if (strcmp(a, "--hw") == 0)
+			base = v;
+		else if (strcmp(a, "--threads") == 0) {
+			if (parse_count(a, v, 1, &o.threads) < 0)
+				return EXIT_INPUT;
+		} else if (strcmp(a, "--repeats") == 0) {
+			if (parse_count(a, v, 1, &o.repeats) < 0)
+				return EXIT_INPUT;
+		} else if (strcmp(a, "--size") == 0) {
+			if (gms_parse_bytes(v, &o.bytes) < 0 || o.bytes < 128) {
+				fprintf(stderr, "gpumemsim: --size: '%s' is "
+						"not a size >= 128 bytes\n",
+					v);
+				return EXIT_INPUT;
+			}
+		} else if (strcmp(a, "--density") == 0) {
+			if (gms_parse_double(v, &o.density) < 0 ||
+			    o.density < 0 || o.density > 1) {
+				fprintf(stderr, "gpumemsim: --density: '%s' is "
+						"not in [0, 1]\n",
+					v);
+				return EXIT_INPUT;
+			}
+		} else {
+			fprintf(stderr, "gpumemsim: calibrate: unexpected %s\n",
+				a);
+			return EXIT_INPUT;
+		}
+		i++;
+	}
+	if (!host) {
+		fprintf(stderr,
+			"gpumemsim: calibrate measures the host only (--host). "
+			"The GPU side:\n"
+			"  make calibrate                  (needs nvcc)\n"
+			"  build/calibrate-gpu -o M.csv    (on the GPU machine)\n"
+			"  gpumemsim fit M.csv -o configs/hw/NAME.yaml\n");
+		return EXIT_INPUT;
+	}
+	if (!out) {
+		fprintf(stderr, "gpumemsim: calibrate --host needs -o "
+				"PROFILE.yaml\n");
+		return EXIT_INPUT;
+	}
+	gms_err err = {{0}};
+	struct hw_profile hw;
+	if (hw_load(&hw, base, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	if (!o.threads)
+		o.threads = hw.cpu_threads;
+	struct cal_host_result r;
+	if (cal_host_measure(&o, &r, &err) < 0 ||
+	    cal_host_write(base, out, &o, &r, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_RUN;
+	}
+	printf("host, %lld threads, %llu bytes each, density %g "
+	       "(compressed to %.3f), per thread:\n"
+	       "  memcpy          %8.3f GB/s\n"
+	       "  ZVC compress    %8.3f GB/s (input)\n"
+	       "  ZVC decompress  %8.3f GB/s (output)\n"
+	       "wrote %s (base %s)\n",
+	       (long long)o.threads, (unsigned long long)o.bytes, o.density,
+	       r.ratio, r.memcpy_bps / 1e9, r.zvc_bps / 1e9,
+	       r.zvc_decompress_bps / 1e9, out, base);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -561,6 +724,10 @@ int main(int argc, char **argv)
 		return run_experiment(argc - 2, argv + 2);
 	if (strcmp(cmd, "describe") == 0)
 		return describe(argc - 2, argv + 2);
+	if (strcmp(cmd, "fit") == 0)
+		return fit(argc - 2, argv + 2);
+	if (strcmp(cmd, "calibrate") == 0)
+		return calibrate(argc - 2, argv + 2);
 	fprintf(stderr, "gpumemsim: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_INPUT;

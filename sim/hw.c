@@ -19,12 +19,26 @@
  *     d2h: {...}
  *     shared_engine: false
  *   costs: {malloc: 100us, free: 50us, host_alloc: 1ms}   # optional
- *   host:  {pinned: 64GiB, cpu_threads: 8, zvc_bytes_per_s: 2e9}
+ *   conv_algos:                  # optional: measured cuDNN algorithms
+ *     - {op: conv, layer: resnet50.conv1, n: 32, c: 3, h: 224, w: 224,
+ *        k: 64, r: 7, s: 7, stride: 2, pad: 3, algo: implicit_gemm,
+ *        time: 1.2ms, workspace: 0}
+ *   host:  {pinned: 64GiB, cpu_threads: 8, zvc_bytes_per_s: 2e9,
+ *           zvc_decompress_bytes_per_s: 3e9,   # optional
+ *           memcpy_bytes_per_s: 10e9}          # optional
  *
  * Op classes: conv = conv, conv_bwd_data, conv_bwd_filter; matmul =
  * matmul, matmul_bwd, attention, attention_bwd; memory = every other type.
  * The keys "conv" and "matmul" under compute name the classes (which the
  * op types conv and matmul take as they are).
+ *
+ * Fit quality: a fitted profile (`gpumemsim fit`) records beside each
+ * figure the quality of the fit it came from, `fit: {r2: 0.9993,
+ * worst_rel: 0.021, points: 12}` in a compute class or op type, a link
+ * direction (and `derate_fit:`), and `fit: {malloc: {...}, free: {...},
+ * host_alloc: {...}}` under costs. They are checked and kept, not used.
+ * conv_algos: is checked entry by entry and counted; the model does not
+ * use it yet (the workloads carry their own algorithm choices).
  *
  * A profile is parsed into a local copy and handed out only when every
  * check passed, so a failed hw_load leaves *hw untouched.
@@ -53,7 +67,8 @@ struct hw_top {
 	yaml_node_t *compute;	/* compute: classes and overrides */
 	yaml_node_t *link;	/* link: h2d, d2h, shared_engine */
 	yaml_node_t *costs;	/* costs: malloc, free, host_alloc; or NULL */
-	yaml_node_t *host;	/* host: pinned, cpu_threads, zvc */
+	yaml_node_t *host;	/* host: pinned, cpu_threads, ZVC, memcpy */
+	yaml_node_t *conv_algos; /* conv_algos: sequence, or NULL */
 };
 
 static const struct prm_def top_defs[] = {
@@ -72,6 +87,22 @@ static const struct prm_def top_defs[] = {
 	 offsetof(struct hw_top, costs)},
 	{"host", PRM_NODE, NULL, 0, 0, NULL, "host side (see host:)",
 	 offsetof(struct hw_top, host)},
+	{"conv_algos", PRM_NODE, "", 0, 0, NULL,
+	 "measured convolution algorithms, a sequence (see conv_algos:); "
+	 "checked, not used by the model yet",
+	 offsetof(struct hw_top, conv_algos)},
+	PRM_END};
+
+/* fit: the quality of a fitted figure (written by `gpumemsim fit`). */
+static const struct prm_def fit_defs[] = {
+	{"r2", PRM_DOUBLE, "0", -1e300, 1, NULL,
+	 "R^2 of the fit, <= 1 (absent for a median)",
+	 offsetof(struct hw_fit, r2)},
+	{"worst_rel", PRM_DOUBLE, NULL, 0, 0, NULL,
+	 "largest |measured - model| / measured over the points, >= 0",
+	 offsetof(struct hw_fit, worst_rel)},
+	{"points", PRM_INT, NULL, 1, 1e9, NULL, "measurements fitted",
+	 offsetof(struct hw_fit, points)},
 	PRM_END};
 
 /* device: */
@@ -89,22 +120,31 @@ static const struct prm_def device_defs[] = {
 	 offsetof(struct hw_device, reserved)},
 	PRM_END};
 
-/* compute.<class> and compute.<op type>: straight into struct hw_compute. */
+/* compute.<class> and compute.<op type>: the figures and the node of
+ * their fit quality. */
+struct hw_compute_in {
+	struct hw_compute c; /* the figures */
+	yaml_node_t *fit;    /* fit: mapping, or NULL */
+};
+
 static const struct prm_def compute_fields[] = {
 	{"peak_flops", PRM_DOUBLE, NULL, 0, 0, NULL,
 	 "FLOP/s at and beyond saturation, > 0",
-	 offsetof(struct hw_compute, peak_flops)},
+	 offsetof(struct hw_compute_in, c.peak_flops)},
 	{"sat_flops", PRM_DOUBLE, "0", 0, 0, NULL,
 	 "FLOPs at the saturation point, >= 0 (0: always at peak)",
-	 offsetof(struct hw_compute, sat_flops)},
+	 offsetof(struct hw_compute_in, c.sat_flops)},
 	{"alpha", PRM_DOUBLE, "1", 0, 1, NULL,
 	 "shape of the rise below saturation, (0, 1]",
-	 offsetof(struct hw_compute, alpha)},
+	 offsetof(struct hw_compute_in, c.alpha)},
 	{"mem_bw", PRM_DOUBLE, "0", 0, 0, NULL,
 	 "achieved DRAM bytes/s of the roofline term, >= 0 (0: no term)",
-	 offsetof(struct hw_compute, mem_bw)},
+	 offsetof(struct hw_compute_in, c.mem_bw)},
 	{"launch", PRM_TIME, "0", 0, 0, NULL, "fixed cost per kernel",
-	 offsetof(struct hw_compute, launch)},
+	 offsetof(struct hw_compute_in, c.launch)},
+	{"fit", PRM_NODE, "", 0, 0, NULL,
+	 "quality of the fit of these figures (see fit:)",
+	 offsetof(struct hw_compute_in, fit)},
 	PRM_END};
 
 /* The op classes, in the order of their keys under compute:. */
@@ -184,34 +224,120 @@ static const struct prm_def link_defs[] = {
 	 offsetof(struct hw_link_nodes, shared_engine)},
 	PRM_END};
 
-/* link.h2d and link.d2h: straight into struct hw_link. */
+/* link.h2d and link.d2h: the figures and their fit-quality nodes. */
+struct hw_link_in {
+	struct hw_link l;	 /* the figures */
+	yaml_node_t *fit;	 /* fit: mapping, or NULL */
+	yaml_node_t *derate_fit; /* derate_fit: mapping, or NULL */
+};
+
 static const struct prm_def link_dir_defs[] = {
 	{"bw_pinned", PRM_DOUBLE, NULL, 0, 0, NULL,
 	 "bytes/s with pinned host memory, > 0",
-	 offsetof(struct hw_link, bw_pinned)},
+	 offsetof(struct hw_link_in, l.bw_pinned)},
 	{"bw_pageable", PRM_DOUBLE, NULL, 0, 0, NULL,
 	 "bytes/s with pageable host memory, > 0",
-	 offsetof(struct hw_link, bw_pageable)},
+	 offsetof(struct hw_link_in, l.bw_pageable)},
 	{"latency", PRM_TIME, "0", 0, 0, NULL, "fixed cost per copy",
-	 offsetof(struct hw_link, latency)},
+	 offsetof(struct hw_link_in, l.latency)},
 	{"derate", PRM_DOUBLE, "1", 0, 1, NULL,
 	 "bandwidth factor while the other direction transfers, (0, 1]",
-	 offsetof(struct hw_link, derate)},
+	 offsetof(struct hw_link_in, l.derate)},
+	{"fit", PRM_NODE, "", 0, 0, NULL,
+	 "quality of the latency and bandwidth fit (see fit:)",
+	 offsetof(struct hw_link_in, fit)},
+	{"derate_fit", PRM_NODE, "", 0, 0, NULL,
+	 "quality of the fit derate came from (see fit:)",
+	 offsetof(struct hw_link_in, derate_fit)},
 	PRM_END};
 
-/* costs: straight into struct hw_profile. */
+/* costs: the three figures and the node of their fit quality. */
+struct hw_costs_in {
+	sim_time_t malloc_cost;	    /* cudaMalloc */
+	sim_time_t free_cost;	    /* cudaFree */
+	sim_time_t host_alloc_cost; /* cudaMallocHost */
+	yaml_node_t *fit;	    /* fit: {malloc, free, host_alloc}, or
+				       NULL */
+};
+
 static const struct prm_def costs_defs[] = {
 	{"malloc", PRM_TIME, "0", 0, 0, NULL,
 	 "cudaMalloc of a pool or segment",
-	 offsetof(struct hw_profile, malloc_cost)},
+	 offsetof(struct hw_costs_in, malloc_cost)},
 	{"free", PRM_TIME, "0", 0, 0, NULL, "cudaFree",
-	 offsetof(struct hw_profile, free_cost)},
+	 offsetof(struct hw_costs_in, free_cost)},
 	{"host_alloc", PRM_TIME, "0", 0, 0, NULL,
 	 "cudaMallocHost (pinned host memory)",
-	 offsetof(struct hw_profile, host_alloc_cost)},
+	 offsetof(struct hw_costs_in, host_alloc_cost)},
+	{"fit", PRM_NODE, "", 0, 0, NULL,
+	 "fit quality of each cost: {malloc: FIT, free: FIT, host_alloc: "
+	 "FIT}, each optional (see fit:)",
+	 offsetof(struct hw_costs_in, fit)},
 	PRM_END};
 
-/* host: straight into struct hw_profile. */
+/* costs.fit: one node per cost, in the order of hw_profile.cost_fit. */
+struct hw_cost_fits {
+	yaml_node_t *f[3]; /* malloc, free, host_alloc; NULL when absent */
+};
+
+static const struct prm_def cost_fit_defs[] = {
+	{"malloc", PRM_NODE, "", 0, 0, NULL, "fit of costs.malloc",
+	 offsetof(struct hw_cost_fits, f[0])},
+	{"free", PRM_NODE, "", 0, 0, NULL, "fit of costs.free",
+	 offsetof(struct hw_cost_fits, f[1])},
+	{"host_alloc", PRM_NODE, "", 0, 0, NULL, "fit of costs.host_alloc",
+	 offsetof(struct hw_cost_fits, f[2])},
+	PRM_END};
+
+/* conv_algos: one measured algorithm of one convolution. */
+struct hw_conv_algo {
+	int op;			/* index in conv_ops */
+	char layer[PRM_STR_MAX]; /* layer (shape) name */
+	int64_t n, c, h, w;	/* input: batch, channels, height, width */
+	int64_t k, r, s;	/* filters: count, height, width */
+	int64_t stride, pad;	/* both spatial dimensions */
+	char algo[PRM_STR_MAX]; /* cuDNN algorithm name */
+	sim_time_t time;	/* median measured time */
+	uint64_t workspace;	/* workspace bytes it needs */
+};
+
+static const char *const conv_ops[] = {"conv", "conv_bwd_data",
+				       "conv_bwd_filter", NULL};
+
+static const struct prm_def conv_algo_defs[] = {
+	{"op", PRM_ENUM, NULL, 0, 0, conv_ops, "which pass",
+	 offsetof(struct hw_conv_algo, op)},
+	{"layer", PRM_STR, NULL, 0, 0, NULL,
+	 "name of the layer shape, e.g. resnet50.conv1",
+	 offsetof(struct hw_conv_algo, layer)},
+	{"n", PRM_INT, NULL, 1, 1e9, NULL, "batch",
+	 offsetof(struct hw_conv_algo, n)},
+	{"c", PRM_INT, NULL, 1, 1e9, NULL, "input channels",
+	 offsetof(struct hw_conv_algo, c)},
+	{"h", PRM_INT, NULL, 1, 1e9, NULL, "input height",
+	 offsetof(struct hw_conv_algo, h)},
+	{"w", PRM_INT, NULL, 1, 1e9, NULL, "input width",
+	 offsetof(struct hw_conv_algo, w)},
+	{"k", PRM_INT, NULL, 1, 1e9, NULL, "output channels",
+	 offsetof(struct hw_conv_algo, k)},
+	{"r", PRM_INT, NULL, 1, 1e9, NULL, "filter height",
+	 offsetof(struct hw_conv_algo, r)},
+	{"s", PRM_INT, NULL, 1, 1e9, NULL, "filter width",
+	 offsetof(struct hw_conv_algo, s)},
+	{"stride", PRM_INT, "1", 1, 1e9, NULL, "stride",
+	 offsetof(struct hw_conv_algo, stride)},
+	{"pad", PRM_INT, "0", 0, 1e9, NULL, "zero padding",
+	 offsetof(struct hw_conv_algo, pad)},
+	{"algo", PRM_STR, NULL, 0, 0, NULL, "cuDNN algorithm name",
+	 offsetof(struct hw_conv_algo, algo)},
+	{"time", PRM_TIME, NULL, 0, 0, NULL, "median measured time, > 0",
+	 offsetof(struct hw_conv_algo, time)},
+	{"workspace", PRM_BYTES, "0", 0, 0, NULL, "workspace bytes",
+	 offsetof(struct hw_conv_algo, workspace)},
+	PRM_END};
+
+/* host: straight into struct hw_profile. `gpumemsim calibrate --host`
+ * measures the ZVC and memcpy figures. */
 static const struct prm_def host_defs[] = {
 	{"pinned", PRM_BYTES, "0", 0, 0, NULL,
 	 "pinned host bytes available (0: unlimited)",
@@ -222,6 +348,14 @@ static const struct prm_def host_defs[] = {
 	{"zvc_bytes_per_s", PRM_DOUBLE, NULL, 0, 0, NULL,
 	 "ZVC compression throughput per thread (vDNN++ IV-C), bytes/s, > 0",
 	 offsetof(struct hw_profile, zvc_bytes_per_s)},
+	{"zvc_decompress_bytes_per_s", PRM_DOUBLE, "0", 0, 0, NULL,
+	 "ZVC decompression throughput per thread, bytes/s of output, > 0 "
+	 "(default: zvc_bytes_per_s)",
+	 offsetof(struct hw_profile, zvc_decompress_bytes_per_s)},
+	{"memcpy_bytes_per_s", PRM_DOUBLE, "0", 0, 0, NULL,
+	 "host memcpy bandwidth per thread, bytes/s, > 0 when given "
+	 "(default 0: not given)",
+	 offsetof(struct hw_profile, memcpy_bytes_per_s)},
 	PRM_END};
 
 /* ---- checks beyond the tables --------------------------------------- */
@@ -267,6 +401,48 @@ static int check_link(const struct hw_link *l, struct cfg_doc *d,
 	if (!(l->derate > 0 && l->derate <= 1))
 		return field_err(err, d, map, what, "derate",
 				 "must be in (0, 1]", l->derate);
+	return 0;
+}
+
+/* Parse a fit: node (NULL: keep *f as it is). */
+static int parse_fit(struct cfg_doc *d, yaml_node_t *node, const char *what,
+		     struct hw_fit *f, gms_err *err)
+{
+	if (!node)
+		return 0;
+	char w[128];
+	snprintf(w, sizeof w, "%s.fit", what);
+	if (cfg_parse_map(d, node, fit_defs, f, w, err) < 0)
+		return -1;
+	f->has_r2 = cfg_map_get(d, node, "r2") != NULL;
+	if (!(f->worst_rel >= 0))
+		return field_err(err, d, node, w, "worst_rel", "must be >= 0",
+				 f->worst_rel);
+	return 0;
+}
+
+/* conv_algos: every entry checked; the count kept. */
+static int parse_conv_algos(struct hw_profile *hw, struct cfg_doc *d,
+			    yaml_node_t *seq, gms_err *err)
+{
+	if (!seq)
+		return 0;
+	if (seq->type != YAML_SEQUENCE_NODE)
+		return cfg_errf(err, d, seq,
+				"key 'conv_algos': expected a sequence");
+	size_t n = cfg_seq_len(seq);
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *e = cfg_seq_item(d, seq, i);
+		struct hw_conv_algo a;
+		char what[48];
+		snprintf(what, sizeof what, "conv_algos[%zu]", i);
+		if (cfg_parse_map(d, e, conv_algo_defs, &a, what, err) < 0)
+			return -1;
+		if (a.time <= 0)
+			return field_err(err, d, e, what, "time",
+					 "must be > 0", (double)a.time);
+	}
+	hw->n_conv_algos = n;
 	return 0;
 }
 
@@ -334,46 +510,81 @@ static int hw_parse(struct hw_profile *hw, struct cfg_doc *d, gms_err *err)
 	if (cfg_parse_map(d, top.compute, cdefs, &cn, "compute", err) < 0)
 		return -1;
 	for (int c = 0; c < HC_COUNT; c++) {
+		struct hw_compute_in in;
 		snprintf(what, sizeof what, "compute.%s", class_names[c]);
-		if (cfg_parse_map(d, cn.cls[c], compute_fields, &cls[c], what,
+		memset(&in, 0, sizeof in);
+		if (cfg_parse_map(d, cn.cls[c], compute_fields, &in, what,
 				  err) < 0 ||
-		    check_compute(&cls[c], d, cn.cls[c], what, err) < 0)
+		    check_compute(&in.c, d, cn.cls[c], what, err) < 0 ||
+		    parse_fit(d, in.fit, what, &in.c.fit, err) < 0)
 			return -1;
+		cls[c] = in.c;
 	}
 	for (int t = 0; t < OT_COUNT; t++) {
-		hw->op[t] = cls[class_of((enum wl_op_type)t)];
-		if (!cn.op[t])
-			continue;
-		snprintf(what, sizeof what, "compute.%s",
-			 wl_op_type_name((enum wl_op_type)t));
-		if (cfg_parse_map_over(d, cn.op[t], compute_fields, &hw->op[t],
-				       what, err) < 0 ||
-		    check_compute(&hw->op[t], d, cn.op[t], what, err) < 0)
-			return -1;
+		/* an override keeps its class's fit unless it gives one */
+		struct hw_compute_in in = {
+			.c = cls[class_of((enum wl_op_type)t)], .fit = NULL};
+		if (cn.op[t]) {
+			snprintf(what, sizeof what, "compute.%s",
+				 wl_op_type_name((enum wl_op_type)t));
+			if (cfg_parse_map_over(d, cn.op[t], compute_fields,
+					       &in, what, err) < 0 ||
+			    check_compute(&in.c, d, cn.op[t], what, err) < 0 ||
+			    parse_fit(d, in.fit, what, &in.c.fit, err) < 0)
+				return -1;
+		}
+		hw->op[t] = in.c;
 	}
 
 	/* link */
 	struct hw_link_nodes ln;
 	if (cfg_parse_map(d, top.link, link_defs, &ln, "link", err) < 0)
 		return -1;
-	if (cfg_parse_map(d, ln.h2d, link_dir_defs, &hw->link[HW_H2D],
-			  "link.h2d", err) < 0 ||
-	    check_link(&hw->link[HW_H2D], d, ln.h2d, "link.h2d", err) < 0)
-		return -1;
-	if (cfg_parse_map(d, ln.d2h, link_dir_defs, &hw->link[HW_D2H],
-			  "link.d2h", err) < 0 ||
-	    check_link(&hw->link[HW_D2H], d, ln.d2h, "link.d2h", err) < 0)
-		return -1;
+	for (int dir = 0; dir < HW_DIR_COUNT; dir++) {
+		yaml_node_t *node = dir == HW_H2D ? ln.h2d : ln.d2h;
+		const char *lw = dir == HW_H2D ? "link.h2d" : "link.d2h";
+		struct hw_link_in in;
+		memset(&in, 0, sizeof in);
+		if (cfg_parse_map(d, node, link_dir_defs, &in, lw, err) < 0 ||
+		    check_link(&in.l, d, node, lw, err) < 0 ||
+		    parse_fit(d, in.fit, lw, &in.l.fit, err) < 0)
+			return -1;
+		snprintf(what, sizeof what, "%s.derate", lw);
+		if (parse_fit(d, in.derate_fit, what, &in.l.derate_fit, err) <
+		    0)
+			return -1;
+		hw->link[dir] = in.l;
+	}
 	hw->shared_engine = ln.shared_engine;
 
 	/* costs (optional) */
+	struct hw_costs_in ci;
+	memset(&ci, 0, sizeof ci);
 	if (top.costs) {
-		if (cfg_parse_map(d, top.costs, costs_defs, hw, "costs", err) <
+		if (cfg_parse_map(d, top.costs, costs_defs, &ci, "costs", err) <
 		    0)
 			return -1;
-	} else if (prm_set_defaults(costs_defs, hw, err) < 0) {
+	} else if (prm_set_defaults(costs_defs, &ci, err) < 0) {
 		return -1;
 	}
+	hw->malloc_cost = ci.malloc_cost;
+	hw->free_cost = ci.free_cost;
+	hw->host_alloc_cost = ci.host_alloc_cost;
+	if (ci.fit) {
+		struct hw_cost_fits cf;
+		if (cfg_parse_map(d, ci.fit, cost_fit_defs, &cf, "costs.fit",
+				  err) < 0)
+			return -1;
+		for (int i = 0; i < 3; i++) {
+			snprintf(what, sizeof what, "costs.%s",
+				 cost_fit_defs[i].key);
+			if (parse_fit(d, cf.f[i], what, &hw->cost_fit[i], err) <
+			    0)
+				return -1;
+		}
+	}
+	if (parse_conv_algos(hw, d, top.conv_algos, err) < 0)
+		return -1;
 
 	/* host */
 	if (cfg_parse_map(d, top.host, host_defs, hw, "host", err) < 0)
@@ -381,6 +592,18 @@ static int hw_parse(struct hw_profile *hw, struct cfg_doc *d, gms_err *err)
 	if (!(hw->zvc_bytes_per_s > 0))
 		return field_err(err, d, top.host, "host", "zvc_bytes_per_s",
 				 "must be > 0", hw->zvc_bytes_per_s);
+	/* The optional figures default to 0; given, they must be > 0. */
+	if (cfg_map_get(d, top.host, "zvc_decompress_bytes_per_s") &&
+	    !(hw->zvc_decompress_bytes_per_s > 0))
+		return field_err(err, d, top.host, "host",
+				 "zvc_decompress_bytes_per_s", "must be > 0",
+				 hw->zvc_decompress_bytes_per_s);
+	if (!(hw->zvc_decompress_bytes_per_s > 0))
+		hw->zvc_decompress_bytes_per_s = hw->zvc_bytes_per_s;
+	if (cfg_map_get(d, top.host, "memcpy_bytes_per_s") &&
+	    !(hw->memcpy_bytes_per_s > 0))
+		return field_err(err, d, top.host, "host", "memcpy_bytes_per_s",
+				 "must be > 0", hw->memcpy_bytes_per_s);
 	return 0;
 }
 
@@ -596,6 +819,14 @@ void hw_print_help(FILE *f)
 	prm_print_help(link_dir_defs, f, "  ");
 	fprintf(f, "\ncosts:\n");
 	prm_print_help(costs_defs, f, "  ");
+	fprintf(f, "\nfit: (in a compute class or op type, a link direction, "
+		   "link derate_fit:,\n and each cost under costs.fit; written "
+		   "by `gpumemsim fit`, kept, not used by the model)\n");
+	prm_print_help(fit_defs, f, "  ");
+	fprintf(f, "\nconv_algos: a sequence of measured cuDNN convolution "
+		   "algorithms (`gpumemsim fit`);\n checked entry by entry, "
+		   "not used by the model yet:\n");
+	prm_print_help(conv_algo_defs, f, "  ");
 	fprintf(f, "\nhost:\n");
 	prm_print_help(host_defs, f, "  ");
 }
@@ -624,4 +855,6 @@ void hw_test_profile(struct hw_profile *hw, uint64_t capacity)
 	hw->host_pinned = 0;
 	hw->cpu_threads = 1;
 	hw->zvc_bytes_per_s = 1e9;
+	hw->zvc_decompress_bytes_per_s = 1e9;
+	hw->memcpy_bytes_per_s = 1e9;
 }

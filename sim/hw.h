@@ -28,6 +28,16 @@
 
 #include <stdio.h>
 
+/* Quality of the fit a figure came from (`gpumemsim fit`); points 0 when
+ * the profile gives none (a hand-written figure). */
+struct hw_fit {
+	double r2;	  /* coefficient of determination of the fit */
+	bool has_r2;	  /* r2 given (absent for a constant figure, a
+			     median, where R^2 is not defined) */
+	double worst_rel; /* largest |measured - model| / measured */
+	int64_t points;	  /* measurements fitted; 0 = no fit recorded */
+};
+
 /* Compute figures of one op class or type. */
 struct hw_compute {
 	double peak_flops; /* FLOP/s at and beyond saturation */
@@ -35,6 +45,7 @@ struct hw_compute {
 	double alpha;	   /* shape of the rise below saturation, (0, 1] */
 	double mem_bw;	   /* achieved DRAM bytes/s for the memory term */
 	sim_time_t launch; /* fixed cost per kernel (launch overhead) */
+	struct hw_fit fit; /* quality of the fit of these figures */
 };
 
 /* One copy direction. */
@@ -44,6 +55,8 @@ struct hw_link {
 	sim_time_t latency; /* fixed cost per copy */
 	double derate;	    /* bandwidth factor while the other direction is
 			       also transferring, (0, 1] */
+	struct hw_fit fit;  /* quality of the latency/bandwidth fit */
+	struct hw_fit derate_fit; /* quality of the fit derate came from */
 };
 
 enum hw_dir { HW_H2D, HW_D2H, HW_DIR_COUNT };
@@ -60,10 +73,21 @@ struct hw_profile {
 	sim_time_t malloc_cost;	      /* cudaMalloc of a pool/segment */
 	sim_time_t free_cost;	      /* cudaFree */
 	sim_time_t host_alloc_cost;   /* cudaMallocHost (pinned) */
+	struct hw_fit cost_fit[3];    /* quality of malloc, free, host_alloc
+					 (in that order) */
 	uint64_t host_pinned;	      /* pinned host bytes available */
 	int64_t cpu_threads;	      /* host threads for compression */
 	double zvc_bytes_per_s;	      /* ZVC compression throughput per
-					 thread (vDNN++ IV-C), bytes/s */
+					 thread (vDNN++ IV-C), bytes/s of
+					 uncompressed input */
+	double zvc_decompress_bytes_per_s; /* ZVC decompression throughput
+					 per thread, bytes/s of output
+					 (default: zvc_bytes_per_s) */
+	double memcpy_bytes_per_s;    /* host memcpy bandwidth per thread,
+					 bytes/s (0: not given) */
+	size_t n_conv_algos;	      /* entries of conv_algos: (measured
+					 cuDNN algorithm times), validated
+					 but not used by the model yet */
 };
 
 /* Load a profile: `spec` is a path (contains '/' or ends in .yaml) or a
@@ -96,7 +120,8 @@ void hw_print_help(FILE *f);
  * memory term), launch 0, so a kernel of F FLOPs takes F / 1000 ns;
  * both links: 1e9 B/s pinned and pageable, latency 0, derate 1, so a copy
  * of b bytes takes b ns; separate engines; all allocation costs 0;
- * reserved 0; host pinned unlimited (0); 1 CPU thread; ZVC 1e9 B/s. */
+ * reserved 0; host pinned unlimited (0); 1 CPU thread; ZVC compression
+ * and decompression 1e9 B/s; host memcpy 1e9 B/s. */
 void hw_test_profile(struct hw_profile *hw, uint64_t capacity);
 
 #endif

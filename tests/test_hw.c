@@ -43,7 +43,7 @@
 		L10_H2D L11_D2H L12_COST L13_HOST
 
 #define COMPUTE_KNOWN                                                      \
-	"(known: peak_flops, sat_flops, alpha, mem_bw, launch)"
+	"(known: peak_flops, sat_flops, alpha, mem_bw, launch, fit)"
 
 /* Expect text (as bad.yaml) to fail with exactly msg, leaving hw as it
  * was. */
@@ -417,7 +417,7 @@ static void test_structure_errors(void **state)
 	/* Unknown top-level key, duplicate key. */
 	expect_error("gpu: x\n" SMALL,
 		     "bad.yaml:1:1: key 'gpu': unknown key (known: name, "
-		     "device, compute, link, costs, host)");
+		     "device, compute, link, costs, host, conv_algos)");
 	expect_error(SMALL L12_COST,
 		     "bad.yaml:14:1: key 'costs': duplicate key (first at "
 		     "line 12, column 1)");
