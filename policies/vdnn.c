@@ -459,9 +459,13 @@ static int plan_compression(struct vdnn *s, struct ex *ex, gms_err *err)
 		uint64_t stored = vdnn_zvc_stored(bytes, d, s->prm.frac, threads);
 		if (stored >= bytes)
 			continue; /* ZVC would not shrink it */
-		double rate = (double)threads * hw->zvc_bytes_per_s;
-		sim_time_t tc = sim_round_ns((double)bytes / rate * 1e9);
-		if (ex_host_compress(ex, t, stored, tc, tc) < 0)
+		double n = (double)threads;
+		sim_time_t tc = sim_round_ns((double)bytes /
+					     (n * hw->zvc_bytes_per_s) * 1e9);
+		sim_time_t td = sim_round_ns(
+			(double)bytes / (n * hw->zvc_decompress_bytes_per_s) *
+			1e9);
+		if (ex_host_compress(ex, t, stored, tc, td) < 0)
 			return gms_errf(err, "%s", ex_last_error(ex));
 		s->n_comp++;
 		s->comp_stored += stored;
