@@ -703,6 +703,11 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
 		return help(NULL);
+	/* `gpumemsim CMD ... --help`: every command's options are in the
+	 * one usage text */
+	for (int i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return help(NULL);
 	if (strcmp(cmd, "--version") == 0) {
 		printf("gpumemsim %s\n", GMS_VERSION);
 		return EXIT_OK;
