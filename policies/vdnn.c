@@ -315,12 +315,7 @@ static int plan_offloads(struct vdnn *s, const struct wl_workload *wl,
 	s->fetched = calloc(wl->n_layers + 1, sizeof *s->fetched);
 	s->conv = calloc(wl->n_layers + 1, sizeof *s->conv);
 	if (!chosen || !owner || !s->off_at || !s->off_list || !s->fetched ||
-	    !s->conv) {
-		free(chosen);
-		free(owner);
-		return gms_errf(err, "out of memory");
-	}
-	if (choose_layers(wl, scheme, chosen, s->conv) < 0) {
+	    !s->conv || choose_layers(wl, scheme, chosen, s->conv) < 0) {
 		free(chosen);
 		free(owner);
 		return gms_errf(err, "out of memory");
@@ -363,42 +358,19 @@ static int plan_offloads(struct vdnn *s, const struct wl_workload *wl,
 	return 0;
 }
 
-/* The density of tensor t: a "densities" entry, else by its producer. */
-static int tensor_density(const struct vdnn_params *prm,
-			  const struct wl_workload *wl, uint32_t t, double *d,
-			  gms_err *err)
+/* Every tensor's density in d[]: relu_density for ReLU outputs, density
+ * for the rest, then the "densities" entries ("name=0.3,name2=0.6"), each
+ * naming a tensor of the workload. */
+static int tensor_densities(const struct vdnn_params *prm,
+			    const struct wl_workload *wl, double *d,
+			    gms_err *err)
 {
-	const struct wl_tensor *x = &wl->tensors[t];
-	*d = x->producer != WL_NONE && wl->ops[x->producer].type == OT_RELU
-		     ? prm->relu_density
-		     : prm->density;
-	size_t n = strlen(x->name);
-	for (const char *c = prm->densities; *c;) {
-		const char *eq = strchr(c, '='), *end = strchr(c, ',');
-		if (!end)
-			end = c + strlen(c);
-		if (!eq || eq > end)
-			return gms_errf(err,
-					"densities: '%.*s' is not name=density",
-					(int)(end - c), c);
-		if ((size_t)(eq - c) == n && !strncmp(c, x->name, n)) {
-			char *stop;
-			*d = strtod(eq + 1, &stop);
-			if (stop != end || !(*d > 0 && *d <= 1))
-				return gms_errf(err,
-						"densities: '%.*s': the density "
-						"must be in (0, 1]",
-						(int)(end - c), c);
-		}
-		c = *end ? end + 1 : end;
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		uint32_t p = wl->tensors[t].producer;
+		d[t] = p != WL_NONE && wl->ops[p].type == OT_RELU
+			       ? prm->relu_density
+			       : prm->density;
 	}
-	return 0;
-}
-
-/* Every name in "densities" must be a tensor of the workload. */
-static int check_density_names(const struct vdnn_params *prm,
-			       const struct wl_workload *wl, gms_err *err)
-{
 	for (const char *c = prm->densities; *c;) {
 		const char *eq = strchr(c, '='), *end = strchr(c, ',');
 		if (!end)
@@ -407,17 +379,20 @@ static int check_density_names(const struct vdnn_params *prm,
 			return gms_errf(err,
 					"densities: '%.*s' is not name=density",
 					(int)(end - c), c);
-		bool found = false;
-		for (uint32_t t = 0; t < wl->n_tensors && !found; t++)
-			found = strlen(wl->tensors[t].name) ==
-					(size_t)(eq - c) &&
-				!strncmp(c, wl->tensors[t].name,
-					 (size_t)(eq - c));
-		if (!found)
+		char name[PRM_STR_MAX];
+		snprintf(name, sizeof name, "%.*s", (int)(eq - c), c);
+		uint32_t t = wl_tensor_id(wl, name);
+		if (t == WL_NONE)
 			return gms_errf(err,
-					"densities: no tensor '%.*s' in "
-					"workload %s",
-					(int)(eq - c), c, wl->name);
+					"densities: no tensor '%s' in workload %s",
+					name, wl->name);
+		char *stop;
+		d[t] = strtod(eq + 1, &stop);
+		if (stop != end || !(d[t] > 0 && d[t] <= 1))
+			return gms_errf(err,
+					"densities: '%.*s': the density must be "
+					"in (0, 1]",
+					(int)(end - c), c);
 		c = *end ? end + 1 : end;
 	}
 	return 0;
@@ -448,15 +423,15 @@ static int plan_compression(struct vdnn *s, struct ex *ex, gms_err *err)
 	const struct wl_workload *wl = ex_workload(ex);
 	const struct hw_profile *hw = ex_hw(ex);
 	int64_t threads = s->prm.threads ? s->prm.threads : hw->cpu_threads;
-	if (check_density_names(&s->prm, wl, err) < 0)
-		return -1;
-	for (uint32_t i = 0; i < s->off_at[s->n_layers]; i++) {
+	double *d = malloc((wl->n_tensors + 1) * sizeof *d);
+	if (!d)
+		return gms_errf(err, "out of memory");
+	int rc = tensor_densities(&s->prm, wl, d, err);
+	for (uint32_t i = 0; rc == 0 && i < s->off_at[s->n_layers]; i++) {
 		uint32_t t = s->off_list[i];
 		uint64_t bytes = wl->tensors[t].bytes;
-		double d;
-		if (tensor_density(&s->prm, wl, t, &d, err) < 0)
-			return -1;
-		uint64_t stored = vdnn_zvc_stored(bytes, d, s->prm.frac, threads);
+		uint64_t stored =
+			vdnn_zvc_stored(bytes, d[t], s->prm.frac, threads);
 		if (stored >= bytes)
 			continue; /* ZVC would not shrink it */
 		double n = (double)threads;
@@ -465,13 +440,16 @@ static int plan_compression(struct vdnn *s, struct ex *ex, gms_err *err)
 		sim_time_t td = sim_round_ns(
 			(double)bytes / (n * hw->zvc_decompress_bytes_per_s) *
 			1e9);
-		if (ex_host_compress(ex, t, stored, tc, td) < 0)
-			return gms_errf(err, "%s", ex_last_error(ex));
+		if (ex_host_compress(ex, t, stored, tc, td) < 0) {
+			rc = gms_errf(err, "%s", ex_last_error(ex));
+			break;
+		}
 		s->n_comp++;
 		s->comp_stored += stored;
 		s->comp_bytes += bytes;
 	}
-	return 0;
+	free(d);
+	return rc;
 }
 
 static int plan_scheme(struct pol *p, struct ex *ex, gms_err *err);
