@@ -277,11 +277,7 @@ static void dev_free(struct ex *ex, mem_handle *h)
  * not fail; ex_swap_out checks the capacity for the copy itself). */
 static void host_pin(struct ex *ex, uint32_t t, uint64_t bytes)
 {
-	struct mem_host *h = &ex->host;
-	h->in_use += bytes;
-	h->n_alloc++;
-	if (h->in_use > h->peak)
-		h->peak = h->in_use;
+	mem_host_take(&ex->host, bytes);
 	ex->t[t].pinned += bytes;
 }
 

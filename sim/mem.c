@@ -97,11 +97,17 @@ int mem_host_alloc(struct mem_host *h, uint64_t bytes)
 	if (h->capacity &&
 	    (bytes > h->capacity || h->in_use > h->capacity - bytes))
 		return -1;
+	mem_host_take(h, bytes);
+	return 0;
+}
+
+void mem_host_take(struct mem_host *h, uint64_t bytes)
+{
+	assert(h);
 	h->in_use += bytes;
 	if (h->in_use > h->peak)
 		h->peak = h->in_use;
 	h->n_alloc++;
-	return 0;
 }
 
 void mem_host_free(struct mem_host *h, uint64_t bytes)

@@ -132,6 +132,10 @@ struct mem_host {
 };
 /* Returns 0, or -1 when capacity would be exceeded (nothing changes). */
 int mem_host_alloc(struct mem_host *h, uint64_t bytes);
+/* mem_host_alloc without the capacity check: for pinned buffers the
+ * caller has already committed to (vDNN++'s staging and compressed
+ * chunks of a copy already on the host). */
+void mem_host_take(struct mem_host *h, uint64_t bytes);
 void mem_host_free(struct mem_host *h, uint64_t bytes);
 
 /*
