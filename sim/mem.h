@@ -123,6 +123,12 @@ int mem_dev_open(struct mem_dev *d, const char *model,
 		 const struct mem_cfg *cfg, gms_err *err);
 void mem_dev_close(struct mem_dev *d);
 
+/* CNMeM's allocation unit: every request and pool size is rounded up to
+ * it (`#define CNMEM_GRANULARITY 512` in NVIDIA/cnmem src/cnmem.cpp);
+ * pool-bestfit and highend (mem_pool.c) follow it, and the pool search
+ * (mem_search.h) steps in it. */
+#define MEM_CNMEM_GRANULARITY ((uint64_t)512)
+
 /* Host pinned memory: bytes in use and their peak, within a capacity. */
 struct mem_host {
 	uint64_t capacity; /* pinned bytes available; 0 = unlimited */

@@ -44,7 +44,7 @@
 #include <stdlib.h>
 
 #define NONE MEM_HANDLE_NONE
-#define CNMEM_GRANULARITY ((uint64_t)512)
+#define CNMEM_GRANULARITY MEM_CNMEM_GRANULARITY /* mem.h */
 
 /* Blocks are struct mem_blk (mem.h) with group = the pool's index. */
 

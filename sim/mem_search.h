@@ -20,12 +20,11 @@
 
 #include "mem.h"
 
-/* Pool sizes the experiments try are multiples of this: CNMeM's
- * CNMEM_GRANULARITY (512 bytes, NVIDIA/cnmem src/cnmem.cpp, as in
- * mem_pool.c), since cnmemInit rounds a pool up to it, so a pool between
- * two multiples is the larger one anyway. The other models round requests
- * to 256 (bfc), 512 (caching) or 1 byte (arena), all divisors of it. */
-#define MEM_SEARCH_GRANULE ((uint64_t)512)
+/* Pool sizes the experiments try are multiples of this: CNMeM's unit
+ * (mem.h), since cnmemInit rounds a pool up to it, so a pool between two
+ * multiples is the larger one anyway. The other models round requests to
+ * 256 (bfc), 512 (caching) or 1 byte (arena), all divisors of it. */
+#define MEM_SEARCH_GRANULE MEM_CNMEM_GRANULARITY
 
 /* One attempt: run the sequence with a pool (and budget) of `pool` bytes.
  * Returns 1 when every request was served; 0 when one failed, with the
