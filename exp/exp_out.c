@@ -46,6 +46,7 @@ static const char stat_header[] =
 	"status,iter_time_ms,samples_per_s,compute_busy_ms,recompute_ms,"
 	"recompute_kernels,recompute_gflop,stall_h2d_ms,stall_d2h_ms,"
 	"stall_memory_ms,h2d_bytes,d2h_bytes,swap_outs,swap_ins,drops,"
+	"swap_out_cancels,algo_fallbacks,"
 	"kernels,peak_requested_bytes,peak_allocated_bytes,"
 	"peak_reserved_bytes,pinned_peak_bytes,frag_at_peak,frag_max,"
 	"allocations,frees,alloc_failures,device_mallocs,device_frees,events,"
@@ -57,7 +58,8 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 	const struct st_run *r = &p->st;
 	const struct st_iter *s = &r->steady;
 	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%llu,%llu,"
-		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.6f,%llu,"
+		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
+		   "%.6f,%llu,"
 		   "%llu,%llu,%llu,%llu,%llu,",
 		exp_status(p), ms(s->time), r->samples_per_s,
 		ms(s->compute_busy), ms(s->recompute),
@@ -68,6 +70,8 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 		(unsigned long long)s->bytes_d2h,
 		(unsigned long long)s->n_swap_out,
 		(unsigned long long)s->n_swap_in, (unsigned long long)s->n_drop,
+		(unsigned long long)s->n_swap_out_cancelled,
+		(unsigned long long)s->n_algo_fallback,
 		(unsigned long long)s->n_kernels,
 		(unsigned long long)r->mem.peak_requested,
 		(unsigned long long)r->mem.peak_allocated,
@@ -176,7 +180,8 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		"\"recompute_ns\":%lld,\"stall_h2d_ns\":%lld,"
 		"\"stall_d2h_ns\":%lld,\"stall_memory_ns\":%lld,"
 		"\"h2d_bytes\":%llu,\"d2h_bytes\":%llu,\"swap_outs\":%llu,"
-		"\"swap_ins\":%llu,\"drops\":%llu,\"recomputes\":%llu,"
+		"\"swap_ins\":%llu,\"drops\":%llu,\"swap_out_cancels\":%llu,"
+		"\"algo_fallbacks\":%llu,\"recomputes\":%llu,"
 		"\"recompute_flops\":%.17g,\"kernels\":%llu}",
 		(long long)s->time, (long long)s->compute_busy,
 		(long long)s->recompute, (long long)s->stall[ST_STALL_H2D],
@@ -186,6 +191,8 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		(unsigned long long)s->bytes_d2h,
 		(unsigned long long)s->n_swap_out,
 		(unsigned long long)s->n_swap_in, (unsigned long long)s->n_drop,
+		(unsigned long long)s->n_swap_out_cancelled,
+		(unsigned long long)s->n_algo_fallback,
 		(unsigned long long)s->n_recompute, s->recompute_flops,
 		(unsigned long long)s->n_kernels);
 }

@@ -455,8 +455,16 @@ static int mp_attempt(void *ctx, uint64_t pool, uint64_t *fail_bytes,
 	pt->budget = pt->pool_size = pool;
 	exp_simulate(c->e, pt, c->wl, NULL);
 	unit_done(c->p);
-	if (fits(pt))
+	if (fits(pt) && pt->st.fallbacks == 0)
 		return 1;
+	if (fits(pt)) {
+		/* a convolution ran a cheaper algorithm than planned because
+		 * its workspace did not fit: this pool does not serve the
+		 * sequence the policy meant to run (issue 12) */
+		*fail_bytes = pt->st.fallback_bytes;
+		*largest_free = pt->st.fallback_largest_free;
+		return 0;
+	}
 	if (pt->ran && !pt->st.failed) {
 		*fail_bytes = pt->st.oom.bytes;
 		*largest_free = pt->st.oom.largest_free;

@@ -630,5 +630,6 @@ const struct pol_ops pol_checkpoint_ops = {
 	.plan = ck_plan,
 	.before_op = ck_before_op,
 	.after_op = ck_after_op,
+	.on_alloc_fail = ex_fallback_or_fail, /* TensorFlow's no-scratch fallback */
 	.report = ck_report,
 };

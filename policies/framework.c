@@ -43,4 +43,5 @@ const struct pol_ops pol_framework_ops = {
 	.params = framework_params,
 	.params_size = sizeof(struct framework_params),
 	.plan = framework_plan,
+	.on_alloc_fail = ex_fallback_or_fail,
 };

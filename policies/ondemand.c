@@ -96,6 +96,12 @@ static enum ex_verdict ondemand_on_alloc_fail(struct pol *p, struct ex *ex,
 	struct ondemand *s = p->priv;
 	const struct wl_workload *wl = ex_workload(ex);
 	uint64_t freed = 0;
+	/* TensorFlow's cuDNN scratch allocation does not retry (it fails
+	 * fast and the convolution takes its no-scratch algorithm), so a
+	 * workspace never reaches the allocator's OOM path that Capuchin's
+	 * passive mode hooks */
+	if (req->fallback != EX_NO_FALLBACK)
+		return EX_FALLBACK;
 	eng_event last = ENG_EVENT_NONE;
 	while (s->dead < s->n && ex_tensor_state(ex, s->list[s->dead]) == TS_NONE)
 		s->dead++;

@@ -47,8 +47,14 @@
  *                 EX_WAIT   block until some device memory is released,
  *                           then retry (vDNN++'s blocking cnmemMalloc);
  *                           the stall counts as waiting for memory;
- *                 EX_FAIL   give up: the run ends as OOM.
- *               NULL hook = EX_FAIL. A policy that answers EX_RETRY
+ *                 EX_FAIL   give up: the run ends as OOM;
+ *                 EX_FALLBACK  (workspace requests with a fallback)
+ *                           run this issue of the op with the
+ *                           least-workspace algorithm instead, as
+ *                           TensorFlow does when a convolution's scratch
+ *                           allocation fails (counted as an algorithm
+ *                           fallback in the statistics).
+ *               NULL hook = EX_FAIL (no fallback either). A policy that answers EX_RETRY
  *               without changing anything is stopped after a bounded
  *               number of tries (the run ends as OOM, saying so).
  *   on_copy_done   when a swap-out or swap-in the policy issued has
@@ -109,7 +115,13 @@ struct ex_copy;
 struct st_iter;
 
 /* What on_alloc_fail tells the executor. */
-enum ex_verdict { EX_RETRY, EX_WAIT, EX_FAIL };
+enum ex_verdict {
+	EX_RETRY,    /* try the allocation again (after pending waits) */
+	EX_WAIT,     /* block until device memory is released, then retry */
+	EX_FAIL,     /* give up: the run ends as OOM */
+	EX_FALLBACK, /* a workspace request only, when the request names a
+			fallback algorithm: run the op with it instead */
+};
 
 /* A policy instance: the table, its parameters and its private state. */
 struct pol {

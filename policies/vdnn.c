@@ -30,17 +30,22 @@
  * would be wasted traffic).
  *
  * vDNN, forward: at the start of a chosen layer, its X is copied out on
- * the D2H engine (ex_swap_out with release) while the layer computes; the
- * next layer starts only when both are done (ex_wait: "vDNN synchronizes
- * computation and offload at the end of each layer"), and by then X's
- * block is free. Backward: at the start of each layer m, the X of the
+ * the D2H engine (ex_swap_out with release) while the layer computes; at
+ * the layer's end (after_op of its last op) the host waits for the copy
+ * (ex_wait: "vDNN synchronizes computation and offload at the end of each
+ * layer"), so the next layer starts when both are done and X's block is
+ * free. Backward: at the start of each layer m, the X of the
  * nearest earlier layer n < m that was offloaded and not yet fetched is
  * copied in (ex_swap_in) while m computes, and the next layer waits for
  * that copy. A layer whose own X is still on the host when it starts
  * fetches it on demand (the executor's default, an H2D stall).
  *
- * vDNN++ (section IV-A): the same copies without the end-of-layer waits.
- * The next layer starts as soon as the previous one's kernels finish; an
+ * vDNN++ (section IV-A): the same copies without the end-of-layer waits,
+ * but with one barrier at the end of forward propagation: every offloaded
+ * X has left the device before backward starts (the semaphore wait of
+ * section IV-A; see vdnn_after_op), so no prefetch ever finds a tensor
+ * still on its way out. The next layer starts as soon as the previous
+ * one's kernels finish; an
  * offloaded X is freed when both its copy and its readers are done; an
  * allocation that does not fit waits until memory is released
  * (on_alloc_fail = EX_WAIT, the blocking cnmemMalloc), counted as a
@@ -180,6 +185,8 @@ struct vdnn {
 	uint32_t n_off_layers;	/* layers offloading */
 	uint64_t n_refused;	/* offloads the engine refused (tensor not
 				   resident, pinned memory exhausted) */
+	uint64_t n_barrier;	/* vDNN++: end-of-forward barriers waited on
+				   (one per iteration) */
 	uint32_t n_comp;	/* tensors compressed */
 	uint64_t comp_stored;	/* their compressed host size */
 	uint64_t comp_bytes;	/* their size */
@@ -582,8 +589,6 @@ static uint32_t next_to_fetch(struct vdnn *s, uint32_t m)
 /* A new layer starts (forward or backward). */
 static void layer_begins(struct vdnn *s, struct ex *ex, const struct wl_op *op)
 {
-	if (!s->pp && s->sync != ENG_EVENT_NONE)
-		ex_wait(ex, s->sync); /* vDNN: the previous layer's copies */
 	s->sync = ENG_EVENT_NONE;
 	uint32_t l = op->layer;
 	if (op->phase == WL_FWD) {
@@ -619,6 +624,43 @@ static void vdnn_before_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 	layer_begins(s, ex, op);
 }
 
+/*
+ * A layer's last op has completed (the next op belongs to another layer or
+ * phase). What the host waits for before the next layer starts:
+ *
+ * vDNN: its layer's copies. "vDNN synchronizes computation and
+ * offload/prefetch of data at the end of each layer; i.e. it continues to
+ * the next layer's computation only after both computation and transfer
+ * have been completed" (vDNN++ paper, section I). The wait comes here, at
+ * the layer's end, so that the next layer's allocations and prefetch are
+ * issued after it, as in vDNN.
+ *
+ * vDNN++: nothing, except at the end of forward propagation: "after
+ * forward propagation of all layers, main thread decrements the semaphore
+ * to wait for the release of all offloaded layers. This ensures that all
+ * layers chosen to be offloaded are offloaded and released from GPU
+ * memory before start of backward propagation" (section IV-A). An
+ * offloaded X is released once its copy and its layer's computation are
+ * done; the computation is done here, so the barrier is the D2H engine
+ * draining (everything queued on it so far), a D2H stall.
+ */
+static void vdnn_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	struct vdnn *s = p->priv;
+	const struct wl_workload *wl = ex_workload(ex);
+	const struct wl_op *next =
+		op->id + 1 < wl->n_ops ? &wl->ops[op->id + 1] : NULL;
+	if (next && next->layer == op->layer && next->phase == op->phase)
+		return; /* the layer goes on */
+	if (!s->pp) {
+		ex_wait(ex, s->sync);
+		s->sync = ENG_EVENT_NONE;
+	} else if (op->phase == WL_FWD && next && next->phase != WL_FWD) {
+		ex_wait(ex, ex_queue_event(ex, ENG_D2H));
+		s->n_barrier++;
+	}
+}
+
 static void vdnn_on_access(struct pol *p, struct ex *ex,
 			   const struct ex_access *a)
 {
@@ -652,6 +694,9 @@ static void vdnn_report(struct pol *p, FILE *out)
 		     "offload_bytes_per_iter %llu\n",
 		s->n_off_layers, s->n_off, (unsigned long long)s->off_bytes);
 	fprintf(out, "offloads_refused %llu\n", (unsigned long long)s->n_refused);
+	if (s->pp)
+		fprintf(out, "forward_barriers %llu\n",
+			(unsigned long long)s->n_barrier);
 	for (int i = 0; i < s->n_pass; i++)
 		fprintf(out, "dyn_pass_%d %s(%s) %s %.3f ms\n", i + 1,
 			vd_offload_names[s->pass[i].offload],
@@ -678,6 +723,7 @@ const struct pol_ops pol_vdnn_ops = {
 	.iter_begin = vdnn_iter_begin,
 	.before_op = vdnn_before_op,
 	.on_access = vdnn_on_access,
+	.after_op = vdnn_after_op,
 	.report = vdnn_report,
 };
 
@@ -694,6 +740,7 @@ const struct pol_ops pol_vdnnpp_ops = {
 	.iter_begin = vdnn_iter_begin,
 	.before_op = vdnn_before_op,
 	.on_access = vdnn_on_access,
+	.after_op = vdnn_after_op,
 	.on_alloc_fail = vdnnpp_on_alloc_fail,
 	.report = vdnn_report,
 };

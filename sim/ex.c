@@ -608,10 +608,14 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 	struct ex_tensor *x = &ex->t[t];
 	uint64_t bytes = ex->wl->tensors[t].bytes;
 	if (x->state == TS_SWAPPING_OUT) {
-		/* still resident: keep it */
+		/* still resident: keep it. The swap-out's release is
+		 * cancelled (Capuchin's in-trigger may come before its
+		 * eviction has finished); counted, since the tensor never
+		 * left the device although its copy ran */
 		if (x->release_pending) {
 			x->release_pending = false;
 			ex->pending_release--;
+			ex->cur->n_swap_out_cancelled++;
 		}
 		x->state = TS_IN;
 		return done_event(ex);
@@ -789,6 +793,11 @@ void ex_wait(struct ex *ex, eng_event ev)
 	ex->wait[ex->n_wait++] = ev;
 }
 
+eng_event ex_queue_event(struct ex *ex, enum eng_q q)
+{
+	return eng_record(&ex->eng, q);
+}
+
 void ex_place_high(struct ex *ex, uint32_t t, bool high)
 {
 	ex->t[t].high = high;
@@ -814,6 +823,37 @@ int ex_set_mode(struct ex *ex, enum ex_mode mode)
 /* ---- the state machine --------------------------------------------------- */
 
 enum step_rc { S_NEXT, S_BLOCKED, S_STOP };
+
+/* The cheaper algorithm a workspace request could fall back to: the
+ * least workspace, the faster on a tie, when it needs less than the
+ * algorithm of this issue. */
+static void offer_fallback(const struct ex *ex, const struct ex_work *w,
+			   struct ex_alloc_req *req)
+{
+	const struct wl_op *op = &ex->wl->ops[w->op];
+	if (op->n_algos == 0)
+		return;
+	uint32_t best = w->algo;
+	for (uint32_t a = 0; a < op->n_algos; a++) {
+		const struct wl_algo *x = &op->algos[a], *b = &op->algos[best];
+		if (x->workspace < b->workspace ||
+		    (x->workspace == b->workspace &&
+		     x->time_scale < b->time_scale))
+			best = a;
+	}
+	if (op->algos[best].workspace < op->algos[w->algo].workspace) {
+		req->fallback = best;
+		req->fallback_bytes = op->algos[best].workspace;
+	}
+}
+
+enum ex_verdict ex_fallback_or_fail(struct pol *p, struct ex *ex,
+				    const struct ex_alloc_req *req)
+{
+	(void)p;
+	(void)ex;
+	return req->fallback != EX_NO_FALLBACK ? EX_FALLBACK : EX_FAIL;
+}
 
 /* Ask the policy about a failed allocation of `bytes` for tensor t
  * (WL_NONE: workspace) of the top item. */
@@ -846,13 +886,34 @@ static enum step_rc alloc_failed(struct ex *ex, uint32_t t, uint64_t bytes)
 		stop_oom(ex, op, t, bytes, why);
 		return S_STOP;
 	}
-	struct ex_alloc_req req = {op, t, bytes, w->tries};
+	struct ex_alloc_req req = {.op = op, .tensor = t, .bytes = bytes,
+				   .tries = w->tries, .algo = w->algo,
+				   .fallback = EX_NO_FALLBACK};
+	if (t == WL_NONE)
+		offer_fallback(ex, w, &req);
 	w->tries++;
 	w->mem_seen = ex->mem_version;
 	enum ex_verdict v = ex->po->on_alloc_fail(ex->pol, ex, &req);
 	if (ex->rs == RS_DONE)
 		return S_STOP;
 	switch (v) {
+	case EX_FALLBACK:
+		if (req.fallback == EX_NO_FALLBACK) {
+			stop_error(ex,
+				   "policy %s chose a fallback for %s of %s, "
+				   "which has none",
+				   ex->po->name, tname(ex, t),
+				   ex->wl->ops[op].name);
+			return S_STOP;
+		}
+		w->algo = req.fallback;
+		w->tries = 0;
+		ex->cur->n_algo_fallback++;
+		if (ex->st->fallbacks++ == 0) {
+			ex->st->fallback_bytes = bytes;
+			ex->st->fallback_largest_free = ms.largest_free;
+		}
+		return S_NEXT;
 	case EX_RETRY:
 		return S_NEXT; /* step() honours pending waits first */
 	case EX_WAIT:
@@ -969,19 +1030,11 @@ static enum step_rc alloc_outputs(struct ex *ex)
 	}
 	uint64_t ws = op->n_algos ? op->algos[w->algo].workspace
 				  : op->workspace;
+	/* a workspace that does not fit is the policy's decision: it may
+	 * make room, wait, or take the cheaper algorithm (EX_FALLBACK) */
 	if (ws > 0 && w->ws == MEM_HANDLE_NONE &&
-	    dev_alloc(ex, ws, false, &w->ws) < 0) {
-		/* fall back to the algorithm with the least workspace, as
-		 * frameworks do when the preferred one does not fit */
-		uint32_t best = w->algo;
-		for (uint32_t a = 0; a < op->n_algos; a++)
-			if (op->algos[a].workspace < op->algos[best].workspace)
-				best = a;
-		w->algo = best;
-		ws = op->n_algos ? op->algos[best].workspace : op->workspace;
-		if (ws > 0 && dev_alloc(ex, ws, false, &w->ws) < 0)
-			return alloc_failed(ex, WL_NONE, ws);
-	}
+	    dev_alloc(ex, ws, false, &w->ws) < 0)
+		return alloc_failed(ex, WL_NONE, ws);
 	w->phase = PH_RUNNING;
 	return S_NEXT;
 }

@@ -75,7 +75,27 @@ struct ex_alloc_req {
 	uint32_t tensor;   /* tensor to allocate, WL_NONE for workspace */
 	uint64_t bytes;	   /* size requested */
 	unsigned tries;	   /* times the policy was already asked for it */
+	uint32_t algo;	   /* workspace: the op's algorithm for this issue */
+	uint32_t fallback; /* workspace: the least-workspace algorithm (the
+			      faster on a tie) when it needs less than
+			      `bytes`, else EX_NO_FALLBACK; EX_FALLBACK
+			      runs the op with it */
+	uint64_t fallback_bytes; /* its workspace */
 };
+#define EX_NO_FALLBACK UINT32_MAX
+
+/* The on_alloc_fail answer of policies that run under a framework's own
+ * convolution handling (framework, ondemand, checkpoint): a workspace that
+ * does not fit falls back to the cheaper algorithm, else the run fails.
+ * TensorFlow 1.x allocates cuDNN scratch space with
+ * allocation_attr.no_retry_on_failure = true (DnnScratchAllocator,
+ * core/kernels/conv_ops_gpu.h) and, when that fails, runs the autotuner's
+ * algorithm_no_scratch instead
+ * (stream_executor/cuda/cuda_dnn.cc: "Failed to allocate workspace for the
+ * first algorithm, fall back to the no_scratch algorithm"). Has the
+ * on_alloc_fail signature, so a policy may use it as its hook. */
+enum ex_verdict ex_fallback_or_fail(struct pol *p, struct ex *ex,
+				    const struct ex_alloc_req *req);
 
 /* What on_copy_done reports. */
 struct ex_copy {
@@ -173,7 +193,8 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags);
  * `after` (ENG_EVENT_NONE = at once). Fails when the block cannot be
  * allocated (the policy may evict and try again). Returns the event that
  * fires when t is IN again. A SWAPPING_OUT tensor is simply kept (its
- * release is cancelled) and a done event is returned. */
+ * release is cancelled, counted in st_iter.n_swap_out_cancelled) and a
+ * done event is returned. */
 eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after);
 
 /* Free t's block now (IN -> RECOMPUTE); its producer must be recomputable
@@ -207,6 +228,12 @@ void ex_wait(struct ex *ex, eng_event ev);
  * Set before t gets a host copy; lasts for the run. */
 int ex_host_compress(struct ex *ex, uint32_t t, uint64_t stored,
 		     sim_time_t comp, sim_time_t decomp);
+
+/* An event that fires when everything queued so far on engine q has
+ * completed (fired already when q is idle): with ex_wait, a barrier on a
+ * copy engine, like vDNN++'s wait for every offload at the end of forward
+ * propagation. */
+eng_event ex_queue_event(struct ex *ex, enum eng_q q);
 
 /* Allocate t at the high end of the pool (honoured by `highend`). */
 void ex_place_high(struct ex *ex, uint32_t t, bool high);

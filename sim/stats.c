@@ -31,6 +31,8 @@ void st_finish(struct st_run *r)
 		s->bytes_d2h += it->bytes_d2h;
 		s->n_swap_out += it->n_swap_out;
 		s->n_swap_in += it->n_swap_in;
+		s->n_swap_out_cancelled += it->n_swap_out_cancelled;
+		s->n_algo_fallback += it->n_algo_fallback;
 		s->n_drop += it->n_drop;
 		s->n_recompute += it->n_recompute;
 		s->recompute_flops += it->recompute_flops;
@@ -46,6 +48,8 @@ void st_finish(struct st_run *r)
 	s->bytes_d2h /= (uint64_t)n;
 	s->n_swap_out /= (uint64_t)n;
 	s->n_swap_in /= (uint64_t)n;
+	s->n_swap_out_cancelled /= (uint64_t)n;
+	s->n_algo_fallback /= (uint64_t)n;
 	s->n_drop /= (uint64_t)n;
 	s->n_recompute /= (uint64_t)n;
 	s->recompute_flops /= n;
@@ -101,6 +105,10 @@ void st_print(const struct st_run *r, FILE *f)
 			(unsigned long long)s->n_swap_out);
 		fprintf(f, "  swap-ins           %llu\n",
 			(unsigned long long)s->n_swap_in);
+		fprintf(f, "  swap-out cancels   %llu\n",
+			(unsigned long long)s->n_swap_out_cancelled);
+		fprintf(f, "  algo fallbacks     %llu\n",
+			(unsigned long long)s->n_algo_fallback);
 		fprintf(f, "  drops              %llu\n",
 			(unsigned long long)s->n_drop);
 	}

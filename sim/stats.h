@@ -29,6 +29,14 @@ struct st_iter {
 	uint64_t bytes_d2h;		/* bytes copied device to host */
 	uint64_t n_swap_out;		/* swap-outs issued (evictions) */
 	uint64_t n_swap_in;		/* swap-ins issued */
+	uint64_t n_swap_out_cancelled;	/* swap-outs with release whose
+					   release a swap-in took back
+					   while the copy ran (the tensor
+					   never left the device) */
+	uint64_t n_algo_fallback;	/* convolutions run with a cheaper
+					   algorithm than planned because
+					   the workspace did not fit (the
+					   policy's EX_FALLBACK) */
 	uint64_t n_drop;		/* tensors dropped for recomputation */
 	uint64_t n_recompute;		/* kernels re-run */
 	double recompute_flops;		/* FLOPs of those kernels */
@@ -67,6 +75,13 @@ struct st_run {
 	uint64_t pinned_peak;	 /* host pinned bytes, peak */
 	uint64_t events;	 /* simulation events run */
 	struct st_oom oom;	 /* set when the run ended as OOM */
+	uint64_t fallbacks;	 /* algorithm fallbacks in the whole run,
+				    warm-up included (st_iter.n_algo_fallback
+				    summed) */
+	uint64_t fallback_bytes; /* the first one: the workspace that did
+				    not fit */
+	uint64_t fallback_largest_free; /* and the allocator's largest
+					   free block then */
 	bool failed;		 /* the run stopped on an error (not OOM) */
 	char error[1024];	 /* that error */
 };

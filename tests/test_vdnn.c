@@ -101,9 +101,7 @@ static struct wl_workload *table1(void)
 static void make(struct pol *p, const char *name, const char *const *kv,
 		 size_t n)
 {
-	gms_err err;
-	if (pol_create(p, name, NULL, NULL, kv, n, &err) < 0)
-		fail_msg("%s", err.msg);
+	make_policy(p, name, kv, n);
 }
 
 /* One iteration of w under the policy on the test device. */
@@ -242,6 +240,76 @@ static void test_table1_vdnnpp_all(void **state)
 	wl_free(w);
 }
 
+/*
+ * vDNN++'s end-of-forward barrier (section IV-A: "after forward
+ * propagation of all layers, main thread decrements the semaphore to wait
+ * for the release of all offloaded layers"). Two fast layers whose
+ * offloads outlast the forward pass:
+ *
+ *   l1 pool 3   x  -> a1        bwd 3   g1, x  -> g0
+ *   l2 pool 3   a1 -> a2        bwd 3   g2, a1 -> g1
+ *   l3 loss 1   a2 -> a3        bwd 1   a3     -> g2
+ *
+ * offload=all copies out x (l1) and a1 (l2); a2 is read by no backward op.
+ * vDNN++: l1 0-3 (x out 0-62), l2 3-6 (a1 out 62-124), l3 6-7; the
+ * barrier holds backward until the D2H engine drains at 124 (117 ms D2H
+ * stall). l3_bwd 124-125 while a1 comes in 124-186; l2_bwd issues x's
+ * prefetch (186-248), waits for a1 until 186 (61 ms H2D), runs 186-189;
+ * l1_bwd waits for x until 248 (59), runs 248-251. 251 ms; both tensors
+ * went out and came back, no swap-out was cancelled. (Without the
+ * barrier, a1 and x would still be on their way out when backward asks
+ * for them: kept on the device, never fetched.)
+ *
+ * vDNN: l1 0-3, waits for x until 62 (59 D2H); l2 62-65, waits for a1
+ * until 124 (59); l3 124-125; l3_bwd 125-126 while a1 comes in 125-187,
+ * waits 61 (H2D); l2_bwd 187-190 while x comes in 187-249, waits 59;
+ * l1_bwd 249-252. 252 ms: 118 D2H + 120 H2D.
+ */
+static struct wl_workload *two_pools(void)
+{
+	struct wl_workload *w = wl_new("pools", 1);
+	uint32_t a[4], g[3];
+	a[0] = T(w, "x", XFER, WL_INPUT);
+	a[1] = T(w, "a1", XFER, WL_ACT);
+	a[2] = T(w, "a2", XFER, WL_ACT);
+	a[3] = T(w, "a3", XFER, WL_ACT);
+	g[0] = T(w, "g0", XFER, WL_ACT_GRAD);
+	g[1] = T(w, "g1", XFER, WL_ACT_GRAD);
+	g[2] = T(w, "g2", XFER, WL_ACT_GRAD);
+	L(w, "l1", OT_POOL, WL_FWD, "l1", 3, &a[0], 1, a[1]);
+	L(w, "l2", OT_POOL, WL_FWD, "l2", 3, &a[1], 1, a[2]);
+	L(w, "l3", OT_LOSS, WL_FWD, "l3", 1, &a[2], 1, a[3]);
+	L(w, "l3_bwd", OT_LOSS_BWD, WL_BWD, "l3", 1, &a[3], 1, g[2]);
+	uint32_t in2[2] = {g[2], a[1]}, in1[2] = {g[1], a[0]};
+	L(w, "l2_bwd", OT_POOL_BWD, WL_BWD, "l2", 3, in2, 2, g[1]);
+	L(w, "l1_bwd", OT_POOL_BWD, WL_BWD, "l1", 3, in1, 2, g[0]);
+	finalize(w);
+	return w;
+}
+
+static void test_forward_barrier(void **state)
+{
+	(void)state;
+	struct wl_workload *w = two_pools();
+	struct st_run st;
+	const char *kv[] = {"offload=all"};
+	run1(w, "vdnnpp", kv, 1, 0, &st);
+	assert_int_equal(st.iter[0].time, 251 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_D2H], 117 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 120 * MS);
+	assert_int_equal(st.iter[0].n_swap_out, 2);
+	assert_int_equal(st.iter[0].n_swap_in, 2);
+	assert_int_equal(st.iter[0].n_swap_out_cancelled, 0);
+	st_run_free(&st);
+	run1(w, "vdnn", kv, 1, 0, &st);
+	assert_int_equal(st.iter[0].time, 252 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_D2H], 118 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 120 * MS);
+	assert_int_equal(st.iter[0].n_swap_in, 2);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* offload=none is the base manager: 606 ms of compute, no copies. */
 static void test_table1_none(void **state)
 {
@@ -352,12 +420,47 @@ static void test_zvc_stored(void **state)
 }
 
 /*
- * The paper's two claims on real networks, for every scheme: vDNN++ given
- * vDNN's memory (its peak reserved) stays within it, and it never stalls
- * more than vDNN (it only removes waits). AlexNet at batch 32 on the
- * 1080 Ti profile.
+ * What both papers' schemes guarantee once a run completes: every
+ * offloaded X is read again in backward, and it has left the device
+ * before backward starts -- vDNN by its per-layer synchronisation, vDNN++
+ * by its end-of-forward barrier ("all layers chosen to be offloaded are
+ * offloaded and released from GPU memory before start of backward
+ * propagation", section IV-A) -- so each one comes back exactly once: as
+ * many swap-ins as swap-outs, the same bytes both ways, and no swap-out
+ * whose release was cancelled.
  */
-static void test_vdnnpp_within_vdnn_budget(void **state)
+static void every_offload_returns(const struct st_run *st, const char *net,
+				  const char *pol, const char *mode)
+{
+	for (int i = 0; i < st->n_iter; i++) {
+		const struct st_iter *it = &st->iter[i];
+		if (it->n_swap_in != it->n_swap_out ||
+		    it->bytes_h2d != it->bytes_d2h || it->n_swap_out_cancelled)
+			fail_msg("%s %s %s iteration %d: %llu out, %llu in, "
+				 "%llu cancelled, %llu/%llu bytes",
+				 net, pol, mode, i,
+				 (unsigned long long)it->n_swap_out,
+				 (unsigned long long)it->n_swap_in,
+				 (unsigned long long)it->n_swap_out_cancelled,
+				 (unsigned long long)it->bytes_d2h,
+				 (unsigned long long)it->bytes_h2d);
+	}
+}
+
+/*
+ * Section V: "performance of vDNN++ is at least as good as vDNN" (Figure
+ * 9), on the same GPU. AlexNet at batch 128 (Table II's network) on the
+ * 1080 Ti profile with its whole memory, every scheme: where vDNN fits,
+ * vDNN++ fits too, stalls no more, is no slower, and brings every
+ * offload back (its end-of-forward barrier). An earlier version of this
+ * test gave vDNN++ vDNN's peak reserved bytes as the budget, which for a
+ * CNMeM pool is the whole pool, so it checked nothing about memory; and
+ * vDNN++'s smallest pool is not always within vDNN's (its forward
+ * allocations come before the previous layer's release, so blocks land
+ * elsewhere: vdnn-fragmentation shows either way), which the paper does
+ * not claim either.
+ */
+static void test_vdnnpp_not_slower(void **state)
 {
 	(void)state;
 	struct hw_profile hw;
@@ -365,7 +468,7 @@ static void test_vdnnpp_within_vdnn_budget(void **state)
 	if (hw_load(&hw, "GTX-1080Ti", &err) < 0)
 		fail_msg("%s", err.msg);
 	struct wl_workload *w =
-		gen_build_ok("alexnet", 32, 224, WL_PRESET_GRAPH, WL_OPTIM_SGD);
+		gen_build_ok("alexnet", 128, 224, WL_PRESET_GRAPH, WL_OPTIM_SGD);
 	static const char *const modes[][2] = {
 		{"offload=all", "algo=m"},  {"offload=all", "algo=p"},
 		{"offload=conv", "algo=m"}, {"offload=conv", "algo=p"},
@@ -382,15 +485,13 @@ static void test_vdnnpp_within_vdnn_budget(void **state)
 		pol_destroy(&p);
 		assert_false(a.oom.hit);
 		make(&p, "vdnnpp", modes[i], 2);
-		cfg.budget = a.mem.peak_reserved;
 		if (ex_run(&cfg, &b, &err) < 0)
 			fail_msg("%s", err.msg);
 		pol_destroy(&p);
 		if (b.oom.hit)
-			fail_msg("%s %s: vDNN++ OOM at vDNN's %llu bytes: %s",
-				 modes[i][0], modes[i][1],
-				 (unsigned long long)cfg.budget, b.oom.reason);
-		assert_true(b.mem.peak_reserved <= a.mem.peak_reserved);
+			fail_msg("%s %s: vDNN++ OOM where vDNN fits: %s",
+				 modes[i][0], modes[i][1], b.oom.reason);
+		every_offload_returns(&b, "alexnet", "vdnnpp", modes[i][0]);
 		assert_true(stalls(&b.steady) <= stalls(&a.steady));
 		assert_true(b.steady.time <= a.steady.time);
 		st_run_free(&a);
@@ -442,7 +543,7 @@ static void test_dyn(void **state)
  * them): each of the six modes and dyn under vdnn and vdnnpp, and
  * vdnnpp's four heuristic x order combinations under conv(p), run two
  * iterations without error or OOM; the offloading modes copy something
- * out, and nothing comes back that did not go out.
+ * out, and everything that goes out comes back (every_offload_returns).
  */
 static void test_every_cnn(void **state)
 {
@@ -492,15 +593,114 @@ static void test_every_cnn(void **state)
 					 kv[0], kv[1], st.oom.reason);
 			if (strcmp(kv[0], "offload=dyn"))
 				assert_true(st.steady.bytes_d2h > 0);
-			/* a tensor still on its way out when it is needed
-			 * again is kept, not copied back */
-			assert_true(st.steady.bytes_h2d <= st.steady.bytes_d2h);
+			every_offload_returns(&st, g->name, name, kv[0]);
 			st_run_free(&st);
 			pol_destroy(&p);
 		}
 		wl_free(w);
 	}
 	assert_true(n_nets >= 10);
+}
+
+/*
+ * The same under memory pressure, with the papers' protocol: a budget the
+ * network does not fit in without offloading. Every generated CNN at
+ * batch 16 on the 1080 Ti (the vDNN++ paper's GPU). When the base manager
+ * (vdnn offload=none, m algorithms) fits the whole device, the budget is
+ * half way between what it allocates at its peak and what all(m) -- the
+ * most memory-saving scheme -- allocates at its own, so the base manager
+ * no longer fits (checked); when it does not fit even the whole device
+ * (the paper's VGG-116 and VGG-191), the whole device is the budget.
+ * all(m) under vdnn and vdnnpp then either completes -- within the
+ * budget, every offload back once (every_offload_returns) -- or ends as
+ * an OOM that names the op; never an error; some networks fit, and
+ * where both fit vDNN++ is not slower than vDNN.
+ */
+static uint64_t peak_alloc(const struct wl_workload *w,
+			   const struct hw_profile *hw, const char *const *kv,
+			   uint64_t budget, bool *oom)
+{
+	struct pol p;
+	struct st_run st;
+	gms_err err;
+	make(&p, "vdnn", kv, 2);
+	struct ex_cfg cfg = {.hw = hw, .wl = w, .pol = &p, .budget = budget,
+			     .iterations = 2, .warmup = 1};
+	if (ex_run(&cfg, &st, &err) < 0)
+		fail_msg("%s %s: %s", w->name, kv[0], err.msg);
+	uint64_t peak = st.mem.peak_allocated;
+	*oom = st.oom.hit;
+	st_run_free(&st);
+	pol_destroy(&p);
+	return peak;
+}
+
+static void test_every_cnn_under_pressure(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	if (hw_load(&hw, "GTX-1080Ti", &err) < 0)
+		fail_msg("%s", err.msg);
+	const char *base[] = {"offload=none", "algo=m"};
+	const char *allm[] = {"offload=all", "algo=m"};
+	int fits[2] = {0, 0}, n_nets = 0;
+	for (const struct wl_gen *g = wl_gens; g->name; g++) {
+		if (strcmp(g->size_name, "image"))
+			continue;
+		struct wl_workload *w = gen_build_ok(
+			g->name, 16, g->default_size, WL_PRESET_GRAPH,
+			WL_OPTIM_SGD);
+		n_nets++;
+		bool oom;
+		uint64_t budget = 0;
+		uint64_t pb = peak_alloc(w, &hw, base, 0, &oom);
+		if (!oom) {
+			bool oom_m;
+			uint64_t pm = peak_alloc(w, &hw, allm, 0, &oom_m);
+			assert_false(oom_m);
+			assert_true(pm < pb);
+			budget = pm + (pb - pm) / 2;
+			peak_alloc(w, &hw, base, budget, &oom);
+			assert_true(oom);
+		}
+		sim_time_t time[2] = {0, 0}; /* 0: OOM */
+		for (int k = 0; k < 2; k++) {
+			const char *name = k ? "vdnnpp" : "vdnn";
+			struct pol p;
+			struct st_run st;
+			make(&p, name, allm, 2);
+			struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p,
+					     .budget = budget, .iterations = 2,
+					     .warmup = 1};
+			if (ex_run(&cfg, &st, &err) < 0)
+				fail_msg("%s %s: %s", g->name, name, err.msg);
+			print_message("%s %s: %s %.1f ms\n", g->name, name,
+				      st.oom.hit ? "OOM" : "ok",
+				      (double)st.steady.time / 1e6);
+			if (st.oom.hit) {
+				assert_true(st.oom.op[0] != '\0');
+			} else {
+				fits[k]++;
+				time[k] = st.steady.time;
+				if (budget)
+					assert_true(st.mem.peak_allocated <=
+						    budget);
+				every_offload_returns(&st, g->name, name,
+						      allm[0]);
+			}
+			st_run_free(&st);
+			pol_destroy(&p);
+		}
+		/* "performance of vDNN++ is at least as good as vDNN"
+		 * (section V, Figure 9) */
+		if (time[0] && time[1])
+			assert_true(time[1] <= time[0]);
+		wl_free(w);
+	}
+	print_message("all(m) fits under pressure: vdnn %d, vdnnpp %d of %d "
+		      "CNNs\n", fits[0], fits[1], n_nets);
+	assert_true(fits[0] > 0 && fits[1] > 0);
 }
 
 static void test_params(void **state)
@@ -541,11 +741,13 @@ int main(void)
 		cmocka_unit_test(test_table1_vdnn_all),
 		cmocka_unit_test(test_table1_vdnnpp_all),
 		cmocka_unit_test(test_table1_none),
+		cmocka_unit_test(test_forward_barrier),
 		cmocka_unit_test(test_compression_pinned_peak),
 		cmocka_unit_test(test_zvc_stored),
-		cmocka_unit_test(test_vdnnpp_within_vdnn_budget),
+		cmocka_unit_test(test_vdnnpp_not_slower),
 		cmocka_unit_test(test_dyn),
 		cmocka_unit_test(test_every_cnn),
+		cmocka_unit_test(test_every_cnn_under_pressure),
 		cmocka_unit_test(test_params),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

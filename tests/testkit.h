@@ -44,6 +44,16 @@ static inline void finalize(struct wl_workload *w)
 		fail_msg("%s", err.msg);
 }
 
+/* Make policy `name` with "key=value" settings; the test fails if the
+ * registry refuses them. */
+static inline void make_policy(struct pol *p, const char *name,
+			       const char *const *kv, size_t n)
+{
+	gms_err err;
+	if (pol_create(p, name, NULL, NULL, kv, n, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
 /* Run iters iterations (no warm-up) under pol with a budget (0: the whole
  * 1 MiB test device), optionally on one shared copy engine. */
 static inline int run_hw(const struct wl_workload *w, struct pol *pol,
