@@ -69,9 +69,10 @@
  *   framework  plan (ex_set_mode: graph = in-place where safe, eager =
  *              no in-place and parameter gradients held to iteration end).
  *   ondemand   on_access (records the access list), on_alloc_fail
- *              (ex_swap_out with release of tensors from the start of the
- *              access list, then ex_wait on the last copy: synchronous
- *              eviction), iter_begin (clears the list). Swap-in on access
+ *              (ex_swap_out with release of a tensor of about the requested
+ *              size, or tensors, from the start of the access list, then
+ *              ex_wait on the last copy: synchronous eviction),
+ *              iter_begin (clears the list). Swap-in on access
  *              to an evicted tensor is the executor's default.
  *   vDNN       plan (choose layers, ex_pick_algo for m/p schemes),
  *              before_op (ex_swap_out without waiting, ex_swap_in of the

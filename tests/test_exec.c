@@ -241,7 +241,8 @@ static void test_drop_refused_without_lineage(void **state)
  * Without offload: after B, x is freed and a, b are live (2000); C needs
  * 1000 more -> 3000 > 2200: OOM at op C, tensor c, 1000 bytes.
  * ondemand: the access list is x, a (A), a, b (B); x is freed, a is the
- * first candidate (C reads only b): a goes to the host synchronously,
+ * first candidate (C reads only b) and of the requested size (1000 B, under
+ * twice 1000): a goes to the host synchronously,
  * 200-1200 (stall d2h 1000), released -> 1000; c fits; C 1200-1300; b
  * freed after C. D needs a: swapped in 1300-2300 (stall h2d 1000); d;
  * D 2300-2400. Iteration 2400 ns; peak 2100 (a, c, d).
@@ -295,6 +296,88 @@ static void test_ondemand_evicts_and_swaps_back(void **state)
 	}
 	assert_int_equal(st.mem.peak_allocated, 2100);
 	assert_int_equal(st.pinned_peak, 1000);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* ---- which tensors ondemand evicts (Capuchin 5.2: "approximate size") ----
+ *   A: x -> a   H: x -> h   B: x -> b   C: x -> c        (forward)
+ *   D: c -> d   E: a, h, b -> e                          (backward)
+ * 100 ns each; x 100 B, a 400, h 2000, b 1000, c 1000, d e 10 B.
+ * C requests c, 1000 B: in use x + a + h + b = 3500, budget 3600 -> OOM.
+ * The access list so far is x, a (A), x, h (H), x, b (B); x is read by C
+ * (not a candidate). Candidates in order: a 400, h 2000, b 1000.
+ *   evict=size: a is under the request, h = 2 x 1000 is not under twice it
+ *     (BFC would split its chunk), b (1000 <= 1000 < 2000) is approximate:
+ *     b alone goes out. 1 swap-out, 1000 B D2H, D2H 300-1300 (stall
+ *     1000); C 1300-1400 (in use a h c x = 3500); x freed; D 1400-1500
+ *     (3410), c freed (2410); E swaps b in 1500-2500 (stall 1000, 3410),
+ *     e (3420), E 2500-2600. Iteration 2600 ns; pinned peak 1000.
+ *   evict=order: from the start until the bytes cover 1000: a (400), then
+ *     h (2400 >= 1000). 2 swap-outs, 2400 B D2H, 300-2700 (stall 2400);
+ *     C 2700-2800 (in use x b c = 2100); D 2800-2900; E swaps a and h in,
+ *     2400 B, 2900-5300 (3410 + e = 3420), E 5300-5400. Iteration 5400 ns;
+ *   pinned peak 2400.
+ * Without b (budget 3000: in use x a h = 2500, + c = 3500 -> OOM at C) no
+ * tensor is of the size, so evict=size falls back to order: a and h,
+ * 2400 B; A 0-100, H 100-200, D2H 200-2600, C 2600-2700, D 2700-2800,
+ * H2D 2800-5200, E 5200-5300. Iteration 5300 ns.
+ * Peak allocated: 3500 with b (x a h b before C; neither rule goes above
+ * it afterwards: size 3500 during C, at most 3420 in E; order 2100 during
+ * C, at most 3420 in E), 2500 without (x a h before C). */
+static struct wl_workload *sizes_wl(bool with_b)
+{
+	struct wl_workload *w = wl_new("sizes", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 400, WL_ACT),
+		 h = T(w, "h", 2000, WL_ACT), c = T(w, "c", 1000, WL_ACT),
+		 d = T(w, "d", 10, WL_ACT), e = T(w, "e", 10, WL_ACT);
+	uint32_t in[] = {a, h, WL_NONE};
+	OP(w, "A", WL_FWD, 100, &x, 1, &a, 1);
+	OP(w, "H", WL_FWD, 100, &x, 1, &h, 1);
+	if (with_b) {
+		in[2] = T(w, "b", 1000, WL_ACT);
+		OP(w, "B", WL_FWD, 100, &x, 1, &in[2], 1);
+	}
+	OP(w, "C", WL_FWD, 100, &x, 1, &c, 1);
+	OP(w, "D", WL_BWD, 100, &c, 1, &d, 1);
+	OP(w, "E", WL_BWD, 100, in, with_b ? 3 : 2, &e, 1);
+	finalize(w);
+	return w;
+}
+
+static void check_evictions(const struct st_run *st, sim_time_t time,
+			    uint64_t n, uint64_t bytes, uint64_t peak)
+{
+	assert_false(st->oom.hit);
+	assert_int_equal(st->n_iter, 2);
+	for (int i = 0; i < 2; i++) {
+		const struct st_iter *it = &st->iter[i];
+		assert_int_equal(it->time, time);
+		assert_int_equal(it->n_swap_out, n);
+		assert_int_equal(it->bytes_d2h, bytes);
+		assert_int_equal(it->stall[ST_STALL_D2H], bytes);
+		assert_int_equal(it->n_swap_in, n);
+		assert_int_equal(it->bytes_h2d, bytes);
+	}
+	assert_int_equal(st->mem.peak_allocated, peak);
+	assert_int_equal(st->pinned_peak, bytes);
+}
+
+static void test_ondemand_evicts_approximate_size(void **state)
+{
+	(void)state;
+	struct wl_workload *w = sizes_wl(true);
+	struct st_run st;
+	policy_run(w, "ondemand", NULL, 3600, 2, &st); /* evict=size */
+	check_evictions(&st, 2600, 1, 1000, 3500); /* b */
+	st_run_free(&st);
+	policy_run(w, "ondemand", "evict=order", 3600, 2, &st);
+	check_evictions(&st, 5400, 2, 2400, 3500); /* a, h */
+	st_run_free(&st);
+	wl_free(w);
+	w = sizes_wl(false);
+	policy_run(w, "ondemand", NULL, 3000, 2, &st);
+	check_evictions(&st, 5300, 2, 2400, 2500); /* a, h */
 	st_run_free(&st);
 	wl_free(w);
 }
@@ -383,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_drop_refused_without_lineage),
 		cmocka_unit_test(test_framework_oom_names_op_and_bytes),
 		cmocka_unit_test(test_ondemand_evicts_and_swaps_back),
+		cmocka_unit_test(test_ondemand_evicts_approximate_size),
 		cmocka_unit_test(test_setup_oom),
 		cmocka_unit_test(test_inplace_graph_vs_eager),
 		cmocka_unit_test(test_determinism),

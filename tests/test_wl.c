@@ -350,6 +350,63 @@ static void test_builder_copies_and_algos(void **state)
 	wl_free(w);
 }
 
+/* `describe` shows the fastest algorithm's workspace and labels the most
+ * any algorithm needs as a max. Op c has three algorithms, given in this
+ * order: slow (256 MiB, 1.0), fast1 (64 MiB, 0.5), fast2 (32 MiB, 0.5);
+ * stored fastest first (stable): fast1, fast2, slow. The fastest is the
+ * least time_scale, ties to the least workspace (vDNN's "p"): fast2, index
+ * 1, 32 MiB. Op k has no algorithms and 16 MiB of workspace.
+ *   per op: c  ws 32.000, ws_max 256.000;  k  16.000 and 16.000
+ *   totals: largest workspace max(32, 16) = 32.00 MiB (fastest of each);
+ *           max workspace max(256, 16) = 256.00 MiB (any algorithm). */
+static void test_describe_workspace(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("ws", 1);
+	uint32_t x = add_t(w, "x", 8, WL_INPUT), y = add_t(w, "y", 8, WL_ACT),
+		 z = add_t(w, "z", 8, WL_ACT);
+	struct wl_algo algos[3] = {{"slow", 256 * MIB, 1.0},
+				   {"fast1", 64 * MIB, 0.5},
+				   {"fast2", 32 * MIB, 0.5}};
+	struct wl_op_desc d = {.name = "c", .type = OT_CONV, .phase = WL_FWD,
+			       .in = &x, .n_in = 1, .out = &y, .n_out = 1,
+			       .flops = 1, .algos = algos, .n_algos = 3};
+	struct wl_op_desc k = {.name = "k", .type = OT_MATMUL,
+			       .phase = WL_FWD, .in = &y, .n_in = 1,
+			       .out = &z, .n_out = 1, .flops = 1,
+			       .workspace = 16 * MIB};
+	gms_err e = {{0}};
+	assert_int_equal(wl_add_op(w, &d, &e), 0);
+	assert_int_equal(wl_add_op(w, &k, &e), 1);
+	assert_int_equal(wl_finalize(w, &e), 0);
+	assert_int_equal(wl_fastest_algo(&w->ops[0]), 1);
+	assert_string_equal(w->ops[0].algos[1].name, "fast2");
+	assert_int_equal(wl_op_workspace(&w->ops[0], 1), 32 * MIB);
+	assert_int_equal(wl_op_max_workspace(&w->ops[0]), 256 * MIB);
+	assert_int_equal(wl_fastest_algo(&w->ops[1]), 0);
+	assert_int_equal(wl_op_workspace(&w->ops[1], 0), 16 * MIB);
+	assert_int_equal(wl_op_max_workspace(&w->ops[1]), 16 * MIB);
+	for (int by_op = 0; by_op < 2; by_op++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		assert_non_null(f);
+		wl_describe(w, by_op, f);
+		fclose(f);
+		assert_has(buf, "largest workspace   32.00 MiB (fastest "
+				"algorithm of each op)");
+		assert_has(buf, "max workspace       256.00 MiB (any "
+				"algorithm)");
+		if (by_op) {
+			assert_has(buf, "ws_MiB ws_max_MiB");
+			assert_has(buf, "    32.000    256.000  x\n");
+			assert_has(buf, "    16.000     16.000  y\n");
+		}
+		free(buf);
+	}
+	wl_free(w);
+}
+
 /* Tens of thousands of tensors: ids and look-ups stay right. */
 static void test_builder_many(void **state)
 {
@@ -858,6 +915,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_builder_finalize),
 		cmocka_unit_test(test_builder_copies_and_algos),
+		cmocka_unit_test(test_describe_workspace),
 		cmocka_unit_test(test_builder_many),
 		cmocka_unit_test(test_add_errors),
 		cmocka_unit_test(test_finalize_errors),

@@ -754,6 +754,33 @@ int wl_finalize(struct wl_workload *w, gms_err *err)
 	return 0;
 }
 
+uint32_t wl_fastest_algo(const struct wl_op *op)
+{
+	uint32_t best = 0;
+	for (uint32_t a = 1; a < op->n_algos; a++) {
+		const struct wl_algo *x = &op->algos[a], *b = &op->algos[best];
+		if (x->time_scale < b->time_scale ||
+		    (x->time_scale == b->time_scale &&
+		     x->workspace < b->workspace))
+			best = a;
+	}
+	return best;
+}
+
+uint64_t wl_op_workspace(const struct wl_op *op, uint32_t a)
+{
+	return a < op->n_algos ? op->algos[a].workspace : op->workspace;
+}
+
+uint64_t wl_op_max_workspace(const struct wl_op *op)
+{
+	uint64_t ws = op->n_algos ? 0 : op->workspace;
+	for (uint32_t a = 0; a < op->n_algos; a++)
+		if (op->algos[a].workspace > ws)
+			ws = op->algos[a].workspace;
+	return ws;
+}
+
 uint64_t wl_bytes_of_kind(const struct wl_workload *w, enum wl_kind k)
 {
 	uint64_t sum = 0;

@@ -191,10 +191,21 @@ struct wl_workload *wl_load_dtr(const char *path, gms_err *err);
 /* Sum of bytes of tensors of a kind. */
 uint64_t wl_bytes_of_kind(const struct wl_workload *w, enum wl_kind k);
 
+/* The op's fastest algorithm: the least time_scale, ties to the least
+ * workspace (vDNN's performance-optimal "p" choice, policies/vdnn.c
+ * pick_algos); 0 when the op has none. */
+uint32_t wl_fastest_algo(const struct wl_op *op);
+
+/* Scratch bytes of op under algorithm a (op->workspace when it has no
+ * algos); wl_op_max_workspace: the most any of its algorithms needs. */
+uint64_t wl_op_workspace(const struct wl_op *op, uint32_t a);
+uint64_t wl_op_max_workspace(const struct wl_op *op);
+
 /* Print a table of the workload (wl_describe.c): per layer (ops,
  * parameters, activation bytes, forward and backward FLOPs) and totals,
  * or with per_op, one row per op (type, phase, layer, inputs, output
- * bytes, FLOPs, DRAM bytes, workspace). For `gpumemsim describe`. */
+ * bytes, FLOPs, DRAM bytes, workspace of the fastest algorithm and the
+ * most of any). For `gpumemsim describe`. */
 void wl_describe(const struct wl_workload *w, bool per_op, FILE *f);
 
 #endif

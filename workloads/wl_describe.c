@@ -50,23 +50,30 @@ static void per_layer(const struct wl_workload *w, FILE *f)
 	free(L);
 }
 
+/* Workspace of op's fastest algorithm (what `framework` and vDNN's "p"
+ * run); the most any of its algorithms needs is shown apart, as a max. */
+static uint64_t fastest_ws(const struct wl_op *op)
+{
+	return wl_op_workspace(op, wl_fastest_algo(op));
+}
+
 static void per_op(const struct wl_workload *w, FILE *f)
 {
-	fprintf(f, "%-5s %-36s %-18s %-8s %12s %12s %10s %10s  %s\n", "id",
-		"op", "type", "phase", "out_MiB", "GFLOP", "dram_MiB",
-		"ws_MiB", "inputs");
+	fprintf(f, "%-5s %-36s %-18s %-8s %12s %12s %10s %10s %10s  %s\n",
+		"id", "op", "type", "phase", "out_MiB", "GFLOP", "dram_MiB",
+		"ws_MiB", "ws_max_MiB", "inputs");
 	for (uint32_t o = 0; o < w->n_ops; o++) {
 		const struct wl_op *op = &w->ops[o];
-		uint64_t out = 0, ws = op->workspace;
+		uint64_t out = 0;
 		for (uint32_t i = 0; i < op->n_out; i++)
 			out += w->tensors[op->out[i]].bytes;
-		for (uint32_t a = 0; a < op->n_algos; a++)
-			if (op->algos[a].workspace > ws)
-				ws = op->algos[a].workspace;
-		fprintf(f, "%-5u %-36s %-18s %-8s %12.3f %12.4f %10.3f %10.3f  ",
+		fprintf(f, "%-5u %-36s %-18s %-8s %12.3f %12.4f %10.3f %10.3f "
+			   "%10.3f  ",
 			o, op->name, wl_op_type_name(op->type),
 			wl_phase_name(op->phase), mib((double)out),
-			op->flops / 1e9, mib(op->bytes), mib((double)ws));
+			op->flops / 1e9, mib(op->bytes),
+			mib((double)fastest_ws(op)),
+			mib((double)wl_op_max_workspace(op)));
 		for (uint32_t i = 0; i < op->n_in; i++)
 			fprintf(f, "%s%s", i ? "," : "",
 				w->tensors[op->in[i]].name);
@@ -84,19 +91,17 @@ void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 	else
 		per_layer(w, f);
 	double fl[WL_PHASE_COUNT] = {0}, macs = 0;
-	uint64_t ws = 0;
+	uint64_t ws = 0, ws_max = 0;
 	for (uint32_t o = 0; o < w->n_ops; o++) {
 		const struct wl_op *op = &w->ops[o];
 		fl[op->phase] += op->flops;
 		if (op->phase == WL_FWD &&
 		    (op->type == OT_CONV || op->type == OT_MATMUL))
 			macs += op->flops / 2;
-		uint64_t x = op->workspace;
-		for (uint32_t a = 0; a < op->n_algos; a++)
-			if (op->algos[a].workspace > x)
-				x = op->algos[a].workspace;
-		if (x > ws)
-			ws = x;
+		if (fastest_ws(op) > ws)
+			ws = fastest_ws(op);
+		if (wl_op_max_workspace(op) > ws_max)
+			ws_max = wl_op_max_workspace(op);
 	}
 	uint64_t p = wl_bytes_of_kind(w, WL_PARAM);
 	fprintf(f, "\ntotals:\n");
@@ -107,8 +112,11 @@ void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 			fprintf(f, "  %-19s %.2f MiB (sum over tensors)\n",
 				wl_kind_name((enum wl_kind)k),
 				mib((double)wl_bytes_of_kind(w, (enum wl_kind)k)));
-	fprintf(f, "  largest workspace   %.2f MiB (fastest algorithm)\n",
+	fprintf(f, "  largest workspace   %.2f MiB (fastest algorithm of each "
+		   "op)\n",
 		mib((double)ws));
+	fprintf(f, "  max workspace       %.2f MiB (any algorithm)\n",
+		mib((double)ws_max));
 	fprintf(f, "  FLOPs               forward %.3f G, backward %.3f G, "
 		   "update %.3f G\n",
 		fl[WL_FWD] / 1e9, fl[WL_BWD] / 1e9, fl[WL_UPD] / 1e9);

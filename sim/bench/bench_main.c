@@ -9,10 +9,13 @@
  *     chain, forward and backward): wall time per simulated iteration and
  *     engine events per second, under `framework` (everything fits) and
  *     under `ondemand` with half the memory it needs (evictions and
- *     swap-ins on every iteration).
+ *     swap-ins on every iteration);
+ *  4. the network generators: wall time to build each one at batch 64
+ *     (default input size, graph preset, Adam), the best of 3 builds.
  * Figures are wall-clock on this machine; run it on an idle machine.
  */
 #include "../../policies/pol.h"
+#include "../../workloads/wl_gen.h"
 #include "../ex.h"
 
 #include <stdio.h>
@@ -208,10 +211,40 @@ static void bench_run(const struct wl_workload *w, const char *policy,
 	pol_destroy(&pol);
 }
 
+/* Build every generator's network; the best of `reps` builds. */
+static void bench_generators(void)
+{
+	const int reps = 3;
+	const struct wl_gen_args a = {.batch = 64, .preset = WL_PRESET_GRAPH,
+				      .optimizer = WL_OPTIM_ADAM};
+	for (const struct wl_gen *g = wl_gens; g->name; g++) {
+		double best = 0;
+		uint32_t ops = 0;
+		for (int r = 0; r < reps; r++) {
+			gms_err err;
+			double t0 = now_s();
+			struct wl_workload *w = wl_gen_build(g, &a, &err);
+			double dt = now_s() - t0;
+			if (!w) {
+				fprintf(stderr, "bench: %s: %s\n", g->name,
+					err.msg);
+				exit(1);
+			}
+			ops = w->n_ops;
+			wl_free(w);
+			if (r == 0 || dt < best)
+				best = dt;
+		}
+		printf("generator  %-14s batch 64: %5u ops built in %8.3f ms "
+		       "(best of %d)\n",
+		       g->name, ops, best * 1e3, reps);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	/* optional argument: queue, engine, framework or ondemand (default:
-	 * all) */
+	/* optional argument: queue, engine, framework, ondemand or gen
+	 * (default: all) */
 	const char *only = argc > 1 ? argv[1] : "";
 	if (!*only || strcmp(only, "queue") == 0)
 		bench_queue();
@@ -226,5 +259,7 @@ int main(int argc, char **argv)
 	if (!*only || strcmp(only, "ondemand") == 0)
 		bench_run(w, "ondemand", need / 2, 50);
 	wl_free(w);
+	if (!*only || strcmp(only, "gen") == 0)
+		bench_generators();
 	return 0;
 }
