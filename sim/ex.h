@@ -235,7 +235,10 @@ int ex_host_compress(struct ex *ex, uint32_t t, uint64_t stored,
  * propagation. */
 eng_event ex_queue_event(struct ex *ex, enum eng_q q);
 
-/* Allocate t at the high end of the pool (honoured by `highend`). */
+/* Allocate t at the high end of the pool (honoured by `highend`). In
+ * graph mode this applies to the block t lives in: the one allocated for
+ * the head of t's in-place chain (the executor places that block high
+ * when any tensor of the chain is marked). */
 void ex_place_high(struct ex *ex, uint32_t t, bool high);
 
 /* Use convolution algorithm `algo` (index in op->algos) for op from now

@@ -408,6 +408,66 @@ static void test_recompute_from_on_access(void **state)
 	assert_int_equal(g_rc, 0);
 }
 
+/* ---- 9. high-end placement follows an in-place chain (issue 12) ----
+ * Units of U = 512 B (the highend model rounds to 512); a 10 U pool.
+ *   A: x (1 U, input) -> c (4 U)      B, in place: c -> r (4 U)
+ *   C: r -> d (3 U)                   D: d, x -> e (5 U)
+ * The policy marks r high (as vDNN++ marks a tensor it will offload); r
+ * never gets a block of its own: it takes over c's. So c's block must go
+ * high. Marked: x [0,1), c = r [6,10), d best fit [1,4); after C, r's
+ * last use, [4,10) is free and e (5 U) fits. Were c placed low: c [1,5),
+ * d [5,8), and after C the free space is [1,5) and [8,10): e does not
+ * fit -- which is what happens with nothing marked (the control). */
+static uint32_t g_mark;
+static int b9_plan(struct pol *p, struct ex *ex, gms_err *err)
+{
+	(void)p;
+	(void)err;
+	ex_set_mode(ex, EX_GRAPH);
+	if (g_mark != WL_NONE)
+		ex_place_high(ex, g_mark, true);
+	return 0;
+}
+static void test_high_through_inplace(void **state)
+{
+	(void)state;
+	const uint64_t U = 512;
+	struct wl_workload *w = wl_new("r9", 1);
+	uint32_t x = T(w, "x", U, WL_INPUT), c = T(w, "c", 4 * U, WL_ACT),
+		 r = T(w, "r", 4 * U, WL_ACT), d = T(w, "d", 3 * U, WL_ACT),
+		 e = T(w, "e", 5 * U, WL_ACT);
+	OP(w, "A", 100, &x, 1, &c, 1);
+	gms_err err;
+	struct wl_op_desc b = {.name = "B", .type = OT_RELU, .phase = WL_FWD,
+			       .in = &c, .n_in = 1, .out = &r, .n_out = 1,
+			       .time = 100, .recomputable = true,
+			       .inplace = true};
+	if (wl_add_op(w, &b, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+	OP(w, "C", 100, &r, 1, &d, 1);
+	uint32_t dx[2] = {d, x};
+	OP(w, "D", 100, dx, 2, &e, 1);
+	finalize(w);
+	const struct pol_ops ops = {.name = "r9", .plan = b9_plan};
+	struct pol pol = {.ops = &ops};
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "highend", .budget = 10 * U,
+			     .iterations = 1};
+	struct st_run st;
+	g_mark = r;
+	assert_int_equal(ex_run(&cfg, &st, &err), 0);
+	assert_false(st.oom.hit);
+	st_run_free(&st);
+	g_mark = WL_NONE;
+	assert_int_equal(ex_run(&cfg, &st, &err), 0);
+	assert_true(st.oom.hit);
+	assert_string_equal(st.oom.tensor, "e");
+	st_run_free(&st);
+	wl_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_drop_output_being_written),
 		cmocka_unit_test(test_drop_held_input),
 		cmocka_unit_test(test_shared_engine_stall_cause),
+		cmocka_unit_test(test_high_through_inplace),
 		cmocka_unit_test(test_recompute_from_on_access),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
