@@ -9,7 +9,10 @@
  *
  * Lifetime of an instance (all calls come from sim/ex.c unless noted):
  *
- *   init        run set-up (sim/run.c), once, before anything else:
+ *   init        pol_create (policies/registry.c), called by whoever runs
+ *               a policy (the command line's simulate, exp/exp_run.c's
+ *               exp_simulate, the tests) before ex_run, once, before
+ *               anything else:
  *               parse nothing itself -- the registry has already filled
  *               `params` (a struct laid out by the policy's prm_def table)
  *               -- and set up private state. May fail (bad combination of

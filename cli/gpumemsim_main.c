@@ -1,5 +1,7 @@
 /*
- * gpumemsim_main.c - the command-line program.
+ * gpumemsim_main.c - the command-line program: the one place above every
+ * layer (sim/, workloads/, policies/, exp/, calibrate/); nothing includes
+ * it, so sim/ depends on nothing above it.
  *
  * Exit codes: 0 the run(s) completed (an OOM is a result, reported, not a
  * failure); 1 a run failed (engine or policy error); 2 bad input (usage,
@@ -10,10 +12,10 @@
 #include "../policies/pol.h"
 #include "../workloads/wl.h"
 #include "../workloads/wl_gen.h"
-#include "ex.h"
-#include "hw.h"
-#include "mem.h"
-#include "trace.h"
+#include "../sim/ex.h"
+#include "../sim/hw.h"
+#include "../sim/mem.h"
+#include "../sim/trace.h"
 
 #include <dirent.h>
 
