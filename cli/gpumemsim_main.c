@@ -364,12 +364,18 @@ static int simulate(int argc, char **argv)
 		}
 	}
 	tr_fini(&tr);
+	/* the allocator that ran: the policy's own (vDNN's CNMeM) or
+	 * --allocator; empty when the run stopped before making one */
 	printf("%s on %s, batch %lld, policy %s, allocator %s\n", wl->name,
-	       hw.name, (long long)wl->batch, pol.label, allocator);
+	       hw.name, (long long)wl->batch, pol.label,
+	       st.allocator[0] ? st.allocator : allocator);
 	st_print(&st, stdout);
-	if (pol.ops->report) {
+	gms_err rerr = {{0}};
+	if (pol_report_text(&pol, &st.pol_report, &rerr) < 0 && r == 0)
+		r = -1, st.failed = true, err = rerr;
+	if (st.pol_report) {
 		printf("  policy %s (whole run):\n", pol.ops->name);
-		pol.ops->report(&pol, stdout);
+		fputs(st.pol_report, stdout);
 	}
 	if (r < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);

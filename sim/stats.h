@@ -69,6 +69,9 @@ struct st_run {
 	struct st_oom oom;	 /* set when the run ended as OOM */
 	bool failed;		 /* the run stopped on an error (not OOM) */
 	char error[1024];	 /* that error */
+	char *pol_report;	 /* the policy's report lines (pol_ops.report,
+				    captured by the caller after ex_run),
+				    owned; NULL: none */
 };
 
 void st_run_free(struct st_run *r);
