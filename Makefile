@@ -6,6 +6,8 @@
 #                   AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check      the tests, plain build only
 #   make asan       the tests, sanitizer build only
+#   make layers     check that sim/ includes nothing above it but
+#                   policies/pol.h and workloads/wl.h (part of check)
 #   make bench      build and run the engine benchmark
 #   make run        deps, build, run configs/experiments/default.yaml and
 #                   print where its summary.csv and plot.png are
