@@ -6,6 +6,8 @@
 #                   AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check      the tests, plain build only
 #   make asan       the tests, sanitizer build only
+#   make layers     check that sim/ includes nothing above it but
+#                   policies/pol.h and workloads/wl.h (part of check)
 #   make bench      build and run the engine benchmark
 #   make run        deps, build, run configs/experiments/default.yaml and
 #                   print where its summary.csv and plot.png are
@@ -35,11 +37,12 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 
 # Sources: everything in the engine, the policies, the workloads, the
 # experiments and the calibration's C code (fitting, host measurements)
-# goes in the library; the programs are the files named *_main.c. The
+# goes in the library; the programs are the files named *_main.c: the
+# command line in cli/ (above every layer), the benchmark in sim/bench/. The
 # CUDA microbenchmarks (calibrate/*.cu) are built by `make calibrate` only.
 LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c calibrate/*.c))
 TEST_SRC  := $(wildcard tests/test_*.c)
-HDRS      := $(wildcard sim/*.h policies/*.h workloads/*.h exp/*.h calibrate/*.h tests/*.h)
+HDRS      := $(wildcard cli/*.h sim/*.h policies/*.h workloads/*.h exp/*.h calibrate/*.h tests/*.h)
 
 # $(1) = build dir, $(2) = extra flags
 define build_tree
@@ -51,7 +54,7 @@ $(1)/libgpumemsim.a: $(patsubst %.c,$(1)/obj/%.o,$(LIB_SRC))
 	@mkdir -p $$(dir $$@)
 	rm -f $$@ && ar rcs $$@ $$^
 
-$(1)/gpumemsim: $(1)/obj/sim/gpumemsim_main.o $(1)/libgpumemsim.a
+$(1)/gpumemsim: $(1)/obj/cli/gpumemsim_main.o $(1)/libgpumemsim.a
 	$$(CC) $(2) -o $$@ $$^ $$(PKG_LIBS) -lpthread -lm
 
 $(1)/tests/%: $(1)/obj/tests/%.o $(1)/libgpumemsim.a
@@ -65,7 +68,7 @@ $(eval $(call build_tree,build-asan,$(SAN)))
 TESTS      := $(patsubst tests/%.c,build/tests/%,$(TEST_SRC))
 ASAN_TESTS := $(patsubst tests/%.c,build-asan/tests/%,$(TEST_SRC))
 
-.PHONY: all deps test check asan bench run calibrate clean
+.PHONY: all deps test check asan layers bench run calibrate clean
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -85,9 +88,18 @@ deps:
 	  echo "run as root:  apt-get install -y$$missing"; exit 1; \
 	fi
 
+# The layering (README, "How it works"): the engine's library code in sim/
+# includes from above it only the policy interface (policies/pol.h) and
+# the workload model (workloads/wl.h); the command line is in cli/.
+layers:
+	@bad=$$(grep -n '#include "\.\./' sim/*.c sim/*.h | \
+	  grep -v -e '"\.\./policies/pol\.h"' -e '"\.\./workloads/wl\.h"'); \
+	if [ -n "$$bad" ]; then echo "layers: sim/ includes a layer above it:"; \
+	  echo "$$bad"; exit 1; fi; echo "layers: sim/ depends on nothing above it"
+
 # Each test binary runs from the repository root (fixtures are found
 # relative to it). A failing test stops the run with its name.
-check: deps $(TESTS) build/gpumemsim
+check: deps layers $(TESTS) build/gpumemsim
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done; \
 	echo "all $(words $(TESTS)) test programs passed"
 

@@ -41,8 +41,11 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* The statistics columns every summary row carries, units in the names. */
+/* The statistics columns every summary row carries, units in the names.
+ * `allocator` is the device allocator model the run used: the policy's
+ * own (vDNN's pool-bestfit) or the experiment's. */
 static const char stat_header[] =
+	"allocator,"
 	"status,iter_time_ms,samples_per_s,compute_busy_ms,recompute_ms,"
 	"recompute_kernels,recompute_gflop,stall_h2d_ms,stall_d2h_ms,"
 	"stall_memory_ms,h2d_bytes,d2h_bytes,swap_outs,swap_ins,drops,"
@@ -57,6 +60,8 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 {
 	const struct st_run *r = &p->st;
 	const struct st_iter *s = &r->steady;
+	csv_str(f, r->allocator);
+	fputc(',', f);
 	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%llu,%llu,"
 		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
 		   "%.6f,%llu,"
@@ -197,6 +202,29 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		(unsigned long long)s->n_kernels);
 }
 
+/* The policy's report as an array of its lines, each trimmed of the
+ * blanks around it; blank lines left out. */
+static void json_report(FILE *f, const char *text)
+{
+	fputc('[', f);
+	bool first = true;
+	for (const char *s = text ? text : ""; *s;) {
+		size_t n = strcspn(s, "\n");
+		const char *a = s, *b = s + n;
+		while (a < b && (*a == ' ' || *a == '\t'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
+			b--;
+		if (b > a) {
+			fputs(first ? "" : ",", f);
+			gms_json_strn(f, a, (size_t)(b - a));
+			first = false;
+		}
+		s += n + (s[n] == '\n');
+	}
+	fputc(']', f);
+}
+
 static void json_point(FILE *f, const struct exp *e,
 		       const struct exp_point *p)
 {
@@ -206,6 +234,8 @@ static void json_point(FILE *f, const struct exp *e,
 	gms_json_str(f, e->wl[p->wl].label);
 	fputs(",\"policy\":", f);
 	gms_json_str(f, e->pol[p->pol].label);
+	fputs(",\"allocator\":", f); /* the one used (st_run.allocator) */
+	gms_json_str(f, r->allocator);
 	fprintf(f, ",\"batch\":%lld,\"budget_bytes\":%llu,"
 		   "\"budget_fraction\":%.17g,\"status\":\"%s\"",
 		(long long)p->batch, (unsigned long long)p->budget,
@@ -248,6 +278,8 @@ static void json_point(FILE *f, const struct exp *e,
 		gms_json_str(f, r->oom.reason);
 		fputc('}', f);
 	}
+	fputs(",\"policy_report\":", f);
+	json_report(f, r->pol_report);
 	fputc('}', f);
 }
 

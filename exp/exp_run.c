@@ -86,6 +86,11 @@ void exp_simulate(const struct exp *e, struct exp_point *p,
 	p->budget = run_one(e, wl, &pol, budget, p->pool_size, obs, &p->st,
 			    p->error, sizeof p->error);
 	p->ran = true;
+	if (pol_report_text(&pol, &p->st.pol_report, &err) < 0 &&
+	    !p->st.failed) {
+		snprintf(p->error, sizeof p->error, "%s", err.msg);
+		p->st.failed = true;
+	}
 	pol_destroy(&pol);
 	wl_free(own);
 }

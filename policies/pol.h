@@ -9,7 +9,10 @@
  *
  * Lifetime of an instance (all calls come from sim/ex.c unless noted):
  *
- *   init        run set-up (sim/run.c), once, before anything else:
+ *   init        pol_create (policies/registry.c), called by whoever runs
+ *               a policy (the command line's simulate, exp/exp_run.c's
+ *               exp_simulate, the tests) before ex_run, once, before
+ *               anything else:
  *               parse nothing itself -- the registry has already filled
  *               `params` (a struct laid out by the policy's prm_def table)
  *               -- and set up private state. May fail (bad combination of
@@ -61,8 +64,11 @@
  *               completed (state already updated). May issue more work.
  *   iter_end    after an iteration has drained (all streams idle), with
  *               its statistics; learning policies adjust here.
- *   report      at the end of the run: print the policy's own statistics
- *               as "key value" lines (stats.c adds them to the outputs).
+ *   report      at the end of the run (after ex_run, by whoever ran it,
+ *               through pol_report_text): print the policy's own
+ *               statistics as "key value" lines; they go to st_run's
+ *               pol_report, simulate's report and runs.json's
+ *               policy_report.
  *   fini        free private state.
  *
  * Which seed and later policies use which hooks and engine calls:
@@ -180,5 +186,10 @@ int pol_create(struct pol *p, const char *name, struct cfg_doc *doc,
 	       yaml_node_t *node, const char *const *kv, size_t n_kv,
 	       gms_err *err);
 void pol_destroy(struct pol *p);
+
+/* The policy's report (its "key value" lines, pol_ops.report) as an owned
+ * string in *text; NULL when the policy has no report hook. Returns -1 on
+ * out of memory. Thread-safe: each call writes its own buffer. */
+int pol_report_text(struct pol *p, char **text, gms_err *err);
 
 #endif

@@ -97,6 +97,24 @@ int pol_create(struct pol *p, const char *name, struct cfg_doc *doc,
 	return 0;
 }
 
+int pol_report_text(struct pol *p, char **text, gms_err *err)
+{
+	*text = NULL;
+	if (!p->ops || !p->ops->report)
+		return 0;
+	size_t len = 0;
+	FILE *f = open_memstream(text, &len);
+	if (!f)
+		return gms_errf(err, "out of memory");
+	p->ops->report(p, f);
+	if (fclose(f) != 0 || !*text) {
+		free(*text);
+		*text = NULL;
+		return gms_errf(err, "out of memory");
+	}
+	return 0;
+}
+
 void pol_destroy(struct pol *p)
 {
 	if (p->ops && p->ops->fini)

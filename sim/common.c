@@ -223,8 +223,15 @@ int gms_mkdirs(const char *path, gms_err *err)
 
 void gms_json_str(FILE *f, const char *s)
 {
+	gms_json_strn(f, s, strlen(s));
+}
+
+void gms_json_strn(FILE *f, const char *s, size_t n)
+{
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	const unsigned char *end = (const unsigned char *)s + n;
+	for (const unsigned char *p = (const unsigned char *)s; p < end && *p;
+	     p++) {
 		if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
 		else if (*p == '\n')

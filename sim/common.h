@@ -82,6 +82,8 @@ void gms_list_add(char *buf, size_t n, const char *item);
 
 /* Write s as a JSON string literal (quotes and escapes included). */
 void gms_json_str(FILE *f, const char *s);
+/* The same for the first n bytes of s (or up to its NUL). */
+void gms_json_strn(FILE *f, const char *s, size_t n);
 
 /* Create a directory and its parents (like mkdir -p). Returns 0 or -1. */
 int gms_mkdirs(const char *path, gms_err *err);

@@ -10,6 +10,8 @@ void st_run_free(struct st_run *r)
 {
 	free(r->iter);
 	r->iter = NULL;
+	free(r->pol_report);
+	r->pol_report = NULL;
 }
 
 void st_finish(struct st_run *r)

@@ -84,6 +84,9 @@ struct st_run {
 					   free block then */
 	bool failed;		 /* the run stopped on an error (not OOM) */
 	char error[1024];	 /* that error */
+	char *pol_report;	 /* the policy's report lines (pol_ops.report,
+				    captured by the caller after ex_run),
+				    owned; NULL: none */
 };
 
 void st_run_free(struct st_run *r);

@@ -56,6 +56,22 @@ static void test_oom_is_a_result(void **state)
 	       "swap-outs");
 }
 
+/* simulate's first line names the allocator that ran: vdnn's CNMeM
+ * pool-bestfit (vdnn_allocator), not --allocator's default bfc; then the
+ * policy's report (issue 12, item 8). */
+static void test_simulate_says_what_ran(void **state)
+{
+	(void)state;
+	expect("simulate tests/fixtures/chain3.yaml --policy vdnn "
+	       "--set offload=all --set algo=m",
+	       0, "policy vdnn, allocator pool-bestfit\n");
+	expect("simulate tests/fixtures/chain3.yaml --policy vdnn "
+	       "--set offload=all --set algo=m",
+	       0, "scheme all(m)\n");
+	expect("simulate tests/fixtures/chain3.yaml", 0,
+	       "policy framework, allocator bfc\n");
+}
+
 static void test_listings_and_help(void **state)
 {
 	(void)state;
@@ -84,6 +100,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_input_exits_2_with_location),
 		cmocka_unit_test(test_oom_is_a_result),
+		cmocka_unit_test(test_simulate_says_what_ran),
 		cmocka_unit_test(test_listings_and_help),
 		cmocka_unit_test(test_same_inputs_same_bytes),
 	};

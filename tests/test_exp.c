@@ -69,8 +69,8 @@ static void run_exp(const char *file, const char *sub, const char *extra)
 	free(out);
 }
 
-/* Field `col` (0-based) of CSV line `row` (0 = header) of a file without
- * quoted commas in the fields asked for. */
+/* Field `col` (0-based) of CSV line `row` (0 = header), unquoted
+ * ("a,""b" -> a,"b). */
 static void csv_field(const char *text, int row, int col, char *buf,
 		      size_t n)
 {
@@ -80,15 +80,29 @@ static void csv_field(const char *text, int row, int col, char *buf,
 		assert_non_null(p);
 		p++;
 	}
-	for (int c = 0; c < col; c++) {
-		p = strpbrk(p, ",\n");
-		assert_true(p && *p == ',');
+	for (int c = 0;; c++) {
+		size_t l = 0;
+		bool q = *p == '"';
+		for (p += q; *p && (q || (*p != ',' && *p != '\n')); p++) {
+			if (q && *p == '"') {
+				if (p[1] != '"') {
+					q = false;
+					continue;
+				}
+				p++;
+			}
+			if (c == col) {
+				assert_true(l + 1 < n);
+				buf[l++] = *p;
+			}
+		}
+		if (c == col) {
+			buf[l] = '\0';
+			return;
+		}
+		assert_true(*p == ',');
 		p++;
 	}
-	size_t l = strcspn(p, ",\n");
-	assert_true(l < n);
-	memcpy(buf, p, l);
-	buf[l] = '\0';
 }
 
 /* Column index of a header name. */
@@ -316,6 +330,65 @@ static void test_setup_failure_is_failed(void **state)
 	free(csv);
 }
 
+/* Does the JSON array `a` hold the string s? */
+static bool jv_has(const struct jv *a, const char *s)
+{
+	for (size_t i = 0; a && a->type == JV_ARR && i < a->n; i++)
+		if (a->item[i]->type == JV_STR && !strcmp(a->item[i]->str, s))
+			return true;
+	return false;
+}
+
+/* Outputs say what ran (issue 12, item 8): the allocator each row used
+ * (vdnn imposes CNMeM's pool-bestfit over the experiment's bfc) and the
+ * policy's report lines; derivation in the fixture. Before the fix
+ * runs.json named only the experiment's allocator and no report. */
+static void test_outputs_say_what_ran(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-vdnn.yaml", "wr", NULL);
+	char path[512], v[128];
+	snprintf(path, sizeof path, "%s/wr/summary.csv", tmpdir);
+	char *csv = slurp(path);
+	csv_get(csv, 1, "policy", v, sizeof v);
+	assert_string_equal(v, "framework");
+	csv_get(csv, 1, "allocator", v, sizeof v);
+	assert_string_equal(v, "bfc");
+	csv_get(csv, 2, "policy", v, sizeof v);
+	assert_string_equal(v, "vdnn(offload=all,algo=m)"); /* quoted */
+	csv_get(csv, 2, "allocator", v, sizeof v);
+	assert_string_equal(v, "pool-bestfit");
+	csv_get(csv, 2, "status", v, sizeof v);
+	assert_string_equal(v, "ok");
+	free(csv);
+	snprintf(path, sizeof path, "%s/wr/runs.json", tmpdir);
+	char *js = slurp(path), err[128];
+	struct jv *root = jv_parse(js, err, sizeof err);
+	if (!root)
+		fail_msg("runs.json: %s", err);
+	struct jv *pts = jv_get(root, "points");
+	assert_non_null(pts);
+	assert_int_equal(pts->n, 2);
+	struct jv *fw = pts->item[0], *vd = pts->item[1];
+	assert_string_equal(jv_get(fw, "allocator")->str, "bfc");
+	struct jv *rep = jv_get(fw, "policy_report");
+	assert_non_null(rep);
+	assert_int_equal(rep->type, JV_ARR);
+	assert_int_equal(rep->n, 0); /* framework reports nothing */
+	assert_string_equal(jv_get(vd, "allocator")->str, "pool-bestfit");
+	rep = jv_get(vd, "policy_report");
+	assert_non_null(rep);
+	assert_true(jv_has(rep, "scheme all(m)"));
+	assert_true(jv_has(rep, "offload_layers 3"));
+	assert_true(jv_has(rep, "offload_tensors 3"));
+	assert_true(jv_has(rep, "offload_bytes_per_iter 16777216"));
+	/* the experiment's own setting is still there, as asked for */
+	assert_string_equal(
+		jv_get(jv_get(root, "settings"), "allocator")->str, "bfc");
+	jv_free(root);
+	free(js);
+}
+
 static void test_jobs_identical(void **state)
 {
 	(void)state;
@@ -503,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_budget_fraction_chain3),
 		cmocka_unit_test(test_budget_fraction_bfc),
 		cmocka_unit_test(test_setup_failure_is_failed),
+		cmocka_unit_test(test_outputs_say_what_ran),
 		cmocka_unit_test(test_jobs_identical),
 		cmocka_unit_test(test_malformed_files),
 		cmocka_unit_test(test_trace),

@@ -1,5 +1,7 @@
 /*
- * gpumemsim_main.c - the command-line program.
+ * gpumemsim_main.c - the command-line program: the one place above every
+ * layer (sim/, workloads/, policies/, exp/, calibrate/); nothing includes
+ * it, so sim/ depends on nothing above it.
  *
  * Exit codes: 0 the run(s) completed (an OOM is a result, reported, not a
  * failure); 1 a run failed (engine or policy error); 2 bad input (usage,
@@ -10,10 +12,10 @@
 #include "../policies/pol.h"
 #include "../workloads/wl.h"
 #include "../workloads/wl_gen.h"
-#include "ex.h"
-#include "hw.h"
-#include "mem.h"
-#include "trace.h"
+#include "../sim/ex.h"
+#include "../sim/hw.h"
+#include "../sim/mem.h"
+#include "../sim/trace.h"
 
 #include <dirent.h>
 
@@ -362,12 +364,18 @@ static int simulate(int argc, char **argv)
 		}
 	}
 	tr_fini(&tr);
+	/* the allocator that ran: the policy's own (vDNN's CNMeM) or
+	 * --allocator; empty when the run stopped before making one */
 	printf("%s on %s, batch %lld, policy %s, allocator %s\n", wl->name,
-	       hw.name, (long long)wl->batch, pol.label, allocator);
+	       hw.name, (long long)wl->batch, pol.label,
+	       st.allocator[0] ? st.allocator : allocator);
 	st_print(&st, stdout);
-	if (pol.ops->report) {
+	gms_err rerr = {{0}};
+	if (pol_report_text(&pol, &st.pol_report, &rerr) < 0 && r == 0)
+		r = -1, st.failed = true, err = rerr;
+	if (st.pol_report) {
 		printf("  policy %s (whole run):\n", pol.ops->name);
-		pol.ops->report(&pol, stdout);
+		fputs(st.pol_report, stdout);
 	}
 	if (r < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
