@@ -287,14 +287,28 @@ static uint32_t count_held(const struct ck_graph *g)
 	return n;
 }
 
-/* Mark the frontier after forward position i kept. */
-static void keep_frontier(const struct ck_graph *g, uint32_t i, uint8_t *role)
+/* Keep the frontiers after the sqrt mode's k - 1 segment ends (forward
+ * positions j * nf / k - 1): every tensor whose frontier interval [a, b)
+ * holds one of them, found with a prefix count of the ends over the
+ * positions, so O(ops + tensors) rather than a scan per segment. -1 when
+ * out of memory. */
+static int keep_segment_ends(const struct ck_graph *g, uint32_t k,
+			     uint8_t *role)
 {
+	uint32_t *before = calloc((size_t)g->nf + 2, sizeof *before);
+	if (!before)
+		return -1;
+	for (uint32_t j = 1; j < k; j++) /* an end at position i counts */
+		before[(uint64_t)j * g->nf / k]++; /* in before[i + 1] */
+	for (uint32_t i = 1; i <= g->nf; i++)
+		before[i] += before[i - 1]; /* ends at positions < i */
 	for (uint32_t t = 0; t < g->wl->n_tensors; t++) {
 		uint32_t a, b;
-		if (flow(g, t, &a, &b) && a <= i && i < b)
+		if (flow(g, t, &a, &b) && before[b] > before[a])
 			role[t] = CK_KEEP;
 	}
+	free(before);
+	return 0;
 }
 
 /* Bottleneck tensors in topological order: each a frontier of one (and,
@@ -736,9 +750,10 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 					       : kauto;
 		if (k > g.nf)
 			k = g.nf;
-		for (uint32_t j = 1; j < k; j++)
-			keep_frontier(&g, (uint32_t)((uint64_t)j * g.nf / k) - 1,
-				      role);
+		if (keep_segment_ends(&g, k, role) < 0) {
+			gms_errf(err, "out of memory");
+			goto out;
+		}
 		fprintf(f, "    segments           %u (about %u ops each)\n",
 			k, k ? (g.nf + k - 1) / k : 0);
 		break;
