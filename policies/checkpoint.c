@@ -10,8 +10,11 @@
  *              backward pass reads it first, so dropping it would save no
  *              peak memory, only time; `keep_last`), kept because its
  *              producer cannot be re-run (dropout, a mutated trace
- *              tensor), or dropped after its last forward use: the later
- *              of its producer and its last forward reader;
+ *              tensor), kept because the engine would refuse to drop it
+ *              (an input of its producer is freed by then and cannot be
+ *              re-made: plan_check), or dropped after its last forward
+ *              use: the later of its producer and its last forward
+ *              reader;
  *   after_op   of that op: ex_drop of each dropped tensor still resident
  *              (read in backward, or held as the lineage of another
  *              dropped tensor);
@@ -73,6 +76,45 @@
  * pass reaches it. The report names every such stretch longer than a
  * segment (n / ceil(sqrt(n)) forward ops) and where it is regenerated
  * from.
+ *
+ * AGAINST GRADIENT-CHECKPOINTING. memory_saving_gradients.py (commit
+ * 43444e0, the line numbers below) differs from this model in:
+ *   - the tail: it copies the ops from the checkpoints to the loss
+ *     (ys) and takes the gradients on the copy (lines 208-227), the copy
+ *     waiting for ys (232-236), so the activations after the last
+ *     checkpoint are recomputed at the start of backward: keep_last=false.
+ *     keep_last=true (the default here) keeps them instead, as Chen et
+ *     al. 4.1's segments do: backward reads them first, so recomputing
+ *     them saves little or no peak memory and costs a forward pass of the
+ *     tail (test_sqrt_options in tests/test_checkpoint.c, worked by hand).
+ *   - memory mode's candidates: it drops tensors of at most 1024 elements
+ *     (MIN_CHECKPOINT_NODE_SIZE, lines 30, 113) and names containing
+ *     L2Loss, entropy, FusedBatchNorm, Switch, dropout or Cast (114-120)
+ *     from ts_all before taking ts_filtered (the backward graph's inputs,
+ *     126-128) and N = len(ts_filtered) (160); here every forward
+ *     activation the backward pass reads counts.
+ *   - memory mode's fallback: when ts_filtered yields fewer than
+ *     sqrt(N) bottlenecks it tries again over ts_all, tensors the
+ *     backward pass does not read included (133-150). Not done here: the
+ *     executor frees a tensor no later op reads, so such a "checkpoint"
+ *     would not be kept (TensorFlow keeps it because the recomputed copies
+ *     read it, 266). Of the shipped networks this concerns densenet121 (12
+ *     bottlenecks read in backward < sqrt(366)).
+ *   - what is re-run: it copies every op between checkpoints, dropout
+ *     included (copy_with_input_replacements, 215 and 261); whether the
+ *     copy draws the same mask is left to TensorFlow's op seeds (the
+ *     repository's issue #35 asks). Here dropout is not recomputable
+ *     (gen.c), so its mask and, when backward reads it, its output are
+ *     kept, and an activation whose recomputation would need a dropout
+ *     output that is already freed (BERT's residual adds) is kept too
+ *     (CK_UNREGEN) rather than dropped and refused at run time.
+ *   - the bottleneck test: its b_inp/f_inp disjointness (137-144) is
+ *     the separating definition used here (ARTICULATION POINTS above),
+ *     but its |b_inp| + |f_inp| >= |ts_all| counts only tensors some
+ *     forward op reads, so as we read it one tensor of ts_all that no
+ *     forward op reads (a batchnorm's saved statistics, a dropout mask)
+ *     rules out every bottleneck, which its name filters avoid; here such
+ *     dead ends do not count.
  *
  * Deterministic: every choice follows issue order and tensor ids.
  */
