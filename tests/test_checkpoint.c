@@ -473,20 +473,29 @@ static struct wl_workload *resdrop(void)
 	return w;
 }
 
+/* Run mode=list keeping z (p made here) on w without an OOM; the
+ * policy's report in rep. */
+static void run_keep_z(const struct wl_workload *w, struct pol *p,
+		       struct st_run *st, struct recs *r, char *rep,
+		       size_t cap)
+{
+	const char *kv[] = {"mode=list", "tensors=z"};
+	make(p, kv, 2);
+	gms_err err = {{0}};
+	assert_int_equal(run_rec(w, p, st, r, &err), 0);
+	assert_false(st->oom.hit);
+	report(p, rep, cap);
+}
+
 static void test_unregenerable_add(void **state)
 {
 	(void)state;
 	struct wl_workload *w = resdrop();
 	struct pol p;
-	const char *kv[] = {"mode=list", "tensors=z"};
-	make(&p, kv, 2);
 	struct st_run st;
 	struct recs r;
-	gms_err err = {{0}};
-	assert_int_equal(run_rec(w, &p, &st, &r, &err), 0);
-	assert_false(st.oom.hit);
 	char rep[4096];
-	report(&p, rep, sizeof rep);
+	run_keep_z(w, &p, &st, &r, rep, sizeof rep);
 	assert_has(rep, "checkpoints        1 tensors, 0.0 MiB: z\n");
 	assert_has(rep, "not recomputable   1 tensors, 0.0 MiB: m\n");
 	assert_has(rep, "not regenerable    1 tensors, 0.0 MiB: a\n");
@@ -564,15 +573,10 @@ static void test_lineage_drop(void **state)
 	(void)state;
 	struct wl_workload *w = lineage_drop();
 	struct pol p;
-	const char *kv[] = {"mode=list", "tensors=z"};
-	make(&p, kv, 2);
 	struct st_run st;
 	struct recs r;
-	gms_err err = {{0}};
-	assert_int_equal(run_rec(w, &p, &st, &r, &err), 0);
-	assert_false(st.oom.hit);
 	char rep[4096];
-	report(&p, rep, sizeof rep);
+	run_keep_z(w, &p, &st, &r, rep, sizeof rep);
 	assert_has(rep, "not regenerable    1 tensors, 0.0 MiB: u\n");
 	assert_has(rep, "first: u: input w of relu is freed by then");
 	assert_has(rep, "dropped            2 of 4 backward-read");
