@@ -10,8 +10,11 @@
  *              backward pass reads it first, so dropping it would save no
  *              peak memory, only time; `keep_last`), kept because its
  *              producer cannot be re-run (dropout, a mutated trace
- *              tensor), or dropped after its last forward use: the later
- *              of its producer and its last forward reader;
+ *              tensor), kept because the engine would refuse to drop it
+ *              (an input of its producer is freed by then and cannot be
+ *              re-made: plan_check), or dropped after its last forward
+ *              use: the later of its producer and its last forward
+ *              reader;
  *   after_op   of that op: ex_drop of each dropped tensor still resident
  *              (read in backward, or held as the lineage of another
  *              dropped tensor);
@@ -74,6 +77,45 @@
  * segment (n / ceil(sqrt(n)) forward ops) and where it is regenerated
  * from.
  *
+ * AGAINST GRADIENT-CHECKPOINTING. memory_saving_gradients.py (commit
+ * 43444e0, the line numbers below) differs from this model in:
+ *   - the tail: it copies the ops from the checkpoints to the loss
+ *     (ys) and takes the gradients on the copy (lines 208-227), the copy
+ *     waiting for ys (232-236), so the activations after the last
+ *     checkpoint are recomputed at the start of backward: keep_last=false.
+ *     keep_last=true (the default here) keeps them instead, as Chen et
+ *     al. 4.1's segments do: backward reads them first, so recomputing
+ *     them saves little or no peak memory and costs a forward pass of the
+ *     tail (test_sqrt_options in tests/test_checkpoint.c, worked by hand).
+ *   - memory mode's candidates: it drops tensors of at most 1024 elements
+ *     (MIN_CHECKPOINT_NODE_SIZE, lines 30, 113) and names containing
+ *     L2Loss, entropy, FusedBatchNorm, Switch, dropout or Cast (114-120)
+ *     from ts_all before taking ts_filtered (the backward graph's inputs,
+ *     126-128) and N = len(ts_filtered) (160); here every forward
+ *     activation the backward pass reads counts.
+ *   - memory mode's fallback: when ts_filtered yields fewer than
+ *     sqrt(N) bottlenecks it tries again over ts_all, tensors the
+ *     backward pass does not read included (133-150). Not done here: the
+ *     executor frees a tensor no later op reads, so such a "checkpoint"
+ *     would not be kept (TensorFlow keeps it because the recomputed copies
+ *     read it, 266). Of the shipped networks this concerns densenet121 (12
+ *     bottlenecks read in backward < sqrt(366)).
+ *   - what is re-run: it copies every op between checkpoints, dropout
+ *     included (copy_with_input_replacements, 215 and 261); whether the
+ *     copy draws the same mask is left to TensorFlow's op seeds (the
+ *     repository's issue #35 asks). Here dropout is not recomputable
+ *     (gen.c), so its mask and, when backward reads it, its output are
+ *     kept, and an activation whose recomputation would need a dropout
+ *     output that is already freed (BERT's residual adds) is kept too
+ *     (CK_UNREGEN) rather than dropped and refused at run time.
+ *   - the bottleneck test: its b_inp/f_inp disjointness (137-144) is
+ *     the separating definition used here (ARTICULATION POINTS above),
+ *     but its |b_inp| + |f_inp| >= |ts_all| counts only tensors some
+ *     forward op reads, so as we read it one tensor of ts_all that no
+ *     forward op reads (a batchnorm's saved statistics, a dropout mask)
+ *     rules out every bottleneck, which its name filters avoid; here such
+ *     dead ends do not count.
+ *
  * Deterministic: every choice follows issue order and tensor ids.
  */
 #include "../sim/ex.h"
@@ -125,6 +167,8 @@ enum ck_role {
 	CK_KEEP,   /* a checkpoint */
 	CK_TAIL,   /* kept: produced after the last checkpoint */
 	CK_FIXED,  /* kept: its producer cannot be re-run */
+	CK_UNREGEN, /* kept: when it would be dropped, an input of its
+		       producer is freed and cannot be re-made (plan_check) */
 	CK_DROP,   /* dropped after its last forward use, if resident */
 };
 
@@ -135,6 +179,8 @@ struct ckpt {
 	uint32_t *drop_list; /* tensor ids, grouped by op */
 	char *plan_text;     /* the plan's report lines */
 	size_t plan_len;     /* their length */
+	uint32_t planned;    /* drops the plan expects per iteration */
+	char first_unregen[256]; /* why the first CK_UNREGEN is kept */
 	uint64_t drops;	     /* drops done over the run */
 	uint64_t refused;    /* drops the engine refused */
 	char first_refusal[256]; /* why the first one was refused */
@@ -156,6 +202,8 @@ static void ck_clear(struct ckpt *s)
 	s->drop_at = s->drop_list = NULL;
 	s->plan_text = NULL;
 	s->plan_len = 0;
+	s->planned = 0;
+	s->first_unregen[0] = '\0';
 }
 
 static void ck_fini(struct pol *p)
@@ -281,14 +329,28 @@ static uint32_t count_held(const struct ck_graph *g)
 	return n;
 }
 
-/* Mark the frontier after forward position i kept. */
-static void keep_frontier(const struct ck_graph *g, uint32_t i, uint8_t *role)
+/* Keep the frontiers after the sqrt mode's k - 1 segment ends (forward
+ * positions j * nf / k - 1): every tensor whose frontier interval [a, b)
+ * holds one of them, found with a prefix count of the ends over the
+ * positions, so O(ops + tensors) rather than a scan per segment. -1 when
+ * out of memory. */
+static int keep_segment_ends(const struct ck_graph *g, uint32_t k,
+			     uint8_t *role)
 {
+	uint32_t *before = calloc((size_t)g->nf + 2, sizeof *before);
+	if (!before)
+		return -1;
+	for (uint32_t j = 1; j < k; j++) /* an end at position i counts */
+		before[(uint64_t)j * g->nf / k]++; /* in before[i + 1] */
+	for (uint32_t i = 1; i <= g->nf; i++)
+		before[i] += before[i - 1]; /* ends at positions < i */
 	for (uint32_t t = 0; t < g->wl->n_tensors; t++) {
 		uint32_t a, b;
-		if (flow(g, t, &a, &b) && a <= i && i < b)
+		if (flow(g, t, &a, &b) && before[b] > before[a])
 			role[t] = CK_KEEP;
 	}
+	free(before);
+	return 0;
 }
 
 /* Bottleneck tensors in topological order: each a frontier of one (and,
@@ -306,6 +368,290 @@ static uint32_t bottlenecks(const struct ck_graph *g, bool held_only,
 			out[n++] = t;
 	}
 	return n;
+}
+
+/* ---- what the engine will accept ----------------------------------------
+ *
+ * ex_drop (sim/ex.c) accepts a drop of t when t is IN, its producer is
+ * recomputable and every input u of that producer "can be had again"
+ * (regenerable()): u is persistent, or not freed (state other than NONE),
+ * or freed with a recomputable producer whose inputs can be had again, and
+ * so on back. Whether an input is freed depends on when the drop happens:
+ * the executor frees a tensor once no op that reads it is left to
+ * complete (its reference count, plus its release point) and no dropped
+ * tensor holds it as lineage. So a residual add whose other input is a
+ * dropout output cannot be dropped after its last forward use: the add's
+ * backward reads nothing, so the dropout output was freed right after the
+ * add, and dropout is not recomputable (its mask). The plan cannot see
+ * that from roles alone.
+ *
+ * plan_check therefore replays the executor's bookkeeping over the ops up
+ * to the last planned drop, in issue order, with the plan's drops in the
+ * order after_op makes them: per tensor the state (NONE, IN, RECOMPUTE),
+ * the uses not yet completed and the lineage references, updated as
+ * ex.c's kernel_done/settle and lineage_take/lineage_release do; at each
+ * drop it asks regenerable()'s question of the replayed states. A drop
+ * that would be refused is taken out of the plan and its tensor kept
+ * (CK_UNREGEN: kept, it holds no lineage, as a refused drop leaves the
+ * tensor IN too, so the later checks see the states the run will have).
+ * In-place takeover (graph mode) frees an input at the start of the op
+ * that is its last reader instead of at its end, which no after_op can
+ * tell apart, so the replay leaves it out. Only kernels of the workload
+ * are replayed, not recomputations: a backward op issued before the last
+ * planned drop (not in any shipped workload or trace) could make the run
+ * differ, and then the run's refusals are counted and reported as before.
+ *
+ * Cost: the replay is O(ops + reads). A check enters only freed tensors,
+ * each at most once per op (`seen`, stamped with the op); one found not
+ * regenerable stays so for the rest of the forward pass (what it needs is
+ * freed and never re-made: only a drop's lineage re-marks a freed tensor,
+ * and only a regenerable one), so `bad` remembers it for good; one found
+ * regenerable in an accepted drop becomes RECOMPUTE and is not entered
+ * again while that drop holds it. */
+
+/* The replayed executor state. */
+struct ck_sim {
+	const struct wl_workload *wl; /* the workload */
+	const struct ex *ex;	      /* for ex_tensor_persistent */
+	uint8_t *st;		      /* per tensor: TS_NONE, TS_IN or
+					 TS_RECOMPUTE */
+	bool *bad;		      /* per tensor: freed, not regenerable */
+	uint32_t *uses;		      /* per tensor: uses not completed */
+	uint32_t *lin;		      /* per tensor: lineage references */
+	uint32_t *seen;		      /* per tensor: op + 1 of the last check
+					 that entered it */
+	uint32_t *stk;		      /* work stack: tensors */
+	uint32_t *pos;		      /* per stack entry: next input (check) */
+	uint32_t *rel_at;	      /* per op + 1: rel_list[rel_at[o] ..
+					 rel_at[o + 1]) have release point o */
+	uint32_t *rel_list;	      /* tensor ids, grouped by release op */
+};
+
+static const struct wl_op *producer(const struct ck_sim *c, uint32_t t)
+{
+	return &c->wl->ops[c->wl->tensors[t].producer];
+}
+
+/* ex.c regenerable()'s first test: persistent or not freed. */
+static bool sim_alive(const struct ck_sim *c, uint32_t t)
+{
+	return ex_tensor_persistent(c->ex, t) || c->st[t] != TS_NONE;
+}
+
+/* ex.c settle(), the part that ends lives: t (and, through lineage
+ * released, what it held) is freed once nothing will read it. */
+static void sim_settle(struct ck_sim *c, uint32_t t0)
+{
+	uint32_t n = 0;
+	c->stk[n++] = t0;
+	while (n) {
+		uint32_t t = c->stk[--n];
+		if (c->uses[t] || c->lin[t] || ex_tensor_persistent(c->ex, t))
+			continue;
+		if (c->st[t] == TS_RECOMPUTE) { /* lineage_release */
+			const struct wl_op *p = producer(c, t);
+			for (uint32_t i = 0; i < p->n_in; i++) {
+				c->lin[p->in[i]]--;
+				c->stk[n++] = p->in[i];
+			}
+		}
+		c->st[t] = TS_NONE;
+	}
+}
+
+/* ex.c kernel_done() for op o, not a recomputation: outputs made, each
+ * distinct input's use and the release points at o consumed. */
+static void sim_op(struct ck_sim *c, uint32_t o)
+{
+	const struct wl_op *op = &c->wl->ops[o];
+	for (uint32_t i = 0; i < op->n_out; i++)
+		c->st[op->out[i]] = TS_IN;
+	for (uint32_t i = 0; i < op->n_in; i++) {
+		bool first = true;
+		for (uint32_t k = 0; k < i; k++)
+			first &= op->in[k] != op->in[i];
+		if (first && c->uses[op->in[i]] > 0)
+			c->uses[op->in[i]]--;
+	}
+	for (uint32_t i = 0; i < op->n_in; i++)
+		sim_settle(c, op->in[i]);
+	for (uint32_t i = 0; i < op->n_out; i++)
+		sim_settle(c, op->out[i]);
+	for (uint32_t k = c->rel_at[o]; k < c->rel_at[o + 1]; k++) {
+		uint32_t t = c->rel_list[k];
+		if (c->uses[t] > 0)
+			c->uses[t]--;
+		sim_settle(c, t);
+	}
+}
+
+/* ex.c regenerable(u) in the replayed state, depth first without
+ * recursion; `stamp` is the op + 1 (what passed at this op still does:
+ * within one after_op states only go from NONE to RECOMPUTE). */
+static bool sim_regen(struct ck_sim *c, uint32_t u, uint32_t stamp)
+{
+	if (sim_alive(c, u) || (c->seen[u] == stamp && !c->bad[u]))
+		return true;
+	uint32_t n = 0, w = u;
+	for (;;) {
+		/* w: freed, not yet entered at this op */
+		uint32_t pr = c->wl->tensors[w].producer;
+		if (c->bad[w] || pr == WL_NONE || !c->wl->ops[pr].recomputable) {
+			c->bad[w] = true; /* and all that needs it */
+			while (n)
+				c->bad[c->stk[--n]] = true;
+			return false;
+		}
+		c->seen[w] = stamp;
+		c->stk[n] = w;
+		c->pos[n++] = 0;
+		/* the next input on the stack still to be looked at */
+		for (w = WL_NONE; n && w == WL_NONE;) {
+			const struct wl_op *p = producer(c, c->stk[n - 1]);
+			if (c->pos[n - 1] == p->n_in) {
+				n--; /* all its inputs can be had again */
+				continue;
+			}
+			uint32_t v = p->in[c->pos[n - 1]++];
+			if (!sim_alive(c, v) &&
+			    !(c->seen[v] == stamp && !c->bad[v]))
+				w = v;
+		}
+		if (w == WL_NONE)
+			return true;
+	}
+}
+
+/* ex.c lineage_take(t): references on its producer's inputs; a freed one
+ * becomes RECOMPUTE with references of its own. */
+static void sim_take(struct ck_sim *c, uint32_t t)
+{
+	uint32_t n = 0;
+	c->stk[n++] = t;
+	while (n) {
+		const struct wl_op *p = producer(c, c->stk[--n]);
+		for (uint32_t i = 0; i < p->n_in; i++) {
+			uint32_t u = p->in[i];
+			if (!ex_tensor_persistent(c->ex, u) &&
+			    c->st[u] == TS_NONE) {
+				c->st[u] = TS_RECOMPUTE;
+				c->stk[n++] = u;
+			}
+			c->lin[u]++;
+		}
+	}
+}
+
+static void sim_free(struct ck_sim *c)
+{
+	free(c->st);
+	free(c->bad);
+	free(c->uses);
+	free(c->lin);
+	free(c->seen);
+	free(c->stk);
+	free(c->pos);
+	free(c->rel_at);
+	free(c->rel_list);
+}
+
+static int sim_init(struct ck_sim *c, const struct ex *ex)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	size_t nt = (size_t)wl->n_tensors + 1, edges = 0;
+	size_t np = nt > (size_t)wl->n_ops + 1 ? nt : (size_t)wl->n_ops + 1;
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		edges += wl->ops[o].n_in;
+	memset(c, 0, sizeof *c);
+	c->wl = wl;
+	c->ex = ex;
+	c->st = calloc(nt, sizeof *c->st);
+	c->bad = calloc(nt, sizeof *c->bad);
+	c->uses = calloc(nt, sizeof *c->uses);
+	c->lin = calloc(nt, sizeof *c->lin);
+	c->seen = calloc(nt, sizeof *c->seen);
+	/* settle's stack holds at most every lineage reference at once */
+	c->stk = calloc(nt + edges, sizeof *c->stk);
+	c->pos = calloc(np, sizeof *c->pos); /* also the release fill */
+	c->rel_at = calloc((size_t)wl->n_ops + 2, sizeof *c->rel_at);
+	c->rel_list = calloc(nt, sizeof *c->rel_list);
+	if (!c->st || !c->bad || !c->uses || !c->lin || !c->seen || !c->stk ||
+	    !c->pos || !c->rel_at || !c->rel_list)
+		return -1;
+	/* ex.c iter_begin: uses = readers + the release point; the inputs
+	 * are resident; release points indexed by op (counting sort) */
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		const struct wl_tensor *wt = &wl->tensors[t];
+		c->uses[t] = wt->n_readers + (wt->release_after != WL_NONE);
+		c->st[t] = wt->kind == WL_INPUT ? TS_IN : TS_NONE;
+		if (wt->release_after < wl->n_ops)
+			c->rel_at[wt->release_after + 1]++;
+	}
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		c->rel_at[o + 1] += c->rel_at[o];
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		uint32_t o = wl->tensors[t].release_after;
+		if (o < wl->n_ops)
+			c->rel_list[c->rel_at[o] + c->pos[o]++] = t;
+	}
+	memset(c->pos, 0, np * sizeof *c->pos);
+	return 0;
+}
+
+/* Replay the plan's drops (see above): keep what the engine would refuse
+ * to drop (CK_UNREGEN), take it and the drops of tensors already freed by
+ * then (nothing held: after_op skips them) out of the drop lists, count
+ * the drops left per iteration in s->planned. -1 when out of memory. */
+static int plan_check(struct ckpt *s, const struct ex *ex)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	struct ck_sim c;
+	if (sim_init(&c, ex) < 0) {
+		sim_free(&c);
+		return -1;
+	}
+	uint32_t last = 0; /* ops after the last drop need no replay */
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		if (s->drop_at[o] < s->drop_at[o + 1])
+			last = o;
+	uint32_t w = 0; /* drop lists compacted in place */
+	s->planned = 0;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		uint32_t from = s->drop_at[o], to = s->drop_at[o + 1];
+		s->drop_at[o] = w;
+		if (o > last)
+			continue;
+		sim_op(&c, o);
+		for (uint32_t k = from; k < to; k++) {
+			uint32_t t = s->drop_list[k];
+			if (c.st[t] != TS_IN)
+				continue; /* freed: after_op skips it */
+			const struct wl_op *p = producer(&c, t);
+			uint32_t i = 0;
+			while (i < p->n_in && sim_regen(&c, p->in[i], o + 1))
+				i++;
+			if (i < p->n_in) {
+				if (!s->first_unregen[0])
+					snprintf(s->first_unregen,
+						 sizeof s->first_unregen,
+						 "%s: input %s of %s is freed "
+						 "by then and cannot be re-made",
+						 wl->tensors[t].name,
+						 wl->tensors[p->in[i]].name,
+						 p->name);
+				s->role[t] = CK_UNREGEN;
+				continue;
+			}
+			sim_take(&c, t);
+			c.st[t] = TS_RECOMPUTE;
+			sim_settle(&c, t);
+			s->drop_list[w++] = t;
+			s->planned++;
+		}
+	}
+	s->drop_at[wl->n_ops] = w;
+	sim_free(&c);
+	return 0;
 }
 
 /* ---- the plan ----------------------------------------------------------- */
@@ -446,9 +792,10 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 					       : kauto;
 		if (k > g.nf)
 			k = g.nf;
-		for (uint32_t j = 1; j < k; j++)
-			keep_frontier(&g, (uint32_t)((uint64_t)j * g.nf / k) - 1,
-				      role);
+		if (keep_segment_ends(&g, k, role) < 0) {
+			gms_errf(err, "out of memory");
+			goto out;
+		}
 		fprintf(f, "    segments           %u (about %u ops each)\n",
 			k, k ? (g.nf + k - 1) / k : 0);
 		break;
@@ -538,6 +885,10 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 	for (uint32_t o = wl->n_ops; o > 0; o--) /* undo the fill shift */
 		s->drop_at[o] = s->drop_at[o - 1];
 	s->drop_at[0] = 0;
+	if (plan_check(s, ex) < 0) {
+		gms_errf(err, "out of memory");
+		goto out;
+	}
 	/* the report */
 	static const struct {
 		enum ck_role r;
@@ -546,6 +897,7 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 		{CK_KEEP, "checkpoints"},
 		{CK_TAIL, "kept tail"},
 		{CK_FIXED, "not recomputable"},
+		{CK_UNREGEN, "not regenerable"},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
 		uint32_t n;
@@ -563,9 +915,15 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 			nd++;
 			bd += wl->tensors[t].bytes;
 		}
+	if (s->first_unregen[0])
+		fprintf(f, "                       (kept: an input of the "
+			   "producer is gone when it would be dropped; first: "
+			   "%s)\n",
+			s->first_unregen);
 	fprintf(f, "    dropped            %u of %u backward-read activations,"
 		   " %.1f MiB\n",
 		nd, nheld, mib(bd));
+	fprintf(f, "    drops planned      %u per iteration\n", s->planned);
 	if (prm->mode == CK_MEMORY)
 		report_gaps(f, &g, bn, nb, role, seg);
 	rc = 0;
@@ -612,11 +970,9 @@ static void ck_report(struct pol *p, FILE *out)
 		fwrite(s->plan_text, 1, s->plan_len, out);
 	fprintf(out, "    drops              %llu\n",
 		(unsigned long long)s->drops);
-	fprintf(out, "    drops refused      %llu%s%s\n",
+	fprintf(out, "    drops refused      %llu%s%s%s\n",
 		(unsigned long long)s->refused, s->refused ? " (first: " : "",
-		s->refused ? s->first_refusal : "");
-	if (s->refused)
-		fputs(")\n", out);
+		s->refused ? s->first_refusal : "", s->refused ? ")" : "");
 }
 
 const struct pol_ops pol_checkpoint_ops = {

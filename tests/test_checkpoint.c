@@ -18,7 +18,9 @@
 
 #include "testkit.h"
 
-/* Add an op of a type with FLOPs (time from the profile). */
+/* Add an op of a type with FLOPs (time from the profile); forward ops
+ * but dropout are recomputable, as the generators make them (gen.c: a
+ * re-run dropout would draw another mask). */
 static void K(struct wl_workload *w, const char *name, enum wl_op_type type,
 	      enum wl_phase ph, double flops, const uint32_t *in, uint32_t n_in,
 	      const uint32_t *out, uint32_t n_out)
@@ -27,7 +29,8 @@ static void K(struct wl_workload *w, const char *name, enum wl_op_type type,
 	struct wl_op_desc d = {.name = name, .type = type, .phase = ph,
 			       .in = in, .n_in = n_in, .out = out,
 			       .n_out = n_out, .flops = flops,
-			       .recomputable = ph == WL_FWD};
+			       .recomputable = ph == WL_FWD &&
+					       type != OT_DROPOUT};
 	if (wl_add_op(w, &d, &err) == WL_NONE)
 		fail_msg("%s", err.msg);
 }
@@ -420,6 +423,180 @@ static void test_speed_cbr(void **state)
 	wl_free(w);
 }
 
+/* ---- a residual add after dropout -----------------------------------------
+ *   lin: x -> h   drop: h -> d, m (dropout: output, mask; not
+ *   recomputable)   add: d, h -> a   norm: a -> y   lin2: y -> z
+ * Backward (norm reads its input, the add nothing, dropout its mask):
+ *   lin2_b: y, z -> gy   norm_b: a, gy -> ga   add_b: ga -> gd
+ *   drop_b: m, gd -> gh   lin_b: x, gh -> gw
+ * Op ids 0..9 in that order; all 1000 B, 1e6 FLOPs (1000 ns) each.
+ * mode=list keeps z. The others: y, a, h have recomputable producers
+ * (dropped after their last forward use), m is the dropout's (kept, read
+ * in backward), d too (read by nobody in backward: not the policy's).
+ * Backward reads y a m z: N = 4.
+ *   h: last forward reader add; nobody reads it later, so the executor
+ *      frees it after add: nothing to drop.
+ *   a: dropped after norm; its producer add needs d, which was freed
+ *      after add (its only reader) and cannot be re-made (dropout), so
+ *      ex_drop would refuse: the plan keeps a ("not regenerable").
+ *   y: dropped after lin2; norm needs a, resident (read by norm_b): kept
+ *      a makes y regenerable. 1 drop per iteration, 2 in the run, none
+ *      refused (before the fix the plan counted a as dropped, "2 of 4",
+ *      and the run refused it every iteration: 2 refusals).
+ * lin2_b re-runs norm: 1 kernel, 1000 ns; iteration 10 x 1000 + 1000.
+ * Memory (arena, sums): after add x m a (h, d freed) = 3000; lin2 adds z
+ * while y drops: x m a z = 4000; lin2_b re-makes y and adds gy: x m a z y
+ * gy = 6000 B, the peak; then z and y go (4000), norm_b frees a and gy
+ * for ga (3000), and the rest is lower. */
+static struct wl_workload *resdrop(void)
+{
+	struct wl_workload *w = wl_new("resdrop", 1);
+	const char *names[] = {"x",  "h",  "d",	 "m",  "a",  "y",
+			       "z",  "gy", "ga", "gd", "gh", "gw"};
+	uint32_t id[12];
+	add_named(w, names, 12, 7, id);
+	enum { x, h, d, m, a, y, z, gy, ga, gd, gh, gw };
+	uint32_t dro[] = {id[d], id[m]}, addi[] = {id[d], id[h]};
+	K(w, "lin", OT_MATMUL, WL_FWD, 1e6, &id[x], 1, &id[h], 1);
+	K(w, "drop", OT_DROPOUT, WL_FWD, 1e6, &id[h], 1, dro, 2);
+	K(w, "add", OT_ADD, WL_FWD, 1e6, addi, 2, &id[a], 1);
+	K(w, "norm", OT_LAYERNORM, WL_FWD, 1e6, &id[a], 1, &id[y], 1);
+	K(w, "lin2", OT_MATMUL, WL_FWD, 1e6, &id[y], 1, &id[z], 1);
+	uint32_t i1[] = {id[y], id[z]}, i2[] = {id[a], id[gy]},
+		 i4[] = {id[m], id[gd]}, i5[] = {id[x], id[gh]};
+	K(w, "lin2_b", OT_MATMUL_BWD, WL_BWD, 1e6, i1, 2, &id[gy], 1);
+	K(w, "norm_b", OT_LAYERNORM_BWD, WL_BWD, 1e6, i2, 2, &id[ga], 1);
+	K(w, "add_b", OT_ELEMWISE, WL_BWD, 1e6, &id[ga], 1, &id[gd], 1);
+	K(w, "drop_b", OT_DROPOUT_BWD, WL_BWD, 1e6, i4, 2, &id[gh], 1);
+	K(w, "lin_b", OT_MATMUL_BWD, WL_BWD, 1e6, i5, 2, &id[gw], 1);
+	finalize(w);
+	return w;
+}
+
+/* Run mode=list keeping z (p made here) on w without an OOM; the
+ * policy's report in rep. */
+static void run_keep_z(const struct wl_workload *w, struct pol *p,
+		       struct st_run *st, struct recs *r, char *rep,
+		       size_t cap)
+{
+	const char *kv[] = {"mode=list", "tensors=z"};
+	make(p, kv, 2);
+	gms_err err = {{0}};
+	assert_int_equal(run_rec(w, p, st, r, &err), 0);
+	assert_false(st->oom.hit);
+	report(p, rep, cap);
+}
+
+static void test_unregenerable_add(void **state)
+{
+	(void)state;
+	struct wl_workload *w = resdrop();
+	struct pol p;
+	struct st_run st;
+	struct recs r;
+	char rep[4096];
+	run_keep_z(w, &p, &st, &r, rep, sizeof rep);
+	assert_has(rep, "checkpoints        1 tensors, 0.0 MiB: z\n");
+	assert_has(rep, "not recomputable   1 tensors, 0.0 MiB: m\n");
+	assert_has(rep, "not regenerable    1 tensors, 0.0 MiB: a\n");
+	assert_has(rep, "first: a: input d of add is freed by then");
+	assert_has(rep, "dropped            1 of 4 backward-read");
+	assert_has(rep, "drops planned      1 per iteration\n");
+	assert_has(rep, "drops              2\n");
+	assert_has(rep, "drops refused      0\n");
+	for (int i = 0; i < 2; i++) {
+		const struct st_iter *it = &st.iter[i];
+		assert_int_equal(it->n_drop, 1);
+		assert_int_equal(it->n_recompute, 1);
+		assert_int_equal(it->recompute, 1000);
+		assert_int_equal(it->time, 11000);
+	}
+	assert_int_equal(r.n, 2); /* norm (id 3), each iteration */
+	assert_int_equal(r.op[0], 3);
+	assert_int_equal(r.op[1], 3);
+	assert_int_equal(st.mem.peak_allocated, 6000);
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
+/* ---- a drop that lineage makes possible --------------------------------
+ *   drop: x -> w, mw (dropout)   relu: w -> u   a1: u -> t1
+ *   a2: u -> t2   out: t2 -> z
+ * Backward: bz: z -> gz   out_b: t2, gz -> g2   a1_b: t1, g2 -> g1
+ *   drop_b: mw, g1 -> gw
+ * Op ids 0..8 in that order; all 1000 B, 1e6 FLOPs (1000 ns) each.
+ * mode=list keeps z; mw is kept (dropout, read by drop_b); t1, t2 and u
+ * (read by no backward op) have recomputable producers. Replaying the run:
+ *   after relu: w freed (its only reader), and dropout cannot re-make it.
+ *   after a1: t1 dropped (its input u is resident, a2 reads it); the
+ *      drop holds u as lineage (ex.c lineage_take).
+ *   after a2: u's last reader is done, but t1's lineage keeps it, so it
+ *      is still resident and on the drop list; relu would need w: the
+ *      engine refuses, the plan keeps u ("not regenerable").
+ *   after out: t2 dropped: a2's input u is still held by t1's lineage (a
+ *      plan that looked only at readers would take u for freed and keep
+ *      t2).
+ * So 2 drops per iteration, none refused (before the plan checked, u's
+ * drop was refused every iteration). out_b re-runs a2, a1_b re-runs a1,
+ * both from u: iteration 9 x 1000 + 2 x 1000 = 11000 ns; op ids 3, 2.
+ * Memory: x is freed after drop, w after relu; the forward pass holds at
+ * most 4000 B (mw u t2 z at out). out_b holds mw u gz, the re-made t2 and
+ * g2: 5000 B, the peak; a1_b holds mw u g2 t1, then u goes (its lineage
+ * released when t1 is re-made) and g1 comes: at most 4000 B. */
+static struct wl_workload *lineage_drop(void)
+{
+	struct wl_workload *w = wl_new("lineage", 1);
+	const char *names[] = {"x",  "w",  "mw", "u",  "t1", "t2",
+			       "z",  "gz", "g2", "g1", "gw"};
+	uint32_t id[11];
+	add_named(w, names, 11, 7, id);
+	enum { x, ww, mw, u, t1, t2, z, gz, g2, g1, gw };
+	uint32_t dro[] = {id[ww], id[mw]};
+	K(w, "drop", OT_DROPOUT, WL_FWD, 1e6, &id[x], 1, dro, 2);
+	K(w, "relu", OT_RELU, WL_FWD, 1e6, &id[ww], 1, &id[u], 1);
+	K(w, "a1", OT_MATMUL, WL_FWD, 1e6, &id[u], 1, &id[t1], 1);
+	K(w, "a2", OT_MATMUL, WL_FWD, 1e6, &id[u], 1, &id[t2], 1);
+	K(w, "out", OT_MATMUL, WL_FWD, 1e6, &id[t2], 1, &id[z], 1);
+	uint32_t i1[] = {id[t2], id[gz]}, i2[] = {id[t1], id[g2]},
+		 i3[] = {id[mw], id[g1]};
+	K(w, "bz", OT_LOSS_BWD, WL_BWD, 1e6, &id[z], 1, &id[gz], 1);
+	K(w, "out_b", OT_MATMUL_BWD, WL_BWD, 1e6, i1, 2, &id[g2], 1);
+	K(w, "a1_b", OT_MATMUL_BWD, WL_BWD, 1e6, i2, 2, &id[g1], 1);
+	K(w, "drop_b", OT_DROPOUT_BWD, WL_BWD, 1e6, i3, 2, &id[gw], 1);
+	finalize(w);
+	return w;
+}
+
+static void test_lineage_drop(void **state)
+{
+	(void)state;
+	struct wl_workload *w = lineage_drop();
+	struct pol p;
+	struct st_run st;
+	struct recs r;
+	char rep[4096];
+	run_keep_z(w, &p, &st, &r, rep, sizeof rep);
+	assert_has(rep, "not regenerable    1 tensors, 0.0 MiB: u\n");
+	assert_has(rep, "first: u: input w of relu is freed by then");
+	assert_has(rep, "dropped            2 of 4 backward-read");
+	assert_has(rep, "drops planned      2 per iteration\n");
+	assert_has(rep, "drops              4\n");
+	assert_has(rep, "drops refused      0\n");
+	const uint32_t want[] = {3, 2, 3, 2};
+	assert_int_equal(r.n, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(r.op[i], want[i]);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(st.iter[i].n_drop, 2);
+		assert_int_equal(st.iter[i].time, 11000);
+	}
+	assert_int_equal(st.mem.peak_allocated, 5000);
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
 /* Parameters: the mode is one of four; a list names tensors that exist. */
 static void test_params(void **state)
 {
@@ -459,6 +636,8 @@ int main(void)
 		cmocka_unit_test(test_sqrt_options),
 		cmocka_unit_test(test_memory_residual),
 		cmocka_unit_test(test_speed_cbr),
+		cmocka_unit_test(test_unregenerable_add),
+		cmocka_unit_test(test_lineage_drop),
 		cmocka_unit_test(test_params),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
