@@ -45,10 +45,11 @@ static void csv_str(FILE *f, const char *s)
 static const char stat_header[] =
 	"status,iter_time_ms,samples_per_s,compute_busy_ms,recompute_ms,"
 	"recompute_kernels,recompute_gflop,stall_h2d_ms,stall_d2h_ms,"
-	"stall_memory_ms,h2d_bytes,d2h_bytes,swap_outs,swap_ins,drops,"
-	"kernels,peak_requested_bytes,peak_allocated_bytes,"
+	"stall_memory_ms,stall_alloc_ms,h2d_bytes,d2h_bytes,swap_outs,"
+	"swap_ins,drops,kernels,peak_requested_bytes,peak_allocated_bytes,"
 	"peak_reserved_bytes,pinned_peak_bytes,frag_at_peak,frag_max,"
-	"allocations,frees,alloc_failures,device_mallocs,device_frees,events,"
+	"allocations,frees,alloc_failures,device_mallocs,device_frees,"
+	"alloc_ms,cuda_mallocs,cuda_frees,cuda_host_allocs,events,"
 	"oom_iteration,oom_op,oom_tensor,oom_bytes,oom_reason,error";
 
 /* The statistics of p; `error` replaces the point's own error when set. */
@@ -56,14 +57,14 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 {
 	const struct st_run *r = &p->st;
 	const struct st_iter *s = &r->steady;
-	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%llu,%llu,"
-		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.6f,%llu,"
-		   "%llu,%llu,%llu,%llu,%llu,",
+	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,"
+		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
+		   "%.6f,%llu,%llu,%llu,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,",
 		exp_status(p), ms(s->time), r->samples_per_s,
 		ms(s->compute_busy), ms(s->recompute),
 		(unsigned long long)s->n_recompute, s->recompute_flops / 1e9,
 		ms(s->stall[ST_STALL_H2D]), ms(s->stall[ST_STALL_D2H]),
-		ms(s->stall[ST_STALL_MEMORY]),
+		ms(s->stall[ST_STALL_MEMORY]), ms(s->stall[ST_STALL_ALLOC]),
 		(unsigned long long)s->bytes_h2d,
 		(unsigned long long)s->bytes_d2h,
 		(unsigned long long)s->n_swap_out,
@@ -77,7 +78,10 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 		(unsigned long long)r->mem.n_free,
 		(unsigned long long)r->mem.n_fail,
 		(unsigned long long)r->mem.n_device_malloc,
-		(unsigned long long)r->mem.n_device_free,
+		(unsigned long long)r->mem.n_device_free, ms(s->alloc_time),
+		(unsigned long long)s->n_cuda_malloc,
+		(unsigned long long)s->n_cuda_free,
+		(unsigned long long)s->n_host_alloc,
 		(unsigned long long)r->events);
 	if (r->oom.hit) {
 		fprintf(f, "%d,", r->oom.iter);
@@ -175,19 +179,26 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		"{\"time_ns\":%lld,\"compute_busy_ns\":%lld,"
 		"\"recompute_ns\":%lld,\"stall_h2d_ns\":%lld,"
 		"\"stall_d2h_ns\":%lld,\"stall_memory_ns\":%lld,"
+		"\"stall_alloc_ns\":%lld,"
 		"\"h2d_bytes\":%llu,\"d2h_bytes\":%llu,\"swap_outs\":%llu,"
 		"\"swap_ins\":%llu,\"drops\":%llu,\"recomputes\":%llu,"
-		"\"recompute_flops\":%.17g,\"kernels\":%llu}",
+		"\"recompute_flops\":%.17g,\"kernels\":%llu,"
+		"\"alloc_ns\":%lld,\"cuda_mallocs\":%llu,\"cuda_frees\":%llu,"
+		"\"cuda_host_allocs\":%llu}",
 		(long long)s->time, (long long)s->compute_busy,
 		(long long)s->recompute, (long long)s->stall[ST_STALL_H2D],
 		(long long)s->stall[ST_STALL_D2H],
 		(long long)s->stall[ST_STALL_MEMORY],
+		(long long)s->stall[ST_STALL_ALLOC],
 		(unsigned long long)s->bytes_h2d,
 		(unsigned long long)s->bytes_d2h,
 		(unsigned long long)s->n_swap_out,
 		(unsigned long long)s->n_swap_in, (unsigned long long)s->n_drop,
 		(unsigned long long)s->n_recompute, s->recompute_flops,
-		(unsigned long long)s->n_kernels);
+		(unsigned long long)s->n_kernels, (long long)s->alloc_time,
+		(unsigned long long)s->n_cuda_malloc,
+		(unsigned long long)s->n_cuda_free,
+		(unsigned long long)s->n_host_alloc);
 }
 
 static void json_point(FILE *f, const struct exp *e,
