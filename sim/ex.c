@@ -260,13 +260,17 @@ static void on_event(void *obj, uint64_t ev)
  * (mem_stats.n_device_malloc / n_device_free, mem_host.n_grow); the
  * executor charges their time from the profile (costs: malloc, free,
  * host_alloc). They are made by the host thread, which blocks in them:
- * the CUDA runtime's cudaMalloc and cudaMallocHost return only once the
- * memory is allocated, and "cudaFree ... may perform implicit
- * synchronization" (cuMemFree_v2, CUDA driver API reference: "For all
- * other pointers, this API may perform implicit synchronization"; the
+ * cudaMalloc and cudaMallocHost return only once the memory is
+ * allocated, and freeing device memory synchronises (the CUDA driver API
+ * reference of cuMemFree, which cudaFree wraps: "This API will not
+ * perform any implicit synchronization when the pointer was allocated
+ * with cuMemAllocAsync or cuMemAllocFromPoolAsync ... For all other
+ * pointers, this API may perform implicit synchronization"; the CUDA
  * programming guide's "Implicit Synchronization" lists "a page-locked
  * host memory allocation, a device memory allocation" among the host
- * operations that serialise streams). So:
+ * operations that serialise streams). PyTorch's free-cached-and-retry
+ * also synchronises explicitly first (synchronize_and_free_events in
+ * release_cached_blocks, c10/cuda/CUDACachingAllocator.cpp). So:
  *   - cudaMalloc / cudaMallocHost: the host is busy for the call's cost;
  *   - cudaFree: the host first waits until the work queued so far on the
  *     compute stream and both copy engines has finished (modelled as a
