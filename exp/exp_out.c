@@ -48,11 +48,12 @@ static const char stat_header[] =
 	"allocator,"
 	"status,iter_time_ms,samples_per_s,compute_busy_ms,recompute_ms,"
 	"recompute_kernels,recompute_gflop,stall_h2d_ms,stall_d2h_ms,"
-	"stall_memory_ms,h2d_bytes,d2h_bytes,swap_outs,swap_ins,drops,"
-	"swap_out_cancels,algo_fallbacks,"
+	"stall_memory_ms,stall_alloc_ms,h2d_bytes,d2h_bytes,swap_outs,"
+	"swap_ins,drops,swap_out_cancels,algo_fallbacks,"
 	"kernels,peak_requested_bytes,peak_allocated_bytes,"
 	"peak_reserved_bytes,pinned_peak_bytes,frag_at_peak,frag_max,"
-	"allocations,frees,alloc_failures,device_mallocs,device_frees,events,"
+	"allocations,frees,alloc_failures,device_mallocs,device_frees,"
+	"alloc_ms,cuda_mallocs,cuda_frees,cuda_host_allocs,events,"
 	"oom_iteration,oom_op,oom_tensor,oom_bytes,oom_reason,error";
 
 /* The statistics of p; `error` replaces the point's own error when set. */
@@ -62,15 +63,15 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 	const struct st_iter *s = &r->steady;
 	csv_str(f, r->allocator);
 	fputc(',', f);
-	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%llu,%llu,"
-		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,"
-		   "%.6f,%llu,"
-		   "%llu,%llu,%llu,%llu,%llu,",
+	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,"
+		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
+		   "%llu,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%.6f,%llu,%llu,"
+		   "%llu,%llu,",
 		exp_status(p), ms(s->time), r->samples_per_s,
 		ms(s->compute_busy), ms(s->recompute),
 		(unsigned long long)s->n_recompute, s->recompute_flops / 1e9,
 		ms(s->stall[ST_STALL_H2D]), ms(s->stall[ST_STALL_D2H]),
-		ms(s->stall[ST_STALL_MEMORY]),
+		ms(s->stall[ST_STALL_MEMORY]), ms(s->stall[ST_STALL_ALLOC]),
 		(unsigned long long)s->bytes_h2d,
 		(unsigned long long)s->bytes_d2h,
 		(unsigned long long)s->n_swap_out,
@@ -86,7 +87,10 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 		(unsigned long long)r->mem.n_free,
 		(unsigned long long)r->mem.n_fail,
 		(unsigned long long)r->mem.n_device_malloc,
-		(unsigned long long)r->mem.n_device_free,
+		(unsigned long long)r->mem.n_device_free, ms(s->alloc_time),
+		(unsigned long long)s->n_cuda_malloc,
+		(unsigned long long)s->n_cuda_free,
+		(unsigned long long)s->n_host_alloc,
 		(unsigned long long)r->events);
 	if (r->oom.hit) {
 		fprintf(f, "%d,", r->oom.iter);
@@ -184,14 +188,18 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		"{\"time_ns\":%lld,\"compute_busy_ns\":%lld,"
 		"\"recompute_ns\":%lld,\"stall_h2d_ns\":%lld,"
 		"\"stall_d2h_ns\":%lld,\"stall_memory_ns\":%lld,"
+		"\"stall_alloc_ns\":%lld,"
 		"\"h2d_bytes\":%llu,\"d2h_bytes\":%llu,\"swap_outs\":%llu,"
 		"\"swap_ins\":%llu,\"drops\":%llu,\"swap_out_cancels\":%llu,"
 		"\"algo_fallbacks\":%llu,\"recomputes\":%llu,"
-		"\"recompute_flops\":%.17g,\"kernels\":%llu}",
+		"\"recompute_flops\":%.17g,\"kernels\":%llu,"
+		"\"alloc_ns\":%lld,\"cuda_mallocs\":%llu,\"cuda_frees\":%llu,"
+		"\"cuda_host_allocs\":%llu}",
 		(long long)s->time, (long long)s->compute_busy,
 		(long long)s->recompute, (long long)s->stall[ST_STALL_H2D],
 		(long long)s->stall[ST_STALL_D2H],
 		(long long)s->stall[ST_STALL_MEMORY],
+		(long long)s->stall[ST_STALL_ALLOC],
 		(unsigned long long)s->bytes_h2d,
 		(unsigned long long)s->bytes_d2h,
 		(unsigned long long)s->n_swap_out,
@@ -199,7 +207,10 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		(unsigned long long)s->n_swap_out_cancelled,
 		(unsigned long long)s->n_algo_fallback,
 		(unsigned long long)s->n_recompute, s->recompute_flops,
-		(unsigned long long)s->n_kernels);
+		(unsigned long long)s->n_kernels, (long long)s->alloc_time,
+		(unsigned long long)s->n_cuda_malloc,
+		(unsigned long long)s->n_cuda_free,
+		(unsigned long long)s->n_host_alloc);
 }
 
 /* The policy's report as an array of its lines, each trimmed of the

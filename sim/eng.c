@@ -79,6 +79,11 @@ static void fire(struct eng *e, eng_event ev)
 		e->on_event(e->on_event_obj, ev);
 }
 
+void eng_fire(struct eng *e, eng_event ev)
+{
+	fire(e, ev);
+}
+
 /* Remove the head of q, then tell whoever waits for it. */
 static void complete(struct eng *e, enum eng_q q)
 {

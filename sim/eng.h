@@ -125,6 +125,11 @@ int eng_issue(struct eng *e, const struct eng_item *it);
  * at once (already done) when q is idle. */
 eng_event eng_record(struct eng *e, enum eng_q q);
 
+/* Fire pending event ev now from outside the queues (the host finished
+ * something device work waits for, like a driver call it was blocked in);
+ * queues waiting on it start. ev must come from eng_event_new. */
+void eng_fire(struct eng *e, eng_event ev);
+
 /* True when no queue has work. */
 bool eng_idle(const struct eng *e);
 static inline bool eng_q_idle(const struct eng *e, enum eng_q q)

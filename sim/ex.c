@@ -89,7 +89,20 @@ enum ex_run_state {
 	RS_KERNEL,	 /* waiting for the top item's kernel */
 	RS_WAIT_EVENT,	 /* blocked on wait[0] */
 	RS_WAIT_MEMORY,	 /* blocked until memory is released */
+	RS_WAIT_DRV,	 /* blocked in driver allocation calls */
 	RS_DONE,	 /* all iterations done, or stopped */
+};
+
+/* Driver allocation calls the host made in one allocator call, pending
+ * until the host returns from them (see "driver calls" below). */
+struct ex_drv {
+	eng_event gate;	     /* fires when the host returns from them */
+	eng_event sync[3];   /* cudaFree: marks behind the work queued on
+				compute, H2D and D2H when it was called
+				(ENG_EVENT_NONE: no cudaFree) */
+	sim_time_t cost;     /* host time of the calls */
+	sim_time_t end;	     /* when the calls return, once started */
+	bool started;	     /* sync done, the cost is being spent */
 };
 
 struct ex {
@@ -129,6 +142,10 @@ struct ex {
 				       work in flight (swap-out, readers) */
 	sim_time_t compute_busy0;   /* compute busy time at iteration start */
 	uint64_t peak_seen;	    /* peak_reserved at the last frag sample */
+	struct ex_drv *drv;	    /* pending driver calls, a FIFO ring */
+	size_t drv_head, drv_n, drv_cap; /* its first entry, size, capacity
+					    (a power of 2) */
+	bool drv_kicking;	    /* drv_kick is running (re-entry guard) */
 	struct st_run *st;	    /* results */
 	struct st_iter *cur;	    /* current iteration's results */
 	char err[256];		    /* why the last action was refused */
@@ -200,7 +217,8 @@ static void on_wake(void *obj, uint64_t arg)
 	struct ex *ex = obj;
 	(void)arg;
 	ex->wake_pending = false;
-	if (ex->rs == RS_WAIT_EVENT || ex->rs == RS_WAIT_MEMORY) {
+	if (ex->rs == RS_WAIT_EVENT || ex->rs == RS_WAIT_MEMORY ||
+	    ex->rs == RS_WAIT_DRV) {
 		ex->cur->stall[ex->wait_why] +=
 			ev_now(&ex->evq) - ex->blocked_since;
 		ex->rs = RS_IDLE;
@@ -226,11 +244,153 @@ static void block(struct ex *ex, enum ex_run_state rs, enum st_stall why)
 	ex->blocked_since = ev_now(&ex->evq);
 }
 
+static void drv_kick(struct ex *ex);
+
 static void on_event(void *obj, uint64_t ev)
 {
 	struct ex *ex = obj;
 	if (ex->rs == RS_WAIT_EVENT && ex->wait[0] == (eng_event)ev)
 		wake(ex);
+	drv_kick(ex); /* a cudaFree's sync may be done */
+}
+
+/* ---- driver calls ------------------------------------------------------
+ *
+ * The allocator models say how many driver calls an allocation made
+ * (mem_stats.n_device_malloc / n_device_free, mem_host.n_grow); the
+ * executor charges their time from the profile (costs: malloc, free,
+ * host_alloc). They are made by the host thread, which blocks in them:
+ * cudaMalloc and cudaMallocHost return only once the memory is
+ * allocated, and freeing device memory synchronises (the CUDA driver API
+ * reference of cuMemFree, which cudaFree wraps: "This API will not
+ * perform any implicit synchronization when the pointer was allocated
+ * with cuMemAllocAsync or cuMemAllocFromPoolAsync ... For all other
+ * pointers, this API may perform implicit synchronization"; the CUDA
+ * programming guide's "Implicit Synchronization" lists "a page-locked
+ * host memory allocation, a device memory allocation" among the host
+ * operations that serialise streams). PyTorch's free-cached-and-retry
+ * also synchronises explicitly first (synchronize_and_free_events in
+ * release_cached_blocks, c10/cuda/CUDACachingAllocator.cpp). So:
+ *   - cudaMalloc / cudaMallocHost: the host is busy for the call's cost;
+ *   - cudaFree: the host first waits until the work queued so far on the
+ *     compute stream and both copy engines has finished (modelled as a
+ *     device-wide synchronisation, the worst case the documentation
+ *     allows), then is busy for its cost;
+ * and whatever the host issues after the calls (the next kernel, a copy)
+ * starts no earlier than their return: the next kernel waits in step()
+ * (RS_WAIT_DRV, a stall of cause "alloc"), a copy waits on the calls'
+ * gate event in its queue. Calls are handled in the order made (a FIFO of
+ * struct ex_drv), each O(1). Calls made while planning or allocating
+ * persistent tensors (set-up, before iteration 0) are not timed: a
+ * framework makes them before training starts. The allocator's own
+ * initial reservation (bfc's whole-budget region, CNMeM's pool) is made at
+ * creation, also before training. */
+
+static void on_drv_timer(void *obj, uint64_t arg)
+{
+	(void)arg;
+	drv_kick(obj);
+}
+
+/* Advance the pending driver calls as far as the time allows. */
+static void drv_kick(struct ex *ex)
+{
+	if (ex->drv_kicking)
+		return;
+	ex->drv_kicking = true;
+	sim_time_t now = ev_now(&ex->evq);
+	while (ex->drv_n > 0) {
+		struct ex_drv *d = &ex->drv[ex->drv_head];
+		if (!d->started) {
+			bool synced = true;
+			for (int q = 0; q < 3; q++)
+				synced &= eng_event_done(&ex->eng, d->sync[q]);
+			if (!synced)
+				break; /* on_event kicks again */
+			d->started = true;
+			d->end = now + d->cost;
+			if (d->cost > 0)
+				ev_at(&ex->evq, d->end, on_drv_timer, ex, 0);
+		}
+		if (now < d->end)
+			break; /* on_drv_timer kicks again */
+		eng_event gate = d->gate;
+		ex->drv_head = (ex->drv_head + 1) & (ex->drv_cap - 1);
+		ex->drv_n--;
+		eng_fire(&ex->eng, gate);
+	}
+	ex->drv_kicking = false;
+	if (ex->drv_n == 0 && ex->rs == RS_WAIT_DRV)
+		wake(ex);
+}
+
+/* The host made n_malloc cudaMalloc, n_free cudaFree and n_host
+ * cudaMallocHost calls just now (the frees before the mallocs, as the
+ * allocators retry). */
+static void drv_charge(struct ex *ex, uint64_t n_malloc, uint64_t n_free,
+		       uint64_t n_host)
+{
+	if (!n_malloc && !n_free && !n_host)
+		return;
+	ex->cur->n_cuda_malloc += n_malloc;
+	ex->cur->n_cuda_free += n_free;
+	ex->cur->n_host_alloc += n_host;
+	if (!ex->setup_done)
+		return; /* set-up is not timed */
+	const struct hw_profile *hw = ex->cfg.hw;
+	sim_time_t cost = (sim_time_t)n_malloc * hw->malloc_cost +
+			  (sim_time_t)n_free * hw->free_cost +
+			  (sim_time_t)n_host * hw->host_alloc_cost;
+	ex->cur->alloc_time += cost;
+	if (ex->drv_n == ex->drv_cap) {
+		size_t cap = ex->drv_cap ? ex->drv_cap * 2 : 16;
+		struct ex_drv *v = malloc(cap * sizeof *v);
+		if (!v) {
+			stop_error(ex, "out of host memory for the simulation");
+			return;
+		}
+		for (size_t i = 0; i < ex->drv_n; i++)
+			v[i] = ex->drv[(ex->drv_head + i) & (ex->drv_cap - 1)];
+		free(ex->drv);
+		ex->drv = v;
+		ex->drv_head = 0;
+		ex->drv_cap = cap;
+	}
+	struct ex_drv d = {.gate = eng_event_new(&ex->eng, ENG_COMPUTE),
+			   .sync = {ENG_EVENT_NONE, ENG_EVENT_NONE,
+				    ENG_EVENT_NONE},
+			   .cost = cost};
+	if (n_free) {
+		d.sync[0] = eng_record(&ex->eng, ENG_COMPUTE);
+		d.sync[1] = eng_record(&ex->eng, ENG_H2D);
+		d.sync[2] = eng_record(&ex->eng, ENG_D2H);
+	}
+	if (d.gate == ENG_EVENT_NONE || ex->eng.oom) {
+		stop_error(ex, "out of host memory for the simulation");
+		return;
+	}
+	ex->drv[(ex->drv_head + ex->drv_n++) & (ex->drv_cap - 1)] = d;
+	drv_kick(ex);
+}
+
+/* Queue q's next item waits until the host has returned from its pending
+ * driver calls (it is issued after them). */
+static void drv_gate(struct ex *ex, enum eng_q q)
+{
+	if (ex->drv_n == 0)
+		return;
+	eng_event gate =
+		ex->drv[(ex->drv_head + ex->drv_n - 1) & (ex->drv_cap - 1)].gate;
+	struct eng_item w = {.type = ENG_WAIT, .q = q, .wait = gate,
+			     .signal = ENG_EVENT_NONE};
+	if (eng_issue(&ex->eng, &w) < 0)
+		stop_error(ex, "out of host memory for the simulation");
+}
+
+/* Pinned pool growths since the host pool counted g0 of them. */
+static void host_grew(struct ex *ex, uint64_t g0)
+{
+	drv_charge(ex, 0, 0, ex->host.n_grow - g0);
 }
 
 /* ---- device memory ---------------------------------------------------- */
@@ -253,9 +413,17 @@ static void observe_mark(struct ex *ex, enum ex_mark what, uint32_t t)
 		o->mark(o->obj, what, t, ev_now(&ex->evq));
 }
 
+/* Allocate a device block; the driver calls the allocator made (also
+ * when it failed: caching's free-cached-and-retry frees segments before
+ * failing) are charged. */
 static int dev_alloc(struct ex *ex, uint64_t bytes, bool high, mem_handle *h)
 {
+	struct mem_stats m0, m1;
+	ex->dev.ops->stats(ex->dev.a, &m0);
 	int rc = ex->dev.ops->alloc(ex->dev.a, bytes, high ? MEM_HIGH : 0, h);
+	ex->dev.ops->stats(ex->dev.a, &m1);
+	drv_charge(ex, m1.n_device_malloc - m0.n_device_malloc,
+		   m1.n_device_free - m0.n_device_free, 0);
 	if (rc == 0)
 		observe_mem(ex);
 	return rc;
@@ -277,7 +445,9 @@ static void dev_free(struct ex *ex, mem_handle *h)
  * not fail; ex_swap_out checks the capacity for the copy itself). */
 static void host_pin(struct ex *ex, uint32_t t, uint64_t bytes)
 {
+	uint64_t g0 = ex->host.n_grow;
 	mem_host_take(&ex->host, bytes);
+	host_grew(ex, g0);
 	ex->t[t].pinned += bytes;
 }
 
@@ -558,10 +728,12 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 		}
 		return ev;
 	}
+	uint64_t g0 = ex->host.n_grow;
 	if (mem_host_alloc(&ex->host, bytes) < 0)
 		return refuse(ex, "swap_out %s: pinned host memory exhausted",
 			      tname(ex, t)),
 		       ENG_EVENT_NONE;
+	host_grew(ex, g0);
 	x->pinned += bytes;
 	if (!eng_event_done(&ex->eng, x->written)) {
 		struct eng_item w = {.type = ENG_WAIT, .q = ENG_D2H,
@@ -569,6 +741,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 				     .signal = ENG_EVENT_NONE};
 		eng_issue(&ex->eng, &w);
 	}
+	drv_gate(ex, ENG_D2H);
 	eng_event ev = eng_event_new(&ex->eng, ENG_D2H);
 	struct eng_item it = {.type = ENG_COPY, .q = ENG_D2H, .bytes = bytes,
 			      .pinned = true, .wait = ENG_EVENT_NONE,
@@ -641,6 +814,7 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 				     .signal = ENG_EVENT_NONE};
 		eng_issue(&ex->eng, &w);
 	}
+	drv_gate(ex, ENG_H2D);
 	x->ready = eng_event_new(&ex->eng, ENG_H2D);
 	x->state = TS_SWAPPING_IN;
 	x->in_issued = ev_now(&ex->evq);
@@ -1195,6 +1369,10 @@ static void iter_end(struct ex *ex);
 static void step(struct ex *ex)
 {
 	while (ex->rs == RS_IDLE) {
+		if (ex->drv_n > 0) { /* the host is in driver calls */
+			block(ex, RS_WAIT_DRV, ST_STALL_ALLOC);
+			return; /* drv_kick wakes it */
+		}
 		while (ex->n_wait > 0) { /* the host waits, in order */
 			eng_event ev = ex->wait[0];
 			if (!eng_event_done(&ex->eng, ev)) {
@@ -1367,6 +1545,7 @@ static void ex_free(struct ex *ex)
 	free(ex->rel_at);
 	free(ex->rel_list);
 	free(ex->stack);
+	free(ex->drv);
 	free(ex);
 }
 

@@ -21,8 +21,10 @@
  * time, which is what every policy in the papers reasons about.
  *
  * Time the compute stream sits idle while the executor is blocked is a
- * stall, attributed to what it waited for: an H2D copy, a D2H copy, or
- * device memory. An iteration ends when every queue has drained.
+ * stall, attributed to what it waited for: an H2D copy, a D2H copy,
+ * device memory, or driver allocation calls the host is blocked in
+ * (cudaMalloc, cudaMallocHost, cudaFree and its device sync; see "driver
+ * calls" in ex.c). An iteration ends when every queue has drained.
  *
  * Tensor states (Capuchin, Listing 1):
  *   NONE          not yet produced this iteration, or freed

@@ -70,9 +70,11 @@ struct hw_profile {
 	struct hw_compute op[OT_COUNT]; /* per op type, classes resolved */
 	struct hw_link link[HW_DIR_COUNT]; /* H2D and D2H */
 	bool shared_engine;	      /* both directions on one engine */
-	sim_time_t malloc_cost;	      /* cudaMalloc of a pool/segment */
-	sim_time_t free_cost;	      /* cudaFree */
-	sim_time_t host_alloc_cost;   /* cudaMallocHost (pinned) */
+	sim_time_t malloc_cost;	      /* cudaMalloc of a pool/segment
+					 (charged by ex.c, "driver calls") */
+	sim_time_t free_cost;	      /* cudaFree, after its device sync */
+	sim_time_t host_alloc_cost;   /* cudaMallocHost (pinned pool
+					 growth) */
 	struct hw_fit cost_fit[3];    /* quality of malloc, free, host_alloc
 					 (in that order) */
 	uint64_t host_pinned;	      /* pinned host bytes available */

@@ -107,6 +107,10 @@ void mem_host_take(struct mem_host *h, uint64_t bytes)
 	h->in_use += bytes;
 	if (h->in_use > h->peak)
 		h->peak = h->in_use;
+	if (h->in_use > h->reserved) { /* grow by the shortfall */
+		h->reserved = h->in_use;
+		h->n_grow++;
+	}
 	h->n_alloc++;
 }
 

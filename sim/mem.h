@@ -129,12 +129,26 @@ void mem_dev_close(struct mem_dev *d);
  * (mem_search.h) steps in it. */
 #define MEM_CNMEM_GRANULARITY ((uint64_t)512)
 
-/* Host pinned memory: bytes in use and their peak, within a capacity. */
+/* Host pinned memory as frameworks keep it: a pool that grows with
+ * cudaMallocHost and is reused, never given back during training
+ * (PyTorch's CachingHostAllocator, aten/src/ATen/cuda/
+ * CachingHostAllocator.h: "re-uses freed pinned (page-locked) memory
+ * allocations. This avoids device synchronizations due to cudaFreeHost
+ * calls"; TensorFlow serves pinned host memory from a BFCAllocator over
+ * cudaHostAlloc'd regions, GPUProcessState::GetGpuHostAllocator). The
+ * model is the pool's fragmentation-free bound: a request is served from
+ * the pool when in_use + bytes <= reserved, else the pool grows by the
+ * shortfall with one cudaMallocHost (n_grow). PyTorch's power-of-two
+ * block sizes and TF's bins are not modelled. */
 struct mem_host {
 	uint64_t capacity; /* pinned bytes available; 0 = unlimited */
 	uint64_t in_use;   /* pinned bytes held now */
 	uint64_t peak;	   /* max of in_use */
-	uint64_t n_alloc;  /* pinned allocations (cudaMallocHost) */
+	uint64_t reserved; /* pinned bytes taken with cudaMallocHost (the
+			      pool; equals peak: it grows to the high-water
+			      mark and is kept) */
+	uint64_t n_alloc;  /* pinned buffers handed out from the pool */
+	uint64_t n_grow;   /* cudaMallocHost calls (pool growths) */
 };
 /* Returns 0, or -1 when capacity would be exceeded (nothing changes). */
 int mem_host_alloc(struct mem_host *h, uint64_t bytes);
@@ -142,6 +156,7 @@ int mem_host_alloc(struct mem_host *h, uint64_t bytes);
  * caller has already committed to (vDNN++'s staging and compressed
  * chunks of a copy already on the host). */
 void mem_host_take(struct mem_host *h, uint64_t bytes);
+/* Give bytes back to the pool (no cudaFreeHost). */
 void mem_host_free(struct mem_host *h, uint64_t bytes);
 
 /*

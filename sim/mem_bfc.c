@@ -31,12 +31,19 @@
  *     when neither a chunk nor Extend can serve a request, regions with no
  *     chunk in use are freed if (limit - allocated + their bytes) >= the
  *     request, then Extend is tried again.
- * Regions: cfg.pool_size == 0 is TF's default (allow_growth off,
+ * Regions: cfg.pool_size == 0 is TF's default (allow_growth off; the
+ * GPUOptions documentation of allow_growth: "If true, the allocator does
+ * not pre-allocate the entire specified GPU memory region, instead
+ * starting small and growing as needed";
  * curr_region_allocation_bytes = RoundedBytes(total_memory)): one region of
  * the whole budget (rounded down to 256 B, as Extend does), taken up front
  * here at create rather than lazily at the first request. Otherwise
  * allow_growth: curr_region_allocation_bytes starts at
  * RoundedBytes(pool_size) (TF uses 2 MiB) and grows as above.
+ * Each region made by Extend is one cudaMalloc (n_device_malloc), each
+ * region freed by garbage collection one cudaFree (n_device_free); the
+ * executor charges them (ex.c, "driver calls"), except the region made at
+ * create, which TF makes before training.
  * Not modelled: timestamped chunks (freed_at_count), the allocation retry
  * with a wait, backpedalling when cudaMalloc itself fails (here the budget
  * is checked before "calling" it, so it cannot fail).

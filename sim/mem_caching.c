@@ -32,6 +32,11 @@
  *     (release_block: cudaFree, counted as device frees), then alloc_block
  *     once more. alloc_block fails here when reserved + segment > budget
  *     (as with set_fraction's allowed_memory_maximum).
+ *     release_cached_blocks first calls synchronize_and_free_events() and
+ *     release_block calls `C10_CUDA_CHECK(cudaFree((void*)block->ptr))`:
+ *     each segment given back is a cudaFree (n_device_free), each segment
+ *     made a cudaMalloc (n_device_malloc); the executor charges them and
+ *     the device synchronisation of cudaFree (ex.c, "driver calls").
  * Streams are ignored (one stream). Segments get fresh virtual addresses
  * in creation order; a released segment's addresses are not reused.
  * largest_free is the largest cached free block of either pool.

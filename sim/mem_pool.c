@@ -17,7 +17,10 @@
  *     of exactly the (rounded) request and marks it a "head" block;
  *     releaseBlockUnsafe merges a freed block with its free neighbours but
  *     "can't merge over cudaMalloc boundaries", so pools are never merged.
- *   Here a new pool is "cudaMalloc'd" only if reserved + size <= budget.
+ *   Here a new pool is "cudaMalloc'd" only if reserved + size <= budget;
+ *   each new pool after the first counts one device malloc, which the
+ *   executor charges (ex.c, "driver calls"; the first is made at
+ *   cnmemInit, before training). Pools are never freed while running.
  *
  * highend (vDNN++ section IV-B): "For all allocations except for layers
  * chosen to be offloaded, we follow the default best-fit algorithm. For

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const st_stall_names[] = {"h2d", "d2h", "memory", NULL};
+const char *const st_stall_names[] = {"h2d", "d2h", "memory", "alloc",
+					     NULL};
 
 void st_run_free(struct st_run *r)
 {
@@ -27,6 +28,10 @@ void st_finish(struct st_run *r)
 		s->compute_busy += it->compute_busy;
 		s->recompute += it->recompute;
 		s->host_busy += it->host_busy;
+		s->alloc_time += it->alloc_time;
+		s->n_cuda_malloc += it->n_cuda_malloc;
+		s->n_cuda_free += it->n_cuda_free;
+		s->n_host_alloc += it->n_host_alloc;
 		for (int k = 0; k < ST_STALL_COUNT; k++)
 			s->stall[k] += it->stall[k];
 		s->bytes_h2d += it->bytes_h2d;
@@ -44,6 +49,10 @@ void st_finish(struct st_run *r)
 	s->compute_busy /= n;
 	s->recompute /= n;
 	s->host_busy /= n;
+	s->alloc_time /= n;
+	s->n_cuda_malloc /= (uint64_t)n;
+	s->n_cuda_free /= (uint64_t)n;
+	s->n_host_alloc /= (uint64_t)n;
 	for (int k = 0; k < ST_STALL_COUNT; k++)
 		s->stall[k] /= n;
 	s->bytes_h2d /= (uint64_t)n;
@@ -99,6 +108,13 @@ void st_print(const struct st_run *r, FILE *f)
 			ms(s->stall[ST_STALL_D2H]));
 		fprintf(f, "  stall memory       %.3f ms\n",
 			ms(s->stall[ST_STALL_MEMORY]));
+		fprintf(f, "  stall alloc        %.3f ms\n",
+			ms(s->stall[ST_STALL_ALLOC]));
+		fprintf(f, "  driver alloc calls %.3f ms (%llu cudaMalloc, %llu "
+			   "cudaFree, %llu cudaMallocHost)\n",
+			ms(s->alloc_time), (unsigned long long)s->n_cuda_malloc,
+			(unsigned long long)s->n_cuda_free,
+			(unsigned long long)s->n_host_alloc);
 		fprintf(f, "  bytes h2d          %llu (%.2f MiB)\n",
 			(unsigned long long)s->bytes_h2d, mib(s->bytes_h2d));
 		fprintf(f, "  bytes d2h          %llu (%.2f MiB)\n",

@@ -14,9 +14,12 @@ enum st_stall {
 	ST_STALL_H2D,	 /* waiting for a swap-in (H2D copy) */
 	ST_STALL_D2H,	 /* waiting for a swap-out (D2H copy) */
 	ST_STALL_MEMORY, /* waiting for device memory to be released */
+	ST_STALL_ALLOC,	 /* the host in driver allocation calls (cudaMalloc,
+			    cudaMallocHost, cudaFree and its device sync) */
 	ST_STALL_COUNT
 };
-extern const char *const st_stall_names[]; /* "h2d", "d2h", "memory" */
+extern const char *const st_stall_names[]; /* "h2d", "d2h", "memory",
+					      "alloc" */
 
 /* One iteration. */
 struct st_iter {
@@ -43,6 +46,13 @@ struct st_iter {
 	uint64_t n_kernels;		/* kernels run, recompute included */
 	sim_time_t host_busy;		/* host CPU time (de)compressing
 					   offloaded data (ENG_HOST) */
+	sim_time_t alloc_time;		/* host time charged to driver
+					   allocation calls (their costs,
+					   not cudaFree's sync wait) */
+	uint64_t n_cuda_malloc;		/* cudaMalloc calls (device) */
+	uint64_t n_cuda_free;		/* cudaFree calls (device) */
+	uint64_t n_host_alloc;		/* cudaMallocHost calls (pinned
+					   pool growths) */
 };
 
 /* Where and why a run ran out of memory. */

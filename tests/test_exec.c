@@ -23,7 +23,7 @@
 /* ---- a scripted test policy ----
  * Acts on named ops: after_op / before_op of the op with the given id. */
 
-enum act { A_NONE, A_SWAP_OUT_SYNC, A_SWAP_IN_SYNC, A_DROP };
+enum act { A_NONE, A_SWAP_OUT_SYNC, A_SWAP_IN_SYNC, A_DROP, A_COPY_OUT };
 struct script {
 	uint32_t op;	/* op id the action is attached to */
 	bool before;	/* before_op (else after_op) */
@@ -54,6 +54,10 @@ static void run_script(struct pol *p, struct ex *ex, const struct wl_op *op,
 			ev = ex_swap_in(ex, s->t, ENG_EVENT_NONE);
 			assert_int_not_equal(ev, ENG_EVENT_NONE);
 			ex_wait(ex, ev);
+			break;
+		case A_COPY_OUT: /* a host copy, no release, not waited for */
+			ev = ex_swap_out(ex, s->t, 0);
+			assert_int_not_equal(ev, ENG_EVENT_NONE);
 			break;
 		case A_DROP:
 			if (ex_drop(ex, s->t) < 0)
@@ -96,6 +100,19 @@ static void script_run(const struct wl_workload *w, const struct script *s,
 	assert_int_equal(run(w, &pol, budget, 2, st), 0);
 }
 
+/* script_run on profile hw with an allocator, budget and pool size. */
+static void script_run_on(const struct wl_workload *w, const struct script *s,
+			  size_t n, const struct hw_profile *hw,
+			  const char *allocator, uint64_t budget,
+			  uint64_t pool_size, int iters, struct st_run *st)
+{
+	struct script_state ss = {s, n};
+	struct pol pol = {.ops = &script_ops, .priv = &ss};
+	assert_int_equal(
+		run_on(w, &pol, hw, allocator, budget, pool_size, iters, st),
+		0);
+}
+
 /* Run a registered policy (with optional "key=value" parameters). */
 static void policy_run(const struct wl_workload *w, const char *name,
 		       const char *kv, uint64_t budget, int iters,
@@ -122,9 +139,8 @@ static void policy_run(const struct wl_workload *w, const char *name,
  *   2200-2300 C                      + c = 1600 (the peak); then all freed
  * Iteration 2300 ns, compute 300, 1000 B each way, pinned peak 1000.
  */
-static void test_swap_out_and_back(void **state)
+static struct wl_workload *swap3_wl(void)
 {
-	(void)state;
 	struct wl_workload *w = wl_new("swap3", 1);
 	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
 		 b = T(w, "b", 500, WL_ACT), c = T(w, "c", 100, WL_ACT);
@@ -133,10 +149,19 @@ static void test_swap_out_and_back(void **state)
 	uint32_t ab[] = {a, b};
 	OP(w, "C", WL_FWD, 100, ab, 2, &c, 1);
 	finalize(w);
-	const struct script s[] = {{0, false, A_SWAP_OUT_SYNC, a},
-				   {2, true, A_SWAP_IN_SYNC, a}};
+	return w;
+}
+
+/* swap3's script: a (tensor 1) out after A, back before C */
+static const struct script swap3_script[] = {{0, false, A_SWAP_OUT_SYNC, 1},
+					     {2, true, A_SWAP_IN_SYNC, 1}};
+
+static void test_swap_out_and_back(void **state)
+{
+	(void)state;
+	struct wl_workload *w = swap3_wl();
 	struct st_run st;
-	script_run(w, s, 2, 0, &st);
+	script_run(w, swap3_script, 2, 0, &st);
 	assert_false(st.oom.hit);
 	assert_int_equal(st.n_iter, 2);
 	for (int i = 0; i < 2; i++) {
@@ -443,6 +468,144 @@ static void report(const struct wl_workload *w, char **buf, size_t *len)
 	st_run_free(&st);
 }
 
+/*
+ * Pinned host memory is a pool that grows and is reused (mem.h, struct
+ * mem_host): swap3 (above) with cudaMallocHost costing H = 10000 ns.
+ * Iteration 0: A 0-100; after A the swap-out of a (1000 B) grows the
+ * empty pool by 1000 B: one cudaMallocHost, the host is in it 100-10100
+ * (stall alloc 10000), then the D2H copy 10100-11100 (stall d2h 1000);
+ * B 11100-11200, H2D 11200-12200 (stall h2d 1000), C 12200-12300:
+ * 12300 ns. Iteration 1: the same swap-out of 1000 B is served by the pool
+ * (a's host copy was given back at its swap-in): no call, 2300 ns as in
+ * test_swap_out_and_back. One cudaMallocHost in two swap-outs.
+ */
+static void test_pinned_pool_grows_once(void **state)
+{
+	(void)state;
+	struct wl_workload *w = swap3_wl();
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	hw.host_alloc_cost = 10000;
+	struct st_run st;
+	script_run_on(w, swap3_script, 2, &hw, "arena", 0, 0, 2, &st);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.iter[0].time, 12300);
+	assert_int_equal(st.iter[0].n_host_alloc, 1);
+	assert_int_equal(st.iter[0].alloc_time, 10000);
+	assert_int_equal(st.iter[0].stall[ST_STALL_ALLOC], 10000);
+	assert_int_equal(st.iter[0].stall[ST_STALL_D2H], 1000);
+	assert_int_equal(st.iter[1].time, 2300);
+	assert_int_equal(st.iter[1].n_host_alloc, 0);
+	assert_int_equal(st.iter[1].alloc_time, 0);
+	assert_int_equal(st.iter[1].stall[ST_STALL_ALLOC], 0);
+	assert_int_equal(st.pinned_peak, 1000);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
+ * PyTorch's caching allocator (mem_caching.c) creating k = 3 segments
+ * and doing one free-cached-and-retry, whose cudaFree waits for a D2H copy
+ * in flight. cudaMalloc M = 1000 ns, cudaFree F = 500 ns, cudaMallocHost
+ * 0; budget 40 MiB; one iteration.
+ *   x 10 MiB (input), A: x -> a 12 MiB (1000 ns), B: a -> b 20 MiB
+ *   (1000 ns). After A the policy copies a to the host (no release, not
+ *   waited for): 12 MiB = 12582912 B take 12582912 ns.
+ * Sizes >= 10 MiB get a segment of their size (2 MiB multiples).
+ *   0      x: no cached block, cudaMalloc S1 (10 MiB): host busy to 1000
+ *   1000   a: cudaMalloc S2 (12 MiB): host busy to 2000
+ *   2000   A runs to 3000; x freed (S1 cached, whole)
+ *   3000   copy of a on D2H until 3000 + 12582912 = 12585912 (growing the
+ *          pinned pool: a cudaMallocHost of cost 0)
+ *   3000   b: no cached block fits; 22 + 20 MiB > 40: release_cached_
+ *          blocks cudaFrees S1, which first waits for the device: the D2H
+ *          copy ends at 12585912; then F + M (the retry's cudaMalloc of
+ *          S3): the host returns at 12587412
+ *   12587412  B runs to 12588412; a and b freed; nothing left in flight.
+ * Iteration 12588412 ns = the 12584912 it takes with zero costs (A
+ * 0-1000, the copy to 12583912, the cudaFree's sync, B to 12584912; with
+ * no sync B would overlap the copy: 12583912) + 3 M + 1 F; alloc time
+ * 3500; compute idle only for the host's driver calls: 12588412 - 2000 =
+ * 12586412 (stall alloc).
+ */
+static void test_caching_segments_and_retry(void **state)
+{
+	(void)state;
+	const uint64_t MIB = 1 << 20;
+	struct wl_workload *w = wl_new("retry", 1);
+	uint32_t x = T(w, "x", 10 * MIB, WL_INPUT),
+		 a = T(w, "a", 12 * MIB, WL_ACT),
+		 b = T(w, "b", 20 * MIB, WL_ACT);
+	OP(w, "A", WL_FWD, 1000, &x, 1, &a, 1);
+	OP(w, "B", WL_FWD, 1000, &a, 1, &b, 1);
+	finalize(w);
+	const struct script s[] = {{0, false, A_COPY_OUT, a}};
+	struct hw_profile hw;
+	hw_test_profile(&hw, 64 * MIB);
+	struct st_run st;
+	script_run_on(w, s, 1, &hw, "caching", 40 * MIB, 0, 1, &st);
+	assert_int_equal(st.iter[0].time, 12584912); /* zero costs */
+	st_run_free(&st);
+	hw.malloc_cost = 1000;
+	hw.free_cost = 500;
+	script_run_on(w, s, 1, &hw, "caching", 40 * MIB, 0, 1, &st);
+	const struct st_iter *it = &st.iter[0];
+	assert_false(st.oom.hit);
+	assert_int_equal(it->time, 12588412);
+	assert_int_equal(it->n_cuda_malloc, 3);
+	assert_int_equal(it->n_cuda_free, 1);
+	assert_int_equal(it->n_host_alloc, 1);
+	assert_int_equal(it->alloc_time, 3500);
+	assert_int_equal(it->stall[ST_STALL_ALLOC], 12586412);
+	assert_int_equal(it->stall[ST_STALL_D2H], 0);
+	assert_int_equal(st.mem.n_device_malloc, 3);
+	assert_int_equal(st.mem.n_device_free, 1);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
+ * Pools and regions grown on demand are cudaMalloc'd once and reused.
+ * x 1 MiB (input), A: x -> a 1 MiB (1000 ns); cudaMalloc M = 1000 ns;
+ * two iterations.
+ *   pool-bestfit, pool_size 1 MiB: the pool is made at creation (before
+ *   training, not timed) and holds x; a needs a new pool of its size
+ *   (CNMeM): one cudaMalloc in iteration 0 (M + A = 2000 ns); iteration 1
+ *   finds both pools free: 1000 ns.
+ *   bfc, pool_size 1 MiB (allow_growth): the first region (1 MiB) is
+ *   made at x's request, the second (2 MiB, doubled) at a's: 2 M + A =
+ *   3000 ns; iteration 1: 1000 ns.
+ */
+static void test_pool_growth_charged_once(void **state)
+{
+	(void)state;
+	const uint64_t MIB = 1 << 20;
+	struct wl_workload *w = wl_new("grow", 1);
+	uint32_t x = T(w, "x", MIB, WL_INPUT), a = T(w, "a", MIB, WL_ACT);
+	OP(w, "A", WL_FWD, 1000, &x, 1, &a, 1);
+	finalize(w);
+	struct hw_profile hw;
+	hw_test_profile(&hw, 64 * MIB);
+	hw.malloc_cost = 1000;
+	const struct {
+		const char *alloc;  /* allocator */
+		sim_time_t t0;	    /* iteration 0 */
+		uint64_t mallocs;   /* cudaMalloc calls in iteration 0 */
+	} c[] = {{"pool-bestfit", 2000, 1}, {"bfc", 3000, 2}};
+	for (size_t i = 0; i < 2; i++) {
+		struct st_run st;
+		script_run_on(w, NULL, 0, &hw, c[i].alloc, 4 * MIB, MIB, 2,
+			      &st);
+		assert_false(st.oom.hit);
+		assert_int_equal(st.iter[0].time, c[i].t0);
+		assert_int_equal(st.iter[0].n_cuda_malloc, c[i].mallocs);
+		assert_int_equal(st.iter[1].time, 1000);
+		assert_int_equal(st.iter[1].n_cuda_malloc, 0);
+		st_run_free(&st);
+	}
+	wl_free(w);
+}
+
 static void test_determinism(void **state)
 {
 	(void)state;
@@ -470,6 +633,9 @@ int main(void)
 		cmocka_unit_test(test_setup_oom),
 		cmocka_unit_test(test_inplace_graph_vs_eager),
 		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_pinned_pool_grows_once),
+		cmocka_unit_test(test_caching_segments_and_retry),
+		cmocka_unit_test(test_pool_growth_charged_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,26 @@ static char *slurp(const char *path)
 	return s;
 }
 
+/* The text of tmpdir/<sub>/<name> (free it). */
+static char *out_text(const char *sub, const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s/%s", tmpdir, sub, name);
+	return slurp(path);
+}
+
+/* tmpdir/<sub>/runs.json parsed (jv_free it), its text in *text (free
+ * it); fails the test when it is not JSON. */
+static struct jv *runs_json(const char *sub, char **text)
+{
+	char err[128];
+	*text = out_text(sub, "runs.json");
+	struct jv *root = jv_parse(*text, err, sizeof err);
+	if (!root)
+		fail_msg("runs.json: %s", err);
+	return root;
+}
+
 /* Run an experiment into tmpdir/<sub>; fails the test unless exit 0. */
 static void run_exp(const char *file, const char *sub, const char *extra)
 {
@@ -122,9 +142,8 @@ static void test_max_batch_chain3(void **state)
 {
 	(void)state;
 	run_exp(FX "chain3-maxbatch.yaml", "mb", NULL);
-	char path[512], v[128];
-	snprintf(path, sizeof path, "%s/mb/summary.csv", tmpdir);
-	char *csv = slurp(path);
+	char v[128];
+	char *csv = out_text("mb", "summary.csv");
 	csv_field(csv, 1, csv_col(csv, "max_batch"), v, sizeof v);
 	assert_string_equal(v, "16"); /* floor((100 - 3) / 6) */
 	csv_field(csv, 1, csv_col(csv, "larger_fit_batch"), v, sizeof v);
@@ -134,11 +153,8 @@ static void test_max_batch_chain3(void **state)
 	csv_field(csv, 1, csv_col(csv, "status"), v, sizeof v);
 	assert_string_equal(v, "ok");
 	free(csv);
-	snprintf(path, sizeof path, "%s/mb/runs.json", tmpdir);
-	char *js = slurp(path), err[128];
-	struct jv *root = jv_parse(js, err, sizeof err);
-	if (!root)
-		fail_msg("runs.json: %s", err);
+	char *js;
+	struct jv *root = runs_json("mb", &js);
 	/* doubling 1..32, bisection 24, 20, 18, 17, then 17..19 again
 	 * (already known): 1 2 4 8 16 32 24 20 18 17 19 */
 	struct jv *s = jv_get(root, "searches");
@@ -182,9 +198,8 @@ static void test_min_pool_chain3(void **state)
 	(void)state;
 	run_exp(FX "chain3-minpool.yaml", "mp", "-j 1");
 	run_exp(FX "chain3-minpool.yaml", "mp2", "-j 2");
-	char path[512], v[128];
-	snprintf(path, sizeof path, "%s/mp/summary.csv", tmpdir);
-	char *csv = slurp(path);
+	char v[128];
+	char *csv = out_text("mp", "summary.csv");
 	const uint64_t M = 1048576;
 	/* row 1: batch 4 */
 	csv_get(csv, 1, "workload", v, sizeof v);
@@ -226,11 +241,8 @@ static void test_min_pool_chain3(void **state)
 	free(csv);
 	/* every attempt in runs.json: 27 MiB failed g1 (8 MiB) with 5 MiB
 	 * free at most, then 30 MiB served */
-	snprintf(path, sizeof path, "%s/mp/runs.json", tmpdir);
-	char *js = slurp(path), err[128];
-	struct jv *root = jv_parse(js, err, sizeof err);
-	if (!root)
-		fail_msg("runs.json: %s", err);
+	char *js;
+	struct jv *root = runs_json("mp", &js);
 	struct jv *s = jv_get(root, "searches");
 	assert_int_equal(s->n, 2);
 	struct jv *at = jv_get(s->item[0], "attempts");
@@ -250,13 +262,48 @@ static void test_min_pool_chain3(void **state)
 	same_files("mp", "mp2");
 }
 
+/* Driver allocation costs in summary.csv and runs.json: the derivation
+ * is in the fixture (3 cudaMallocs of 0.2 ms in iteration 0, none after). */
+static void test_alloc_costs_chain3(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-alloc-costs.yaml", "ac", NULL);
+	char v[128];
+	char *csv = out_text("ac", "summary.csv");
+	/* the steady state is iteration 1 */
+	csv_get(csv, 1, "iter_time_ms", v, sizeof v);
+	assert_float_equal(atof(v), 12.0, 1e-9);
+	csv_get(csv, 1, "alloc_ms", v, sizeof v);
+	assert_float_equal(atof(v), 0.0, 1e-9);
+	csv_get(csv, 1, "cuda_mallocs", v, sizeof v);
+	assert_string_equal(v, "0");
+	csv_get(csv, 1, "stall_alloc_ms", v, sizeof v);
+	assert_float_equal(atof(v), 0.0, 1e-9);
+	csv_get(csv, 1, "device_mallocs", v, sizeof v);
+	assert_string_equal(v, "4"); /* S1 at set-up, then S2, S3, S4 */
+	free(csv);
+	char *js;
+	struct jv *root = runs_json("ac", &js);
+	struct jv *it = jv_get(jv_get(root, "points")->item[0], "iterations");
+	assert_int_equal(it->n, 2);
+	assert_int_equal(jv_get(it->item[0], "time_ns")->num, 12600000);
+	assert_int_equal(jv_get(it->item[0], "alloc_ns")->num, 600000);
+	assert_int_equal(jv_get(it->item[0], "stall_alloc_ns")->num, 600000);
+	assert_int_equal(jv_get(it->item[0], "cuda_mallocs")->num, 3);
+	assert_int_equal(jv_get(it->item[0], "cuda_frees")->num, 0);
+	assert_int_equal(jv_get(it->item[0], "cuda_host_allocs")->num, 0);
+	assert_int_equal(jv_get(it->item[1], "time_ns")->num, 12000000);
+	assert_int_equal(jv_get(it->item[1], "cuda_mallocs")->num, 0);
+	jv_free(root);
+	free(js);
+}
+
 static void test_best_throughput_chain3(void **state)
 {
 	(void)state;
 	run_exp(FX "chain3-best.yaml", "best", NULL);
-	char path[512], v[128];
-	snprintf(path, sizeof path, "%s/best/summary.csv", tmpdir);
-	char *csv = slurp(path);
+	char v[128];
+	char *csv = out_text("best", "summary.csv");
 	csv_field(csv, 1, csv_col(csv, "best_batch"), v, sizeof v);
 	assert_string_equal(v, "16");
 	csv_field(csv, 1, csv_col(csv, "samples_per_s"), v, sizeof v);
@@ -268,9 +315,8 @@ static void test_budget_fraction_chain3(void **state)
 {
 	(void)state;
 	run_exp(FX "chain3-fraction.yaml", "frac", NULL);
-	char path[512], v[128];
-	snprintf(path, sizeof path, "%s/frac/summary.csv", tmpdir);
-	char *csv = slurp(path);
+	char v[128];
+	char *csv = out_text("frac", "summary.csv");
 	int cb = csv_col(csv, "budget_bytes"), cs = csv_col(csv, "status"),
 	    cp = csv_col(csv, "policy");
 	/* rows: (1.0, framework), (1.0, ondemand), (0.9, framework), ... */
@@ -297,9 +343,8 @@ static void test_budget_fraction_bfc(void **state)
 {
 	(void)state;
 	run_exp(FX "chain3-fraction-bfc.yaml", "fbfc", NULL);
-	char path[512], v[128];
-	snprintf(path, sizeof path, "%s/fbfc/summary.csv", tmpdir);
-	char *csv = slurp(path);
+	char v[128];
+	char *csv = out_text("fbfc", "summary.csv");
 	int cb = csv_col(csv, "budget_bytes"), cs = csv_col(csv, "status");
 	csv_field(csv, 1, cs, v, sizeof v);
 	assert_string_equal(v, "ok");
@@ -572,6 +617,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_max_batch_chain3),
 		cmocka_unit_test(test_min_pool_chain3),
+		cmocka_unit_test(test_alloc_costs_chain3),
 		cmocka_unit_test(test_best_throughput_chain3),
 		cmocka_unit_test(test_budget_fraction_chain3),
 		cmocka_unit_test(test_budget_fraction_bfc),

@@ -856,6 +856,34 @@ static void test_host(void **state)
 	assert_int_equal(u.peak, UINT64_MAX / 2 * 2);
 }
 
+/* The pinned pool grows by the shortfall, once per new high-water mark,
+ * and is reused after frees (mem.h, struct mem_host). By hand: 60 -> grow
+ * to 60 (call 1); +40 -> 100 > 60, grow to 100 (call 2); free 60 -> 40 in
+ * use; +60 -> 100 <= 100, from the pool; free all; +100 -> from the pool;
+ * +1 -> 101 > 100, grow (call 3). */
+static void test_host_pool(void **state)
+{
+	(void)state;
+	struct mem_host h = {0};
+	mem_host_take(&h, 60);
+	assert_int_equal(h.n_grow, 1);
+	assert_int_equal(h.reserved, 60);
+	assert_int_equal(mem_host_alloc(&h, 40), 0);
+	assert_int_equal(h.n_grow, 2);
+	assert_int_equal(h.reserved, 100);
+	mem_host_free(&h, 60);
+	assert_int_equal(mem_host_alloc(&h, 60), 0);
+	assert_int_equal(h.n_grow, 2);
+	mem_host_free(&h, 100);
+	assert_int_equal(h.reserved, 100); /* kept: no cudaFreeHost */
+	mem_host_take(&h, 100);
+	assert_int_equal(h.n_grow, 2);
+	mem_host_take(&h, 1);
+	assert_int_equal(h.n_grow, 3);
+	assert_int_equal(h.reserved, 101);
+	assert_int_equal(h.n_alloc, 5);
+}
+
 struct live {
 	mem_handle h;	/* handle */
 	uint64_t bytes; /* requested */
@@ -980,6 +1008,7 @@ int main(void)
 		cmocka_unit_test(test_arena),
 		cmocka_unit_test(test_frag_values),
 		cmocka_unit_test(test_host),
+		cmocka_unit_test(test_host_pool),
 		cmocka_unit_test(test_stress_invariants),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

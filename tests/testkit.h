@@ -54,8 +54,26 @@ static inline void make_policy(struct pol *p, const char *name,
 		fail_msg("%s", err.msg);
 }
 
-/* Run iters iterations (no warm-up) under pol with a budget (0: the whole
- * 1 MiB test device), optionally on one shared copy engine. */
+/* Run iters iterations (no warm-up) under pol on profile hw with an
+ * allocator, a budget (0: the whole device) and a pool size (mem_cfg). */
+static inline int run_on(const struct wl_workload *w, struct pol *pol,
+			 const struct hw_profile *hw, const char *allocator,
+			 uint64_t budget, uint64_t pool_size, int iters,
+			 struct st_run *st)
+{
+	struct ex_cfg cfg = {.hw = hw, .wl = w, .pol = pol,
+			     .allocator = allocator, .budget = budget,
+			     .pool_size = pool_size, .iterations = iters,
+			     .warmup = 0};
+	gms_err err = {{0}};
+	int rc = ex_run(&cfg, st, &err);
+	if (rc < 0)
+		print_message("ex_run: %s\n", err.msg);
+	return rc;
+}
+
+/* run_on the 1 MiB test device with `arena`, optionally on one shared
+ * copy engine. */
 static inline int run_hw(const struct wl_workload *w, struct pol *pol,
 			 uint64_t budget, int iters, struct st_run *st,
 			 bool shared)
@@ -63,14 +81,7 @@ static inline int run_hw(const struct wl_workload *w, struct pol *pol,
 	struct hw_profile hw;
 	hw_test_profile(&hw, 1 << 20);
 	hw.shared_engine = shared;
-	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = pol,
-			     .allocator = "arena", .budget = budget,
-			     .iterations = iters, .warmup = 0};
-	gms_err err = {{0}};
-	int rc = ex_run(&cfg, st, &err);
-	if (rc < 0)
-		print_message("ex_run: %s\n", err.msg);
-	return rc;
+	return run_on(w, pol, &hw, "arena", budget, 0, iters, st);
 }
 
 #endif
