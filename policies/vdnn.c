@@ -12,15 +12,16 @@
  *                   algorithm (least workspace, the faster on a tie);
  *                   p: its performance-optimal one (fastest, the smaller
  *                   workspace on a tie);
- *   dyn             profile passes pick the scheme: first all(m), the
- *                   most memory-saving, must fit (else nothing does and
- *                   the run goes ahead as all(m) to report its OOM); then
- *                   none(p), conv(p), all(p), conv(m) are tried in that
- *                   order and the first that fits is used, else all(m)
- *                   (vDNN's order: no offload with p first, then
- *                   progressively more memory-saving choices). A pass is
- *                   this policy with that scheme, simulated on the side
- *                   with the run's profile, budget and iterations.
+ *   dyn             profile passes pick the scheme: all(m) must fit
+ *                   (else nothing does, and the run goes ahead as all(m)
+ *                   to report its OOM); then none(p), conv(p), all(p),
+ *                   the first that fits; else vDNN's greedy downgrade,
+ *                   all(p) with the first k conv layers on m for k = 1,
+ *                   2, ... (see plan_dyn). A pass is this policy with
+ *                   that scheme, simulated on the side with the run's
+ *                   profile, budget and iterations;
+ *   m_layers        under p, the first N conv layers take m (what the
+ *                   greedy step sets; also a parameter).
  *
  * Which tensors a chosen layer offloads: the activations (and the input
  * batch) its forward ops read, when this layer is their last forward
@@ -88,6 +89,7 @@ static const char *const vd_order_names[] = {"prefetch-first",
 struct vdnn_params {
 	int offload;	      /* enum vd_offload */
 	int algo;	      /* enum vd_algo */
+	int64_t m_layers;     /* algo p: leading conv layers taking m */
 	int heuristic;	      /* enum vd_heur (vDNN++) */
 	int order;	      /* enum vd_order (vDNN++) */
 	bool compress;	      /* ZVC-compress host copies (vDNN++) */
@@ -108,7 +110,12 @@ struct vdnn_params {
 	{"algo", PRM_ENUM, "p", 0, 0, vd_algo_names,                           \
 	 "convolution algorithms: m (least workspace) or p (fastest); "        \
 	 "ignored by dyn",                                                     \
-	 P_(algo)}
+	 P_(algo)},                                                            \
+	{"m_layers", PRM_INT, "0", 0, 1 << 30, NULL,                           \
+	 "with algo=p: the first N convolution layers (forward order) take "   \
+	 "their memory-optimal algorithms instead (the step of dyn's greedy "  \
+	 "downgrade)",                                                         \
+	 P_(m_layers)}
 
 static const struct prm_def vdnn_params[] = {
 	VD_COMMON_PARAMS,
@@ -190,8 +197,9 @@ struct vdnn {
 	uint32_t n_comp;	/* tensors compressed */
 	uint64_t comp_stored;	/* their compressed host size */
 	uint64_t comp_bytes;	/* their size */
-	struct vd_pass pass[6]; /* dyn profile passes */
+	struct vd_pass pass[4]; /* dyn's profile passes of whole schemes */
 	int n_pass;		/* how many */
+	int64_t n_greedy;	/* dyn's greedy downgrade passes */
 };
 
 static int vdnn_init_common(struct pol *p, bool pp, gms_err *err)
@@ -245,20 +253,38 @@ static const char *vdnn_allocator(const struct pol *p)
 
 /* ---- planning -------------------------------------------------------- */
 
-/* Each convolution kernel's algorithm under scheme m or p. */
-static int pick_algos(struct ex *ex, int algo, gms_err *err)
+/* Each convolution kernel's algorithm under scheme m or p; under p the
+ * kernels of the first m_layers convolution layers (in the order their
+ * forward ops run) take m. */
+static int pick_algos(struct ex *ex, int algo, int64_t m_layers, gms_err *err)
 {
 	const struct wl_workload *wl = ex_workload(ex);
+	int64_t *rank = malloc((wl->n_layers + 1) * sizeof *rank);
+	if (!rank)
+		return gms_errf(err, "out of memory");
+	for (uint32_t l = 0; l <= wl->n_layers; l++)
+		rank[l] = -1;
+	int64_t n_conv = 0;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
+		if (op->phase == WL_FWD && op->type == OT_CONV &&
+		    rank[op->layer] < 0)
+			rank[op->layer] = n_conv++;
+	}
 	for (uint32_t o = 0; o < wl->n_ops; o++) {
 		const struct wl_op *op = &wl->ops[o];
 		if (op->n_algos == 0)
 			continue;
+		int want = algo == VD_P && rank[op->layer] >= 0 &&
+				   rank[op->layer] < m_layers
+			   ? VD_M
+			   : algo;
 		uint32_t best = 0;
 		for (uint32_t a = 1; a < op->n_algos; a++) {
 			const struct wl_algo *x = &op->algos[a],
 					     *b = &op->algos[best];
 			bool better =
-				algo == VD_M
+				want == VD_M
 					? x->workspace < b->workspace ||
 						  (x->workspace == b->workspace &&
 						   x->time_scale < b->time_scale)
@@ -268,10 +294,32 @@ static int pick_algos(struct ex *ex, int algo, gms_err *err)
 			if (better)
 				best = a;
 		}
-		if (ex_pick_algo(ex, o, best) < 0)
+		if (ex_pick_algo(ex, o, best) < 0) {
+			free(rank);
 			return gms_errf(err, "%s", ex_last_error(ex));
+		}
 	}
+	free(rank);
 	return 0;
+}
+
+/* Convolution layers of the workload (layers with a forward conv op). */
+static int64_t count_conv_layers(const struct wl_workload *wl)
+{
+	bool *seen = calloc(wl->n_layers + 1, sizeof *seen);
+	int64_t n = 0;
+	if (!seen)
+		return 0;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
+		if (op->phase == WL_FWD && op->type == OT_CONV &&
+		    !seen[op->layer]) {
+			seen[op->layer] = true;
+			n++;
+		}
+	}
+	free(seen);
+	return n;
 }
 
 /* Is t read by some backward op? */
@@ -460,50 +508,97 @@ static int plan_compression(struct vdnn *s, struct ex *ex, gms_err *err)
 }
 
 static int plan_scheme(struct pol *p, struct ex *ex, gms_err *err);
+/* One dyn profile pass: this policy with scheme (offload, algo, m_layers),
+ * simulated on the side with the run's configuration (as many iterations
+ * as the run: a pool fragments across iterations too). 1 when it ran
+ * without OOM, 0 when it did not fit, -1 on an error. */
+static int dyn_pass(struct pol *p, struct ex *ex, int offload, int algo,
+		    int64_t m_layers, gms_err *err)
+{
+	struct vdnn *s = p->priv;
+	struct vdnn_params prm = s->prm;
+	prm.offload = offload;
+	prm.algo = algo;
+	prm.m_layers = m_layers;
+	struct pol child = {.ops = p->ops, .params = &prm};
+	snprintf(child.label, sizeof child.label, "%s", p->label);
+	if (p->ops->init(&child, err) < 0)
+		return -1;
+	struct ex_cfg cfg = *ex_config(ex);
+	cfg.pol = &child;
+	cfg.obs = NULL;
+	struct st_run r;
+	int rc = ex_run(&cfg, &r, err);
+	p->ops->fini(&child);
+	bool fits = rc == 0 && !r.oom.hit;
+	sim_time_t time = r.n_iter > r.warmup ? r.steady.time : 0;
+	st_run_free(&r);
+	if (rc < 0)
+		return gms_err_prefix(err, "dyn profile pass %s(%s)",
+				      vd_offload_names[offload],
+				      vd_algo_names[algo]);
+	if (m_layers == 0 && s->n_pass < (int)(sizeof s->pass / sizeof *s->pass))
+		s->pass[s->n_pass++] = (struct vd_pass){offload, algo, fits,
+							time};
+	else
+		s->n_greedy++;
+	return fits;
+}
 
-/* dyn: profile passes, one simulated iteration each (see the top). */
+/*
+ * dyn, as vDNN describes it (Rhu et al., MICRO 2016, section III-C): a
+ * profile pass first checks that all(m), the most memory-saving scheme,
+ * trains at all (else nothing does, and the run goes ahead as all(m) to
+ * report its OOM); then none(p), conv(p) and all(p) are tried in that
+ * order, the first that fits winning; if none does, vDNN's greedy
+ * last resort downgrades convolution layers from their
+ * performance-optimal to their memory-optimal algorithms one layer at a
+ * time: all(p) with the first k conv layers (forward order) on m, for k =
+ * 1, 2, ..., until a pass fits -- at worst every layer, which is all(m).
+ * The vDNN++ paper only says dyn "runs few profile passes and uses a
+ * heuristic to choose the mode which fits in the memory and is the
+ * fastest" (section II-B). The order of the downgrade (first layers
+ * first) is our choice: vDNN's text does not fix it, and in CNNs the
+ * first layers have the largest feature maps and workspaces. Feasibility
+ * is honest: a pass whose convolution workspace does not fit is an OOM
+ * (vDNN never changes an algorithm it chose).
+ */
 static int plan_dyn(struct pol *p, struct ex *ex, gms_err *err)
 {
 	struct vdnn *s = p->priv;
 	static const int order[][2] = {
 		{VD_ALL, VD_M},	 /* must fit, else nothing does */
 		{VD_NONE, VD_P}, {VD_CONV, VD_P}, {VD_ALL, VD_P},
-		{VD_CONV, VD_M},
 	};
-	int pick = 0; /* all(m) unless an earlier candidate fits */
-	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
-		struct vdnn_params prm = s->prm;
-		prm.offload = order[i][0];
-		prm.algo = order[i][1];
-		struct pol child = {.ops = p->ops, .params = &prm};
-		snprintf(child.label, sizeof child.label, "%s", p->label);
-		if (p->ops->init(&child, err) < 0)
+	int off = VD_ALL, algo = VD_M; /* all(m) unless something faster fits */
+	int64_t m_layers = 0;
+	bool found = false;
+	for (size_t i = 0; i < sizeof order / sizeof *order && !found; i++) {
+		int fits = dyn_pass(p, ex, order[i][0], order[i][1], 0, err);
+		if (fits < 0)
 			return -1;
-		struct ex_cfg cfg = *ex_config(ex);
-		cfg.pol = &child; /* as many iterations as the run: a pool
-				     fragments across iterations too */
-		cfg.obs = NULL;
-		struct st_run r;
-		int rc = ex_run(&cfg, &r, err);
-		p->ops->fini(&child);
-		struct vd_pass *ps = &s->pass[s->n_pass++];
-		*ps = (struct vd_pass){prm.offload, prm.algo,
-				       rc == 0 && !r.oom.hit,
-				       r.n_iter > r.warmup ? r.steady.time : 0};
-		st_run_free(&r);
-		if (rc < 0)
-			return gms_err_prefix(err, "dyn profile pass %s(%s)",
-					      vd_offload_names[prm.offload],
-					      vd_algo_names[prm.algo]);
-		if (i == 0 && !ps->fits)
-			break; /* not even all(m) fits: report its OOM */
-		if (i > 0 && ps->fits) {
-			pick = (int)i;
-			break;
+		if (i == 0 && !fits)
+			return plan_scheme(p, ex, err); /* report its OOM */
+		if (i > 0 && fits) {
+			off = order[i][0];
+			algo = order[i][1];
+			found = true;
 		}
 	}
-	s->prm.offload = order[pick][0];
-	s->prm.algo = order[pick][1];
+	int64_t n_conv = count_conv_layers(ex_workload(ex));
+	for (int64_t k = 1; !found && k < n_conv; k++) {
+		int fits = dyn_pass(p, ex, VD_ALL, VD_P, k, err);
+		if (fits < 0)
+			return -1;
+		if (fits) {
+			algo = VD_P;
+			m_layers = k;
+			found = true;
+		}
+	}
+	s->prm.offload = off;
+	s->prm.algo = algo;
+	s->prm.m_layers = m_layers;
 	return plan_scheme(p, ex, err);
 }
 
@@ -511,7 +606,7 @@ static int plan_scheme(struct pol *p, struct ex *ex, gms_err *err)
 {
 	struct vdnn *s = p->priv;
 	const struct wl_workload *wl = ex_workload(ex);
-	if (pick_algos(ex, s->prm.algo, err) < 0 ||
+	if (pick_algos(ex, s->prm.algo, s->prm.m_layers, err) < 0 ||
 	    plan_offloads(s, wl, s->prm.offload, err) < 0)
 		return -1;
 	for (uint32_t i = 0; i < s->off_at[s->n_layers]; i++)
@@ -686,6 +781,8 @@ static void vdnn_report(struct pol *p, FILE *out)
 	const struct vdnn *s = p->priv;
 	fprintf(out, "scheme %s(%s)\n", vd_offload_names[s->prm.offload],
 		vd_algo_names[s->prm.algo]);
+	if (s->prm.m_layers && s->prm.algo == VD_P)
+		fprintf(out, "m_layers %lld\n", (long long)s->prm.m_layers);
 	if (s->pp)
 		fprintf(out, "heuristic %s\norder %s\n",
 			vd_heur_names[s->prm.heuristic],
@@ -703,6 +800,9 @@ static void vdnn_report(struct pol *p, FILE *out)
 			vd_algo_names[s->pass[i].algo],
 			s->pass[i].fits ? "fits" : "oom",
 			(double)s->pass[i].time / 1e6);
+	if (s->n_greedy)
+		fprintf(out, "dyn_greedy_passes %lld\n",
+			(long long)s->n_greedy);
 	if (s->prm.compress)
 		fprintf(out, "compressed_tensors %u\ncompressed_bytes %llu\n"
 			     "compressed_stored %llu\n",

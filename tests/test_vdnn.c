@@ -539,6 +539,91 @@ static void test_dyn(void **state)
 }
 
 /*
+ * dyn's greedy downgrade (vDNN section III-C), on a network where all(p)
+ * does not fit and all(m) does. Every tensor is X = 1 MiB (a 1.048576 ms
+ * copy; a multiple of CNMeM's 512 B, so no rounding):
+ *
+ *   l1 conv 10 ms  x  -> a1   fast: workspace 3X, 1x; slow: none, 3x
+ *   l2 conv 10 ms  a1 -> a2   fast: workspace 1X, 1x; slow: none, 3x
+ *   l3 loss  1 ms  a2 -> a3
+ *   bwd: l3 1 ms a3 -> g2; l2 10 ms g2, a1 -> g1; l1 10 ms g1, x -> g0
+ *
+ * all and conv offload x (l1) and a1 (l2); a2 is read by no backward op.
+ * Live bytes: l1 fast needs x, a1 and 3X of workspace = 5X, slow 2X; l2
+ * fast a1, a2, 1X = 3X; backward peaks at l2_bwd with g2, a1, g1 and the
+ * prefetched x = 4X. With a 4X budget none(p), conv(p) and all(p) do not
+ * fit (l1 fast: 5X); all(p) with l1 downgraded (m_layers 1) peaks at 4X
+ * and fits: best fit places x [0,1) a1 [1,2); after l1 x is gone, a2
+ * takes [0,1) and l2's workspace [2,3); then a3 [1,2); in backward a1
+ * comes back to [0,1), g2 [2,3), x [1,2), g1 [3,4).
+ *
+ * Its time under vDNN: l1 slow 0-30 (x out 0-1.05); l2 30-40 (a1 out
+ * 30-31.05); l3 40-41; l3_bwd 41-42 while a1 comes in 41-42.048576, then
+ * a 0.048576 ms wait; l2_bwd 42.048576-52.048576 while x comes in; l1_bwd
+ * to 62.048576 ms. all(m), the old last resort, would run l2 slow too
+ * (+20 ms).
+ */
+static void LA(struct wl_workload *w, const char *name, const char *layer,
+	       long long ms, uint32_t in, uint32_t out, uint64_t ws)
+{
+	gms_err err;
+	struct wl_algo al[2] = {{"fast", ws, 1.0}, {"slow", 0, 3.0}};
+	struct wl_op_desc d = {.name = name, .type = OT_CONV, .phase = WL_FWD,
+			       .layer = layer, .in = &in, .n_in = 1,
+			       .out = &out, .n_out = 1, .time = ms * MS,
+			       .flops = (double)(ms * MS), .recomputable = true,
+			       .algos = al, .n_algos = 2};
+	if (wl_add_op(w, &d, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+}
+
+static void test_dyn_greedy(void **state)
+{
+	(void)state;
+	const uint64_t X = 1 << 20;
+	struct wl_workload *w = wl_new("greedy", 1);
+	uint32_t x = T(w, "x", X, WL_INPUT), a1 = T(w, "a1", X, WL_ACT),
+		 a2 = T(w, "a2", X, WL_ACT), a3 = T(w, "a3", X, WL_ACT),
+		 g2 = T(w, "g2", X, WL_ACT_GRAD),
+		 g1 = T(w, "g1", X, WL_ACT_GRAD),
+		 g0 = T(w, "g0", X, WL_ACT_GRAD);
+	LA(w, "l1", "l1", 10, x, a1, 3 * X);
+	LA(w, "l2", "l2", 10, a1, a2, X);
+	L(w, "l3", OT_LOSS, WL_FWD, "l3", 1, &a2, 1, a3);
+	L(w, "l3_bwd", OT_LOSS_BWD, WL_BWD, "l3", 1, &a3, 1, g2);
+	uint32_t in2[2] = {g2, a1}, in1[2] = {g1, x};
+	L(w, "l2_bwd", OT_CONV_BWD_DATA, WL_BWD, "l2", 10, in2, 2, g1);
+	L(w, "l1_bwd", OT_CONV_BWD_DATA, WL_BWD, "l1", 10, in1, 2, g0);
+	finalize(w);
+	struct st_run st;
+	run1(w, "vdnn", NULL, 0, 4 * X, &st); /* dyn */
+	assert_int_equal(st.iter[0].time, 62048576);
+	assert_int_equal(st.iter[0].n_algo_fallback, 0);
+	st_run_free(&st);
+	/* the same scheme named by hand */
+	const char *kv[] = {"offload=all", "algo=p", "m_layers=1"};
+	run1(w, "vdnn", kv, 3, 4 * X, &st);
+	assert_int_equal(st.iter[0].time, 62048576);
+	st_run_free(&st);
+	/* all(p) does not fit: its l1 workspace is an OOM, not a slow run */
+	struct pol p;
+	const char *allp[] = {"offload=all", "algo=p"};
+	make(&p, "vdnn", allp, 2);
+	struct hw_profile hw;
+	hw_test_profile(&hw, DEVICE);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p, .budget = 4 * X,
+			     .iterations = 1};
+	gms_err err;
+	assert_int_equal(ex_run(&cfg, &st, &err), 0);
+	assert_true(st.oom.hit);
+	assert_string_equal(st.oom.tensor, "workspace");
+	assert_int_equal(st.oom.bytes, 3 * X);
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
+/*
  * Every generated CNN at batch 2 on the V100 profile (room for all of
  * them): each of the six modes and dyn under vdnn and vdnnpp, and
  * vdnnpp's four heuristic x order combinations under conv(p), run two
@@ -746,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_zvc_stored),
 		cmocka_unit_test(test_vdnnpp_not_slower),
 		cmocka_unit_test(test_dyn),
+		cmocka_unit_test(test_dyn_greedy),
 		cmocka_unit_test(test_every_cnn),
 		cmocka_unit_test(test_every_cnn_under_pressure),
 		cmocka_unit_test(test_params),
