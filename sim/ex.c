@@ -56,9 +56,17 @@ struct ex_tensor {
 	uint32_t z_gen;		/* bumps when the host copy is dropped, so
 				   a late (de)compression finds it stale */
 	eng_event written;	/* fires when the kernel writing it is done */
+	uint32_t regen_mark;	/* ex.regen_gen when regenerable() last
+				   reached it (0: never) */
 };
 
 #define EX_MAX_WAITS 64 /* pending ex_wait events at once */
+
+/* A frame of lineage_release()'s walk. */
+struct ex_unref {
+	uint32_t t; /* tensor whose lineage references are released */
+	uint32_t i; /* next input of its producer to release */
+};
 
 /* A compressed host copy's life: packed after its D2H copy, unpacked
  * into a full-size pinned staging buffer before its H2D copy. */
@@ -129,6 +137,11 @@ struct ex {
 				       work in flight (swap-out, readers) */
 	sim_time_t compute_busy0;   /* compute busy time at iteration start */
 	uint64_t peak_seen;	    /* peak_reserved at the last frag sample */
+	uint32_t regen_gen;	    /* generation of regenerable()'s marks */
+	uint32_t *walk;		    /* n_tensors + 1 ids: the explicit stack
+				       of regenerable() and lineage_take() */
+	struct ex_unref *unref;	    /* n_tensors + 1 frames: the explicit
+				       stack of lineage_release() */
 	struct st_run *st;	    /* results */
 	struct st_iter *cur;	    /* current iteration's results */
 	char err[256];		    /* why the last action was refused */
@@ -299,28 +312,17 @@ static void host_drop(struct ex *ex, uint32_t t)
 	}
 }
 
-/* Release lineage references a dropped tensor held on its producer's
- * inputs. */
-static void settle(struct ex *ex, uint32_t t);
-static void lineage_release(struct ex *ex, uint32_t t)
-{
-	const struct wl_op *p = &ex->wl->ops[ex->wl->tensors[t].producer];
-	for (uint32_t i = 0; i < p->n_in; i++) {
-		assert(ex->t[p->in[i]].lineage > 0);
-		ex->t[p->in[i]].lineage--;
-		settle(ex, p->in[i]);
-	}
-}
-
 /* Bring a tensor's storage in line with its state and references: free
  * blocks whose release or drop was waiting for readers or a copy, and end
  * the life of tensors nobody will read again. Called whenever one of
- * those conditions may have changed (kernel or copy completion, action). */
-static void settle(struct ex *ex, uint32_t t)
+ * those conditions may have changed (kernel or copy completion, action).
+ * True when t was RECOMPUTE and ended its life: the lineage references it
+ * held on its producer's inputs are then to be released (settle()). */
+static bool settle_one(struct ex *ex, uint32_t t)
 {
 	struct ex_tensor *x = &ex->t[t];
 	if (x->inflight || x->held)
-		return;
+		return false;
 	if (x->state == TS_SWAPPING_OUT && !x->copying_out) {
 		assert(x->release_pending);
 		dev_free(ex, &x->h);
@@ -334,11 +336,12 @@ static void settle(struct ex *ex, uint32_t t)
 		ex->pending_release--;
 	}
 	if (x->uses_left || x->lineage || persistent(ex, t))
-		return; /* still needed */
+		return false; /* still needed */
 	switch ((enum ex_state)x->state) {
 	case TS_IN:
 		if (x->copying_out)
-			return; /* the copy's completion settles it again */
+			return false; /* the copy's completion settles it
+					 again */
 		dev_free(ex, &x->h);
 		host_drop(ex, t);
 		x->state = TS_NONE;
@@ -349,11 +352,43 @@ static void settle(struct ex *ex, uint32_t t)
 		break;
 	case TS_RECOMPUTE:
 		x->state = TS_NONE;
-		lineage_release(ex, t);
-		break;
+		return true; /* its lineage references are due */
 	default:
 		break; /* SWAPPING_*: the copy's completion settles it */
 	}
+	return false;
+}
+
+/* Release the lineage references a dropped tensor t held on its producer's
+ * inputs, settling each; an input that ends its life as RECOMPUTE releases
+ * its own in turn, depth first in input order. An explicit stack of
+ * frames (ex.unref; a tensor is pushed when it ends its life, so once)
+ * rather than recursion, which a chain of 100k dropped ancestors would
+ * take 100k deep. */
+static void lineage_release(struct ex *ex, uint32_t t)
+{
+	size_t n = 0;
+	ex->unref[n++] = (struct ex_unref){t, 0};
+	while (n > 0) {
+		struct ex_unref *f = &ex->unref[n - 1];
+		const struct wl_op *p =
+			&ex->wl->ops[ex->wl->tensors[f->t].producer];
+		if (f->i == p->n_in) {
+			n--;
+			continue;
+		}
+		uint32_t u = p->in[f->i++];
+		assert(ex->t[u].lineage > 0);
+		ex->t[u].lineage--;
+		if (settle_one(ex, u))
+			ex->unref[n++] = (struct ex_unref){u, 0};
+	}
+}
+
+static void settle(struct ex *ex, uint32_t t)
+{
+	if (settle_one(ex, t))
+		lineage_release(ex, t);
 }
 
 /* Take back a drop whose block is still held (readers in flight). */
@@ -650,42 +685,75 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 	return x->ready;
 }
 
-/* Depth to which ex_drop follows freed inputs back to live tensors. */
-#define EX_REGEN_DEPTH 64
-
 /* Can u, an input of a dropped tensor's producer, be had again? Alive
  * (not NONE) or persistent, or freed after its last use but with a
  * recomputable producer whose inputs can be had again (a transient such
- * as a batchnorm output that an in-place ReLU overwrote). */
-static bool regenerable(const struct ex *ex, uint32_t u, unsigned depth)
+ * as a batchnorm output that an in-place ReLU overwrote), and so on back
+ * without a depth limit. That is: no freed tensor reachable from u
+ * through freed tensors' producers lacks a recomputable producer. A walk
+ * with an explicit stack (ex.walk: a tensor is pushed once, when first
+ * marked) visits each such ancestor once per ex_drop (marks stamped with
+ * ex.regen_gen, so nothing is cleared between calls), instead of once
+ * per path to it, which grows exponentially on a DAG whose ops read two
+ * earlier outputs (issue 12, item 4). */
+static bool regenerable(struct ex *ex, uint32_t u)
 {
-	if (persistent(ex, u) || ex->t[u].state != TS_NONE)
-		return true;
-	uint32_t pr = ex->wl->tensors[u].producer;
-	if (pr == WL_NONE || !ex->wl->ops[pr].recomputable ||
-	    depth >= EX_REGEN_DEPTH)
-		return false;
-	const struct wl_op *p = &ex->wl->ops[pr];
-	for (uint32_t i = 0; i < p->n_in; i++)
-		if (!regenerable(ex, p->in[i], depth + 1))
+	size_t n = 0;
+	if (ex->t[u].regen_mark != ex->regen_gen) {
+		ex->t[u].regen_mark = ex->regen_gen;
+		ex->walk[n++] = u;
+	}
+	while (n > 0) {
+		uint32_t v = ex->walk[--n];
+		if (persistent(ex, v) || ex->t[v].state != TS_NONE)
+			continue;
+		uint32_t pr = ex->wl->tensors[v].producer;
+		if (pr == WL_NONE || !ex->wl->ops[pr].recomputable)
 			return false;
+		const struct wl_op *p = &ex->wl->ops[pr];
+		for (uint32_t i = 0; i < p->n_in; i++) {
+			struct ex_tensor *y = &ex->t[p->in[i]];
+			if (y->regen_mark != ex->regen_gen) {
+				y->regen_mark = ex->regen_gen;
+				ex->walk[n++] = p->in[i];
+			}
+		}
+	}
 	return true;
+}
+
+/* Start a new regenerable() generation: every mark becomes stale. */
+static void regen_new_gen(struct ex *ex)
+{
+	if (++ex->regen_gen == 0) { /* wrapped: clear the marks once */
+		for (uint32_t t = 0; t < ex->wl->n_tensors; t++)
+			ex->t[t].regen_mark = 0;
+		ex->regen_gen = 1;
+	}
 }
 
 /* Take lineage references on the inputs of t's producer; a freed input
  * (regenerable() said it can be had again) becomes RECOMPUTE with
- * references of its own. settle() ends its life again once its last
- * dependent is regenerated. */
+ * references of its own, and so on back. settle() ends its life again
+ * once its last dependent is regenerated. An explicit stack (ex.walk):
+ * a tensor is pushed when it turns NONE -> RECOMPUTE, so once, and a
+ * chain of 100k freed ancestors does not recurse 100k deep. */
 static void lineage_take(struct ex *ex, uint32_t t)
 {
-	const struct wl_op *p = &ex->wl->ops[ex->wl->tensors[t].producer];
-	for (uint32_t i = 0; i < p->n_in; i++) {
-		uint32_t u = p->in[i];
-		if (!persistent(ex, u) && ex->t[u].state == TS_NONE) {
-			ex->t[u].state = TS_RECOMPUTE;
-			lineage_take(ex, u);
+	size_t n = 0;
+	ex->walk[n++] = t;
+	while (n > 0) {
+		uint32_t v = ex->walk[--n];
+		const struct wl_op *p =
+			&ex->wl->ops[ex->wl->tensors[v].producer];
+		for (uint32_t i = 0; i < p->n_in; i++) {
+			uint32_t u = p->in[i];
+			if (!persistent(ex, u) && ex->t[u].state == TS_NONE) {
+				ex->t[u].state = TS_RECOMPUTE;
+				ex->walk[n++] = u;
+			}
+			ex->t[u].lineage++;
 		}
-		ex->t[u].lineage++;
 	}
 }
 
@@ -703,9 +771,10 @@ int ex_drop(struct ex *ex, uint32_t t)
 	if (!p->recomputable)
 		return refuse(ex, "drop %s: producer %s is not recomputable",
 			      wt->name, p->name);
+	regen_new_gen(ex);
 	for (uint32_t i = 0; i < p->n_in; i++) {
 		uint32_t in = p->in[i];
-		if (!regenerable(ex, in, 0))
+		if (!regenerable(ex, in))
 			return refuse(ex,
 				      "drop %s: input %s of %s is already freed",
 				      wt->name, tname(ex, in), p->name);
@@ -1283,6 +1352,8 @@ static void ex_free(struct ex *ex)
 	free(ex->rel_at);
 	free(ex->rel_list);
 	free(ex->stack);
+	free(ex->walk);
+	free(ex->unref);
 	free(ex);
 }
 
@@ -1355,8 +1426,11 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		       sizeof *ex->t);
 	ex->algo = calloc(cfg->wl->n_ops ? cfg->wl->n_ops : 1,
 			  sizeof *ex->algo);
+	ex->walk = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->walk);
+	ex->unref = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->unref);
 	struct mem_cfg mc = {.budget = budget, .pool_size = cfg->pool_size};
-	if (!out->iter || !ex->t || !ex->algo || index_release_points(ex) < 0 ||
+	if (!out->iter || !ex->t || !ex->algo || !ex->walk || !ex->unref ||
+	    index_release_points(ex) < 0 ||
 	    eng_init(&ex->eng, &ex->evq, hw) < 0) {
 		ex_free(ex);
 		return gms_errf(err, "out of memory");

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "testkit.h"
+#include "wlkit.h"
 
 /* ops of one phase with no algorithm choices */
 #define OP(w, name, ph, time, in, n_in, out, n_out) \
@@ -235,6 +236,120 @@ static void test_drop_refused_without_lineage(void **state)
 	wl_free(w);
 }
 
+/* ---- regenerability on a Fibonacci DAG (issue 12, item 4) ----
+ * t0 (input, 100 B) is read by op1, op2 and the last op "sink"; t1 =
+ * op1(t0); tk = opk(t(k-1), t(k-2)) for k = 2..100; sink: t100, t0 -> s.
+ * Every op takes 10 ns; every tensor is 100 B. After op100, t1 .. t99 are
+ * all freed (t99's only later reader was op100), so dropping t100 needs
+ * every one of them regenerated: op1 .. op100's producers, back 99 steps
+ * (beyond the old depth limit of 64, and 2^99-ish paths for a walk
+ * without visited marks). */
+#define FIB_N 100
+
+/* The DAG; op `stiff` (1-based, 0: none) is not recomputable. */
+static struct wl_workload *fib_wl(uint32_t stiff)
+{
+	struct wl_workload *w = wl_new("fib", 1);
+	uint32_t t[FIB_N + 1];
+	char name[16];
+	for (uint32_t k = 0; k <= FIB_N; k++) {
+		snprintf(name, sizeof name, "t%u", k);
+		t[k] = T(w, name, 100, k ? WL_ACT : WL_INPUT);
+	}
+	uint32_t s = T(w, "s", 100, WL_ACT);
+	for (uint32_t k = 1; k <= FIB_N; k++) {
+		uint32_t in[2] = {t[k - 1], k > 1 ? t[k - 2] : 0};
+		snprintf(name, sizeof name, "op%u", k);
+		gms_err err;
+		struct wl_op_desc d = {.name = name, .type = OT_OTHER,
+				       .phase = WL_FWD, .in = in,
+				       .n_in = k > 1 ? 2 : 1, .out = &t[k],
+				       .n_out = 1, .time = 10, .flops = 10,
+				       .recomputable = k != stiff};
+		if (wl_add_op(w, &d, &err) == WL_NONE)
+			fail_msg("%s", err.msg);
+	}
+	uint32_t last[] = {t[FIB_N], t[0]};
+	OP(w, "sink", WL_FWD, 10, last, 2, &s, 1);
+	finalize(w);
+	return w;
+}
+
+/*
+ * The drop is accepted. At sink, t100 is RECOMPUTE: op100 is pushed, its
+ * first input t99 is RECOMPUTE, and so on down to op1 (t0 is alive); then
+ * op1, op2, ..., op100 re-run in turn, each finding both inputs
+ * regenerated: 100 recompute kernels, 100 x 10 = 1000 ns, 1 drop.
+ * Kernels: 101 ops + 100 = 201; iteration 201 x 10 = 2010 ns (no copies).
+ * Memory (arena, 100 B each): forward holds t0, t(k-2), t(k-1) and
+ * allocates tk: 400 B, t(k-2) freed after opk. After op100: t0 and t100
+ * (200 B); the drop leaves t0. Regenerating: opk allocates tk while t0,
+ * t(k-2), t(k-1) are held (t(k-2) by t(k-1)'s lineage until opk issues):
+ * 400 B again, never more; sink: t0, t100, s = 300 B. Peak 400 B.
+ */
+static void test_fib_drop_regenerates_all(void **state)
+{
+	(void)state;
+	struct wl_workload *w = fib_wl(0);
+	uint32_t t100 = tensor_id(w, "t100");
+	const struct script s[] = {{op_id(w, "op100"), false, A_DROP, t100}};
+	struct st_run st;
+	script_run(w, s, 1, 0, &st);
+	assert_false(st.oom.hit);
+	assert_false(st.failed);
+	assert_int_equal(st.n_iter, 2);
+	for (int i = 0; i < 2; i++) {
+		const struct st_iter *it = &st.iter[i];
+		assert_int_equal(it->n_drop, 1);
+		assert_int_equal(it->n_recompute, FIB_N);
+		assert_int_equal(it->recompute, 10 * FIB_N);
+		assert_int_equal(it->n_kernels, 2 * FIB_N + 1);
+		assert_int_equal(it->time, 10 * (2 * FIB_N + 1));
+	}
+	assert_int_equal(st.mem.peak_allocated, 400);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* op1 is not recomputable: t1, 99 steps back from t100, cannot be had
+ * again, so the drop is refused, twice in a row (the second walk must
+ * not trust the first one's marks), and t100 stays resident. */
+static uint32_t g_fib_t100;
+static int g_fib_refusals;
+static void fib_refuse_after(struct pol *p, struct ex *ex,
+			     const struct wl_op *o)
+{
+	(void)p;
+	if (strcmp(o->name, "op100") != 0)
+		return;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(ex_drop(ex, g_fib_t100), -1);
+		assert_has(ex_last_error(ex), "already freed");
+		assert_int_equal(ex_tensor_state(ex, g_fib_t100), TS_IN);
+		g_fib_refusals++;
+	}
+}
+
+static void test_fib_drop_refused_deep(void **state)
+{
+	(void)state;
+	struct wl_workload *w = fib_wl(1);
+	g_fib_t100 = tensor_id(w, "t100");
+	g_fib_refusals = 0;
+	const struct pol_ops ops = {.name = "refuse",
+				    .after_op = fib_refuse_after};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run(w, &pol, 0, 2, &st), 0);
+	assert_false(st.oom.hit);
+	assert_int_equal(g_fib_refusals, 4);
+	assert_int_equal(st.iter[1].n_drop, 0);
+	assert_int_equal(st.iter[1].n_recompute, 0);
+	assert_int_equal(st.iter[1].time, 10 * (FIB_N + 1));
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* ---- framework and ondemand on a budget ----
  *   A: x -> a   B: a -> b   C: b -> c   D: a, c -> d     (100 ns each)
  *   x 100 B, a b c 1000 B, d 100 B; budget 2200 B.
@@ -381,6 +496,8 @@ int main(void)
 		cmocka_unit_test(test_swap_out_and_back),
 		cmocka_unit_test(test_recompute_chain),
 		cmocka_unit_test(test_drop_refused_without_lineage),
+		cmocka_unit_test(test_fib_drop_regenerates_all),
+		cmocka_unit_test(test_fib_drop_refused_deep),
 		cmocka_unit_test(test_framework_oom_names_op_and_bytes),
 		cmocka_unit_test(test_ondemand_evicts_and_swaps_back),
 		cmocka_unit_test(test_setup_oom),
