@@ -136,7 +136,8 @@ struct ex {
 	uint32_t pending_release;   /* tensors whose block will be freed by
 				       work in flight (swap-out, readers) */
 	sim_time_t compute_busy0;   /* compute busy time at iteration start */
-	uint64_t peak_seen;	    /* peak_reserved at the last frag sample */
+	struct mem_frag_track frag; /* fragmentation, sampled after every
+				       device allocation and free */
 	uint32_t regen_gen;	    /* generation of regenerable()'s marks */
 	uint32_t *walk;		    /* n_tensors + 1 ids: the explicit stack
 				       of regenerable() and lineage_take() */
@@ -248,15 +249,16 @@ static void on_event(void *obj, uint64_t ev)
 
 /* ---- device memory ---------------------------------------------------- */
 
-/* Tell the observer of device memory, if it listens. */
-static void observe_mem(struct ex *ex)
+/* Device memory changed (or an allocation was tried): sample the
+ * fragmentation and, after a change, tell the observer, if it listens. */
+static void mem_changed(struct ex *ex, bool changed)
 {
-	const struct ex_observer *o = ex->cfg.obs;
-	if (!o || !o->mem)
-		return;
 	struct mem_stats ms;
 	ex->dev.ops->stats(ex->dev.a, &ms);
-	o->mem(o->obj, ev_now(&ex->evq), ms.allocated, ms.reserved);
+	mem_frag_sample(&ex->frag, &ms);
+	const struct ex_observer *o = ex->cfg.obs;
+	if (changed && o && o->mem)
+		o->mem(o->obj, ev_now(&ex->evq), ms.allocated, ms.reserved);
 }
 
 static void observe_mark(struct ex *ex, enum ex_mark what, uint32_t t)
@@ -269,8 +271,9 @@ static void observe_mark(struct ex *ex, enum ex_mark what, uint32_t t)
 static int dev_alloc(struct ex *ex, uint64_t bytes, bool high, mem_handle *h)
 {
 	int rc = ex->dev.ops->alloc(ex->dev.a, bytes, high ? MEM_HIGH : 0, h);
-	if (rc == 0)
-		observe_mem(ex);
+	/* a failed allocation is sampled too: it is where fragmentation
+	 * bites, and a model may release cached memory while failing */
+	mem_changed(ex, rc == 0);
 	return rc;
 }
 
@@ -280,7 +283,7 @@ static void dev_free(struct ex *ex, mem_handle *h)
 	ex->dev.ops->free(ex->dev.a, *h);
 	*h = MEM_HANDLE_NONE;
 	ex->mem_version++;
-	observe_mem(ex);
+	mem_changed(ex, true);
 	if (ex->rs == RS_WAIT_MEMORY)
 		wake(ex);
 }
@@ -893,9 +896,6 @@ static enum step_rc alloc_failed(struct ex *ex, uint32_t t, uint64_t bytes)
 	char why[200];
 	struct mem_stats ms;
 	ex->dev.ops->stats(ex->dev.a, &ms);
-	double f = mem_frag(&ms);
-	if (f > ex->st->frag_max)
-		ex->st->frag_max = f;
 	if (!ex->po->on_alloc_fail) {
 		snprintf(why, sizeof why,
 			 "allocator %s: %llu of %llu bytes in use, largest "
@@ -1118,16 +1118,6 @@ static void issue(struct ex *ex)
 	}
 }
 
-static void sample_frag(struct ex *ex)
-{
-	struct mem_stats ms;
-	ex->dev.ops->stats(ex->dev.a, &ms);
-	if (ms.peak_reserved > ex->peak_seen) {
-		ex->peak_seen = ms.peak_reserved;
-		ex->st->frag_at_peak = mem_frag(&ms);
-	}
-}
-
 static void kernel_done(void *obj, uint64_t arg)
 {
 	struct ex *ex = obj;
@@ -1137,7 +1127,6 @@ static void kernel_done(void *obj, uint64_t arg)
 	struct ex_work w = ex->stack[--ex->n_stack];
 	const struct wl_op *op = &ex->wl->ops[w.op];
 	(void)arg;
-	sample_frag(ex);
 	if (w.ws != MEM_HANDLE_NONE)
 		dev_free(ex, &w.ws);
 	for (uint32_t i = 0; i < op->n_in; i++) {
@@ -1498,9 +1487,9 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	}
 done:
 	ex->dev.ops->stats(ex->dev.a, &out->mem);
-	double f = mem_frag(&out->mem);
-	if (f > out->frag_max)
-		out->frag_max = f;
+	out->frag_at_peak = ex->frag.at_peak;
+	out->frag_max = ex->frag.max;
+	assert(out->frag_max >= out->frag_at_peak);
 	out->pinned_peak = ex->host.peak;
 	st_finish(out);
 	ex_free(ex);

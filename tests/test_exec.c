@@ -463,6 +463,57 @@ static void test_inplace_graph_vs_eager(void **state)
 	wl_free(w);
 }
 
+/*
+ * frag_at_peak and frag_max on pool-bestfit (issue 12, item 5), sampled
+ * after every device allocation and free. U = 1 KiB (a multiple of
+ * CNMeM's 512 B: no rounding); budget = pool = 10U, reserved from the
+ * start. x 1U (input, read by A and B); A: x -> a 2U; B: x -> b 1U;
+ * C: a -> c 1U; D: b, c -> d 3U; E: d -> e 1U (never read).
+ * mem_frag = 1 - largest free / (10U - allocated) after each step:
+ *   x [0,1), a [1,3), b [3,4): one free block at the top: 0
+ *   after B, x freed: [0,1) [4,10): 1 - 6/7
+ *   c: best fit [0,1): 0;  after C, a freed: [1,3) [4,10): 1 - 6/8
+ *   d 3U: best fit [4,10) -> [4,7): allocated 5U (the peak, once per
+ *     iteration): [1,3) [7,10): 1 - 3/5 = 0.4
+ *   after D, b freed: [1,4) [7,10): 1 - 3/6 = 0.5; c freed: [0,4)
+ *     [7,10): 1 - 4/7
+ *   e: best fit [7,10) -> [7,8): [0,4) [8,10): 1 - 4/6; d freed: [0,7)
+ *     [8,10): 1 - 7/9; e freed: 0. The second iteration repeats it.
+ * frag_at_peak = 0.4; frag_max = 0.5, between two frees of one kernel's
+ * completion. (Sampled at kernel ends, when reserved memory peaked, as
+ * before, both were 0: the pool is reserved before the first kernel and
+ * the run ends with everything free.)
+ */
+static void test_frag_columns(void **state)
+{
+	(void)state;
+	const uint64_t U = 1024;
+	struct wl_workload *w = wl_new("frag5", 1);
+	uint32_t x = T(w, "x", U, WL_INPUT), a = T(w, "a", 2 * U, WL_ACT),
+		 b = T(w, "b", U, WL_ACT), c = T(w, "c", U, WL_ACT),
+		 d = T(w, "d", 3 * U, WL_ACT), e = T(w, "e", U, WL_ACT);
+	OP(w, "A", WL_FWD, 10, &x, 1, &a, 1);
+	OP(w, "B", WL_FWD, 10, &x, 1, &b, 1);
+	OP(w, "C", WL_FWD, 10, &a, 1, &c, 1);
+	uint32_t bc[] = {b, c};
+	OP(w, "D", WL_FWD, 10, bc, 2, &d, 1);
+	OP(w, "E", WL_FWD, 10, &d, 1, &e, 1);
+	finalize(w);
+	const struct pol_ops ops = {.name = "none"};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run_on(w, &pol, "pool-bestfit", 10 * U, 2, &st,
+				false),
+			 0);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.mem.peak_allocated, 5 * U);
+	assert_int_equal(st.mem.peak_reserved, 10 * U);
+	assert_true(st.frag_at_peak == 1.0 - 3.0 / 5.0);
+	assert_true(st.frag_max == 0.5);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* Same inputs, byte-identical report. */
 static void report(const struct wl_workload *w, char **buf, size_t *len)
 {
@@ -502,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_ondemand_evicts_and_swaps_back),
 		cmocka_unit_test(test_setup_oom),
 		cmocka_unit_test(test_inplace_graph_vs_eager),
+		cmocka_unit_test(test_frag_columns),
 		cmocka_unit_test(test_determinism),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

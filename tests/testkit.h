@@ -44,23 +44,32 @@ static inline void finalize(struct wl_workload *w)
 		fail_msg("%s", err.msg);
 }
 
-/* Run iters iterations (no warm-up) under pol with a budget (0: the whole
- * 1 MiB test device), optionally on one shared copy engine. */
-static inline int run_hw(const struct wl_workload *w, struct pol *pol,
-			 uint64_t budget, int iters, struct st_run *st,
-			 bool shared)
+/* Run iters iterations (no warm-up) under pol on allocator model `alloc`
+ * with a budget (0: the whole 1 MiB test device), optionally on one
+ * shared copy engine. */
+static inline int run_on(const struct wl_workload *w, struct pol *pol,
+			 const char *alloc, uint64_t budget, int iters,
+			 struct st_run *st, bool shared)
 {
 	struct hw_profile hw;
 	hw_test_profile(&hw, 1 << 20);
 	hw.shared_engine = shared;
 	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = pol,
-			     .allocator = "arena", .budget = budget,
+			     .allocator = alloc, .budget = budget,
 			     .iterations = iters, .warmup = 0};
 	gms_err err = {{0}};
 	int rc = ex_run(&cfg, st, &err);
 	if (rc < 0)
 		print_message("ex_run: %s\n", err.msg);
 	return rc;
+}
+
+/* run_on the `arena` allocator (memory figures are plain sums). */
+static inline int run_hw(const struct wl_workload *w, struct pol *pol,
+			 uint64_t budget, int iters, struct st_run *st,
+			 bool shared)
+{
+	return run_on(w, pol, "arena", budget, iters, st, shared);
 }
 
 #endif
