@@ -56,9 +56,17 @@ struct ex_tensor {
 	uint32_t z_gen;		/* bumps when the host copy is dropped, so
 				   a late (de)compression finds it stale */
 	eng_event written;	/* fires when the kernel writing it is done */
+	uint32_t regen_mark;	/* ex.regen_gen when regenerable() last
+				   reached it (0: never) */
 };
 
 #define EX_MAX_WAITS 64 /* pending ex_wait events at once */
+
+/* A frame of lineage_release()'s walk. */
+struct ex_unref {
+	uint32_t t; /* tensor whose lineage references are released */
+	uint32_t i; /* next input of its producer to release */
+};
 
 /* A compressed host copy's life: packed after its D2H copy, unpacked
  * into a full-size pinned staging buffer before its H2D copy. */
@@ -141,11 +149,17 @@ struct ex {
 	uint32_t pending_release;   /* tensors whose block will be freed by
 				       work in flight (swap-out, readers) */
 	sim_time_t compute_busy0;   /* compute busy time at iteration start */
-	uint64_t peak_seen;	    /* peak_reserved at the last frag sample */
 	struct ex_drv *drv;	    /* pending driver calls, a FIFO ring */
 	size_t drv_head, drv_n, drv_cap; /* its first entry, size, capacity
 					    (a power of 2) */
 	bool drv_kicking;	    /* drv_kick is running (re-entry guard) */
+	struct mem_frag_track frag; /* fragmentation, sampled after every
+				       device allocation and free */
+	uint32_t regen_gen;	    /* generation of regenerable()'s marks */
+	uint32_t *walk;		    /* n_tensors + 1 ids: the explicit stack
+				       of regenerable() and lineage_take() */
+	struct ex_unref *unref;	    /* n_tensors + 1 frames: the explicit
+				       stack of lineage_release() */
 	struct st_run *st;	    /* results */
 	struct st_iter *cur;	    /* current iteration's results */
 	char err[256];		    /* why the last action was refused */
@@ -395,15 +409,15 @@ static void host_grew(struct ex *ex, uint64_t g0)
 
 /* ---- device memory ---------------------------------------------------- */
 
-/* Tell the observer of device memory, if it listens. */
-static void observe_mem(struct ex *ex)
+/* Device memory changed (or an allocation was tried): sample the
+ * fragmentation and, after a change, tell the observer, if it listens. */
+static void mem_changed(struct ex *ex, bool changed,
+			const struct mem_stats *ms)
 {
+	mem_frag_sample(&ex->frag, ms);
 	const struct ex_observer *o = ex->cfg.obs;
-	if (!o || !o->mem)
-		return;
-	struct mem_stats ms;
-	ex->dev.ops->stats(ex->dev.a, &ms);
-	o->mem(o->obj, ev_now(&ex->evq), ms.allocated, ms.reserved);
+	if (changed && o && o->mem)
+		o->mem(o->obj, ev_now(&ex->evq), ms->allocated, ms->reserved);
 }
 
 static void observe_mark(struct ex *ex, enum ex_mark what, uint32_t t)
@@ -424,8 +438,9 @@ static int dev_alloc(struct ex *ex, uint64_t bytes, bool high, mem_handle *h)
 	ex->dev.ops->stats(ex->dev.a, &m1);
 	drv_charge(ex, m1.n_device_malloc - m0.n_device_malloc,
 		   m1.n_device_free - m0.n_device_free, 0);
-	if (rc == 0)
-		observe_mem(ex);
+	/* a failed allocation is sampled too: it is where fragmentation
+	 * bites, and a model may release cached memory while failing */
+	mem_changed(ex, rc == 0, &m1);
 	return rc;
 }
 
@@ -435,7 +450,9 @@ static void dev_free(struct ex *ex, mem_handle *h)
 	ex->dev.ops->free(ex->dev.a, *h);
 	*h = MEM_HANDLE_NONE;
 	ex->mem_version++;
-	observe_mem(ex);
+	struct mem_stats ms;
+	ex->dev.ops->stats(ex->dev.a, &ms);
+	mem_changed(ex, true, &ms);
 	if (ex->rs == RS_WAIT_MEMORY)
 		wake(ex);
 }
@@ -469,28 +486,17 @@ static void host_drop(struct ex *ex, uint32_t t)
 	}
 }
 
-/* Release lineage references a dropped tensor held on its producer's
- * inputs. */
-static void settle(struct ex *ex, uint32_t t);
-static void lineage_release(struct ex *ex, uint32_t t)
-{
-	const struct wl_op *p = &ex->wl->ops[ex->wl->tensors[t].producer];
-	for (uint32_t i = 0; i < p->n_in; i++) {
-		assert(ex->t[p->in[i]].lineage > 0);
-		ex->t[p->in[i]].lineage--;
-		settle(ex, p->in[i]);
-	}
-}
-
 /* Bring a tensor's storage in line with its state and references: free
  * blocks whose release or drop was waiting for readers or a copy, and end
  * the life of tensors nobody will read again. Called whenever one of
- * those conditions may have changed (kernel or copy completion, action). */
-static void settle(struct ex *ex, uint32_t t)
+ * those conditions may have changed (kernel or copy completion, action).
+ * True when t was RECOMPUTE and ended its life: the lineage references it
+ * held on its producer's inputs are then to be released (settle()). */
+static bool settle_one(struct ex *ex, uint32_t t)
 {
 	struct ex_tensor *x = &ex->t[t];
 	if (x->inflight || x->held)
-		return;
+		return false;
 	if (x->state == TS_SWAPPING_OUT && !x->copying_out) {
 		assert(x->release_pending);
 		dev_free(ex, &x->h);
@@ -504,11 +510,12 @@ static void settle(struct ex *ex, uint32_t t)
 		ex->pending_release--;
 	}
 	if (x->uses_left || x->lineage || persistent(ex, t))
-		return; /* still needed */
+		return false; /* still needed */
 	switch ((enum ex_state)x->state) {
 	case TS_IN:
 		if (x->copying_out)
-			return; /* the copy's completion settles it again */
+			return false; /* the copy's completion settles it
+					 again */
 		dev_free(ex, &x->h);
 		host_drop(ex, t);
 		x->state = TS_NONE;
@@ -519,11 +526,43 @@ static void settle(struct ex *ex, uint32_t t)
 		break;
 	case TS_RECOMPUTE:
 		x->state = TS_NONE;
-		lineage_release(ex, t);
-		break;
+		return true; /* its lineage references are due */
 	default:
 		break; /* SWAPPING_*: the copy's completion settles it */
 	}
+	return false;
+}
+
+/* Release the lineage references a dropped tensor t held on its producer's
+ * inputs, settling each; an input that ends its life as RECOMPUTE releases
+ * its own in turn, depth first in input order. An explicit stack of
+ * frames (ex.unref; a tensor is pushed when it ends its life, so once)
+ * rather than recursion, which a chain of 100k dropped ancestors would
+ * take 100k deep. */
+static void lineage_release(struct ex *ex, uint32_t t)
+{
+	size_t n = 0;
+	ex->unref[n++] = (struct ex_unref){t, 0};
+	while (n > 0) {
+		struct ex_unref *f = &ex->unref[n - 1];
+		const struct wl_op *p =
+			&ex->wl->ops[ex->wl->tensors[f->t].producer];
+		if (f->i == p->n_in) {
+			n--;
+			continue;
+		}
+		uint32_t u = p->in[f->i++];
+		assert(ex->t[u].lineage > 0);
+		ex->t[u].lineage--;
+		if (settle_one(ex, u))
+			ex->unref[n++] = (struct ex_unref){u, 0};
+	}
+}
+
+static void settle(struct ex *ex, uint32_t t)
+{
+	if (settle_one(ex, t))
+		lineage_release(ex, t);
 }
 
 /* Take back a drop whose block is still held (readers in flight). */
@@ -828,42 +867,75 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 	return x->ready;
 }
 
-/* Depth to which ex_drop follows freed inputs back to live tensors. */
-#define EX_REGEN_DEPTH 64
-
 /* Can u, an input of a dropped tensor's producer, be had again? Alive
  * (not NONE) or persistent, or freed after its last use but with a
  * recomputable producer whose inputs can be had again (a transient such
- * as a batchnorm output that an in-place ReLU overwrote). */
-static bool regenerable(const struct ex *ex, uint32_t u, unsigned depth)
+ * as a batchnorm output that an in-place ReLU overwrote), and so on back
+ * without a depth limit. That is: no freed tensor reachable from u
+ * through freed tensors' producers lacks a recomputable producer. A walk
+ * with an explicit stack (ex.walk: a tensor is pushed once, when first
+ * marked) visits each such ancestor once per ex_drop (marks stamped with
+ * ex.regen_gen, so nothing is cleared between calls), instead of once
+ * per path to it, which grows exponentially on a DAG whose ops read two
+ * earlier outputs (issue 12, item 4). */
+static bool regenerable(struct ex *ex, uint32_t u)
 {
-	if (persistent(ex, u) || ex->t[u].state != TS_NONE)
-		return true;
-	uint32_t pr = ex->wl->tensors[u].producer;
-	if (pr == WL_NONE || !ex->wl->ops[pr].recomputable ||
-	    depth >= EX_REGEN_DEPTH)
-		return false;
-	const struct wl_op *p = &ex->wl->ops[pr];
-	for (uint32_t i = 0; i < p->n_in; i++)
-		if (!regenerable(ex, p->in[i], depth + 1))
+	size_t n = 0;
+	if (ex->t[u].regen_mark != ex->regen_gen) {
+		ex->t[u].regen_mark = ex->regen_gen;
+		ex->walk[n++] = u;
+	}
+	while (n > 0) {
+		uint32_t v = ex->walk[--n];
+		if (persistent(ex, v) || ex->t[v].state != TS_NONE)
+			continue;
+		uint32_t pr = ex->wl->tensors[v].producer;
+		if (pr == WL_NONE || !ex->wl->ops[pr].recomputable)
 			return false;
+		const struct wl_op *p = &ex->wl->ops[pr];
+		for (uint32_t i = 0; i < p->n_in; i++) {
+			struct ex_tensor *y = &ex->t[p->in[i]];
+			if (y->regen_mark != ex->regen_gen) {
+				y->regen_mark = ex->regen_gen;
+				ex->walk[n++] = p->in[i];
+			}
+		}
+	}
 	return true;
+}
+
+/* Start a new regenerable() generation: every mark becomes stale. */
+static void regen_new_gen(struct ex *ex)
+{
+	if (++ex->regen_gen == 0) { /* wrapped: clear the marks once */
+		for (uint32_t t = 0; t < ex->wl->n_tensors; t++)
+			ex->t[t].regen_mark = 0;
+		ex->regen_gen = 1;
+	}
 }
 
 /* Take lineage references on the inputs of t's producer; a freed input
  * (regenerable() said it can be had again) becomes RECOMPUTE with
- * references of its own. settle() ends its life again once its last
- * dependent is regenerated. */
+ * references of its own, and so on back. settle() ends its life again
+ * once its last dependent is regenerated. An explicit stack (ex.walk):
+ * a tensor is pushed when it turns NONE -> RECOMPUTE, so once, and a
+ * chain of 100k freed ancestors does not recurse 100k deep. */
 static void lineage_take(struct ex *ex, uint32_t t)
 {
-	const struct wl_op *p = &ex->wl->ops[ex->wl->tensors[t].producer];
-	for (uint32_t i = 0; i < p->n_in; i++) {
-		uint32_t u = p->in[i];
-		if (!persistent(ex, u) && ex->t[u].state == TS_NONE) {
-			ex->t[u].state = TS_RECOMPUTE;
-			lineage_take(ex, u);
+	size_t n = 0;
+	ex->walk[n++] = t;
+	while (n > 0) {
+		uint32_t v = ex->walk[--n];
+		const struct wl_op *p =
+			&ex->wl->ops[ex->wl->tensors[v].producer];
+		for (uint32_t i = 0; i < p->n_in; i++) {
+			uint32_t u = p->in[i];
+			if (!persistent(ex, u) && ex->t[u].state == TS_NONE) {
+				ex->t[u].state = TS_RECOMPUTE;
+				ex->walk[n++] = u;
+			}
+			ex->t[u].lineage++;
 		}
-		ex->t[u].lineage++;
 	}
 }
 
@@ -881,9 +953,10 @@ int ex_drop(struct ex *ex, uint32_t t)
 	if (!p->recomputable)
 		return refuse(ex, "drop %s: producer %s is not recomputable",
 			      wt->name, p->name);
+	regen_new_gen(ex);
 	for (uint32_t i = 0; i < p->n_in; i++) {
 		uint32_t in = p->in[i];
-		if (!regenerable(ex, in, 0))
+		if (!regenerable(ex, in))
 			return refuse(ex,
 				      "drop %s: input %s of %s is already freed",
 				      wt->name, tname(ex, in), p->name);
@@ -1038,9 +1111,6 @@ static enum step_rc alloc_failed(struct ex *ex, uint32_t t, uint64_t bytes)
 	char why[200];
 	struct mem_stats ms;
 	ex->dev.ops->stats(ex->dev.a, &ms);
-	double f = mem_frag(&ms);
-	if (f > ex->st->frag_max)
-		ex->st->frag_max = f;
 	if (!ex->po->on_alloc_fail) {
 		snprintf(why, sizeof why,
 			 "allocator %s: %llu of %llu bytes in use, largest "
@@ -1307,16 +1377,6 @@ static void issue(struct ex *ex)
 	}
 }
 
-static void sample_frag(struct ex *ex)
-{
-	struct mem_stats ms;
-	ex->dev.ops->stats(ex->dev.a, &ms);
-	if (ms.peak_reserved > ex->peak_seen) {
-		ex->peak_seen = ms.peak_reserved;
-		ex->st->frag_at_peak = mem_frag(&ms);
-	}
-}
-
 static void kernel_done(void *obj, uint64_t arg)
 {
 	struct ex *ex = obj;
@@ -1326,7 +1386,6 @@ static void kernel_done(void *obj, uint64_t arg)
 	struct ex_work w = ex->stack[--ex->n_stack];
 	const struct wl_op *op = &ex->wl->ops[w.op];
 	(void)arg;
-	sample_frag(ex);
 	if (w.ws != MEM_HANDLE_NONE)
 		dev_free(ex, &w.ws);
 	for (uint32_t i = 0; i < op->n_in; i++) {
@@ -1546,6 +1605,8 @@ static void ex_free(struct ex *ex)
 	free(ex->rel_list);
 	free(ex->stack);
 	free(ex->drv);
+	free(ex->walk);
+	free(ex->unref);
 	free(ex);
 }
 
@@ -1618,8 +1679,11 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		       sizeof *ex->t);
 	ex->algo = calloc(cfg->wl->n_ops ? cfg->wl->n_ops : 1,
 			  sizeof *ex->algo);
+	ex->walk = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->walk);
+	ex->unref = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->unref);
 	struct mem_cfg mc = {.budget = budget, .pool_size = cfg->pool_size};
-	if (!out->iter || !ex->t || !ex->algo || index_release_points(ex) < 0 ||
+	if (!out->iter || !ex->t || !ex->algo || !ex->walk || !ex->unref ||
+	    index_release_points(ex) < 0 ||
 	    eng_init(&ex->eng, &ex->evq, hw) < 0) {
 		ex_free(ex);
 		return gms_errf(err, "out of memory");
@@ -1687,9 +1751,9 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	}
 done:
 	ex->dev.ops->stats(ex->dev.a, &out->mem);
-	double f = mem_frag(&out->mem);
-	if (f > out->frag_max)
-		out->frag_max = f;
+	out->frag_at_peak = ex->frag.at_peak;
+	out->frag_max = ex->frag.max;
+	assert(out->frag_max >= out->frag_at_peak);
 	out->pinned_peak = ex->host.peak;
 	st_finish(out);
 	ex_free(ex);

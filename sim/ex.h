@@ -202,9 +202,11 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after);
 /* Free t's block now (IN -> RECOMPUTE); its producer must be recomputable
  * and the producer's inputs must still be alive or themselves
  * regenerable: an input freed after its last use whose producer is
- * recomputable (and so on back, to a depth of 64) becomes RECOMPUTE too,
- * holding no memory, and is freed again once what needs it is
- * regenerated. Refused while the kernel producing t is still writing it.
+ * recomputable (and so on back, with no depth limit) becomes RECOMPUTE
+ * too, holding no memory, and is freed again once what needs it is
+ * regenerated. The check visits each freed ancestor once, so a drop costs
+ * time linear in the freed ancestors it reaches. Refused while the kernel
+ * producing t is still writing it.
  * Readers in flight, or ops already past their input check that read t,
  * delay the free, not the state change. */
 int ex_drop(struct ex *ex, uint32_t t);

@@ -47,6 +47,41 @@ double mem_frag(const struct mem_stats *s)
 	return 1.0 - (double)s->largest_free / (double)free_bytes;
 }
 
+/* Is a sample with largest free block lf of fr free bytes more
+ * fragmented than one with lf0 of fr0? 1 - lf/fr > 1 - lf0/fr0, compared
+ * exactly (products of byte counts need 128 bits). */
+static bool frag_worse(uint64_t lf, uint64_t fr, uint64_t lf0, uint64_t fr0)
+{
+	return (unsigned __int128)lf * fr0 < (unsigned __int128)lf0 * fr;
+}
+
+void mem_frag_sample(struct mem_frag_track *t, const struct mem_stats *s)
+{
+	uint64_t fr = s->reserved > s->allocated ? s->reserved - s->allocated
+						 : 0;
+	uint64_t lf = s->largest_free;
+	if (fr == 0 || lf >= fr)
+		lf = fr = 1; /* mem_frag 0 */
+	if (t->n == 0 || s->allocated > t->peak) {
+		t->peak = s->allocated; /* a new peak: earlier ones drop out */
+		t->peak_lf = lf;
+		t->peak_free = fr;
+		t->at_peak = mem_frag(s);
+	} else if (s->allocated == t->peak &&
+		   frag_worse(lf, fr, t->peak_lf, t->peak_free)) {
+		t->peak_lf = lf;
+		t->peak_free = fr;
+		t->at_peak = mem_frag(s);
+	}
+	if (t->n == 0 || frag_worse(lf, fr, t->max_lf, t->max_free)) {
+		t->max_lf = lf;
+		t->max_free = fr;
+		t->max = mem_frag(s);
+	}
+	t->n++;
+	assert(t->max >= t->at_peak);
+}
+
 const struct mem_ops *mem_lookup(const char *name, gms_err *err)
 {
 	const struct mem_ops *ops = name ? mem_find(name) : NULL;

@@ -62,8 +62,32 @@ struct mem_stats {
 
 /* External fragmentation: share of the free reserved bytes that the
  * largest free block does not cover, 1 - largest_free / (reserved -
- * allocated); 0 when nothing is free. */
+ * allocated); 0 when nothing is free. "Free" is reserved memory not in
+ * live blocks: for a model that reserves its whole budget at creation
+ * (bfc without growth, pool-bestfit with the default pool) that is the
+ * budget minus the allocated bytes, never-touched space included; for
+ * caching, the cached blocks of its segments; arena reserves nothing
+ * ahead, so 0. Rounding (internal fragmentation: allocated - requested)
+ * is not counted. */
 double mem_frag(const struct mem_stats *s);
+
+/* mem_frag over a run, sampled after every allocation (failed ones too)
+ * and every free. A sample is O(1) given the stats and divides only when
+ * it is a new worst: samples are compared as fractions (largest free
+ * block / free bytes, exactly, in integers). */
+struct mem_frag_track {
+	uint64_t peak;	     /* largest `allocated` sampled so far */
+	uint64_t peak_lf;    /* the worst sample at `peak`: largest free */
+	uint64_t peak_free;  /* ... and free bytes (1, 1 when none free) */
+	uint64_t max_lf;     /* the worst sample of all: largest free */
+	uint64_t max_free;   /* ... and free bytes */
+	double at_peak;	     /* mem_frag of the worst sample whose
+				allocated equals `peak` (every moment at
+				the peak, in every iteration) */
+	double max;	     /* mem_frag of the worst sample (>= at_peak) */
+	uint64_t n;	     /* samples taken */
+};
+void mem_frag_sample(struct mem_frag_track *t, const struct mem_stats *s);
 
 /* Parameters common to all models; zero means "the model's default". */
 struct mem_cfg {

@@ -138,7 +138,7 @@ void st_print(const struct st_run *r, FILE *f)
 		mib(r->mem.peak_reserved));
 	fprintf(f, "  peak pinned host   %llu (%.2f MiB)\n",
 		(unsigned long long)r->pinned_peak, mib(r->pinned_peak));
-	fprintf(f, "  fragmentation      %.4f at peak, %.4f max\n",
+	fprintf(f, "  fragmentation      %.4f at peak allocated, %.4f max\n",
 		r->frag_at_peak, r->frag_max);
 	fprintf(f, "  events             %llu\n",
 		(unsigned long long)r->events);

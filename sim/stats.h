@@ -79,9 +79,12 @@ struct st_run {
 	char allocator[32];	 /* device allocator model used (the
 				    policy's own, or the run's) */
 	struct mem_stats mem;	 /* device allocator at the end */
-	double frag_at_peak;	 /* mem_frag when reserved peaked */
-	double frag_max;	 /* largest mem_frag seen after a failure
-				    or at the end of an op */
+	double frag_at_peak;	 /* mem_frag at the peak of allocated
+				    bytes (the worst of the moments at
+				    it; mem_frag_track) */
+	double frag_max;	 /* largest mem_frag after any device
+				    allocation, failed or not, or free
+				    (>= frag_at_peak) */
 	uint64_t pinned_peak;	 /* host pinned bytes, peak */
 	uint64_t events;	 /* simulation events run */
 	struct st_oom oom;	 /* set when the run ended as OOM */

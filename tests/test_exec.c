@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "testkit.h"
+#include "wlkit.h"
 
 /* ops of one phase with no algorithm choices */
 #define OP(w, name, ph, time, in, n_in, out, n_out) \
@@ -260,6 +261,120 @@ static void test_drop_refused_without_lineage(void **state)
 	wl_free(w);
 }
 
+/* ---- regenerability on a Fibonacci DAG (issue 12, item 4) ----
+ * t0 (input, 100 B) is read by op1, op2 and the last op "sink"; t1 =
+ * op1(t0); tk = opk(t(k-1), t(k-2)) for k = 2..100; sink: t100, t0 -> s.
+ * Every op takes 10 ns; every tensor is 100 B. After op100, t1 .. t99 are
+ * all freed (t99's only later reader was op100), so dropping t100 needs
+ * every one of them regenerated: op1 .. op100's producers, back 99 steps
+ * (beyond the old depth limit of 64, and 2^99-ish paths for a walk
+ * without visited marks). */
+#define FIB_N 100
+
+/* The DAG; op `stiff` (1-based, 0: none) is not recomputable. */
+static struct wl_workload *fib_wl(uint32_t stiff)
+{
+	struct wl_workload *w = wl_new("fib", 1);
+	uint32_t t[FIB_N + 1];
+	char name[16];
+	for (uint32_t k = 0; k <= FIB_N; k++) {
+		snprintf(name, sizeof name, "t%u", k);
+		t[k] = T(w, name, 100, k ? WL_ACT : WL_INPUT);
+	}
+	uint32_t s = T(w, "s", 100, WL_ACT);
+	for (uint32_t k = 1; k <= FIB_N; k++) {
+		uint32_t in[2] = {t[k - 1], k > 1 ? t[k - 2] : 0};
+		snprintf(name, sizeof name, "op%u", k);
+		gms_err err;
+		struct wl_op_desc d = {.name = name, .type = OT_OTHER,
+				       .phase = WL_FWD, .in = in,
+				       .n_in = k > 1 ? 2 : 1, .out = &t[k],
+				       .n_out = 1, .time = 10, .flops = 10,
+				       .recomputable = k != stiff};
+		if (wl_add_op(w, &d, &err) == WL_NONE)
+			fail_msg("%s", err.msg);
+	}
+	uint32_t last[] = {t[FIB_N], t[0]};
+	OP(w, "sink", WL_FWD, 10, last, 2, &s, 1);
+	finalize(w);
+	return w;
+}
+
+/*
+ * The drop is accepted. At sink, t100 is RECOMPUTE: op100 is pushed, its
+ * first input t99 is RECOMPUTE, and so on down to op1 (t0 is alive); then
+ * op1, op2, ..., op100 re-run in turn, each finding both inputs
+ * regenerated: 100 recompute kernels, 100 x 10 = 1000 ns, 1 drop.
+ * Kernels: 101 ops + 100 = 201; iteration 201 x 10 = 2010 ns (no copies).
+ * Memory (arena, 100 B each): forward holds t0, t(k-2), t(k-1) and
+ * allocates tk: 400 B, t(k-2) freed after opk. After op100: t0 and t100
+ * (200 B); the drop leaves t0. Regenerating: opk allocates tk while t0,
+ * t(k-2), t(k-1) are held (t(k-2) by t(k-1)'s lineage until opk issues):
+ * 400 B again, never more; sink: t0, t100, s = 300 B. Peak 400 B.
+ */
+static void test_fib_drop_regenerates_all(void **state)
+{
+	(void)state;
+	struct wl_workload *w = fib_wl(0);
+	uint32_t t100 = tensor_id(w, "t100");
+	const struct script s[] = {{op_id(w, "op100"), false, A_DROP, t100}};
+	struct st_run st;
+	script_run(w, s, 1, 0, &st);
+	assert_false(st.oom.hit);
+	assert_false(st.failed);
+	assert_int_equal(st.n_iter, 2);
+	for (int i = 0; i < 2; i++) {
+		const struct st_iter *it = &st.iter[i];
+		assert_int_equal(it->n_drop, 1);
+		assert_int_equal(it->n_recompute, FIB_N);
+		assert_int_equal(it->recompute, 10 * FIB_N);
+		assert_int_equal(it->n_kernels, 2 * FIB_N + 1);
+		assert_int_equal(it->time, 10 * (2 * FIB_N + 1));
+	}
+	assert_int_equal(st.mem.peak_allocated, 400);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* op1 is not recomputable: t1, 99 steps back from t100, cannot be had
+ * again, so the drop is refused, twice in a row (the second walk must
+ * not trust the first one's marks), and t100 stays resident. */
+static uint32_t g_fib_t100;
+static int g_fib_refusals;
+static void fib_refuse_after(struct pol *p, struct ex *ex,
+			     const struct wl_op *o)
+{
+	(void)p;
+	if (strcmp(o->name, "op100") != 0)
+		return;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(ex_drop(ex, g_fib_t100), -1);
+		assert_has(ex_last_error(ex), "already freed");
+		assert_int_equal(ex_tensor_state(ex, g_fib_t100), TS_IN);
+		g_fib_refusals++;
+	}
+}
+
+static void test_fib_drop_refused_deep(void **state)
+{
+	(void)state;
+	struct wl_workload *w = fib_wl(1);
+	g_fib_t100 = tensor_id(w, "t100");
+	g_fib_refusals = 0;
+	const struct pol_ops ops = {.name = "refuse",
+				    .after_op = fib_refuse_after};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run(w, &pol, 0, 2, &st), 0);
+	assert_false(st.oom.hit);
+	assert_int_equal(g_fib_refusals, 4);
+	assert_int_equal(st.iter[1].n_drop, 0);
+	assert_int_equal(st.iter[1].n_recompute, 0);
+	assert_int_equal(st.iter[1].time, 10 * (FIB_N + 1));
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* ---- framework and ondemand on a budget ----
  *   A: x -> a   B: a -> b   C: b -> c   D: a, c -> d     (100 ns each)
  *   x 100 B, a b c 1000 B, d 100 B; budget 2200 B.
@@ -456,6 +571,59 @@ static void test_inplace_graph_vs_eager(void **state)
 	wl_free(w);
 }
 
+/*
+ * frag_at_peak and frag_max on pool-bestfit (issue 12, item 5), sampled
+ * after every device allocation and free. U = 1 KiB (a multiple of
+ * CNMeM's 512 B: no rounding); budget = pool = 10U, reserved from the
+ * start. x 1U (input, read by A and B); A: x -> a 2U; B: x -> b 1U;
+ * C: a -> c 1U; D: b, c -> d 3U; E: d -> e 1U (never read).
+ * mem_frag = 1 - largest free / (10U - allocated) after each step:
+ *   x [0,1), a [1,3), b [3,4): one free block at the top: 0
+ *   after B, x freed: [0,1) [4,10): 1 - 6/7
+ *   c: best fit [0,1): 0;  after C, a freed: [1,3) [4,10): 1 - 6/8
+ *   d 3U: best fit [4,10) -> [4,7): allocated 5U (the peak, once per
+ *     iteration): [1,3) [7,10): 1 - 3/5 = 0.4
+ *   after D, b freed: [1,4) [7,10): 1 - 3/6 = 0.5; c freed: [0,4)
+ *     [7,10): 1 - 4/7
+ *   e: best fit [7,10) -> [7,8): [0,4) [8,10): 1 - 4/6; d freed: [0,7)
+ *     [8,10): 1 - 7/9; e freed: 0. The second iteration repeats it.
+ * frag_at_peak = 0.4; frag_max = 0.5, between two frees of one kernel's
+ * completion. (Sampled at kernel ends, when reserved memory peaked, as
+ * before, both were 0: the pool is reserved before the first kernel and
+ * the run ends with everything free.)
+ */
+static void test_frag_columns(void **state)
+{
+	(void)state;
+	const uint64_t U = 1024;
+	struct wl_workload *w = wl_new("frag5", 1);
+	uint32_t x = T(w, "x", U, WL_INPUT), a = T(w, "a", 2 * U, WL_ACT),
+		 b = T(w, "b", U, WL_ACT), c = T(w, "c", U, WL_ACT),
+		 d = T(w, "d", 3 * U, WL_ACT), e = T(w, "e", U, WL_ACT);
+	OP(w, "A", WL_FWD, 10, &x, 1, &a, 1);
+	OP(w, "B", WL_FWD, 10, &x, 1, &b, 1);
+	OP(w, "C", WL_FWD, 10, &a, 1, &c, 1);
+	uint32_t bc[] = {b, c};
+	OP(w, "D", WL_FWD, 10, bc, 2, &d, 1);
+	OP(w, "E", WL_FWD, 10, &d, 1, &e, 1);
+	finalize(w);
+	const struct pol_ops ops = {.name = "none"};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	assert_int_equal(run_on(w, &pol, &hw, "pool-bestfit", 10 * U, 0, 2,
+				&st),
+			 0);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.mem.peak_allocated, 5 * U);
+	assert_int_equal(st.mem.peak_reserved, 10 * U);
+	assert_true(st.frag_at_peak == 1.0 - 3.0 / 5.0);
+	assert_true(st.frag_max == 0.5);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* Same inputs, byte-identical report. */
 static void report(const struct wl_workload *w, char **buf, size_t *len)
 {
@@ -627,11 +795,14 @@ int main(void)
 		cmocka_unit_test(test_swap_out_and_back),
 		cmocka_unit_test(test_recompute_chain),
 		cmocka_unit_test(test_drop_refused_without_lineage),
+		cmocka_unit_test(test_fib_drop_regenerates_all),
+		cmocka_unit_test(test_fib_drop_refused_deep),
 		cmocka_unit_test(test_framework_oom_names_op_and_bytes),
 		cmocka_unit_test(test_ondemand_evicts_and_swaps_back),
 		cmocka_unit_test(test_ondemand_evicts_approximate_size),
 		cmocka_unit_test(test_setup_oom),
 		cmocka_unit_test(test_inplace_graph_vs_eager),
+		cmocka_unit_test(test_frag_columns),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_pinned_pool_grows_once),
 		cmocka_unit_test(test_caching_segments_and_retry),

@@ -323,6 +323,93 @@ static void test_vdnnpp_iiib(void **state)
 	mem_dev_close(&d);
 }
 
+/*
+ * frag_at_peak and frag_max (mem_frag_track) on the III-B sequence, with
+ * a sample after every allocation (failed ones too) and every free, as
+ * the executor takes them. mem_frag after each step, 24M budget:
+ *   a11 a12 a13 a14: allocated 3, 6, 9, 12M; one free block or none: 0
+ *   d1 (a11): free [0,3): 0;  a22 a23 a24: one free block or none: 0
+ *     (a24 is the second time at 12M)
+ *   d2: a12 -> free [3,6): 0; a22 -> [0,1) [3,6): 1 - 3/4 = 0.25
+ *   a33 -> free [0,1) [5,6): 1 - 1/2 = 0.5
+ *   a34 -> new pool, allocated 12M (third time), same free: 0.5
+ *   d3: a13 -> [0,1) [5,9): 1 - 4/5 = 0.2; a23 -> [0,2) [5,9):
+ *       1 - 4/6; a33 -> [0,2) [3,9): 1 - 6/8 = 0.25
+ *   a44 -> [3,9) taken, free [0,2) only: 0 (fourth time at 12M)
+ *   d4: a14 -> [0,2) [9,12): 1 - 3/5 = 0.4; a24 -> [0,3) [9,12):
+ *       0.5; a34 -> pool 2 free too, [0,3) [9,12) [12,14): 1 - 3/8 =
+ *       0.625; a44 -> [0,12) [12,14): 1 - 12/14
+ * The peak of allocated bytes, 12M, is reached four times, with 0, 0, 0.5
+ * and 0: frag_at_peak = 0.5 (the worst of them; the first alone would say
+ * 0). frag_max = 0.625, right after a free (d4's a34). In a 12M budget
+ * a34 fails (10M allocated, 0.5, as after a33): the peak is reached only
+ * with a full pool (a14, a24), frag_at_peak 0; frag_max 0.5.
+ */
+static void test_frag_track_iiib(void **state)
+{
+	(void)state;
+	struct mem_frag_track t = {0};
+	struct mem_dev d = open_dev("pool-bestfit", 24 * M, 12 * M);
+	struct mem_stats s;
+#define SAMPLE(op)                                                       \
+	do {                                                             \
+		op;                                                      \
+		s = ST(&d);                                              \
+		mem_frag_sample(&t, &s);                                 \
+	} while (0)
+	mem_handle a11, a12, a13, a14, a22, a23, a24, a33, a34, a44;
+	SAMPLE(a11 = A(&d, 3 * M, 0));
+	SAMPLE(a12 = A(&d, 3 * M, 0));
+	SAMPLE(a13 = A(&d, 3 * M, 0));
+	SAMPLE(a14 = A(&d, 3 * M, 0));
+	SAMPLE(D(&d, a11));
+	SAMPLE(a22 = A(&d, 1 * M, 0));
+	SAMPLE(a23 = A(&d, 1 * M, 0));
+	SAMPLE(a24 = A(&d, 1 * M, 0));
+	assert_true(t.at_peak == 0.0 && t.max == 0.0);
+	SAMPLE(D(&d, a12));
+	SAMPLE(D(&d, a22));
+	SAMPLE(a33 = A(&d, 2 * M, 0));
+	SAMPLE(a34 = A(&d, 2 * M, 0));
+	assert_int_equal(t.peak, 12 * M);
+	assert_true(t.at_peak == 0.5);
+	SAMPLE(D(&d, a13));
+	SAMPLE(D(&d, a23));
+	SAMPLE(D(&d, a33));
+	SAMPLE(a44 = A(&d, 6 * M, 0));
+	SAMPLE(D(&d, a14));
+	SAMPLE(D(&d, a24));
+	assert_true(t.max == 0.5);
+	SAMPLE(D(&d, a34));
+	SAMPLE(D(&d, a44));
+	assert_int_equal(t.n, 20);
+	assert_int_equal(t.peak, 12 * M);
+	assert_true(t.at_peak == 0.5);
+	assert_true(t.max == 1.0 - 3.0 / 8.0);
+	mem_dev_close(&d);
+
+	struct iiib x;
+	d = open_dev("pool-bestfit", 12 * M, 12 * M);
+	t = (struct mem_frag_track){0};
+	SAMPLE(x.a11 = A(&d, 3 * M, 0));
+	SAMPLE(x.a12 = A(&d, 3 * M, 0));
+	SAMPLE(x.a13 = A(&d, 3 * M, 0));
+	SAMPLE(x.a14 = A(&d, 3 * M, 0));
+	SAMPLE(D(&d, x.a11));
+	SAMPLE(x.a22 = A(&d, 1 * M, 0));
+	SAMPLE(x.a23 = A(&d, 1 * M, 0));
+	SAMPLE(x.a24 = A(&d, 1 * M, 0));
+	SAMPLE(D(&d, x.a12));
+	SAMPLE(D(&d, x.a22));
+	SAMPLE(x.a33 = A(&d, 2 * M, 0));
+	SAMPLE(A_FAIL(&d, 2 * M, 0));
+	assert_int_equal(t.n, 12);
+	assert_true(t.at_peak == 0.0);
+	assert_true(t.max == 0.5);
+#undef SAMPLE
+	mem_dev_close(&d);
+}
+
 /* --------------------------------------------------- highend placement */
 
 /*
@@ -1007,6 +1094,7 @@ int main(void)
 		cmocka_unit_test(test_caching_merge),
 		cmocka_unit_test(test_arena),
 		cmocka_unit_test(test_frag_values),
+		cmocka_unit_test(test_frag_track_iiib),
 		cmocka_unit_test(test_host),
 		cmocka_unit_test(test_host_pool),
 		cmocka_unit_test(test_stress_invariants),

@@ -12,6 +12,10 @@
  *     swap-ins on every iteration);
  *  4. the network generators: wall time to build each one at batch 64
  *     (default input size, graph preset, Adam), the best of 3 builds.
+ *  5. ex_drop's regenerability check on a Fibonacci DAG of N ops (op k
+ *     reads t_{k-1} and t_{k-2}; N = 200 unless given): after the last
+ *     op every input of its producer is freed, so dropping t_N walks back
+ *     through all of them (issue 12, item 4); wall time of the drops.
  * Figures are wall-clock on this machine; run it on an idle machine.
  */
 #include "../../policies/pol.h"
@@ -241,10 +245,104 @@ static void bench_generators(void)
 	}
 }
 
+/* The Fibonacci DAG's policy: drop t_N once op N is done, timing it. */
+struct fib_bench {
+	uint32_t op;   /* op N */
+	uint32_t t;    /* t_N */
+	double drop_s; /* wall time spent in ex_drop */
+	int drops;     /* drops accepted */
+};
+
+static void fib_after(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	struct fib_bench *b = p->priv;
+	if (op->id != b->op)
+		return;
+	double t0 = now_s();
+	int rc = ex_drop(ex, b->t);
+	b->drop_s += now_s() - t0;
+	if (rc < 0) {
+		fprintf(stderr, "bench: fib: %s\n", ex_last_error(ex));
+		exit(1);
+	}
+	b->drops++;
+}
+
+/* t_0 (input, also read by the last op), t_1 = op1(t_0), t_k = opk(t_{k-1},
+ * t_{k-2}) for k = 2..n, then "sink" reads t_n and t_0. After op n, t_1 ..
+ * t_{n-1} are all freed. */
+static struct wl_workload *fib_dag(uint32_t n)
+{
+	gms_err err;
+	char name[32];
+	struct wl_workload *w = wl_new("fibonacci", 1);
+	uint32_t *t = malloc(sizeof *t * ((size_t)n + 1));
+	for (uint32_t k = 0; k <= n; k++) {
+		snprintf(name, sizeof name, "t%u", k);
+		t[k] = wl_add_tensor(w, name, GMS_MIB, k ? WL_ACT : WL_INPUT,
+				     &err);
+	}
+	uint32_t sink = wl_add_tensor(w, "s", GMS_MIB, WL_ACT, &err);
+	for (uint32_t k = 1; k <= n + 1; k++) {
+		uint32_t in[2] = {t[k - 1], k > 1 ? t[k - 2] : 0};
+		if (k == n + 1)
+			in[0] = t[n], in[1] = t[0];
+		snprintf(name, sizeof name, k <= n ? "op%u" : "sink", k);
+		struct wl_op_desc d = {.name = name, .type = OT_OTHER,
+				       .phase = WL_FWD, .in = in,
+				       .n_in = k > 1 ? 2 : 1,
+				       .out = k <= n ? &t[k] : &sink,
+				       .n_out = 1, .time = 1000,
+				       .recomputable = true};
+		if (wl_add_op(w, &d, &err) == WL_NONE) {
+			fprintf(stderr, "bench: %s\n", err.msg);
+			exit(1);
+		}
+	}
+	free(t);
+	if (wl_finalize(w, &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	return w;
+}
+
+static void bench_fib(uint32_t n)
+{
+	struct wl_workload *w = fib_dag(n);
+	struct hw_profile hw;
+	gms_err err;
+	if (hw_load(&hw, "V100-16GB", &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	struct fib_bench b = {.op = n - 1, .t = wl_tensor_id(w, "t0") + n};
+	const struct pol_ops ops = {.name = "fib-drop", .after_op = fib_after};
+	struct pol pol = {.ops = &ops, .priv = &b};
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "bfc", .iterations = 2,
+			     .warmup = 1};
+	struct st_run st;
+	double t0 = now_s();
+	int rc = ex_run(&cfg, &st, &err);
+	double dt = now_s() - t0;
+	if (rc < 0 || st.oom.hit) {
+		fprintf(stderr, "bench: fib run failed: %s %s\n", err.msg,
+			st.oom.reason);
+		exit(1);
+	}
+	printf("fib drop   %4u ops x 2 iterations: %d drops in %.6f s "
+	       "(%.3f ms the run, %llu recompute kernels/iter)\n",
+	       n, b.drops, b.drop_s, dt * 1e3,
+	       (unsigned long long)st.steady.n_recompute);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 int main(int argc, char **argv)
 {
-	/* optional argument: queue, engine, framework, ondemand or gen
-	 * (default: all) */
+	/* optional argument: queue, engine, framework, ondemand, gen or fib
+	 * (default: all); fib takes the op count after it */
 	const char *only = argc > 1 ? argv[1] : "";
 	if (!*only || strcmp(only, "queue") == 0)
 		bench_queue();
@@ -261,5 +359,8 @@ int main(int argc, char **argv)
 	wl_free(w);
 	if (!*only || strcmp(only, "gen") == 0)
 		bench_generators();
+	if (!*only || strcmp(only, "fib") == 0)
+		bench_fib(argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10)
+				   : 200);
 	return 0;
 }
