@@ -214,7 +214,9 @@ static void point_task(void *ctx, size_t i, struct pool *p)
 	exp_simulate(c->e, pt, NULL, pt->tl ? tr_observer(pt->tl) : NULL);
 }
 
-/* Does framework (graph mode) train workload wl within budget? */
+/* Does framework (graph mode) train workload wl within budget, with the
+ * convolution algorithms it planned (no workspace fallback: a budget that
+ * makes TensorFlow take slower algorithms is not what it needs)? */
 static bool baseline_fits(const struct exp *e, const struct wl_workload *wl,
 			  uint64_t budget)
 {
@@ -225,7 +227,7 @@ static bool baseline_fits(const struct exp *e, const struct wl_workload *wl,
 	struct st_run st = {0};
 	char error[256];
 	run_one(e, wl, &pol, budget, 0, NULL, &st, error, sizeof error);
-	bool ok = !st.failed && !st.oom.hit;
+	bool ok = !st.failed && !st.oom.hit && st.fallbacks == 0;
 	st_run_free(&st);
 	pol_destroy(&pol);
 	return ok;
