@@ -577,8 +577,12 @@ static int plan_dyn(struct pol *p, struct ex *ex, gms_err *err)
 		int fits = dyn_pass(p, ex, order[i][0], order[i][1], 0, err);
 		if (fits < 0)
 			return -1;
-		if (i == 0 && !fits)
-			return plan_scheme(p, ex, err); /* report its OOM */
+		if (i == 0 && !fits) { /* run all(m) to report its OOM */
+			s->prm.offload = VD_ALL;
+			s->prm.algo = VD_M;
+			s->prm.m_layers = 0;
+			return plan_scheme(p, ex, err);
+		}
 		if (i > 0 && fits) {
 			off = order[i][0];
 			algo = order[i][1];

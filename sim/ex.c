@@ -1235,14 +1235,14 @@ static enum step_rc ensure_inputs(struct ex *ex)
 /* Should the block allocated now for t go at the high end? In graph mode
  * an in-place op's output takes over its input's block (alloc_outputs),
  * so a block lives as every tensor of an in-place chain in turn: t, then
- * the output of t's only reader when that reader writes in place over it
+ * the output of t's last reader when that reader writes in place over it
  * (ReLU over a convolution's or batch norm's output), and so on. The
  * block goes high when any tensor of the chain is marked high -- vDNN++
  * IV-B places "layer's input which is chosen to be offloaded" at the
  * highest address, and in graph mode that input's storage is the one
  * allocated for the head of its chain. The chain is followed as far as
- * the take-over is certain from the graph alone (a single reader, in
- * place on in[0], an output no larger, no release point). */
+ * the take-over is certain from the graph alone (the last reader writes
+ * in place on in[0], an output no larger, no release point). */
 static bool block_high(const struct ex *ex, uint32_t t)
 {
 	const struct wl_workload *wl = ex->wl;
@@ -1250,10 +1250,12 @@ static bool block_high(const struct ex *ex, uint32_t t)
 		const struct wl_tensor *x = &wl->tensors[t];
 		if (ex->t[t].high)
 			return true;
-		if (ex->mode != EX_GRAPH || x->n_readers != 1 ||
+		if (ex->mode != EX_GRAPH || x->n_readers == 0 ||
 		    x->release_after != WL_NONE || persistent(ex, t))
 			return false;
-		const struct wl_op *r = &wl->ops[x->readers[0]];
+		/* its last reader (readers are in issue order): the earlier
+		 * ones are done when it allocates, so it takes t over */
+		const struct wl_op *r = &wl->ops[x->readers[x->n_readers - 1]];
 		if (!r->inplace || r->n_in == 0 || r->in[0] != t ||
 		    r->n_out == 0 || wl->tensors[r->out[0]].bytes > x->bytes)
 			return false;

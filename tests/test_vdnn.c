@@ -20,6 +20,7 @@
 #include "testkit.h"
 #include "wlkit.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define MS 1000000LL	      /* ns */
@@ -533,6 +534,22 @@ static void test_dyn(void **state)
 	gms_err err;
 	assert_int_equal(ex_run(&cfg, &st, &err), 0);
 	assert_true(st.oom.hit);
+	/* the run that reports it is all(m)'s: its report says so, and its
+	 * OOM is the one all(m) named by hand ends with */
+	char *text = NULL;
+	assert_int_equal(pol_report_text(&p, &text, &err), 0);
+	assert_non_null(strstr(text, "scheme all(m)"));
+	free(text);
+	pol_destroy(&p);
+	struct st_run st2;
+	const char *allm[] = {"offload=all", "algo=m"};
+	make(&p, "vdnn", allm, 2);
+	assert_int_equal(ex_run(&cfg, &st2, &err), 0);
+	assert_true(st2.oom.hit);
+	assert_string_equal(st.oom.op, st2.oom.op);
+	assert_string_equal(st.oom.tensor, st2.oom.tensor);
+	assert_int_equal(st.oom.bytes, st2.oom.bytes);
+	st_run_free(&st2);
 	st_run_free(&st);
 	pol_destroy(&p);
 	wl_free(w);
@@ -620,6 +637,57 @@ static void test_dyn_greedy(void **state)
 	assert_int_equal(st.oom.bytes, 3 * X);
 	st_run_free(&st);
 	pol_destroy(&p);
+	wl_free(w);
+}
+
+/*
+ * The greedy loop past its first step, and its direction. Three
+ * convolutions, X = 1 MiB again:
+ *
+ *   l1 conv 10 ms x  -> a1  fast: workspace 3X   (slow: none, 3x)
+ *   l2 conv 10 ms a1 -> a2  fast: workspace 3X
+ *   l3 conv 10 ms a2 -> a3  fast: workspace 1X
+ *   l4 loss  1 ms a3 -> a4
+ *   bwd: l4 1 ms a4 -> g3; l3 10 ms g3, a2 -> g2; l2 g2, a1 -> g1;
+ *        l1 g1, x -> g0 (10 ms each)
+ *
+ * all offloads x, a1, a2. Budget 4X. l1 fast needs x, a1 + 3X = 5X: none,
+ * conv and all(p) fail; m_layers=1 fails at l2 fast (a1, a2 + 3X = 5X;
+ * x has left after l1); m_layers=2 fits: l3 fast holds a2, a3 + 1X = 3X
+ * and backward peaks at 4X (l3_bwd: g3, a2, g2 and a1 coming in; l2_bwd:
+ * g2, a1, g1 and x). Downgrading from the last layer would never fit
+ * before k = 3 (l1 fast), i.e. all(m).
+ *
+ * Time under vDNN with l1, l2 slow: l1 0-30, l2 30-60, l3 60-70 (each
+ * offload 1.05 ms, hidden), l4 70-71; l4_bwd 71-72 while a2 comes in
+ * 71-72.048576, then a 0.048576 ms wait; l3_bwd 72.048576-82.048576 (a1
+ * in behind it); l2_bwd to 92.048576 (x in); l1_bwd to 102.048576 ms.
+ */
+static void test_dyn_greedy_two_steps(void **state)
+{
+	(void)state;
+	const uint64_t X = 1 << 20;
+	struct wl_workload *w = wl_new("greedy3", 1);
+	uint32_t x = T(w, "x", X, WL_INPUT), a1 = T(w, "a1", X, WL_ACT),
+		 a2 = T(w, "a2", X, WL_ACT), a3 = T(w, "a3", X, WL_ACT),
+		 a4 = T(w, "a4", X, WL_ACT), g3 = T(w, "g3", X, WL_ACT_GRAD),
+		 g2 = T(w, "g2", X, WL_ACT_GRAD),
+		 g1 = T(w, "g1", X, WL_ACT_GRAD),
+		 g0 = T(w, "g0", X, WL_ACT_GRAD);
+	LA(w, "l1", "l1", 10, x, a1, 3 * X);
+	LA(w, "l2", "l2", 10, a1, a2, 3 * X);
+	LA(w, "l3", "l3", 10, a2, a3, X);
+	L(w, "l4", OT_LOSS, WL_FWD, "l4", 1, &a3, 1, a4);
+	L(w, "l4_bwd", OT_LOSS_BWD, WL_BWD, "l4", 1, &a4, 1, g3);
+	uint32_t in3[2] = {g3, a2}, in2[2] = {g2, a1}, in1[2] = {g1, x};
+	L(w, "l3_bwd", OT_CONV_BWD_DATA, WL_BWD, "l3", 10, in3, 2, g2);
+	L(w, "l2_bwd", OT_CONV_BWD_DATA, WL_BWD, "l2", 10, in2, 2, g1);
+	L(w, "l1_bwd", OT_CONV_BWD_DATA, WL_BWD, "l1", 10, in1, 2, g0);
+	finalize(w);
+	struct st_run st;
+	run1(w, "vdnn", NULL, 0, 4 * X, &st); /* dyn */
+	assert_int_equal(st.iter[0].time, 102048576);
+	st_run_free(&st);
 	wl_free(w);
 }
 
@@ -832,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_vdnnpp_not_slower),
 		cmocka_unit_test(test_dyn),
 		cmocka_unit_test(test_dyn_greedy),
+		cmocka_unit_test(test_dyn_greedy_two_steps),
 		cmocka_unit_test(test_every_cnn),
 		cmocka_unit_test(test_every_cnn_under_pressure),
 		cmocka_unit_test(test_params),
