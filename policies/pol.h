@@ -85,9 +85,11 @@
  *              nearest earlier offloaded layer while this one computes),
  *              after_op of a layer's last op (ex_wait on its offload or
  *              prefetch event: the layer-wise synchronisation).
- *   vDNN++     as vDNN without the after_op waits; on_alloc_fail returns
- *              EX_WAIT (blocking allocation); ex_place_high for tensors to
- *              be offloaded; allocation order via before_op.
+ *   vDNN++     as vDNN without the per-layer after_op waits, but one
+ *              after the last forward op (ex_wait on ex_queue_event(D2H):
+ *              every offload has left before backward); on_alloc_fail
+ *              returns EX_WAIT (blocking allocation); ex_place_high for
+ *              tensors to be offloaded; allocation order via before_op.
  *   Capuchin   on_access (tracker; proactive eviction via ex_swap_out or
  *              ex_drop after the evicted-access; in-trigger prefetch via
  *              ex_swap_in or ex_recompute when the trigger access comes),

@@ -253,15 +253,11 @@ static const char *vdnn_allocator(const struct pol *p)
 
 /* ---- planning -------------------------------------------------------- */
 
-/* Each convolution kernel's algorithm under scheme m or p; under p the
- * kernels of the first m_layers convolution layers (in the order their
- * forward ops run) take m. */
-static int pick_algos(struct ex *ex, int algo, int64_t m_layers, gms_err *err)
+/* rank[l] for each layer l: its place among the convolution layers (those
+ * with a forward conv op) in the order their forward ops run, -1 for the
+ * others. Returns how many convolution layers there are. */
+static int64_t conv_ranks(const struct wl_workload *wl, int64_t *rank)
 {
-	const struct wl_workload *wl = ex_workload(ex);
-	int64_t *rank = malloc((wl->n_layers + 1) * sizeof *rank);
-	if (!rank)
-		return gms_errf(err, "out of memory");
 	for (uint32_t l = 0; l <= wl->n_layers; l++)
 		rank[l] = -1;
 	int64_t n_conv = 0;
@@ -271,55 +267,34 @@ static int pick_algos(struct ex *ex, int algo, int64_t m_layers, gms_err *err)
 		    rank[op->layer] < 0)
 			rank[op->layer] = n_conv++;
 	}
-	for (uint32_t o = 0; o < wl->n_ops; o++) {
+	return n_conv;
+}
+
+/* Each convolution kernel's algorithm under scheme m (least workspace,
+ * the faster on a tie) or p (fastest, the smaller workspace on a tie);
+ * under p the kernels of the first m_layers convolution layers (in the
+ * order their forward ops run) take m. */
+static int pick_algos(struct ex *ex, int algo, int64_t m_layers, gms_err *err)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	int64_t *rank = malloc((wl->n_layers + 1) * sizeof *rank);
+	if (!rank)
+		return gms_errf(err, "out of memory");
+	conv_ranks(wl, rank);
+	int rc = 0;
+	for (uint32_t o = 0; o < wl->n_ops && rc == 0; o++) {
 		const struct wl_op *op = &wl->ops[o];
 		if (op->n_algos == 0)
 			continue;
-		int want = algo == VD_P && rank[op->layer] >= 0 &&
-				   rank[op->layer] < m_layers
-			   ? VD_M
-			   : algo;
-		uint32_t best = 0;
-		for (uint32_t a = 1; a < op->n_algos; a++) {
-			const struct wl_algo *x = &op->algos[a],
-					     *b = &op->algos[best];
-			bool better =
-				want == VD_M
-					? x->workspace < b->workspace ||
-						  (x->workspace == b->workspace &&
-						   x->time_scale < b->time_scale)
-					: x->time_scale < b->time_scale ||
-						  (x->time_scale == b->time_scale &&
-						   x->workspace < b->workspace);
-			if (better)
-				best = a;
-		}
-		if (ex_pick_algo(ex, o, best) < 0) {
-			free(rank);
-			return gms_errf(err, "%s", ex_last_error(ex));
-		}
+		bool m = algo == VD_M || (rank[op->layer] >= 0 &&
+					  rank[op->layer] < m_layers);
+		uint32_t best = m ? wl_least_workspace_algo(op)
+				  : wl_fastest_algo(op);
+		if (ex_pick_algo(ex, o, best) < 0)
+			rc = gms_errf(err, "%s", ex_last_error(ex));
 	}
 	free(rank);
-	return 0;
-}
-
-/* Convolution layers of the workload (layers with a forward conv op). */
-static int64_t count_conv_layers(const struct wl_workload *wl)
-{
-	bool *seen = calloc(wl->n_layers + 1, sizeof *seen);
-	int64_t n = 0;
-	if (!seen)
-		return 0;
-	for (uint32_t o = 0; o < wl->n_ops; o++) {
-		const struct wl_op *op = &wl->ops[o];
-		if (op->phase == WL_FWD && op->type == OT_CONV &&
-		    !seen[op->layer]) {
-			seen[op->layer] = true;
-			n++;
-		}
-	}
-	free(seen);
-	return n;
+	return rc;
 }
 
 /* Is t read by some backward op? */
@@ -589,7 +564,12 @@ static int plan_dyn(struct pol *p, struct ex *ex, gms_err *err)
 			found = true;
 		}
 	}
-	int64_t n_conv = count_conv_layers(ex_workload(ex));
+	const struct wl_workload *wl = ex_workload(ex);
+	int64_t *rank = malloc((wl->n_layers + 1) * sizeof *rank);
+	if (!rank)
+		return gms_errf(err, "out of memory");
+	int64_t n_conv = conv_ranks(wl, rank);
+	free(rank);
 	for (int64_t k = 1; !found && k < n_conv; k++) {
 		int fits = dyn_pass(p, ex, VD_ALL, VD_P, k, err);
 		if (fits < 0)

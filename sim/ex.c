@@ -1080,14 +1080,7 @@ static void offer_fallback(const struct ex *ex, const struct ex_work *w,
 	const struct wl_op *op = &ex->wl->ops[w->op];
 	if (op->n_algos == 0)
 		return;
-	uint32_t best = w->algo;
-	for (uint32_t a = 0; a < op->n_algos; a++) {
-		const struct wl_algo *x = &op->algos[a], *b = &op->algos[best];
-		if (x->workspace < b->workspace ||
-		    (x->workspace == b->workspace &&
-		     x->time_scale < b->time_scale))
-			best = a;
-	}
+	uint32_t best = wl_least_workspace_algo(op);
 	if (op->algos[best].workspace < op->algos[w->algo].workspace) {
 		req->fallback = best;
 		req->fallback_bytes = op->algos[best].workspace;

@@ -98,12 +98,6 @@ static struct wl_workload *table1(void)
 	return w;
 }
 
-/* Make policy `name` with "key=value" settings. */
-static void make(struct pol *p, const char *name, const char *const *kv,
-		 size_t n)
-{
-	make_policy(p, name, kv, n);
-}
 
 /* One iteration of w under the policy on the test device. */
 static void run1(const struct wl_workload *w, const char *name,
@@ -111,7 +105,7 @@ static void run1(const struct wl_workload *w, const char *name,
 		 struct st_run *st)
 {
 	struct pol p;
-	make(&p, name, kv, n);
+	make_policy(&p, name, kv, n);
 	struct hw_profile hw;
 	hw_test_profile(&hw, DEVICE);
 	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p, .budget = budget,
@@ -478,14 +472,14 @@ static void test_vdnnpp_not_slower(void **state)
 	for (size_t i = 0; i < 6; i++) {
 		struct st_run a, b;
 		struct pol p;
-		make(&p, "vdnn", modes[i], 2);
+		make_policy(&p, "vdnn", modes[i], 2);
 		struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p,
 				     .iterations = 2, .warmup = 1};
 		if (ex_run(&cfg, &a, &err) < 0)
 			fail_msg("%s", err.msg);
 		pol_destroy(&p);
 		assert_false(a.oom.hit);
-		make(&p, "vdnnpp", modes[i], 2);
+		make_policy(&p, "vdnnpp", modes[i], 2);
 		if (ex_run(&cfg, &b, &err) < 0)
 			fail_msg("%s", err.msg);
 		pol_destroy(&p);
@@ -526,7 +520,7 @@ static void test_dyn(void **state)
 	assert_int_equal(st.iter[0].time, 871 * MS);
 	st_run_free(&st);
 	struct pol p;
-	make(&p, "vdnn", NULL, 0);
+	make_policy(&p, "vdnn", NULL, 0);
 	struct hw_profile hw;
 	hw_test_profile(&hw, DEVICE);
 	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p,
@@ -543,7 +537,7 @@ static void test_dyn(void **state)
 	pol_destroy(&p);
 	struct st_run st2;
 	const char *allm[] = {"offload=all", "algo=m"};
-	make(&p, "vdnn", allm, 2);
+	make_policy(&p, "vdnn", allm, 2);
 	assert_int_equal(ex_run(&cfg, &st2, &err), 0);
 	assert_true(st2.oom.hit);
 	assert_string_equal(st.oom.op, st2.oom.op);
@@ -625,7 +619,7 @@ static void test_dyn_greedy(void **state)
 	/* all(p) does not fit: its l1 workspace is an OOM, not a slow run */
 	struct pol p;
 	const char *allp[] = {"offload=all", "algo=p"};
-	make(&p, "vdnn", allp, 2);
+	make_policy(&p, "vdnn", allp, 2);
 	struct hw_profile hw;
 	hw_test_profile(&hw, DEVICE);
 	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p, .budget = 4 * X,
@@ -734,7 +728,7 @@ static void test_every_cnn(void **state)
 			const char *const *kv = k < 14 ? modes[k % 7] : pp[k - 14];
 			size_t n = k < 14 ? 2 : 4;
 			struct pol p;
-			make(&p, name, kv, n);
+			make_policy(&p, name, kv, n);
 			struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p,
 					     .iterations = 2, .warmup = 1};
 			struct st_run st;
@@ -776,7 +770,7 @@ static uint64_t peak_alloc(const struct wl_workload *w,
 	struct pol p;
 	struct st_run st;
 	gms_err err;
-	make(&p, "vdnn", kv, 2);
+	make_policy(&p, "vdnn", kv, 2);
 	struct ex_cfg cfg = {.hw = hw, .wl = w, .pol = &p, .budget = budget,
 			     .iterations = 2, .warmup = 1};
 	if (ex_run(&cfg, &st, &err) < 0)
@@ -822,7 +816,7 @@ static void test_every_cnn_under_pressure(void **state)
 			const char *name = k ? "vdnnpp" : "vdnn";
 			struct pol p;
 			struct st_run st;
-			make(&p, name, allm, 2);
+			make_policy(&p, name, allm, 2);
 			struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p,
 					     .budget = budget, .iterations = 2,
 					     .warmup = 1};
@@ -867,14 +861,14 @@ static void test_params(void **state)
 	const char *pp_only[] = {"heuristic=highend"};
 	assert_int_equal(pol_create(&p, "vdnn", NULL, NULL, pp_only, 1, &err),
 			 -1);
-	make(&p, "vdnnpp", pp_only, 1);
+	make_policy(&p, "vdnnpp", pp_only, 1);
 	assert_string_equal(p.ops->allocator(&p), "highend");
 	pol_destroy(&p);
 	/* a density for a tensor the workload lacks is an error naming it */
 	struct wl_workload *w = table1();
 	const char *dz[] = {"offload=conv", "compress=true",
 			    "densities=a9=0.3"};
-	make(&p, "vdnnpp", dz, 3);
+	make_policy(&p, "vdnnpp", dz, 3);
 	struct hw_profile hw;
 	hw_test_profile(&hw, DEVICE);
 	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p, .iterations = 1};

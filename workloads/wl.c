@@ -767,6 +767,19 @@ uint32_t wl_fastest_algo(const struct wl_op *op)
 	return best;
 }
 
+uint32_t wl_least_workspace_algo(const struct wl_op *op)
+{
+	uint32_t best = 0;
+	for (uint32_t a = 1; a < op->n_algos; a++) {
+		const struct wl_algo *x = &op->algos[a], *b = &op->algos[best];
+		if (x->workspace < b->workspace ||
+		    (x->workspace == b->workspace &&
+		     x->time_scale < b->time_scale))
+			best = a;
+	}
+	return best;
+}
+
 uint64_t wl_op_workspace(const struct wl_op *op, uint32_t a)
 {
 	return a < op->n_algos ? op->algos[a].workspace : op->workspace;

@@ -192,9 +192,13 @@ struct wl_workload *wl_load_dtr(const char *path, gms_err *err);
 uint64_t wl_bytes_of_kind(const struct wl_workload *w, enum wl_kind k);
 
 /* The op's fastest algorithm: the least time_scale, ties to the least
- * workspace (vDNN's performance-optimal "p" choice, policies/vdnn.c
- * pick_algos); 0 when the op has none. */
+ * workspace (vDNN's performance-optimal "p" choice); 0 when the op has none. */
 uint32_t wl_fastest_algo(const struct wl_op *op);
+
+/* The op's memory-optimal algorithm: the least workspace, ties to the
+ * least time_scale (vDNN's "m" choice; the executor's fallback offer); 0
+ * when the op has none. */
+uint32_t wl_least_workspace_algo(const struct wl_op *op);
 
 /* Scratch bytes of op under algorithm a (op->workspace when it has no
  * algos); wl_op_max_workspace: the most any of its algorithms needs. */
