@@ -54,8 +54,10 @@ static void usage(FILE *f)
 		"      --policy NAME       policy (default framework; `list policies`)\n"
 		"      --set KEY=VALUE     policy parameter (repeatable;\n"
 		"                          `gpumemsim help policies`)\n"
-		"      --allocator NAME    device allocator (default bfc;\n"
-		"                          `list allocators`)\n"
+		"      --allocator NAME    device allocator (`list allocators`);\n"
+		"                          default framework: the workload's\n"
+		"                          framework's (tf-*: bfc, pytorch:\n"
+		"                          caching, caffe: arena; files: bfc)\n"
 		"      --budget BYTES      device bytes for tensors (default:\n"
 		"                          capacity minus reserved), e.g. 6GiB\n"
 		"      --pool-size BYTES   initial pool (pool-bestfit, highend,\n"
@@ -63,11 +65,16 @@ static void usage(FILE *f)
 		"      --batch N           batch size (generators: default 32;\n"
 		"                          files: override the file's)\n"
 		"      --size N            generator input size (default: its own)\n"
+		"      --framework NAME    generator's framework personality:\n"
+		"                          tf-graph (default), tf-eager,\n"
+		"                          pytorch, caffe\n"
+		"      --optimizer NAME    none, sgd, momentum (default), adam\n"
 		"      --iterations N      iterations to simulate (default 3)\n"
 		"      --warmup N          leading iterations left out of the\n"
 		"                          steady state (default 1)\n"
 		"      --trace FILE        Chrome trace of the run\n"
-		"  describe WORKLOAD [--batch N] [--size N] [--ops]\n"
+		"  describe WORKLOAD [--batch N] [--size N] [--framework F]\n"
+		"           [--optimizer O] [--ops]\n"
 		"                                     per-layer table (params,\n"
 		"                                     activations, FLOPs) and\n"
 		"                                     totals; --ops: per op\n"
@@ -152,7 +159,8 @@ static int list(const char *what)
 		list_dir("configs/hw", ".yaml");
 	} else if (strcmp(what, "workloads") == 0) {
 		printf("generators (name: {name: NAME, batch: N, size: N, "
-		       "preset: graph|eager, optimizer: sgd|adam}):\n");
+		       "framework: tf-graph|tf-eager|pytorch|caffe, optimizer: "
+		       "none|sgd|momentum|adam}):\n");
 		for (const struct wl_gen *g = wl_gens; g->name; g++)
 			printf("  %-16s %s=%lld (min %lld)  %s\n", g->name,
 			       g->size_name, (long long)g->default_size,
@@ -212,20 +220,61 @@ static int parse_count(const char *opt, const char *v, int64_t lo,
 	return 0;
 }
 
+/* The workload options simulate and describe share. */
+struct wl_opts {
+	int64_t batch, size;	/* --batch, --size; 0 = default */
+	int framework, optimizer; /* --framework, --optimizer; -1 = default */
+};
+
+/* Take option a (value v) if it is a workload option: 1 taken, 0 not
+ * one, -1 bad value (reported). */
+static int wl_opt(const char *a, const char *v, struct wl_opts *o)
+{
+	if (strcmp(a, "--batch") == 0 || strcmp(a, "--size") == 0)
+		return parse_count(a, v, 1, a[2] == 'b' ? &o->batch : &o->size)
+			       < 0 ? -1 : 1;
+	bool fw = strcmp(a, "--framework") == 0;
+	if (!fw && strcmp(a, "--optimizer") != 0)
+		return 0;
+	const char *const *names = fw ? wl_framework_names : wl_optim_names;
+	for (int i = 0; v && names[i]; i++)
+		if (strcmp(names[i], v) == 0) {
+			*(fw ? &o->framework : &o->optimizer) = i;
+			return 1;
+		}
+	char known[256] = "";
+	for (int i = 0; names[i]; i++)
+		gms_list_add(known, sizeof known, names[i]);
+	fprintf(stderr, "gpumemsim: %s: unknown '%s' (known: %s)\n", a,
+		v ? v : "", known);
+	return -1;
+}
+
 /* A workload named on the command line: a generator, a DTR trace (.log)
  * or a workload YAML file. */
-static struct wl_workload *load_workload(const char *spec, int64_t batch,
-					 int64_t size, gms_err *err)
+static struct wl_workload *load_workload(const char *spec,
+					 const struct wl_opts *o,
+					 gms_err *err)
 {
 	const struct wl_gen *g = wl_gen_find(spec);
 	size_t l = strlen(spec);
+	int64_t batch = o->batch;
 	if (g) {
-		struct wl_gen_args a = {.batch = batch ? batch : 32,
-					.size = size};
+		struct wl_gen_args a = {
+			.batch = batch ? batch : 32, .size = o->size,
+			.framework = o->framework < 0
+					     ? WL_FW_TF_GRAPH
+					     : (enum wl_framework)o->framework,
+			.optimizer = o->optimizer < 0
+					     ? WL_OPTIM_MOMENTUM
+					     : (enum wl_optim)o->optimizer};
 		return wl_gen_build(g, &a, err);
 	}
-	if (size) {
-		gms_errf(err, "--size applies to generators only");
+	if (o->size || o->framework >= 0 || o->optimizer >= 0) {
+		gms_errf(err, "%s applies to generators only",
+			 o->size ? "--size"
+			 : o->framework >= 0 ? "--framework"
+					     : "--optimizer");
 		return NULL;
 	}
 	if (l > 4 && strcmp(spec + l - 4, ".log") == 0) {
@@ -246,17 +295,20 @@ static struct wl_workload *load_workload(const char *spec, int64_t batch,
 static int simulate(int argc, char **argv)
 {
 	const char *wl_path = NULL, *hw_spec = "V100-16GB",
-		   *policy = "framework", *allocator = "bfc", *trace = NULL;
+		   *policy = "framework", *allocator = "framework",
+		   *trace = NULL;
 	const char **kv = calloc((size_t)argc, sizeof *kv);
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
-	int64_t batch = 0, size = 0, iters = 3, warmup = 1;
+	int64_t iters = 3, warmup = 1;
+	struct wl_opts wo = {0, 0, -1, -1};
 	int rc = EXIT_INPUT;
 	if (!kv)
 		return EXIT_RUN;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool takes = a[0] == '-' && a[1] == '-';
+		int took;
 		if (takes && !v) {
 			fprintf(stderr, "gpumemsim: %s needs a value\n", a);
 			goto out;
@@ -271,8 +323,8 @@ static int simulate(int argc, char **argv)
 			allocator = v;
 		else if (strcmp(a, "--trace") == 0)
 			trace = v;
-		else if (strcmp(a, "--size") == 0) {
-			if (parse_count(a, v, 1, &size) < 0)
+		else if ((took = wl_opt(a, v, &wo)) != 0) {
+			if (took < 0)
 				goto out;
 		} else if (strcmp(a, "--budget") == 0 ||
 			 strcmp(a, "--pool-size") == 0) {
@@ -284,9 +336,6 @@ static int simulate(int argc, char **argv)
 					a, v);
 				goto out;
 			}
-		} else if (strcmp(a, "--batch") == 0) {
-			if (parse_count(a, v, 1, &batch) < 0)
-				goto out;
 		} else if (strcmp(a, "--iterations") == 0) {
 			if (parse_count(a, v, 1, &iters) < 0)
 				goto out;
@@ -318,7 +367,7 @@ static int simulate(int argc, char **argv)
 			(long long)warmup, (long long)iters);
 		goto out;
 	}
-	if (!mem_find(allocator)) {
+	if (strcmp(allocator, "framework") != 0 && !mem_find(allocator)) {
 		fprintf(stderr, "gpumemsim: unknown allocator '%s' (see "
 				"`gpumemsim list allocators`)\n",
 			allocator);
@@ -330,7 +379,7 @@ static int simulate(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		goto out;
 	}
-	struct wl_workload *wl = load_workload(wl_path, batch, size, &err);
+	struct wl_workload *wl = load_workload(wl_path, &wo, &err);
 	if (!wl) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		goto out;
@@ -530,7 +579,7 @@ static int run_experiment(int argc, char **argv)
 static int describe(int argc, char **argv)
 {
 	const char *spec = NULL;
-	int64_t batch = 0, size = 0;
+	struct wl_opts wo = {0, 0, -1, -1};
 	bool ops = false;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -538,10 +587,10 @@ static int describe(int argc, char **argv)
 			ops = true;
 			continue;
 		}
-		if (strcmp(a, "--batch") == 0 || strcmp(a, "--size") == 0) {
-			if (parse_count(a, v, 1, a[2] == 'b' ? &batch : &size) <
-			    0)
-				return EXIT_INPUT;
+		int took = wl_opt(a, v, &wo);
+		if (took < 0)
+			return EXIT_INPUT;
+		if (took) {
 			i++;
 		} else if (a[0] == '-' || spec) {
 			fprintf(stderr, "gpumemsim: describe: unexpected %s\n",
@@ -557,7 +606,7 @@ static int describe(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	gms_err err = {{0}};
-	struct wl_workload *wl = load_workload(spec, batch, size, &err);
+	struct wl_workload *wl = load_workload(spec, &wo, &err);
 	if (!wl) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;

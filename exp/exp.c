@@ -46,8 +46,10 @@ static const struct prm_def top_defs[] = {
 	 TOP(description)},
 	{"hw", PRM_STR, "V100-16GB", 0, 0, NULL,
 	 "hardware profile: a name in configs/hw/ or a path", TOP(hw)},
-	{"allocator", PRM_STR, "bfc", 0, 0, NULL,
-	 "device allocator (`gpumemsim list allocators`)", TOP(allocator)},
+	{"allocator", PRM_STR, "framework", 0, 0, NULL,
+	 "device allocator (`gpumemsim list allocators`), or framework: "
+	 "each workload's framework's (tf-*: bfc, pytorch: caching, caffe: "
+	 "arena; files and traces: bfc)", TOP(allocator)},
 	{"budget", PRM_BYTES, "0", 0, 0, NULL,
 	 "device bytes for tensors; 0 = the profile's capacity minus its "
 	 "reserved bytes", TOP(budget)},
@@ -79,7 +81,7 @@ struct exp_wl_in {
 	char name[PRM_STR_MAX], file[PRM_STR_MAX * 4], trace[PRM_STR_MAX * 4];
 	char label[PRM_STR_MAX];
 	int64_t batch, size;
-	int preset, optimizer;
+	int framework, optimizer;
 };
 #define WLI(f) offsetof(struct exp_wl_in, f)
 static const struct prm_def wl_defs[] = {
@@ -99,11 +101,13 @@ static const struct prm_def wl_defs[] = {
 	{"size", PRM_INT, "0", 0, 1 << 16, NULL,
 	 "input side in pixels, or sequence length for BERT; 0 = the "
 	 "generator's default", WLI(size)},
-	{"preset", PRM_ENUM, "graph", 0, 0, wl_preset_names,
-	 "generator preset: graph (in-place ReLU, reused gradient buffers) "
-	 "or eager", WLI(preset)},
-	{"optimizer", PRM_ENUM, "sgd", 0, 0, wl_optim_names,
-	 "optimizer state the generator adds: sgd (momentum) or adam",
+	{"framework", PRM_ENUM, "tf-graph", 0, 0, wl_framework_names,
+	 "framework personality (README, \"Framework personalities\"): "
+	 "what is kept for backward, run in place, held; the network "
+	 "definition; the default allocator", WLI(framework)},
+	{"optimizer", PRM_ENUM, "momentum", 0, 0, wl_optim_names,
+	 "update rule and the state it adds: none (no updates), sgd (no "
+	 "state), momentum (one buffer) or adam (two moments)",
 	 WLI(optimizer)},
 	PRM_END,
 };
@@ -255,7 +259,7 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 			}
 			w->args = (struct wl_gen_args){
 				.batch = in.batch, .size = in.size,
-				.preset = (enum wl_preset)in.preset,
+				.framework = (enum wl_framework)in.framework,
 				.optimizer = (enum wl_optim)in.optimizer};
 			snprintf(w->label, sizeof w->label, "%s", in.name);
 		} else {
@@ -265,11 +269,17 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 				sizeof w->path);
 			snprintf(w->label, sizeof w->label, "%s",
 				 stem(w->path, buf, sizeof buf));
-			const char *bad = in.size ? "size"
-					: in.preset ? "preset"
-					: in.optimizer ? "optimizer"
-					: trace && in.batch ? "batch"
-							    : NULL;
+			/* generator keys given explicitly (a default value
+			 * written out is still a key that does nothing) */
+			const char *bad = NULL;
+			static const char *const gen_only[] = {
+				"size", "framework", "optimizer", NULL};
+			for (int k = 0; !bad && gen_only[k]; k++)
+				if (n->type == YAML_MAPPING_NODE &&
+				    cfg_map_get(d, n, gen_only[k]))
+					bad = gen_only[k];
+			if (!bad && trace && in.batch)
+				bad = "batch";
 			if (bad)
 				return cfg_errf(
 					err, d, cfg_map_get(d, n, bad),
@@ -569,7 +579,8 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	e->plot = top.plot;
 	e->budget = top.budget;
 	e->pool_size = top.pool_size;
-	if (!mem_lookup(top.allocator, err)) {
+	if (strcmp(top.allocator, "framework") != 0 &&
+	    !mem_lookup(top.allocator, err)) {
 		cfg_err_at(err, d, cfg_map_get(d, root, "allocator"),
 			   "key 'allocator'");
 		goto fail;

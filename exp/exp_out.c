@@ -377,9 +377,9 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 			fputs(",\"generator\":", f);
 			gms_json_str(f, w->gen->name);
 			fprintf(f, ",\"batch\":%lld,\"size\":%lld,"
-				   "\"preset\":\"%s\",\"optimizer\":\"%s\"",
+				   "\"framework\":\"%s\",\"optimizer\":\"%s\"",
 				(long long)w->batch, (long long)w->args.size,
-				wl_preset_names[w->args.preset],
+				wl_framework_names[w->args.framework],
 				wl_optim_names[w->args.optimizer]);
 		} else {
 			fputs(w->src == EXP_SRC_TRACE ? ",\"trace\":"

@@ -136,7 +136,6 @@ struct ck_params {
 				       sqrt(N); 0 = automatic */
 	char tensors[PRM_STR_MAX];  /* list: names, comma or space separated */
 	bool keep_last;		    /* keep what follows the last checkpoint */
-	int exec;		    /* enum ex_mode underneath */
 };
 
 static const struct prm_def ck_params[] = {
@@ -155,9 +154,6 @@ static const struct prm_def ck_params[] = {
 	 "keep the activations produced after the last checkpoint (backward "
 	 "reads them first; recomputing them saves no peak memory)",
 	 offsetof(struct ck_params, keep_last)},
-	{"exec", PRM_ENUM, "graph", 0, 0, ex_mode_names,
-	 "framework execution mode underneath (graph or eager)",
-	 offsetof(struct ck_params, exec)},
 	PRM_END,
 };
 
@@ -763,8 +759,6 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 	const struct ck_params *prm = p->params;
 	struct ckpt *s = p->priv;
 	const struct wl_workload *wl = ex_workload(ex);
-	if (ex_set_mode(ex, (enum ex_mode)prm->exec) < 0)
-		return gms_errf(err, "%s", ex_last_error(ex));
 	ck_clear(s);
 	struct ck_graph g;
 	uint32_t *bn = calloc(2 * (size_t)wl->n_tensors + 1, sizeof *bn);
@@ -832,12 +826,13 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 			goto out;
 		break;
 	}
-	/* In graph mode an in-place op (ReLU) overwrites an input it is the
+	/* Where the workload marks an op in place (ReLU in tf-graph, pytorch,
+	 * caffe), it overwrites an input it is the
 	 * only reader of, so such a checkpoint would be gone at once; keep
 	 * the overwrite's result instead: whatever needs the input reaches it
 	 * through that op alone. */
 	uint32_t moved = 0;
-	for (uint32_t t = 0; prm->exec == EX_GRAPH && t < wl->n_tensors; t++) {
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
 		const struct wl_tensor *wt = &wl->tensors[t];
 		if (role[t] != CK_KEEP || wt->n_readers != 1)
 			continue;

@@ -53,14 +53,10 @@ enum od_evict {
 static const char *const od_evict_names[] = {"size", "order", NULL};
 
 struct ondemand_params {
-	int mode;  /* enum ex_mode, as framework */
 	int evict; /* enum od_evict */
 };
 
 static const struct prm_def ondemand_params[] = {
-	{"mode", PRM_ENUM, "graph", 0, 0, ex_mode_names,
-	 "framework execution mode underneath (graph or eager)",
-	 offsetof(struct ondemand_params, mode)},
 	{"evict", PRM_ENUM, "size", 0, 0, od_evict_names,
 	 "which tensors an OOM evicts: size (the first in access order of "
 	 "req to 2*req bytes, Capuchin 5.2; else as order) or order (from "
@@ -91,14 +87,6 @@ static void ondemand_fini(struct pol *p)
 		free(s->list);
 	free(s);
 	p->priv = NULL;
-}
-
-static int ondemand_plan(struct pol *p, struct ex *ex, gms_err *err)
-{
-	const struct ondemand_params *prm = p->params;
-	if (ex_set_mode(ex, (enum ex_mode)prm->mode) < 0)
-		return gms_errf(err, "%s", ex_last_error(ex));
-	return 0;
 }
 
 static void ondemand_iter_begin(struct pol *p, struct ex *ex, int iter)
@@ -198,7 +186,6 @@ const struct pol_ops pol_ondemand_ops = {
 	.params_size = sizeof(struct ondemand_params),
 	.init = ondemand_init,
 	.fini = ondemand_fini,
-	.plan = ondemand_plan,
 	.iter_begin = ondemand_iter_begin,
 	.on_access = ondemand_on_access,
 	.on_alloc_fail = ondemand_on_alloc_fail,

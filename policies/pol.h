@@ -25,7 +25,9 @@
  *   plan        once, after the executor is built and before persistent
  *               tensors are allocated: static policies see the whole
  *               workload and profile (ex_workload, ex_hw, ex_op_time) and
- *               may set engine modes (ex_set_mode) and placement hints.
+ *               may pick algorithms and set placement hints. What the
+ *               framework keeps or runs in place is the workload's
+ *               (its framework personality), never a policy's.
  *   iter_begin  at the start of each iteration, after the iteration's
  *               input tensors exist (every other non-persistent tensor is
  *               NONE then). Resets per-iteration policy state.
@@ -72,8 +74,8 @@
  *   fini        free private state.
  *
  * Which seed and later policies use which hooks and engine calls:
- *   framework  plan (ex_set_mode: graph = in-place where safe, eager =
- *              no in-place and parameter gradients held to iteration end).
+ *   framework  on_alloc_fail only (ex_fallback_or_fail); the framework
+ *              personality is in the workload.
  *   ondemand   on_access (records the access list), on_alloc_fail
  *              (ex_swap_out with release of a tensor of about the requested
  *              size, or tensors, from the start of the access list, then

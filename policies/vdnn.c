@@ -603,8 +603,6 @@ static int plan_scheme(struct pol *p, struct ex *ex, gms_err *err)
 static int vdnn_plan(struct pol *p, struct ex *ex, gms_err *err)
 {
 	struct vdnn *s = p->priv;
-	if (ex_set_mode(ex, EX_GRAPH) < 0)
-		return gms_errf(err, "%s", ex_last_error(ex));
 	if (ex_workload(ex)->n_layers == 0)
 		return gms_errf(err, "workload %s has no layers",
 				ex_workload(ex)->name);

@@ -26,7 +26,6 @@
 const char *const ex_state_names[] = {"none",	     "in",  "swapping_out",
 				      "out",	     "swapping_in", "recompute",
 				      NULL};
-const char *const ex_mode_names[] = {"graph", "eager", NULL};
 const char *const ex_mark_names[] = {"evict", "drop", NULL};
 
 /* Per-tensor run-time state. */
@@ -132,7 +131,6 @@ struct ex {
 	size_t n_stack, cap_stack;  /* its size and capacity */
 	uint32_t next_op;	    /* next op of the iteration to push */
 	int iter;		    /* current iteration */
-	enum ex_mode mode;	    /* graph or eager */
 	bool setup_done;	    /* persistent tensors allocated */
 	enum ex_run_state rs;	    /* what the executor waits for */
 	eng_event wait[EX_MAX_WAITS]; /* events the host waits for before
@@ -180,10 +178,19 @@ static int refuse(struct ex *ex, const char *fmt, ...)
 
 const char *ex_last_error(const struct ex *ex) { return ex->err; }
 
-static bool persistent(const struct ex *ex, uint32_t t)
+/* Allocated before the first iteration and kept: parameters and
+ * optimizer state. */
+static bool whole_run(const struct ex *ex, uint32_t t)
 {
 	enum wl_kind k = ex->wl->tensors[t].kind;
 	return k == WL_PARAM || k == WL_OPT_STATE;
+}
+
+/* Never freed: whole_run tensors, and held ones (wl_tensor.held: Caffe's
+ * blobs, allocated when first written and kept). */
+static bool persistent(const struct ex *ex, uint32_t t)
+{
+	return whole_run(ex, t) || ex->wl->tensors[t].held;
 }
 
 static const char *tname(const struct ex *ex, uint32_t t)
@@ -1059,14 +1066,6 @@ int ex_pick_algo(struct ex *ex, uint32_t op, uint32_t algo)
 	return 0;
 }
 
-int ex_set_mode(struct ex *ex, enum ex_mode mode)
-{
-	if (ex->setup_done)
-		return refuse(ex, "set_mode: only while planning");
-	ex->mode = mode;
-	return 0;
-}
-
 /* ---- the state machine --------------------------------------------------- */
 
 enum step_rc { S_NEXT, S_BLOCKED, S_STOP };
@@ -1243,8 +1242,8 @@ static bool block_high(const struct ex *ex, uint32_t t)
 		const struct wl_tensor *x = &wl->tensors[t];
 		if (ex->t[t].high)
 			return true;
-		if (ex->mode != EX_GRAPH || x->n_readers == 0 ||
-		    x->release_after != WL_NONE || persistent(ex, t))
+		if (x->n_readers == 0 || x->release_after != WL_NONE ||
+		    persistent(ex, t))
 			return false;
 		/* its last reader (readers are in issue order): the earlier
 		 * ones are done when it allocates, so it takes t over */
@@ -1276,10 +1275,20 @@ static enum step_rc alloc_outputs(struct ex *ex)
 		struct ex_tensor *y = &ex->t[t];
 		if (!wants_block(ex, w, t))
 			continue;
-		if (i == 0 && op->inplace && ex->mode == EX_GRAPH &&
-		    !w->recompute && op->n_in > 0) {
+		if (i == 0 && op->inplace && !w->recompute && op->n_in > 0) {
 			uint32_t s = op->in[0];
 			struct ex_tensor *x = &ex->t[s];
+			if (ex->wl->tensors[s].held &&
+			    ex->wl->tensors[t].held && x->state == TS_IN &&
+			    ex->wl->tensors[s].bytes >=
+				    ex->wl->tensors[t].bytes) {
+				/* held blobs in place (Caffe's top ==
+				 * bottom): one block serves both for the
+				 * rest of the run; neither is ever freed */
+				y->h = x->h;
+				y->state = TS_IN;
+				continue;
+			}
 			if (!persistent(ex, s) && x->state == TS_IN &&
 			    x->uses_left == 1 && x->lineage == 0 &&
 			    x->inflight == 0 && !x->copying_out && !x->host &&
@@ -1529,11 +1538,10 @@ static void iter_begin(struct ex *ex)
 		x->uses_left = wl->tensors[t].n_readers +
 			       (wl->tensors[t].release_after != WL_NONE);
 		x->lineage = 0;
-		if (ex->mode == EX_EAGER && wl->tensors[t].kind == WL_PARAM_GRAD)
-			x->uses_left++; /* .grad is held to the iteration end */
 	}
 	for (uint32_t t = 0; t < wl->n_tensors; t++)
 		if (wl->tensors[t].kind == WL_INPUT &&
+		    (!persistent(ex, t) || ex->t[t].h == MEM_HANDLE_NONE) &&
 		    alloc_resident(ex, t) < 0)
 			return;
 	if (ex->po->iter_begin)
@@ -1552,13 +1560,6 @@ static void iter_end(struct ex *ex)
 			return; /* step() blocks on it and comes back */
 		}
 	}
-	if (ex->mode == EX_EAGER)
-		for (uint32_t t = 0; t < wl->n_tensors; t++)
-			if (wl->tensors[t].kind == WL_PARAM_GRAD &&
-			    ex->t[t].uses_left > 0) {
-				ex->t[t].uses_left--;
-				settle(ex, t);
-			}
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
 		if (persistent(ex, t) || ex->t[t].state == TS_NONE)
 			continue;
@@ -1683,7 +1684,9 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		ex_free(ex);
 		return gms_errf(err, "out of memory");
 	}
-	const char *alloc = cfg->allocator ? cfg->allocator : "bfc";
+	const char *alloc = cfg->allocator ? cfg->allocator : "framework";
+	if (strcmp(alloc, "framework") == 0)
+		alloc = wl_framework_allocator(cfg->wl->framework);
 	if (ex->po->allocator && ex->po->allocator(ex->pol))
 		alloc = ex->po->allocator(ex->pol);
 	snprintf(out->allocator, sizeof out->allocator, "%s", alloc);
@@ -1713,7 +1716,7 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		goto done;
 	}
 	for (uint32_t t = 0; t < cfg->wl->n_tensors; t++)
-		if (persistent(ex, t) && alloc_resident(ex, t) < 0)
+		if (whole_run(ex, t) && alloc_resident(ex, t) < 0)
 			goto done;
 	ex->setup_done = true;
 	iter_begin(ex);

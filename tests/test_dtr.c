@@ -203,7 +203,7 @@ static uint64_t inplace_peak(uint32_t rel_a)
 	assert_int_equal(wl_set_release_after(w, a, rel_a, &err), 0);
 	finalize(w);
 	struct st_run st;
-	assert_int_equal(run_policy(w, "framework", "mode=graph", 0, 2, &st),
+	assert_int_equal(run_policy(w, "framework", NULL, 0, 2, &st),
 			 0);
 	assert_false(st.failed);
 	assert_int_equal(st.n_iter, 2);
@@ -560,10 +560,8 @@ static void test_fixture_all(void **state)
 	assert_int_equal(s.time, 1495);
 
 	struct st_run st;
-	for (int m = 0; m < 2; m++) {
-		assert_int_equal(run_policy(w, "framework",
-					    m ? "mode=eager" : "mode=graph", 0,
-					    2, &st),
+	for (int m = 0; m < 1; m++) {
+		assert_int_equal(run_policy(w, "framework", NULL, 0, 2, &st),
 				 0);
 		assert_false(st.failed);
 		assert_false(st.oom.hit);
@@ -844,8 +842,7 @@ static void test_shipped(void **state)
 			      (unsigned long long)s.peak);
 
 		struct st_run st;
-		assert_int_equal(run_policy(w, "framework", "mode=eager", 0, 2,
-					    &st),
+		assert_int_equal(run_policy(w, "framework", NULL, 0, 2, &st),
 				 0);
 		assert_false(st.failed);
 		assert_false(st.oom.hit);

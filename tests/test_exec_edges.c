@@ -423,7 +423,6 @@ static int b9_plan(struct pol *p, struct ex *ex, gms_err *err)
 {
 	(void)p;
 	(void)err;
-	ex_set_mode(ex, EX_GRAPH);
 	if (g_mark != WL_NONE)
 		ex_place_high(ex, g_mark, true);
 	return 0;

@@ -84,7 +84,7 @@ static void test_param_counts(void **state)
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		struct wl_workload *w = gen_build_ok(want[i].name, 2, 0,
-					      WL_PRESET_GRAPH, WL_OPTIM_SGD);
+					      WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 		uint64_t p = wl_bytes_of_kind(w, WL_PARAM) / 4;
 		if (p != want[i].params)
 			fail_msg("%s: %llu parameters, want %llu",
@@ -127,7 +127,7 @@ static void test_macs(void **state)
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		struct wl_workload *w = gen_build_ok(want[i].name, 1, 224,
-					      WL_PRESET_GRAPH, WL_OPTIM_SGD);
+					      WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 		double m = fwd_macs(w) / 1e9;
 		if (fabs(m - want[i].gmacs) > 0.02 * want[i].gmacs)
 			fail_msg("%s: %.4f G MACs, want %.3f +- 2%%",
@@ -143,7 +143,7 @@ static void test_macs(void **state)
  * bias) 4x8x8 -> bn1 -> relu1 -> pool1 (max 2x2/2) 4x4x4 -> flatten (64)
  * -> fc (10, bias) -> loss.
  */
-static struct wl_workload *tiny(enum wl_preset preset, enum wl_optim optim)
+static struct wl_workload *tiny(enum wl_framework preset, enum wl_optim optim)
 {
 	struct wl_gen_args a = {2, 8, preset, optim};
 	gms_err err = {{0}};
@@ -170,7 +170,7 @@ static struct wl_workload *tiny(enum wl_preset preset, enum wl_optim optim)
 static void test_tiny_sizes(void **state)
 {
 	(void)state;
-	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	struct wl_workload *w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 	/* elements x 4 bytes, batch 2 */
 	assert_int_equal(tensor(w, "input")->bytes, 2 * 3 * 8 * 8 * 4);
 	assert_int_equal(tensor(w, "input")->kind, WL_INPUT);
@@ -204,7 +204,7 @@ static void test_tiny_sizes(void **state)
 static void test_tiny_backward_reads(void **state)
 {
 	(void)state;
-	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	struct wl_workload *w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 	assert_io(w, "conv1", "input conv1.weight -> conv1.out");
 	assert_io(w, "bn1", "conv1.out bn1.weight bn1.bias -> bn1.out bn1.saved");
 	assert_io(w, "relu1", "bn1.out -> relu1.out");
@@ -264,7 +264,7 @@ static void test_tiny_optimizer(void **state)
 	(void)state;
 	/* five parameter tensors: conv1.weight, bn1.weight, bn1.bias,
 	 * fc.weight, fc.bias */
-	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	struct wl_workload *w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 	assert_int_equal(count_kind(w, WL_OPT_STATE), 5);
 	assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), 766 * 4);
 	assert_io(w, "fc.weight.update",
@@ -279,7 +279,7 @@ static void test_tiny_optimizer(void **state)
 	assert_int_equal(n_upd, 5);
 	wl_free(w);
 
-	w = tiny(WL_PRESET_GRAPH, WL_OPTIM_ADAM);
+	w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_ADAM);
 	assert_int_equal(count_kind(w, WL_OPT_STATE), 10);
 	assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), 2 * 766 * 4);
 	assert_io(w, "conv1.weight.update",
@@ -291,14 +291,14 @@ static void test_tiny_optimizer(void **state)
 static void test_tiny_presets(void **state)
 {
 	(void)state;
-	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	struct wl_workload *w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 	assert_true(op(w, "relu1")->inplace);
 	assert_true(op(w, "relu1.bwd")->inplace); /* dx in dy's storage */
 	assert_false(op(w, "conv1")->inplace);
 	assert_false(op(w, "bn1")->inplace);
 	assert_false(op(w, "pool1.bwd")->inplace);
 	wl_free(w);
-	w = tiny(WL_PRESET_EAGER, WL_OPTIM_SGD);
+	w = tiny(WL_FW_TF_EAGER, WL_OPTIM_MOMENTUM);
 	for (uint32_t i = 0; i < w->n_ops; i++)
 		if (w->ops[i].inplace)
 			fail_msg("eager: op '%s' in place", w->ops[i].name);
@@ -315,7 +315,7 @@ static void test_tiny_presets(void **state)
 static void test_tiny_algos(void **state)
 {
 	(void)state;
-	struct wl_workload *w = tiny(WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	struct wl_workload *w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 	const char *convs[] = {"conv1", "conv1.bwd_filter"};
 	for (int c = 0; c < 2; c++) {
 		const struct wl_op *o = op(w, convs[c]);
@@ -347,7 +347,7 @@ static void test_tiny_algos(void **state)
 
 	/* every conv op of every network has >= 2 choices, sorted, one
 	 * without workspace */
-	w = gen_build_ok("resnet50", 4, 64, WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	w = gen_build_ok("resnet50", 4, 64, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 	for (uint32_t i = 0; i < w->n_ops; i++) {
 		const struct wl_op *o = &w->ops[i];
 		bool conv = o->type == OT_CONV || o->type == OT_CONV_BWD_DATA ||
@@ -383,7 +383,7 @@ static void test_tiny_algos(void **state)
 static void test_pool_shapes(void **state)
 {
 	(void)state;
-	struct wl_gen_args a = {1, 112, WL_PRESET_GRAPH, WL_OPTIM_SGD};
+	struct wl_gen_args a = {1, 112, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM};
 	gms_err err = {{0}};
 	struct gen *g = gen_new("pools", &a, &err);
 	struct gen_tensor x = gen_input(g, "input", 2, 112, 112);
@@ -416,8 +416,8 @@ static void test_pool_shapes(void **state)
 static void test_fft_rule(void **state)
 {
 	(void)state;
-	struct wl_workload *w = gen_build_ok("alexnet", 1, 224, WL_PRESET_GRAPH,
-				      WL_OPTIM_SGD);
+	struct wl_workload *w = gen_build_ok("alexnet", 1, 224, WL_FW_TF_GRAPH,
+				      WL_OPTIM_MOMENTUM);
 	const struct wl_op *o = op(w, "conv2");
 	assert_string_equal(o->algos[0].name, "fft");
 	assert_int_equal(o->algos[0].workspace, 49774592);
@@ -440,9 +440,9 @@ static void test_fft_rule(void **state)
  * s.out.grad) itself; c2.bwd_data writes r1.out.grad; an OT_ADD op sums
  * them (in place in graph mode, not in eager).
  */
-static struct wl_workload *residual(enum wl_preset preset)
+static struct wl_workload *residual(enum wl_framework preset)
 {
-	struct wl_gen_args a = {1, 4, preset, WL_OPTIM_SGD};
+	struct wl_gen_args a = {1, 4, preset, WL_OPTIM_MOMENTUM};
 	gms_err err = {{0}};
 	struct gen *g = gen_new("res", &a, &err);
 	assert_non_null(g);
@@ -461,7 +461,7 @@ static struct wl_workload *residual(enum wl_preset preset)
 static void test_residual_accumulation(void **state)
 {
 	(void)state;
-	struct wl_workload *w = residual(WL_PRESET_GRAPH);
+	struct wl_workload *w = residual(WL_FW_TF_GRAPH);
 	assert_io(w, "r2.bwd", "r2.out.grad r2.out -> s.out.grad");
 	/* add backward: no kernel, dy goes to both branches */
 	assert_int_equal(wl_op_id(w, "s.bwd"), WL_NONE);
@@ -477,7 +477,7 @@ static void test_residual_accumulation(void **state)
 	assert_io(w, "r1.bwd", "r1.out.grad.sum2 r1.out -> c1.out.grad");
 	assert_int_equal(wl_op_id(w, "c1.bwd_data"), WL_NONE);
 	wl_free(w);
-	w = residual(WL_PRESET_EAGER);
+	w = residual(WL_FW_TF_EAGER);
 	assert_false(op(w, "r1.out.grad_acc2")->inplace);
 	wl_free(w);
 }
@@ -493,7 +493,7 @@ static void test_residual_accumulation(void **state)
 static void test_concat_views(void **state)
 {
 	(void)state;
-	struct wl_gen_args a = {1, 2, WL_PRESET_GRAPH, WL_OPTIM_SGD};
+	struct wl_gen_args a = {1, 2, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM};
 	gms_err err = {{0}};
 	struct gen *g = gen_new("cat", &a, &err);
 	struct gen_tensor x = gen_input(g, "input", 3, 2, 2);
@@ -526,7 +526,7 @@ static void test_concat_views(void **state)
 static void test_transformer_pieces(void **state)
 {
 	(void)state;
-	struct wl_gen_args a = {2, 4, WL_PRESET_GRAPH, WL_OPTIM_ADAM};
+	struct wl_gen_args a = {2, 4, WL_FW_TF_GRAPH, WL_OPTIM_ADAM};
 	gms_err err = {{0}};
 	struct gen *g = gen_new("tx", &a, &err);
 	struct gen_tensor ids = gen_input_ids(g, "ids", 4);
@@ -625,21 +625,29 @@ static void test_transformer_pieces(void **state)
  *   backward, pool1.bwd: input, conv1.out, saved, relu1.out 2,048,
  *     pool1.out 512, pool1.out.grad 512, relu1.out.grad 2,048, fc's
  *     gradients 2,600 -> 11,336 (both presets);
+ *     (graph);
  *   relu1.bwd (pool1.out and its gradient freed): input, conv1.out,
- *     saved, relu1.out, relu1.out.grad, fc grads = 10,312, plus
- *     bn1.out.grad 2,048 in eager (graph: in relu1.out.grad's block)
- *     -> 12,360 eager;
+ *     saved, relu1.out, relu1.out.grad, fc grads = 10,312 (graph: dx
+ *     goes in relu1.out.grad's block);
  *   bn1.bwd: input, conv1.out, saved, bn1.out.grad, conv1.out.grad,
  *     bn grads 32, fc grads -> 10,344.
- * So eager peaks 1,024 bytes above graph. Persistent: parameters
- * 12 + 4 + 4 + 640 + 10 = 670 floats and as much momentum, 5,360 bytes:
- * peaks 16,696 (graph) and 17,720 (eager).
+ * tf-eager: the tape holds each forward tensor until its producer's
+ * gradient has run, so bn1.out (2,048) lives until bn1.bwd and pool1.out
+ * until pool1.bwd, and nothing is in place:
+ *   pool1.bwd: the graph set 11,336 + bn1.out 2,048 = 13,384;
+ *   relu1.bwd: input, conv1.out, saved, bn1.out, relu1.out,
+ *     relu1.out.grad, fc grads, and bn1.out.grad 2,048 in a block of its
+ *     own = 14,408 (the peak);
+ *   bn1.bwd: input, conv1.out, saved, bn1.out, bn1.out.grad,
+ *     conv1.out.grad, bn grads, fc grads = 12,392.
+ * Persistent: parameters 12 + 4 + 4 + 640 + 10 = 670 floats and as much
+ * momentum, 5,360 bytes: peaks 16,696 (graph) and 19,768 (tf-eager).
  */
-static uint64_t tiny_peak(enum wl_preset preset, const char *mode)
+static uint64_t tiny_peak(enum wl_framework preset)
 {
 	struct hw_profile hw;
 	hw_test_profile(&hw, 1 << 20);
-	struct wl_gen_args a = {2, 8, preset, WL_OPTIM_SGD};
+	struct wl_gen_args a = {2, 8, preset, WL_OPTIM_MOMENTUM};
 	gms_err err = {{0}};
 	struct gen *g = gen_new("tiny1x1", &a, &err);
 	struct gen_tensor x = gen_input(g, "input", 3, 8, 8);
@@ -652,7 +660,7 @@ static uint64_t tiny_peak(enum wl_preset preset, const char *mode)
 		fail_msg("%s", err.msg);
 	assert_int_equal(w->ops[0].algos[0].workspace, 0);
 	struct pol pol;
-	if (pol_create(&pol, "framework", NULL, NULL, &mode, 1, &err) < 0)
+	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) < 0)
 		fail_msg("%s", err.msg);
 	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
 			     .allocator = "arena", .iterations = 1};
@@ -671,12 +679,10 @@ static uint64_t tiny_peak(enum wl_preset preset, const char *mode)
 static void test_tiny_inplace_peak(void **state)
 {
 	(void)state;
-	uint64_t graph = tiny_peak(WL_PRESET_GRAPH, "mode=graph");
-	uint64_t eager = tiny_peak(WL_PRESET_EAGER, "mode=eager");
-	print_message("tiny peak: graph %llu, eager %llu\n",
-		      (unsigned long long)graph, (unsigned long long)eager);
+	uint64_t graph = tiny_peak(WL_FW_TF_GRAPH);
+	uint64_t eager = tiny_peak(WL_FW_TF_EAGER);
 	assert_int_equal(graph, 11336 + 5360);
-	assert_int_equal(eager, 12360 + 5360);
+	assert_int_equal(eager, 14408 + 5360);
 }
 
 /* ---- batch scaling, errors ----------------------------------------- */
@@ -690,12 +696,12 @@ static void test_tiny_inplace_peak(void **state)
 static void test_batch_scaling(void **state)
 {
 	(void)state;
-	struct wl_workload *w1 = gen_build_ok("resnet50", 1, 64, WL_PRESET_GRAPH,
-				       WL_OPTIM_SGD);
-	struct wl_workload *w2 = gen_build_ok("resnet50", 2, 64, WL_PRESET_GRAPH,
-				       WL_OPTIM_SGD);
-	struct wl_workload *w4 = gen_build_ok("resnet50", 4, 64, WL_PRESET_GRAPH,
-				       WL_OPTIM_SGD);
+	struct wl_workload *w1 = gen_build_ok("resnet50", 1, 64, WL_FW_TF_GRAPH,
+				       WL_OPTIM_MOMENTUM);
+	struct wl_workload *w2 = gen_build_ok("resnet50", 2, 64, WL_FW_TF_GRAPH,
+				       WL_OPTIM_MOMENTUM);
+	struct wl_workload *w4 = gen_build_ok("resnet50", 4, 64, WL_FW_TF_GRAPH,
+				       WL_OPTIM_MOMENTUM);
 	uint64_t a1 = wl_bytes_of_kind(w1, WL_ACT);
 	uint64_t a2 = wl_bytes_of_kind(w2, WL_ACT);
 	uint64_t a4 = wl_bytes_of_kind(w4, WL_ACT);
@@ -721,7 +727,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	gms_err err = {{0}};
-	struct wl_gen_args a = {4, 62, WL_PRESET_GRAPH, WL_OPTIM_SGD};
+	struct wl_gen_args a = {4, 62, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM};
 	const struct wl_gen *alex = wl_gen_find("alexnet");
 	assert_non_null(alex);
 	/* AlexNet needs 63 (derived in gen_alexnet_vgg.c) */
@@ -755,7 +761,7 @@ static void test_errors(void **state)
 	assert_null(wl_gen_find("resnet51"));
 
 	/* sticky errors in the builder: duplicate name, bad shapes */
-	struct wl_gen_args b = {1, 8, WL_PRESET_GRAPH, WL_OPTIM_SGD};
+	struct wl_gen_args b = {1, 8, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM};
 	struct gen *g = gen_new("bad", &b, &err);
 	struct gen_tensor x = gen_input(g, "input", 3, 8, 8);
 	struct gen_tensor y = gen_conv_sq(g, "c", x, 4, 3, 1, 1, false);
@@ -794,10 +800,14 @@ static void test_errors(void **state)
 static void test_tables(void **state)
 {
 	(void)state;
-	assert_string_equal(wl_preset_names[WL_PRESET_GRAPH], "graph");
-	assert_string_equal(wl_preset_names[WL_PRESET_EAGER], "eager");
-	assert_null(wl_preset_names[WL_PRESET_COUNT]);
+	assert_string_equal(wl_framework_names[WL_FW_TF_GRAPH], "tf-graph");
+	assert_string_equal(wl_framework_names[WL_FW_TF_EAGER], "tf-eager");
+	assert_string_equal(wl_framework_names[WL_FW_PYTORCH], "pytorch");
+	assert_string_equal(wl_framework_names[WL_FW_CAFFE], "caffe");
+	assert_null(wl_framework_names[WL_FW_COUNT]);
+	assert_string_equal(wl_optim_names[WL_OPTIM_NONE], "none");
 	assert_string_equal(wl_optim_names[WL_OPTIM_SGD], "sgd");
+	assert_string_equal(wl_optim_names[WL_OPTIM_MOMENTUM], "momentum");
 	assert_string_equal(wl_optim_names[WL_OPTIM_ADAM], "adam");
 	assert_null(wl_optim_names[WL_OPTIM_COUNT]);
 	const char *mine[] = {"alexnet",  "vgg16",     "vgg116",
@@ -823,8 +833,8 @@ static void test_tables(void **state)
 static void test_resnet50_structure(void **state)
 {
 	(void)state;
-	struct wl_workload *w = gen_build_ok("resnet50", 2, 224, WL_PRESET_GRAPH,
-				      WL_OPTIM_SGD);
+	struct wl_workload *w = gen_build_ok("resnet50", 2, 224, WL_FW_TF_GRAPH,
+				      WL_OPTIM_MOMENTUM);
 	int n[OT_COUNT] = {0};
 	for (uint32_t i = 0; i < w->n_ops; i++)
 		n[w->ops[i].type]++;
@@ -861,17 +871,15 @@ static void test_resnet50_structure(void **state)
 /* ResNet-50 at batch 32 trains under the framework policy on a V100
  * 16 GB (torch trains it there at 32 comfortably). */
 static void run_framework(const char *net, int64_t batch,
-			  enum wl_preset preset, const char *mode,
-			  struct st_run *st)
+			  enum wl_framework preset, struct st_run *st)
 {
 	struct hw_profile hw;
 	gms_err err = {{0}};
 	if (hw_load(&hw, "V100-16GB", &err) < 0)
 		fail_msg("%s", err.msg);
-	struct wl_workload *w = gen_build_ok(net, batch, 0, preset, WL_OPTIM_SGD);
+	struct wl_workload *w = gen_build_ok(net, batch, 0, preset, WL_OPTIM_MOMENTUM);
 	struct pol pol;
-	const char *kv = mode;
-	if (pol_create(&pol, "framework", NULL, NULL, &kv, 1, &err) < 0)
+	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) < 0)
 		fail_msg("%s", err.msg);
 	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
 			     .allocator = "bfc", .iterations = 2,
@@ -887,7 +895,7 @@ static void test_resnet50_runs(void **state)
 {
 	(void)state;
 	struct st_run st;
-	run_framework("resnet50", 32, WL_PRESET_GRAPH, "mode=graph", &st);
+	run_framework("resnet50", 32, WL_FW_TF_GRAPH, &st);
 	if (st.oom.hit || st.failed)
 		fail_msg("resnet50@32: oom %d at %s (%s), failed %d %s",
 			 st.oom.hit, st.oom.op, st.oom.tensor, st.failed,
@@ -905,7 +913,7 @@ static void test_resnet50_runs(void **state)
 	 * backward starts) is not below graph mode's: in-place ReLU and
 	 * gradient reuse only shorten transients here, since a ReLU's input
 	 * (a batchnorm output) is not kept for backward either way. */
-	run_framework("resnet50", 32, WL_PRESET_EAGER, "mode=eager", &st);
+	run_framework("resnet50", 32, WL_FW_TF_EAGER, &st);
 	assert_false(st.oom.hit || st.failed);
 	assert_true(st.mem.peak_requested >= peak_graph);
 	st_run_free(&st);

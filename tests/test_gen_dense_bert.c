@@ -28,7 +28,7 @@
 static struct wl_workload *build(const char *name, int64_t batch,
 				 int64_t size)
 {
-	return gen_build_ok(name, batch, size, WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	return gen_build_ok(name, batch, size, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 }
 
 /* The backward op of type t in the layer of forward op `fwd` (a forward

@@ -54,7 +54,7 @@ static const struct wl_gen *gen(const char *name)
 static struct wl_workload *build(const char *name, int64_t batch,
 				 int64_t size)
 {
-	return gen_build_ok(name, batch, size, WL_PRESET_GRAPH, WL_OPTIM_SGD);
+	return gen_build_ok(name, batch, size, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 }
 
 /* Bytes of an fp32 tensor of batch x c x h x w. */
@@ -248,7 +248,7 @@ static void test_presets_and_adam(void **state)
 {
 	(void)state;
 	struct wl_gen_args a = {.batch = 1, .size = 0,
-				.preset = WL_PRESET_EAGER,
+				.framework = WL_FW_TF_EAGER,
 				.optimizer = WL_OPTIM_ADAM};
 	gms_err err = {{0}};
 	struct wl_workload *w = wl_gen_build(gen("googlenet"), &a, &err);

@@ -47,13 +47,13 @@ static void test_yaml_params(void **state)
 	struct pol p;
 	gms_err err = {{0}};
 	assert_int_equal(
-		from_yaml("policy: {name: ondemand, mode: eager}\n", &p, &err),
+		from_yaml("policy: {name: ondemand, evict: order}\n", &p, &err),
 		0);
-	assert_int_equal(*(int *)p.params, EX_EAGER);
+	assert_int_equal(*(int *)p.params, 1); /* ondemand.c: OD_ORDER */
 	pol_destroy(&p);
-	assert_int_equal(from_yaml("policy:\n  name: framework\n", &p, &err),
+	assert_int_equal(from_yaml("policy:\n  name: ondemand\n", &p, &err),
 			 0);
-	assert_int_equal(*(int *)p.params, EX_GRAPH); /* the default */
+	assert_int_equal(*(int *)p.params, 0); /* OD_SIZE, the default */
 	pol_destroy(&p);
 }
 
@@ -63,16 +63,21 @@ static void test_yaml_errors(void **state)
 	struct pol p;
 	gms_err err = {{0}};
 	/* a typo is an error at its line and column, never ignored */
-	assert_int_equal(from_yaml("policy:\n  name: ondemand\n  mdoe: eager\n",
+	assert_int_equal(from_yaml("policy:\n  name: ondemand\n  evcit: size\n",
 				   &p, &err),
 			 -1);
 	assert_non_null(strstr(err.msg, "exp.yaml:3:3"));
-	assert_non_null(strstr(err.msg, "'mdoe'"));
+	assert_non_null(strstr(err.msg, "'evcit'"));
 	/* a value outside the choices */
-	assert_int_equal(from_yaml("policy: {name: framework, mode: lazy}\n",
+	assert_int_equal(from_yaml("policy: {name: ondemand, evict: lazy}\n",
 				   &p, &err),
 			 -1);
 	assert_non_null(strstr(err.msg, "exp.yaml:1:33"));
+	assert_non_null(strstr(err.msg, "'evict'"));
+	/* the framework personality is the workload's, not a policy key */
+	assert_int_equal(from_yaml("policy: {name: framework, mode: eager}\n",
+				   &p, &err),
+			 -1);
 	assert_non_null(strstr(err.msg, "'mode'"));
 	/* a policy that takes no such key */
 	assert_int_equal(from_yaml("policy: {name: framework, offload: conv}\n",
@@ -87,15 +92,15 @@ static void test_set_overrides(void **state)
 	(void)state;
 	struct pol p;
 	gms_err err = {{0}};
-	const char *ok[] = {"mode=eager"};
-	assert_int_equal(pol_create(&p, "framework", NULL, NULL, ok, 1, &err),
+	const char *ok[] = {"evict=order"};
+	assert_int_equal(pol_create(&p, "ondemand", NULL, NULL, ok, 1, &err),
 			 0);
-	assert_int_equal(*(int *)p.params, EX_EAGER);
+	assert_int_equal(*(int *)p.params, 1); /* OD_ORDER */
 	pol_destroy(&p);
-	const char *bad[] = {"mode=sometimes"};
-	assert_int_equal(pol_create(&p, "framework", NULL, NULL, bad, 1, &err),
+	const char *bad[] = {"evict=sometimes"};
+	assert_int_equal(pol_create(&p, "ondemand", NULL, NULL, bad, 1, &err),
 			 -1);
-	assert_non_null(strstr(err.msg, "mode"));
+	assert_non_null(strstr(err.msg, "evict"));
 	const char *unknown[] = {"offload=all"};
 	assert_int_equal(
 		pol_create(&p, "ondemand", NULL, NULL, unknown, 1, &err), -1);

@@ -463,7 +463,7 @@ static void test_vdnnpp_not_slower(void **state)
 	if (hw_load(&hw, "GTX-1080Ti", &err) < 0)
 		fail_msg("%s", err.msg);
 	struct wl_workload *w =
-		gen_build_ok("alexnet", 128, 224, WL_PRESET_GRAPH, WL_OPTIM_SGD);
+		gen_build_ok("alexnet", 128, 224, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 	static const char *const modes[][2] = {
 		{"offload=all", "algo=m"},  {"offload=all", "algo=p"},
 		{"offload=conv", "algo=m"}, {"offload=conv", "algo=p"},
@@ -720,8 +720,8 @@ static void test_every_cnn(void **state)
 		if (strcmp(g->size_name, "image"))
 			continue;
 		struct wl_workload *w = gen_build_ok(
-			g->name, 2, g->default_size, WL_PRESET_GRAPH,
-			WL_OPTIM_SGD);
+			g->name, 2, g->default_size, WL_FW_TF_GRAPH,
+			WL_OPTIM_MOMENTUM);
 		n_nets++;
 		for (int k = 0; k < 7 * 2 + 4; k++) {
 			const char *name = k < 7 ? "vdnn" : "vdnnpp";
@@ -796,8 +796,8 @@ static void test_every_cnn_under_pressure(void **state)
 		if (strcmp(g->size_name, "image"))
 			continue;
 		struct wl_workload *w = gen_build_ok(
-			g->name, 16, g->default_size, WL_PRESET_GRAPH,
-			WL_OPTIM_SGD);
+			g->name, 16, g->default_size, WL_FW_TF_GRAPH,
+			WL_OPTIM_MOMENTUM);
 		n_nets++;
 		bool oom;
 		uint64_t budget = 0;

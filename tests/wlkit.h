@@ -70,14 +70,14 @@ static inline void assert_within(double got, double want, double rel)
  * the batch asked for. */
 static inline struct wl_workload *gen_build_ok(const char *name,
 					       int64_t batch, int64_t size,
-					       enum wl_preset preset,
+					       enum wl_framework preset,
 					       enum wl_optim optim)
 {
 	const struct wl_gen *g = wl_gen_find(name);
 	if (!g)
 		fail_msg("no generator '%s'", name);
 	struct wl_gen_args a = {.batch = batch, .size = size,
-				.preset = preset, .optimizer = optim};
+				.framework = preset, .optimizer = optim};
 	gms_err err = {{0}};
 	struct wl_workload *w = wl_gen_build(g, &a, &err);
 	if (!w)

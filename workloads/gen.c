@@ -40,7 +40,8 @@
  *   embedding forward 0 (a gather); backward 1 / element of dy (scatter
  *        add into the table)
  *   concat, slice backward 0 (copies)
- *   update    SGD with momentum 4 / parameter element (buf = mu*buf + g,
+ *   update    plain SGD 2 / parameter element (p -= lr*g; 12 DRAM bytes);
+ *        SGD with momentum 4 (buf = mu*buf + g,
  *        p -= lr*buf); Adam 13 (m: 3, v: 4, p -= lr*m/(sqrt(v)+eps) with
  *        bias corrections: 6)
  *
@@ -186,14 +187,16 @@ struct gen_layer {
 	int64_t heads;	    /* attention heads */
 	double work;	    /* pool: window elements summed over the batch's
 			       outputs (the FLOPs of forward and backward) */
+	uint32_t fwd_op;    /* its forward op (the op named as the layer),
+			       WL_NONE for views */
 };
 
 struct gen {
 	struct wl_workload *w;	 /* the workload being built (owned) */
 	int64_t batch;		 /* samples per iteration */
 	int64_t size;		 /* wl_gen_args.size as given */
-	enum wl_preset preset;	 /* graph or eager */
-	enum wl_optim optim;	 /* sgd or adam */
+	enum wl_framework fw;	 /* framework personality */
+	enum wl_optim optim;	 /* update rule */
 	gms_err err;		 /* first error, msg[0] == 0 when none */
 	struct gen_val *vals;	 /* forward values */
 	uint32_t n_vals;	 /* values in use */
@@ -254,14 +257,14 @@ int64_t gen_size(const struct gen *g)
 	return g ? g->size : 0;
 }
 
-enum wl_preset gen_preset(const struct gen *g)
+enum wl_framework gen_framework(const struct gen *g)
 {
-	return g ? g->preset : WL_PRESET_GRAPH;
+	return g ? g->fw : WL_FW_TF_GRAPH;
 }
 
 enum wl_optim gen_optim(const struct gen *g)
 {
-	return g ? g->optim : WL_OPTIM_SGD;
+	return g ? g->optim : WL_OPTIM_MOMENTUM;
 }
 
 const struct wl_workload *gen_workload(const struct gen *g)
@@ -355,6 +358,57 @@ static uint32_t add_tensor(struct gen *g, const char *name, uint64_t bytes,
 	return id;
 }
 
+/* Where an op may write its output over its input (input 0 and output 0
+ * of equal size; the executor takes the block over only when nothing
+ * later reads the input). Which of these a framework does is
+ * fw_inplace's table. */
+enum gen_ip {
+	IP_NO,	 /* never in place */
+	IP_RELU, /* forward ReLU */
+	IP_GRAD, /* elementwise backward: dx over dy (relu, dropout, GELU,
+		    tanh and scale backward) */
+	IP_ACC,	 /* gradient accumulation: the sum over an addend */
+};
+
+/* Does the context's framework run an op of in-place kind k in place?
+ *   tf-graph  all three. TensorFlow 1.x kernels call
+ *             forward_input_or_allocate_output, which reuses an input
+ *             buffer no other op still needs: ReluOp (UnaryElementWiseOp,
+ *             core/kernels/relu_op.h), the *Grad binary kernels
+ *             (BinaryElementWiseOp, the same file; cwise_ops_common.h)
+ *             and AddN (core/kernels/aggregate_ops.cc).
+ *   tf-eager  none: every eager op's inputs are still referenced by the
+ *             Python handles and by the tape (eager/tape.h keeps them
+ *             for the gradient), so a buffer is never the sole owner.
+ *   pytorch   forward ReLU only where the model says inplace=True, as
+ *             torchvision's models do (nn.ReLU(inplace=True) in
+ *             resnet.py, vgg.py, alexnet.py, densenet.py, googlenet.py);
+ *             autograd's threshold_backward allocates its result, and
+ *             InputBuffer::accumulate (torch/csrc/autograd/
+ *             input_buffer.cpp) sums a second gradient in place into the
+ *             first when that one is not shared.
+ *   caffe     forward ReLU and the elementwise backward: an in-place layer
+ *             (top == bottom in the prototxt) shares the blob's data and
+ *             diff, so its backward writes bottom_diff over top_diff
+ *             (relu_layer.cu, dropout_layer.cu); a Split layer's
+ *             backward sums its tops' diffs into the bottom's own diff
+ *             (split_layer.cu): not in place. */
+static bool fw_inplace(const struct gen *g, enum gen_ip k)
+{
+	switch (g->fw) {
+	case WL_FW_TF_GRAPH:
+		return k != IP_NO;
+	case WL_FW_PYTORCH:
+		return k == IP_RELU || k == IP_ACC;
+	case WL_FW_CAFFE:
+		return k == IP_RELU || k == IP_GRAD;
+	case WL_FW_TF_EAGER:
+	case WL_FW_COUNT:
+		break;
+	}
+	return false;
+}
+
 /* Description of an op to emit (a compact wl_op_desc). */
 struct op_spec {
 	const char *name;	/* op name */
@@ -366,7 +420,8 @@ struct op_spec {
 	uint32_t out[4];	/* outputs (tensor ids) */
 	uint32_t n_out;		/* outputs used */
 	double flops, bytes;	/* cost figures */
-	bool inplace;		/* out[0] may reuse in[0] (graph preset) */
+	enum gen_ip inplace;	/* which in-place rule may let out[0]
+				   reuse in[0] (fw_inplace) */
 	const struct wl_algo *algos; /* convolution algorithms */
 	uint32_t n_algos;	/* entries of algos */
 };
@@ -387,13 +442,17 @@ static int emit(struct gen *g, const struct op_spec *s)
 		.flops = s->flops,
 		.bytes = s->bytes,
 		.recomputable = s->phase == WL_FWD && s->type != OT_DROPOUT,
-		.inplace = s->inplace && g->preset == WL_PRESET_GRAPH,
+		.inplace = fw_inplace(g, s->inplace),
 		.algos = s->algos,
 		.n_algos = s->n_algos,
 	};
 	gms_err e;
-	if (wl_add_op(g->w, &d, &e) == WL_NONE)
+	uint32_t id = wl_add_op(g->w, &d, &e);
+	if (id == WL_NONE)
 		return gen_fail(g, "%s", e.msg);
+	struct gen_layer *L = g->n_tape ? &g->tape[g->n_tape - 1] : NULL;
+	if (s->phase == WL_FWD && L && L->name && !strcmp(L->name, s->name))
+		L->fwd_op = id;
 	return 0;
 }
 
@@ -491,7 +550,7 @@ static uint32_t tape_add(struct gen *g, enum gen_lk kind, const char *name,
 					.in0 = g->n_ins, .n_in = n_in,
 					.out = out, .aux = WL_NONE,
 					.aux2 = WL_NONE, .wp = GEN_NONE,
-					.bp = GEN_NONE};
+					.bp = GEN_NONE, .fwd_op = WL_NONE};
 	g->n_ins += n_in;
 	return l;
 }
@@ -516,11 +575,11 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 	struct gen_param p = {.tensor = t, .state = {WL_NONE, WL_NONE},
 			      .numel = (uint64_t)numel, .grad = WL_NONE,
 			      .layer = layer};
-	if (g->optim == WL_OPTIM_SGD) {
+	if (g->optim == WL_OPTIM_MOMENTUM) {
 		p.state[0] = add_tensor(
 			g, fmt_name(g, sb, "%s.momentum", pn), b,
 			WL_OPT_STATE);
-	} else {
+	} else if (g->optim == WL_OPTIM_ADAM) {
 		p.state[0] = add_tensor(g, fmt_name(g, sb, "%s.adam_m", pn),
 					b, WL_OPT_STATE);
 		p.state[1] = add_tensor(g, fmt_name(g, sb, "%s.adam_v", pn),
@@ -551,9 +610,9 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 			 (long long)a->batch);
 		return NULL;
 	}
-	if ((unsigned)a->preset >= WL_PRESET_COUNT ||
+	if ((unsigned)a->framework >= WL_FW_COUNT ||
 	    (unsigned)a->optimizer >= WL_OPTIM_COUNT) {
-		gms_errf(err, "%s: invalid preset or optimizer", name);
+		gms_errf(err, "%s: invalid framework or optimizer", name);
 		return NULL;
 	}
 	struct gen *g = calloc(1, sizeof *g);
@@ -564,7 +623,7 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 	}
 	g->batch = a->batch;
 	g->size = a->size;
-	g->preset = a->preset;
+	g->fw = a->framework;
 	g->optim = a->optimizer;
 	return g;
 }
@@ -796,7 +855,7 @@ struct gen_tensor gen_batchnorm(struct gen *g, const char *name,
 static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
 			       const char *name, struct gen_tensor x,
 			       enum wl_op_type type, double flops_per_el,
-			       bool inplace)
+			       enum gen_ip inplace)
 {
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
@@ -809,7 +868,7 @@ static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
 	struct op_spec s = {.name = name, .layer = name, .type = type,
 			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
 			    .out = {g->vals[y.v].tensor}, .n_out = 1};
-	s.inplace = inplace && same_size(g, xv.tensor, s.out[0]);
+	s.inplace = same_size(g, xv.tensor, s.out[0]) ? inplace : IP_NO;
 	s.flops = flops_per_el * velems(g, x.v);
 	s.bytes = 2.0 * vbytes(g, x.v);
 	emit(g, &s);
@@ -819,31 +878,31 @@ static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
 struct gen_tensor gen_relu(struct gen *g, const char *name,
 			   struct gen_tensor x)
 {
-	return unary(g, GL_RELU, name, x, OT_RELU, 1.0, true);
+	return unary(g, GL_RELU, name, x, OT_RELU, 1.0, IP_RELU);
 }
 
 struct gen_tensor gen_gelu(struct gen *g, const char *name,
 			   struct gen_tensor x)
 {
-	return unary(g, GL_GELU, name, x, OT_ELEMWISE, 8.0, false);
+	return unary(g, GL_GELU, name, x, OT_ELEMWISE, 8.0, IP_NO);
 }
 
 struct gen_tensor gen_tanh(struct gen *g, const char *name,
 			   struct gen_tensor x)
 {
-	return unary(g, GL_TANH, name, x, OT_ELEMWISE, 4.0, false);
+	return unary(g, GL_TANH, name, x, OT_ELEMWISE, 4.0, IP_NO);
 }
 
 struct gen_tensor gen_scale(struct gen *g, const char *name,
 			    struct gen_tensor x)
 {
-	return unary(g, GL_SCALE, name, x, OT_ELEMWISE, 1.0, false);
+	return unary(g, GL_SCALE, name, x, OT_ELEMWISE, 1.0, IP_NO);
 }
 
 struct gen_tensor gen_softmax(struct gen *g, const char *name,
 			      struct gen_tensor x)
 {
-	return unary(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, false);
+	return unary(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, IP_NO);
 }
 
 /* Output side of a pool (torch's rule); < 1 when it does not fit. */
@@ -1389,7 +1448,8 @@ static void accumulate(struct gen *g, uint32_t *acc, uint32_t t,
 	struct op_spec s = {.name = fmt_name(g, ob, "%s.grad_acc%u", base, k),
 			    .layer = layer, .type = OT_ADD, .phase = WL_BWD,
 			    .in = {a, b}, .n_in = 2, .out = {sum},
-			    .n_out = 1, .inplace = same_size(g, a, sum)};
+			    .n_out = 1,
+			    .inplace = same_size(g, a, sum) ? IP_ACC : IP_NO};
 	s.flops = (double)bytes / 4.0;
 	s.bytes = 3.0 * (double)bytes;
 	if (emit(g, &s) == 0)
@@ -1562,7 +1622,7 @@ static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
 /* A one-op backward writing dX of input 0 from the listed reads. */
 static void bwd_simple(struct gen *g, const struct gen_layer *L,
 		       enum wl_op_type type, const uint32_t *in, uint32_t n_in,
-		       double flops, double bytes, bool inplace)
+		       double flops, double bytes, enum gen_ip inplace)
 {
 	char b1[NAME_MAX_LEN];
 	uint32_t x = lin(g, L, 0);
@@ -1575,7 +1635,7 @@ static void bwd_simple(struct gen *g, const struct gen_layer *L,
 			    .flops = flops, .bytes = bytes};
 	for (uint32_t i = 0; i < n_in; i++)
 		s.in[i] = in[i];
-	s.inplace = inplace && dx != WL_NONE && same_size(g, in[0], dx);
+	s.inplace = dx != WL_NONE && same_size(g, in[0], dx) ? inplace : IP_NO;
 	if (emit(g, &s) == 0)
 		contrib(g, x, dx, L->name);
 }
@@ -1639,53 +1699,53 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		break;
 	case GL_RELU: {
 		uint32_t in[2] = {dy, vt(g, L->out)};
-		bwd_simple(g, L, OT_RELU_BWD, in, 2, ny, 3.0 * by, true);
+		bwd_simple(g, L, OT_RELU_BWD, in, 2, ny, 3.0 * by, IP_GRAD);
 		break;
 	}
 	case GL_MAXPOOL: {
 		uint32_t in[3] = {vt(g, x), vt(g, L->out), dy};
 		bwd_simple(g, L, OT_POOL_BWD, in, 3, L->work,
-			   2.0 * vbytes(g, x) + 2.0 * by, false);
+			   2.0 * vbytes(g, x) + 2.0 * by, IP_NO);
 		break;
 	}
 	case GL_AVGPOOL: {
 		uint32_t in[1] = {dy};
 		bwd_simple(g, L, OT_POOL_BWD, in, 1, L->work,
-			   vbytes(g, x) + by, false);
+			   vbytes(g, x) + by, IP_NO);
 		break;
 	}
 	case GL_DROPOUT: {
 		uint32_t in[2] = {dy, L->aux};
 		bwd_simple(g, L, OT_DROPOUT_BWD, in, 2, 2.0 * ny,
-			   2.0 * by + ny, true);
+			   2.0 * by + ny, IP_GRAD);
 		break;
 	}
 	case GL_GELU: {
 		uint32_t in[2] = {dy, vt(g, x)};
 		bwd_simple(g, L, OT_ELEMWISE, in, 2, 12.0 * ny, 3.0 * by,
-			   true);
+			   IP_GRAD);
 		break;
 	}
 	case GL_TANH: {
 		uint32_t in[2] = {dy, vt(g, L->out)};
-		bwd_simple(g, L, OT_ELEMWISE, in, 2, 3.0 * ny, 3.0 * by, true);
+		bwd_simple(g, L, OT_ELEMWISE, in, 2, 3.0 * ny, 3.0 * by, IP_GRAD);
 		break;
 	}
 	case GL_SCALE: {
 		uint32_t in[1] = {dy};
-		bwd_simple(g, L, OT_ELEMWISE, in, 1, ny, 2.0 * by, true);
+		bwd_simple(g, L, OT_ELEMWISE, in, 1, ny, 2.0 * by, IP_GRAD);
 		break;
 	}
 	case GL_SOFTMAX: {
 		uint32_t in[2] = {dy, vt(g, L->out)};
 		bwd_simple(g, L, OT_SOFTMAX_BWD, in, 2, 4.0 * ny, 3.0 * by,
-			   false);
+			   IP_NO);
 		break;
 	}
 	case GL_SLICE: {
 		uint32_t in[1] = {dy};
 		bwd_simple(g, L, OT_ELEMWISE, in, 1, 0.0,
-			   by + vbytes(g, x), false);
+			   by + vbytes(g, x), IP_NO);
 		break;
 	}
 	case GL_EMBEDDING: {
@@ -1724,7 +1784,7 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		bwd_simple(g, L, OT_LOSS_BWD, in, 2, 2.0 * nl,
 			   2.0 * vbytes(g, x) +
 				   (double)g->w->tensors[L->aux2].bytes,
-			   false);
+			   IP_NO);
 		break;
 	}
 	case GL_ADD:
@@ -1752,6 +1812,8 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 static void updates(struct gen *g)
 {
 	char b1[NAME_MAX_LEN];
+	if (g->optim == WL_OPTIM_NONE)
+		return;
 	for (uint32_t p = 0; p < g->n_params && gen_ok(g); p++) {
 		const struct gen_param *P = &g->params[p];
 		if (P->grad == WL_NONE)
@@ -1761,18 +1823,161 @@ static void updates(struct gen *g)
 			.name = fmt_name(g, b1, "%s.update",
 					 tname(g, P->tensor)),
 			.layer = g->tape[P->layer].name, .type = OT_UPDATE,
-			.phase = WL_UPD,
-			.in = {P->tensor, P->grad, P->state[0]}, .n_in = 3};
-		if (g->optim == WL_OPTIM_ADAM) {
-			s.in[s.n_in++] = P->state[1];
+			.phase = WL_UPD, .in = {P->tensor, P->grad}, .n_in = 2};
+		for (int k = 0; k < 2; k++)
+			if (P->state[k] != WL_NONE)
+				s.in[s.n_in++] = P->state[k];
+		switch (g->optim) {
+		case WL_OPTIM_ADAM:
 			s.flops = 13.0 * n;
 			s.bytes = 28.0 * n;
-		} else {
+			break;
+		case WL_OPTIM_MOMENTUM:
 			s.flops = 4.0 * n;
 			s.bytes = 20.0 * n;
+			break;
+		default: /* sgd: p -= lr*g reads p and g, writes p */
+			s.flops = 2.0 * n;
+			s.bytes = 12.0 * n;
+			break;
 		}
 		emit(g, &s);
 	}
+}
+
+/* Which of a forward layer's tensors the TF 1.x eager tape keeps for its
+ * gradient: bit 1 its inputs, bit 2 its outputs (backprop.py's pruning
+ * lists: Conv2D, MatMul, BatchMatMul, BiasAdd, AvgPool, Add, Mul need no
+ * outputs; Relu, Tanh, Softmax need no inputs; FusedBatchNorm, MaxPool,
+ * ConcatV2, GatherV2 and SoftmaxCrossEntropyWithLogits are in neither
+ * list and keep both). */
+static unsigned tape_keeps(enum gen_lk k)
+{
+	switch (k) {
+	case GL_CONV: case GL_LINEAR: case GL_ATTN_SCORES:
+	case GL_ATTN_CONTEXT: case GL_AVGPOOL: case GL_ADD: case GL_SCALE:
+	case GL_MASK_ADD: case GL_DROPOUT: case GL_SLICE:
+		return 1;
+	case GL_RELU: case GL_TANH: case GL_SOFTMAX:
+		return 2;
+	default: /* BN, layernorm, max pool, concat, embedding, GELU, loss */
+		return 3;
+	}
+}
+
+/* Hold tensor t at least until op `until` (its release point), never
+ * before its last use (last[t]). */
+static void hold_until(struct gen *g, const uint32_t *last, uint32_t t,
+		       uint32_t until)
+{
+	gms_err e;
+	uint32_t r = last[t] != WL_NONE && last[t] > until ? last[t] : until;
+	if (wl_set_release_after(g->w, t, r, &e) < 0)
+		gen_fail(g, "%s", e.msg);
+}
+
+/* The framework's lifetimes, once every op is emitted:
+ *   tf-eager  the tape records each executed op with its input and
+ *             output tensors (tape.record_operation in
+ *             tensorflow/python/eager/backprop.py, _record_gradient) and
+ *             keeps them until tape.gradient has run that op's gradient
+ *             function -- except the inputs of ops listed in
+ *             _ops_which_dont_need_inputs and the outputs of those in
+ *             _ops_which_dont_need_outputs (the same file, TF 1.5 on;
+ *             Capuchin ran TF 1.11): tape_keeps() below. A kept tensor
+ *             is held until its layer's last backward op (to the end of
+ *             backward when the layer has none). Gradients come back
+ *             from tape.gradient as one list and live until
+ *             apply_gradients has used them: the end of the iteration.
+ *   pytorch   a parameter's .grad lives from backward to the next
+ *             zero_grad(set_to_none=True), i.e. through optimizer.step():
+ *             held to the end of the iteration.
+ *   caffe     every blob's data and diff is allocated when first touched
+ *             (SyncedMemory::to_gpu, src/caffe/syncedmem.cpp) and kept
+ *             while the Net lives: activations, their gradients, the
+ *             input blobs and parameter diffs are held for the run.
+ *   tf-graph  the executor frees a tensor when its last consumer has run
+ *             (the default: no release point). */
+static void fw_lifetimes(struct gen *g)
+{
+	struct wl_workload *w = g->w;
+	wl_set_framework(w, wl_framework_names[g->fw]);
+	if (g->fw == WL_FW_TF_GRAPH || !gen_ok(g) || w->n_ops == 0)
+		return;
+	uint32_t *last = malloc(((size_t)w->n_tensors + 1) * sizeof *last);
+	uint32_t *first = malloc(((size_t)w->n_tensors + 1) * sizeof *first);
+	uint32_t *lbwd = malloc(((size_t)w->n_layers + 1) * sizeof *lbwd);
+	if (!last || !first || !lbwd) {
+		gen_fail(g, "%s: out of memory", w->name);
+		goto out;
+	}
+	uint32_t end_bwd = WL_NONE;
+	for (uint32_t t = 0; t < w->n_tensors; t++)
+		last[t] = first[t] = WL_NONE;
+	for (uint32_t l = 0; l < w->n_layers; l++)
+		lbwd[l] = WL_NONE;
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		for (uint32_t i = 0; i < op->n_in; i++) {
+			last[op->in[i]] = o;
+			if (first[op->in[i]] == WL_NONE)
+				first[op->in[i]] = o;
+		}
+		for (uint32_t i = 0; i < op->n_out; i++)
+			last[op->out[i]] = first[op->out[i]] = o;
+		if (op->phase == WL_BWD)
+			lbwd[op->layer] = end_bwd = o;
+	}
+	const uint32_t end = w->n_ops - 1;
+	for (uint32_t t = 0; t < w->n_tensors && gen_ok(g); t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		if (x->kind == WL_PARAM || x->kind == WL_OPT_STATE)
+			continue;
+		if (g->fw == WL_FW_CAFFE) {
+			gms_err e;
+			if (wl_set_held(w, t, &e) < 0)
+				gen_fail(g, "%s", e.msg);
+			continue;
+		}
+		if (x->kind == WL_PARAM_GRAD)
+			hold_until(g, last, t, end);
+	}
+	if (g->fw != WL_FW_TF_EAGER || end_bwd == WL_NONE)
+		goto out;
+	/* the tape: hold[t] = the latest backward op a keeping layer waits
+	 * for (WL_NONE: not kept) */
+	for (uint32_t t = 0; t < w->n_tensors; t++)
+		first[t] = WL_NONE; /* reused as hold[] */
+	for (uint32_t i = 0; i < g->n_tape; i++) {
+		const struct gen_layer *L = &g->tape[i];
+		if (L->fwd_op == WL_NONE)
+			continue;
+		const struct wl_op *op = &w->ops[L->fwd_op];
+		uint32_t b = lbwd[op->layer] != WL_NONE ? lbwd[op->layer]
+							: end_bwd;
+		unsigned keep = tape_keeps(L->kind);
+		for (int side = 0; side < 2; side++) {
+			if (!(keep & (1u << side)))
+				continue;
+			const uint32_t *ts = side ? op->out : op->in;
+			uint32_t n = side ? op->n_out : op->n_in;
+			for (uint32_t j = 0; j < n; j++) {
+				uint32_t t = ts[j];
+				enum wl_kind k = w->tensors[t].kind;
+				if (k == WL_PARAM || k == WL_OPT_STATE)
+					continue;
+				if (first[t] == WL_NONE || first[t] < b)
+					first[t] = b;
+			}
+		}
+	}
+	for (uint32_t t = 0; t < w->n_tensors && gen_ok(g); t++)
+		if (first[t] != WL_NONE)
+			hold_until(g, last, t, first[t]);
+out:
+	free(last);
+	free(first);
+	free(lbwd);
 }
 
 struct wl_workload *gen_finish(struct gen *g, struct gen_tensor logits,
@@ -1797,6 +2002,7 @@ struct wl_workload *gen_finish(struct gen *g, struct gen_tensor logits,
 		bwd_layer(g, &g->tape[i]);
 	if (gen_ok(g))
 		updates(g);
+	fw_lifetimes(g);
 	struct wl_workload *w = NULL;
 	if (gen_ok(g)) {
 		gms_err e;

@@ -98,7 +98,7 @@ void gen_free(struct gen *g);
 /* Accessors. */
 int64_t gen_batch(const struct gen *g);
 int64_t gen_size(const struct gen *g);	/* a->size as passed to gen_new */
-enum wl_preset gen_preset(const struct gen *g);
+enum wl_framework gen_framework(const struct gen *g);
 enum wl_optim gen_optim(const struct gen *g);
 bool gen_ok(const struct gen *g);	/* no error recorded yet */
 const char *gen_errmsg(const struct gen *g); /* "" when none */

@@ -575,6 +575,39 @@ int wl_set_release_after(struct wl_workload *w, uint32_t t, uint32_t op,
 	return 0;
 }
 
+int wl_set_held(struct wl_workload *w, uint32_t t, gms_err *err)
+{
+	if (!w || !w->store)
+		return gms_errf(err, "wl_set_held: no workload");
+	if (w->finalized)
+		return gms_errf(err, "workload '%s': tensor held after "
+				     "wl_finalize", w->name);
+	if (t >= w->n_tensors)
+		return gms_errf(err, "workload '%s': held %u, not a tensor id",
+				w->name, t);
+	struct wl_tensor *x = &w->tensors[t];
+	if (x->kind == WL_PARAM || x->kind == WL_OPT_STATE)
+		return gms_errf(err, "tensor '%s' (%s) lives for the whole run "
+				     "already", x->name, wl_kind_name(x->kind));
+	x->held = true;
+	return 0;
+}
+
+const char *wl_framework_allocator(const char *framework)
+{
+	if (framework && strcmp(framework, "pytorch") == 0)
+		return "caching";
+	if (framework && strcmp(framework, "caffe") == 0)
+		return "arena";
+	return "bfc";
+}
+
+void wl_set_framework(struct wl_workload *w, const char *framework)
+{
+	if (w && !w->finalized)
+		w->framework = framework;
+}
+
 /* ---- Finalize ------------------------------------------------------- */
 
 /* Kinds that exist before the iteration and are never produced by an op. */
@@ -726,6 +759,10 @@ static int check_release_points(const struct wl_workload *w, gms_err *err)
 		uint32_t r = x->release_after;
 		if (r == WL_NONE)
 			continue;
+		if (x->held)
+			return gms_errf(err, "tensor '%s' is held for the whole "
+					     "run and has a release point",
+					x->name);
 		if (x->producer != WL_NONE && r < x->producer)
 			return gms_errf(err, "tensor '%s' is released after op "
 					     "'%s', before its producer '%s'",

@@ -81,6 +81,9 @@ struct wl_tensor {
 				     recorded trace's last handle release),
 				     even past its last reader; WL_NONE =
 				     freed after the last reader */
+	bool held;		  /* allocated when first written and never
+				     freed: kept for the rest of the run
+				     (Caffe's blobs, wl_set_held) */
 };
 
 /* A convolution algorithm choice (cuDNN-like). */
@@ -113,6 +116,9 @@ struct wl_op {
 
 struct wl_workload {
 	const char *name;	  /* workload name */
+	const char *framework;	  /* personality it follows ("tf-graph",
+				     ...; wl_set_framework), NULL when
+				     none was given (files, traces) */
 	int64_t batch;		  /* batch size the sizes were built for */
 	struct wl_tensor *tensors; /* all tensors, by id */
 	uint32_t n_tensors;
@@ -167,6 +173,24 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
  * with err. */
 int wl_set_release_after(struct wl_workload *w, uint32_t t, uint32_t op,
 			 gms_err *err);
+
+/* Mark tensor t held (struct wl_tensor.held): an activation, gradient or
+ * input, before wl_finalize; it then has no release point. 0 or -1 with
+ * err. */
+int wl_set_held(struct wl_workload *w, uint32_t t, gms_err *err);
+
+/* Record the framework personality the workload follows (a static
+ * string, e.g. wl_framework_names[k]); for reports and describe. */
+void wl_set_framework(struct wl_workload *w, const char *framework);
+
+/* The allocator model a framework runs on, for runs whose allocator is
+ * "framework" (the default): tf-graph and tf-eager "bfc" (TensorFlow's
+ * GPU allocator, core/common_runtime/gpu/gpu_bfc_allocator.cc), pytorch
+ * "caching" (c10/cuda/CUDACachingAllocator.cpp), caffe "arena" (Caffe
+ * cudaMallocs each blob once, src/caffe/syncedmem.cpp, and never frees
+ * it, so placement cannot fragment: the plain sum is exact); "bfc" for a
+ * workload with no framework (files, traces) or an unknown name. */
+const char *wl_framework_allocator(const char *framework);
 
 /* Derive producers/readers and validate. After this the workload is
  * read-only. */

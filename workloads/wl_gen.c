@@ -12,8 +12,10 @@
 
 #include <string.h>
 
-const char *const wl_preset_names[] = {"graph", "eager", NULL};
-const char *const wl_optim_names[] = {"sgd", "adam", NULL};
+const char *const wl_framework_names[] = {"tf-graph", "tf-eager", "pytorch",
+					   "caffe", NULL};
+const char *const wl_optim_names[] = {"none", "sgd", "momentum", "adam",
+				      NULL};
 
 /* gen_alexnet_vgg.c */
 struct wl_workload *gen_build_alexnet(const struct wl_gen_args *a,
@@ -69,6 +71,14 @@ const struct wl_gen wl_gens[] = {
 	{NULL, NULL, NULL, 0, 0, NULL},
 };
 
+int wl_framework_from(const char *name)
+{
+	for (int i = 0; name && wl_framework_names[i]; i++)
+		if (strcmp(wl_framework_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
 const struct wl_gen *wl_gen_find(const char *name)
 {
 	if (!name)
@@ -104,9 +114,9 @@ struct wl_workload *wl_gen_build(const struct wl_gen *g,
 			 (long long)a->batch);
 		return NULL;
 	}
-	if ((unsigned)a->preset >= WL_PRESET_COUNT) {
-		gms_errf(err, "%s: invalid preset %d", g->name,
-			 (int)a->preset);
+	if ((unsigned)a->framework >= WL_FW_COUNT) {
+		gms_errf(err, "%s: invalid framework %d", g->name,
+			 (int)a->framework);
 		return NULL;
 	}
 	if ((unsigned)a->optimizer >= WL_OPTIM_COUNT) {

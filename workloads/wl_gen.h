@@ -12,22 +12,42 @@
 
 #include "wl.h"
 
-/* What a framework keeps (the issue's "framework presets"). */
-enum wl_preset {
-	WL_PRESET_GRAPH, /* in-place ReLU where safe, gradient buffers reused */
-	WL_PRESET_EAGER, /* no in-place ops */
-	WL_PRESET_COUNT
+/* The framework personality a generated workload follows: what the
+ * framework keeps for backward, what runs in place, how long gradients
+ * live, and which definition of the network it ships (README, "Framework
+ * personalities", lists every rule with its source). */
+enum wl_framework {
+	WL_FW_TF_GRAPH, /* TensorFlow 1.x graph mode: buffer forwarding (ReLU
+			   and elementwise gradients in place), dead tensors
+			   freed at once */
+	WL_FW_TF_EAGER, /* TensorFlow 1.x eager GradientTape: the tape keeps
+			   every recorded op's inputs and outputs until that
+			   op's gradient has run; nothing in place; gradients
+			   held until apply_gradients */
+	WL_FW_PYTORCH,	/* PyTorch autograd: each op's saved tensors;
+			   torchvision's inplace ReLUs; .grad held to the
+			   step; the caching allocator */
+	WL_FW_CAFFE,	/* BVLC Caffe: every blob and diff allocated on first
+			   use and kept; in-place layers share their blob */
+	WL_FW_COUNT
 };
 
-/* Optimizer of the update phase (its state sizes). */
+/* Optimizer of the update phase (its state and update ops). */
 enum wl_optim {
-	WL_OPTIM_SGD,  /* SGD with momentum: one state tensor per parameter */
-	WL_OPTIM_ADAM, /* Adam: two (first and second moment) */
+	WL_OPTIM_NONE,	   /* no update ops, no state (gradients only) */
+	WL_OPTIM_SGD,	   /* plain SGD: p -= lr*g, no state */
+	WL_OPTIM_MOMENTUM, /* SGD with momentum: one state tensor */
+	WL_OPTIM_ADAM,	   /* Adam: two (first and second moment) */
 	WL_OPTIM_COUNT
 };
 
-extern const char *const wl_preset_names[]; /* "graph", "eager", NULL */
-extern const char *const wl_optim_names[];  /* "sgd", "adam", NULL */
+/* "tf-graph", "tf-eager", "pytorch", "caffe", NULL */
+extern const char *const wl_framework_names[];
+/* "none", "sgd", "momentum", "adam", NULL */
+extern const char *const wl_optim_names[];
+
+/* Index of a framework name in wl_framework_names, -1 when unknown. */
+int wl_framework_from(const char *name);
 
 /* Arguments every generator takes. */
 struct wl_gen_args {
@@ -35,8 +55,8 @@ struct wl_gen_args {
 	int64_t size;		  /* input side in pixels (images) or
 				     sequence length (BERT); 0 = the
 				     generator's default_size */
-	enum wl_preset preset;	  /* graph or eager */
-	enum wl_optim optimizer;  /* sgd or adam */
+	enum wl_framework framework; /* personality (wl_framework) */
+	enum wl_optim optimizer;     /* update rule and its state */
 };
 
 struct wl_gen {

@@ -219,7 +219,7 @@ static void bench_run(const struct wl_workload *w, const char *policy,
 static void bench_generators(void)
 {
 	const int reps = 3;
-	const struct wl_gen_args a = {.batch = 64, .preset = WL_PRESET_GRAPH,
+	const struct wl_gen_args a = {.batch = 64, .framework = WL_FW_TF_GRAPH,
 				      .optimizer = WL_OPTIM_ADAM};
 	for (const struct wl_gen *g = wl_gens; g->name; g++) {
 		double best = 0;
