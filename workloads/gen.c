@@ -956,6 +956,16 @@ static struct gen_tensor pool(struct gen *g, enum gen_lk kind,
 			    .out = {g->vals[y.v].tensor}, .n_out = 1};
 	s.flops = L->work;
 	s.bytes = vbytes(g, x.v) + vbytes(g, y.v);
+	if (kind == GL_MAXPOOL && g->fw == WL_FW_PYTORCH) {
+		/* max_pool2d_with_indices returns the arg-max of every
+		 * window as int64 (result1), saved for backward
+		 * (tools/autograd/derivatives.yaml) */
+		char buf[NAME_MAX_LEN];
+		L->aux = add_tensor(g, fmt_name(g, buf, "%s.indices", name),
+				    (uint64_t)velems(g, y.v) * 8u, WL_ACT);
+		s.out[s.n_out++] = L->aux;
+		s.bytes += velems(g, y.v) * 8.0;
+	}
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
 }
@@ -1703,14 +1713,26 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		break;
 	}
 	case GL_MAXPOOL: {
+		/* TensorFlow's MaxPoolGrad(orig_input, orig_output, grad)
+		 * (nn_grad.py _MaxPoolGrad); PyTorch's
+		 * max_pool2d_with_indices_backward(grad, self, ..., indices)
+		 * (derivatives.yaml): the input and the saved indices */
 		uint32_t in[3] = {vt(g, x), vt(g, L->out), dy};
-		bwd_simple(g, L, OT_POOL_BWD, in, 3, L->work,
-			   2.0 * vbytes(g, x) + 2.0 * by, IP_NO);
+		double b = 2.0 * vbytes(g, x) + 2.0 * by;
+		if (L->aux != WL_NONE) {
+			in[1] = L->aux;
+			b = vbytes(g, x) + by + ny * 8.0;
+		}
+		bwd_simple(g, L, OT_POOL_BWD, in, 3, L->work, b, IP_NO);
 		break;
 	}
 	case GL_AVGPOOL: {
-		uint32_t in[1] = {dy};
-		bwd_simple(g, L, OT_POOL_BWD, in, 1, L->work,
+		/* PyTorch saves self for avg_pool2d_backward and
+		 * _adaptive_avg_pool2d_backward (derivatives.yaml): it is
+		 * held to the backward op, which reads only its shape */
+		uint32_t in[2] = {dy, vt(g, x)};
+		bwd_simple(g, L, OT_POOL_BWD, in,
+			   g->fw == WL_FW_PYTORCH ? 2 : 1, L->work,
 			   vbytes(g, x) + by, IP_NO);
 		break;
 	}

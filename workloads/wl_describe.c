@@ -81,6 +81,45 @@ static void per_op(const struct wl_workload *w, FILE *f)
 	}
 }
 
+/* What the framework keeps, by category (static: from readers, release
+ * points and held flags; in-place take-overs are not subtracted). */
+static void kept(const struct wl_workload *w, FILE *f)
+{
+	/* 0 read in backward, 1 held past the last reader (the TF eager
+	 * tape, .grad to the step), 2 held for the run (Caffe) */
+	uint64_t b[3] = {0, 0, 0};
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		if (x->kind == WL_PARAM || x->kind == WL_OPT_STATE)
+			continue;
+		uint32_t last = x->n_readers ? x->readers[x->n_readers - 1]
+					     : x->producer;
+		if (x->held)
+			b[2] += x->bytes;
+		else if (x->release_after != WL_NONE &&
+			 (last == WL_NONE || x->release_after > last))
+			b[1] += x->bytes;
+		else if ((x->kind == WL_ACT || x->kind == WL_INPUT) &&
+			 x->n_readers &&
+			 w->ops[x->readers[x->n_readers - 1]].phase != WL_FWD &&
+			 (x->producer == WL_NONE ||
+			  w->ops[x->producer].phase == WL_FWD))
+			b[0] += x->bytes;
+	}
+	fprintf(f, "framework %s keeps:\n",
+		w->framework ? w->framework : "(none given)");
+	fprintf(f, "  parameters          %.2f MiB\n",
+		mib((double)wl_bytes_of_kind(w, WL_PARAM)));
+	fprintf(f, "  optimizer state     %.2f MiB\n",
+		mib((double)wl_bytes_of_kind(w, WL_OPT_STATE)));
+	fprintf(f, "  saved for backward  %.2f MiB (forward tensors a "
+		   "backward op reads)\n", mib((double)b[0]));
+	fprintf(f, "  held past last use  %.2f MiB (release points: the eager "
+		   "tape, gradients held to the step)\n", mib((double)b[1]));
+	fprintf(f, "  held for the run    %.2f MiB (allocated once, never "
+		   "freed: Caffe's blobs)\n", mib((double)b[2]));
+}
+
 void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 {
 	fprintf(f, "%s, batch %lld: %u ops, %u tensors, %u layers\n\n",
@@ -122,4 +161,6 @@ void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 		fl[WL_FWD] / 1e9, fl[WL_BWD] / 1e9, fl[WL_UPD] / 1e9);
 	fprintf(f, "  forward MACs/sample %.4f G (conv and matmul)\n",
 		w->batch ? macs / (double)w->batch / 1e9 : 0.0);
+	fputc('\n', f);
+	kept(w, f);
 }
