@@ -111,6 +111,23 @@ static struct wl_workload *tiny(enum wl_framework fw, enum wl_optim opt)
 	return w;
 }
 
+/* Run the tiny net under fw and check the op where the most is live, the
+ * set then (id order) and its bytes. */
+static void check_tiny(enum wl_framework fw, const char *op,
+		       const char *set, uint64_t bytes, struct probe *pr)
+{
+	struct wl_workload *w = tiny(fw, WL_OPTIM_MOMENTUM);
+	pr->at = pr->at_op ? wl_op_id(w, pr->at_op) : WL_NONE;
+	pr->at_op = NULL;
+	probe_run(w, pr, 1 << 20);
+	char names[1024];
+	live_names(w, pr, names, sizeof names);
+	assert_string_equal(pr->at_op, op);
+	assert_string_equal(names, set);
+	assert_int_equal(pr->best, bytes);
+	wl_free(w);
+}
+
 /*
  * Sizes at batch 2 (fp32): input 2*3*8*8*4 = 1,536; conv1.out, bn1.out,
  * relu1.out and their gradients 2*4*8*8*4 = 2,048 each; bn1.saved 2*4*4
@@ -127,18 +144,12 @@ static struct wl_workload *tiny(enum wl_framework fw, enum wl_optim opt)
 static void test_tiny_tf_graph(void **state)
 {
 	(void)state;
-	struct wl_workload *w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
-	struct probe pr = {.at = WL_NONE};
-	probe_run(w, &pr, 1 << 20);
-	char names[1024];
-	live_names(w, &pr, names, sizeof names);
-	assert_string_equal(pr.at_op, "pool1.bwd");
-	assert_string_equal(names,
-			    "input, conv1.out, bn1.saved, relu1.out, pool1.out, "
-			    "pool1.out.grad, fc.weight.grad, fc.bias.grad, "
-			    "relu1.out.grad");
-	assert_int_equal(pr.best, 11336);
-	wl_free(w);
+	struct probe pr = {0};
+	check_tiny(WL_FW_TF_GRAPH, "pool1.bwd",
+		   "input, conv1.out, bn1.saved, relu1.out, pool1.out, "
+		   "pool1.out.grad, fc.weight.grad, fc.bias.grad, "
+		   "relu1.out.grad",
+		   11336, &pr);
 }
 
 /*
@@ -154,18 +165,12 @@ static void test_tiny_tf_graph(void **state)
 static void test_tiny_tf_eager(void **state)
 {
 	(void)state;
-	struct wl_workload *w = tiny(WL_FW_TF_EAGER, WL_OPTIM_MOMENTUM);
-	struct probe pr = {.at = WL_NONE};
-	probe_run(w, &pr, 1 << 20);
-	char names[1024];
-	live_names(w, &pr, names, sizeof names);
-	assert_string_equal(pr.at_op, "relu1.bwd");
-	assert_string_equal(names,
-			    "input, conv1.out, bn1.out, bn1.saved, relu1.out, "
-			    "fc.weight.grad, fc.bias.grad, relu1.out.grad, "
-			    "bn1.out.grad");
-	assert_int_equal(pr.best, 14408);
-	wl_free(w);
+	struct probe pr = {0};
+	check_tiny(WL_FW_TF_EAGER, "relu1.bwd",
+		   "input, conv1.out, bn1.out, bn1.saved, relu1.out, "
+		   "fc.weight.grad, fc.bias.grad, relu1.out.grad, "
+		   "bn1.out.grad",
+		   14408, &pr);
 }
 
 /*
@@ -181,18 +186,13 @@ static void test_tiny_tf_eager(void **state)
 static void test_tiny_pytorch(void **state)
 {
 	(void)state;
-	struct wl_workload *w = tiny(WL_FW_PYTORCH, WL_OPTIM_MOMENTUM);
-	struct probe pr = {.at = wl_op_id(w, "pool1.bwd")};
-	probe_run(w, &pr, 1 << 20);
-	char names[1024];
-	live_names(w, &pr, names, sizeof names);
-	assert_string_equal(pr.at_op, "relu1.bwd");
-	assert_string_equal(names,
-			    "input, conv1.out, bn1.saved, relu1.out, "
-			    "fc.weight.grad, fc.bias.grad, relu1.out.grad, "
-			    "bn1.out.grad");
-	assert_int_equal(pr.best, 12360);
+	struct probe pr = {.at_op = "pool1.bwd"}; /* also: bytes there */
+	check_tiny(WL_FW_PYTORCH, "relu1.bwd",
+		   "input, conv1.out, bn1.saved, relu1.out, fc.weight.grad, "
+		   "fc.bias.grad, relu1.out.grad, bn1.out.grad",
+		   12360, &pr);
 	assert_int_equal(pr.at_bytes, 11848);
+	struct wl_workload *w = tiny(WL_FW_PYTORCH, WL_OPTIM_MOMENTUM);
 	assert_int_equal(w->tensors[wl_tensor_id(w, "pool1.indices")].bytes,
 			 1024);
 	wl_free(w);
