@@ -820,12 +820,19 @@ int wl_conv_algo_value(enum wl_op_type t, const char *s)
 			return -1;
 		return (int)v;
 	}
+	/* the full name: the prefix ends in ALGO_, so backward's ALGO_0 is
+	 * ..._ALGO_0 and its remainder "0" */
 	size_t pl = strlen(prefix);
-	if (strncasecmp(s, prefix, pl) == 0)
+	bool full = strncasecmp(s, prefix, pl) == 0;
+	if (full)
 		s += pl;
-	for (int i = 0; tab[i]; i++)
-		if (strcasecmp(s, tab[i]) == 0)
+	for (int i = 0; tab[i]; i++) {
+		const char *nm = tab[i];
+		if (full && strncmp(nm, "ALGO_", 5) == 0)
+			nm += 5;
+		if (strcasecmp(s, nm) == 0)
 			return i;
+	}
 	return -1;
 }
 
