@@ -284,12 +284,14 @@ static int pick_algos(struct ex *ex, int algo, int64_t m_layers, gms_err *err)
 	int rc = 0;
 	for (uint32_t o = 0; o < wl->n_ops && rc == 0; o++) {
 		const struct wl_op *op = &wl->ops[o];
-		if (op->n_algos == 0)
+		uint32_t n;
+		const struct wl_algo *al = ex_op_algos(ex, o, &n);
+		if (n == 0)
 			continue;
 		bool m = algo == VD_M || (rank[op->layer] >= 0 &&
 					  rank[op->layer] < m_layers);
-		uint32_t best = m ? wl_least_workspace_algo(op)
-				  : wl_fastest_algo(op);
+		uint32_t best = m ? wl_least_workspace_of(al, n)
+				  : wl_fastest_of(al, n);
 		if (ex_pick_algo(ex, o, best) < 0)
 			rc = gms_errf(err, "%s", ex_last_error(ex));
 	}

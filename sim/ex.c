@@ -123,6 +123,11 @@ struct ex {
 	struct mem_host host;	    /* pinned host memory */
 	struct ex_tensor *t;	    /* per tensor */
 	uint32_t *algo;		    /* per op: algorithm chosen */
+	const struct wl_algo **algos; /* per op: its algorithm list, the
+				       workload's or one bound from the
+				       profile's conv_algos: (in bound) */
+	uint32_t *n_algos;	    /* per op: entries of algos[op] */
+	struct wl_algo *bound;	    /* the measured lists, owned */
 	uint32_t *rel_at;	    /* per op + 1: rel_list[rel_at[o] ..
 				       rel_at[o + 1]) are the tensors whose
 				       release point is op o */
@@ -620,15 +625,113 @@ bool ex_tensor_busy(const struct ex *ex, uint32_t t)
 	return false;
 }
 
+/* The op's kernel time from the profile's compute model (or its
+ * measured time), before any algorithm's scale. */
+static sim_time_t op_base_time(const struct ex *ex, const struct wl_op *op)
+{
+	return op->time > 0 ? op->time
+			    : hw_kernel_time(ex->cfg.hw, op->type, op->flops,
+					     op->bytes);
+}
+
 static sim_time_t op_time_algo(const struct ex *ex, uint32_t o, uint32_t a)
 {
 	const struct wl_op *op = &ex->wl->ops[o];
-	sim_time_t base = op->time > 0 ? op->time
-					: hw_kernel_time(ex->cfg.hw, op->type,
-							 op->flops, op->bytes);
-	if (op->n_algos == 0)
+	sim_time_t base = op_base_time(ex, op);
+	if (ex->n_algos[o] == 0)
 		return base;
-	return sim_round_ns((double)base * op->algos[a].time_scale);
+	const struct wl_algo *al = &ex->algos[o][a];
+	if (al->time > 0)
+		return al->time; /* measured (conv_algos:) */
+	return sim_round_ns((double)base * al->time_scale);
+}
+
+const struct wl_algo *ex_op_algos(const struct ex *ex, uint32_t op,
+				  uint32_t *n)
+{
+	*n = ex->n_algos[op];
+	return ex->algos[op];
+}
+
+/* Does profile entry e measure op's convolution? Same pass, batch,
+ * channels, input plane, filter, stride and (square) padding. */
+static bool conv_matches(const struct hw_conv_algo *e, const struct wl_op *op)
+{
+	const struct wl_conv *g = op->conv;
+	return e->type == (uint8_t)op->type && g->groups == 1 &&
+	       g->pad_h == g->pad_w && e->n == g->n && e->c == g->c &&
+	       e->h == g->h && e->w == g->w && e->k == g->k && e->r == g->r &&
+	       e->s == g->s && e->stride == g->stride && e->pad == g->pad_h;
+}
+
+/* Each op's algorithm list: the workload's, or for a convolution with a
+ * geometry that the profile's conv_algos: entries measure, the measured
+ * algorithms (time and workspace as measured; time_scale their time over
+ * the op's base time, so the fastest is the least; an algorithm measured
+ * twice counts once, the first entry), fastest first (ties: less
+ * workspace, then the profile's order). The count of bound ops goes to
+ * st_run.conv_bound, so the substitution is never silent. */
+static int bind_conv_algos(struct ex *ex)
+{
+	const struct wl_workload *wl = ex->wl;
+	const struct hw_profile *hw = ex->cfg.hw;
+	size_t total = 0;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		ex->algos[o] = wl->ops[o].algos;
+		ex->n_algos[o] = wl->ops[o].n_algos;
+	}
+	if (hw->n_conv_algos == 0)
+		return 0;
+	/* worst case: every entry bound once per op that matches it */
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		if (wl->ops[o].conv)
+			for (size_t i = 0; i < hw->n_conv_algos; i++)
+				total += conv_matches(&hw->conv_algos[i],
+						      &wl->ops[o]);
+	if (total == 0)
+		return 0;
+	ex->bound = calloc(total, sizeof *ex->bound);
+	if (!ex->bound)
+		return -1;
+	size_t used = 0;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
+		if (!op->conv)
+			continue;
+		struct wl_algo *l = &ex->bound[used];
+		uint32_t n = 0;
+		double base = (double)op_base_time(ex, op);
+		for (size_t i = 0; i < hw->n_conv_algos; i++) {
+			const struct hw_conv_algo *e = &hw->conv_algos[i];
+			if (!conv_matches(e, op))
+				continue;
+			const char *nm = wl_conv_algo_name(op->type, e->algo);
+			bool dup = false;
+			for (uint32_t j = 0; j < n; j++)
+				dup = dup || strcmp(l[j].name, nm) == 0;
+			if (dup)
+				continue;
+			struct wl_algo a = {nm, e->workspace,
+					    (double)e->time /
+						    (base > 0 ? base : 1.0),
+					    e->time};
+			/* insertion: fastest first, ties to less workspace */
+			uint32_t k = n++;
+			for (; k > 0 && (l[k - 1].time > a.time ||
+					 (l[k - 1].time == a.time &&
+					  l[k - 1].workspace > a.workspace));
+			     k--)
+				l[k] = l[k - 1];
+			l[k] = a;
+		}
+		if (n == 0)
+			continue;
+		used += n;
+		ex->algos[o] = l;
+		ex->n_algos[o] = n;
+		ex->st->conv_bound++;
+	}
+	return 0;
 }
 
 sim_time_t ex_op_time(const struct ex *ex, uint32_t op)
@@ -1059,7 +1162,7 @@ void ex_place_high(struct ex *ex, uint32_t t, bool high)
 
 int ex_pick_algo(struct ex *ex, uint32_t op, uint32_t algo)
 {
-	if (algo >= ex->wl->ops[op].n_algos)
+	if (algo >= ex->n_algos[op])
 		return refuse(ex, "pick_algo %s: no algorithm %u",
 			      ex->wl->ops[op].name, algo);
 	ex->algo[op] = algo;
@@ -1076,13 +1179,14 @@ enum step_rc { S_NEXT, S_BLOCKED, S_STOP };
 static void offer_fallback(const struct ex *ex, const struct ex_work *w,
 			   struct ex_alloc_req *req)
 {
-	const struct wl_op *op = &ex->wl->ops[w->op];
-	if (op->n_algos == 0)
+	uint32_t n;
+	const struct wl_algo *al = ex_op_algos(ex, w->op, &n);
+	if (n == 0)
 		return;
-	uint32_t best = wl_least_workspace_algo(op);
-	if (op->algos[best].workspace < op->algos[w->algo].workspace) {
+	uint32_t best = wl_least_workspace_of(al, n);
+	if (al[best].workspace < al[w->algo].workspace) {
 		req->fallback = best;
-		req->fallback_bytes = op->algos[best].workspace;
+		req->fallback_bytes = al[best].workspace;
 	}
 }
 
@@ -1307,8 +1411,8 @@ static enum step_rc alloc_outputs(struct ex *ex)
 			return alloc_failed(ex, t, ex->wl->tensors[t].bytes);
 		w->tries = 0;
 	}
-	uint64_t ws = op->n_algos ? op->algos[w->algo].workspace
-				  : op->workspace;
+	uint64_t ws = ex->n_algos[w->op] ? ex->algos[w->op][w->algo].workspace
+					 : op->workspace;
 	/* a workspace that does not fit is the policy's decision: it may
 	 * make room, wait, or take the cheaper algorithm (EX_FALLBACK) */
 	if (ws > 0 && w->ws == MEM_HANDLE_NONE &&
@@ -1597,6 +1701,9 @@ static void ex_free(struct ex *ex)
 	ev_fini(&ex->evq);
 	free(ex->t);
 	free(ex->algo);
+	free(ex->algos);
+	free(ex->n_algos);
+	free(ex->bound);
 	free(ex->rel_at);
 	free(ex->rel_list);
 	free(ex->stack);
@@ -1675,12 +1782,16 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		       sizeof *ex->t);
 	ex->algo = calloc(cfg->wl->n_ops ? cfg->wl->n_ops : 1,
 			  sizeof *ex->algo);
+	ex->algos = calloc(cfg->wl->n_ops ? cfg->wl->n_ops : 1,
+			   sizeof *ex->algos);
+	ex->n_algos = calloc(cfg->wl->n_ops ? cfg->wl->n_ops : 1,
+			     sizeof *ex->n_algos);
 	ex->walk = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->walk);
 	ex->unref = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->unref);
 	struct mem_cfg mc = {.budget = budget, .pool_size = cfg->pool_size};
 	if (!out->iter || !ex->t || !ex->algo || !ex->walk || !ex->unref ||
-	    index_release_points(ex) < 0 ||
-	    eng_init(&ex->eng, &ex->evq, hw) < 0) {
+	    !ex->algos || !ex->n_algos || index_release_points(ex) < 0 ||
+	    bind_conv_algos(ex) < 0 || eng_init(&ex->eng, &ex->evq, hw) < 0) {
 		ex_free(ex);
 		return gms_errf(err, "out of memory");
 	}

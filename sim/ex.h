@@ -158,6 +158,13 @@ const struct ex_cfg *ex_config(const struct ex *ex);
 sim_time_t ex_now(const struct ex *ex);
 int ex_iter(const struct ex *ex);
 enum ex_state ex_tensor_state(const struct ex *ex, uint32_t t);
+/* The op's convolution algorithms as this run uses them, fastest first:
+ * the workload's list, or the measured one bound from the profile's
+ * conv_algos: (its ops counted in st_run.conv_bound); *n = 0 and NULL
+ * when the op has none. Indices are those of ex_pick_algo. */
+const struct wl_algo *ex_op_algos(const struct ex *ex, uint32_t op,
+				  uint32_t *n);
+
 /* Kernel time of op under its current algorithm choice. */
 sim_time_t ex_op_time(const struct ex *ex, uint32_t op);
 /* Time of a copy of bytes alone on its engine (pinned host memory). */
@@ -240,7 +247,7 @@ eng_event ex_queue_event(struct ex *ex, enum eng_q q);
  * when any tensor of the chain is marked). */
 void ex_place_high(struct ex *ex, uint32_t t, bool high);
 
-/* Use convolution algorithm `algo` (index in op->algos) for op from now
+/* Use convolution algorithm `algo` (index in ex_op_algos) for op from now
  * on. */
 int ex_pick_algo(struct ex *ex, uint32_t op, uint32_t algo);
 

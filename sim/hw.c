@@ -37,8 +37,10 @@
  * worst_rel: 0.021, points: 12}` in a compute class or op type, a link
  * direction (and `derate_fit:`), and `fit: {malloc: {...}, free: {...},
  * host_alloc: {...}}` under costs. They are checked and kept, not used.
- * conv_algos: is checked entry by entry and counted; the model does not
- * use it yet (the workloads carry their own algorithm choices).
+ * conv_algos: is checked entry by entry (algo: a cuDNN enum value or
+ * name of the entry's pass, wl_conv_algo_value) and kept; the executor
+ * replaces the model's algorithm list of every convolution op whose
+ * geometry and pass an entry matches with the measured ones (ex.c).
  *
  * A profile is parsed into a local copy and handed out only when every
  * check passed, so a failed hw_load leaves *hw untouched.
@@ -289,8 +291,8 @@ static const struct prm_def cost_fit_defs[] = {
 	 offsetof(struct hw_cost_fits, f[2])},
 	PRM_END};
 
-/* conv_algos: one measured algorithm of one convolution. */
-struct hw_conv_algo {
+/* conv_algos: one measured algorithm of one convolution, as written. */
+struct conv_algo_in {
 	int op;			/* index in conv_ops */
 	char layer[PRM_STR_MAX]; /* layer (shape) name */
 	int64_t n, c, h, w;	/* input: batch, channels, height, width */
@@ -306,34 +308,34 @@ static const char *const conv_ops[] = {"conv", "conv_bwd_data",
 
 static const struct prm_def conv_algo_defs[] = {
 	{"op", PRM_ENUM, NULL, 0, 0, conv_ops, "which pass",
-	 offsetof(struct hw_conv_algo, op)},
+	 offsetof(struct conv_algo_in, op)},
 	{"layer", PRM_STR, NULL, 0, 0, NULL,
 	 "name of the layer shape, e.g. resnet50.conv1",
-	 offsetof(struct hw_conv_algo, layer)},
+	 offsetof(struct conv_algo_in, layer)},
 	{"n", PRM_INT, NULL, 1, 1e9, NULL, "batch",
-	 offsetof(struct hw_conv_algo, n)},
+	 offsetof(struct conv_algo_in, n)},
 	{"c", PRM_INT, NULL, 1, 1e9, NULL, "input channels",
-	 offsetof(struct hw_conv_algo, c)},
+	 offsetof(struct conv_algo_in, c)},
 	{"h", PRM_INT, NULL, 1, 1e9, NULL, "input height",
-	 offsetof(struct hw_conv_algo, h)},
+	 offsetof(struct conv_algo_in, h)},
 	{"w", PRM_INT, NULL, 1, 1e9, NULL, "input width",
-	 offsetof(struct hw_conv_algo, w)},
+	 offsetof(struct conv_algo_in, w)},
 	{"k", PRM_INT, NULL, 1, 1e9, NULL, "output channels",
-	 offsetof(struct hw_conv_algo, k)},
+	 offsetof(struct conv_algo_in, k)},
 	{"r", PRM_INT, NULL, 1, 1e9, NULL, "filter height",
-	 offsetof(struct hw_conv_algo, r)},
+	 offsetof(struct conv_algo_in, r)},
 	{"s", PRM_INT, NULL, 1, 1e9, NULL, "filter width",
-	 offsetof(struct hw_conv_algo, s)},
+	 offsetof(struct conv_algo_in, s)},
 	{"stride", PRM_INT, "1", 1, 1e9, NULL, "stride",
-	 offsetof(struct hw_conv_algo, stride)},
+	 offsetof(struct conv_algo_in, stride)},
 	{"pad", PRM_INT, "0", 0, 1e9, NULL, "zero padding",
-	 offsetof(struct hw_conv_algo, pad)},
+	 offsetof(struct conv_algo_in, pad)},
 	{"algo", PRM_STR, NULL, 0, 0, NULL, "cuDNN algorithm name",
-	 offsetof(struct hw_conv_algo, algo)},
+	 offsetof(struct conv_algo_in, algo)},
 	{"time", PRM_TIME, NULL, 0, 0, NULL, "median measured time, > 0",
-	 offsetof(struct hw_conv_algo, time)},
+	 offsetof(struct conv_algo_in, time)},
 	{"workspace", PRM_BYTES, "0", 0, 0, NULL, "workspace bytes",
-	 offsetof(struct hw_conv_algo, workspace)},
+	 offsetof(struct conv_algo_in, workspace)},
 	PRM_END};
 
 /* host: straight into struct hw_profile. `gpumemsim calibrate --host`
@@ -431,9 +433,13 @@ static int parse_conv_algos(struct hw_profile *hw, struct cfg_doc *d,
 		return cfg_errf(err, d, seq,
 				"key 'conv_algos': expected a sequence");
 	size_t n = cfg_seq_len(seq);
+	if (n > HW_CONV_ALGOS_MAX)
+		return cfg_errf(err, d, seq,
+				"key 'conv_algos': %zu entries, at most %d",
+				n, HW_CONV_ALGOS_MAX);
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *e = cfg_seq_item(d, seq, i);
-		struct hw_conv_algo a;
+		struct conv_algo_in a;
 		char what[48];
 		snprintf(what, sizeof what, "conv_algos[%zu]", i);
 		if (cfg_parse_map(d, e, conv_algo_defs, &a, what, err) < 0)
@@ -441,6 +447,31 @@ static int parse_conv_algos(struct hw_profile *hw, struct cfg_doc *d,
 		if (a.time <= 0)
 			return field_err(err, d, e, what, "time",
 					 "must be > 0", (double)a.time);
+		enum wl_op_type t = a.op == 0   ? OT_CONV
+				    : a.op == 1 ? OT_CONV_BWD_DATA
+						: OT_CONV_BWD_FILTER;
+		int v = wl_conv_algo_value(t, a.algo);
+		if (v < 0) {
+			yaml_node_t *at = cfg_map_get(d, e, "algo");
+			return cfg_errf(err, d, at ? at : e,
+					"%s: key 'algo': '%s' is no cuDNN "
+					"algorithm of %s",
+					what, a.algo, conv_ops[a.op]);
+		}
+		const int64_t dim[] = {a.n, a.c, a.h, a.w, a.k,
+				       a.r, a.s, a.stride, a.pad};
+		for (size_t j = 0; j < sizeof dim / sizeof *dim; j++)
+			if (dim[j] > UINT32_MAX)
+				return cfg_errf(err, d, e, "%s: a size beyond "
+							   "2^32", what);
+		hw->conv_algos[i] = (struct hw_conv_algo){
+			.type = (uint8_t)t, .algo = (uint8_t)v,
+			.n = (uint32_t)a.n, .c = (uint32_t)a.c,
+			.h = (uint32_t)a.h, .w = (uint32_t)a.w,
+			.k = (uint32_t)a.k, .r = (uint32_t)a.r,
+			.s = (uint32_t)a.s, .stride = (uint32_t)a.stride,
+			.pad = (uint32_t)a.pad, .time = a.time,
+			.workspace = a.workspace};
 	}
 	hw->n_conv_algos = n;
 	return 0;
@@ -824,8 +855,9 @@ void hw_print_help(FILE *f)
 		   "by `gpumemsim fit`, kept, not used by the model)\n");
 	prm_print_help(fit_defs, f, "  ");
 	fprintf(f, "\nconv_algos: a sequence of measured cuDNN convolution "
-		   "algorithms (`gpumemsim fit`);\n checked entry by entry, "
-		   "not used by the model yet:\n");
+		   "algorithms (`gpumemsim fit`);\n a convolution op of the "
+		   "same geometry and pass runs with these instead of the "
+		   "model's:\n");
 	prm_print_help(conv_algo_defs, f, "  ");
 	fprintf(f, "\nhost:\n");
 	prm_print_help(host_defs, f, "  ");

@@ -61,6 +61,22 @@ struct hw_link {
 
 enum hw_dir { HW_H2D, HW_D2H, HW_DIR_COUNT };
 
+/* Most conv_algos: entries a profile may hold (a full calibration: 71
+ * shapes x at most 21 algorithms over the three passes = 1,491). */
+#define HW_CONV_ALGOS_MAX 2048
+
+/* One measured cuDNN algorithm of one convolution (conv_algos:). */
+struct hw_conv_algo {
+	uint8_t type;	    /* enum wl_op_type: OT_CONV, OT_CONV_BWD_DATA or
+			       OT_CONV_BWD_FILTER */
+	uint8_t algo;	    /* cuDNN enum value (wl_conv_algo_name) */
+	uint32_t n, c, h, w; /* input: batch, channels, height, width */
+	uint32_t k, r, s;   /* filters: count, height, width */
+	uint32_t stride, pad; /* both spatial dimensions */
+	sim_time_t time;    /* median measured kernel time */
+	uint64_t workspace; /* workspace bytes it needs */
+};
+
 struct hw_profile {
 	char name[64];		      /* profile name, e.g. "V100-16GB" */
 	char path[512];		      /* file it came from */
@@ -87,9 +103,11 @@ struct hw_profile {
 					 (default: zvc_bytes_per_s) */
 	double memcpy_bytes_per_s;    /* host memcpy bandwidth per thread,
 					 bytes/s (0: not given) */
-	size_t n_conv_algos;	      /* entries of conv_algos: (measured
-					 cuDNN algorithm times), validated
-					 but not used by the model yet */
+	size_t n_conv_algos;	      /* entries of conv_algos */
+	struct hw_conv_algo conv_algos[HW_CONV_ALGOS_MAX]; /* measured cuDNN
+					 algorithms; the executor uses them
+					 for the ops whose geometry they
+					 match (ex.c, bind_conv_algos) */
 };
 
 /* Load a profile: `spec` is a path (contains '/' or ends in .yaml) or a

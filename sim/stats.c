@@ -130,6 +130,10 @@ void st_print(const struct st_run *r, FILE *f)
 		fprintf(f, "  drops              %llu\n",
 			(unsigned long long)s->n_drop);
 	}
+	if (r->conv_bound)
+		fprintf(f, "  measured convs     %llu ops took the profile's "
+			   "conv_algos\n",
+			(unsigned long long)r->conv_bound);
 	fprintf(f, "  peak allocated     %llu (%.2f MiB)\n",
 		(unsigned long long)r->mem.peak_allocated,
 		mib(r->mem.peak_allocated));

@@ -93,6 +93,9 @@ struct st_run {
 				    summed) */
 	uint64_t fallback_bytes; /* the first one: the workspace that did
 				    not fit */
+	uint64_t conv_bound;	 /* convolution ops that ran with the
+				    profile's measured conv_algos: instead
+				    of the workload's algorithm model */
 	uint64_t fallback_largest_free; /* and the allocator's largest
 					   free block then */
 	bool failed;		 /* the run stopped on an error (not OOM) */

@@ -95,39 +95,15 @@
  *   eager  no op is in place. Everything else is identical.
  *
  * CONVOLUTION ALGORITHMS (every conv, conv_bwd_data and conv_bwd_filter
- * op; wl keeps them fastest first, ties in the order listed). A first-
- * principles placeholder, to be replaced by calibrated per-layer figures
- * (the calibration issue); no figure here is fitted to any paper:
- *   winograd       3x3 kernels, stride 1: F(2x2, 3x3) needs 16
- *                  multiplications per 2x2 output tile and channel pair
- *                  where direct convolution needs 36, so time_scale =
- *                  16/36 = 1/2.25. Workspace (non-fused form): the
- *                  transformed input and output tiles and the
- *                  transformed filter, 4 * 16 * (T * B * (cin + cout) +
- *                  cin * cout) bytes, T = ceil(h/2) * ceil(w/2) tiles of
- *                  the op's spatial output (bwd_data: of dX; forward and
- *                  bwd_filter: of Y).
- *   fft            stride 1 and both kernel sides >= 5: transforms of
- *                  size Hf x Wf = padded input, Hf * (Wf/2+1) complex
- *                  bins. Arithmetic: 8 FLOPs per bin and (image, cin,
- *                  cout) for the complex products, plus 2.5 * N * log2 N
- *                  per real 2-D transform of N = Hf * Wf points, for
- *                  B*cin + cin*cout + B*cout planes; time_scale = that
- *                  over the direct 2 * MACs, listed only when < 1.
- *                  Workspace: the planes in the frequency domain,
- *                  8 * Hf * (Wf/2+1) * (B*cin + cin*cout + B*cout).
- *   implicit_gemm  always: workspace 0, time_scale 1.0 (vDNN's "m").
- *   gemm           always: explicit im2col (col2im for bwd_data) + one
- *                  GEMM: workspace = the column matrix, cin * kh * kw *
- *                  hout * wout * B * 4 bytes; the same arithmetic as
- *                  implicit GEMM, so time_scale = 1.0: with nothing from
- *                  first principles making it faster it ties with
- *                  implicit_gemm and is listed after it (a calibrated
- *                  profile will give it its own speed).
- * So 3x3 stride-1 and large stride-1 kernels have a faster choice with
- * workspace first (vDNN's "p"); 1x1 and strided convolutions have none.
+ * op): cuDNN's algorithms as workloads/conv_algo.c models them (names,
+ * constraints, workspace and arithmetic, with their sources); wl keeps
+ * them fastest first. Each conv op also carries its geometry (wl_op.conv)
+ * so that a calibrated profile's measured conv_algos: can replace the
+ * model's list (sim/ex.c).
  */
 #include "gen.h"
+
+#include "conv_algo.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -424,6 +400,7 @@ struct op_spec {
 				   reuse in[0] (fw_inplace) */
 	const struct wl_algo *algos; /* convolution algorithms */
 	uint32_t n_algos;	/* entries of algos */
+	const struct wl_conv *conv; /* convolution geometry, NULL */
 };
 
 static int emit(struct gen *g, const struct op_spec *s)
@@ -445,6 +422,7 @@ static int emit(struct gen *g, const struct op_spec *s)
 		.inplace = fw_inplace(g, s->inplace),
 		.algos = s->algos,
 		.n_algos = s->n_algos,
+		.conv = s->conv,
 	};
 	gms_err e;
 	uint32_t id = wl_add_op(g->w, &d, &e);
@@ -682,61 +660,25 @@ struct gen_tensor gen_input_ids(struct gen *g, const char *name, int64_t seq)
 	return new_val(g, t, GEN_NONE, 1, seq, 1, false);
 }
 
-/* ---- Convolution algorithms --------------------------------------- */
+/* ---- Convolutional layers ---------------------------------------- */
 
-/* Geometry of one convolution kernel call for the algorithm rule. */
-struct conv_geo {
-	double B, cin, cout;	/* batch, channels */
-	double hin, win;	/* input side */
-	double hout, wout;	/* output side */
-	int64_t kh, kw, stride; /* kernel, stride */
-	int64_t ph, pw;		/* padding */
-};
-
-enum conv_dir { CD_FWD, CD_DATA, CD_FILTER };
-
-/* The rule in the header comment; fills a[] (room for 4), returns the
- * count. */
-static uint32_t conv_algos(const struct conv_geo *c, enum conv_dir dir,
-			   struct wl_algo *a)
+/* The geometry of the convolution of tape entry L from x to y. */
+static struct wl_conv conv_geo(const struct gen *g, const struct gen_val *x,
+			       const struct gen_val *y,
+			       const struct gen_layer *L)
 {
-	uint32_t n = 0;
-	const double macs = c->B * c->cin * c->cout * c->hout * c->wout *
-			    (double)c->kh * (double)c->kw;
-	if (c->kh == 3 && c->kw == 3 && c->stride == 1) {
-		double th = dir == CD_DATA ? c->hin : c->hout;
-		double tw = dir == CD_DATA ? c->win : c->wout;
-		double tiles = ceil(th / 2.0) * ceil(tw / 2.0);
-		double ws = 4.0 * 16.0 *
-			    (tiles * c->B * (c->cin + c->cout) +
-			     c->cin * c->cout);
-		a[n++] = (struct wl_algo){"winograd", (uint64_t)ws,
-					  16.0 / 36.0};
-	}
-	if (c->stride == 1 && c->kh >= 5 && c->kw >= 5) {
-		double hf = c->hin + 2.0 * (double)c->ph;
-		double wf = c->win + 2.0 * (double)c->pw;
-		double bins = hf * (floor(wf / 2.0) + 1.0);
-		double planes = c->B * c->cin + c->cin * c->cout +
-				c->B * c->cout;
-		double npts = hf * wf;
-		double fl = 8.0 * bins * c->B * c->cin * c->cout +
-			    2.5 * npts * log2(npts) * planes;
-		double scale = fl / (2.0 * macs);
-		if (scale < 1.0)
-			a[n++] = (struct wl_algo){"fft",
-						  (uint64_t)(8.0 * bins *
-							     planes),
-						  scale};
-	}
-	a[n++] = (struct wl_algo){"implicit_gemm", 0, 1.0};
-	double col = c->cin * (double)c->kh * (double)c->kw * c->hout *
-		     c->wout * c->B * 4.0;
-	a[n++] = (struct wl_algo){"gemm", (uint64_t)col, 1.0};
-	return n;
+	return (struct wl_conv){.n = g->batch, .c = x->c, .k = y->c,
+				.h = x->h, .w = x->w, .ho = y->h, .wo = y->w,
+				.r = L->kh, .s = L->kw, .stride = L->stride,
+				.pad_h = L->ph, .pad_w = L->pw, .groups = 1};
 }
 
-/* ---- Convolutional layers ---------------------------------------- */
+/* Multiply-accumulates of a direct convolution of geometry c. */
+static double conv_macs(const struct wl_conv *c)
+{
+	return (double)c->n * (double)c->c * (double)c->k * (double)c->ho *
+	       (double)c->wo * (double)c->r * (double)c->s;
+}
 
 struct gen_tensor gen_conv(struct gen *g, const char *name,
 			   struct gen_tensor x, int64_t cout, int64_t kh,
@@ -774,18 +716,16 @@ struct gen_tensor gen_conv(struct gen *g, const char *name,
 		L->bp = new_param(g, name, "bias", cout, l);
 	if (!gen_ok(g))
 		return NONE_T;
-	struct conv_geo cg = {(double)g->batch, (double)xv.c, (double)cout,
-			      (double)xv.h, (double)xv.w, (double)ho,
-			      (double)wo, kh, kw, stride, pad_h, pad_w};
-	struct wl_algo al[4];
-	uint32_t na = conv_algos(&cg, CD_FWD, al);
-	double macs = cg.B * cg.cin * cg.cout * cg.hout * cg.wout *
-		      (double)kh * (double)kw;
+	struct wl_conv cg = conv_geo(g, &xv, &g->vals[y.v], L);
+	struct wl_algo al[CA_MAX_ALGOS];
+	uint32_t na = ca_algos(&cg, CA_FWD, al);
+	double macs = conv_macs(&cg);
 	struct op_spec s = {.name = name, .layer = name, .type = OT_CONV,
 			    .phase = WL_FWD,
 			    .in = {xv.tensor, g->params[L->wp].tensor},
 			    .n_in = 2, .out = {g->vals[y.v].tensor},
-			    .n_out = 1, .algos = al, .n_algos = na};
+			    .n_out = 1, .algos = al, .n_algos = na,
+			    .conv = &cg};
 	s.flops = 2.0 * macs;
 	s.bytes = vbytes(g, x.v) + pbytes(g, L->wp) + vbytes(g, y.v);
 	if (bias) {
@@ -1523,36 +1463,33 @@ static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
 	uint32_t x = lin(g, L, 0), y = L->out, dx = WL_NONE;
 	const struct gen_val *xv = &g->vals[x], *yv = &g->vals[y];
-	struct conv_geo cg = {(double)g->batch, (double)xv->c, (double)yv->c,
-			      (double)xv->h, (double)xv->w, (double)yv->h,
-			      (double)yv->w, L->kh, L->kw, L->stride, L->ph,
-			      L->pw};
-	double macs = cg.B * cg.cin * cg.cout * cg.hout * cg.wout *
-		      (double)L->kh * (double)L->kw;
-	struct wl_algo al[4];
+	struct wl_conv cg = conv_geo(g, xv, yv, L);
+	double macs = conv_macs(&cg);
+	struct wl_algo al[CA_MAX_ALGOS];
 	uint32_t wt = g->params[L->wp].tensor;
 	if (needs(g, x)) {
 		dx = grad_tensor(g, x);
-		uint32_t na = conv_algos(&cg, CD_DATA, al);
+		uint32_t na = ca_algos(&cg, CA_BWD_DATA, al);
 		struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd_data",
 						     L->name),
 				    .layer = L->name,
 				    .type = OT_CONV_BWD_DATA,
 				    .phase = WL_BWD, .in = {wt, dy},
 				    .n_in = 2, .out = {dx}, .n_out = 1,
-				    .algos = al, .n_algos = na};
+				    .algos = al, .n_algos = na,
+				    .conv = &cg};
 		s.flops = 2.0 * macs;
 		s.bytes = pbytes(g, L->wp) + vbytes(g, y) + vbytes(g, x);
 		emit(g, &s);
 	}
 	uint32_t dw = pgrad_tensor(g, L->wp);
 	uint32_t db = L->bp != GEN_NONE ? pgrad_tensor(g, L->bp) : WL_NONE;
-	uint32_t na = conv_algos(&cg, CD_FILTER, al);
+	uint32_t na = ca_algos(&cg, CA_BWD_FILTER, al);
 	struct op_spec s = {.name = fmt_name(g, b2, "%s.bwd_filter", L->name),
 			    .layer = L->name, .type = OT_CONV_BWD_FILTER,
 			    .phase = WL_BWD, .in = {vt(g, x), dy}, .n_in = 2,
 			    .out = {dw}, .n_out = 1, .algos = al,
-			    .n_algos = na};
+			    .n_algos = na, .conv = &cg};
 	s.flops = 2.0 * macs;
 	s.bytes = vbytes(g, x) + vbytes(g, y) + pbytes(g, L->wp);
 	if (db != WL_NONE) {

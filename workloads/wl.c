@@ -40,9 +40,11 @@
  */
 #include "wl.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- Name tables ---------------------------------------------------- */
 
@@ -540,6 +542,13 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 		}
 		sort_algos(op.algos, d->n_algos);
 	}
+	if (d->conv) {
+		struct wl_conv *cv = arena_alloc(s, sizeof *cv);
+		if (!cv)
+			goto oom;
+		*cv = *d->conv;
+		op.conv = cv;
+	}
 	op.layer = layer_index(w, d->layer ? d->layer : nm);
 	if (op.layer == WL_NONE || htab_put(&s->op_ix, op.name, id) < 0)
 		goto oom;
@@ -791,11 +800,84 @@ int wl_finalize(struct wl_workload *w, gms_err *err)
 	return 0;
 }
 
-uint32_t wl_fastest_algo(const struct wl_op *op)
+/* cuDNN's names by enum value, per pass (cudnn.h, cuDNN 7/8); DIRECT is
+ * in the forward enum but never implemented, bwd filter's WINOGRAD is
+ * "not implemented" (cuDNN Developer Guide). */
+static const char *const conv_fwd_algos[] = {
+	"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT",
+	"FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED", NULL};
+static const char *const conv_data_algos[] = {
+	"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD",
+	"WINOGRAD_NONFUSED", NULL};
+static const char *const conv_filter_algos[] = {
+	"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
+	"FFT_TILING", NULL};
+
+/* The name table and cuDNN prefix of op type t's pass; NULL if none. */
+static const char *const *conv_algo_table(enum wl_op_type t,
+					  const char **prefix)
+{
+	switch (t) {
+	case OT_CONV:
+		*prefix = "CUDNN_CONVOLUTION_FWD_ALGO_";
+		return conv_fwd_algos;
+	case OT_CONV_BWD_DATA:
+		*prefix = "CUDNN_CONVOLUTION_BWD_DATA_ALGO_";
+		return conv_data_algos;
+	case OT_CONV_BWD_FILTER:
+		*prefix = "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_";
+		return conv_filter_algos;
+	default:
+		return NULL;
+	}
+}
+
+const char *wl_conv_algo_name(enum wl_op_type t, int v)
+{
+	const char *prefix;
+	const char *const *tab = conv_algo_table(t, &prefix);
+	if (!tab || v < 0)
+		return NULL;
+	for (int i = 0; tab[i]; i++)
+		if (i == v)
+			return tab[i];
+	return NULL;
+}
+
+int wl_conv_algo_value(enum wl_op_type t, const char *s)
+{
+	const char *prefix;
+	const char *const *tab = conv_algo_table(t, &prefix);
+	if (!tab || !s || !*s)
+		return -1;
+	if (isdigit((unsigned char)s[0])) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (*end || v > 64 || !wl_conv_algo_name(t, (int)v))
+			return -1;
+		return (int)v;
+	}
+	/* the full name: the prefix ends in ALGO_, so backward's ALGO_0 is
+	 * ..._ALGO_0 and its remainder "0" */
+	size_t pl = strlen(prefix);
+	bool full = strncasecmp(s, prefix, pl) == 0;
+	if (full)
+		s += pl;
+	for (int i = 0; tab[i]; i++) {
+		const char *nm = tab[i];
+		if (full && strncmp(nm, "ALGO_", 5) == 0)
+			nm += 5;
+		if (strcasecmp(s, nm) == 0)
+			return i;
+	}
+	return -1;
+}
+
+uint32_t wl_fastest_of(const struct wl_algo *al, uint32_t n)
 {
 	uint32_t best = 0;
-	for (uint32_t a = 1; a < op->n_algos; a++) {
-		const struct wl_algo *x = &op->algos[a], *b = &op->algos[best];
+	for (uint32_t a = 1; a < n; a++) {
+		const struct wl_algo *x = &al[a], *b = &al[best];
 		if (x->time_scale < b->time_scale ||
 		    (x->time_scale == b->time_scale &&
 		     x->workspace < b->workspace))
@@ -804,17 +886,27 @@ uint32_t wl_fastest_algo(const struct wl_op *op)
 	return best;
 }
 
-uint32_t wl_least_workspace_algo(const struct wl_op *op)
+uint32_t wl_least_workspace_of(const struct wl_algo *al, uint32_t n)
 {
 	uint32_t best = 0;
-	for (uint32_t a = 1; a < op->n_algos; a++) {
-		const struct wl_algo *x = &op->algos[a], *b = &op->algos[best];
+	for (uint32_t a = 1; a < n; a++) {
+		const struct wl_algo *x = &al[a], *b = &al[best];
 		if (x->workspace < b->workspace ||
 		    (x->workspace == b->workspace &&
 		     x->time_scale < b->time_scale))
 			best = a;
 	}
 	return best;
+}
+
+uint32_t wl_fastest_algo(const struct wl_op *op)
+{
+	return wl_fastest_of(op->algos, op->n_algos);
+}
+
+uint32_t wl_least_workspace_algo(const struct wl_op *op)
+{
+	return wl_least_workspace_of(op->algos, op->n_algos);
 }
 
 uint64_t wl_op_workspace(const struct wl_op *op, uint32_t a)

@@ -88,9 +88,26 @@ struct wl_tensor {
 
 /* A convolution algorithm choice (cuDNN-like). */
 struct wl_algo {
-	const char *name;   /* e.g. "implicit_gemm", "fft" */
+	const char *name;   /* e.g. "IMPLICIT_GEMM", "FFT" (cuDNN's enum
+			       names less their prefix; workloads/conv_algo.h) */
 	uint64_t workspace; /* scratch bytes it needs */
 	double time_scale;  /* kernel time relative to the op's base time */
+	sim_time_t time;    /* measured kernel time, 0 = time_scale times
+			       the base time (set only by the executor when
+			       it binds a profile's conv_algos: entries) */
+};
+
+/* Geometry of a convolution (NCHW, fp32), the key a hardware profile's
+ * measured conv_algos: entries are matched on. */
+struct wl_conv {
+	int64_t n;	     /* batch */
+	int64_t c, k;	     /* input and output channels */
+	int64_t h, w;	     /* input height and width */
+	int64_t ho, wo;	     /* output height and width */
+	int64_t r, s;	     /* filter height and width */
+	int64_t stride;	     /* both spatial dimensions */
+	int64_t pad_h, pad_w; /* zero padding */
+	int64_t groups;	     /* 1 (grouped convolutions are not modelled) */
 };
 
 struct wl_op {
@@ -112,6 +129,9 @@ struct wl_op {
 	struct wl_algo *algos;	/* algorithm choices, fastest first; NULL
 				   when the op has none */
 	uint32_t n_algos;
+	const struct wl_conv *conv; /* geometry of a conv, conv_bwd_data or
+				   conv_bwd_filter op of a generated
+				   workload; NULL otherwise (YAML, traces) */
 };
 
 struct wl_workload {
@@ -161,6 +181,7 @@ struct wl_op_desc {
 	bool inplace;
 	const struct wl_algo *algos; /* copied, names included */
 	uint32_t n_algos;
+	const struct wl_conv *conv; /* copied; NULL: none */
 };
 /* Append an op; returns its id or WL_NONE with err. */
 uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
@@ -223,6 +244,25 @@ uint32_t wl_fastest_algo(const struct wl_op *op);
  * least time_scale (vDNN's "m" choice; the executor's fallback offer); 0
  * when the op has none. */
 uint32_t wl_least_workspace_algo(const struct wl_op *op);
+
+/* cuDNN's convolution algorithms by enum value (cuDNN 7/8 cudnn.h) for
+ * the pass of op type t (OT_CONV: cudnnConvolutionFwdAlgo_t,
+ * OT_CONV_BWD_DATA, OT_CONV_BWD_FILTER: their own enums), named less
+ * their prefix ("IMPLICIT_GEMM", "ALGO_0"); NULL when t is not a
+ * convolution or v is out of range. */
+const char *wl_conv_algo_name(enum wl_op_type t, int v);
+
+/* The enum value of an algorithm of op type t's pass written as its
+ * decimal value (what `gpumemsim calibrate` records), its name less the
+ * prefix or its full cuDNN name, in any case ("7", "winograd_nonfused",
+ * "CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED"); -1 if none. */
+int wl_conv_algo_value(enum wl_op_type t, const char *s);
+
+/* The same two choices over any algorithm list (fastest: least
+ * time_scale, ties to the least workspace; least workspace: ties to the
+ * least time_scale); 0 when n == 0. */
+uint32_t wl_fastest_of(const struct wl_algo *a, uint32_t n);
+uint32_t wl_least_workspace_of(const struct wl_algo *a, uint32_t n);
 
 /* Scratch bytes of op under algorithm a (op->workspace when it has no
  * algos); wl_op_max_workspace: the most any of its algorithms needs. */
