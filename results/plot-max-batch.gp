@@ -12,6 +12,10 @@ set boxwidth 0.9
 set ylabel "batch size"
 set yrange [0:*]
 set grid ytics
+# long or many workload labels (e.g. "resnet50/tf-eager") are set on a
+# slant so that they do not run into each other
+set xtics rotate by -35 left
+set bmargin 9
 set key outside right top autotitle columnhead
 n = int(titles)
 plot for [i=2:n+1] dat using i:xtic(1)
