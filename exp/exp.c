@@ -134,7 +134,7 @@ static const struct prm_def sweep_defs[] = {
 	 "exceed the profile: a larger device)", MS(budget)},
 	{"budget_fraction", PRM_NODE, "", 0, 0, NULL,
 	 "or over fractions of the baseline: the least memory framework "
-	 "(graph mode) needs with this allocator, e.g. [1.0, 0.75, 0.5]",
+	 "needs (the workload's personality) with this allocator, e.g. [1.0, 0.75, 0.5]",
 	 MS(budget_fraction)},
 	PRM_END,
 };
