@@ -791,17 +791,27 @@ int wl_finalize(struct wl_workload *w, gms_err *err)
 	return 0;
 }
 
-uint32_t wl_fastest_algo(const struct wl_op *op)
+uint32_t wl_fastest_algo_within(const struct wl_algo *al, uint32_t n,
+				uint64_t limit)
 {
-	uint32_t best = 0;
-	for (uint32_t a = 1; a < op->n_algos; a++) {
-		const struct wl_algo *x = &op->algos[a], *b = &op->algos[best];
-		if (x->time_scale < b->time_scale ||
-		    (x->time_scale == b->time_scale &&
-		     x->workspace < b->workspace))
+	uint32_t best = n;
+	for (uint32_t a = 0; a < n; a++) {
+		const struct wl_algo *x = &al[a];
+		if (x->workspace > limit)
+			continue;
+		if (best == n || x->time_scale < al[best].time_scale ||
+		    (x->time_scale == al[best].time_scale &&
+		     x->workspace < al[best].workspace))
 			best = a;
 	}
 	return best;
+}
+
+uint32_t wl_fastest_algo(const struct wl_op *op)
+{
+	uint32_t a = wl_fastest_algo_within(op->algos, op->n_algos,
+					    UINT64_MAX);
+	return a < op->n_algos ? a : 0;
 }
 
 uint32_t wl_least_workspace_algo(const struct wl_op *op)
