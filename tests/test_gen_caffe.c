@@ -298,6 +298,13 @@ static void test_param_counts(void **state)
 	assert_true(op(w, "bn3a_branch2a")->inplace);
 	assert_true(op(w, "scale3a_branch2a")->inplace);
 	wl_free(w);
+	/* no adaptive pooling in Caffe: at 64, res5 is 2x2 (64 -> 32 ->
+	 * 16 (ceil pool) -> 8 -> 4 -> 2) and pool5's 7x7 does not fit */
+	struct wl_gen_args a = {1, 64, WL_FW_CAFFE, WL_OPTIM_SGD};
+	gms_err err = {{0}};
+	assert_null(wl_gen_build(wl_gen_find("resnet50"), &a, &err));
+	assert_has(err.msg, "pool5: input 2x2");
+	assert_has(err.msg, "too small");
 	w = gen_build_ok("googlenet", 1, 0, WL_FW_CAFFE, WL_OPTIM_SGD);
 	assert_int_equal(param_count(w, NULL), 13378280);
 	assert_int_equal(param_count(w, NULL) - param_count(w, "loss1/"),

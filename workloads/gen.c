@@ -94,6 +94,23 @@
  *          and only when nothing later reads input 0.
  *   eager  no op is in place. Everything else is identical.
  *
+ * CAFFE (the caffe personality; sources in the comments where each is
+ * built and in README, "Framework personalities"): hidden buffers the
+ * forward op writes and the backward reads -- batchnorm NAME.temp and
+ * NAME.x_norm (+ NAME.x_norm.diff written by the backward when in
+ * place), in-place Scale (gen_affine) NAME.temp, max pool NAME.max_idx
+ * (int32, output size; the backward then reads dY and it only), dropout
+ * masks of 4 bytes an element, the loss's NAME.scratch (the logits' diff
+ * used in forward; the backward writes dlogits over it in place); fp32
+ * labels; Eltwise (add) and Concat backward as copies into each input's
+ * own gradient (bwd_copies); the third and later gradient contributions
+ * summed in place into the running sum (IP_SPLIT); per conv layer one
+ * NAME.workspace (conv_choice) that its ops read, the ops carrying the
+ * one chosen algorithm with workspace 0. Grouped convolutions
+ * (gen_conv_grouped) count parameters, FLOPs and algorithms per group.
+ * LRN (gen_lrn): forward 2n+7 FLOPs an element, backward 4n+10, reads
+ * dY, Y, X; Scale (gen_affine): 2 forward, 4 backward.
+ *
  * CONVOLUTION ALGORITHMS (every conv, conv_bwd_data and conv_bwd_filter
  * op; wl keeps them fastest first, ties in the order listed). A first-
  * principles placeholder, to be replaced by calibrated per-layer figures

@@ -30,7 +30,8 @@
  * (features, seq, 1). The "feature" axis c is the one linear, layernorm,
  * softmax and the loss act on; every (h, w) position is a row. All
  * tensors are fp32 (4 bytes an element) except token ids and labels
- * (int64) and dropout masks (1 byte an element).
+ * (int64) and dropout masks (1 byte an element); under caffe labels are
+ * fp32 and masks 4 bytes (Caffe's Blob<Dtype> label, uint32 rand_vec_).
  *
  * Names: every layer call takes the op name (unique in the workload,
  * e.g. "layer1.0.conv2"); the op is its own layer. Derived names:
