@@ -27,18 +27,6 @@
 
 /* ---- helpers -------------------------------------------------------- */
 
-/* Inputs and outputs of op `name` as "in1 in2 -> out1 out2". */
-static void assert_io(const struct wl_workload *w, const char *name,
-		      const char *want)
-{
-	const struct wl_op *o = op(w, name);
-	char in[1024], out[1024], got[2100];
-	names_of(w, o->in, o->n_in, in, sizeof in);
-	names_of(w, o->out, o->n_out, out, sizeof out);
-	snprintf(got, sizeof got, "%s -> %s", in, out);
-	if (strcmp(got, want) != 0)
-		fail_msg("op '%s': got \"%s\", want \"%s\"", name, got, want);
-}
 
 static uint64_t count_kind(const struct wl_workload *w, enum wl_kind k)
 {
@@ -205,30 +193,30 @@ static void test_tiny_backward_reads(void **state)
 {
 	(void)state;
 	struct wl_workload *w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
-	assert_io(w, "conv1", "input conv1.weight -> conv1.out");
-	assert_io(w, "bn1", "conv1.out bn1.weight bn1.bias -> bn1.out bn1.saved");
-	assert_io(w, "relu1", "bn1.out -> relu1.out");
-	assert_io(w, "pool1", "relu1.out -> pool1.out");
+	assert_op_io(w, "conv1", "input conv1.weight -> conv1.out");
+	assert_op_io(w, "bn1", "conv1.out bn1.weight bn1.bias -> bn1.out bn1.saved");
+	assert_op_io(w, "relu1", "bn1.out -> relu1.out");
+	assert_op_io(w, "pool1", "relu1.out -> pool1.out");
 	/* flatten is a view: fc reads the pool's tensor */
-	assert_io(w, "fc", "pool1.out fc.weight fc.bias -> fc.out");
-	assert_io(w, "loss", "fc.out loss.labels -> loss.probs loss.out");
+	assert_op_io(w, "fc", "pool1.out fc.weight fc.bias -> fc.out");
+	assert_op_io(w, "loss", "fc.out loss.labels -> loss.probs loss.out");
 	/* backward, in reverse order */
-	assert_io(w, "loss.bwd", "loss.probs loss.labels -> fc.out.grad");
-	assert_io(w, "fc.bwd_data", "fc.weight fc.out.grad -> pool1.out.grad");
-	assert_io(w, "fc.bwd_weight",
+	assert_op_io(w, "loss.bwd", "loss.probs loss.labels -> fc.out.grad");
+	assert_op_io(w, "fc.bwd_data", "fc.weight fc.out.grad -> pool1.out.grad");
+	assert_op_io(w, "fc.bwd_weight",
 		  "pool1.out fc.out.grad -> fc.weight.grad fc.bias.grad");
 	/* max pool backward reads x, y and dy */
-	assert_io(w, "pool1.bwd",
+	assert_op_io(w, "pool1.bwd",
 		  "relu1.out pool1.out pool1.out.grad -> relu1.out.grad");
 	/* relu backward reads its OUTPUT (and dy) */
-	assert_io(w, "relu1.bwd", "relu1.out.grad relu1.out -> bn1.out.grad");
+	assert_op_io(w, "relu1.bwd", "relu1.out.grad relu1.out -> bn1.out.grad");
 	/* bn backward: input, saved statistics, gamma, dy */
-	assert_io(w, "bn1.bwd", "conv1.out bn1.saved bn1.weight bn1.out.grad "
+	assert_op_io(w, "bn1.bwd", "conv1.out bn1.saved bn1.weight bn1.out.grad "
 				"-> conv1.out.grad bn1.weight.grad "
 				"bn1.bias.grad");
 	/* the first conv has no bwd_data; bwd_filter reads X and dY */
 	assert_int_equal(wl_op_id(w, "conv1.bwd_data"), WL_NONE);
-	assert_io(w, "conv1.bwd_filter",
+	assert_op_io(w, "conv1.bwd_filter",
 		  "input conv1.out.grad -> conv1.weight.grad");
 	assert_int_equal(op(w, "conv1.bwd_filter")->type, OT_CONV_BWD_FILTER);
 	assert_int_equal(op(w, "fc.bwd_data")->type, OT_MATMUL_BWD);
@@ -267,7 +255,7 @@ static void test_tiny_optimizer(void **state)
 	struct wl_workload *w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
 	assert_int_equal(count_kind(w, WL_OPT_STATE), 5);
 	assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), 766 * 4);
-	assert_io(w, "fc.weight.update",
+	assert_op_io(w, "fc.weight.update",
 		  "fc.weight fc.weight.grad fc.weight.momentum -> ");
 	const struct wl_op *u = op(w, "fc.weight.update");
 	assert_int_equal(u->type, OT_UPDATE);
@@ -282,7 +270,7 @@ static void test_tiny_optimizer(void **state)
 	w = tiny(WL_FW_TF_GRAPH, WL_OPTIM_ADAM);
 	assert_int_equal(count_kind(w, WL_OPT_STATE), 10);
 	assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), 2 * 766 * 4);
-	assert_io(w, "conv1.weight.update",
+	assert_op_io(w, "conv1.weight.update",
 		  "conv1.weight conv1.weight.grad conv1.weight.adam_m "
 		  "conv1.weight.adam_v -> ");
 	wl_free(w);
@@ -475,19 +463,19 @@ static void test_residual_accumulation(void **state)
 {
 	(void)state;
 	struct wl_workload *w = residual(WL_FW_TF_GRAPH);
-	assert_io(w, "r2.bwd", "r2.out.grad r2.out -> s.out.grad");
+	assert_op_io(w, "r2.bwd", "r2.out.grad r2.out -> s.out.grad");
 	/* add backward: no kernel, dy goes to both branches */
 	assert_int_equal(wl_op_id(w, "s.bwd"), WL_NONE);
-	assert_io(w, "c2.bwd_data", "c2.weight s.out.grad -> r1.out.grad");
-	assert_io(w, "c2.bwd_filter", "r1.out s.out.grad -> c2.weight.grad");
-	assert_io(w, "r1.out.grad_acc2",
+	assert_op_io(w, "c2.bwd_data", "c2.weight s.out.grad -> r1.out.grad");
+	assert_op_io(w, "c2.bwd_filter", "r1.out s.out.grad -> c2.weight.grad");
+	assert_op_io(w, "r1.out.grad_acc2",
 		  "r1.out.grad s.out.grad -> r1.out.grad.sum2");
 	const struct wl_op *acc = op(w, "r1.out.grad_acc2");
 	assert_int_equal(acc->type, OT_ADD);
 	assert_int_equal(acc->phase, WL_BWD);
 	assert_true(acc->inplace);
 	assert_int_equal(acc->layer, op(w, "c2")->layer);
-	assert_io(w, "r1.bwd", "r1.out.grad.sum2 r1.out -> c1.out.grad");
+	assert_op_io(w, "r1.bwd", "r1.out.grad.sum2 r1.out -> c1.out.grad");
 	assert_int_equal(wl_op_id(w, "c1.bwd_data"), WL_NONE);
 	wl_free(w);
 	w = residual(WL_FW_TF_EAGER);
@@ -519,11 +507,11 @@ static void test_concat_views(void **state)
 	struct wl_workload *w = gen_finish(g, y, &err);
 	if (!w)
 		fail_msg("%s", err.msg);
-	assert_io(w, "cat", "a.out b.out -> cat.out");
+	assert_op_io(w, "cat", "a.out b.out -> cat.out");
 	assert_int_equal(op(w, "cat")->type, OT_CONCAT);
 	assert_int_equal(tensor(w, "cat.out")->bytes, 8 * 2 * 2 * 4);
-	assert_io(w, "a.bwd_filter", "input cat.out.grad -> a.weight.grad");
-	assert_io(w, "b.bwd_filter", "input cat.out.grad -> b.weight.grad");
+	assert_op_io(w, "a.bwd_filter", "input cat.out.grad -> a.weight.grad");
+	assert_op_io(w, "b.bwd_filter", "input cat.out.grad -> b.weight.grad");
 	/* input 48 + dy slice 48 + dW 36 */
 	assert_true(op(w, "a.bwd_filter")->bytes == 132.0);
 	wl_free(w);
@@ -582,41 +570,41 @@ static void test_transformer_pieces(void **state)
 	/* FLOPs: scores 2 * batch 2 * 4 * 4 * 8 = 512 */
 	assert_true(op(w, "scores")->flops == 512.0);
 	assert_int_equal(op(w, "adrop")->recomputable, false);
-	assert_io(w, "adrop", "probs.out -> adrop.out adrop.mask");
-	assert_io(w, "adrop.bwd", "adrop.out.grad adrop.mask -> probs.out.grad");
+	assert_op_io(w, "adrop", "probs.out -> adrop.out adrop.mask");
+	assert_op_io(w, "adrop.bwd", "adrop.out.grad adrop.mask -> probs.out.grad");
 	/* softmax backward reads its output; its input is the masked
 	 * scores, whose mask add passes dy through to the scores */
-	assert_io(w, "probs.bwd",
+	assert_op_io(w, "probs.bwd",
 		  "probs.out.grad probs.out -> masked.out.grad");
 	/* the context's dy is the residual add's dy, passed through */
-	assert_io(w, "ctx.bwd_p", "res.out.grad v.out -> adrop.out.grad");
-	assert_io(w, "ctx.bwd_v", "res.out.grad adrop.out -> v.out.grad");
-	assert_io(w, "scores.bwd_q", "masked.out.grad k.out -> q.out.grad");
-	assert_io(w, "scores.bwd_k", "masked.out.grad q.out -> k.out.grad");
-	assert_io(w, "pool.bwd", "pool.out.grad pool.out -> pooler.out.grad");
+	assert_op_io(w, "ctx.bwd_p", "res.out.grad v.out -> adrop.out.grad");
+	assert_op_io(w, "ctx.bwd_v", "res.out.grad adrop.out -> v.out.grad");
+	assert_op_io(w, "scores.bwd_q", "masked.out.grad k.out -> q.out.grad");
+	assert_op_io(w, "scores.bwd_k", "masked.out.grad q.out -> k.out.grad");
+	assert_op_io(w, "pool.bwd", "pool.out.grad pool.out -> pooler.out.grad");
 	/* the pooler reads the [CLS] view of gelu.out: its dx is the
 	 * view's gradient (1 row: 2*8*4 bytes), named after gelu.out (the
 	 * MLM head wrote gelu.out.grad first); the slice's backward writes
 	 * a full-size one, summed with the MLM head's */
-	assert_io(w, "pooler.bwd_data",
+	assert_op_io(w, "pooler.bwd_data",
 		  "pooler.weight pooler.out.grad -> gelu.out.grad.2");
 	assert_int_equal(tensor(w, "gelu.out.grad.2")->bytes, 2 * 8 * 4);
-	assert_io(w, "cls.bwd", "gelu.out.grad.2 -> gelu.out.grad.3");
+	assert_op_io(w, "cls.bwd", "gelu.out.grad.2 -> gelu.out.grad.3");
 	assert_int_equal(tensor(w, "gelu.out.grad.3")->bytes,
 			 tensor(w, "gelu.out")->bytes);
-	assert_io(w, "gelu.out.grad_acc2",
+	assert_op_io(w, "gelu.out.grad_acc2",
 		  "gelu.out.grad.3 gelu.out.grad -> gelu.out.grad.sum2");
 	/* GELU backward reads x and dy */
-	assert_io(w, "gelu.bwd",
+	assert_op_io(w, "gelu.bwd",
 		  "gelu.out.grad.sum2 res.out -> res.out.grad");
 	assert_int_equal(op(w, "gelu.bwd")->type, OT_ELEMWISE);
-	assert_io(w, "ln.bwd", "emb.out ln.saved ln.weight ln.out.grad.sum4 "
+	assert_op_io(w, "ln.bwd", "emb.out ln.saved ln.weight ln.out.grad.sum4 "
 			       "-> emb.out.grad ln.weight.grad ln.bias.grad");
-	assert_io(w, "emb.bwd_weight", "ids emb.out.grad -> emb.weight.grad.2");
+	assert_op_io(w, "emb.bwd_weight", "ids emb.out.grad -> emb.weight.grad.2");
 	/* the tied table: two contributions summed before its update */
-	assert_io(w, "emb.weight.grad_acc2",
+	assert_op_io(w, "emb.weight.grad_acc2",
 		  "emb.weight.grad.2 emb.weight.grad -> emb.weight.grad.sum2");
-	assert_io(w, "emb.weight.update",
+	assert_op_io(w, "emb.weight.update",
 		  "emb.weight emb.weight.grad.sum2 emb.weight.adam_m "
 		  "emb.weight.adam_v -> ");
 	assert_int_equal(wl_tensor_id(w, "mlm.weight"), WL_NONE);
@@ -875,7 +863,7 @@ static void test_resnet50_structure(void **state)
 			 2u * 128 * 28 * 28 * 4);
 	assert_int_equal(tensor(w, "layer4.2.relu3.out")->bytes,
 			 2u * 2048 * 7 * 7 * 4);
-	assert_io(w, "layer1.0.downsample.0",
+	assert_op_io(w, "layer1.0.downsample.0",
 		  "maxpool.out layer1.0.downsample.0.weight -> "
 		  "layer1.0.downsample.0.out");
 	wl_free(w);

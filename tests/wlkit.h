@@ -53,6 +53,19 @@ static inline void names_of(const struct wl_workload *w, const uint32_t *ids,
 	}
 }
 
+/* Inputs and outputs of op `name` as "in1 in2 -> out1 out2". */
+static inline void assert_op_io(const struct wl_workload *w, const char *name,
+			     const char *want)
+{
+	const struct wl_op *o = op(w, name);
+	char in[1024], out[1024], got[2100];
+	names_of(w, o->in, o->n_in, in, sizeof in);
+	names_of(w, o->out, o->n_out, out, sizeof out);
+	snprintf(got, sizeof got, "%s -> %s", in, out);
+	if (strcmp(got, want) != 0)
+		fail_msg("op '%s': got \"%s\", want \"%s\"", name, got, want);
+}
+
 static inline void assert_has(const char *msg, const char *part)
 {
 	if (!strstr(msg, part))

@@ -94,6 +94,23 @@
  *          and only when nothing later reads input 0.
  *   eager  no op is in place. Everything else is identical.
  *
+ * CAFFE (the caffe personality; sources in the comments where each is
+ * built and in README, "Framework personalities"): hidden buffers the
+ * forward op writes and the backward reads -- batchnorm NAME.temp and
+ * NAME.x_norm (+ NAME.x_norm.diff written by the backward when in
+ * place), in-place Scale (gen_affine) NAME.temp, max pool NAME.max_idx
+ * (int32, output size; the backward then reads dY and it only), dropout
+ * masks of 4 bytes an element, the loss's NAME.scratch (the logits' diff
+ * used in forward; the backward writes dlogits over it in place); fp32
+ * labels; Eltwise (add) and Concat backward as copies into each input's
+ * own gradient (bwd_copies); the third and later gradient contributions
+ * summed in place into the running sum (IP_SPLIT); per conv layer one
+ * NAME.workspace (conv_choice) that its ops read, the ops carrying the
+ * one chosen algorithm with workspace 0. Grouped convolutions
+ * (gen_conv_grouped) count parameters, FLOPs and algorithms per group.
+ * LRN (gen_lrn): forward 2n+7 FLOPs an element, backward 4n+10, reads
+ * dY, Y, X; Scale (gen_affine): 2 forward, 4 backward.
+ *
  * CONVOLUTION ALGORITHMS (every conv, conv_bwd_data and conv_bwd_filter
  * op): cuDNN's algorithms as workloads/conv_algo.c models them (names,
  * constraints, workspace and arithmetic, with their sources); wl keeps
@@ -119,7 +136,7 @@ enum gen_lk {
 	GL_CONV, GL_BN, GL_RELU, GL_MAXPOOL, GL_AVGPOOL, GL_FLATTEN, GL_ADD,
 	GL_CONCAT, GL_SLICE, GL_LINEAR, GL_DROPOUT, GL_GELU, GL_TANH,
 	GL_SCALE, GL_MASK_ADD, GL_SOFTMAX, GL_LAYERNORM, GL_EMBEDDING,
-	GL_ATTN_SCORES, GL_ATTN_CONTEXT, GL_LOSS
+	GL_ATTN_SCORES, GL_ATTN_CONTEXT, GL_LOSS, GL_AFFINE, GL_LRN
 };
 
 /* A forward value. */
@@ -161,6 +178,12 @@ struct gen_layer {
 	int64_t stride;	    /* conv/pool stride */
 	int64_t ph, pw;	    /* conv/pool padding */
 	int64_t heads;	    /* attention heads */
+	int64_t groups;	    /* conv groups (1 when ungrouped) */
+	uint32_t hid[2];    /* caffe: hidden buffers the forward op writes
+			       and the backward reads (fw_hidden), WL_NONE
+			       when none */
+	bool inplace;	    /* the forward op runs in place (IP_LAYER
+			       granted): its backward runs in place too */
 	double work;	    /* pool: window elements summed over the batch's
 			       outputs (the FLOPs of forward and backward) */
 	uint32_t fwd_op;    /* its forward op (the op named as the layer),
@@ -187,6 +210,9 @@ struct gen {
 	uint32_t n_ins;		 /* entries of ins in use */
 	uint32_t cap_ins;	 /* allocated length of ins */
 	bool backward;		 /* gen_finish is emitting backward ops */
+	bool layers_inplace;	 /* the definition runs Dropout, BatchNorm
+				    and Scale in place (Caffe prototxts;
+				    gen_set_layers_inplace) */
 	const char *cur_layer;	 /* layer of the backward op emitted last
 				    (for accumulations a view triggers) */
 };
@@ -221,6 +247,12 @@ bool gen_ok(const struct gen *g)
 const char *gen_errmsg(const struct gen *g)
 {
 	return g ? g->err.msg : "no generator context";
+}
+
+void gen_set_layers_inplace(struct gen *g, bool on)
+{
+	if (g)
+		g->layers_inplace = on;
 }
 
 int64_t gen_batch(const struct gen *g)
@@ -344,6 +376,11 @@ enum gen_ip {
 	IP_GRAD, /* elementwise backward: dx over dy (relu, dropout, GELU,
 		    tanh and scale backward) */
 	IP_ACC,	 /* gradient accumulation: the sum over an addend */
+	IP_LAYER, /* a layer the network definition runs in place (Caffe's
+		     top == bottom: Dropout, BatchNorm, Scale; forward and
+		     backward) */
+	IP_SPLIT, /* a third or later gradient added into the running sum
+		     (Caffe's Split backward) */
 };
 
 /* Does the context's framework run an op of in-place kind k in place?
@@ -367,8 +404,13 @@ enum gen_ip {
  *             (top == bottom in the prototxt) shares the blob's data and
  *             diff, so its backward writes bottom_diff over top_diff
  *             (relu_layer.cu, dropout_layer.cu); a Split layer's
- *             backward sums its tops' diffs into the bottom's own diff
- *             (split_layer.cu): not in place. */
+ *             backward sums its first two tops' diffs into the bottom's
+ *             own diff (caffe_gpu_add) and adds the others into that sum
+ *             (caffe_gpu_axpy, split_layer.cu): the first sum is a new
+ *             blob, later ones are in place (IP_SPLIT). Layers the
+ *             prototxt runs in place (IP_LAYER: Dropout, BatchNorm and
+ *             Scale in BVLC's and KaimingHe's definitions) share the
+ *             blob in forward and its diff in backward. */
 static bool fw_inplace(const struct gen *g, enum gen_ip k)
 {
 	switch (g->fw) {
@@ -377,7 +419,8 @@ static bool fw_inplace(const struct gen *g, enum gen_ip k)
 	case WL_FW_PYTORCH:
 		return k == IP_RELU || k == IP_ACC;
 	case WL_FW_CAFFE:
-		return k == IP_RELU || k == IP_GRAD;
+		return k == IP_RELU || k == IP_GRAD || k == IP_SPLIT ||
+		       (k == IP_LAYER && g->layers_inplace);
 	case WL_FW_TF_EAGER:
 	case WL_FW_COUNT:
 		break;
@@ -429,9 +472,27 @@ static int emit(struct gen *g, const struct op_spec *s)
 	if (id == WL_NONE)
 		return gen_fail(g, "%s", e.msg);
 	struct gen_layer *L = g->n_tape ? &g->tape[g->n_tape - 1] : NULL;
-	if (s->phase == WL_FWD && L && L->name && !strcmp(L->name, s->name))
+	if (s->phase == WL_FWD && L && L->name && !strcmp(L->name, s->name)) {
 		L->fwd_op = id;
+		L->inplace = d.inplace;
+	}
 	return 0;
+}
+
+/* A caffe hidden buffer NAME.SFX of `bytes` (fw_hidden); WL_NONE with
+ * the error recorded. */
+static uint32_t hidden(struct gen *g, const char *name, const char *sfx,
+		       uint64_t bytes, enum wl_kind k)
+{
+	char buf[NAME_MAX_LEN];
+	return add_tensor(g, fmt_name(g, buf, "%s.%s", name, sfx), bytes, k);
+}
+
+/* Is the context's personality Caffe (fw_hidden buffers, the limited
+ * convolution workspace)? */
+static bool caffe(const struct gen *g)
+{
+	return g->fw == WL_FW_CAFFE;
 }
 
 /* inplace is only offered when input 0 and output 0 have equal sizes. */
@@ -528,6 +589,8 @@ static uint32_t tape_add(struct gen *g, enum gen_lk kind, const char *name,
 					.in0 = g->n_ins, .n_in = n_in,
 					.out = out, .aux = WL_NONE,
 					.aux2 = WL_NONE, .wp = GEN_NONE,
+					.groups = 1,
+					.hid = {WL_NONE, WL_NONE},
 					.bp = GEN_NONE, .fwd_op = WL_NONE};
 	g->n_ins += n_in;
 	return l;
@@ -667,29 +730,70 @@ static struct wl_conv conv_geo(const struct gen *g, const struct gen_val *x,
 			       const struct gen_val *y,
 			       const struct gen_layer *L)
 {
-	return (struct wl_conv){.n = g->batch, .c = x->c, .k = y->c,
-				.h = x->h, .w = x->w, .ho = y->h, .wo = y->w,
-				.r = L->kh, .s = L->kw, .stride = L->stride,
-				.pad_h = L->ph, .pad_w = L->pw, .groups = 1};
+	/* one group's channels: cuDNN's descriptors (as Caffe builds them,
+	 * channels_ / group_, num_output_ / group_) are per group */
+	return (struct wl_conv){.n = g->batch, .c = x->c / L->groups,
+				.k = y->c / L->groups, .h = x->h, .w = x->w,
+				.ho = y->h, .wo = y->w, .r = L->kh,
+				.s = L->kw, .stride = L->stride,
+				.pad_h = L->ph, .pad_w = L->pw,
+				.groups = L->groups};
 }
 
-/* Multiply-accumulates of a direct convolution of geometry c. */
+/* Multiply-accumulates of a direct convolution of geometry c, over all
+ * its groups (c's channels are one group's). */
 static double conv_macs(const struct wl_conv *c)
 {
 	return (double)c->n * (double)c->c * (double)c->k * (double)c->ho *
-	       (double)c->wo * (double)c->r * (double)c->s;
+	       (double)c->wo * (double)c->r * (double)c->s *
+	       (double)c->groups;
 }
 
-struct gen_tensor gen_conv(struct gen *g, const char *name,
-			   struct gen_tensor x, int64_t cout, int64_t kh,
-			   int64_t kw, int64_t stride, int64_t pad_h,
-			   int64_t pad_w, bool bias)
+/* Caffe's per-algorithm workspace limit: `size_t workspace_limit_bytes
+ * = 8*1024*1024;` in CuDNNConvolutionLayer::Reshape
+ * (src/caffe/layers/cudnn_conv_layer.cpp). */
+#define CAFFE_WS_LIMIT ((uint64_t)8 * 1024 * 1024)
+/* The layer's workspace is the largest pass's times group times
+ * `#define CUDNN_STREAMS_PER_GROUP 3` (the same file). */
+#define CAFFE_STREAMS_PER_GROUP 3
+
+/* The algorithms a convolution pass's op carries: ca_algos's list, or
+ * under caffe the one Caffe runs -- the fastest whose workspace is
+ * within the limit (cudnnGetConvolution*Algorithm with
+ * *_SPECIFY_WORKSPACE_LIMIT, cudnn_conv_layer.cpp) -- with workspace 0
+ * in the op, because the layer's held NAME.workspace is its scratch.
+ * *ws: the chosen algorithm's workspace (0 outside caffe). Fills al
+ * (room for CA_MAX_ALGOS); returns the count. */
+static uint32_t conv_choice(const struct gen *g, const struct wl_conv *c,
+			    enum ca_pass d, struct wl_algo *al, uint64_t *ws)
+{
+	uint32_t n = ca_algos(c, d, al);
+	*ws = 0;
+	if (!caffe(g))
+		return n;
+	uint32_t k = wl_fastest_algo_within(al, n, CAFFE_WS_LIMIT);
+	if (k >= n)
+		return n; /* none within the limit: ca_algos always lists
+			     IMPLICIT_GEMM (no workspace), so never */
+	*ws = al[k].workspace;
+	al[0] = al[k];
+	al[0].workspace = 0;
+	return 1;
+}
+
+/* ---- Convolutional layers ---------------------------------------- */
+
+/* gen_conv with groups (gen_conv_grouped). */
+static struct gen_tensor conv(struct gen *g, const char *name,
+			      struct gen_tensor x, int64_t cout, int64_t kh,
+			      int64_t kw, int64_t stride, int64_t pad_h,
+			      int64_t pad_w, int64_t groups, bool bias)
 {
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
 	if (cout < 1 || kh < 1 || kw < 1 || stride < 1 || pad_h < 0 ||
-	    pad_w < 0) {
+	    pad_w < 0 || groups < 1 || xv.c % groups || cout % groups) {
 		gen_fail(g, "%s: bad convolution geometry", name);
 		return NONE_T;
 	}
@@ -710,15 +814,19 @@ struct gen_tensor gen_conv(struct gen *g, const char *name,
 		return NONE_T;
 	struct gen_layer *L = &g->tape[l];
 	L->kh = kh, L->kw = kw, L->stride = stride, L->ph = pad_h,
-	L->pw = pad_w;
-	L->wp = new_param(g, name, "weight", cout * xv.c * kh * kw, l);
+	L->pw = pad_w, L->groups = groups;
+	L->wp = new_param(g, name, "weight",
+			  cout * (xv.c / groups) * kh * kw, l);
 	if (bias)
 		L->bp = new_param(g, name, "bias", cout, l);
 	if (!gen_ok(g))
 		return NONE_T;
 	struct wl_conv cg = conv_geo(g, &xv, &g->vals[y.v], L);
-	struct wl_algo al[CA_MAX_ALGOS];
-	uint32_t na = ca_algos(&cg, CA_FWD, al);
+	struct wl_algo al[CA_MAX_ALGOS], tmp[CA_MAX_ALGOS];
+	uint64_t wf, wd, wb;
+	uint32_t na = conv_choice(g, &cg, CA_FWD, al, &wf);
+	conv_choice(g, &cg, CA_BWD_DATA, tmp, &wd);
+	conv_choice(g, &cg, CA_BWD_FILTER, tmp, &wb);
 	double macs = conv_macs(&cg);
 	struct op_spec s = {.name = name, .layer = name, .type = OT_CONV,
 			    .phase = WL_FWD,
@@ -726,6 +834,20 @@ struct gen_tensor gen_conv(struct gen *g, const char *name,
 			    .n_in = 2, .out = {g->vals[y.v].tensor},
 			    .n_out = 1, .algos = al, .n_algos = na,
 			    .conv = &cg};
+	/* caffe: the layer's one workspace, max(fwd, bwd_data,
+	 * bwd_filter) * group * CUDNN_STREAMS_PER_GROUP, cudaMalloc'd in
+	 * Reshape and kept (`total_max_workspace`, cudnn_conv_layer.cpp);
+	 * the backward data pass counts even where it never runs. None
+	 * when every chosen algorithm needs no workspace. */
+	uint64_t wmax = wf > wd ? wf : wd;
+	wmax = wmax > wb ? wmax : wb;
+	if (wmax > 0) {
+		L->hid[0] = hidden(g, name, "workspace",
+				   wmax * (uint64_t)groups *
+					   CAFFE_STREAMS_PER_GROUP,
+				   WL_WORKSPACE);
+		s.out[s.n_out++] = L->hid[0];
+	}
 	s.flops = 2.0 * macs;
 	s.bytes = vbytes(g, x.v) + pbytes(g, L->wp) + vbytes(g, y.v);
 	if (bias) {
@@ -737,11 +859,27 @@ struct gen_tensor gen_conv(struct gen *g, const char *name,
 	return gen_ok(g) ? y : NONE_T;
 }
 
+struct gen_tensor gen_conv(struct gen *g, const char *name,
+			   struct gen_tensor x, int64_t cout, int64_t kh,
+			   int64_t kw, int64_t stride, int64_t pad_h,
+			   int64_t pad_w, bool bias)
+{
+	return conv(g, name, x, cout, kh, kw, stride, pad_h, pad_w, 1, bias);
+}
+
 struct gen_tensor gen_conv_sq(struct gen *g, const char *name,
 			      struct gen_tensor x, int64_t cout, int64_t k,
 			      int64_t stride, int64_t pad, bool bias)
 {
-	return gen_conv(g, name, x, cout, k, k, stride, pad, pad, bias);
+	return conv(g, name, x, cout, k, k, stride, pad, pad, 1, bias);
+}
+
+struct gen_tensor gen_conv_grouped(struct gen *g, const char *name,
+				   struct gen_tensor x, int64_t cout,
+				   int64_t k, int64_t stride, int64_t pad,
+				   int64_t groups, bool bias)
+{
+	return conv(g, name, x, cout, k, k, stride, pad, pad, groups, bias);
 }
 
 /* A normalisation layer: y = gamma * (x - mean) / std + beta, with the
@@ -751,7 +889,7 @@ struct gen_tensor gen_conv_sq(struct gen *g, const char *name,
  * gamma and beta read, the statistics written. */
 static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 				  enum wl_op_type type, const char *name,
-				  struct gen_tensor x)
+				  struct gen_tensor x, bool affine)
 {
 	char buf[NAME_MAX_LEN];
 	if (!start(g, name) || !check_in(g, name, x))
@@ -767,20 +905,39 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 		return NONE_T;
 	struct gen_layer *L = &g->tape[l];
 	L->aux = saved;
-	L->wp = new_param(g, name, "weight", xv.c, l);
-	L->bp = new_param(g, name, "bias", xv.c, l);
+	if (affine) {
+		L->wp = new_param(g, name, "weight", xv.c, l);
+		L->bp = new_param(g, name, "bias", xv.c, l);
+	}
 	if (!gen_ok(g))
 		return NONE_T;
 	struct op_spec s = {.name = name, .layer = name, .type = type,
-			    .phase = WL_FWD,
-			    .in = {xv.tensor, g->params[L->wp].tensor,
-				   g->params[L->bp].tensor},
-			    .n_in = 3,
+			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
 			    .out = {g->vals[y.v].tensor, saved},
 			    .n_out = 2};
-	s.flops = 7.0 * velems(g, x.v);
-	s.bytes = 2.0 * vbytes(g, x.v) + 2.0 * (double)xv.c * F32 +
-		  (double)g->w->tensors[saved].bytes;
+	s.flops = (affine ? 7.0 : 5.0) * velems(g, x.v);
+	s.bytes = 2.0 * vbytes(g, x.v) + (double)g->w->tensors[saved].bytes;
+	if (affine) {
+		s.in[s.n_in++] = g->params[L->wp].tensor;
+		s.in[s.n_in++] = g->params[L->bp].tensor;
+		s.bytes += 2.0 * (double)xv.c * F32;
+	}
+	if (kind == GL_BN && caffe(g)) {
+		/* BatchNormLayer: `temp_.ReshapeLike(*bottom[0]);
+		 * x_norm_.ReshapeLike(*bottom[0]);` (batch_norm_layer.cpp
+		 * Reshape); Forward_gpu writes temp_ (sqrt(var + eps)
+		 * broadcast) and copies top into x_norm_ ("later in-place
+		 * layers might clobber the data", batch_norm_layer.cu) */
+		L->hid[0] = hidden(g, name, "temp", fbytes(g, vnumel(&xv)),
+				   WL_ACT);
+		L->hid[1] = hidden(g, name, "x_norm", fbytes(g, vnumel(&xv)),
+				   WL_ACT);
+		s.out[s.n_out++] = L->hid[0];
+		s.out[s.n_out++] = L->hid[1];
+		s.bytes += 2.0 * vbytes(g, x.v);
+	}
+	if (!affine)
+		s.inplace = IP_LAYER;
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
 }
@@ -788,7 +945,55 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 struct gen_tensor gen_batchnorm(struct gen *g, const char *name,
 				struct gen_tensor x)
 {
-	return norm_fwd(g, GL_BN, OT_BATCHNORM, name, x);
+	return norm_fwd(g, GL_BN, OT_BATCHNORM, name, x, true);
+}
+
+struct gen_tensor gen_bn_noaffine(struct gen *g, const char *name,
+				  struct gen_tensor x)
+{
+	return norm_fwd(g, GL_BN, OT_BATCHNORM, name, x, false);
+}
+
+/* Caffe's Scale layer (scale_layer.cpp / .cu): y = gamma * x (+ beta,
+ * its bias_layer_), per channel; 2 FLOPs an element. In place
+ * (`if (bottom[0] == top[0]) {  // in-place computation
+ * temp_.ReshapeLike(*bottom[0]);`, Reshape) the forward first copies
+ * x into temp_, which the backward reads for dgamma: a full-size
+ * hidden buffer. Its small sum_result_ (N*C) and sum_multiplier_ (H*W)
+ * are not modelled. */
+struct gen_tensor gen_affine(struct gen *g, const char *name,
+			     struct gen_tensor x, bool bias)
+{
+	if (!start(g, name) || !check_in(g, name, x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true);
+	uint32_t l = tape_add(g, GL_AFFINE, name, &x.v, 1, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	struct gen_layer *L = &g->tape[l];
+	L->wp = new_param(g, name, "weight", xv.c, l);
+	if (bias)
+		L->bp = new_param(g, name, "bias", xv.c, l);
+	if (!gen_ok(g))
+		return NONE_T;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_ELEMWISE,
+			    .phase = WL_FWD,
+			    .in = {xv.tensor, g->params[L->wp].tensor},
+			    .n_in = 2, .out = {g->vals[y.v].tensor},
+			    .n_out = 1, .inplace = IP_LAYER};
+	s.flops = 2.0 * velems(g, x.v);
+	s.bytes = 2.0 * vbytes(g, x.v) + pbytes(g, L->wp) + pbytes(g, L->bp);
+	if (bias)
+		s.in[s.n_in++] = g->params[L->bp].tensor;
+	if (caffe(g) && fw_inplace(g, IP_LAYER)) {
+		L->hid[0] = hidden(g, name, "temp", fbytes(g, vnumel(&xv)),
+				   WL_ACT);
+		s.out[s.n_out++] = L->hid[0];
+		s.bytes += vbytes(g, x.v);
+	}
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
 }
 
 /* An elementwise forward layer: one input, same shape out. */
@@ -843,6 +1048,25 @@ struct gen_tensor gen_softmax(struct gen *g, const char *name,
 			      struct gen_tensor x)
 {
 	return unary(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, IP_NO);
+}
+
+/* LRN across channels: per element the window's sum of squares (2n
+ * FLOPs), the scale k + alpha/n * sum (2), its power (a transcendental,
+ * 4) and the product (1): 2n + 7; backward 4n + 10 (the scale again,
+ * the window sum of dy*y/scale, 3 to combine). Estimates. */
+struct gen_tensor gen_lrn(struct gen *g, const char *name,
+			  struct gen_tensor x, int64_t local_size)
+{
+	if (gen_ok(g) && local_size < 1) {
+		gen_fail(g, "%s: LRN window %lld < 1", name ? name : "lrn",
+			 (long long)local_size);
+		return NONE_T;
+	}
+	struct gen_tensor y = unary(g, GL_LRN, name, x, OT_ELEMWISE,
+				    2.0 * (double)local_size + 7.0, IP_NO);
+	if (y.v != GEN_NONE)
+		g->tape[g->n_tape - 1].kh = local_size;
+	return y;
 }
 
 /* Output side of a pool (torch's rule); < 1 when it does not fit. */
@@ -905,6 +1129,15 @@ static struct gen_tensor pool(struct gen *g, enum gen_lk kind,
 				    (uint64_t)velems(g, y.v) * 8u, WL_ACT);
 		s.out[s.n_out++] = L->aux;
 		s.bytes += velems(g, y.v) * 8.0;
+	}
+	if (kind == GL_MAXPOOL && caffe(g)) {
+		/* Caffe's own PoolingLayer runs MAX (layer_factory.cpp: "use
+		 * Caffe layer to max pooling"): `Blob<int> max_idx_`
+		 * reshaped to the top's shape (pooling_layer.cpp), int32 */
+		L->hid[0] = hidden(g, name, "max_idx",
+				   (uint64_t)velems(g, y.v) * 4u, WL_ACT);
+		s.out[s.n_out++] = L->hid[0];
+		s.bytes += velems(g, y.v) * 4.0;
 	}
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
@@ -1166,9 +1399,12 @@ struct gen_tensor gen_dropout(struct gen *g, const char *name,
 	const struct gen_val xv = g->vals[x.v];
 	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
 				      xv.needs_grad);
+	/* caffe: `Blob<unsigned int> rand_vec_` of the bottom's shape
+	 * (dropout_layer.hpp), 4 bytes an element; else a 1-byte mask */
+	uint64_t mb = caffe(g) ? 4u : 1u;
 	uint32_t mask = add_tensor(g, fmt_name(g, buf, "%s.mask", name),
 				   (uint64_t)vnumel(&xv) *
-					   (uint64_t)g->batch,
+					   (uint64_t)g->batch * mb,
 				   WL_ACT);
 	uint32_t l = tape_add(g, GL_DROPOUT, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
@@ -1176,9 +1412,10 @@ struct gen_tensor gen_dropout(struct gen *g, const char *name,
 	g->tape[l].aux = mask;
 	struct op_spec s = {.name = name, .layer = name, .type = OT_DROPOUT,
 			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
-			    .out = {g->vals[y.v].tensor, mask}, .n_out = 2};
+			    .out = {g->vals[y.v].tensor, mask}, .n_out = 2,
+			    .inplace = IP_LAYER};
 	s.flops = 2.0 * velems(g, x.v);
-	s.bytes = 2.0 * vbytes(g, x.v) + velems(g, x.v);
+	s.bytes = 2.0 * vbytes(g, x.v) + velems(g, x.v) * (double)mb;
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
 }
@@ -1214,7 +1451,7 @@ struct gen_tensor gen_mask_add(struct gen *g, const char *name,
 struct gen_tensor gen_layernorm(struct gen *g, const char *name,
 				struct gen_tensor x)
 {
-	return norm_fwd(g, GL_LAYERNORM, OT_LAYERNORM, name, x);
+	return norm_fwd(g, GL_LAYERNORM, OT_LAYERNORM, name, x, true);
 }
 
 struct gen_tensor gen_embedding(struct gen *g, const char *name,
@@ -1324,8 +1561,11 @@ void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 		return;
 	const struct gen_val lv = g->vals[logits.v];
 	uint64_t rows = (uint64_t)(lv.h * lv.w) * (uint64_t)g->batch;
+	/* caffe: the data layer's label top is a Blob<Dtype> of the batch
+	 * (base_data_layer.cpp, data_layer.cpp: label_shape(1, batch)),
+	 * fp32; else int64 */
 	uint32_t labels = add_tensor(g, fmt_name(g, b1, "%s.labels", name),
-				     rows * 8u, WL_INPUT);
+				     rows * (caffe(g) ? 4u : 8u), WL_INPUT);
 	uint32_t probs = add_tensor(g, fmt_name(g, b2, "%s.probs", name),
 				    fbytes(g, vnumel(&lv)), WL_ACT);
 	uint32_t loss = add_tensor(g, fmt_name(g, b3, "%s.out", name), 4,
@@ -1339,7 +1579,20 @@ void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 			    .phase = WL_FWD, .in = {lv.tensor, labels},
 			    .n_in = 2, .out = {probs, loss}, .n_out = 2};
 	s.flops = 5.0 * velems(g, logits.v);
-	s.bytes = 2.0 * vbytes(g, logits.v) + (double)rows * 8.0 + 4.0;
+	s.bytes = 2.0 * vbytes(g, logits.v) +
+		  (double)g->w->tensors[labels].bytes + 4.0;
+	if (caffe(g) && lv.needs_grad) {
+		/* SoftmaxWithLoss's prob_ is NAME.probs; its Forward_gpu
+		 * takes the bottom's diff as scratch ("Since this memory is
+		 * not used for anything, we use it here to avoid having to
+		 * allocate new GPU memory", softmax_loss_layer.cu): the
+		 * logits' diff is allocated in forward. NAME.scratch is that
+		 * blob; the backward writes dlogits over it (in place) */
+		g->tape[l].hid[0] = hidden(g, name, "scratch",
+					   fbytes(g, vnumel(&lv)),
+					   WL_ACT_GRAD);
+		s.out[s.n_out++] = g->tape[l].hid[0];
+	}
 	emit(g, &s);
 }
 
@@ -1393,13 +1646,20 @@ static void accumulate(struct gen *g, uint32_t *acc, uint32_t t,
 	 * preferably the new one: an older one may be a tensor passed on
 	 * unchanged (add, concat) that other layers still read */
 	uint32_t a = t, b = *acc;
+	enum gen_ip ip = IP_ACC;
 	if (!same_size(g, a, sum) && same_size(g, b, sum))
 		a = *acc, b = t;
+	if (k > 2 && same_size(g, *acc, sum)) {
+		/* a third or later addend goes into the running sum (Caffe's
+		 * Split: caffe_gpu_axpy into the bottom's diff) */
+		a = *acc, b = t;
+		ip = IP_SPLIT;
+	}
 	struct op_spec s = {.name = fmt_name(g, ob, "%s.grad_acc%u", base, k),
 			    .layer = layer, .type = OT_ADD, .phase = WL_BWD,
 			    .in = {a, b}, .n_in = 2, .out = {sum},
 			    .n_out = 1,
-			    .inplace = same_size(g, a, sum) ? IP_ACC : IP_NO};
+			    .inplace = same_size(g, a, sum) ? ip : IP_NO};
 	s.flops = (double)bytes / 4.0;
 	s.bytes = 3.0 * (double)bytes;
 	if (emit(g, &s) == 0)
@@ -1466,10 +1726,11 @@ static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	struct wl_conv cg = conv_geo(g, xv, yv, L);
 	double macs = conv_macs(&cg);
 	struct wl_algo al[CA_MAX_ALGOS];
+	uint64_t ws;
 	uint32_t wt = g->params[L->wp].tensor;
 	if (needs(g, x)) {
 		dx = grad_tensor(g, x);
-		uint32_t na = ca_algos(&cg, CA_BWD_DATA, al);
+		uint32_t na = conv_choice(g, &cg, CA_BWD_DATA, al, &ws);
 		struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd_data",
 						     L->name),
 				    .layer = L->name,
@@ -1478,18 +1739,22 @@ static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
 				    .n_in = 2, .out = {dx}, .n_out = 1,
 				    .algos = al, .n_algos = na,
 				    .conv = &cg};
+		if (L->hid[0] != WL_NONE)
+			s.in[s.n_in++] = L->hid[0];
 		s.flops = 2.0 * macs;
 		s.bytes = pbytes(g, L->wp) + vbytes(g, y) + vbytes(g, x);
 		emit(g, &s);
 	}
 	uint32_t dw = pgrad_tensor(g, L->wp);
 	uint32_t db = L->bp != GEN_NONE ? pgrad_tensor(g, L->bp) : WL_NONE;
-	uint32_t na = ca_algos(&cg, CA_BWD_FILTER, al);
+	uint32_t na = conv_choice(g, &cg, CA_BWD_FILTER, al, &ws);
 	struct op_spec s = {.name = fmt_name(g, b2, "%s.bwd_filter", L->name),
 			    .layer = L->name, .type = OT_CONV_BWD_FILTER,
 			    .phase = WL_BWD, .in = {vt(g, x), dy}, .n_in = 2,
 			    .out = {dw}, .n_out = 1, .algos = al,
 			    .n_algos = na, .conv = &cg};
+	if (L->hid[0] != WL_NONE)
+		s.in[s.n_in++] = L->hid[0];
 	s.flops = 2.0 * macs;
 	s.bytes = vbytes(g, x) + vbytes(g, y) + pbytes(g, L->wp);
 	if (db != WL_NONE) {
@@ -1544,25 +1809,55 @@ static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
 {
 	char b1[NAME_MAX_LEN];
 	uint32_t x = lin(g, L, 0);
+	bool affine = L->wp != GEN_NONE;
 	uint32_t dx = needs(g, x) ? grad_tensor(g, x) : WL_NONE;
-	uint32_t dg = pgrad_tensor(g, L->wp), dbeta = pgrad_tensor(g, L->bp);
 	struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd", L->name),
-			    .layer = L->name, .type = type, .phase = WL_BWD,
-			    .in = {vt(g, x), L->aux,
-				   g->params[L->wp].tensor, dy},
-			    .n_in = 4};
-	if (dx != WL_NONE)
-		s.out[s.n_out++] = dx;
-	s.out[s.n_out++] = dg;
-	s.out[s.n_out++] = dbeta;
+			    .layer = L->name, .type = type, .phase = WL_BWD};
 	s.flops = 9.0 * velems(g, x);
-	s.bytes = 3.0 * vbytes(g, x) + (double)g->w->tensors[L->aux].bytes +
-		  3.0 * pbytes(g, L->wp);
+	s.bytes = 3.0 * vbytes(g, x) + (double)g->w->tensors[L->aux].bytes;
+	if (L->hid[1] != WL_NONE) {
+		/* caffe (batch_norm_layer.cu Backward_gpu): reads top_diff,
+		 * x_norm_ and temp_ (x itself may be clobbered); in place it
+		 * first copies top_diff into x_norm_'s diff, a full-size
+		 * blob of its own (`x_norm_.mutable_gpu_diff()`) */
+		s.in[s.n_in++] = dy;
+		s.in[s.n_in++] = L->hid[1];
+		s.in[s.n_in++] = L->hid[0];
+		s.in[s.n_in++] = L->aux;
+		s.bytes += vbytes(g, x);
+	} else {
+		s.in[s.n_in++] = vt(g, x);
+		s.in[s.n_in++] = L->aux;
+		if (affine)
+			s.in[s.n_in++] = g->params[L->wp].tensor;
+		s.in[s.n_in++] = dy;
+	}
+	if (dx != WL_NONE) {
+		s.out[s.n_out++] = dx;
+		s.inplace = L->inplace ? IP_LAYER : IP_NO;
+	}
+	if (L->hid[1] != WL_NONE && L->inplace) {
+		s.out[s.n_out++] = hidden(g, L->name, "x_norm.diff",
+					  (uint64_t)vbytes(g, x), WL_ACT_GRAD);
+		s.bytes += vbytes(g, x);
+	}
+	uint32_t dg = WL_NONE, dbeta = WL_NONE;
+	if (affine) {
+		dg = pgrad_tensor(g, L->wp);
+		dbeta = pgrad_tensor(g, L->bp);
+		if (L->hid[1] != WL_NONE)
+			s.in[s.n_in++] = g->params[L->wp].tensor;
+		s.out[s.n_out++] = dg;
+		s.out[s.n_out++] = dbeta;
+		s.bytes += 3.0 * pbytes(g, L->wp);
+	}
 	if (emit(g, &s) == 0) {
 		if (dx != WL_NONE)
 			contrib(g, x, dx, L->name);
-		pcontrib(g, L->wp, dg, L->name);
-		pcontrib(g, L->bp, dbeta, L->name);
+		if (affine) {
+			pcontrib(g, L->wp, dg, L->name);
+			pcontrib(g, L->bp, dbeta, L->name);
+		}
 	}
 }
 
@@ -1621,6 +1916,64 @@ static void bwd_pair(struct gen *g, const struct gen_layer *L,
 		contrib(g, b, db, L->name);
 }
 
+/* Backward of a Scale layer (scale_layer.cu Backward_gpu): dgamma from
+ * dy and the bottom data -- temp_ when in place --, dbeta (the Bias
+ * layer) from dy, dx = gamma * dy over dy when in place; 4 FLOPs an
+ * element. */
+static void bwd_affine(struct gen *g, const struct gen_layer *L,
+		       uint32_t dy)
+{
+	char b1[NAME_MAX_LEN];
+	uint32_t x = lin(g, L, 0);
+	uint32_t dx = needs(g, x) ? grad_tensor(g, x) : WL_NONE;
+	uint32_t dw = pgrad_tensor(g, L->wp);
+	uint32_t db = L->bp != GEN_NONE ? pgrad_tensor(g, L->bp) : WL_NONE;
+	struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd", L->name),
+			    .layer = L->name, .type = OT_ELEMWISE,
+			    .phase = WL_BWD,
+			    .in = {dy, L->hid[0] != WL_NONE ? L->hid[0]
+							   : vt(g, x),
+				   g->params[L->wp].tensor},
+			    .n_in = 3};
+	if (dx != WL_NONE) {
+		s.out[s.n_out++] = dx;
+		s.inplace = L->inplace ? IP_LAYER : IP_NO;
+	}
+	s.out[s.n_out++] = dw;
+	if (db != WL_NONE)
+		s.out[s.n_out++] = db;
+	s.flops = 4.0 * velems(g, x);
+	s.bytes = 3.0 * vbytes(g, x) + 2.0 * pbytes(g, L->wp) +
+		  pbytes(g, L->bp);
+	if (emit(g, &s) == 0)
+		layer_grads(g, L, x, dx, dw, db);
+}
+
+/* caffe: Eltwise SUM and Concat give each bottom a diff of its own, a
+ * copy of (a slice of) the top's diff: `caffe_copy(count, top_diff,
+ * bottom_diff)` (eltwise_layer.cu Backward_gpu, coefficient 1) and the
+ * per-bottom copy of concat_layer.cu. One OT_ELEMWISE op per input
+ * that needs a gradient: NAME.bwd, NAME.bwd.2, ... (no FLOPs). */
+static void bwd_copies(struct gen *g, const struct gen_layer *L, uint32_t dy)
+{
+	char b1[NAME_MAX_LEN];
+	for (uint32_t i = 0; i < L->n_in && gen_ok(g); i++) {
+		uint32_t x = lin(g, L, i);
+		if (!needs(g, x))
+			continue;
+		uint32_t dx = grad_tensor(g, x);
+		struct op_spec s = {
+			.name = i ? fmt_name(g, b1, "%s.bwd.%u", L->name, i + 1)
+				  : fmt_name(g, b1, "%s.bwd", L->name),
+			.layer = L->name, .type = OT_ELEMWISE,
+			.phase = WL_BWD, .in = {dy}, .n_in = 1, .out = {dx},
+			.n_out = 1, .flops = 0.0,
+			.bytes = 2.0 * vbytes(g, x)};
+		if (emit(g, &s) == 0)
+			contrib(g, x, dx, L->name);
+	}
+}
+
 static void bwd_layer(struct gen *g, const struct gen_layer *L)
 {
 	uint32_t dy = L->out != GEN_NONE ? g->vals[L->out].grad : WL_NONE;
@@ -1655,6 +2008,14 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		 * max_pool2d_with_indices_backward(grad, self, ..., indices)
 		 * (derivatives.yaml): the input and the saved indices */
 		uint32_t in[3] = {vt(g, x), vt(g, L->out), dy};
+		if (L->hid[0] != WL_NONE) {
+			/* caffe: MaxPoolBackward reads top_diff and
+			 * max_idx_ only (pooling_layer.cu) */
+			uint32_t cin[2] = {dy, L->hid[0]};
+			bwd_simple(g, L, OT_POOL_BWD, cin, 2, L->work,
+				   vbytes(g, x) + 2.0 * by, IP_NO);
+			break;
+		}
 		double b = 2.0 * vbytes(g, x) + 2.0 * by;
 		if (L->aux != WL_NONE) {
 			in[1] = L->aux;
@@ -1663,6 +2024,18 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		bwd_simple(g, L, OT_POOL_BWD, in, 3, L->work, b, IP_NO);
 		break;
 	}
+	case GL_LRN: {
+		/* cudnnLRNCrossChannelBackward(handle, norm, mode, alpha,
+		 * yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx)
+		 * (CuDNNLRNLayer::Backward_gpu, cudnn_lrn_layer.cu) */
+		uint32_t in[3] = {dy, vt(g, L->out), vt(g, x)};
+		bwd_simple(g, L, OT_ELEMWISE, in, 3,
+			   (4.0 * (double)L->kh + 10.0) * ny, 4.0 * by, IP_NO);
+		break;
+	}
+	case GL_AFFINE:
+		bwd_affine(g, L, dy);
+		break;
 	case GL_AVGPOOL: {
 		/* PyTorch saves self for avg_pool2d_backward and
 		 * _adaptive_avg_pool2d_backward (derivatives.yaml): it is
@@ -1738,15 +2111,25 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		break;
 	}
 	case GL_LOSS: {
-		uint32_t in[2] = {L->aux, L->aux2};
+		uint32_t in[3] = {L->aux, L->aux2, WL_NONE};
 		double nl = velems(g, x);
-		bwd_simple(g, L, OT_LOSS_BWD, in, 2, 2.0 * nl,
-			   2.0 * vbytes(g, x) +
-				   (double)g->w->tensors[L->aux2].bytes,
-			   IP_NO);
+		double b = 2.0 * vbytes(g, x) +
+			   (double)g->w->tensors[L->aux2].bytes;
+		if (L->hid[0] != WL_NONE) {
+			/* caffe: dlogits over the forward's scratch */
+			uint32_t cin[3] = {L->hid[0], L->aux, L->aux2};
+			bwd_simple(g, L, OT_LOSS_BWD, cin, 3, 2.0 * nl, b,
+				   IP_GRAD);
+			break;
+		}
+		bwd_simple(g, L, OT_LOSS_BWD, in, 2, 2.0 * nl, b, IP_NO);
 		break;
 	}
 	case GL_ADD:
+		if (caffe(g)) {
+			bwd_copies(g, L, dy);
+			break;
+		}
 		for (uint32_t i = 0; i < L->n_in; i++)
 			if (needs(g, lin(g, L, i)))
 				contrib(g, lin(g, L, i), dy, L->name);
@@ -1760,6 +2143,10 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 			contrib(g, x, dy, g->cur_layer);
 		break;
 	case GL_CONCAT:
+		if (caffe(g)) {
+			bwd_copies(g, L, dy);
+			break;
+		}
 		for (uint32_t i = 0; i < L->n_in; i++)
 			if (needs(g, lin(g, L, i)))
 				contrib(g, lin(g, L, i), dy, L->name);

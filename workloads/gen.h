@@ -30,7 +30,8 @@
  * (features, seq, 1). The "feature" axis c is the one linear, layernorm,
  * softmax and the loss act on; every (h, w) position is a row. All
  * tensors are fp32 (4 bytes an element) except token ids and labels
- * (int64) and dropout masks (1 byte an element).
+ * (int64) and dropout masks (1 byte an element); under caffe labels are
+ * fp32 and masks 4 bytes (Caffe's Blob<Dtype> label, uint32 rand_vec_).
  *
  * Names: every layer call takes the op name (unique in the workload,
  * e.g. "layer1.0.conv2"); the op is its own layer. Derived names:
@@ -134,6 +135,14 @@ struct gen_tensor gen_conv(struct gen *g, const char *name,
 			   struct gen_tensor x, int64_t cout, int64_t kh,
 			   int64_t kw, int64_t stride, int64_t pad_h,
 			   int64_t pad_w, bool bias);
+/* Grouped convolution (Caffe's `group`, AlexNet's conv2/4/5): x.c and
+ * cout divide by groups; each group convolves x.c/groups input channels
+ * into cout/groups outputs, so parameters, FLOPs and the algorithms'
+ * geometry are per group (square kernel k, pad on both axes). */
+struct gen_tensor gen_conv_grouped(struct gen *g, const char *name,
+				   struct gen_tensor x, int64_t cout,
+				   int64_t k, int64_t stride, int64_t pad,
+				   int64_t groups, bool bias);
 /* Square kernel k x k, pad on both axes. */
 struct gen_tensor gen_conv_sq(struct gen *g, const char *name,
 			      struct gen_tensor x, int64_t cout, int64_t k,
@@ -145,6 +154,34 @@ struct gen_tensor gen_conv_sq(struct gen *g, const char *name,
  * are not modelled. Same shape as x; works on any (c, h, w). */
 struct gen_tensor gen_batchnorm(struct gen *g, const char *name,
 				struct gen_tensor x);
+
+/* Batch normalisation without affine parameters (Caffe's BatchNorm
+ * layer: mean and variance only, its scale and shift are a separate
+ * Scale layer, gen_affine). NAME.saved holds the per-channel mean and
+ * variance (2*c*4 bytes). Under caffe its hidden buffers (README,
+ * "caffe") are added; in place when the context's definition runs its
+ * layers in place (gen_set_layers_inplace). */
+struct gen_tensor gen_bn_noaffine(struct gen *g, const char *name,
+				  struct gen_tensor x);
+
+/* Per-channel y = gamma * x (+ beta with bias): Caffe's Scale layer
+ * (bias_term adds its Bias layer). Parameters NAME.weight (c) and
+ * NAME.bias (c). Backward (one OT_ELEMWISE op NAME.bwd) reads dY, x (or
+ * the in-place copy NAME.temp) and gamma, writes dX, dgamma, dbeta. */
+struct gen_tensor gen_affine(struct gen *g, const char *name,
+			     struct gen_tensor x, bool bias);
+
+/* Local response normalisation across channels, window local_size
+ * (Caffe's LRN layer, ACROSS_CHANNELS, run by cuDNN: no hidden buffer).
+ * OT_ELEMWISE; backward reads y, dY and x (the arguments of
+ * cudnnLRNCrossChannelBackward). */
+struct gen_tensor gen_lrn(struct gen *g, const char *name,
+			  struct gen_tensor x, int64_t local_size);
+
+/* The network definition runs its Dropout, BatchNorm (gen_bn_noaffine)
+ * and Scale (gen_affine) layers in place (Caffe prototxts: top ==
+ * bottom). Only the caffe personality acts on it (fw_inplace). */
+void gen_set_layers_inplace(struct gen *g, bool on);
 
 /* ReLU. In the graph preset the forward op is marked in place. */
 struct gen_tensor gen_relu(struct gen *g, const char *name,

@@ -2,6 +2,10 @@
  * gen_alexnet_vgg.c - AlexNet, VGG-16, the deep VGGs of the vDNN++ paper
  * (VGG-116, VGG-191) and the network of its Table III, built with gen.h.
  *
+ * Under the caffe framework alexnet and vgg16 build Caffe's own
+ * definitions instead (gen_caffe.c); vgg116, vgg191 and vdnnpp_table3
+ * have none and keep these under Caffe's memory rules.
+ *
  * AlexNet and VGG-16 follow torchvision (models/alexnet.py, vgg.py):
  *   alexnet: 61,100,840 parameters, 0.714 G MACs at 224x224;
  *   vgg16:   138,357,544 parameters, 15.47 G MACs.
@@ -11,6 +15,7 @@
  *   vgg 32: five 2x2/2 pools: 32 -> 16 -> 8 -> 4 -> 2 -> 1.
  */
 #include "gen.h"
+#include "gen_caffe.h"
 
 #include <stdio.h>
 
@@ -21,6 +26,8 @@ struct wl_workload *gen_build_alexnet(const struct wl_gen_args *a,
 struct wl_workload *gen_build_alexnet(const struct wl_gen_args *a,
 				      gms_err *err)
 {
+	if (a->framework == WL_FW_CAFFE)
+		return gen_caffe_alexnet(a, err);
 	struct gen *g = gen_new("alexnet", a, err);
 	if (!g)
 		return NULL;
@@ -53,6 +60,17 @@ struct wl_workload *gen_build_alexnet(const struct wl_gen_args *a,
 
 /* ---- VGG ------------------------------------------------------------- */
 
+struct gen_tensor gen_vgg_head(struct gen *g, struct gen_tensor x)
+{
+	x = gen_linear(g, "fc6", x, 4096, true);
+	x = gen_relu(g, "relu6", x);
+	x = gen_dropout(g, "drop6", x, 0.5);
+	x = gen_linear(g, "fc7", x, 4096, true);
+	x = gen_relu(g, "relu7", x);
+	x = gen_dropout(g, "drop7", x, 0.5);
+	return gen_linear(g, "fc8", x, 1000, true);
+}
+
 /* VGG-16 (configuration D) with `extra` more 3x3 convolutions (+ ReLU)
  * at the end of each of its five groups, before the group's max pool:
  * the vDNN++ paper's VGG-116 (extra = 20: 13 + 5*20 = 113 convolutions
@@ -81,15 +99,7 @@ static struct wl_workload *vgg(const char *name, const struct wl_gen_args *a,
 		x = gen_maxpool(g, n1, x, 2, 2, 0, false);
 	}
 	x = gen_adaptive_avgpool(g, "avgpool", x, 7, 7);
-	x = gen_flatten(g, x);
-	x = gen_linear(g, "fc6", x, 4096, true);
-	x = gen_relu(g, "relu6", x);
-	x = gen_dropout(g, "drop6", x, 0.5);
-	x = gen_linear(g, "fc7", x, 4096, true);
-	x = gen_relu(g, "relu7", x);
-	x = gen_dropout(g, "drop7", x, 0.5);
-	x = gen_linear(g, "fc8", x, 1000, true);
-	return gen_finish(g, x, err);
+	return gen_finish(g, gen_vgg_head(g, gen_flatten(g, x)), err);
 }
 
 struct wl_workload *gen_build_vgg16(const struct wl_gen_args *a,
@@ -97,6 +107,8 @@ struct wl_workload *gen_build_vgg16(const struct wl_gen_args *a,
 struct wl_workload *gen_build_vgg16(const struct wl_gen_args *a,
 				    gms_err *err)
 {
+	if (a->framework == WL_FW_CAFFE)
+		return gen_caffe_vgg16(a, err);
 	return vgg("vgg16", a, 0, err);
 }
 

@@ -155,6 +155,7 @@
 #include "gen_inception.h"
 
 #include "gen.h"
+#include "gen_caffe.h"
 
 #include <stdio.h>
 
@@ -371,6 +372,8 @@ static const struct step googlenet_stem[] = {
 struct wl_workload *wl_gen_googlenet(const struct wl_gen_args *a,
 				     gms_err *err)
 {
+	if (a->framework == WL_FW_CAFFE)
+		return gen_caffe_googlenet(a, err);
 	int64_t size = image_size(a, "googlenet", GOOGLENET_DEFAULT_SIZE,
 				  GOOGLENET_MIN_SIZE,
 				  "maxpool3 needs 2x2 after maxpool2", err);

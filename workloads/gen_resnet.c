@@ -10,6 +10,9 @@
  * pads by 3, the 3x3/2 max pool by 1, strided convolutions pad), hence
  * min_size 1.
  *
+ * Under the caffe framework these build KaimingHe's Caffe definitions
+ * instead (gen_caffe.c: stride on the first 1x1, BatchNorm + Scale).
+ *
  * Names follow torchvision's modules: conv1, bn1, relu, maxpool,
  * layer1.0.conv1, layer1.0.bn1, layer1.0.relu1, ..., layer1.0.add,
  * layer1.0.downsample.0 (1x1 conv), layer1.0.downsample.1 (bn), avgpool,
@@ -18,6 +21,7 @@
  * after the residual add.
  */
 #include "gen.h"
+#include "gen_caffe.h"
 
 #include <stdio.h>
 
@@ -75,6 +79,8 @@ static struct wl_workload *resnet(const char *name,
 				  gms_err *err)
 {
 	char pfx[64];
+	if (a->framework == WL_FW_CAFFE)
+		return gen_caffe_resnet(name, a, blocks, bottleneck, err);
 	struct gen *g = gen_new(name, a, err);
 	if (!g)
 		return NULL;

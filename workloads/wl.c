@@ -873,17 +873,26 @@ int wl_conv_algo_value(enum wl_op_type t, const char *s)
 	return -1;
 }
 
-uint32_t wl_fastest_of(const struct wl_algo *al, uint32_t n)
+uint32_t wl_fastest_algo_within(const struct wl_algo *al, uint32_t n,
+				uint64_t limit)
 {
-	uint32_t best = 0;
-	for (uint32_t a = 1; a < n; a++) {
-		const struct wl_algo *x = &al[a], *b = &al[best];
-		if (x->time_scale < b->time_scale ||
-		    (x->time_scale == b->time_scale &&
-		     x->workspace < b->workspace))
+	uint32_t best = n;
+	for (uint32_t a = 0; a < n; a++) {
+		const struct wl_algo *x = &al[a];
+		if (x->workspace > limit)
+			continue;
+		if (best == n || x->time_scale < al[best].time_scale ||
+		    (x->time_scale == al[best].time_scale &&
+		     x->workspace < al[best].workspace))
 			best = a;
 	}
 	return best;
+}
+
+uint32_t wl_fastest_of(const struct wl_algo *al, uint32_t n)
+{
+	uint32_t a = wl_fastest_algo_within(al, n, UINT64_MAX);
+	return a < n ? a : 0;
 }
 
 uint32_t wl_least_workspace_of(const struct wl_algo *al, uint32_t n)

@@ -240,6 +240,12 @@ uint64_t wl_bytes_of_kind(const struct wl_workload *w, enum wl_kind k);
  * workspace (vDNN's performance-optimal "p" choice); 0 when the op has none. */
 uint32_t wl_fastest_algo(const struct wl_op *op);
 
+/* The same over a list al[0..n): the fastest whose workspace is at most
+ * limit (Caffe's choice under its workspace limit, gen.c conv_choice);
+ * n when none is. */
+uint32_t wl_fastest_algo_within(const struct wl_algo *al, uint32_t n,
+				uint64_t limit);
+
 /* The op's memory-optimal algorithm: the least workspace, ties to the
  * least time_scale (vDNN's "m" choice; the executor's fallback offer); 0
  * when the op has none. */

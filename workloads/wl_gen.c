@@ -41,9 +41,11 @@ struct wl_workload *gen_build_resnet152(const struct wl_gen_args *a,
 /* min_size: the smallest input side at which every layer has an output
  * of at least 1x1 (derivations in the generator files). */
 const struct wl_gen wl_gens[] = {
-	{"alexnet", "AlexNet (torchvision; Krizhevsky 2014 one-GPU form)",
+	{"alexnet", "AlexNet (torchvision; Krizhevsky 2014 one-GPU form; caffe: "
+		    "BVLC bvlc_alexnet, groups and LRN)",
 	 "image", 224, 63, gen_build_alexnet},
-	{"vgg16", "VGG-16, configuration D (torchvision, no batchnorm)",
+	{"vgg16", "VGG-16, configuration D (torchvision, no batchnorm; caffe: "
+		  "VGG_ILSVRC_16_layers)",
 	 "image", 224, 32, gen_build_vgg16},
 	{"vgg116", "VGG-116: VGG-16 + 20 3x3 convolutions in each group "
 		   "(vDNN++ section V)",
@@ -54,18 +56,19 @@ const struct wl_gen wl_gens[] = {
 	{"vdnnpp_table3", "the constructed network of vDNN++ Table III "
 			  "(1x1 among 5x5 convolutions)",
 	 "image", 224, 1, gen_build_vdnnpp_table3},
-	{"resnet34", "ResNet-34 (torchvision)", "image", 224, 1,
+	{"resnet34", "ResNet-34 (torchvision; caffe: KaimingHe conventions)", "image", 224, 1,
 	 gen_build_resnet34},
-	{"resnet50", "ResNet-50 v1.5 (torchvision: stride on the 3x3)",
+	{"resnet50", "ResNet-50 v1.5 (torchvision: stride on the 3x3; caffe: "
+		     "KaimingHe, stride on the first 1x1)",
 	 "image", 224, 1, gen_build_resnet50},
-	{"resnet101", "ResNet-101 v1.5 (torchvision)", "image", 224, 1,
+	{"resnet101", "ResNet-101 v1.5 (torchvision; caffe: KaimingHe)", "image", 224, 1,
 	 gen_build_resnet101},
-	{"resnet152", "ResNet-152 v1.5 (torchvision)", "image", 224, 1,
+	{"resnet152", "ResNet-152 v1.5 (torchvision; caffe: KaimingHe)", "image", 224, 1,
 	 gen_build_resnet152},
 	{"densenet121", "DenseNet-121 (torchvision, concatenations not memory-efficient)", "image", DENSENET_DEFAULT_SIZE, DENSENET_MIN_SIZE, wl_gen_densenet121},
 	{"bert_base", "BERT-base, L12 H768 A12 (HuggingFace, classification head)", "seq", BERT_DEFAULT_SEQ, BERT_MIN_SEQ, wl_gen_bert_base},
 	{"bert_large", "BERT-large, L24 H1024 A16 (HuggingFace, classification head)", "seq", BERT_DEFAULT_SEQ, BERT_MIN_SEQ, wl_gen_bert_large},
-	{"googlenet", "GoogLeNet (torchvision, no aux heads; 3x3 \"5x5\" branch)", "image", GOOGLENET_DEFAULT_SIZE, GOOGLENET_MIN_SIZE, wl_gen_googlenet},
+	{"googlenet", "GoogLeNet (torchvision, no aux heads; 3x3 \"5x5\" branch; caffe: BVLC bvlc_googlenet with both)", "image", GOOGLENET_DEFAULT_SIZE, GOOGLENET_MIN_SIZE, wl_gen_googlenet},
 	{"inception_v3", "Inception-v3 (torchvision, with the aux head and its loss)", "image", INCEPTION_V3_DEFAULT_SIZE, INCEPTION_V3_MIN_SIZE, wl_gen_inception_v3},
 	{"inception_v4", "Inception-v4 (Szegedy 2016, as timm/Cadene)", "image", INCEPTION_V4_DEFAULT_SIZE, INCEPTION_V4_MIN_SIZE, wl_gen_inception_v4},
 	{NULL, NULL, NULL, 0, 0, NULL},
