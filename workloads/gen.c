@@ -74,6 +74,9 @@
  *   attn ctx    NAME.bwd_p (OT_MATMUL_BWD) dC, V -> dP;
  *               NAME.bwd_v dC, P -> dV
  *   slice       NAME.bwd (OT_ELEMWISE)       dY -> dX (full size)
+ *   TF op       gen_tf_op: per input with a gradient, none (dY itself)
+ *               or NAME.bwd / .bwd_x / .bwd_y (OT_ELEMWISE) reading dY
+ *               and what TF's gradient function reads (tf_defs)
  *   add, mask add, flatten: no kernel; dY itself is the gradient of the
  *               input(s) (add: of both branches)
  *   concat      no kernel; each input's gradient is a view (channel
@@ -389,7 +392,11 @@ enum gen_ip {
  *             buffer no other op still needs: ReluOp (UnaryElementWiseOp,
  *             core/kernels/relu_op.h), the *Grad binary kernels
  *             (BinaryElementWiseOp, the same file; cwise_ops_common.h)
- *             and AddN (core/kernels/aggregate_ops.cc).
+ *             and AddN (core/kernels/aggregate_ops.cc); the cwise
+ *             forward kernels of gen_tf_op likewise (BinaryOpState:
+ *             forward_input_or_allocate_output({0, 1}, 0, ...) in
+ *             cwise_ops_common.cc, as stored for TF 1.x, id 60158809;
+ *             older versions allocate: assumed present in 1.11).
  *   tf-eager  none: every eager op's inputs are still referenced by the
  *             Python handles and by the tape (eager/tape.h keeps them
  *             for the gradient), so a buffer is never the sole owner.

@@ -4,7 +4,10 @@
  * fine-tuned for sequence classification, as HuggingFace transformers'
  * BertForSequenceClassification runs it in training mode with the eager
  * ("manual") attention implementation (modeling_bert.py; the same graph as
- * google-research/bert modeling.py). size = sequence length.
+ * google-research/bert modeling.py). size = sequence length. This is what
+ * bert_base and bert_large build for the pytorch and caffe frameworks;
+ * for tf-graph and tf-eager they build TF 1.x's unfused graph
+ * (gen_bert_tf1.c), with the same parameters.
  *
  *   bert_base:  L = 12, H = 768,  A = 12, intermediate 3072
  *   bert_large: L = 24, H = 1024, A = 16, intermediate 4096
