@@ -22,6 +22,7 @@
 #include "../sim/ex.h"
 #include "../sim/hw.h"
 #include "../workloads/gen_dense_bert.h"
+#include "testkit.h"
 #include "wlkit.h"
 
 static const struct bert_cfg base = {"bert_base", 12, 768, 12, 3072,
@@ -261,26 +262,13 @@ static uint64_t kept_act(const struct wl_workload *w)
 	return b;
 }
 
-static uint64_t peak(struct wl_workload *w)
+static uint64_t peak(const struct wl_workload *w)
 {
 	struct hw_profile hw;
 	gms_err err = {{0}};
 	if (hw_load(&hw, "H100-80GB-PCIe", &err) < 0)
 		fail_msg("%s", err.msg);
-	struct pol pol;
-	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) < 0)
-		fail_msg("%s", err.msg);
-	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
-			     .allocator = "arena", .iterations = 1};
-	struct st_run st;
-	memset(&st, 0, sizeof st);
-	if (ex_run(&cfg, &st, &err) < 0)
-		fail_msg("%s", err.msg);
-	assert_false(st.oom.hit);
-	uint64_t p = st.mem.peak_requested;
-	st_run_free(&st);
-	pol_destroy(&pol);
-	return p;
+	return framework_peak(w, &hw);
 }
 
 static void test_base_vs_fused(void **state)
