@@ -23,6 +23,7 @@
 #include "../sim/hw.h"
 #include "../workloads/gen.h"
 #include "../workloads/wl_gen.h"
+#include "testkit.h"
 #include "wlkit.h"
 
 /* ---- helpers -------------------------------------------------------- */
@@ -660,19 +661,7 @@ static uint64_t tiny_peak(enum wl_framework preset)
 	if (!w)
 		fail_msg("%s", err.msg);
 	assert_int_equal(w->ops[0].algos[0].workspace, 0);
-	struct pol pol;
-	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) < 0)
-		fail_msg("%s", err.msg);
-	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
-			     .allocator = "arena", .iterations = 1};
-	struct st_run st;
-	memset(&st, 0, sizeof st);
-	if (ex_run(&cfg, &st, &err) < 0)
-		fail_msg("%s", err.msg);
-	assert_false(st.oom.hit);
-	uint64_t peak = st.mem.peak_requested;
-	st_run_free(&st);
-	pol_destroy(&pol);
+	uint64_t peak = framework_peak(w, &hw);
 	wl_free(w);
 	return peak;
 }

@@ -28,7 +28,13 @@
 static struct wl_workload *build(const char *name, int64_t batch,
 				 int64_t size)
 {
-	return gen_build_ok(name, batch, size, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
+	/* bert_base/bert_large build the fused model these tests pin down
+	 * for pytorch (and caffe); tf-graph/tf-eager get the TF 1.x graph
+	 * (gen_bert_tf1.c, tests/test_gen_bert_tf1.c) */
+	enum wl_framework fw = strncmp(name, "bert", 4) == 0
+				       ? WL_FW_PYTORCH
+				       : WL_FW_TF_GRAPH;
+	return gen_build_ok(name, batch, size, fw, WL_OPTIM_MOMENTUM);
 }
 
 /* The backward op of type t in the layer of forward op `fwd` (a forward

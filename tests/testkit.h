@@ -84,4 +84,23 @@ static inline int run_hw(const struct wl_workload *w, struct pol *pol,
 	return run_on(w, pol, &hw, "arena", budget, 0, iters, st);
 }
 
+/* Peak requested bytes of one iteration of w under the framework policy
+ * on profile hw with `arena` (plain sums); the test fails on an error or
+ * an OOM. */
+static inline uint64_t framework_peak(const struct wl_workload *w,
+				      const struct hw_profile *hw)
+{
+	struct pol pol;
+	make_policy(&pol, "framework", NULL, 0);
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	if (run_on(w, &pol, hw, "arena", 0, 0, 1, &st) < 0)
+		fail_msg("ex_run failed");
+	assert_false(st.oom.hit);
+	uint64_t peak = st.mem.peak_requested;
+	st_run_free(&st);
+	pol_destroy(&pol);
+	return peak;
+}
+
 #endif

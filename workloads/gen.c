@@ -74,6 +74,9 @@
  *   attn ctx    NAME.bwd_p (OT_MATMUL_BWD) dC, V -> dP;
  *               NAME.bwd_v dC, P -> dV
  *   slice       NAME.bwd (OT_ELEMWISE)       dY -> dX (full size)
+ *   TF op       gen_tf_op: per input with a gradient, none (dY itself)
+ *               or NAME.bwd / .bwd_x / .bwd_y (OT_ELEMWISE) reading dY
+ *               and what TF's gradient function reads (tf_defs)
  *   add, mask add, flatten: no kernel; dY itself is the gradient of the
  *               input(s) (add: of both branches)
  *   concat      no kernel; each input's gradient is a view (channel
@@ -136,7 +139,9 @@ enum gen_lk {
 	GL_CONV, GL_BN, GL_RELU, GL_MAXPOOL, GL_AVGPOOL, GL_FLATTEN, GL_ADD,
 	GL_CONCAT, GL_SLICE, GL_LINEAR, GL_DROPOUT, GL_GELU, GL_TANH,
 	GL_SCALE, GL_MASK_ADD, GL_SOFTMAX, GL_LAYERNORM, GL_EMBEDDING,
-	GL_ATTN_SCORES, GL_ATTN_CONTEXT, GL_LOSS, GL_AFFINE, GL_LRN
+	GL_ATTN_SCORES, GL_ATTN_CONTEXT, GL_LOSS, GL_AFFINE, GL_LRN,
+	GL_TF,	  /* one TensorFlow op (gen_tf_op; gen_layer.tf says which) */
+	GL_PARAM  /* a parameter used as a value (gen_param_value): no op */
 };
 
 /* A forward value. */
@@ -150,6 +155,10 @@ struct gen_val {
 			       WL_NONE before the first */
 	uint32_t n_named;   /* gradient tensors named after this root */
 	uint32_t n_sums;    /* accumulation ops named after this root */
+	uint32_t param;	    /* parameter index when the value is a
+			       parameter (gen_param_value: not batch-sized,
+			       its gradient goes to the parameter),
+			       GEN_NONE otherwise */
 };
 
 /* A parameter tensor. */
@@ -188,6 +197,7 @@ struct gen_layer {
 			       outputs (the FLOPs of forward and backward) */
 	uint32_t fwd_op;    /* its forward op (the op named as the layer),
 			       WL_NONE for views */
+	enum gen_tf_op tf;  /* GL_TF: which TensorFlow op */
 };
 
 struct gen {
@@ -336,16 +346,20 @@ static int64_t vnumel(const struct gen_val *v)
 	return v->c * v->h * v->w;
 }
 
+/* Elements of a value over the whole batch, as a double (a parameter
+ * value: the parameter's elements). */
+static double velems(const struct gen *g, uint32_t v)
+{
+	const struct gen_val *x = &g->vals[v];
+	if (x->param != GEN_NONE)
+		return (double)g->params[x->param].numel;
+	return (double)vnumel(x) * (double)g->batch;
+}
+
 /* Bytes of a value at the batch (fp32). */
 static double vbytes(const struct gen *g, uint32_t v)
 {
-	return (double)fbytes(g, vnumel(&g->vals[v]));
-}
-
-/* Elements of a value over the whole batch, as a double. */
-static double velems(const struct gen *g, uint32_t v)
-{
-	return (double)vnumel(&g->vals[v]) * (double)g->batch;
+	return velems(g, v) * F32;
 }
 
 static const char *tname(const struct gen *g, uint32_t t)
@@ -381,15 +395,21 @@ enum gen_ip {
 		     backward) */
 	IP_SPLIT, /* a third or later gradient added into the running sum
 		     (Caffe's Split backward) */
+	IP_CWISE, /* a TensorFlow cwise forward kernel (gen_tf_op): the
+		     output over input 0 */
 };
 
 /* Does the context's framework run an op of in-place kind k in place?
- *   tf-graph  all three. TensorFlow 1.x kernels call
+ *   tf-graph  all four. TensorFlow 1.x kernels call
  *             forward_input_or_allocate_output, which reuses an input
  *             buffer no other op still needs: ReluOp (UnaryElementWiseOp,
  *             core/kernels/relu_op.h), the *Grad binary kernels
  *             (BinaryElementWiseOp, the same file; cwise_ops_common.h)
- *             and AddN (core/kernels/aggregate_ops.cc).
+ *             and AddN (core/kernels/aggregate_ops.cc); the cwise
+ *             forward kernels of gen_tf_op likewise (BinaryOpState:
+ *             forward_input_or_allocate_output({0, 1}, 0, ...) in
+ *             cwise_ops_common.cc, as stored for TF 1.x, id 60158809;
+ *             older versions allocate: assumed present in 1.11).
  *   tf-eager  none: every eager op's inputs are still referenced by the
  *             Python handles and by the tape (eager/tape.h keeps them
  *             for the gradient), so a buffer is never the sole owner.
@@ -515,7 +535,7 @@ static struct gen_tensor new_val(struct gen *g, uint32_t t, uint32_t root,
 				      .root = root == GEN_NONE ? v : root,
 				      .c = c, .h = h, .w = w,
 				      .needs_grad = needs_grad,
-				      .grad = WL_NONE};
+				      .grad = WL_NONE, .param = GEN_NONE};
 	return (struct gen_tensor){v, c, h, w};
 }
 
@@ -606,7 +626,8 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 		return GEN_NONE;
 	if (numel < 1)
 		return gen_fail(g, "%s: empty parameter", name), GEN_NONE;
-	const char *pn = fmt_name(g, buf, "%s.%s", name, sfx);
+	const char *pn = sfx ? fmt_name(g, buf, "%s.%s", name, sfx)
+			     : fmt_name(g, buf, "%s", name);
 	uint64_t b = (uint64_t)numel * 4u;
 	uint32_t t = add_tensor(g, pn, b, WL_PARAM);
 	if (t == WL_NONE ||
@@ -1552,6 +1573,217 @@ struct gen_tensor gen_attn_context(struct gen *g, const char *name,
 	return gen_ok(g) ? y : NONE_T;
 }
 
+/* ---- TensorFlow ops ----------------------------------------------- */
+
+/* What the gradient of an input is (tf_def.grad). */
+enum tf_grad {
+	TG_NONE,   /* none: no gradient function, an integer input, or
+		      a constant */
+	TG_PASS,   /* dy itself (reshape(reduce_sum(grad, rx), sx) with
+		      nothing to reduce: TF's Sum over no axes hands its
+		      input's buffer on); a broadcast input gets a
+		      reduction kernel reading dy only */
+	TG_KERNEL, /* a kernel reading dy and tf_def.reads */
+};
+
+/* Tensors a gradient kernel reads besides dy (tf_def.reads). */
+#define TR_X 1u /* op.inputs[0] */
+#define TR_Y 2u /* op.inputs[1] */
+#define TR_Z 4u /* op.outputs[0] */
+
+/* One TensorFlow op type: what its gradient function reads
+ * (tensorflow/python/ops/math_grad.py, array_grad.py; the functions
+ * named below, as in the TF 1.x files stored under ids 28309536,
+ * 144530963) and what the TF 1.x eager tape keeps for it
+ * (tensorflow/python/eager/backprop.py, _ops_which_dont_need_outputs /
+ * _ops_which_dont_need_inputs, stored id 124155874: 1 = the inputs,
+ * 2 = the outputs). A scalar constant operand (keep_prob, 0.5, eps, ...)
+ * is not a tensor here: 4 bytes, and its gradient is never needed. */
+struct tf_def {
+	const char *tf;		/* TF op type */
+	uint32_t n_in;		/* tensor inputs (0, 1 or 2) */
+	enum tf_grad grad[2];	/* per input */
+	unsigned reads[2];	/* per TG_KERNEL input: TR_* */
+	unsigned tape;		/* eager tape keeps: 1 inputs, 2 outputs */
+	bool cwise;		/* forward kernel may take input 0's buffer */
+	double fl;		/* forward FLOPs per output element */
+	double bfl;		/* backward FLOPs per gradient element */
+};
+
+static const struct tf_def tf_defs[GEN_TF_COUNT] = {
+	/* _AddGrad: reshape(reduce_sum(grad, rx), sx), the same for y */
+	[GEN_TF_ADD] = {"Add", 2, {TG_PASS, TG_PASS}, {0, 0}, 1, true, 1, 1},
+	/* _SubGrad: grad for x, -grad (a Neg kernel) for y */
+	[GEN_TF_SUB] = {"Sub", 2, {TG_PASS, TG_KERNEL}, {0, 0}, 1, true, 1, 1},
+	/* _MulGrad: reduce_sum(grad * y, rx) and reduce_sum(x * grad, ry) */
+	[GEN_TF_MUL] = {"Mul", 2, {TG_KERNEL, TG_KERNEL}, {TR_Y, TR_X}, 1,
+			true, 1, 1},
+	/* _SquaredDifferenceGrad: x_grad = scalar_mul(2.0, grad) * (x - y)
+	 * for both */
+	[GEN_TF_SQDIFF] = {"SquaredDifference", 2, {TG_KERNEL, TG_KERNEL},
+			   {TR_X | TR_Y, TR_X | TR_Y}, 1, true, 2, 3},
+	/* x + c: _AddGrad, grad itself */
+	[GEN_TF_ADDC] = {"Add", 1, {TG_PASS, TG_NONE}, {0, 0}, 1, true, 1, 1},
+	/* c - x: _SubGrad, -grad */
+	[GEN_TF_RSUBC] = {"Sub", 1, {TG_KERNEL, TG_NONE}, {0, 0}, 1, true, 1,
+			  1},
+	/* x * c: _MulGrad, grad * c (c is a constant) */
+	[GEN_TF_MULC] = {"Mul", 1, {TG_KERNEL, TG_NONE}, {0, 0}, 1, true, 1,
+			 1},
+	/* x / c: _RealDivGrad, grad / c */
+	[GEN_TF_DIVC] = {"RealDiv", 1, {TG_KERNEL, TG_NONE}, {0, 0}, 1, true,
+			 1, 1},
+	/* _ErfGrad: grad * 2/sqrt(pi) * exp(-square(x)): reads x */
+	[GEN_TF_ERF] = {"Erf", 1, {TG_KERNEL, TG_NONE}, {TR_X, 0}, 3, true, 4,
+			8},
+	/* _RsqrtGrad: rsqrt_grad(y, grad): reads the output y */
+	[GEN_TF_RSQRT] = {"Rsqrt", 1, {TG_KERNEL, TG_NONE}, {TR_Z, 0}, 3,
+			  true, 4, 4},
+	/* Floor: its gradient is None */
+	[GEN_TF_FLOOR] = {"Floor", 1, {TG_NONE, TG_NONE}, {0, 0}, 3, true, 1,
+			  0},
+	/* _MeanGrad: tile(reshape(grad)) / factor from static shapes: no
+	 * tensor read */
+	[GEN_TF_MEAN] = {"Mean", 1, {TG_KERNEL, TG_NONE}, {0, 0}, 3, false, 1,
+			 1},
+	/* _TransposeGrad: transpose(grad, invert_permutation(p)) */
+	[GEN_TF_TRANSPOSE] = {"Transpose", 1, {TG_KERNEL, TG_NONE}, {0, 0}, 3,
+			      false, 0, 0},
+	/* ops on integer or random inputs: no gradient */
+	[GEN_TF_CAST] = {"Cast", 1, {TG_NONE, TG_NONE}, {0, 0}, 1, false, 1,
+			 0},
+	[GEN_TF_ONE_HOT] = {"OneHot", 1, {TG_NONE, TG_NONE}, {0, 0}, 3, false,
+			    1, 0},
+	[GEN_TF_FILL] = {"Fill", 0, {TG_NONE, TG_NONE}, {0, 0}, 3, false, 0,
+			 0},
+	[GEN_TF_RANDOM_UNIFORM] = {"RandomUniform", 0, {TG_NONE, TG_NONE},
+				   {0, 0}, 3, false, 1, 0},
+};
+
+const char *gen_tf_name(enum gen_tf_op op)
+{
+	return (unsigned)op < GEN_TF_COUNT ? tf_defs[op].tf : "?";
+}
+
+/* Values are batch-sized unless they are parameters. */
+static bool batched(const struct gen_val *v)
+{
+	return v->param == GEN_NONE;
+}
+
+/* One axis of numpy-style broadcasting; -1 when a and b do not
+ * broadcast. */
+static int64_t bcast_dim(int64_t a, int64_t b)
+{
+	if (a == b || b == 1)
+		return a;
+	return a == 1 ? b : -1;
+}
+
+struct gen_tensor gen_tf_op(struct gen *g, const char *name,
+			    enum gen_tf_op op, struct gen_tensor x,
+			    struct gen_tensor y, int64_t c, int64_t h,
+			    int64_t w)
+{
+	if (!start(g, name))
+		return NONE_T;
+	if ((unsigned)op >= GEN_TF_COUNT) {
+		gen_fail(g, "%s: unknown TensorFlow op %d", name, (int)op);
+		return NONE_T;
+	}
+	const struct tf_def *d = &tf_defs[op];
+	struct gen_tensor xs[2] = {x, y};
+	uint32_t vin[2], tin[2];
+	bool ng = false;
+	int64_t oc = 1, oh = 1, ow = 1;
+	for (uint32_t i = 0; i < d->n_in; i++) {
+		if (!check_in(g, name, xs[i]))
+			return NONE_T;
+		const struct gen_val *v = &g->vals[xs[i].v];
+		vin[i] = xs[i].v;
+		tin[i] = v->tensor;
+		ng = ng || (d->grad[i] != TG_NONE && v->needs_grad);
+		oc = bcast_dim(oc, v->c), oh = bcast_dim(oh, v->h);
+		ow = bcast_dim(ow, v->w);
+		if (oc < 0 || oh < 0 || ow < 0) {
+			gen_fail(g, "%s: shapes do not broadcast", name);
+			return NONE_T;
+		}
+	}
+	if (op == GEN_TF_MEAN)
+		oc = 1; /* over the feature axis, keep_dims */
+	if (c > 0)
+		oc = c, oh = h, ow = w;
+	struct gen_tensor out = out_val(g, name, oc, oh, ow, ng);
+	uint32_t l = tape_add(g, GL_TF, name, vin, d->n_in, out.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	g->tape[l].tf = op;
+	struct op_spec s = {.name = name, .layer = name,
+			    .type = op == GEN_TF_MEAN ? OT_OTHER : OT_ELEMWISE,
+			    .phase = WL_FWD, .n_in = d->n_in,
+			    .out = {g->vals[out.v].tensor}, .n_out = 1};
+	s.bytes = vbytes(g, out.v);
+	for (uint32_t i = 0; i < d->n_in; i++) {
+		s.in[i] = tin[i];
+		s.bytes += vbytes(g, vin[i]);
+	}
+	s.flops = d->fl * (op == GEN_TF_MEAN ? vbytes(g, vin[0]) / F32
+					     : velems(g, out.v));
+	/* BinaryOpState forwards input 0 or 1 ({0, 1}); the executor
+	 * offers in[0], so a candidate input 1 goes first */
+	for (uint32_t i = 0; d->cwise && i < d->n_in; i++) {
+		if (!batched(&g->vals[vin[i]]) ||
+		    !same_size(g, tin[i], s.out[0]))
+			continue;
+		s.in[i] = s.in[0];
+		s.in[0] = tin[i];
+		s.inplace = IP_CWISE;
+		break;
+	}
+	emit(g, &s);
+	return gen_ok(g) ? out : NONE_T;
+}
+
+struct gen_tensor gen_tf(struct gen *g, const char *name, enum gen_tf_op op,
+			 struct gen_tensor x, struct gen_tensor y)
+{
+	return gen_tf_op(g, name, op, x, y, 0, 0, 0);
+}
+
+struct gen_tensor gen_stop_gradient(struct gen *g, struct gen_tensor x)
+{
+	if (!gen_ok(g) || !check_in(g, "stop_gradient", x))
+		return NONE_T;
+	const struct gen_val xv = g->vals[x.v];
+	return new_val(g, xv.tensor, xv.root, xv.c, xv.h, xv.w, false);
+}
+
+struct gen_tensor gen_param_value(struct gen *g, const char *name,
+				  int64_t c, int64_t h, int64_t w,
+				  int64_t numel)
+{
+	if (!start(g, name))
+		return NONE_T;
+	if (c < 1 || h < 1 || w < 1 || numel < c * h * w) {
+		gen_fail(g, "%s: parameter of %lld elements viewed as "
+			    "%lldx%lldx%lld", name, (long long)numel,
+			 (long long)c, (long long)h, (long long)w);
+		return NONE_T;
+	}
+	uint32_t l = tape_add(g, GL_PARAM, name, NULL, 0, GEN_NONE);
+	if (l == GEN_NONE)
+		return NONE_T;
+	uint32_t p = new_param(g, name, NULL, numel, l);
+	if (p == GEN_NONE)
+		return NONE_T;
+	struct gen_tensor v = new_val(g, g->params[p].tensor, GEN_NONE, c, h,
+				      w, true);
+	if (v.v != GEN_NONE)
+		g->vals[v.v].param = p;
+	return v;
+}
+
 /* ---- Loss --------------------------------------------------------- */
 
 void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
@@ -1974,6 +2206,61 @@ static void bwd_copies(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	}
 }
 
+/* Gradient contribution t to value v: a parameter value's goes to its
+ * parameter. */
+static void give(struct gen *g, uint32_t v, uint32_t t, const char *layer)
+{
+	if (g->vals[v].param != GEN_NONE)
+		pcontrib(g, g->vals[v].param, t, layer);
+	else
+		contrib(g, v, t, layer);
+}
+
+/* Backward of a TensorFlow op (gen_tf_op): per input with a gradient,
+ * in input order, dy itself (TG_PASS, same shape) or one kernel
+ * NAME.bwd (unary) / NAME.bwd_x, NAME.bwd_y reading dy and what the
+ * gradient function reads (tf_defs). */
+static void bwd_tf(struct gen *g, const struct gen_layer *L, uint32_t dy)
+{
+	char b1[NAME_MAX_LEN];
+	const struct tf_def *d = &tf_defs[L->tf];
+	for (uint32_t i = 0; i < L->n_in && gen_ok(g); i++) {
+		uint32_t v = lin(g, L, i);
+		if (d->grad[i] == TG_NONE || !needs(g, v))
+			continue;
+		const struct gen_val *xv = &g->vals[v], *yv = &g->vals[L->out];
+		if (d->grad[i] == TG_PASS && batched(xv) && xv->c == yv->c &&
+		    xv->h == yv->h && xv->w == yv->w) {
+			give(g, v, dy, L->name);
+			continue;
+		}
+		uint32_t dx = xv->param != GEN_NONE ? pgrad_tensor(g, xv->param)
+						    : grad_tensor(g, v);
+		const char *sfx = d->n_in == 1 ? "bwd" : i ? "bwd_y" : "bwd_x";
+		struct op_spec s = {
+			.name = fmt_name(g, b1, "%s.%s", L->name, sfx),
+			.layer = L->name, .type = OT_ELEMWISE,
+			.phase = WL_BWD, .in = {dy}, .n_in = 1, .out = {dx},
+			.n_out = 1};
+		if (dx == WL_NONE)
+			return;
+		unsigned r = d->grad[i] == TG_KERNEL ? d->reads[i] : 0;
+		if (r & TR_X)
+			s.in[s.n_in++] = vt(g, lin(g, L, 0));
+		if (r & TR_Y)
+			s.in[s.n_in++] = vt(g, lin(g, L, 1));
+		if (r & TR_Z)
+			s.in[s.n_in++] = vt(g, L->out);
+		s.bytes = (double)g->w->tensors[dx].bytes;
+		for (uint32_t k = 0; k < s.n_in; k++)
+			s.bytes += (double)g->w->tensors[s.in[k]].bytes;
+		s.flops = d->bfl * velems(g, L->out);
+		s.inplace = same_size(g, dy, dx) ? IP_GRAD : IP_NO;
+		if (emit(g, &s) == 0)
+			give(g, v, dx, L->name);
+	}
+}
+
 static void bwd_layer(struct gen *g, const struct gen_layer *L)
 {
 	uint32_t dy = L->out != GEN_NONE ? g->vals[L->out].grad : WL_NONE;
@@ -2151,6 +2438,11 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 			if (needs(g, lin(g, L, i)))
 				contrib(g, lin(g, L, i), dy, L->name);
 		break;
+	case GL_TF:
+		bwd_tf(g, L, dy);
+		break;
+	case GL_PARAM:
+		break;
 	}
 }
 
@@ -2196,10 +2488,21 @@ static void updates(struct gen *g)
  * lists: Conv2D, MatMul, BatchMatMul, BiasAdd, AvgPool, Add, Mul need no
  * outputs; Relu, Tanh, Softmax need no inputs; FusedBatchNorm, MaxPool,
  * ConcatV2, GatherV2 and SoftmaxCrossEntropyWithLogits are in neither
- * list and keep both). */
-static unsigned tape_keeps(enum gen_lk k)
+ * list and keep both). A TensorFlow op (GL_TF) keeps what tf_defs says
+ * (Add, Sub, Mul, RealDiv, SquaredDifference, Cast: inputs only; Erf,
+ * Rsqrt, Floor, Mean, Transpose, OneHot, Fill, RandomUniform: both);
+ * none when no input has a gradient: the tape records an op only when
+ * one of its inputs is watched (record_operation's ShouldRecord), and a
+ * parameter or a value with a gradient is. */
+static unsigned tape_keeps(const struct gen *g, const struct gen_layer *L)
 {
-	switch (k) {
+	if (L->kind == GL_TF) {
+		bool rec = false;
+		for (uint32_t i = 0; i < L->n_in; i++)
+			rec = rec || needs(g, lin(g, L, i));
+		return rec ? tf_defs[L->tf].tape : 0;
+	}
+	switch (L->kind) {
 	case GL_CONV: case GL_LINEAR: case GL_ATTN_SCORES:
 	case GL_ATTN_CONTEXT: case GL_AVGPOOL: case GL_ADD: case GL_SCALE:
 	case GL_MASK_ADD: case GL_DROPOUT: case GL_SLICE:
@@ -2290,6 +2593,19 @@ static void fw_lifetimes(struct gen *g)
 	}
 	if (g->fw != WL_FW_TF_EAGER || end_bwd == WL_NONE)
 		goto out;
+	/* a TensorFlow op whose gradient is dy itself (Add) has no
+	 * backward op: its tape entry is used up once dy is complete, i.e.
+	 * when the op writing dy's final sum has run (first[] is each
+	 * tensor's writer here) */
+	for (uint32_t i = 0; i < g->n_tape; i++) {
+		const struct gen_layer *L = &g->tape[i];
+		if (L->kind != GL_TF || L->fwd_op == WL_NONE)
+			continue;
+		uint32_t ly = w->ops[L->fwd_op].layer;
+		uint32_t dy = g->vals[L->out].grad;
+		if (lbwd[ly] == WL_NONE && dy != WL_NONE)
+			lbwd[ly] = first[dy];
+	}
 	/* the tape: hold[t] = the latest backward op a keeping layer waits
 	 * for (WL_NONE: not kept) */
 	for (uint32_t t = 0; t < w->n_tensors; t++)
@@ -2301,7 +2617,7 @@ static void fw_lifetimes(struct gen *g)
 		const struct wl_op *op = &w->ops[L->fwd_op];
 		uint32_t b = lbwd[op->layer] != WL_NONE ? lbwd[op->layer]
 							: end_bwd;
-		unsigned keep = tape_keeps(L->kind);
+		unsigned keep = tape_keeps(g, L);
 		for (int side = 0; side < 2; side++) {
 			if (!(keep & (1u << side)))
 				continue;

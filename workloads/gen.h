@@ -310,6 +310,76 @@ struct gen_tensor gen_attn_scores(struct gen *g, const char *name,
 struct gen_tensor gen_attn_context(struct gen *g, const char *name,
 				   struct gen_tensor p, struct gen_tensor v);
 
+/* ---- TensorFlow ops ----------------------------------------------- */
+
+/* One TensorFlow 1.x op each, for networks written as TF builds them
+ * (gen_bert_tf1.c). Each call is its own layer: one forward kernel (an
+ * OT_ELEMWISE op, OT_OTHER for Mean) writing NAME.out, and in backward,
+ * per input that needs a gradient, what TF's gradient function does:
+ * dy itself (Add's x and y, Sub's x, when not broadcast), or one kernel
+ * NAME.bwd (one input) / NAME.bwd_x, NAME.bwd_y (two) reading dy and the
+ * tensors listed below -- nothing else is kept for it. Sources: the
+ * gradient functions of tensorflow/python/ops/math_grad.py and
+ * array_grad.py; the table in gen.c (tf_defs) also holds what the TF 1.x
+ * eager tape keeps for each (backprop.py's pruning lists). "C" ops take
+ * a scalar constant (not a tensor). */
+enum gen_tf_op {
+	GEN_TF_ADD,	/* x + y, broadcasting; gradient dy (reduced) */
+	GEN_TF_SUB,	/* x - y; x: dy, y: -dy (a kernel) */
+	GEN_TF_MUL,	/* x * y; x's reads y, y's reads x */
+	GEN_TF_SQDIFF,	/* (x - y)^2; both read x and y */
+	GEN_TF_ADDC,	/* x + c; dy */
+	GEN_TF_RSUBC,	/* c - x; -dy (a kernel reading dy only) */
+	GEN_TF_MULC,	/* x * c; dy * c (reads dy only) */
+	GEN_TF_DIVC,	/* x / c; dy / c (reads dy only) */
+	GEN_TF_ERF,	/* erf(x); reads x */
+	GEN_TF_RSQRT,	/* 1/sqrt(x); reads its output */
+	GEN_TF_FLOOR,	/* floor(x); no gradient */
+	GEN_TF_MEAN,	/* mean over the feature axis, keep_dims:
+			   (c,h,w) -> (1,h,w); gradient reads dy only */
+	GEN_TF_TRANSPOSE, /* a copy in another layout (same shape here);
+			     gradient: the inverse transpose of dy */
+	GEN_TF_CAST,	/* type/shape change of an integer input; no
+			   gradient; give the output shape */
+	GEN_TF_ONE_HOT,	/* one-hot of integer ids; no gradient; give the
+			   output shape */
+	GEN_TF_FILL,	/* tf.ones / tf.fill (no input); give the shape */
+	GEN_TF_RANDOM_UNIFORM, /* float32 uniform draw (no input); give the
+				  shape */
+	GEN_TF_COUNT
+};
+
+/* The TF op type name ("Mul", "RealDiv", ...). */
+const char *gen_tf_name(enum gen_tf_op op);
+
+/* Emit TF op `op` on x (and y for two-input ops; gen_none() otherwise;
+ * both ignored for Fill and RandomUniform). The output shape is the
+ * broadcast of the inputs' (each axis equal or 1; a parameter value is
+ * not batch-sized and broadcasts over the batch), (1,h,w) for Mean, or
+ * (c,h,w) when c > 0. In tf-graph the forward kernel of a cwise op may
+ * write over input 0 (IP_CWISE). The output needs a gradient when an
+ * input with one does. */
+struct gen_tensor gen_tf_op(struct gen *g, const char *name,
+			    enum gen_tf_op op, struct gen_tensor x,
+			    struct gen_tensor y, int64_t c, int64_t h,
+			    int64_t w);
+/* The same, output shape by broadcasting. */
+struct gen_tensor gen_tf(struct gen *g, const char *name, enum gen_tf_op op,
+			 struct gen_tensor x, struct gen_tensor y);
+
+/* tf.stop_gradient(x): the same tensor, no gradient flows back through
+ * this use (no op: StopGradient hands its input's buffer on). */
+struct gen_tensor gen_stop_gradient(struct gen *g, struct gen_tensor x);
+
+/* A parameter tensor named `name` of `numel` elements (with its optimizer
+ * state), usable as a value of per-sample shape (c, h, w), c*h*w <= numel
+ * (a slice of it: e.g. the first seq rows of a position table; the
+ * slice's copy is not modelled), not batch-sized. Its gradient
+ * contributions go to the parameter (full size). */
+struct gen_tensor gen_param_value(struct gen *g, const char *name,
+				  int64_t c, int64_t h, int64_t w,
+				  int64_t numel);
+
 /* ---- Loss and the end --------------------------------------------- */
 
 /* Softmax cross-entropy over the feature axis of logits (classes, h, w):

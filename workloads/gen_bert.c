@@ -4,7 +4,10 @@
  * fine-tuned for sequence classification, as HuggingFace transformers'
  * BertForSequenceClassification runs it in training mode with the eager
  * ("manual") attention implementation (modeling_bert.py; the same graph as
- * google-research/bert modeling.py). size = sequence length.
+ * google-research/bert modeling.py). size = sequence length. This is what
+ * bert_base and bert_large build for the pytorch and caffe frameworks;
+ * for tf-graph and tf-eager they build TF 1.x's unfused graph
+ * (gen_bert_tf1.c), with the same parameters.
  *
  *   bert_base:  L = 12, H = 768,  A = 12, intermediate 3072
  *   bert_large: L = 24, H = 1024, A = 16, intermediate 4096
@@ -84,17 +87,6 @@
 
 #include <stdio.h>
 
-struct bert_cfg {
-	const char *name;
-	int64_t layers, hidden, heads, inter;
-};
-
-#define BERT_VOCAB 30522
-#define BERT_TYPE_VOCAB 2
-#define BERT_DROPOUT 0.1 /* hidden_dropout_prob and
-			    attention_probs_dropout_prob */
-#define BERT_CLASSES 2
-
 /* One encoder layer (BertLayer) on x; returns its output. */
 static struct gen_tensor bert_layer(struct gen *g, const struct bert_cfg *c,
 				    int64_t l, struct gen_tensor x,
@@ -149,7 +141,21 @@ static struct wl_workload *bert_build(const struct bert_cfg *c,
 	}
 	struct wl_gen_args args = *a;
 	args.size = seq;
-	struct gen *g = gen_new(c->name, &args, err);
+	if (a->framework == WL_FW_TF_GRAPH || a->framework == WL_FW_TF_EAGER)
+		return gen_bert_tf1(c, &args, err);
+	return gen_bert_fused(c, &args, err);
+}
+
+struct wl_workload *gen_bert_fused(const struct bert_cfg *c,
+				   const struct wl_gen_args *a, gms_err *err)
+{
+	int64_t seq = a->size;
+	if (seq < 1 || seq > c->max_pos) {
+		gms_errf(err, "%s: sequence length %lld not in 1..%lld",
+			 c->name, (long long)seq, (long long)c->max_pos);
+		return NULL;
+	}
+	struct gen *g = gen_new(c->name, a, err);
 	if (!g)
 		return NULL;
 	int64_t h = c->hidden;
@@ -159,11 +165,11 @@ static struct wl_workload *bert_build(const struct bert_cfg *c,
 	struct gen_tensor mask = gen_input_ids(g, "attention_mask", seq);
 	/* BertEmbeddings */
 	struct gen_tensor x = gen_embedding(g, "embeddings.word_embeddings",
-					    ids, BERT_VOCAB, h);
+					    ids, c->vocab, h);
 	struct gen_tensor t = gen_embedding(
 		g, "embeddings.token_type_embeddings", tt, BERT_TYPE_VOCAB, h);
 	struct gen_tensor pe = gen_embedding(
-		g, "embeddings.position_embeddings", pos, BERT_MAX_SEQ, h);
+		g, "embeddings.position_embeddings", pos, c->max_pos, h);
 	x = gen_add(g, "embeddings.add_token_type", x, t);
 	x = gen_add(g, "embeddings.add_position", x, pe);
 	x = gen_layernorm(g, "embeddings.LayerNorm", x);
@@ -184,13 +190,15 @@ static struct wl_workload *bert_build(const struct bert_cfg *c,
 struct wl_workload *wl_gen_bert_base(const struct wl_gen_args *a,
 				     gms_err *err)
 {
-	static const struct bert_cfg c = {"bert_base", 12, 768, 12, 3072};
+	static const struct bert_cfg c = {"bert_base", 12, 768, 12, 3072,
+					  BERT_VOCAB, BERT_MAX_SEQ};
 	return bert_build(&c, a, err);
 }
 
 struct wl_workload *wl_gen_bert_large(const struct wl_gen_args *a,
 				      gms_err *err)
 {
-	static const struct bert_cfg c = {"bert_large", 24, 1024, 16, 4096};
+	static const struct bert_cfg c = {"bert_large", 24, 1024, 16, 4096,
+					  BERT_VOCAB, BERT_MAX_SEQ};
 	return bert_build(&c, a, err);
 }
