@@ -22,6 +22,7 @@
 #include "../sim/ex.h"
 #include "../workloads/gen.h"
 #include "testkit.h"
+#include "wlkit.h"
 
 #define MAX_LIVE 64
 
@@ -92,31 +93,12 @@ static void live_names(const struct wl_workload *w, const struct probe *pr,
 		gms_list_add(buf, n, w->tensors[pr->live[i]].name);
 }
 
-/* The tiny net of test_gen_cnn.c: input 3x8x8, 1x1 conv to 4 channels
- * (implicit GEMM, no workspace), batchnorm, ReLU, 2x2 max pool, fc to 10
- * classes, batch 2, SGD with momentum. */
-static struct wl_workload *tiny(enum wl_framework fw, enum wl_optim opt)
-{
-	struct wl_gen_args a = {2, 8, fw, opt};
-	gms_err err = {{0}};
-	struct gen *g = gen_new("tiny1x1", &a, &err);
-	struct gen_tensor x = gen_input(g, "input", 3, 8, 8);
-	x = gen_conv_sq(g, "conv1", x, 4, 1, 1, 0, false);
-	x = gen_relu(g, "relu1", gen_batchnorm(g, "bn1", x));
-	x = gen_maxpool(g, "pool1", x, 2, 2, 0, false);
-	x = gen_linear(g, "fc", gen_flatten(g, x), 10, true);
-	struct wl_workload *w = gen_finish(g, x, &err);
-	if (!w)
-		fail_msg("%s", err.msg);
-	return w;
-}
-
 /* Run the tiny net under fw and check the op where the most is live, the
  * set then (id order) and its bytes. */
 static void check_tiny(enum wl_framework fw, const char *op,
 		       const char *set, uint64_t bytes, struct probe *pr)
 {
-	struct wl_workload *w = tiny(fw, WL_OPTIM_MOMENTUM);
+	struct wl_workload *w = tiny1x1(fw, WL_OPTIM_MOMENTUM);
 	pr->at = pr->at_op ? wl_op_id(w, pr->at_op) : WL_NONE;
 	pr->at_op = NULL;
 	probe_run(w, pr, 1 << 20);
@@ -192,7 +174,7 @@ static void test_tiny_pytorch(void **state)
 		   "fc.bias.grad, relu1.out.grad, bn1.out.grad",
 		   12360, &pr);
 	assert_int_equal(pr.at_bytes, 11848);
-	struct wl_workload *w = tiny(WL_FW_PYTORCH, WL_OPTIM_MOMENTUM);
+	struct wl_workload *w = tiny1x1(WL_FW_PYTORCH, WL_OPTIM_MOMENTUM);
 	assert_int_equal(w->tensors[wl_tensor_id(w, "pool1.indices")].bytes,
 			 1024);
 	wl_free(w);
@@ -210,7 +192,7 @@ static void test_optimizers(void **state)
 	const uint64_t bytes[] = {0, 0, 2680, 5360};
 	const uint32_t updates[] = {0, 5, 5, 5};
 	for (int o = 0; o < WL_OPTIM_COUNT; o++) {
-		struct wl_workload *w = tiny(WL_FW_TF_GRAPH, (enum wl_optim)o);
+		struct wl_workload *w = tiny1x1(WL_FW_TF_GRAPH, (enum wl_optim)o);
 		assert_int_equal(wl_bytes_of_kind(w, WL_PARAM), 2680);
 		assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), bytes[o]);
 		uint32_t n = 0;
@@ -228,7 +210,7 @@ static void test_default_allocator(void **state)
 	const char *want[] = {"bfc", "bfc", "caching", "arena"};
 	for (int f = 0; f < WL_FW_COUNT; f++) {
 		struct wl_workload *w =
-			tiny((enum wl_framework)f, WL_OPTIM_MOMENTUM);
+			tiny1x1((enum wl_framework)f, WL_OPTIM_MOMENTUM);
 		assert_string_equal(w->framework, wl_framework_names[f]);
 		struct pol pol;
 		make_policy(&pol, "framework", NULL, 0);

@@ -649,17 +649,7 @@ static uint64_t tiny_peak(enum wl_framework preset)
 {
 	struct hw_profile hw;
 	hw_test_profile(&hw, 1 << 20);
-	struct wl_gen_args a = {2, 8, preset, WL_OPTIM_MOMENTUM};
-	gms_err err = {{0}};
-	struct gen *g = gen_new("tiny1x1", &a, &err);
-	struct gen_tensor x = gen_input(g, "input", 3, 8, 8);
-	x = gen_conv_sq(g, "conv1", x, 4, 1, 1, 0, false);
-	x = gen_relu(g, "relu1", gen_batchnorm(g, "bn1", x));
-	x = gen_maxpool(g, "pool1", x, 2, 2, 0, false);
-	x = gen_linear(g, "fc", gen_flatten(g, x), 10, true);
-	struct wl_workload *w = gen_finish(g, x, &err);
-	if (!w)
-		fail_msg("%s", err.msg);
+	struct wl_workload *w = tiny1x1(preset, WL_OPTIM_MOMENTUM);
 	assert_int_equal(w->ops[0].algos[0].workspace, 0);
 	uint64_t peak = framework_peak(w, &hw);
 	wl_free(w);

@@ -7,6 +7,7 @@
 #ifndef GMS_WLKIT_H
 #define GMS_WLKIT_H
 
+#include "../workloads/gen.h"
 #include "../workloads/wl_gen.h"
 
 #include <math.h>
@@ -129,6 +130,26 @@ static inline uint64_t param_count(const struct wl_workload *w,
 	}
 	assert_int_equal(bytes % 4, 0);
 	return bytes / 4;
+}
+
+/* The tiny net of the in-place and personality tests: input 3x8x8, a
+ * 1x1 conv to 4 channels (implicit GEMM, no workspace), batchnorm, ReLU,
+ * 2x2 max pool, fc to 10 classes, batch 2. */
+static inline struct wl_workload *tiny1x1(enum wl_framework fw,
+					  enum wl_optim opt)
+{
+	struct wl_gen_args a = {2, 8, fw, opt};
+	gms_err err = {{0}};
+	struct gen *g = gen_new("tiny1x1", &a, &err);
+	struct gen_tensor x = gen_input(g, "input", 3, 8, 8);
+	x = gen_conv_sq(g, "conv1", x, 4, 1, 1, 0, false);
+	x = gen_relu(g, "relu1", gen_batchnorm(g, "bn1", x));
+	x = gen_maxpool(g, "pool1", x, 2, 2, 0, false);
+	x = gen_linear(g, "fc", gen_flatten(g, x), 10, true);
+	struct wl_workload *w = gen_finish(g, x, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	return w;
 }
 
 #endif
