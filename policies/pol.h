@@ -36,6 +36,14 @@
  *               convolution algorithm (ex_pick_algo), mark outputs for
  *               high-end placement (ex_place_high), or make the executor
  *               wait for an event (ex_wait: vDNN's layer sync).
+ *   before_access  for every work item, the iteration's ops and
+ *               recomputations alike, once per input, before the executor
+ *               looks at that input's state (so a back-access sees a
+ *               tensor still SWAPPING_IN, OUT or RECOMPUTE: Capuchin's
+ *               feedback, section 4.4). `a` is the access the kernel
+ *               will make (count, orig as they will be; time = now). May
+ *               swap in, recompute, evict others or wait; the executor
+ *               then handles the input's state as it finds it.
  *   on_access   every time a kernel is issued, once per tensor it reads
  *               or writes (Capuchin's Tensor Access Tracker). May evict
  *               (ex_swap_out, ex_drop), prefetch (ex_swap_in) and request
@@ -158,6 +166,8 @@ struct pol_ops {
 	void (*iter_begin)(struct pol *p, struct ex *ex, int iter);
 	void (*before_op)(struct pol *p, struct ex *ex,
 			  const struct wl_op *op);
+	void (*before_access)(struct pol *p, struct ex *ex,
+			      const struct ex_access *a);
 	void (*on_access)(struct pol *p, struct ex *ex,
 			  const struct ex_access *a);
 	void (*after_op)(struct pol *p, struct ex *ex,

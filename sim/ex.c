@@ -45,6 +45,8 @@ struct ex_tensor {
 	sim_time_t out_issued;	/* when its last swap-out was issued */
 	sim_time_t in_issued;	/* when its last swap-in was issued */
 	uint32_t access_count;	/* accesses this iteration */
+	uint32_t orig_count;	/* of which the iteration's own (not a
+				   recomputation's): ex_access.orig */
 	eng_event ready;	/* SWAPPING_IN: fires when it arrives */
 	uint64_t pinned;	/* pinned host bytes held for it now */
 	uint64_t z_stored;	/* compressed host size, 0 = kept as is
@@ -88,6 +90,7 @@ struct ex_work {
 	uint32_t algo;	  /* algorithm used for this issue */
 	mem_handle ws;	  /* workspace block while running */
 	unsigned tries;	  /* on_alloc_fail calls for the pending request */
+	uint32_t seen;	  /* inputs already shown to before_access */
 	uint64_t mem_seen; /* ex.mem_version at the last try */
 };
 
@@ -596,6 +599,14 @@ const struct ex_cfg *ex_config(const struct ex *ex) { return &ex->cfg; }
 const struct hw_profile *ex_hw(const struct ex *ex) { return ex->cfg.hw; }
 sim_time_t ex_now(const struct ex *ex) { return ev_now(&ex->evq); }
 int ex_iter(const struct ex *ex) { return ex->iter; }
+sim_time_t ex_iter_start(const struct ex *ex) { return ex->cur->start; }
+sim_time_t ex_stalled(const struct ex *ex)
+{
+	sim_time_t s = 0;
+	for (int c = 0; c < ST_STALL_COUNT; c++)
+		s += ex->cur->stall[c];
+	return s;
+}
 enum ex_state ex_tensor_state(const struct ex *ex, uint32_t t)
 {
 	return (enum ex_state)ex->t[t].state;
@@ -1289,6 +1300,22 @@ static enum step_rc ensure_inputs(struct ex *ex)
 	for (uint32_t i = 0; i < op->n_in; i++) {
 		uint32_t t = op->in[i];
 		struct ex_tensor *x = &ex->t[t];
+		if (i == w->seen && ex->po->before_access) {
+			/* once per input of the item, before its state is
+			 * acted on: a back-access sees SWAPPING_IN */
+			w->seen++;
+			struct ex_access a = {
+				.tensor = t, .op = w->op, .write = false,
+				.recompute = w->recompute,
+				.count = x->access_count + 1,
+				.orig = x->orig_count + !w->recompute,
+				.time = ev_now(&ex->evq)};
+			ex->po->before_access(ex->pol, ex, &a);
+			if (ex->rs == RS_DONE)
+				return S_STOP;
+			/* the hook may have pushed work or swapped t in */
+			return S_NEXT;
+		}
 		switch ((enum ex_state)x->state) {
 		case TS_IN:
 		case TS_SWAPPING_OUT:
@@ -1461,27 +1488,24 @@ static void issue(struct ex *ex)
 		stop_error(ex, "out of host memory for the simulation");
 		return;
 	}
-	if (ex->po->on_access) {
-		bool rec = w->recompute;
-		uint32_t o = w->op;
-		sim_time_t now = ev_now(&ex->evq);
-		for (uint32_t i = 0; i < op->n_in && ex->rs != RS_DONE; i++) {
-			uint32_t t = op->in[i];
-			struct ex_access a = {t, o, false, rec,
-					      ++ex->t[t].access_count, now};
+	bool rec = w->recompute;
+	uint32_t o = w->op;
+	sim_time_t now = ev_now(&ex->evq);
+	for (uint32_t k = 0; k < op->n_in + op->n_out && ex->rs != RS_DONE;
+	     k++) {
+		bool wr = k >= op->n_in;
+		uint32_t t = wr ? op->out[k - op->n_in] : op->in[k];
+		struct ex_tensor *x = &ex->t[t];
+		x->access_count++;
+		x->orig_count += !rec;
+		if (ex->po->on_access) {
+			struct ex_access a = {.tensor = t, .op = o, .write = wr,
+					      .recompute = rec,
+					      .count = x->access_count,
+					      .orig = x->orig_count,
+					      .time = now};
 			ex->po->on_access(ex->pol, ex, &a);
 		}
-		for (uint32_t i = 0; i < op->n_out && ex->rs != RS_DONE; i++) {
-			uint32_t t = op->out[i];
-			struct ex_access a = {t, o, true, rec,
-					      ++ex->t[t].access_count, now};
-			ex->po->on_access(ex->pol, ex, &a);
-		}
-	} else {
-		for (uint32_t i = 0; i < op->n_in; i++)
-			ex->t[op->in[i]].access_count++;
-		for (uint32_t i = 0; i < op->n_out; i++)
-			ex->t[op->out[i]].access_count++;
 	}
 }
 
@@ -1635,7 +1659,7 @@ static void iter_begin(struct ex *ex)
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
 		struct ex_tensor *x = &ex->t[t];
 		x->ready = x->written = ENG_EVENT_NONE;
-		x->access_count = 0;
+		x->access_count = x->orig_count = 0;
 		if (persistent(ex, t))
 			continue;
 		assert(x->state == TS_NONE && x->h == MEM_HANDLE_NONE);

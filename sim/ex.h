@@ -61,7 +61,14 @@ struct ex_access {
 	bool recompute;	       /* the kernel is a recomputation */
 	uint32_t count;	       /* accesses of this tensor so far this
 				  iteration, this one included */
-	sim_time_t time;       /* when the kernel starts */
+	uint32_t orig;	       /* of those, the iteration's own accesses
+				  (its producer's write and the reads of
+				  the iteration's ops, this one included
+				  unless `recompute`): a key that names the
+				  same access in every iteration whatever
+				  was recomputed or swapped in between */
+	sim_time_t time;       /* when the kernel starts (before_access:
+				  now, the kernel has not started) */
 };
 
 /* What on_alloc_fail reports. */
@@ -157,6 +164,15 @@ const struct hw_profile *ex_hw(const struct ex *ex);
 const struct ex_cfg *ex_config(const struct ex *ex);
 sim_time_t ex_now(const struct ex *ex);
 int ex_iter(const struct ex *ex);
+/* When the current iteration began. */
+sim_time_t ex_iter_start(const struct ex *ex);
+/* Time the compute stream has stalled so far this iteration (every
+ * cause of st_stall; a stall in progress is counted once it ends, and no
+ * hook runs during one). ex_now() - ex_iter_start() - ex_stalled() is
+ * the stall-free time of an access, Capuchin 5.2's "actual time point
+ * that tensor access happens, assuming a hypothetical infinite GPU
+ * memory". */
+sim_time_t ex_stalled(const struct ex *ex);
 enum ex_state ex_tensor_state(const struct ex *ex, uint32_t t);
 /* The op's convolution algorithms as this run uses them, fastest first:
  * the workload's list, or the measured one bound from the profile's
@@ -215,7 +231,19 @@ int ex_drop(struct ex *ex, uint32_t t);
 
 /* Regenerate a RECOMPUTE tensor before the next op (kernels on the
  * compute stream, recursively). Asked while a kernel runs (on_access, a
- * Capuchin in-trigger), it runs right after that kernel. */
+ * Capuchin in-trigger), it runs right after that kernel. The executor
+ * does the same on its own when an op reads a RECOMPUTE tensor.
+ *
+ * What a regeneration leaves resident (collective recomputation,
+ * Capuchin 5.3): regenerating t re-runs, recursively, the producers of
+ * the RECOMPUTE inputs it needs. An input that was merely freed after its
+ * last use (it became RECOMPUTE only as t's lineage) is freed again once
+ * t is back. An input that was itself dropped with ex_drop and is still
+ * to be read (another recomputation target) stays IN: "during the
+ * recomputation of T4, we will keep T2 once it is calculated". A policy
+ * that wants it gone ("otherwise, its memory will be released") drops it
+ * again with ex_drop: on_access sees each regenerated tensor as a write
+ * with `recompute` set. */
 int ex_recompute(struct ex *ex, uint32_t t);
 
 /* Do not issue the next kernel until ev has fired (cudaEventSynchronize

@@ -369,6 +369,22 @@ static void test_shared_engine_stall_cause(void **state)
 	assert_int_equal(d, 1000);
 }
 
+/* A: x -> a; B: a -> b; C: x -> c; D: a, c -> d; every tensor 100 B,
+ * every op 100 ns. Returns a's id. */
+static uint32_t abcd(struct wl_workload *w)
+{
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 100, WL_ACT),
+		 b = T(w, "b", 100, WL_ACT), c = T(w, "c", 100, WL_ACT),
+		 d = T(w, "d", 100, WL_ACT);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	OP(w, "B", 100, &a, 1, &b, 1);
+	OP(w, "C", 100, &x, 1, &c, 1);
+	uint32_t ac[] = {a, c};
+	OP(w, "D", 100, ac, 2, &d, 1);
+	finalize(w);
+	return a;
+}
+
 /* ---- 8. ex_recompute from on_access (Capuchin in-trigger) refused ----
  * A: x -> a; B: a -> b; C: x -> c; D: a, c -> d. after B drop a;
  * on_access of C (the trigger) ex_recompute(a). */
@@ -388,15 +404,7 @@ static void test_recompute_from_on_access(void **state)
 {
 	(void)state;
 	struct wl_workload *w = wl_new("r8", 1);
-	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 100, WL_ACT),
-		 b = T(w, "b", 100, WL_ACT), c = T(w, "c", 100, WL_ACT),
-		 d = T(w, "d", 100, WL_ACT);
-	OP(w, "A", 100, &x, 1, &a, 1);
-	OP(w, "B", 100, &a, 1, &b, 1);
-	OP(w, "C", 100, &x, 1, &c, 1);
-	uint32_t ac[] = {a, c};
-	OP(w, "D", 100, ac, 2, &d, 1);
-	finalize(w);
+	uint32_t a = abcd(w);
 	g_a = a; g_rc = 99;
 	const struct pol_ops ops = {.name = "r8", .after_op = b8_after,
 				    .on_access = b8_access};
@@ -467,6 +475,143 @@ static void test_high_through_inplace(void **state)
 	wl_free(w);
 }
 
+/* ---- 10. before_access sees a late prefetch; stall-free time ----
+ * 1 B/ns both ways. x input (100 B); a 150 B.
+ *   A: x -> a   0-100       B: a -> b   100-200
+ *   C: x -> c   200-300     C2: x -> e  300-400     D: a, c -> d
+ * on_access of B's read of a: swap_out(a, release): D2H 100-250, a OUT
+ * at 250. on_access of C2 (the in-trigger, at 300): swap_in(a): H2D
+ * 300-450. D is prepared at 400: before_access must see a SWAPPING_IN,
+ * with count = orig = 3 (A's write, B's read, D's read to come). The
+ * executor then waits 50 ns (an H2D stall): D starts at 450, and at D's
+ * on_access ex_stalled() = 50, so the stall-free time of the access is
+ * 450 - 50 = 400, when D would have started with infinite memory. */
+static int g_seen_state = -1;
+static uint32_t g_seen_count, g_seen_orig;
+static sim_time_t g_d_time, g_d_stalled;
+static void b10_access(struct pol *p, struct ex *ex, const struct ex_access *a)
+{
+	(void)p;
+	if (a->tensor == g_a && a->op == 1)
+		assert_int_not_equal(ex_swap_out(ex, g_a, EX_RELEASE),
+				     ENG_EVENT_NONE);
+	if (a->op == 3 && !a->write)
+		assert_int_not_equal(ex_swap_in(ex, g_a, ENG_EVENT_NONE),
+				     ENG_EVENT_NONE);
+	if (a->op == 4 && a->tensor == g_a) {
+		g_d_time = a->time - ex_iter_start(ex);
+		g_d_stalled = ex_stalled(ex);
+	}
+}
+static void b10_before(struct pol *p, struct ex *ex, const struct ex_access *a)
+{
+	(void)p;
+	if (a->op == 4 && a->tensor == g_a) {
+		g_seen_state = ex_tensor_state(ex, g_a);
+		g_seen_count = a->count;
+		g_seen_orig = a->orig;
+	}
+}
+static void test_before_access_sees_swapping_in(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r10", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 150, WL_ACT),
+		 b = T(w, "b", 10, WL_ACT), c = T(w, "c", 10, WL_ACT),
+		 e = T(w, "e", 10, WL_ACT), d = T(w, "d", 10, WL_ACT);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	OP(w, "B", 100, &a, 1, &b, 1);
+	OP(w, "C", 100, &x, 1, &c, 1);
+	OP(w, "C2", 100, &x, 1, &e, 1);
+	uint32_t ac[] = {a, c};
+	OP(w, "D", 100, ac, 2, &d, 1);
+	finalize(w);
+	g_a = a;
+	const struct pol_ops ops = {.name = "r10", .on_access = b10_access,
+				    .before_access = b10_before};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run_hw(w, &pol, 0, 1, &st, false), 0);
+	assert_int_equal(g_seen_state, TS_SWAPPING_IN);
+	assert_int_equal(g_seen_count, 3);
+	assert_int_equal(g_seen_orig, 3);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 50);
+	assert_int_equal(g_d_time, 450);
+	assert_int_equal(g_d_stalled, 50);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* ---- 11. access keys stay stable across a recomputation ----
+ * A: x -> a; B: a -> b; C: x -> c; D: a, c -> d. After B, drop a; D's
+ * read of a makes the executor re-run A. The accesses of a, in order:
+ *   A writes a            count 1, orig 1
+ *   B reads a             count 2, orig 2
+ *   before_access of D    count 3, orig 3, state RECOMPUTE
+ *   A re-run writes a     count 3, orig 2 (recompute: not an own access)
+ *   D reads a             count 4, orig 3 */
+#define B11_MAX 8
+static struct ex_access g_acc[B11_MAX];
+static int g_acc_state[B11_MAX];
+static size_t g_n_acc;
+static void b11_note(struct ex *ex, const struct ex_access *a, int st)
+{
+	if (a->tensor == g_a && g_n_acc < B11_MAX) {
+		g_acc_state[g_n_acc] = st;
+		g_acc[g_n_acc++] = *a;
+	}
+	(void)ex;
+}
+static void b11_access(struct pol *p, struct ex *ex, const struct ex_access *a)
+{
+	(void)p;
+	b11_note(ex, a, -1);
+}
+static void b11_before(struct pol *p, struct ex *ex, const struct ex_access *a)
+{
+	(void)p;
+	b11_note(ex, a, ex_tensor_state(ex, a->tensor));
+}
+static void b11_after(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	if (op->id == 1)
+		assert_int_equal(ex_drop(ex, g_a), 0);
+}
+static void test_access_keys_stable(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("r11", 1);
+	uint32_t a = abcd(w);
+	g_a = a;
+	g_n_acc = 0;
+	const struct pol_ops ops = {.name = "r11", .on_access = b11_access,
+				    .before_access = b11_before,
+				    .after_op = b11_after};
+	struct pol pol = {.ops = &ops};
+	struct st_run st;
+	assert_int_equal(run_hw(w, &pol, 0, 1, &st, false), 0);
+	/* B's before_access of a (IN), then the five of the comment */
+	assert_int_equal(g_n_acc, 6);
+	static const struct {
+		uint32_t op, count, orig;
+		bool write, rec;
+		int state;
+	} want[] = {{0, 1, 1, true, false, -1},	 {1, 2, 2, false, false, TS_IN},
+		    {1, 2, 2, false, false, -1}, {3, 3, 3, false, false, TS_RECOMPUTE},
+		    {0, 3, 2, true, true, -1},	 {3, 4, 3, false, false, -1}};
+	for (size_t i = 0; i < 6; i++) {
+		assert_int_equal(g_acc[i].op, want[i].op);
+		assert_int_equal(g_acc[i].count, want[i].count);
+		assert_int_equal(g_acc[i].orig, want[i].orig);
+		assert_int_equal(g_acc[i].write, want[i].write);
+		assert_int_equal(g_acc[i].recompute, want[i].rec);
+		assert_int_equal(g_acc_state[i], want[i].state);
+	}
+	st_run_free(&st);
+	wl_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -480,6 +625,8 @@ int main(void)
 		cmocka_unit_test(test_shared_engine_stall_cause),
 		cmocka_unit_test(test_high_through_inplace),
 		cmocka_unit_test(test_recompute_from_on_access),
+		cmocka_unit_test(test_before_access_sees_swapping_in),
+		cmocka_unit_test(test_access_keys_stable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
