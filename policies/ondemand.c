@@ -70,7 +70,8 @@ static enum ex_verdict ondemand_on_alloc_fail(struct pol *p, struct ex *ex,
 	if (req->fallback != EX_NO_FALLBACK)
 		return EX_FALLBACK;
 	struct pas_round r =
-		pas_evict(p->priv, ex, (enum pas_rule)prm->evict, req->bytes);
+		pas_evict(p->priv, ex, (enum pas_rule)prm->evict, req->bytes,
+			  NULL, NULL);
 	if (r.last == ENG_EVENT_NONE)
 		return EX_FAIL; /* nothing left to evict */
 	ex_wait(ex, r.last); /* synchronous: the copies finish in FIFO order */

@@ -52,7 +52,7 @@ static bool evictable(const struct ex *ex, uint32_t t)
 /* Start t's eviction; false when the executor refused (e.g. pinned
  * memory exhausted). */
 static bool evict(struct pas *s, struct ex *ex, uint32_t t,
-		  struct pas_round *r)
+		  struct pas_round *r, pas_note_fn note, void *obj)
 {
 	eng_event ev = ex_swap_out(ex, t, EX_RELEASE);
 	if (ev == ENG_EVENT_NONE)
@@ -60,6 +60,8 @@ static bool evict(struct pas *s, struct ex *ex, uint32_t t,
 	if (r->first == ENG_EVENT_NONE)
 		r->first = ev;
 	r->last = ev;
+	if (note)
+		note(obj, t, ev);
 	uint64_t b = ex_workload(ex)->tensors[t].bytes;
 	r->bytes += b;
 	s->evicted++;
@@ -69,7 +71,7 @@ static bool evict(struct pas *s, struct ex *ex, uint32_t t,
 }
 
 struct pas_round pas_evict(struct pas *s, struct ex *ex, enum pas_rule rule,
-			   uint64_t bytes)
+			   uint64_t bytes, pas_note_fn note, void *obj)
 {
 	const struct wl_workload *wl = ex_workload(ex);
 	struct pas_round r = {ENG_EVENT_NONE, ENG_EVENT_NONE, 0};
@@ -83,12 +85,12 @@ struct pas_round pas_evict(struct pas *s, struct ex *ex, enum pas_rule rule,
 			uint64_t b = wl->tensors[t].bytes;
 			if (b >= bytes && b / PAS_APPROX_FACTOR < bytes &&
 			    evictable(ex, t))
-				evict(s, ex, t, &r);
+				evict(s, ex, t, &r, note, obj);
 		}
 	}
 	/* none of that size (or PAS_ORDER): from the start, any size */
 	for (size_t i = s->dead; i < s->n && r.bytes < bytes; i++)
 		if (evictable(ex, s->list[i]))
-			evict(s, ex, s->list[i], &r);
+			evict(s, ex, s->list[i], &r, note, obj);
 	return r;
 }

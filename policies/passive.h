@@ -68,9 +68,13 @@ struct pas_round {
 void pas_reset(struct pas *s);
 /* Record an access of tensor t (on_access). */
 void pas_record(struct pas *s, uint32_t t);
-/* Evict for a failed request of `bytes` (the rule above). */
+/* Told of each eviction a round starts (may be NULL). */
+typedef void (*pas_note_fn)(void *obj, uint32_t t, eng_event ev);
+
+/* Evict for a failed request of `bytes` (the rule above); `note(obj, t,
+ * ev)` is called for each swap-out started. */
 struct pas_round pas_evict(struct pas *s, struct ex *ex, enum pas_rule rule,
-			   uint64_t bytes);
+			   uint64_t bytes, pas_note_fn note, void *obj);
 void pas_free(struct pas *s);
 
 #endif

@@ -9,6 +9,7 @@ extern const struct pol_ops pol_ondemand_ops;
 extern const struct pol_ops pol_vdnn_ops;
 extern const struct pol_ops pol_vdnnpp_ops;
 extern const struct pol_ops pol_checkpoint_ops;
+extern const struct pol_ops pol_capuchin_ops;
 
 /* Add a policy here (and its file in policies/). Order is listing order. */
 static const struct pol_ops *const pol_table[] = {
@@ -17,6 +18,7 @@ static const struct pol_ops *const pol_table[] = {
 	&pol_vdnn_ops,
 	&pol_vdnnpp_ops,
 	&pol_checkpoint_ops,
+	&pol_capuchin_ops,
 };
 
 const struct pol_ops *pol_at(size_t i)
