@@ -62,6 +62,7 @@
  * counted and reported, never silently dropped.
  */
 #include "../sim/ex.h"
+#include "capuchin.h"
 #include "capuchin_plan.h"
 #include "passive.h"
 #include "pol.h"
@@ -70,6 +71,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Feedback step: "the in-trigger is adjusted earlier by 5% of its
  * swapping time in the next iteration" (section 4.4). */
@@ -123,6 +125,8 @@ static const struct prm_def capuchin_params[] = {
 };
 
 #define CAP_NONE UINT32_MAX
+
+extern const struct pol_ops pol_capuchin_ops;
 
 /* One tensor of the plan, as guided execution carries it out. */
 struct cap_item {
@@ -206,6 +210,7 @@ struct capuchin {
 	struct cap_iter *it;	    /* per iteration */
 	int n_it;		    /* iterations begun */
 	int cap_it;		    /* capacity of it */
+	uint64_t planning_ns;	    /* host time the plan took (bench) */
 };
 
 static struct cap_iter *cur(struct capuchin *s) { return &s->it[s->n_it - 1]; }
@@ -565,10 +570,15 @@ static int make_plan(struct capuchin *s, struct ex *ex, gms_err *err)
 	s->measured = true;
 	if (s->pas.bytes_iter == 0)
 		return 0; /* everything fitted: nothing to plan */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (make_input(s, ex) < 0)
 		return gms_errf(err, "out of memory");
 	if (cp_plan(&s->in, &s->plan, err) < 0)
 		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->planning_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+				    (t1.tv_nsec - t0.tv_nsec));
 	s->items = calloc(s->plan.n ? s->plan.n : 1, sizeof *s->items);
 	if (!s->items)
 		return gms_errf(err, "out of memory");
@@ -637,6 +647,13 @@ static void capuchin_iter_end(struct pol *p, struct ex *ex, int iter,
 	} else if (s->planned && s->prm.fa) {
 		feedback(s, iter);
 	}
+}
+
+uint64_t capuchin_planning_ns(const struct pol *p)
+{
+	assert(p->ops == &pol_capuchin_ops);
+	const struct capuchin *s = p->priv;
+	return s ? s->planning_ns : 0;
 }
 
 /* ---- report ----------------------------------------------------------- */
