@@ -100,13 +100,23 @@
  *              every offload has left before backward); on_alloc_fail
  *              returns EX_WAIT (blocking allocation); ex_place_high for
  *              tensors to be offloaded; allocation order via before_op.
- *   Capuchin   on_access (tracker; proactive eviction via ex_swap_out or
- *              ex_drop after the evicted-access; in-trigger prefetch via
- *              ex_swap_in or ex_recompute when the trigger access comes),
- *              on_alloc_fail (passive mode as ondemand; ex_wait on the
- *              earliest unfinished swap-out: decoupled swapping),
- *              iter_end (measured execution -> guided execution, feedback
- *              adjustment of in-triggers from the iteration's stalls).
+ *   Capuchin   (policies/capuchin.c) on_access: the Tensor Access
+ *              Tracker (iteration 0 records {tensor, orig, stall-free
+ *              time}: ex_access.orig, ex_iter_start, ex_stalled); in
+ *              guided iterations ex_swap_out (release) at a swap's
+ *              evicted-access, ex_swap_in at an in-trigger, and the
+ *              recomputation targets regenerated on the way to another
+ *              kept (collective recomputation) or ex_drop'ped again;
+ *              after_op: ex_drop of recomputation targets at their
+ *              evicted-access (the kernel is done); before_access:
+ *              feedback (a back-access that finds its tensor
+ *              SWAPPING_IN); on_alloc_fail: ex_wait on the earliest
+ *              unfinished swap-out (decoupled swapping), ex_drop of
+ *              kept targets, then passive mode (policies/passive.h);
+ *              iter_end: the Policy Maker after iteration 0
+ *              (policies/capuchin_plan.h), in-trigger moves after the
+ *              others. Recomputation itself is the executor's on-demand
+ *              default at the back-access.
  *   AccUDNN    plan (performance model: ex_op_time, ex_copy_time),
  *              after_op (offload on the D2H stream as soon as a feature
  *              map is produced), before_op / on_copy_done (prefetch on the

@@ -1,0 +1,248 @@
+/*
+ * test_capuchin.c - the capuchin policy's runtime (policies/capuchin.c)
+ * on small graphs whose timelines are worked out by hand: guided
+ * execution of a plan, feedback moving an in-trigger, decoupled
+ * swapping. The Policy Maker's algorithms alone are in
+ * test_capuchin_plan.c.
+ *
+ * All on hw_test_profile: a copy of b bytes takes b ns in either
+ * direction, on its own engine (H2D and D2H are separate FIFOs), no
+ * latency; kernels take their given time; the `arena` allocator, so
+ * memory is a plain sum of live tensor bytes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "testkit.h"
+
+#define OP(w, n, t, in, nin, out, nout) \
+	OPX(w, n, WL_FWD, t, in, nin, out, nout, NULL, 0)
+
+/*
+ * The workload of the tests (times on the stall-free timeline, sizes in
+ * bytes; x is the iteration's input):
+ *
+ *   A   x -> a (1000)          100 ns   @0
+ *   Z   a -> z (500)           100 ns   @100   a's 2nd access
+ *   B   z -> b (100)           100 ns   @200   z's 2nd access
+ *   P   b -> p (3000)         1000 ns   @300
+ *   Q   p -> q (100)           100 ns   @1300
+ *   L   q -> l (100)          1000 ns   @1400
+ *   S1..S6  l -> s1 -> .. -> s6 (100 each), 100 ns   @2400 .. @2900
+ *   Gz  z, s6 -> gz (100)      100 ns   @3000  z's back-access
+ *   S7..S11 gz -> s7 .. s11,   100 ns   @3100 .. @3500
+ *   Ga  a, s11 -> ga (100)     100 ns   @3600  a's back-access
+ *
+ * Budget 3200. Everything resident, P would need a + z + b + p = 4600.
+ *
+ * Measured iteration (passive mode): P's 3000 bytes fail; no tensor of
+ * 3000..6000 bytes, so from the start of the access list [x a a z z b]:
+ * x is dead, a (1000) and z (500) are evicted, b is P's input. 1500 bytes
+ * evicted: the memory reduction required.
+ *
+ * The Policy Maker (hand-run, capuchin_plan.h's rules):
+ * - usage from first to last access: 1100 @0, 1500 @100, 1600 @200, 4600
+ *   @300 (a z b p), 4600 @1300 (a z p q), 1700 @1400: peak period
+ *   [300, 1300];
+ * - candidates (a pair of consecutive accesses whose gap overlaps it): a
+ *   (@100, @3600), z (@200, @3000), b (@200, @300), p (@300, @1300), q
+ *   (@1300, @1400);
+ * - FT = (back - swap_in) - (evict + swap_out): z (3000-500) - (200+500)
+ *   = 1800; a (3600-1000) - (100+1000) = 1500; b, q -100; p -5000;
+ * - z first: SwapInStartTime 2500; walking back from Gz, the first access
+ *   earlier than it is S1's write of s1 (@2400), outside the peak:
+ *   overhead max(2400, 700) + 500 - 3000 < 0 -> 0: swapped. 1000 left;
+ * - a: start 2600: S2's write of s2 (@2500); 2500 + 1000 - 3600 < 0:
+ *   swapped. 0 left: done. Plan: z (evict 2, back 3, trigger s1:1) and
+ *   a (evict 2, back 3, trigger s2:1).
+ * The planner does not see that both swap-ins share the H2D engine: a's
+ * waits for z's. That is what feedback is for.
+ */
+static struct wl_workload *capuchin_net(void)
+{
+	struct wl_workload *w = wl_new("cap", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 z = T(w, "z", 500, WL_ACT), b = T(w, "b", 100, WL_ACT),
+		 p = T(w, "p", 3000, WL_ACT), q = T(w, "q", 100, WL_ACT),
+		 l = T(w, "l", 100, WL_ACT);
+	OP(w, "A", 100, &x, 1, &a, 1);
+	OP(w, "Z", 100, &a, 1, &z, 1);
+	OP(w, "B", 100, &z, 1, &b, 1);
+	OP(w, "P", 1000, &b, 1, &p, 1);
+	OP(w, "Q", 100, &p, 1, &q, 1);
+	OP(w, "L", 1000, &q, 1, &l, 1);
+	uint32_t prev = l;
+	char name[16];
+	for (int i = 1; i <= 11; i++) {
+		if (i == 7) { /* Gz between S6 and S7 */
+			uint32_t gz = T(w, "gz", 100, WL_ACT);
+			uint32_t in[] = {z, prev};
+			OP(w, "Gz", 100, in, 2, &gz, 1);
+			prev = gz;
+		}
+		snprintf(name, sizeof name, "s%d", i);
+		uint32_t s = T(w, name, 100, WL_ACT);
+		snprintf(name, sizeof name, "S%d", i);
+		OP(w, name, 100, &prev, 1, &s, 1);
+		prev = s;
+	}
+	uint32_t ga = T(w, "ga", 100, WL_ACT);
+	uint32_t in[] = {a, prev};
+	OP(w, "Ga", 100, in, 2, &ga, 1);
+	finalize(w);
+	return w;
+}
+
+/* Run the net under capuchin with settings kv for `iters` iterations. */
+static void run_capuchin(const char *const *kv, size_t n, int iters,
+			 struct st_run *st, char **report)
+{
+	struct wl_workload *w = capuchin_net();
+	struct pol pol;
+	make_policy(&pol, "capuchin", kv, n);
+	memset(st, 0, sizeof *st);
+	assert_int_equal(run_hw(w, &pol, 3200, iters, st, false), 0);
+	assert_false(st->oom.hit);
+	gms_err err;
+	assert_int_equal(pol_report_text(&pol, report, &err), 0);
+	pol_destroy(&pol);
+	wl_free(w);
+}
+
+static bool has_line(const char *report, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *s = report; (s = strstr(s, line)) != NULL; s += n)
+		if ((s == report || s[-1] == '\n') &&
+		    (s[n] == '\n' || s[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* The plan worked out in the header comment. */
+static void test_plan(void **state)
+{
+	(void)state;
+	struct st_run st;
+	char *rep = NULL;
+	run_capuchin(NULL, 0, 2, &st, &rep);
+	print_message("%s", rep);
+	assert_true(has_line(rep, "mem_saving_required 1500"));
+	assert_true(has_line(rep, "peak_period_ns 300 1300"));
+	assert_true(has_line(rep, "plan_swaps 2"));
+	assert_true(has_line(rep, "plan_recomputes 0"));
+	assert_non_null(strstr(rep, "plan z swap evict 2 back 3 trigger s1:1 "));
+	assert_non_null(strstr(rep, "plan a swap evict 2 back 3 trigger s2:1 "));
+	free(rep);
+	st_run_free(&st);
+}
+
+/*
+ * Guided execution and feedback (section 4.4: "the in-trigger is adjusted
+ * earlier by 5% of its swapping time in the next iteration").
+ *
+ * Guided iteration 1 (DS on): A 0-100; Z 100-200, whose read of a is a's
+ * evicted-access: D2H of a 100-1100; B 200-300, z's: D2H of z 1100-1600.
+ * P at 300 fails (a z b + p = 4600): DS waits for the earliest unfinished
+ * swap-out, a, until 1100; a is freed, still 3600: waits for z until
+ * 1600; then 3100 fits. P 1600-2600, Q -2700, L -3700, S1 at 3700 (z's
+ * in-trigger: H2D 3700-4200), S2 at 3800 (a's: H2D queued behind z,
+ * 4200-5200), S3..S6 to 4300, Gz at 4300 finds z IN, S7..S11 4400-4900;
+ * Ga at 4900 finds a still SWAPPING_IN: late, waits 300 until 5200; ends
+ * 5300. D2H stall 1300, H2D stall 300.
+ * Feedback: a's start 2600 - 5% of 1000 = 2550: the first access before
+ * it is still S2 (@2500): no move. Iteration 2 the same; start 2500: S1
+ * (@2400): moved. Now both prefetches are at S1's access; the moved one
+ * goes first (it was linked last).
+ * Iteration 3: S1 at 3700: a 3700-4700, z 4700-5200; Gz at 4300 finds z
+ * late (900): Gz 5200-5300, S7..S11 -5800, Ga at 5800 finds a IN; ends
+ * 5900. z's start 2500 - 25 = 2475: still S1. Iterations 4, 5, 6 the
+ * same; after 6, z's start is 2400 and the first access before it is
+ * L's write of l (@1400): moved.
+ * Iteration 7: L at 2700 prefetches z (2700-3200), S1 at 3700 prefetches
+ * a (3700-4700); Gz at 4300 and Ga at 4900 find both IN; ends 5000.
+ * Stable from iteration 7.
+ */
+static void test_feedback(void **state)
+{
+	(void)state;
+	struct st_run st;
+	char *rep = NULL;
+	run_capuchin(NULL, 0, 8, &st, &rep);
+	print_message("%s", rep);
+	static const sim_time_t want[] = {0, 5300, 5300, 5900, 5900,
+					  5900, 5900, 5000};
+	for (int i = 1; i < 8; i++)
+		assert_int_equal(st.iter[i].time, want[i]);
+	assert_int_equal(st.iter[1].stall[ST_STALL_D2H], 1300);
+	assert_int_equal(st.iter[1].stall[ST_STALL_H2D], 300);
+	assert_int_equal(st.iter[7].stall[ST_STALL_H2D], 0);
+	assert_true(has_line(rep, "plan_stable_iter 7"));
+	assert_non_null(strstr(rep, "plan z swap evict 2 back 3 trigger l:1 moves 1 "));
+	assert_non_null(strstr(rep, "plan a swap evict 2 back 3 trigger s1:1 moves 1 "));
+	/* iteration 2: a late, moved; iteration 3: z late, not moved */
+	assert_non_null(strstr(rep, "iter 2 swap_outs 2 drops 0 prefetches 2 "
+				    "late 1 missed 0 recomputed 0 moves 1 "));
+	assert_non_null(strstr(rep, "iter 3 swap_outs 2 drops 0 prefetches 2 "
+				    "late 1 missed 0 recomputed 0 moves 0 "));
+	free(rep);
+	st_run_free(&st);
+}
+
+/* Without feedback the in-triggers stay: every guided iteration is
+ * iteration 1's 5300. */
+static void test_no_feedback(void **state)
+{
+	(void)state;
+	static const char *const kv[] = {"fa=false"};
+	struct st_run st;
+	char *rep = NULL;
+	run_capuchin(kv, 1, 5, &st, &rep);
+	for (int i = 1; i < 5; i++)
+		assert_int_equal(st.iter[i].time, 5300);
+	assert_true(has_line(rep, "plan_stable_iter 1"));
+	free(rep);
+	st_run_free(&st);
+}
+
+/*
+ * Decoupled swapping (5.3): with ds=false, "the next computation can only
+ * start when current computation that uses this tensor and this tensor's
+ * swapping-out both finish". Guided iteration 1: Z (100-200) evicts a:
+ * D2H 100-1100, waited: B 1100-1200, evicts z: D2H 1200-1700, waited: P
+ * 1700-2700 (a and z freed by then), Q, L 2800-3800, S1 at 3800 (z in
+ * 3800-4300), S2 at 3900 (a in 4300-5300), Gz at 4400 (z IN), S7..S11
+ * 4500-5000, Ga at 5000 waits for a until 5300; ends 5400. D2H stall 900
+ * (before B) + 500 (before P) = 1400; with DS 1300 and 5300: B's kernel
+ * ran under a's swap-out.
+ */
+static void test_decoupled_swapping(void **state)
+{
+	(void)state;
+	static const char *const kv[] = {"ds=false"};
+	struct st_run st;
+	char *rep = NULL;
+	run_capuchin(kv, 1, 2, &st, &rep);
+	assert_int_equal(st.iter[1].time, 5400);
+	assert_int_equal(st.iter[1].stall[ST_STALL_D2H], 1400);
+	assert_int_equal(st.iter[1].stall[ST_STALL_H2D], 300);
+	free(rep);
+	st_run_free(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_feedback),
+		cmocka_unit_test(test_no_feedback),
+		cmocka_unit_test(test_decoupled_swapping),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
