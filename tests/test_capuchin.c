@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "testkit.h"
+#include "wlkit.h"
 
 #define OP(w, n, t, in, nin, out, nout) \
 	OPX(w, n, WL_FWD, t, in, nin, out, nout, NULL, 0)
@@ -236,6 +237,78 @@ static void test_decoupled_swapping(void **state)
 	st_run_free(&st);
 }
 
+/*
+ * Every mode on every generator (tf-graph and tf-eager, batch 2) and on
+ * every shipped trace, under memory pressure: the budget keeps the
+ * whole-run tensors (parameters, optimizer state) and 60% of what the
+ * framework policy needs beyond them. Each run must complete its three
+ * iterations (measured, then guided) without an engine error or an OOM,
+ * and with a plan (the measured iteration had to evict). */
+static void run_all_modes(const struct wl_workload *w, const char *what)
+{
+	struct hw_profile hw;
+	hw_test_profile(&hw, (uint64_t)64 << 30);
+	uint64_t peak = framework_peak(w, &hw);
+	uint64_t whole = wl_bytes_of_kind(w, WL_PARAM) +
+			 wl_bytes_of_kind(w, WL_OPT_STATE);
+	uint64_t budget = whole + (peak - whole) / 10 * 6;
+	static const char *const modes[] = {"mode=hybrid", "mode=swap-only",
+					    "mode=recompute-only"};
+	for (size_t m = 0; m < 3; m++) {
+		struct pol pol;
+		make_policy(&pol, "capuchin", &modes[m], 1);
+		struct st_run st;
+		memset(&st, 0, sizeof st);
+		int rc = run_on(w, &pol, &hw, "arena", budget, 0, 3, &st);
+		char *rep = NULL;
+		gms_err err;
+		assert_int_equal(pol_report_text(&pol, &rep, &err), 0);
+		if (rc != 0 || st.oom.hit || st.n_iter != 3 ||
+		    !strstr(rep, "plan_swaps"))
+			fail_msg("%s %s: rc %d, %d iterations, oom %d (%s: %s), "
+				 "error %s\n%s",
+				 what, modes[m], rc, st.n_iter, st.oom.hit,
+				 st.oom.tensor, st.oom.reason, st.error, rep);
+		free(rep);
+		st_run_free(&st);
+		pol_destroy(&pol);
+	}
+}
+
+static void test_all_generators(void **state)
+{
+	(void)state;
+	static const enum wl_framework fws[] = {WL_FW_TF_GRAPH, WL_FW_TF_EAGER};
+	for (const struct wl_gen *g = wl_gens; g->name; g++)
+		for (size_t f = 0; f < 2; f++) {
+			struct wl_workload *w =
+				gen_build_ok(g->name, 2, 0, fws[f], WL_OPTIM_SGD);
+			char what[96];
+			snprintf(what, sizeof what, "%s/%s", g->name,
+				 w->framework);
+			run_all_modes(w, what);
+			wl_free(w);
+		}
+}
+
+static void test_all_traces(void **state)
+{
+	(void)state;
+	static const char *const logs[] = {
+		"workloads/traces/dtr/resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log",
+		"workloads/traces/dtr/transformer-10-8000000000.0-2020-10-1-10-56-5-default.log",
+		"workloads/traces/dtr/unet-6-8000000000.0-2020-10-1-10-57-18-default.log",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		gms_err err;
+		struct wl_workload *w = wl_load_dtr(logs[i], &err);
+		if (!w)
+			fail_msg("%s", err.msg);
+		run_all_modes(w, logs[i]);
+		wl_free(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +316,8 @@ int main(void)
 		cmocka_unit_test(test_feedback),
 		cmocka_unit_test(test_no_feedback),
 		cmocka_unit_test(test_decoupled_swapping),
+		cmocka_unit_test(test_all_generators),
+		cmocka_unit_test(test_all_traces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
