@@ -30,10 +30,26 @@
 
 /* ---- Small sorted sets of tensor ids (Algorithm 2's srcs) ------------ */
 
+/* A list of tensor ids: a set (sorted, no repeats) or, for the lineage
+ * walk, a stack. */
 struct cp_set {
-	uint32_t *v;	/* members, ascending */
+	uint32_t *v;	/* members, ascending when a set */
 	uint32_t n, cap; /* size and capacity */
 };
+
+/* Room for one more id. 0 or -1 (out of memory). */
+static int ids_reserve(struct cp_set *s)
+{
+	if (s->n < s->cap)
+		return 0;
+	uint32_t cap = s->cap ? s->cap * 2 : 8;
+	uint32_t *v = realloc(s->v, cap * sizeof *v);
+	if (!v)
+		return -1;
+	s->v = v;
+	s->cap = cap;
+	return 0;
+}
 
 /* Index of the first member >= x. */
 static uint32_t set_lower(const struct cp_set *s, uint32_t x)
@@ -61,14 +77,8 @@ static int set_add(struct cp_set *s, uint32_t x)
 	uint32_t i = set_lower(s, x);
 	if (i < s->n && s->v[i] == x)
 		return 0;
-	if (s->n == s->cap) {
-		uint32_t cap = s->cap ? s->cap * 2 : 4;
-		uint32_t *v = realloc(s->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (ids_reserve(s) < 0)
+		return -1;
 	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof *s->v);
 	s->v[i] = x;
 	s->n++;
@@ -268,8 +278,7 @@ struct cp_ctx {
 				      (lines 23-27's count) */
 	uint32_t *seen_t, *seen_o; /* per tensor, per op: walk stamp */
 	uint32_t stamp;		   /* current walk */
-	uint32_t *stack;	   /* the walk's work list */
-	size_t nstack, capstack;   /* its size and capacity */
+	struct cp_set stack;	   /* the walk's work list */
 	uint32_t *recomps;	   /* slots of chosen recomputations */
 	size_t nrecomps;	   /* how many */
 	uint64_t need;		   /* mem_saving still to find */
@@ -383,20 +392,6 @@ static void update_msps(const struct cp_ctx *x, struct cp_cand *c)
 	c->msps = tm > 0 ? b / (double)tm : INFINITY;
 }
 
-static int push(struct cp_ctx *x, uint32_t t)
-{
-	if (x->nstack == x->capstack) {
-		size_t cap = x->capstack ? x->capstack * 2 : 64;
-		uint32_t *v = realloc(x->stack, cap * sizeof *v);
-		if (!v)
-			return -1;
-		x->stack = v;
-		x->capstack = cap;
-	}
-	x->stack[x->nstack++] = t;
-	return 0;
-}
-
 /* Push the inputs of op o not yet seen by this walk; add its time once. */
 static int walk_op(struct cp_ctx *x, uint32_t o, sim_time_t *rp)
 {
@@ -410,8 +405,9 @@ static int walk_op(struct cp_ctx *x, uint32_t o, sim_time_t *rp)
 		if (x->seen_t[u] == x->stamp)
 			continue;
 		x->seen_t[u] = x->stamp;
-		if (push(x, u) < 0)
+		if (ids_reserve(&x->stack) < 0)
 			return -1;
+		x->stack.v[x->stack.n++] = u;
 	}
 	return 0;
 }
@@ -427,7 +423,13 @@ static int walk_op(struct cp_ctx *x, uint32_t o, sim_time_t *rp)
  * (capuchin-review.md: "recomputation and swapping cannot occur at the
  * same time"): the walk goes through its producer. Otherwise u is
  * recomputed too ("otherwise, T3 itself also needs to be recomputed"),
- * or, with no recomputable producer, c cannot be recomputed. */
+ * or, with no recomputable producer, c cannot be recomputed.
+ * With candidates as find_candidates makes them, the last-access rule
+ * never accepts a tensor the candidate rule does not: an ancestor u of c
+ * is produced before c's evicted-access, so if u is read at or after c's
+ * back-access, u lives across c's pair, which overlaps the peak, and one
+ * of u's own pairs overlaps it too. It is kept as the paper states it.
+ * An op with several outputs on the way is re-run (and counted) once. */
 static int init_msps(struct cp_ctx *x, struct cp_cand *c)
 {
 	const struct cp_input *in = x->in;
@@ -440,12 +442,12 @@ static int init_msps(struct cp_ctx *x, struct cp_cand *c)
 		return 0;
 	sim_time_t back = in->acc[c->back].time, rp = 0;
 	x->stamp++;
-	x->nstack = 0;
+	x->stack.n = 0;
 	x->seen_t[c->tensor] = x->stamp;
 	if (walk_op(x, p, &rp) < 0)
 		return -1;
-	while (x->nstack) {
-		uint32_t u = x->stack[--x->nstack];
+	while (x->stack.n) {
+		uint32_t u = x->stack.v[--x->stack.n];
 		size_t l = x->last[u];
 		bool src = in->persistent[u] ||
 			   (x->state[u] != CS_SWAP &&
@@ -653,7 +655,7 @@ static void ctx_free(struct cp_ctx *x)
 	free(x->nref);
 	free(x->seen_t);
 	free(x->seen_o);
-	free(x->stack);
+	free(x->stack.v);
 	free(x->recomps);
 }
 

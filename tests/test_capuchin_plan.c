@@ -85,6 +85,19 @@ static const struct cp_decision *dec(const struct cp_plan *p, uint32_t t)
 	return NULL;
 }
 
+/* The i-th decision is a recomputation of tensor t recorded with rp_time
+ * (rp_time + ext_time) and MSPS bytes / rp_time. */
+static void assert_recomp(const struct cp_plan *p, size_t i, uint32_t t,
+			  sim_time_t rp_time, uint64_t bytes)
+{
+	assert_true(i < p->n);
+	assert_int_equal(p->d[i].tensor, t);
+	assert_int_equal(p->d[i].how, CP_RECOMPUTE);
+	assert_int_equal(p->d[i].trigger, p->d[i].back);
+	assert_int_equal(p->d[i].rp_time, rp_time);
+	assert_true(p->d[i].msps == (double)bytes / (double)rp_time);
+}
+
 /* ---- the peak period ---------------------------------------------------
  * P (persistent, 1000 B), a 100 B, b 200 B, c 50 B (inputs, not
  * persistent, so that they need no producer):
@@ -239,12 +252,13 @@ static void test_figure3_ft(void **state)
  * 20, 30, 40. Accesses (forward, then backward):
  *   idx 0 T0@0  1 T1@0  2 T1@10  3 T2@10  4 T2@30  5 T3@30  6 T3@60
  *       7 T4@60  8 T4@100  9 T2@200  10 T1@300
- * and, when T3 is read in backward (late3), T3@150 after idx 8.
+ * and, when T3 is read in backward (late3), T3@150 after idx 8; T2's
+ * backward read is at t2back (200 unless said), in time order.
  * peak [70, 90]. Pairs overlapping it (evict time <= 90, back time >= 70):
  * T1 (2, 10), T2 (4, 9), T4 (7, 8); T3's (5, 6) ends at 60 < 70. So the
  * candidates are {T1, T2, T4}, as in the paper. */
-static void lineage(struct fx *f, bool late3, const uint64_t *bytes,
-		    uint32_t *t)
+static void lineage(struct fx *f, bool late3, sim_time_t t2back,
+		    const uint64_t *bytes, uint32_t *t)
 {
 	fx_init(f, "lineage");
 	char name[4];
@@ -268,8 +282,16 @@ static void lineage(struct fx *f, bool late3, const uint64_t *bytes,
 	at(f, t[4], 100);
 	if (late3)
 		at(f, t[3], 150);
-	at(f, t[2], 200);
+	at(f, t[2], t2back);
 	at(f, t[1], 300);
+	/* keep the list in time order (t2back may come before 100) */
+	for (size_t i = 1; i < f->n; i++)
+		for (size_t j = i; j > 0 && f->acc[j - 1].time > f->acc[j].time;
+		     j--) {
+			struct cp_access a = f->acc[j];
+			f->acc[j] = f->acc[j - 1];
+			f->acc[j - 1] = a;
+		}
 }
 
 /* Section 4.4: "If the last access to T3 is at the computation of T4 in
@@ -288,39 +310,43 @@ static void lineage(struct fx *f, bool late3, const uint64_t *bytes,
  * "If the former is larger, we assume T3 is available at T4's
  * recomputation" -> T4 from T3: 40 ns, msps 1000 / 40 = 25. (T3's pair
  * (6, 9) then spans the peak, so T3 is a candidate too, and either rule
- * makes it a source.) Were the walk to ignore both, T4 would cost 70. */
-static void test_sources_4_4(void **state)
+ * makes it a source: a tensor produced before T4 and read at or after
+ * T4's back-access lives across T4's pair, which overlaps the peak, so
+ * one of its own pairs does too. No list separates the last-access rule
+ * from the candidate rule; the third case below separates the candidate
+ * rule.) Were the walk to ignore both, T4 would cost 70. */
+/* Recompute only, mem_saving = T4's 1000 B, on the lineage with T3 read
+ * late or not and T2's backward read at t2back: T4 alone is chosen, from
+ * the pair (7, back) with n_cand candidates, recomputed in rp ns. */
+static void t4_alone(bool late3, sim_time_t t2back, size_t n_cand,
+		     sim_time_t rp, size_t back)
 {
-	(void)state;
 	const uint64_t bytes[] = {100, 100, 100, 100, 1000};
 	uint32_t t[5];
 	struct fx f;
 	struct cp_plan p;
-	lineage(&f, false, bytes, t);
+	lineage(&f, late3, t2back, bytes, t);
 	fx_input(&f, CP_RECOMPUTE_ONLY, 1000, 70, 90);
 	plan_ok(&f, &p);
-	assert_int_equal(p.n_candidates, 3);
+	assert_int_equal(p.n_candidates, n_cand);
 	assert_int_equal(p.n, 1);
-	assert_int_equal(p.d[0].tensor, t[4]);
-	assert_int_equal(p.d[0].how, CP_RECOMPUTE);
+	assert_recomp(&p, 0, t[4], rp, 1000);
 	assert_int_equal(p.d[0].evict, 7);
-	assert_int_equal(p.d[0].back, 8);
-	assert_int_equal(p.d[0].trigger, 8);
-	assert_int_equal(p.d[0].rp_time, 70);
-	assert_true(p.d[0].msps == 1000.0 / 70);
+	assert_int_equal(p.d[0].back, back);
 	cp_plan_free(&p);
 	wl_free(f.w);
+}
 
-	lineage(&f, true, bytes, t);
-	fx_input(&f, CP_RECOMPUTE_ONLY, 1000, 70, 90);
-	plan_ok(&f, &p);
-	assert_int_equal(p.n_candidates, 4);
-	assert_int_equal(p.n, 1);
-	assert_int_equal(p.d[0].tensor, t[4]);
-	assert_int_equal(p.d[0].rp_time, 40);
-	assert_true(p.d[0].msps == 1000.0 / 40);
-	cp_plan_free(&p);
-	wl_free(f.w);
+static void test_sources_4_4(void **state)
+{
+	(void)state;
+	t4_alone(false, 200, 3, 70, 8); /* T3 last read in forward */
+	t4_alone(true, 200, 4, 40, 8);	/* T3 read again at 150 */
+	/* T2 read in backward at 95, before T4's back-access (now idx 9):
+	 * T2 (4, 8) spans the peak, a candidate whose last access 95 < 100,
+	 * so only "we consider that T2 is in GPU memory" makes it the
+	 * source: 70 ns. Without that rule the walk would go on to T1: 90. */
+	t4_alone(false, 95, 3, 70, 9);
 }
 
 /* Section 4.5: "suppose the candidate set is {T1, T2, T4} and we choose
@@ -347,19 +373,13 @@ static void test_algorithm2_paper(void **state)
 	uint32_t t[5];
 	struct fx f;
 	struct cp_plan p;
-	lineage(&f, false, bytes, t);
+	lineage(&f, false, 200, bytes, t);
 	fx_input(&f, CP_RECOMPUTE_ONLY, 2100, 70, 90);
 	plan_ok(&f, &p);
 	assert_int_equal(p.n, 3);
-	assert_int_equal(p.d[0].tensor, t[2]);
-	assert_int_equal(p.d[0].rp_time, 20);
-	assert_true(p.d[0].msps == 600.0 / 20);
-	assert_int_equal(p.d[1].tensor, t[4]);
-	assert_int_equal(p.d[1].rp_time, 90);
-	assert_true(p.d[1].msps == 1400.0 / 90);
-	assert_int_equal(p.d[2].tensor, t[1]);
-	assert_int_equal(p.d[2].rp_time, 20);
-	assert_true(p.d[2].msps == 100.0 / 20);
+	assert_recomp(&p, 0, t[2], 20, 600);
+	assert_recomp(&p, 1, t[4], 90, 1400);
+	assert_recomp(&p, 2, t[1], 20, 100);
 	assert_int_equal(p.saved, 2100);
 	cp_plan_free(&p);
 
@@ -390,18 +410,13 @@ static void test_algorithm2_ext_ct(void **state)
 	uint32_t t[5];
 	struct fx f;
 	struct cp_plan p;
-	lineage(&f, false, bytes, t);
+	lineage(&f, false, 200, bytes, t);
 	fx_input(&f, CP_RECOMPUTE_ONLY, 1750, 70, 90);
 	plan_ok(&f, &p);
 	assert_int_equal(p.n, 3);
-	assert_int_equal(p.d[0].tensor, t[4]);
-	assert_int_equal(p.d[0].rp_time, 70);
-	assert_int_equal(p.d[1].tensor, t[2]);
-	assert_int_equal(p.d[1].rp_time, 40);
-	assert_true(p.d[1].msps == 300.0 / 40);
-	assert_int_equal(p.d[2].tensor, t[1]);
-	assert_int_equal(p.d[2].rp_time, 30);
-	assert_true(p.d[2].msps == 50.0 / 30);
+	assert_recomp(&p, 0, t[4], 70, 1400);
+	assert_recomp(&p, 1, t[2], 40, 300);
+	assert_recomp(&p, 2, t[1], 30, 50);
 	cp_plan_free(&p);
 	wl_free(f.w);
 }
@@ -510,6 +525,65 @@ static void test_hybrid(void **state)
 	wl_free(f.w);
 }
 
+/* Swapped tensors are no recomputation sources (capuchin-review.md:
+ * "recomputation and swapping cannot occur at the same time"), on the
+ * lineage with bytes T4 1000, the rest 100, hybrid, mem_saving 1100.
+ * (1) Swap times T1 200, T2 10, T4 100.
+ *   FT: T1 (2, 10) (300-200) - (10+200) = -110; T2 (4, 9) (200-10) -
+ *   (30+10) = 150; T4 (7, 8) (100-100) - (60+100) = -160. Ranking T2, T1,
+ *   T4. T2: start 190, idx 8 (100) -> trigger 8, outside the peak,
+ *   overhead max(100, 40) + 10 - 200 < 0 -> 0: swapped in the swap
+ *   phase. T1: start 100; idx 9 (200) no, 8 (100) not earlier, 7 (60) ->
+ *   trigger 7, overhead max(60, 210) + 200 - 300 = 110: hybrid phase.
+ *   InitMSPS: T1 from T0, 10 ns -> 10. T4: op4 40, T3 (last read 60 <
+ *   100) by op3 30, T2 is swapped -> by op2 20, T1 a candidate: 90 ns ->
+ *   1000 / 90 = 11.1. Round 1: swap T1 (110) against recompute T4 (90):
+ *   T4 recomputed with 90 ns; 0 left. (T2 taken as a source: 70.)
+ * (2) Swap times T1 200, T2 90, T4 100.
+ *   FT: T2 (200-90) - (30+90) = -10, T1 -110, T4 -160: ranking T2, T1,
+ *   T4. T2: start 110, idx 8 (100) -> 8, overhead max(100, 120) + 90 -
+ *   200 = 10 > 0: the hybrid phase at once. InitMSPS: T1 {T0} 10 -> 10;
+ *   T2 {T1} 20 -> 5; T4 {T2} 70 -> 14.3.
+ *   Round 1: swap T2 (10) against recompute T4 (70): T2 swapped,
+ *   trigger 8, overhead 10. T4's sources {T2} become {T1} and its time
+ *   70 + 20 = 90 -> 11.1.
+ *   Round 2: swap T1 (110, trigger 7) against recompute T4 (11.1 > T1's
+ *   10; 90 ns): T4 recomputed, 90 ns. (Without the update: 70.) */
+static void test_hybrid_swapped_source(void **state)
+{
+	(void)state;
+	const uint64_t bytes[] = {100, 100, 100, 100, 1000};
+	uint32_t t[5];
+	struct fx f;
+	struct cp_plan p;
+	lineage(&f, false, 200, bytes, t);
+	f.sin[t[1]] = f.sout[t[1]] = 200;
+	f.sin[t[2]] = f.sout[t[2]] = 10;
+	f.sin[t[4]] = f.sout[t[4]] = 100;
+	fx_input(&f, CP_HYBRID, 1100, 70, 90);
+	plan_ok(&f, &p);
+	assert_int_equal(p.n, 2);
+	assert_int_equal(p.d[0].tensor, t[2]);
+	assert_int_equal(p.d[0].how, CP_SWAP);
+	assert_int_equal(p.d[0].trigger, 8);
+	assert_int_equal(p.d[0].overhead, 0);
+	assert_recomp(&p, 1, t[4], 90, 1000);
+	assert_int_equal(p.d[1].overhead, 90);
+	cp_plan_free(&p);
+
+	f.sin[t[2]] = f.sout[t[2]] = 90;
+	plan_ok(&f, &p);
+	assert_int_equal(p.n, 2);
+	assert_int_equal(p.d[0].tensor, t[2]);
+	assert_int_equal(p.d[0].how, CP_SWAP);
+	assert_int_equal(p.d[0].free_time, -10);
+	assert_int_equal(p.d[0].trigger, 8);
+	assert_int_equal(p.d[0].overhead, 10);
+	assert_recomp(&p, 1, t[4], 90, 1000);
+	cp_plan_free(&p);
+	wl_free(f.w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_algorithm2_paper),
 		cmocka_unit_test(test_algorithm2_ext_ct),
 		cmocka_unit_test(test_hybrid),
+		cmocka_unit_test(test_hybrid_swapped_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
