@@ -339,6 +339,29 @@ static int by_ft(const void *a, const void *b)
 	return p->tensor < q->tensor ? -1 : p->tensor > q->tensor;
 }
 
+/* Recomputation times saturate at SIM_TIME_MAX. Algorithm 2 adds a
+ * source's rp_time to each candidate recomputed from it (line 21) and
+ * multiplies by the repeats (lines 25, 31); where lineages share
+ * ancestors (a residual add, an attention block) the same ancestor is
+ * added along each path, and the sums grow geometrically with depth
+ * (BERT-large: past 2^63 ns). Saturated, such a tensor ranks last by
+ * MSPS, as the paper's figure would rank it. */
+static sim_time_t sat_add(sim_time_t a, sim_time_t b)
+{
+	return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
+}
+
+static sim_time_t sat_mul(uint32_t k, sim_time_t a)
+{
+	return k && a > SIM_TIME_MAX / k ? SIM_TIME_MAX : (sim_time_t)k * a;
+}
+
+/* rp_time + ext_time: the recomputation time MSPS divides by. */
+static sim_time_t recomp_time(const struct cp_cand *c)
+{
+	return sat_add(c->rp_time, c->ext_time);
+}
+
 /* ---- Decisions ------------------------------------------------------- */
 
 /* Swap overhead (section 4.4) of candidate s with its in-trigger: the
@@ -372,7 +395,7 @@ static void decide(struct cp_ctx *x, struct cp_cand *c, enum cp_how how,
 				  .overhead = overhead};
 	if (how == CP_RECOMPUTE) {
 		d->msps = c->msps;
-		d->rp_time = c->rp_time + c->ext_time;
+		d->rp_time = recomp_time(c);
 	}
 	c->live = false;
 	x->state[c->tensor] = how == CP_SWAP ? CS_SWAP : CS_RECOMP;
@@ -387,7 +410,7 @@ static void decide(struct cp_ctx *x, struct cp_cand *c, enum cp_how how,
  * being rp_time + ext_time (Algorithm 2's UpdateMSPS). */
 static void update_msps(const struct cp_ctx *x, struct cp_cand *c)
 {
-	sim_time_t tm = c->rp_time + c->ext_time;
+	sim_time_t tm = recomp_time(c);
 	double b = (double)x->in->wl->tensors[c->tensor].bytes;
 	c->msps = tm > 0 ? b / (double)tm : INFINITY;
 }
@@ -399,7 +422,7 @@ static int walk_op(struct cp_ctx *x, uint32_t o, sim_time_t *rp)
 	if (x->seen_o[o] == x->stamp)
 		return 0;
 	x->seen_o[o] = x->stamp;
-	*rp += x->in->op_time[o];
+	*rp = sat_add(*rp, x->in->op_time[o]);
 	for (uint32_t k = 0; k < op->n_in; k++) {
 		uint32_t u = op->in[k];
 		if (x->seen_t[u] == x->stamp)
@@ -506,7 +529,7 @@ static int confirm_recompute(struct cp_ctx *x, struct cp_cand *t)
 	x->recomps[x->nrecomps++] = x->slot[t->tensor];
 	for (uint32_t k = 0; k < t->srcs.n; k++)
 		x->nref[t->srcs.v[k]]++;
-	decide(x, t, CP_RECOMPUTE, t->back, t->rp_time + t->ext_time);
+	decide(x, t, CP_RECOMPUTE, t->back, recomp_time(t));
 	/* lines 17-34: update candidates' MSPS */
 	for (size_t i = 0; i < x->nc; i++) {
 		struct cp_cand *cand = &x->c[i];
@@ -516,15 +539,15 @@ static int confirm_recompute(struct cp_ctx *x, struct cp_cand *t)
 		if (rc < 0)
 			return -1;
 		if (rc) { /* lines 18-29 */
-			cand->rp_time += t->rp_time;
+			cand->rp_time = sat_add(cand->rp_time, t->rp_time);
 			/* lines 22-27: one cand.rp_time per recomputation
 			 * whose sources hold cand (nref counts them) */
 			cand->ext_time =
-				(sim_time_t)x->nref[cand->tensor] * cand->rp_time;
+				sat_mul(x->nref[cand->tensor], cand->rp_time);
 			update_msps(x, cand);
 		}
 		if (set_has(&t->srcs, cand->tensor)) { /* lines 30-33 */
-			cand->ext_time = (sim_time_t)ext_ct * cand->rp_time;
+			cand->ext_time = sat_mul(ext_ct, cand->rp_time);
 			update_msps(x, cand);
 		}
 	}
@@ -556,7 +579,7 @@ static int swap_confirmed(struct cp_ctx *x, const struct cp_cand *s)
 			cand->recomp_ok = false;
 			continue;
 		}
-		cand->rp_time += s->rp_time;
+		cand->rp_time = sat_add(cand->rp_time, s->rp_time);
 		update_msps(x, cand);
 	}
 	return 0;
@@ -601,7 +624,7 @@ static int plan_hybrid(struct cp_ctx *x, size_t pos)
 		size_t trig;
 		sim_time_t so = swap_overhead(x->in, s, &trig);
 		struct cp_cand *r = max_msps(x);
-		if (r && r->rp_time + r->ext_time < so) {
+		if (r && recomp_time(r) < so) {
 			if (confirm_recompute(x, r) < 0)
 				return -1;
 		} else {

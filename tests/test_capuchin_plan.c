@@ -389,6 +389,27 @@ static void test_algorithm2_paper(void **state)
 	assert_int_equal(p.n, 1);
 	assert_int_equal(p.d[0].tensor, t[2]);
 	cp_plan_free(&p);
+
+	/* Regression: recomputation times saturate instead of overflowing
+	 * (Algorithm 2's sums exceeded 2^63 ns on BERT-large, undefined
+	 * behaviour). The 4.5 lineage, bytes T1 100, T2 600, T4 1400, with
+	 * op3 and op4 of
+	 * SIM_TIME_MAX / 2 + 1 ns each; recompute only, mem_saving 2100.
+	 *   InitMSPS: T1 {T0} 10 -> 10; T2 {T1} 20 -> 30; T4: op4 + op3 exceeds
+	 *   SIM_TIME_MAX -> SIM_TIME_MAX, MSPS 1400 / 2^63 (about 1.5e-16).
+	 *   Round 1: T2 (30). T1's ext_time 1 * 10 -> 5; T4's rp_time
+	 *   SIM_TIME_MAX + 20 stays SIM_TIME_MAX.
+	 *   Round 2: T1 (5). Round 3: T4, recorded at SIM_TIME_MAX.
+	 * Order T2, T1, T4. (Wrapped around, T4's time went negative and its MSPS
+	 * infinite: T4 came first.) */
+	f.opt[2] = f.opt[3] = SIM_TIME_MAX / 2 + 1; /* op3, op4 */
+	f.in.mem_saving = 2100;
+	plan_ok(&f, &p);
+	assert_int_equal(p.n, 3);
+	assert_recomp(&p, 0, t[2], 20, 600);
+	assert_recomp(&p, 1, t[1], 20, 100);
+	assert_recomp(&p, 2, t[4], SIM_TIME_MAX, 1400);
+	cp_plan_free(&p);
 	wl_free(f.w);
 }
 
