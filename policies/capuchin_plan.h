@@ -90,7 +90,11 @@ struct cp_decision {
 				 hides anything); CP_RECOMPUTE: == back
 				 (on demand, section 4.4) */
 	sim_time_t free_time; /* FT of the pair, equation (1) */
-	sim_time_t overhead;  /* estimated time the back-access waits */
+	sim_time_t overhead;  /* estimated time the back-access waits:
+				 CP_SWAP, what the swap-in from the
+				 trigger (or the end of the swap-out,
+				 whichever is later) leaves unhidden;
+				 CP_RECOMPUTE, rp_time below */
 	double msps;	      /* CP_RECOMPUTE: MSPS when chosen, eq. (2) */
 	sim_time_t rp_time;   /* CP_RECOMPUTE: recomputation time from its
 				 sources when chosen (rp_time + ext_time

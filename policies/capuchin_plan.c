@@ -1,0 +1,744 @@
+/*
+ * capuchin_plan.c - Capuchin's Policy Maker (capuchin_plan.h): the peak
+ * period, the eviction candidates, the swap phase, Algorithm 2
+ * (recomputation) and Algorithm 1 (the hybrid of the two), on the access
+ * list of the measured iteration. Pure planning: no clock, no executor.
+ *
+ * COMPLEXITY. n = accesses, T = tensors, C = candidates. Per-tensor
+ * first/last/next accesses and the peak sweep: O(n + T). Candidates: one
+ * pass over the accesses, O(n). Ranking by FT: O(C log C). In-triggers:
+ * binary searches over the (sorted) access times, O(log n) each.
+ * InitMSPS walks each candidate's lineage back to its sources: O(C * L),
+ * L the lineage a walk crosses (a few ops in practice, the whole graph in
+ * the worst case). Algorithm 2's loop: each selection visits every
+ * candidate and every chosen recomputation (lines 6-12, 17-33) with set
+ * operations on their sources: O(C^2 * s log s) over the plan, s the
+ * size of a source set, quadratic in candidates in the worst case. Lines
+ * 23-27's inner loop over recomps is replaced by a per-tensor count of
+ * the recomps whose sources hold it (the same sum, kept as the sources
+ * change), so it stays quadratic rather than cubic.
+ *
+ * DETERMINISM. Every choice is a total order on integers (FT, tensor id)
+ * or on an MSPS (an IEEE double from integers) then tensor id; no hashing,
+ * no addresses.
+ */
+#include "capuchin_plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Small sorted sets of tensor ids (Algorithm 2's srcs) ------------ */
+
+/* A list of tensor ids: a set (sorted, no repeats) or, for the lineage
+ * walk, a stack. */
+struct cp_set {
+	uint32_t *v;	/* members, ascending when a set */
+	uint32_t n, cap; /* size and capacity */
+};
+
+/* Room for one more id. 0 or -1 (out of memory). */
+static int ids_reserve(struct cp_set *s)
+{
+	if (s->n < s->cap)
+		return 0;
+	uint32_t cap = s->cap ? s->cap * 2 : 8;
+	uint32_t *v = realloc(s->v, cap * sizeof *v);
+	if (!v)
+		return -1;
+	s->v = v;
+	s->cap = cap;
+	return 0;
+}
+
+/* Index of the first member >= x. */
+static uint32_t set_lower(const struct cp_set *s, uint32_t x)
+{
+	uint32_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool set_has(const struct cp_set *s, uint32_t x)
+{
+	uint32_t i = set_lower(s, x);
+	return i < s->n && s->v[i] == x;
+}
+
+/* Insert x; 1 if it was added, 0 if already there, -1 out of memory. */
+static int set_add(struct cp_set *s, uint32_t x)
+{
+	uint32_t i = set_lower(s, x);
+	if (i < s->n && s->v[i] == x)
+		return 0;
+	if (ids_reserve(s) < 0)
+		return -1;
+	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof *s->v);
+	s->v[i] = x;
+	s->n++;
+	return 1;
+}
+
+/* Algorithm 2 lines 8-9 and 19-20: if x is in s, remove it and add the
+ * members of by. nref (or NULL) counts, per tensor, the recomputations
+ * whose sources hold it; it follows the change. Returns 1 if x was in s,
+ * 0 if not, -1 out of memory. */
+static int set_replace(struct cp_set *s, uint32_t x, const struct cp_set *by,
+		       uint32_t *nref)
+{
+	uint32_t i = set_lower(s, x);
+	if (i >= s->n || s->v[i] != x)
+		return 0;
+	memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
+	s->n--;
+	if (nref)
+		nref[x]--;
+	for (uint32_t k = 0; k < by->n; k++) {
+		int r = set_add(s, by->v[k]);
+		if (r < 0)
+			return -1;
+		if (r > 0 && nref)
+			nref[by->v[k]]++;
+	}
+	return 1;
+}
+
+/* ---- The peak-memory period ----------------------------------------- */
+
+/* Per tensor: index of its first and last access, SIZE_MAX if none; and
+ * per access the index of the same tensor's next access (SIZE_MAX at its
+ * last). next may be NULL. */
+static void cp_lifetimes(const struct cp_input *in, size_t *first,
+			 size_t *last, size_t *next)
+{
+	uint32_t nt = in->wl->n_tensors;
+	for (uint32_t t = 0; t < nt; t++)
+		first[t] = last[t] = SIZE_MAX;
+	for (size_t i = in->n_acc; i-- > 0;) {
+		uint32_t t = in->acc[i].tensor;
+		if (next)
+			next[i] = first[t];
+		if (last[t] == SIZE_MAX)
+			last[t] = i;
+		first[t] = i;
+	}
+}
+
+/* Section 4.5: "During profiling, we can keep track allocation and
+ * deallocation time of tensors to infer memory usage." The usage at a
+ * time is the bytes of the non-persistent tensors whose first access is
+ * at or before it and whose last access is at or after it: accesses of
+ * equal time form one instant (all their first accesses counted, then
+ * all their last accesses released). */
+static void cp_sweep(const struct cp_input *in, const size_t *first,
+		     const size_t *last, uint64_t budget, sim_time_t *begin,
+		     sim_time_t *end)
+{
+	const struct wl_tensor *tt = in->wl->tensors;
+	uint64_t use = 0, max = 0;
+	bool over = false;
+	*begin = *end = in->n_acc ? in->acc[0].time : 0;
+	sim_time_t at_max = *begin;
+	for (size_t i = 0; i < in->n_acc;) {
+		size_t j = i;
+		sim_time_t now = in->acc[i].time;
+		for (; j < in->n_acc && in->acc[j].time == now; j++) {
+			uint32_t t = in->acc[j].tensor;
+			if (first[t] == j && !in->persistent[t])
+				use += tt[t].bytes;
+		}
+		if (use > budget) {
+			if (!over)
+				*begin = now;
+			*end = now;
+			over = true;
+		}
+		if (use > max) {
+			max = use;
+			at_max = now;
+		}
+		for (size_t k = i; k < j; k++) {
+			uint32_t t = in->acc[k].tensor;
+			if (last[t] == k && !in->persistent[t])
+				use -= tt[t].bytes;
+		}
+		i = j;
+	}
+	if (!over)
+		*begin = *end = at_max;
+}
+
+void cp_peak_period(const struct cp_input *in, uint64_t budget,
+		    sim_time_t *begin, sim_time_t *end)
+{
+	uint32_t nt = in->wl->n_tensors;
+	size_t *first = malloc((nt ? nt : 1) * sizeof *first);
+	size_t *last = malloc((nt ? nt : 1) * sizeof *last);
+	if (!first || !last) {
+		/* no memory to sweep: the whole iteration is the period */
+		*begin = in->n_acc ? in->acc[0].time : 0;
+		*end = in->n_acc ? in->acc[in->n_acc - 1].time : 0;
+	} else {
+		cp_lifetimes(in, first, last, NULL);
+		cp_sweep(in, first, last, budget, begin, end);
+	}
+	free(first);
+	free(last);
+}
+
+/* ---- In-triggers ----------------------------------------------------- */
+
+/* The first index in (lo, hi) whose time is > t (hi when none). */
+static size_t first_after(const struct cp_input *in, size_t lo, size_t hi,
+			  sim_time_t t)
+{
+	size_t a = lo + 1, b = hi;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (in->acc[mid].time > t)
+			b = mid;
+		else
+			a = mid + 1;
+	}
+	return a;
+}
+
+size_t cp_choose_trigger(const struct cp_input *in, size_t evict, size_t back,
+			 sim_time_t start)
+{
+	/* Section 4.4: "we can traverse reversely from the back-access in
+	 * tensor access list to look for the first tensor access whose time
+	 * is earlier than SwapInStartTime". Times do not decrease along the
+	 * list, so the first such access walking back from back-1 is the
+	 * last index in (evict, back) with time < start: the one before the
+	 * first index there whose time is >= start (a binary search). */
+	size_t a = evict + 1, b = back;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (in->acc[mid].time >= start)
+			b = mid;
+		else
+			a = mid + 1;
+	}
+	size_t k;
+	if (a > evict + 1)
+		k = a - 1;
+	else /* none earlier: the gap is too short to hide the swap-in;
+		issue it as early as the pair allows */
+		k = evict + 1 < back ? evict + 1 : back;
+	/* "First, the in-trigger should not be set at a point within the
+	 * time range of peak memory. Doing so will likely cause the eviction
+	 * of other tensors, similar to on-demand swapping in passive mode."
+	 * Moved to the first access after the period. */
+	if (k < back && in->acc[k].time >= in->peak_begin &&
+	    in->acc[k].time <= in->peak_end)
+		k = first_after(in, k, back, in->peak_end);
+	return k;
+}
+
+/* ---- Candidates ------------------------------------------------------ */
+
+/* One tensor of the eviction candidate set, with Algorithm 2's state. */
+struct cp_cand {
+	uint32_t tensor;     /* tensor id */
+	size_t evict, back;  /* its pair: indices in cp_input.acc */
+	sim_time_t ft;	     /* FT of the pair, equation (1) */
+	bool live;	     /* still in the candidate set */
+	bool recomp_ok;	     /* recompute-eligible: a recomputable
+				producer and sources found */
+	struct cp_set srcs;  /* recomputation sources */
+	sim_time_t rp_time;  /* recomputation time from srcs */
+	sim_time_t ext_time; /* repeated recomputation (lines 22-31) */
+	double msps;	     /* equation (2) */
+};
+
+/* Where a tensor stands in the plan. */
+enum cp_state {
+	CS_NONE,   /* not a candidate */
+	CS_CAND,   /* in the candidate set */
+	CS_SWAP,   /* chosen for swapping */
+	CS_RECOMP, /* chosen for recomputation */
+};
+
+/* The planner's working state. */
+struct cp_ctx {
+	const struct cp_input *in; /* the input */
+	struct cp_cand *c;	   /* candidates */
+	size_t nc;		   /* how many */
+	uint32_t *slot;		   /* per tensor: index in c, or UINT32_MAX */
+	uint8_t *state;		   /* per tensor: enum cp_state */
+	size_t *last;		   /* per tensor: index of its last access */
+	uint32_t *nref;		   /* per tensor: recomps whose srcs hold it
+				      (lines 23-27's count) */
+	uint32_t *seen_t, *seen_o; /* per tensor, per op: walk stamp */
+	uint32_t stamp;		   /* current walk */
+	struct cp_set stack;	   /* the walk's work list */
+	uint32_t *recomps;	   /* slots of chosen recomputations */
+	size_t nrecomps;	   /* how many */
+	uint64_t need;		   /* mem_saving still to find */
+	struct cp_plan *out;	   /* the plan */
+};
+
+/* Section 4.5: "we insert a tensor to the eviction candidate set if: (i)
+ * access count of the tensor is more than one; (ii) the access of the
+ * tensor occurs in tensor lives in peak memory usage period." Each pair
+ * of consecutive accesses (i, j) whose gap overlaps the period is
+ * eligible; a tensor's pair is its eligible pair of largest FT (ties:
+ * the earliest). "we generate a ranked list based on the length of FT
+ * between two consecutive tensor accesses, assuming the tensor is swapped
+ * out between the two accesses." FT (equation 1) = SwapInStartTime -
+ * SwapOutEndTime: "SwapOutEndTime is equal to the evicted-access time
+ * plus the SwapTime ... The ideal SwapInStartTime can be calculated by
+ * subtracting the SwapTime from back-access time." */
+static sim_time_t pair_ft(const struct cp_input *in, uint32_t t, size_t i,
+			  size_t j)
+{
+	return (in->acc[j].time - in->swap_in[t]) -
+	       (in->acc[i].time + in->swap_out[t]);
+}
+
+static void find_candidates(struct cp_ctx *x, const size_t *next)
+{
+	const struct cp_input *in = x->in;
+	for (size_t i = 0; i < in->n_acc; i++) {
+		uint32_t t = in->acc[i].tensor;
+		size_t j = next[i];
+		if (in->persistent[t] || j == SIZE_MAX)
+			continue;
+		if (in->acc[i].time > in->peak_end ||
+		    in->acc[j].time < in->peak_begin)
+			continue;
+		sim_time_t ft = pair_ft(in, t, i, j);
+		uint32_t s = x->slot[t];
+		if (s == UINT32_MAX) {
+			s = x->slot[t] = (uint32_t)x->nc++;
+			x->c[s] = (struct cp_cand){.tensor = t, .evict = i,
+						   .back = j, .ft = ft,
+						   .live = true};
+			x->state[t] = CS_CAND;
+		} else if (ft > x->c[s].ft) { /* ties keep the earliest */
+			x->c[s].evict = i;
+			x->c[s].back = j;
+			x->c[s].ft = ft;
+		}
+	}
+}
+
+/* FT descending, then tensor id ascending. */
+static int by_ft(const void *a, const void *b)
+{
+	const struct cp_cand *p = a, *q = b;
+	if (p->ft != q->ft)
+		return p->ft > q->ft ? -1 : 1;
+	return p->tensor < q->tensor ? -1 : p->tensor > q->tensor;
+}
+
+/* Recomputation times saturate at SIM_TIME_MAX. Algorithm 2 adds a
+ * source's rp_time to each candidate recomputed from it (line 21) and
+ * multiplies by the repeats (lines 25, 31); where lineages share
+ * ancestors (a residual add, an attention block) the same ancestor is
+ * added along each path, and the sums grow geometrically with depth
+ * (BERT-large: past 2^63 ns). Saturated, such a tensor ranks last by
+ * MSPS, as the paper's figure would rank it. */
+static sim_time_t sat_add(sim_time_t a, sim_time_t b)
+{
+	return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
+}
+
+static sim_time_t sat_mul(uint32_t k, sim_time_t a)
+{
+	return k && a > SIM_TIME_MAX / k ? SIM_TIME_MAX : (sim_time_t)k * a;
+}
+
+/* rp_time + ext_time: the recomputation time MSPS divides by. */
+static sim_time_t recomp_time(const struct cp_cand *c)
+{
+	return sat_add(c->rp_time, c->ext_time);
+}
+
+/* ---- Decisions ------------------------------------------------------- */
+
+/* Swap overhead (section 4.4) of candidate s with its in-trigger: the
+ * swap-in starts at the later of the trigger and the end of the swap-out
+ * ("a swap cannot start until its preceding swap finishes" is the
+ * runtime's matter; the tensor's own swap-out must end first) and the
+ * back-access waits for what is left of it. */
+static sim_time_t swap_overhead(const struct cp_input *in,
+				const struct cp_cand *c, size_t *trigger)
+{
+	uint32_t t = c->tensor;
+	sim_time_t back = in->acc[c->back].time;
+	*trigger = cp_choose_trigger(in, c->evict, c->back, back - in->swap_in[t]);
+	sim_time_t out_end = in->acc[c->evict].time + in->swap_out[t];
+	sim_time_t from = in->acc[*trigger].time;
+	if (out_end > from)
+		from = out_end;
+	sim_time_t o = from + in->swap_in[t] - back;
+	return o > 0 ? o : 0;
+}
+
+/* Record a decision and take the candidate out of the set. */
+static void decide(struct cp_ctx *x, struct cp_cand *c, enum cp_how how,
+		   size_t trigger, sim_time_t overhead)
+{
+	struct cp_decision *d = &x->out->d[x->out->n++];
+	uint64_t bytes = x->in->wl->tensors[c->tensor].bytes;
+	*d = (struct cp_decision){.tensor = c->tensor, .how = how,
+				  .evict = c->evict, .back = c->back,
+				  .trigger = trigger, .free_time = c->ft,
+				  .overhead = overhead};
+	if (how == CP_RECOMPUTE) {
+		d->msps = c->msps;
+		d->rp_time = recomp_time(c);
+	}
+	c->live = false;
+	x->state[c->tensor] = how == CP_SWAP ? CS_SWAP : CS_RECOMP;
+	x->out->saved += bytes;
+	/* Algorithm 1 line 12 / Algorithm 2 line 15: mem_saving -= t.mem */
+	x->need = bytes >= x->need ? 0 : x->need - bytes;
+}
+
+/* ---- Algorithm 2: recomputation -------------------------------------- */
+
+/* Equation (2): MSPS = Memory Saving / Recomputation Time, the time
+ * being rp_time + ext_time (Algorithm 2's UpdateMSPS). */
+static void update_msps(const struct cp_ctx *x, struct cp_cand *c)
+{
+	sim_time_t tm = recomp_time(c);
+	double b = (double)x->in->wl->tensors[c->tensor].bytes;
+	c->msps = tm > 0 ? b / (double)tm : INFINITY;
+}
+
+/* Push the inputs of op o not yet seen by this walk; add its time once. */
+static int walk_op(struct cp_ctx *x, uint32_t o, sim_time_t *rp)
+{
+	const struct wl_op *op = &x->in->wl->ops[o];
+	if (x->seen_o[o] == x->stamp)
+		return 0;
+	x->seen_o[o] = x->stamp;
+	*rp = sat_add(*rp, x->in->op_time[o]);
+	for (uint32_t k = 0; k < op->n_in; k++) {
+		uint32_t u = op->in[k];
+		if (x->seen_t[u] == x->stamp)
+			continue;
+		x->seen_t[u] = x->stamp;
+		if (ids_reserve(&x->stack) < 0)
+			return -1;
+		x->stack.v[x->stack.n++] = u;
+	}
+	return 0;
+}
+
+/* InitMSPS for candidate c (section 4.4): walk its lineage back from its
+ * producer to the sources available at its back-access. An input u is a
+ * source when it is persistent; or a candidate still in the set ("whether
+ * a tensor in the lineage is recomputation candidate - they are assumed
+ * to be in GPU memory"); or its last access is at or after the
+ * back-access ("we compare T3's last access time with T4's back-access
+ * time. If the former is larger, we assume T3 is available at T4's
+ * recomputation"). A tensor chosen for swapping is never a source
+ * (capuchin-review.md: "recomputation and swapping cannot occur at the
+ * same time"): the walk goes through its producer. Otherwise u is
+ * recomputed too ("otherwise, T3 itself also needs to be recomputed"),
+ * or, with no recomputable producer, c cannot be recomputed.
+ * With candidates as find_candidates makes them, the last-access rule
+ * never accepts a tensor the candidate rule does not: an ancestor u of c
+ * is produced before c's evicted-access, so if u is read at or after c's
+ * back-access, u lives across c's pair, which overlaps the peak, and one
+ * of u's own pairs overlaps it too. It is kept as the paper states it.
+ * An op with several outputs on the way is re-run (and counted) once. */
+static int init_msps(struct cp_ctx *x, struct cp_cand *c)
+{
+	const struct cp_input *in = x->in;
+	const struct wl_workload *wl = in->wl;
+	uint32_t p = wl->tensors[c->tensor].producer;
+	c->recomp_ok = false;
+	c->srcs.n = 0;
+	c->rp_time = c->ext_time = 0;
+	if (p == WL_NONE || !wl->ops[p].recomputable)
+		return 0;
+	sim_time_t back = in->acc[c->back].time, rp = 0;
+	x->stamp++;
+	x->stack.n = 0;
+	x->seen_t[c->tensor] = x->stamp;
+	if (walk_op(x, p, &rp) < 0)
+		return -1;
+	while (x->stack.n) {
+		uint32_t u = x->stack.v[--x->stack.n];
+		size_t l = x->last[u];
+		bool src = in->persistent[u] ||
+			   (x->state[u] != CS_SWAP &&
+			    (x->state[u] == CS_CAND ||
+			     (l != SIZE_MAX && in->acc[l].time >= back)));
+		if (src) {
+			if (set_add(&c->srcs, u) < 0)
+				return -1;
+			continue;
+		}
+		uint32_t q = wl->tensors[u].producer;
+		if (q == WL_NONE || !wl->ops[q].recomputable) {
+			c->srcs.n = 0; /* no source: not recompute-eligible */
+			return 0;
+		}
+		if (walk_op(x, q, &rp) < 0)
+			return -1;
+	}
+	c->recomp_ok = true;
+	c->rp_time = rp;
+	update_msps(x, c);
+	return 0;
+}
+
+/* Algorithm 2 line 4, MaxMSPS(candidates): ties to the lower tensor id.
+ * NULL when no live candidate can be recomputed. */
+static struct cp_cand *max_msps(struct cp_ctx *x)
+{
+	struct cp_cand *best = NULL;
+	for (size_t i = 0; i < x->nc; i++) {
+		struct cp_cand *c = &x->c[i];
+		if (!c->live || !c->recomp_ok)
+			continue;
+		if (!best || c->msps > best->msps ||
+		    (c->msps == best->msps && c->tensor < best->tensor))
+			best = c;
+	}
+	return best;
+}
+
+/* Algorithm 2 lines 5-33: confirm t for recomputation and update the
+ * recomputations and the candidates it affects. */
+static int confirm_recompute(struct cp_ctx *x, struct cp_cand *t)
+{
+	/* lines 5-12: recomputations that started from t start from t's
+	 * sources; each repeats t's recomputation */
+	uint32_t ext_ct = 1;
+	for (size_t r = 0; r < x->nrecomps; r++) {
+		int rc = set_replace(&x->c[x->recomps[r]].srcs, t->tensor,
+				     &t->srcs, x->nref);
+		if (rc < 0)
+			return -1;
+		ext_ct += (uint32_t)rc;
+	}
+	/* lines 13-15 */
+	x->recomps[x->nrecomps++] = x->slot[t->tensor];
+	for (uint32_t k = 0; k < t->srcs.n; k++)
+		x->nref[t->srcs.v[k]]++;
+	decide(x, t, CP_RECOMPUTE, t->back, recomp_time(t));
+	/* lines 17-34: update candidates' MSPS */
+	for (size_t i = 0; i < x->nc; i++) {
+		struct cp_cand *cand = &x->c[i];
+		if (!cand->live || !cand->recomp_ok)
+			continue;
+		int rc = set_replace(&cand->srcs, t->tensor, &t->srcs, NULL);
+		if (rc < 0)
+			return -1;
+		if (rc) { /* lines 18-29 */
+			cand->rp_time = sat_add(cand->rp_time, t->rp_time);
+			/* lines 22-27: one cand.rp_time per recomputation
+			 * whose sources hold cand (nref counts them) */
+			cand->ext_time =
+				sat_mul(x->nref[cand->tensor], cand->rp_time);
+			update_msps(x, cand);
+		}
+		if (set_has(&t->srcs, cand->tensor)) { /* lines 30-33 */
+			cand->ext_time = sat_mul(ext_ct, cand->rp_time);
+			update_msps(x, cand);
+		}
+	}
+	return 0;
+}
+
+/* A swap is confirmed in the hybrid phase: the tensor will not be
+ * resident when the others are recomputed, so candidates (and chosen
+ * recomputations, for Algorithm 2's later ext_ct and lines 23-27) that
+ * started from it start from its sources, and candidates add its
+ * recomputation time. With no sources (it cannot be recomputed), the
+ * candidates that needed it cannot be recomputed either. */
+static int swap_confirmed(struct cp_ctx *x, const struct cp_cand *s)
+{
+	for (size_t r = 0; r < x->nrecomps; r++)
+		if (set_replace(&x->c[x->recomps[r]].srcs, s->tensor, &s->srcs,
+				x->nref) < 0)
+			return -1;
+	for (size_t i = 0; i < x->nc; i++) {
+		struct cp_cand *cand = &x->c[i];
+		if (!cand->live || !cand->recomp_ok)
+			continue;
+		int rc = set_replace(&cand->srcs, s->tensor, &s->srcs, NULL);
+		if (rc < 0)
+			return -1;
+		if (!rc)
+			continue;
+		if (!s->recomp_ok) {
+			cand->recomp_ok = false;
+			continue;
+		}
+		cand->rp_time = sat_add(cand->rp_time, s->rp_time);
+		update_msps(x, cand);
+	}
+	return 0;
+}
+
+static int init_all(struct cp_ctx *x)
+{
+	for (size_t i = 0; i < x->nc; i++)
+		if (x->c[i].live && init_msps(x, &x->c[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* ---- Algorithm 1 and the swap phase ---------------------------------- */
+
+/* The next live candidate in FT order from *pos (the ranked list), or
+ * NULL at its end. */
+static struct cp_cand *next_swap(struct cp_ctx *x, size_t *pos)
+{
+	while (*pos < x->nc && !x->c[*pos].live)
+		(*pos)++;
+	return *pos < x->nc ? &x->c[*pos] : NULL;
+}
+
+static int plan_hybrid(struct cp_ctx *x, size_t pos)
+{
+	/* Section 4.5: "Otherwise, we will further consider both swap and
+	 * recomputation for the tensor left in the candidate set." and
+	 * "After choosing a tensor for recomputation, its overhead is
+	 * compared with the overhead of the chosen tensor for swapping, the
+	 * one with smaller overhead is finally confirmed. The other one is
+	 * inserted back to candidate set for further consideration."
+	 * Algorithm 1 lines 6-10: swap only when s_overhead < r_overhead
+	 * reads as recompute on a tie; the text's "we choose the swap as the
+	 * first choice" decides ties for the swap here. */
+	if (init_all(x) < 0)
+		return -1;
+	while (x->need > 0) {
+		struct cp_cand *s = next_swap(x, &pos);
+		if (!s)
+			break;
+		size_t trig;
+		sim_time_t so = swap_overhead(x->in, s, &trig);
+		struct cp_cand *r = max_msps(x);
+		if (r && recomp_time(r) < so) {
+			if (confirm_recompute(x, r) < 0)
+				return -1;
+		} else {
+			decide(x, s, CP_SWAP, trig, so);
+			if (swap_confirmed(x, s) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int plan_recompute(struct cp_ctx *x)
+{
+	/* Algorithm 2 lines 1-3: "while mem_saving > 0 do" */
+	if (init_all(x) < 0)
+		return -1;
+	struct cp_cand *t;
+	while (x->need > 0 && (t = max_msps(x)))
+		if (confirm_recompute(x, t) < 0)
+			return -1;
+	return 0;
+}
+
+/* Section 4.5: "we choose the swap as the first choice until we cannot
+ * choose an in-trigger to perfectly hide the prefetching overhead" and
+ * "we select tensor access pairs for eviction from the top of the list
+ * with no overhead. The selected tensors are removed from eviction
+ * candidate set." Returns the rank where it stopped. */
+static size_t plan_swaps(struct cp_ctx *x)
+{
+	size_t pos = 0;
+	struct cp_cand *c;
+	while (x->need > 0 && (c = next_swap(x, &pos))) {
+		size_t trig;
+		sim_time_t o = swap_overhead(x->in, c, &trig);
+		if (o > 0 && x->in->mode != CP_SWAP_ONLY)
+			break;
+		decide(x, c, CP_SWAP, trig, o);
+	}
+	return pos;
+}
+
+static void ctx_free(struct cp_ctx *x)
+{
+	for (size_t i = 0; i < x->nc; i++)
+		free(x->c[i].srcs.v);
+	free(x->c);
+	free(x->slot);
+	free(x->state);
+	free(x->last);
+	free(x->nref);
+	free(x->seen_t);
+	free(x->seen_o);
+	free(x->stack.v);
+	free(x->recomps);
+}
+
+int cp_plan(const struct cp_input *in, struct cp_plan *out, gms_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const struct wl_workload *wl = in->wl;
+	size_t nt = wl->n_tensors ? wl->n_tensors : 1;
+	size_t no = wl->n_ops ? wl->n_ops : 1;
+	size_t na = in->n_acc ? in->n_acc : 1;
+	struct cp_ctx x = {.in = in, .out = out, .need = in->mem_saving};
+	size_t *first = malloc(nt * sizeof *first);
+	size_t *next = malloc(na * sizeof *next);
+	x.c = malloc(nt * sizeof *x.c);
+	x.slot = malloc(nt * sizeof *x.slot);
+	x.state = calloc(nt, sizeof *x.state);
+	x.last = malloc(nt * sizeof *x.last);
+	x.nref = calloc(nt, sizeof *x.nref);
+	x.seen_t = calloc(nt, sizeof *x.seen_t);
+	x.seen_o = calloc(no, sizeof *x.seen_o);
+	x.recomps = malloc(nt * sizeof *x.recomps);
+	int rc = -1;
+	if (!first || !next || !x.c || !x.slot || !x.state || !x.last ||
+	    !x.nref || !x.seen_t || !x.seen_o || !x.recomps)
+		goto done;
+	memset(x.slot, 0xff, nt * sizeof *x.slot);
+	cp_lifetimes(in, first, x.last, next);
+	find_candidates(&x, next);
+	out->n_candidates = x.nc;
+	/* the ranked list; slots follow the new order */
+	qsort(x.c, x.nc, sizeof *x.c, by_ft);
+	for (size_t i = 0; i < x.nc; i++)
+		x.slot[x.c[i].tensor] = (uint32_t)i;
+	out->cap = x.nc ? x.nc : 1;
+	out->d = malloc(out->cap * sizeof *out->d);
+	if (!out->d)
+		goto done;
+	rc = 0;
+	if (x.need == 0) /* nothing to save: the empty plan */
+		goto done;
+	if (in->mode == CP_RECOMPUTE_ONLY) {
+		rc = plan_recompute(&x);
+	} else {
+		size_t pos = plan_swaps(&x);
+		if (in->mode == CP_HYBRID && x.need > 0)
+			rc = plan_hybrid(&x, pos);
+	}
+done:
+	free(first);
+	free(next);
+	ctx_free(&x);
+	if (rc < 0) {
+		cp_plan_free(out);
+		return gms_errf(err, "capuchin: out of memory making the plan");
+	}
+	return 0;
+}
+
+void cp_plan_free(struct cp_plan *p)
+{
+	free(p->d);
+	memset(p, 0, sizeof *p);
+}
