@@ -69,6 +69,7 @@
 
 #include <assert.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -191,7 +192,11 @@ struct capuchin {
 	uint32_t *item_of;	    /* per tensor: its item, CAP_NONE */
 	uint32_t *trig_head;	    /* per access index: first item whose
 				       in-trigger it is, CAP_NONE */
+	bool plan_made;		    /* the Policy Maker ran (the plan may
+				       be empty: nothing it may evict) */
 	bool planned;		    /* guided execution is on */
+	char plan_error[sizeof(gms_err)]; /* why no plan could be made, or
+					     "" */
 	int stable_iter;	    /* first iteration after the last
 				       feedback move */
 	/* this iteration */
@@ -478,8 +483,15 @@ static enum ex_verdict capuchin_on_alloc_fail(struct pol *p, struct ex *ex,
 		       ex_tensor_state(ex, s->outs[s->out_head]) !=
 			       TS_SWAPPING_OUT)
 			s->out_head++;
-		if (s->out_head < s->n_outs) {
-			ex_wait(ex, s->out_ev[s->out_head++]);
+		/* the earliest whose copy will free its block: not one the
+		 * op being prepared reads (its block stays until that op has
+		 * run, so waiting for the copy frees nothing) */
+		for (size_t k = s->out_head; k < s->n_outs; k++) {
+			uint32_t t = s->outs[k];
+			if (ex_tensor_state(ex, t) != TS_SWAPPING_OUT ||
+			    ex_tensor_busy(ex, t))
+				continue;
+			ex_wait(ex, s->out_ev[k]);
 			cur(s)->ds_waits++;
 			return EX_RETRY;
 		}
@@ -552,15 +564,22 @@ static int make_input(struct capuchin *s, struct ex *ex)
 	}
 	for (size_t k = 0; k <= s->n_acc; k++)
 		s->trig_head[k] = CAP_NONE;
+	/* the usage cp_peak_period sweeps leaves out the tensors that live
+	 * for the whole run; they take their share of the budget first */
 	struct mem_stats ms;
 	ex_mem_stats(ex, &ms);
+	uint64_t fixed = 0;
+	for (size_t t = 0; t < nt; t++)
+		if (s->persistent[t])
+			fixed += wl->tensors[t].bytes;
+	uint64_t room = ms.budget > fixed ? ms.budget - fixed : 0;
 	s->in = (struct cp_input){
 		.wl = wl, .persistent = s->persistent, .acc = s->acc,
 		.n_acc = s->n_acc, .op_time = s->op_time,
 		.swap_out = s->swap_t, .swap_in = s->swap_t + nt,
 		.mem_saving = s->pas.bytes_iter,
 		.mode = (enum cp_mode)s->prm.mode};
-	cp_peak_period(&s->in, ms.budget, &s->in.peak_begin, &s->in.peak_end);
+	cp_peak_period(&s->in, room, &s->in.peak_begin, &s->in.peak_end);
 	return 0;
 }
 
@@ -576,6 +595,7 @@ static int make_plan(struct capuchin *s, struct ex *ex, gms_err *err)
 		return gms_errf(err, "out of memory");
 	if (cp_plan(&s->in, &s->plan, err) < 0)
 		return -1;
+	s->plan_made = true;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->planning_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
 				    (t1.tv_nsec - t0.tv_nsec));
@@ -642,8 +662,12 @@ static void capuchin_iter_end(struct pol *p, struct ex *ex, int iter,
 	cur(s)->passive_bytes = s->pas.bytes_iter;
 	if (s->prm.atp && !s->measured) {
 		gms_err err;
-		if (make_plan(s, ex, &err) < 0)
-			s->planned = false; /* reported: no plan */
+		if (make_plan(s, ex, &err) < 0) {
+			/* reported; passive mode carries on */
+			s->planned = false;
+			snprintf(s->plan_error, sizeof s->plan_error, "%s",
+				 err.msg);
+		}
 	} else if (s->planned && s->prm.fa) {
 		feedback(s, iter);
 	}
@@ -670,7 +694,9 @@ static void capuchin_report(struct pol *p, FILE *out)
 		fprintf(out, "mem_saving_required %llu\n",
 			(unsigned long long)s->in.mem_saving);
 	}
-	if (s->planned) {
+	if (s->plan_error[0])
+		fprintf(out, "plan_error %s\n", s->plan_error);
+	if (s->plan_made) {
 		size_t n_swap = 0;
 		for (size_t i = 0; i < s->n_items; i++)
 			n_swap += s->items[i].how == CP_SWAP;
