@@ -635,10 +635,10 @@ static void feedback(struct capuchin *s, int iter)
 			continue;
 		it->start -= (sim_time_t)((double)s->in.swap_in[it->tensor] *
 					  s->prm.fa_step);
-		size_t k = cp_choose_trigger(&s->in, it->evict, it->back,
-					     it->start);
-		if (k == it->trigger)
-			continue; /* the same access still: no move */
+		size_t k = cp_walk_back(&s->in, it->evict, it->back,
+					it->start);
+		if (k >= it->trigger)
+			continue; /* not earlier than it is: no move */
 		if (it->trigger < it->back)
 			unlink_trigger(s, j);
 		if (k < it->back)

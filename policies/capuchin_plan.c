@@ -209,8 +209,8 @@ static size_t first_after(const struct cp_input *in, size_t lo, size_t hi,
 	return a;
 }
 
-size_t cp_choose_trigger(const struct cp_input *in, size_t evict, size_t back,
-			 sim_time_t start)
+size_t cp_walk_back(const struct cp_input *in, size_t evict, size_t back,
+		    sim_time_t start)
 {
 	/* Section 4.4: "we can traverse reversely from the back-access in
 	 * tensor access list to look for the first tensor access whose time
@@ -232,6 +232,13 @@ size_t cp_choose_trigger(const struct cp_input *in, size_t evict, size_t back,
 	else /* none earlier: the gap is too short to hide the swap-in;
 		issue it as early as the pair allows */
 		k = evict + 1 < back ? evict + 1 : back;
+	return k;
+}
+
+size_t cp_choose_trigger(const struct cp_input *in, size_t evict, size_t back,
+			 sim_time_t start)
+{
+	size_t k = cp_walk_back(in, evict, back, start);
 	/* "First, the in-trigger should not be set at a point within the
 	 * time range of peak memory. Doing so will likely cause the eviction
 	 * of other tensors, similar to on-demand swapping in passive mode."

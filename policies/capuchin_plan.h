@@ -129,6 +129,13 @@ int cp_plan(const struct cp_input *in, struct cp_plan *out, gms_err *err);
 size_t cp_choose_trigger(const struct cp_input *in, size_t evict, size_t back,
 			 sim_time_t start);
 
+/* cp_choose_trigger's walk alone: the first access before `start`
+ * walking back from `back` (evict + 1 when none, or back when the pair
+ * has nothing in between), wherever it falls. Feedback moves an
+ * in-trigger with it (capuchin.c says why). */
+size_t cp_walk_back(const struct cp_input *in, size_t evict, size_t back,
+		    sim_time_t start);
+
 void cp_plan_free(struct cp_plan *p);
 
 #endif
