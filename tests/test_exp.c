@@ -167,6 +167,28 @@ static void test_max_batch_chain3(void **state)
 	free(js);
 }
 
+/* A batch that trains only because passive mode swaps out on an OOM
+ * fits: under ondemand and capuchin(atp=false) chain3's answer is 19
+ * (5b + 3 MiB at op2_bwd, derivation in the fixture), not framework's 16,
+ * and the answer's run did swap. */
+static void test_max_batch_passive_fits(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-maxbatch-passive.yaml", "mbp", NULL);
+	char v[128];
+	char *csv = out_text("mbp", "summary.csv");
+	for (int row = 1; row <= 2; row++) {
+		csv_field(csv, row, csv_col(csv, "max_batch"), v, sizeof v);
+		assert_string_equal(v, "19"); /* 98 MiB; 20 needs 103 */
+		csv_field(csv, row, csv_col(csv, "status"), v, sizeof v);
+		assert_string_equal(v, "ok");
+		/* it survives by eviction: 6 x 19 + 3 = 117 MiB > 100 */
+		csv_field(csv, row, csv_col(csv, "swap_outs"), v, sizeof v);
+		assert_true(atoi(v) >= 1);
+	}
+	free(csv);
+}
+
 /* The result files of runs into tmpdir/a and tmpdir/b (-j 1 and -j 2)
  * are byte-identical. */
 static void same_files(const char *a, const char *b)
@@ -616,6 +638,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_max_batch_chain3),
+		cmocka_unit_test(test_max_batch_passive_fits),
 		cmocka_unit_test(test_min_pool_chain3),
 		cmocka_unit_test(test_alloc_costs_chain3),
 		cmocka_unit_test(test_best_throughput_chain3),

@@ -16,11 +16,21 @@
  *     reads t_{k-1} and t_{k-2}; N = 200 unless given): after the last
  *     op every input of its producer is freed, so dropping t_N walks back
  *     through all of them (issue 12, item 4); wall time of the drops.
+ *  6. Capuchin's Policy Maker (capuchin_planning_ns: host time of
+ *     cp_peak_period and cp_plan at the end of the measured iteration)
+ *     on ResNet-152 (tf-graph, SGD) at batch 256 on a P100-PCIe-16GB
+ *     (the framework trains at most 85 there, capuchin-maxbatch.yaml, so
+ *     the measured iteration runs out of memory and a plan is made) and
+ *     on the DTR transformer trace with 3/4 of the device memory its
+ *     framework run peaks at; one iteration each (the measured one), the
+ *     best of 3, with the plan's size from the policy's report.
  * Figures are wall-clock on this machine; run it on an idle machine.
  */
+#include "../../policies/capuchin.h"
 #include "../../policies/pol.h"
 #include "../../workloads/wl_gen.h"
 #include "../ex.h"
+#include "../hw.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -339,10 +349,120 @@ static void bench_fib(uint32_t n)
 	wl_free(w);
 }
 
+/* The value of "key N" in a policy report, 0 when absent. */
+static unsigned long long report_value(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l += !!l)
+		if (!strncmp(l, key, n) && l[n] == ' ')
+			return strtoull(l + n + 1, NULL, 10);
+	return 0;
+}
+
+/* One capuchin run of one iteration (the measured one; the plan is made
+ * at its end): the best planning time of `reps`, and the plan's size. */
+static void bench_plan_one(const char *what, const struct wl_workload *w,
+			   const struct hw_profile *hw, uint64_t budget)
+{
+	const int reps = 3;
+	uint64_t best = 0;
+	unsigned long long swaps = 0, recomputes = 0, accesses = 0;
+	for (int r = 0; r < reps; r++) {
+		gms_err err;
+		struct pol pol;
+		if (pol_create(&pol, "capuchin", NULL, NULL, NULL, 0, &err) <
+		    0) {
+			fprintf(stderr, "bench: %s\n", err.msg);
+			exit(1);
+		}
+		struct ex_cfg cfg = {.hw = hw, .wl = w, .pol = &pol,
+				     .allocator = "bfc", .budget = budget,
+				     .iterations = 1, .warmup = 0};
+		struct st_run st;
+		char *text = NULL;
+		if (ex_run(&cfg, &st, &err) < 0 || st.oom.hit ||
+		    pol_report_text(&pol, &text, &err) < 0) {
+			fprintf(stderr, "bench: capuchin %s failed: %s %s\n",
+				what, err.msg, st.oom.reason);
+			exit(1);
+		}
+		uint64_t ns = capuchin_planning_ns(&pol);
+		if (r == 0 || ns < best)
+			best = ns;
+		swaps = report_value(text, "plan_swaps");
+		recomputes = report_value(text, "plan_recomputes");
+		accesses = report_value(text, "measured_accesses");
+		free(text);
+		st_run_free(&st);
+		pol_destroy(&pol);
+	}
+	if (!best)
+		printf("capuchin plan %-32s no plan was made (nothing ran out "
+		       "of memory)\n", what);
+	else
+		printf("capuchin plan %-32s %llu accesses: planned in %.3f ms "
+		       "(best of %d): %llu swaps, %llu recomputes\n",
+		       what, accesses, (double)best * 1e-6, reps, swaps,
+		       recomputes);
+}
+
+static void bench_plan(void)
+{
+	gms_err err;
+	struct hw_profile hw;
+	if (hw_load(&hw, "P100-PCIe-16GB", &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	const struct wl_gen_args a = {.batch = 256,
+				      .framework = WL_FW_TF_GRAPH,
+				      .optimizer = WL_OPTIM_SGD};
+	const struct wl_gen *g = wl_gen_lookup("resnet152", &err);
+	struct wl_workload *w = g ? wl_gen_build(g, &a, &err) : NULL;
+	if (!w) {
+		fprintf(stderr, "bench: resnet152: %s\n", err.msg);
+		exit(1);
+	}
+	bench_plan_one("resnet152 batch 256", w, &hw, 0);
+	wl_free(w);
+	/* the one transformer log shipped (workloads/traces/dtr/) */
+	char path[1024];
+	snprintf(path, sizeof path, "%s/workloads/traces/dtr/"
+		 "transformer-10-8000000000.0-2020-10-1-10-56-5-default.log",
+		 hw_datadir());
+	w = wl_load_dtr(path, &err);
+	if (!w) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	/* its peak under framework with all the memory, then 3/4 of it */
+	struct pol fw;
+	struct st_run st;
+	if (pol_create(&fw, "framework", NULL, NULL, NULL, 0, &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &fw,
+			     .allocator = "bfc", .iterations = 1};
+	if (ex_run(&cfg, &st, &err) < 0 || st.oom.hit) {
+		fprintf(stderr, "bench: transformer: %s %s\n", err.msg,
+			st.oom.reason);
+		exit(1);
+	}
+	uint64_t peak = st.mem.peak_allocated;
+	st_run_free(&st);
+	pol_destroy(&fw);
+	char what[64];
+	snprintf(what, sizeof what, "transformer at 3/4 of %llu MiB",
+		 (unsigned long long)(peak / GMS_MIB));
+	bench_plan_one(what, w, &hw, peak / 4 * 3);
+	wl_free(w);
+}
+
 int main(int argc, char **argv)
 {
-	/* optional argument: queue, engine, framework, ondemand, gen or fib
-	 * (default: all); fib takes the op count after it */
+	/* optional argument: queue, engine, framework, ondemand, gen, fib
+	 * or plan (default: all); fib takes the op count after it */
 	const char *only = argc > 1 ? argv[1] : "";
 	if (!*only || strcmp(only, "queue") == 0)
 		bench_queue();
@@ -362,5 +482,7 @@ int main(int argc, char **argv)
 	if (!*only || strcmp(only, "fib") == 0)
 		bench_fib(argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10)
 				   : 200);
+	if (!*only || strcmp(only, "plan") == 0)
+		bench_plan();
 	return 0;
 }
