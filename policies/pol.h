@@ -168,6 +168,13 @@ struct pol_ops {
 	const struct prm_def *params; /* parameters and defaults (may be
 					 NULL: none) */
 	size_t params_size;	      /* sizeof the struct params point to */
+	bool own_memory;	      /* the policy replaces the framework's
+					 memory manager: tensors the
+					 framework would hold for the run
+					 (wl_tensor.held, Caffe's blobs) are
+					 freed after their last use like any
+					 other (AccUDNN's runtime memory
+					 manager, its section 5) */
 
 	int (*init)(struct pol *p, gms_err *err);
 	void (*fini)(struct pol *p);

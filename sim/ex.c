@@ -195,10 +195,11 @@ static bool whole_run(const struct ex *ex, uint32_t t)
 }
 
 /* Never freed: whole_run tensors, and held ones (wl_tensor.held: Caffe's
- * blobs, allocated when first written and kept). */
+ * blobs, allocated when first written and kept), unless the policy
+ * replaces the framework's memory manager (pol_ops.own_memory). */
 static bool persistent(const struct ex *ex, uint32_t t)
 {
-	return whole_run(ex, t) || ex->wl->tensors[t].held;
+	return whole_run(ex, t) || (ex->wl->tensors[t].held && !ex->po->own_memory);
 }
 
 static const char *tname(const struct ex *ex, uint32_t t)
@@ -1409,8 +1410,8 @@ static enum step_rc alloc_outputs(struct ex *ex)
 		if (i == 0 && op->inplace && !w->recompute && op->n_in > 0) {
 			uint32_t s = op->in[0];
 			struct ex_tensor *x = &ex->t[s];
-			if (ex->wl->tensors[s].held &&
-			    ex->wl->tensors[t].held && x->state == TS_IN &&
+			if (persistent(ex, s) && persistent(ex, t) &&
+			    !whole_run(ex, s) && x->state == TS_IN &&
 			    ex->wl->tensors[s].bytes >=
 				    ex->wl->tensors[t].bytes) {
 				/* held blobs in place (Caffe's top ==
