@@ -74,6 +74,8 @@ struct ad_tensor {
 	bool swap;	   /* a feature map this run swaps */
 	bool prefetched;   /* brought back by the prefetch stream this
 			      iteration */
+	uint32_t need;	   /* its first backward reader: the op its
+			      prefetch serves */
 	uint32_t fwd_last; /* op after which its device copy is released:
 			      its last forward reader (its producer when
 			      none) */
@@ -89,6 +91,13 @@ struct accudnn {
 	uint32_t *rel_at;	   /* per op + 1: rel_list[rel_at[o] ..
 				      rel_at[o+1]) are released after op o */
 	uint32_t *rel_list;	   /* tensor ids */
+	uint64_t *alloc_before;	   /* per op + 1: bytes the ops before it
+				      allocate for their outputs (a prefix
+				      sum): the room a prefetch must leave
+				      for the ops that run before the one
+				      it serves */
+	uint32_t next_op;	   /* the next op of the iteration to be
+				      prepared */
 	uint32_t head;		   /* next queue entry to prefetch */
 	bool backward;		   /* the prefetch stream runs */
 	bool suspended;		   /* a prefetch found no memory */
@@ -102,8 +111,12 @@ struct accudnn {
 	uint64_t offloads, offload_bytes; /* offloads issued */
 	uint64_t refused;		  /* offloads/releases refused */
 	uint64_t prefetches;		  /* prefetches issued */
-	uint64_t suspensions;		  /* prefetches that found no room */
+	uint64_t suspensions;		  /* times the swap-in stream was
+					     suspended for want of room */
 	uint64_t undone;		  /* prefetched maps given back */
+	uint64_t kept;			  /* maps whose release the swap-in
+					     stream took back (still being
+					     offloaded when it reached them) */
 	uint64_t iters;			  /* iterations begun */
 };
 
@@ -126,6 +139,7 @@ static void accudnn_fini(struct pol *p)
 	free(s->queue);
 	free(s->rel_at);
 	free(s->rel_list);
+	free(s->alloc_before);
 	free(s);
 	p->priv = NULL;
 }
@@ -308,8 +322,10 @@ static int accudnn_plan(struct pol *p, struct ex *ex, gms_err *err)
 	s->queue = malloc((nt ? nt : 1) * sizeof *s->queue);
 	s->rel_at = calloc(wl->n_ops + 2, sizeof *s->rel_at);
 	s->rel_list = malloc((nt ? nt : 1) * sizeof *s->rel_list);
+	s->alloc_before = calloc(wl->n_ops + 1, sizeof *s->alloc_before);
 	bool *pinned = calloc(nt ? nt : 1, sizeof *pinned);
-	if (!s->t || !s->queue || !s->rel_at || !s->rel_list || !pinned) {
+	if (!s->t || !s->queue || !s->rel_at || !s->rel_list || !pinned ||
+	    !s->alloc_before) {
 		free(pinned);
 		return gms_errf(err, "out of memory");
 	}
@@ -326,6 +342,7 @@ static int accudnn_plan(struct pol *p, struct ex *ex, gms_err *err)
 		struct ad_tensor *x = &s->t[t];
 		const struct wl_tensor *w = &wl->tensors[t];
 		x->swap = true;
+		x->need = first_bwd_reader(wl, t);
 		x->fwd_last = w->producer;
 		for (uint32_t r = 0; r < w->n_readers; r++)
 			if (wl->ops[w->readers[r]].phase == WL_FWD)
@@ -334,6 +351,13 @@ static int accudnn_plan(struct pol *p, struct ex *ex, gms_err *err)
 		s->queue[s->n_queue++] = t;
 	}
 	free(pinned);
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		uint64_t b = 0;
+		for (uint32_t i = 0; i < wl->ops[o].n_out; i++)
+			if (!ex_tensor_persistent(ex, wl->ops[o].out[i]))
+				b += wl->tensors[wl->ops[o].out[i]].bytes;
+		s->alloc_before[o + 1] = s->alloc_before[o] + b;
+	}
 	/* the release list, grouped by op (counting sort) */
 	for (uint32_t o = 0; o < wl->n_ops; o++)
 		s->rel_at[o + 1] += s->rel_at[o];
@@ -368,6 +392,7 @@ static void accudnn_iter_begin(struct pol *p, struct ex *ex, int iter)
 	(void)ex;
 	(void)iter;
 	s->head = 0;
+	s->next_op = 0;
 	s->backward = false;
 	s->suspended = false;
 	for (uint32_t i = 0; i < s->n_queue; i++)
@@ -381,21 +406,43 @@ static void pump(struct accudnn *s, struct ex *ex)
 {
 	if (!s->backward)
 		return;
+	bool was = s->suspended;
 	s->suspended = false;
+	const struct wl_workload *wl = ex_workload(ex);
 	while (s->head < s->n_queue) {
 		uint32_t t = s->queue[s->head];
 		enum ex_state st = ex_tensor_state(ex, t);
-		if (st == TS_OUT || st == TS_SWAPPING_OUT) {
-			if (ex_swap_in(ex, t, ENG_EVENT_NONE) == ENG_EVENT_NONE) {
+		if (st == TS_OUT) {
+			/* "stream_swap-in manages the allocate and prefetch
+			 * operations" (section 5), in layer order: the ops
+			 * that run before the one t serves allocate first,
+			 * so the prefetch leaves their outputs room (Algorithm
+			 * 1's M_used_present + Seq_allocate <= M_budget,
+			 * releases not counted) */
+			uint32_t need = s->t[t].need;
+			uint64_t room = need > s->next_op
+						? s->alloc_before[need] -
+							  s->alloc_before[s->next_op]
+						: 0;
+			struct mem_stats ms;
+			ex_mem_stats(ex, &ms);
+			uint64_t b = wl->tensors[t].bytes;
+			if (ms.allocated + room + b > ms.budget ||
+			    ex_swap_in(ex, t, ENG_EVENT_NONE) == ENG_EVENT_NONE) {
 				/* "the interrupt will be recovered after
 				 * stream_swap-out releases some preceding
 				 * memory occupancies" */
 				s->suspended = true;
-				s->suspensions++;
+				s->suspensions += !was; /* a new suspension */
 				return;
 			}
 			s->t[t].prefetched = true;
 			s->prefetches++;
+		} else if (st == TS_SWAPPING_OUT) {
+			/* its offload is still running: keep it (the
+			 * executor cancels the release, no copy) */
+			if (ex_swap_in(ex, t, ENG_EVENT_NONE) != ENG_EVENT_NONE)
+				s->kept++;
 		}
 		s->head++; /* IN already, or freed: nothing to bring back */
 	}
@@ -423,6 +470,7 @@ static void accudnn_before_op(struct pol *p, struct ex *ex,
 			      const struct wl_op *op)
 {
 	struct accudnn *s = p->priv;
+	s->next_op = op->id;
 	if (!s->backward && op->phase != WL_FWD) {
 		s->backward = true;
 		pump(s, ex);
@@ -436,6 +484,7 @@ static void accudnn_after_op(struct pol *p, struct ex *ex,
 			     const struct wl_op *op)
 {
 	struct accudnn *s = p->priv;
+	s->next_op = op->id + 1;
 	for (uint32_t k = s->rel_at[op->id]; k < s->rel_at[op->id + 1]; k++) {
 		uint32_t t = s->rel_list[k];
 		if (ex_tensor_state(ex, t) == TS_IN &&
@@ -496,12 +545,14 @@ static void accudnn_report(struct pol *p, FILE *out)
 	fprintf(out,
 		"offloads_per_iter %llu\noffload_bytes_per_iter %llu\n"
 		"prefetches_per_iter %llu\nsuspensions_per_iter %llu\n"
-		"prefetches_given_back %llu\nrefused %llu\n",
+		"prefetches_given_back %llu\nreleases_taken_back %llu\n"
+		"refused %llu\n",
 		(unsigned long long)(s->offloads / n),
 		(unsigned long long)(s->offload_bytes / n),
 		(unsigned long long)(s->prefetches / n),
 		(unsigned long long)(s->suspensions / n),
-		(unsigned long long)s->undone, (unsigned long long)s->refused);
+		(unsigned long long)s->undone, (unsigned long long)s->kept,
+		(unsigned long long)s->refused);
 }
 
 const struct pol_ops pol_accudnn_ops = {
