@@ -117,12 +117,17 @@
  *              (policies/capuchin_plan.h), in-trigger moves after the
  *              others. Recomputation itself is the executor's on-demand
  *              default at the back-access.
- *   AccUDNN    plan (performance model: ex_op_time, ex_copy_time),
- *              after_op (offload on the D2H stream as soon as a feature
- *              map is produced), before_op / on_copy_done (prefetch on the
- *              H2D stream until memory runs out, resumed when releases
- *              come), on_alloc_fail (EX_WAIT). The three streams are the
- *              engine's compute, H2D and D2H queues.
+ *   AccUDNN    (policies/accudnn.c) own_memory (its runtime memory
+ *              manager replaces Caffe's held blobs); allocator
+ *              (pool-bestfit: one pool); plan (the feature maps; dynamic:
+ *              a profiling pass, the performance model and Algorithm 2's
+ *              pinning, policies/accudnn_model.h); on_access (offload on
+ *              D2H as the producing kernel is issued); after_op (release
+ *              after the last forward reader; resume the swap-in stream);
+ *              before_op (the stream starts with the backward pass);
+ *              on_copy_done (resume it); on_alloc_fail (give back a
+ *              prefetched map needed last, else EX_WAIT). The three
+ *              streams are the engine's compute, H2D and D2H queues.
  *   checkpoint plan (which forward activations to keep: sqrt(n)
  *              segment boundaries, articulation tensors, conv/matmul
  *              outputs or a list), after_op (ex_drop of the others still
