@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 const char *const exp_kind_names[] = {"run", "sweep", "max-batch",
-				      "best-throughput", "min-pool", NULL};
+				      "best-throughput", "min-pool",
+				      "efficiency-optimal", "scaling", NULL};
 
 /* ---- the tables --------------------------------------------------------- */
 
@@ -33,7 +34,7 @@ struct exp_top {
 	int64_t iterations, warmup;
 	char out[PRM_STR_MAX];
 	bool plot;
-	yaml_node_t *workloads, *policies, *measure;
+	yaml_node_t *workloads, *policies, *measure, *cluster;
 };
 
 #define TOP(f) offsetof(struct exp_top, f)
@@ -73,6 +74,9 @@ static const struct prm_def top_defs[] = {
 	{"measure", PRM_NODE, NULL, 0, 0, NULL,
 	 "the measurement: a mapping with `kind` (tables `measure` below)",
 	 TOP(measure)},
+	{"cluster", PRM_NODE, "", 0, 0, NULL,
+	 "measure scaling: the cluster of one-GPU hosts (table `cluster` "
+	 "below)", TOP(cluster)},
 	PRM_END,
 };
 
@@ -119,11 +123,13 @@ struct exp_meas {
 	int64_t start, limit, confirm;
 	int64_t min, max, step;
 	uint64_t pool_limit;
+	double lr_base, lr_c;
 };
 #define MS(f) offsetof(struct exp_meas, f)
 #define KIND_DEF                                                               \
 	{"kind", PRM_ENUM, NULL, 0, 0, exp_kind_names,                         \
-	 "run | sweep | max-batch | best-throughput | min-pool", MS(kind)}
+	 "run | sweep | max-batch | best-throughput | min-pool | "            \
+	 "efficiency-optimal | scaling", MS(kind)}
 static const struct prm_def run_defs[] = {KIND_DEF, PRM_END};
 static const struct prm_def sweep_defs[] = {
 	KIND_DEF,
@@ -138,17 +144,29 @@ static const struct prm_def sweep_defs[] = {
 	 MS(budget_fraction)},
 	PRM_END,
 };
-static const struct prm_def maxb_defs[] = {
-	KIND_DEF,
-	{"start", PRM_INT, "1", 1, 1 << 24, NULL, "first batch tried",
-	 MS(start)},
-	{"limit", PRM_INT, "65536", 1, 1 << 24, NULL,
-	 "largest batch tried (the answer is capped there)", MS(limit)},
-	{"confirm", PRM_INT, "4", 0, 1024, NULL,
-	 "batches just above the answer also checked (non-monotonic "
-	 "feasibility)", MS(confirm)},
-	PRM_END,
-};
+#define MAXB_DEFS                                                              \
+	{"start", PRM_INT, "1", 1, 1 << 24, NULL, "first batch tried",         \
+	 MS(start)},                                                           \
+	{"limit", PRM_INT, "65536", 1, 1 << 24, NULL,                          \
+	 "largest batch tried (the answer is capped there)", MS(limit)},       \
+	{"confirm", PRM_INT, "4", 0, 1024, NULL,                               \
+	 "batches just above the answer also checked (non-monotonic "          \
+	 "feasibility)", MS(confirm)}
+static const struct prm_def maxb_defs[] = {KIND_DEF, MAXB_DEFS, PRM_END};
+/* efficiency-optimal and scaling: the baseline's max-batch search, then
+ * the tuner. lr_base: He et al. 2016 (ResNet), section 3.4, "The
+ * learning rate starts from 0.1", as KaimingHe's Caffe solver sets
+ * base_lr; c: AccUDNN gives no value for the convexity of equation 9, so
+ * 1 is a placeholder to set per network. */
+#define TUNE_DEFS                                                              \
+	{"lr_base", PRM_DOUBLE, "0.1", 0, 0, NULL,                             \
+	 "learning rate at the tuner's base batch (AccUDNN eq 9's "            \
+	 "alpha_base; He et al.'s 0.1)", MS(lr_base)},                         \
+	{"c", PRM_DOUBLE, "1", 0, 0, NULL,                                     \
+	 "convexity constant c of AccUDNN eq 9 (the paper gives none)",        \
+	 MS(lr_c)}
+static const struct prm_def eff_defs[] = {KIND_DEF, MAXB_DEFS, TUNE_DEFS,
+					  PRM_END};
 static const struct prm_def best_defs[] = {
 	KIND_DEF,
 	{"min", PRM_INT, "1", 1, 1 << 24, NULL, "smallest batch", MS(min)},
@@ -166,7 +184,43 @@ static const struct prm_def minp_defs[] = {
 	PRM_END,
 };
 static const struct prm_def *const meas_defs[EXP_KIND_COUNT] = {
-	run_defs, sweep_defs, maxb_defs, best_defs, minp_defs};
+	run_defs, sweep_defs, maxb_defs, best_defs, minp_defs, eff_defs,
+	eff_defs};
+
+/* The cluster mapping (measure scaling; cluster.h has the model). */
+struct exp_cl_in {
+	yaml_node_t *gpus;
+	double gbps, efficiency;
+	sim_time_t latency;
+	int sync;
+};
+#define CLI(f) offsetof(struct exp_cl_in, f)
+static const struct prm_def cluster_defs[] = {
+	{"gpus", PRM_NODE, "", 0, 0, NULL,
+	 "cluster sizes N (one GPU a host), e.g. [1, 2, 4, 8]", CLI(gpus)},
+	{"bandwidth_gbps", PRM_DOUBLE, "10", 0, 0, NULL,
+	 "network line rate per direction, Gb/s (AccUDNN 6.1: 10Gbps "
+	 "Ethernet)", CLI(gbps)},
+	/* TCP/IPv4 over Ethernet at MTU 1500 with TCP timestamps: 1448
+	 * payload bytes in 1538 on the wire (1500 + 14 header + 4 FCS + 8
+	 * preamble + 12 inter-frame gap; 1500 - 20 IP - 20 TCP - 12
+	 * timestamp option) */
+	{"efficiency", PRM_DOUBLE, "0.9415", 0, 0, NULL,
+	 "payload fraction of the line rate (TCP at MTU 1500: 1448/1538)",
+	 CLI(efficiency)},
+	/* estimate: a small-message one-way time through kernel TCP
+	 * sockets on 10 GbE (send and receive system calls, interrupt,
+	 * protocol stack; half a netperf TCP_RR round trip) is some tens of
+	 * us on commodity NICs; 50 us, the pessimistic end, as the paper's
+	 * sockets are a plain implementation */
+	{"latency", PRM_TIME, "50us", 0, 0, NULL,
+	 "per message (estimate: kernel TCP sockets on 10 GbE)",
+	 CLI(latency)},
+	{"sync", PRM_ENUM, "ps", 0, 0, cl_sync_names,
+	 "ps (AccUDNN 6.3 C: a shard per host in host memory) or ring "
+	 "(ring all-reduce, parameters on the GPU)", CLI(sync)},
+	PRM_END,
+};
 
 void exp_print_help(FILE *f)
 {
@@ -179,6 +233,8 @@ void exp_print_help(FILE *f)
 		fprintf(f, "\nmeasure, kind: %s\n", exp_kind_names[k]);
 		prm_print_help(meas_defs[k], f, "    ");
 	}
+	fprintf(f, "\ncluster (measure scaling; README, \"Cluster model\"):\n");
+	prm_print_help(cluster_defs, f, "    ");
 	fprintf(f, "\npolicies: each item is {name: POLICY, ...parameters}; "
 		   "see `gpumemsim help policies`.\n");
 }
@@ -389,7 +445,7 @@ static int parse_values(struct cfg_doc *d, yaml_node_t *seq, const char *key,
 {
 	if (seq->type != YAML_SEQUENCE_NODE || !cfg_seq_len(seq))
 		return cfg_errf(err, d, seq,
-				"measure: key '%s': expected a non-empty "
+				"%s: expected a non-empty "
 				"sequence, e.g. [a, b, c]",
 				key);
 	*n = cfg_seq_len(seq);
@@ -401,7 +457,7 @@ static int parse_values(struct cfg_doc *d, yaml_node_t *seq, const char *key,
 		const char *s = cfg_scalar(it), *why = "not a scalar";
 		if (!s || one(s, (char *)*out + i * elem, &why) < 0)
 			return cfg_errf(err, d, it,
-					"measure: key '%s': item %zu '%s': %s",
+					"%s: item %zu '%s': %s",
 					key, i + 1, s ? s : "", why);
 	}
 	return 0;
@@ -437,6 +493,78 @@ static int one_fraction(const char *s, void *dst, const char **why)
 	return 0;
 }
 
+static int one_gpus(const char *s, void *dst, const char **why)
+{
+	int64_t v;
+	*why = "expected a number of GPUs, 1 to 65536";
+	if (gms_parse_int(s, &v) < 0 || v < 1 || v > (1 << 16))
+		return -1;
+	*(int64_t *)dst = v;
+	return 0;
+}
+
+/* `cluster:` (measure scaling only, and required there). */
+static int parse_cluster(struct exp *e, yaml_node_t *n, gms_err *err)
+{
+	struct cfg_doc *d = e->doc;
+	yaml_node_t *root = cfg_root(d);
+	if (e->kind != EXP_SCALING) {
+		if (n)
+			return cfg_errf(err, d, cfg_map_get(d, root, "cluster"),
+					"key 'cluster': applies to measure "
+					"scaling only");
+		return 0;
+	}
+	if (!n || n->type != YAML_MAPPING_NODE)
+		return cfg_errf(err, d, n ? n : root,
+				"key 'cluster': measure scaling needs a "
+				"mapping with 'gpus'");
+	struct exp_cl_in in;
+	if (cfg_parse_map(d, n, cluster_defs, &in, "cluster", err) < 0)
+		return -1;
+	if (!in.gpus)
+		return cfg_errf(err, d, n, "cluster: key 'gpus': required");
+	if (!(in.gbps > 0) || !(in.efficiency > 0) || in.efficiency > 1)
+		return cfg_errf(err, d, n,
+				"cluster: keys 'bandwidth_gbps' (> 0) and "
+				"'efficiency' (in (0, 1]): out of range");
+	struct cl_cluster *c = &e->cluster;
+	if (parse_values(d, in.gpus, "cluster: key 'gpus'", sizeof(int64_t),
+			 (void **)&c->gpus, &c->n_gpus, one_gpus, err) < 0)
+		return -1;
+	c->net_bw = in.gbps * 1e9 / 8 * in.efficiency;
+	c->net_latency = in.latency;
+	c->sync = (enum cl_sync)in.sync;
+	cl_set_pcie(c, &e->hw);
+	return 0;
+}
+
+/* efficiency-optimal and scaling: generators (the tuner builds the
+ * network) and two policies (the baseline, then the tuned one). */
+static int check_eff(struct exp *e, gms_err *err)
+{
+	struct cfg_doc *d = e->doc;
+	if (e->kind != EXP_EFF && e->kind != EXP_SCALING)
+		return 0;
+	for (size_t i = 0; i < e->n_wl; i++)
+		if (e->wl[i].src != EXP_SRC_GEN)
+			return cfg_errf(err, d, e->wl[i].node,
+					"workload %zu ('%s'): measure %s "
+					"needs a generator (`name`): the "
+					"tuner builds the network at other "
+					"batches",
+					i + 1, e->wl[i].label,
+					exp_kind_names[e->kind]);
+	if (e->n_pol != 2)
+		return cfg_errf(err, d, cfg_map_get(d, cfg_root(d), "policies"),
+				"key 'policies': measure %s needs two: the "
+				"baseline (e.g. framework), then the policy "
+				"run at the tuned batch (accudnn, mode: "
+				"dynamic)",
+				exp_kind_names[e->kind]);
+	return 0;
+}
+
 static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 {
 	struct cfg_doc *d = e->doc;
@@ -453,7 +581,8 @@ static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 	if (kind < 0)
 		return cfg_errf(err, d, kn ? kn : n,
 				"measure: key 'kind': %s%s%s (run, sweep, "
-				"max-batch, best-throughput, min-pool)",
+				"max-batch, best-throughput, min-pool, "
+				"efficiency-optimal, scaling)",
 				ks ? "unknown kind '" : "required",
 				ks ? ks : "", ks ? "'" : "");
 	struct exp_meas m;
@@ -472,23 +601,34 @@ static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 					"'budget_fraction'");
 		if (m.batch) {
 			e->axis = EXP_AXIS_BATCH;
-			return parse_values(d, m.batch, "batch",
+			return parse_values(d, m.batch, "measure: key 'batch'",
 					    sizeof(int64_t),
 					    (void **)&e->batches, &e->n_values,
 					    one_batch, err);
 		}
 		if (m.budget) {
 			e->axis = EXP_AXIS_BUDGET;
-			return parse_values(d, m.budget, "budget",
+			return parse_values(d, m.budget, "measure: key 'budget'",
 					    sizeof(uint64_t),
 					    (void **)&e->budgets, &e->n_values,
 					    one_budget, err);
 		}
 		e->axis = EXP_AXIS_FRACTION;
-		return parse_values(d, m.budget_fraction, "budget_fraction",
+		return parse_values(d, m.budget_fraction,
+				    "measure: key 'budget_fraction'",
 				    sizeof(double), (void **)&e->fractions,
 				    &e->n_values, one_fraction, err);
 	}
+	case EXP_EFF:
+	case EXP_SCALING:
+		if (!(m.lr_base > 0) || !(m.lr_c > 0))
+			return cfg_errf(err, d, n,
+					"measure: keys 'lr_base' and 'c': must "
+					"be > 0");
+		e->lr_base = m.lr_base;
+		e->lr_c = m.lr_c;
+		/* then the baseline's max-batch search's keys */
+		/* fall through */
 	case EXP_MAX_BATCH:
 		if (m.start > m.limit)
 			return cfg_errf(err, d, cfg_map_get(d, n, "start"),
@@ -522,6 +662,7 @@ static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 static bool varies_batch(const struct exp *e)
 {
 	return e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST ||
+	       e->kind == EXP_EFF || e->kind == EXP_SCALING ||
 	       (e->kind == EXP_SWEEP && e->axis == EXP_AXIS_BATCH);
 }
 
@@ -592,7 +733,8 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	}
 	if (parse_measure(e, top.measure, err) < 0 ||
 	    parse_workloads(e, top.workloads, err) < 0 ||
-	    parse_policies(e, top.policies, err) < 0)
+	    parse_policies(e, top.policies, err) < 0 ||
+	    parse_cluster(e, top.cluster, err) < 0 || check_eff(e, err) < 0)
 		goto fail;
 	if (e->kind == EXP_MIN_POOL && top.pool_size) {
 		cfg_errf(err, d, cfg_map_get(d, root, "pool_size"),
@@ -622,7 +764,7 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 		}
 		int64_t b = varies_batch(e) ? (e->kind == EXP_SWEEP
 						       ? e->batches[0]
-					       : e->kind == EXP_MAX_BATCH
+					       : e->kind != EXP_BEST
 						       ? e->start
 						       : e->lo)
 					    : w->batch;
@@ -646,6 +788,7 @@ void exp_free(struct exp *e)
 	free(e->batches);
 	free(e->budgets);
 	free(e->fractions);
+	free(e->cluster.gpus);
 	if (e->doc)
 		cfg_free(e->doc);
 	memset(e, 0, sizeof *e);

@@ -34,7 +34,16 @@
  *                   live blocks, "assuming no fragmentation"); from there
  *                   each run has budget = pool = P, and a run that runs out
  *                   of memory restarts with P + (request - largest free
- *                   block) (mem_min_pool), up to measure.limit.
+ *                   block) (mem_min_pool), up to measure.limit;
+ *   efficiency-optimal  per workload (generators only), AccUDNN section
+ *                   4: the first policy's largest batch (the max-batch
+ *                   search) and its samples/s, the tuner's k*
+ *                   (accudnn_tune: predicted iteration time, learning
+ *                   rate, pinned feature maps), then a run of the second
+ *                   policy at k*;
+ *   scaling         the same, then per cluster size N of `cluster:` the
+ *                   samples/s N batch / (t_iter + Δ(N)) of both
+ *                   (cluster.h) and the speed-up against N = 1.
  */
 #ifndef GMS_EXP_H
 #define GMS_EXP_H
@@ -45,6 +54,8 @@
 #include "../sim/stats.h"
 #include "../sim/ex.h"
 #include "../sim/trace.h"
+#include "../policies/accudnn.h"
+#include "cluster.h"
 #include "../workloads/wl_gen.h"
 
 #include <stdio.h>
@@ -55,6 +66,8 @@ enum exp_kind {
 	EXP_MAX_BATCH,
 	EXP_BEST,
 	EXP_MIN_POOL,
+	EXP_EFF,
+	EXP_SCALING,
 	EXP_KIND_COUNT
 };
 extern const char *const exp_kind_names[]; /* "run", "sweep", ... */
@@ -110,7 +123,16 @@ struct exp {
 	int64_t lo, hi, step;	     /* best-throughput range and grid */
 	uint64_t pool_limit;	     /* min-pool: largest pool tried; 0 = the
 					budget of the aggregate-peak run */
+	double lr_base, lr_c;	     /* efficiency-optimal, scaling: the
+					tuner's base learning rate and the
+					convexity c of equation 9 */
+	struct cl_cluster cluster;   /* scaling: the cluster (`cluster:`) */
 };
+
+/* The tuner (accudnn_tune's signature); a hook so that tests can give a
+ * stub with known answers. */
+typedef int (*exp_tune_fn)(const struct accudnn_tune_in *in,
+			   struct accudnn_tune_out *out, gms_err *err);
 
 /* Knobs from the command line. */
 struct exp_opts {
@@ -119,6 +141,8 @@ struct exp_opts {
 	bool quiet;		/* no progress line */
 	const char *trace;	/* --trace FILE: timeline of one point */
 	long trace_point;	/* --trace-point N: which (summary row) */
+	exp_tune_fn tune;	/* efficiency-optimal, scaling: the tuner;
+				   NULL = accudnn_tune */
 };
 
 /* One simulated configuration and what it measured. */
@@ -157,12 +181,25 @@ struct exp_search {
 				   on an error (its runs may be fine) */
 };
 
+/* efficiency-optimal and scaling: one workload. */
+struct exp_eff {
+	struct exp_search base;	      /* max-batch of the first policy */
+	int64_t k_base;		      /* the batch the tuner started from */
+	struct accudnn_tune_out tune; /* what it found */
+	bool tuned;		      /* tune is valid */
+	struct exp_point run;	      /* the second policy at k_star */
+	uint64_t param_bytes;	      /* parameter bytes (Δ's P) */
+	char error[1024];	      /* why the row is incomplete */
+};
+
 /* Results of exp_run. */
 struct exp_result {
 	struct exp_point *pt;	   /* run / sweep points, summary order */
 	size_t n_pt;
 	struct exp_search *srch;   /* searches: one per (wl, pol) */
 	size_t n_srch;
+	struct exp_eff *eff;	   /* efficiency-optimal, scaling: per wl */
+	size_t n_eff;
 	uint64_t *baseline;	   /* budget_fraction: baseline bytes per wl */
 	size_t n_failed;	   /* points whose run failed (not OOM) */
 	double wall_s;		   /* wall-clock seconds of exp_run */

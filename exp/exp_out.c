@@ -110,6 +110,132 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 	fputc('\n', f);
 }
 
+/* ---- efficiency-optimal and scaling ------------------------------------ */
+
+/* The baseline's answer (the first policy's largest batch), or NULL. */
+static const struct exp_point *eff_base(const struct exp_eff *f)
+{
+	return f->base.best >= 0 ? &f->base.probe[f->base.best] : NULL;
+}
+
+static bool point_ok(const struct exp_point *p)
+{
+	return p && !strcmp(exp_status(p), "ok");
+}
+
+/* One row of the scaling table: configuration cfg (0: the baseline at
+ * its largest batch, 1: the tuned policy at k*) of workload f on n GPUs.
+ * Returns false when that configuration has no run that trained. */
+struct exp_scale {
+	int64_t batch;	    /* per GPU */
+	double t_iter;	    /* simulated iteration, s */
+	double delta;	    /* Δ(n), s */
+	double thr;	    /* samples/s of the cluster */
+	double speedup;	    /* over the same configuration on 1 GPU */
+	double speedup_base; /* over the baseline on 1 GPU (0: none) */
+};
+
+static bool scale_row(const struct exp *e, const struct exp_eff *f, int cfg,
+		      int64_t n, struct exp_scale *o)
+{
+	const struct exp_point *b = eff_base(f);
+	const struct exp_point *p = cfg ? (f->tuned ? &f->run : NULL) : b;
+	memset(o, 0, sizeof *o);
+	if (!point_ok(p))
+		return false;
+	o->batch = p->batch;
+	o->t_iter = (double)p->st.steady.time / 1e9;
+	o->delta = cl_delta(&e->cluster, n, f->param_bytes);
+	o->thr = cl_throughput(n, o->batch, o->t_iter, o->delta);
+	double one = cl_throughput(1, o->batch, o->t_iter, 0.0);
+	o->speedup = one > 0 ? o->thr / one : 0.0;
+	if (point_ok(b)) {
+		double base1 = cl_throughput(
+			1, b->batch, (double)b->st.steady.time / 1e9, 0.0);
+		o->speedup_base = base1 > 0 ? o->thr / base1 : 0.0;
+	}
+	return true;
+}
+
+static void write_eff_rows(FILE *f, const struct exp *e,
+			   const struct exp_result *r)
+{
+	fprintf(f, "point,workload,baseline_policy,baseline_max_batch,"
+		   "baseline_samples_per_s,baseline_iter_time_ms,"
+		   "baseline_probes,k_base,k_max,k_star,batch_gain,"
+		   "t_iter_pred_ms,t_iter_pred_over_sim,learning_rate,"
+		   "feature_maps,pinned,profile_runs,param_bytes,policy,%s\n",
+		stat_header);
+	for (size_t i = 0; i < r->n_eff; i++) {
+		const struct exp_eff *x = &r->eff[i];
+		const struct exp_point *b = eff_base(x);
+		const struct accudnn_tune_out *t = &x->tune;
+		fprintf(f, "%zu,", i);
+		csv_str(f, e->wl[i].label);
+		fputc(',', f);
+		csv_str(f, e->pol[0].label);
+		fprintf(f, ",%lld,%.4f,%.6f,%zu,%lld,",
+			b ? (long long)b->batch : 0LL,
+			b ? b->st.samples_per_s : 0.0,
+			b ? ms(b->st.steady.time) : 0.0, x->base.n_probe,
+			(long long)x->k_base);
+		if (x->tuned) {
+			double sim = (double)x->run.st.steady.time / 1e9;
+			fprintf(f, "%lld,%lld,%.4f,%.6f,%.4f,%.6g,%u,%u,%d,",
+				(long long)t->k_max, (long long)t->k_star,
+				b ? (double)t->k_star / (double)b->batch : 0.0,
+				t->t_iter_pred * 1e3,
+				sim > 0 ? t->t_iter_pred / sim : 0.0, t->lr,
+				t->n_fm, t->n_pinned, t->profile_runs);
+		} else {
+			fputs(",,,,,,,,,", f);
+		}
+		fprintf(f, "%llu,", (unsigned long long)x->param_bytes);
+		csv_str(f, e->pol[1].label);
+		fputc(',', f);
+		csv_stats(f, &x->run, x->error);
+	}
+}
+
+static void write_scaling_rows(FILE *f, const struct exp *e,
+			       const struct exp_result *r)
+{
+	fputs("point,workload,policy,gpus,sync,batch_per_gpu,total_batch,"
+	      "iter_time_ms,delta_ms,comm_fraction,samples_per_s,speedup,"
+	      "speedup_vs_baseline_1gpu,param_bytes,status\n",
+	      f);
+	size_t row = 0;
+	for (size_t i = 0; i < r->n_eff; i++)
+		for (int cfg = 0; cfg < 2; cfg++)
+			for (size_t g = 0; g < e->cluster.n_gpus; g++) {
+				int64_t n = e->cluster.gpus[g];
+				struct exp_scale x;
+				bool ok = scale_row(e, &r->eff[i], cfg, n, &x);
+				fprintf(f, "%zu,", row++);
+				csv_str(f, e->wl[i].label);
+				fputc(',', f);
+				csv_str(f, e->pol[cfg].label);
+				fprintf(f, ",%lld,%s,", (long long)n,
+					cl_sync_names[e->cluster.sync]);
+				if (ok)
+					fprintf(f,
+						"%lld,%lld,%.6f,%.6f,%.6f,"
+						"%.4f,%.6f,%.6f,",
+						(long long)x.batch,
+						(long long)(x.batch * n),
+						x.t_iter * 1e3, x.delta * 1e3,
+						x.delta / (x.t_iter + x.delta),
+						x.thr, x.speedup,
+						x.speedup_base);
+				else
+					fputs(",,,,,,,,", f);
+				fprintf(f, "%llu,%s\n",
+					(unsigned long long)r->eff[i]
+						.param_bytes,
+					ok ? "ok" : "failed");
+			}
+}
+
 static int write_csv(const struct exp *e, const struct exp_result *r,
 		     const char *path, gms_err *err)
 {
@@ -117,7 +243,12 @@ static int write_csv(const struct exp *e, const struct exp_result *r,
 	if (gms_out_open(&o, path, err) < 0)
 		return -1;
 	FILE *f = o.f;
-	if (!r->srch) {
+	if (r->eff) {
+		if (e->kind == EXP_SCALING)
+			write_scaling_rows(f, e, r);
+		else
+			write_eff_rows(f, e, r);
+	} else if (!r->srch) {
 		fprintf(f, "point,workload,batch,budget_bytes,budget_fraction,"
 			   "policy,%s\n",
 			stat_header);
@@ -321,6 +452,87 @@ static void json_min_pool(FILE *f, const struct exp_search *s, bool fit)
 	fputc(']', f);
 }
 
+/* efficiency-optimal and scaling: per workload the baseline's search,
+ * the tuner's answer and the run at k*; scaling adds the cluster and its
+ * table. */
+static void json_eff(FILE *f, const struct exp *e, const struct exp_result *r)
+{
+	if (e->kind == EXP_SCALING) {
+		const struct cl_cluster *c = &e->cluster;
+		fprintf(f, "\"cluster\":{\"sync\":\"%s\",\"net_bytes_per_s\":"
+			   "%.17g,\"net_latency_ns\":%lld,\"pcie_h2d_bytes_per_s\":"
+			   "%.17g,\"pcie_d2h_bytes_per_s\":%.17g,\"gpus\":[",
+			cl_sync_names[c->sync], c->net_bw,
+			(long long)c->net_latency, c->pcie_h2d, c->pcie_d2h);
+		for (size_t g = 0; g < c->n_gpus; g++)
+			fprintf(f, "%s%lld", g ? "," : "", (long long)c->gpus[g]);
+		fputs("]},\n\"scaling\":[", f);
+		size_t row = 0;
+		for (size_t i = 0; i < r->n_eff; i++)
+			for (int cfg = 0; cfg < 2; cfg++)
+				for (size_t g = 0; g < c->n_gpus; g++) {
+					struct exp_scale x;
+					bool ok = scale_row(e, &r->eff[i], cfg,
+							    c->gpus[g], &x);
+					fputs(row++ ? ",\n {\"workload\":"
+						    : "\n {\"workload\":",
+					      f);
+					gms_json_str(f, e->wl[i].label);
+					fputs(",\"policy\":", f);
+					gms_json_str(f, e->pol[cfg].label);
+					fprintf(f,
+						",\"gpus\":%lld,\"ok\":%s,"
+						"\"batch_per_gpu\":%lld,"
+						"\"iter_time_s\":%.17g,"
+						"\"delta_s\":%.17g,"
+						"\"samples_per_s\":%.17g,"
+						"\"speedup\":%.17g,"
+						"\"speedup_vs_baseline_1gpu\":"
+						"%.17g}",
+						(long long)c->gpus[g],
+						ok ? "true" : "false",
+						(long long)x.batch, x.t_iter,
+						x.delta, x.thr, x.speedup,
+						x.speedup_base);
+				}
+		fputs("],\n", f);
+	}
+	fputs("\"efficiency\":[", f);
+	for (size_t i = 0; i < r->n_eff; i++) {
+		const struct exp_eff *x = &r->eff[i];
+		const struct accudnn_tune_out *t = &x->tune;
+		const struct exp_point *b = eff_base(x);
+		fputs(i ? ",\n {\"workload\":" : "\n {\"workload\":", f);
+		gms_json_str(f, e->wl[i].label);
+		fprintf(f, ",\"baseline_max_batch\":%lld,\"k_base\":%lld,"
+			   "\"param_bytes\":%llu,\"tuned\":%s",
+			b ? (long long)b->batch : 0LL, (long long)x->k_base,
+			(unsigned long long)x->param_bytes,
+			x->tuned ? "true" : "false");
+		if (x->tuned)
+			fprintf(f, ",\"tune\":{\"k_base\":%lld,\"k_max\":%lld,"
+				   "\"k_star\":%lld,\"t_iter_pred_s\":%.17g,"
+				   "\"learning_rate\":%.17g,\"feature_maps\":%u,"
+				   "\"pinned\":%u,\"profile_runs\":%d}",
+				(long long)t->k_base, (long long)t->k_max,
+				(long long)t->k_star, t->t_iter_pred, t->lr,
+				t->n_fm, t->n_pinned, t->profile_runs);
+		fputs(",\"error\":", f);
+		gms_json_str(f, x->error);
+		fputs(",\"baseline_probes\":[", f);
+		for (size_t k = 0; k < x->base.n_probe; k++) {
+			fputs(k ? ",\n  " : "\n  ", f);
+			json_point(f, e, &x->base.probe[k]);
+		}
+		fputs("]", f);
+		if (x->tuned) {
+			fputs(",\n \"run\":", f);
+			json_point(f, e, &x->run);
+		}
+		fputs("}", f);
+	}
+}
+
 /* A whole file as a JSON string (the exact inputs); "" if unreadable. */
 static void json_file(FILE *f, const char *path)
 {
@@ -399,7 +611,9 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 		gms_json_str(f, e->pol[i].label);
 	}
 	fputs("],\n", f);
-	if (!r->srch) {
+	if (r->eff) {
+		json_eff(f, e, r);
+	} else if (!r->srch) {
 		fputs("\"points\":[", f);
 		for (size_t i = 0; i < r->n_pt; i++) {
 			fputs(i ? ",\n " : "\n ", f);
@@ -443,6 +657,18 @@ static void word(FILE *f, const char *s)
 {
 	for (; *s; s++)
 		fputc(*s == ' ' || *s == '\'' || *s == '"' ? '_' : *s, f);
+}
+
+/* A series of (workload w, policy q): its comment in the data and its
+ * title (blank-separated) in the titles. */
+static void series_head(FILE *f, FILE *t, const struct exp *e, size_t w,
+			size_t q, size_t *series)
+{
+	fprintf(f, "# %s %s\n", e->wl[w].label, e->pol[q].label);
+	fprintf(t, "%s", (*series)++ ? " " : "");
+	word(t, e->wl[w].label);
+	fputc('/', t);
+	word(t, e->pol[q].label);
 }
 
 static int cmp_batch(const void *a, const void *b)
@@ -505,12 +731,7 @@ static const char *write_plot_data(const struct exp *e,
 		size_t nv = e->n_values, series = 0;
 		for (size_t w = 0; w < e->n_wl; w++)
 			for (size_t q = 0; q < e->n_pol; q++) {
-				fprintf(f, "# %s %s\n", e->wl[w].label,
-					e->pol[q].label);
-				fprintf(t, "%s", series++ ? " " : "");
-				word(t, e->wl[w].label);
-				fputc('/', t);
-				word(t, e->pol[q].label);
+				series_head(f, t, e, w, q, &series);
 				for (size_t v = 0; v < nv; v++) {
 					const struct exp_point *p =
 						&r->pt[(w * nv + v) * e->n_pol +
@@ -618,6 +839,48 @@ static const char *write_plot_data(const struct exp *e,
 		}
 		fprintf(t, "%zu", e->n_pol);
 		break;
+	case EXP_EFF:
+		script = "plot-eff.gp";
+		/* a table: per workload the two batches and their samples/s
+		 * (0: none) */
+		fputs("workload baseline_batch k_star baseline_samples_per_s "
+		      "tuned_samples_per_s\n",
+		      f);
+		for (size_t w = 0; w < r->n_eff; w++) {
+			const struct exp_eff *x = &r->eff[w];
+			const struct exp_point *b = eff_base(x);
+			bool ok = x->tuned && point_ok(&x->run);
+			word(f, e->wl[w].label);
+			fprintf(f, " %lld %lld %.4f %.4f\n",
+				b ? (long long)b->batch : 0LL,
+				x->tuned ? (long long)x->tune.k_star : 0LL,
+				point_ok(b) ? b->st.samples_per_s : 0.0,
+				ok ? x->run.st.samples_per_s : 0.0);
+		}
+		fputs("baseline tuned", t);
+		break;
+	case EXP_SCALING: {
+		script = "plot-scaling.gp";
+		snprintf(xlabel, xn, "GPUs");
+		size_t series = 0;
+		for (size_t w = 0; w < r->n_eff; w++)
+			for (int cfg = 0; cfg < 2; cfg++) {
+				series_head(f, t, e, w, (size_t)cfg, &series);
+				for (size_t g = 0; g < e->cluster.n_gpus; g++) {
+					int64_t n = e->cluster.gpus[g];
+					struct exp_scale x;
+					if (scale_row(e, &r->eff[w], cfg, n, &x))
+						fprintf(f, "%lld %.6f %.6f\n",
+							(long long)n, x.thr,
+							x.speedup);
+					else
+						fprintf(f, "%lld NaN NaN\n",
+							(long long)n);
+				}
+				fputs("\n\n", f);
+			}
+		break;
+	}
 	default:
 		break;
 	}
@@ -696,6 +959,23 @@ static int gnuplot(const char *script, const char *term, const char *dat,
 	return 0;
 }
 
+/* scaling: the efficiency-optimal table its rows come from, tuning.csv. */
+static int write_tuning(const struct exp *e, const struct exp_result *r,
+			FILE *log, gms_err *err)
+{
+	char path[1100];
+	snprintf(path, sizeof path, "%s/tuning.csv", e->out_dir);
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0)
+		return -1;
+	write_eff_rows(o.f, e, r);
+	if (gms_out_commit(&o, err) < 0)
+		return -1;
+	if (log)
+		fprintf(log, "tuning:  %s\n", path);
+	return 0;
+}
+
 int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 	      gms_err *err)
 {
@@ -710,7 +990,8 @@ int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 	char *titles = calloc(1, 1 << 20), xlabel[128];
 	if (!titles)
 		return gms_errf(err, "out of memory");
-	if (write_csv(e, r, csv, err) < 0 || write_json(e, r, json, err) < 0) {
+	if (write_csv(e, r, csv, err) < 0 || write_json(e, r, json, err) < 0 ||
+	    (e->kind == EXP_SCALING && write_tuning(e, r, log, err) < 0)) {
 		free(titles);
 		return -1;
 	}

@@ -16,6 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The tuner lives in policies/accudnn.c, written beside this runner: a
+ * weak reference lets the runner build and its other measures run before
+ * it is linked in; efficiency-optimal and scaling then say so (and tests
+ * pass their own tuner in exp_opts.tune). An archive member is not pulled
+ * in for a weak reference alone: accudnn.o comes in through the policy
+ * registry, which names the policy's hooks. */
+#pragma weak accudnn_tune
+
 const char *exp_status(const struct exp_point *p)
 {
 	if (!p->ran || p->st.failed)
@@ -195,8 +203,10 @@ static int pool_run(size_t n, int jobs, bool progress, const char *what,
 /* ---- tasks -------------------------------------------------------------- */
 
 struct run_ctx {
-	const struct exp *e;
-	struct exp_result *r;
+	const struct exp *e;	/* the experiment */
+	struct exp_result *r;	/* where results go */
+	exp_tune_fn tune;	/* efficiency-optimal, scaling: the tuner
+				   (NULL: not linked in) */
 };
 
 /* `run` measurements keep each point's timeline for the memory plot. */
@@ -337,12 +347,11 @@ static bool probe_fits(struct exp_search *s, const struct exp *e, int64_t b,
 	return pt && fits(pt);
 }
 
-/* Doubling from start, bisection, then `confirm` batches above. */
-static void max_batch_task(void *ctx, size_t i, struct pool *p)
+/* Doubling from start, bisection, then `confirm` batches above: the
+ * largest batch of search s's (workload, policy). */
+static void max_batch_search(const struct exp *e, struct exp_search *s,
+			     struct pool *p)
 {
-	struct run_ctx *c = ctx;
-	const struct exp *e = c->e;
-	struct exp_search *s = &c->r->srch[i];
 	s->best = -1;
 	int64_t lo = e->start, hi;
 	if (!probe_fits(s, e, lo, p))
@@ -376,6 +385,66 @@ static void max_batch_task(void *ctx, size_t i, struct pool *p)
 		if (fits(&s->probe[k]) && s->probe[k].batch > lo &&
 		    s->probe[k].batch > s->larger_fit)
 			s->larger_fit = s->probe[k].batch;
+}
+
+static void max_batch_task(void *ctx, size_t i, struct pool *p)
+{
+	struct run_ctx *c = ctx;
+	max_batch_search(c->e, &c->r->srch[i], p);
+}
+
+/* efficiency-optimal and scaling, one workload: the first policy's
+ * largest batch, the tuner from the workload's batch (or, when it gives
+ * none, from that largest batch), then the second policy at k*. */
+static void eff_task(void *ctx, size_t i, struct pool *p)
+{
+	struct run_ctx *c = ctx;
+	const struct exp *e = c->e;
+	struct exp_eff *f = &c->r->eff[i];
+	gms_err err = {{0}};
+	f->base.wl = i;
+	f->base.pol = 0;
+	max_batch_search(e, &f->base, p);
+	const struct exp_point *b =
+		f->base.best >= 0 ? &f->base.probe[f->base.best] : NULL;
+	f->k_base = e->wl[i].batch ? e->wl[i].batch : b ? b->batch : 0;
+	if (!f->k_base) {
+		snprintf(f->error, sizeof f->error,
+			 "no base batch: the workload gives none and '%s' "
+			 "trains none",
+			 e->pol[0].label);
+		return;
+	}
+	struct wl_workload *wl = exp_build_workload(e, i, f->k_base, &err);
+	if (!wl) {
+		snprintf(f->error, sizeof f->error, "%s", err.msg);
+		return;
+	}
+	for (uint32_t t = 0; t < wl->n_tensors; t++)
+		if (wl->tensors[t].kind == WL_PARAM)
+			f->param_bytes += wl->tensors[t].bytes;
+	wl_free(wl);
+	if (!c->tune) {
+		snprintf(f->error, sizeof f->error,
+			 "the AccUDNN tuner (accudnn_tune, policies/accudnn.c) "
+			 "is not linked into this build");
+		return;
+	}
+	struct accudnn_tune_in in = {.gen = e->wl[i].gen, .args = e->wl[i].args,
+				     .hw = &e->hw, .budget = e->budget,
+				     .lr_base = e->lr_base, .c = e->lr_c};
+	in.args.batch = f->k_base;
+	if (c->tune(&in, &f->tune, &err) < 0) {
+		snprintf(f->error, sizeof f->error, "tuner: %.1000s", err.msg);
+		return;
+	}
+	f->tuned = true;
+	f->run.wl = i;
+	f->run.pol = 1;
+	f->run.batch = f->tune.k_star;
+	exp_simulate(e, &f->run, NULL, NULL);
+	f->run.batch = f->tune.k_star;
+	unit_done(p);
 }
 
 static double thr(struct exp_search *s, const struct exp *e, int64_t b,
@@ -528,8 +597,27 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 	int jobs = o && o->jobs > 0 ? o->jobs
 				    : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	bool progress = !(o && o->quiet) && isatty(2);
-	struct run_ctx c = {e, r};
+	struct run_ctx c = {e, r, o && o->tune ? o->tune : accudnn_tune};
 	int rc = 0;
+	if (e->kind == EXP_EFF || e->kind == EXP_SCALING) {
+		r->n_eff = e->n_wl;
+		r->eff = calloc(r->n_eff, sizeof *r->eff);
+		if (!r->eff)
+			return gms_errf(err, "out of memory");
+		rc = pool_run(r->n_eff, jobs, progress, "searches", eff_task,
+			      &c, err);
+		for (size_t i = 0; i < r->n_eff; i++) {
+			const struct exp_eff *f = &r->eff[i];
+			r->n_failed += f->error[0] != '\0' ||
+				       (f->tuned && !fits(&f->run) &&
+					!f->run.st.oom.hit);
+			for (size_t k = 0; k < f->base.n_probe; k++)
+				r->n_failed += !f->base.probe[k].ran ||
+					       f->base.probe[k].st.failed;
+		}
+		r->wall_s = since(&t0);
+		return rc;
+	}
 	if (is_search(e)) {
 		r->n_srch = e->n_wl * e->n_pol;
 		r->srch = calloc(r->n_srch, sizeof *r->srch);
@@ -620,6 +708,14 @@ void exp_result_free(struct exp_result *r)
 			st_run_free(&r->srch[i].probe[k].st);
 		free(r->srch[i].probe);
 	}
+	for (size_t i = 0; i < r->n_eff; i++) {
+		struct exp_eff *f = &r->eff[i];
+		for (size_t k = 0; k < f->base.n_probe; k++)
+			st_run_free(&f->base.probe[k].st);
+		free(f->base.probe);
+		st_run_free(&f->run.st);
+	}
+	free(r->eff);
 	free(r->pt);
 	free(r->srch);
 	free(r->baseline);
@@ -628,6 +724,8 @@ void exp_result_free(struct exp_result *r)
 
 size_t exp_planned_rows(const struct exp *e)
 {
+	if (e->kind == EXP_EFF || e->kind == EXP_SCALING)
+		return e->n_wl; /* trace rows: the run at k* per workload */
 	if (is_search(e))
 		return e->n_wl * e->n_pol;
 	return e->n_wl * e->n_pol * (e->kind == EXP_SWEEP ? e->n_values : 1);
@@ -635,13 +733,15 @@ size_t exp_planned_rows(const struct exp *e)
 
 size_t exp_n_rows(const struct exp_result *r)
 {
-	return r->srch ? r->n_srch : r->n_pt;
+	return r->eff ? r->n_eff : r->srch ? r->n_srch : r->n_pt;
 }
 
 const struct exp_point *exp_row(const struct exp_result *r, size_t i)
 {
 	if (i >= exp_n_rows(r))
 		return NULL;
+	if (r->eff)
+		return r->eff[i].tuned ? &r->eff[i].run : NULL;
 	if (!r->srch)
 		return &r->pt[i];
 	const struct exp_search *s = &r->srch[i];
