@@ -123,6 +123,7 @@ struct exp_meas {
 	int64_t start, limit, confirm;
 	int64_t min, max, step;
 	uint64_t pool_limit;
+	bool pool_shrink;
 	double lr_base, lr_c;
 };
 #define MS(f) offsetof(struct exp_meas, f)
@@ -181,6 +182,11 @@ static const struct prm_def minp_defs[] = {
 	{"limit", PRM_BYTES, "0", 0, 0, NULL,
 	 "largest pool tried (beyond it: does not fit); 0 = the experiment's "
 	 "budget", MS(pool_limit)},
+	{"shrink", PRM_BOOL, "false", 0, 0, NULL,
+	 "then bisect below the answer (to 512 bytes) for the smallest pool "
+	 "that still serves: for policies whose footprint grows with the "
+	 "pool, like accudnn's prefetch stream, which fills what it is given",
+	 MS(pool_shrink)},
 	PRM_END,
 };
 static const struct prm_def *const meas_defs[EXP_KIND_COUNT] = {
@@ -651,6 +657,7 @@ static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 		break;
 	case EXP_MIN_POOL:
 		e->pool_limit = m.pool_limit;
+		e->pool_shrink = m.pool_shrink;
 		break;
 	default:
 		break;

@@ -34,7 +34,10 @@
  *                   live blocks, "assuming no fragmentation"); from there
  *                   each run has budget = pool = P, and a run that runs out
  *                   of memory restarts with P + (request - largest free
- *                   block) (mem_min_pool), up to measure.limit;
+ *                   block) (mem_min_pool), up to measure.limit; with
+ *                   measure.shrink, a bisection below that answer for
+ *                   the smallest pool that still serves (policies whose
+ *                   footprint grows with what they are given);
  *   efficiency-optimal  per workload (generators only), AccUDNN section
  *                   4: the first policy's largest batch (the max-batch
  *                   search) and its samples/s, the tuner's k*
@@ -121,6 +124,8 @@ struct exp {
 	size_t n_values;	     /* length of the one in use */
 	int64_t start, limit, confirm; /* max-batch */
 	int64_t lo, hi, step;	     /* best-throughput range and grid */
+	bool pool_shrink;	     /* min-pool: then bisect below the answer
+					for the smallest pool that serves */
 	uint64_t pool_limit;	     /* min-pool: largest pool tried; 0 = the
 					budget of the aggregate-peak run */
 	double lr_base, lr_c;	     /* efficiency-optimal, scaling: the

@@ -16,13 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The tuner lives in policies/accudnn.c, written beside this runner: a
- * weak reference lets the runner build and its other measures run before
- * it is linked in; efficiency-optimal and scaling then say so (and tests
- * pass their own tuner in exp_opts.tune). An archive member is not pulled
- * in for a weak reference alone: accudnn.o comes in through the policy
- * registry, which names the policy's hooks. */
-#pragma weak accudnn_tune
 
 const char *exp_status(const struct exp_point *p)
 {
@@ -424,12 +417,6 @@ static void eff_task(void *ctx, size_t i, struct pool *p)
 		if (wl->tensors[t].kind == WL_PARAM)
 			f->param_bytes += wl->tensors[t].bytes;
 	wl_free(wl);
-	if (!c->tune) {
-		snprintf(f->error, sizeof f->error,
-			 "the AccUDNN tuner (accudnn_tune, policies/accudnn.c) "
-			 "is not linked into this build");
-		return;
-	}
 	struct accudnn_tune_in in = {.gen = e->wl[i].gen, .args = e->wl[i].args,
 				     .hw = &e->hw, .budget = e->budget,
 				     .lr_base = e->lr_base, .c = e->lr_c};
@@ -549,6 +536,35 @@ static int mp_attempt(void *ctx, uint64_t pool, uint64_t *fail_bytes,
 	return gms_errf(err, "%s", pt->error[0] ? pt->error : pt->st.error);
 }
 
+/* measure.shrink: bisect between one granule and the pool that served for
+ * the smallest that still serves (to the granule). Feasibility need not
+ * be monotonic; the answer is the smallest pool found to serve. */
+static void shrink_pool(struct mp_ctx *m, gms_err *err)
+{
+	struct exp_search *s = m->s;
+	uint64_t lo = 0, hi = s->mp.pool;
+	while (hi - lo > MEM_SEARCH_GRANULE) {
+		uint64_t mid = (lo + (hi - lo) / 2) / MEM_SEARCH_GRANULE *
+			       MEM_SEARCH_GRANULE;
+		if (mid <= lo)
+			break;
+		uint64_t fb, lf;
+		int r = mp_attempt(m, mid, &fb, &lf, err);
+		if (r < 0) {
+			snprintf(s->error, sizeof s->error, "%s", err->msg);
+			return;
+		}
+		s->mp.attempts++;
+		if (r) {
+			hi = mid;
+			s->mp.pool = mid;
+			s->best = (long)s->n_probe - 1;
+		} else {
+			lo = mid;
+		}
+	}
+}
+
 /* vDNN++ IV-B: the aggregate peak from a run with the experiment's budget
  * and the whole of it as the pool, then mem_min_pool from that peak. */
 static void min_pool_task(void *ctx, size_t i, struct pool *p)
@@ -578,6 +594,8 @@ static void min_pool_task(void *ctx, size_t i, struct pool *p)
 		snprintf(s->error, sizeof s->error, "%s", err.msg);
 	else if (!s->mp.over_limit)
 		s->best = (long)s->n_probe - 1; /* the attempt that served */
+	if (s->best >= 0 && e->pool_shrink)
+		shrink_pool(&m, &err);
 	wl_free(wl);
 }
 
