@@ -16,11 +16,16 @@
  * process per layer in forward order, then a backward process per layer
  * in backward order. A layer process is a maximal run of consecutive ops
  * of the workload with the same wl_op.layer and wl_op.phase (update ops
- * belong to the backward process of their layer, or are their own
- * process when they come after all backward ops). Sizes and FLOPs are at
- * the workload's batch k_base and scale with k / k_base (equations 1, 4,
- * 5), except what does not depend on the batch (parameters, their
- * gradients and optimizer state: m_para).
+ * belong to the backward process of their layer when they directly
+ * follow it, or are their own process when they come after all backward
+ * ops). Sizes and FLOPs are at the workload's batch k_base and scale with
+ * k / k_base (equations 1, 4, 5), except what does not depend on the
+ * batch: parameters, their gradients and optimizer state (m_para), and
+ * the FLOPs of update-phase ops (they scale with the parameters).
+ *
+ * Times: the model works in seconds (doubles); the simulator's clock is
+ * integer ns (sim/common.h), so two times closer than half a clock tick
+ * (AC_EPS_S) are equal for constraint (6).
  */
 #ifndef GMS_ACCUDNN_MODEL_H
 #define GMS_ACCUDNN_MODEL_H
@@ -63,13 +68,23 @@ struct ac_fm {
 	uint32_t bwd_last; /* last process that reads it (released after) */
 };
 
+/* One op of the GMAP, for equation 2 (a process's time is the sum of
+ * its ops' times: see ac_t_layer). */
+struct ac_op {
+	uint32_t type; /* enum wl_op_type: the fitted curve it takes */
+	double flops;  /* FLOPs at k_base */
+	bool scales;   /* FLOPs scale with k / k_base (equation 1); false
+			  for update-phase ops */
+};
+
 /* One layer process j of the GMAP, under the all-swap ("naive")
  * strategy: every feature map offloaded once produced, prefetched for
  * the process that needs it. */
 struct ac_layer {
 	uint32_t first_op, n_ops; /* its ops: first_op .. first_op+n_ops-1 */
-	uint32_t type;		  /* enum wl_op_type of its most expensive op
-				     (the fitted class of its time) */
+	uint32_t type;		  /* enum wl_op_type of its op with the most
+				     FLOPs (the paper's "layer type";
+				     reports only: the time is per op) */
 	double flops;		  /* FLOPs of its ops at k_base */
 	uint64_t alloc;		  /* Seq_allocate^j at k_base: its outputs,
 				     its largest workspace and the feature
@@ -93,11 +108,15 @@ struct ac_gmap {
 				   parameters, gradients, optimizer state */
 	uint64_t m_peak;	/* peak layer-wise usage of the all-swap
 				   strategy at k_base, m_para excluded */
-	uint32_t peak_at;	/* the process where it is reached (Seq_peak) */
+	uint32_t peak_at;	/* the first process where it is reached
+				   (Seq_peak) */
 	uint64_t m_fm_peak;	/* feature-map bytes live at the peak */
 	uint64_t m_ws_peak;	/* workspace live at the peak */
 	uint64_t m_others_peak; /* the rest live at the peak (gradients of
 				   activations, non-feature-map tensors) */
+	struct ac_op *op;	/* the workload's ops, by op id (layer j's
+				   are op[first_op .. first_op+n_ops-1]) */
+	size_t n_op;		/* how many */
 };
 
 /* Build the GMAP of a finalized workload. persistent[t] (may be NULL:
@@ -124,14 +143,28 @@ struct ac_perf {
 	double sat[OT_COUNT];   /* FLOPs at the saturation point */
 	double alpha[OT_COUNT]; /* shape below it */
 	double launch[OT_COUNT]; /* ns per kernel */
+	bool fitted[OT_COUNT];	 /* the saturating curve was fitted; false:
+				    a constant rate (too few distinct
+				    FLOPs, see ac_perf_fit) */
+	double rate_all;  /* FLOP/s over every kernel sample: the rate of a
+			     type never sampled */
 	double bandwidth; /* bytes/s, eq 5 */
 };
 
-/* Fit the model (GSL, through calibrate's cal_fit_compute). */
+/* Half a tick of the simulator's clock (1 ns), in seconds: the
+ * tolerance of constraint (6). */
+#define AC_EPS_S 0.5e-9
+
+/* Fit the model (GSL, through calibrate's cal_fit_compute): per op type
+ * with samples, the saturating curve when the type has at least
+ * AC_FIT_MIN distinct FLOP counts, else a constant rate (total FLOPs /
+ * total time, no launch). Bandwidth: the mean of bytes / time over the
+ * copy samples. Needs at least one kernel and one copy sample. */
+#define AC_FIT_MIN 5 /* cal_fit_compute: 4 parameters + 1 */
 int ac_perf_fit(const struct ac_sample *kern, size_t n_kern,
 		const struct ac_sample *copy, size_t n_copy, struct ac_perf *p,
 		gms_err *err);
-/* Equation 2's term: layer j's time at batch k. */
+/* Equation 2's term: layer j's time at batch k, seconds. */
 double ac_t_layer(const struct ac_perf *p, const struct ac_gmap *g, size_t j,
 		  int64_t k);
 /* Equation 2: t_iter(k), seconds. */
@@ -150,6 +183,11 @@ double ac_t_whole(const struct ac_perf *p, const struct ac_gmap *g, int64_t k,
 int ac_t_ready(const struct ac_gmap *g, int64_t k, uint64_t budget,
 	       const double *t_comp, const double *t_pre, double *t_ready,
 	       gms_err *err);
+/* Constraint (6): marks bad[j] (may be NULL) where t_ready[j] exceeds
+ * the compute time of processes 0 .. j-1 by more than AC_EPS_S; returns
+ * how many. */
+size_t ac_violations(size_t n, const double *t_comp, const double *t_ready,
+		     bool *bad);
 
 /* Algorithm 2's answer. */
 struct ac_strategy {
@@ -160,6 +198,9 @@ struct ac_strategy {
 	uint32_t n_pinned;  /* how many */
 	double t_iter;	    /* predicted t_iter(k_star), seconds */
 	int steps;	    /* batches tried below k_max */
+	uint32_t n_violations; /* processes still violating (6) at k_star
+				  (0 unless the search reached k = 1, or
+				  ac_pin_at ran out of room) */
 };
 
 /* Algorithm 2 for a device budget (bytes for tensors). */
