@@ -578,18 +578,6 @@ const struct pol_ops pol_accudnn_ops = {
 
 /* ---- the tuner (section 4; accudnn.h) ---------------------------------- */
 
-/* Largest trainable batch of the all-swap strategy, Algorithm 2's first
- * line: k_base * (M_budget - M_others - M_para - M_ws) / sum M_FM(k_base),
- * all "in Seq_peak". 0 when not even one sample fits. */
-static int64_t k_max_of(const struct ac_gmap *g, uint64_t budget)
-{
-	uint64_t fixed = g->m_others_peak + g->m_para + g->m_ws_peak;
-	if (budget <= fixed || g->m_fm_peak == 0)
-		return 0;
-	return (int64_t)((double)g->k_base * (double)(budget - fixed) /
-			 (double)g->m_fm_peak);
-}
-
 /* Build the network at `batch`. */
 static struct wl_workload *build_at(const struct accudnn_tune_in *in,
 				    int64_t batch, gms_err *err)
@@ -662,11 +650,7 @@ int accudnn_tune(const struct accudnn_tune_in *in, struct accudnn_tune_out *out,
 	if (rc == 0) {
 		out->k_base = g.k_base;
 		out->n_fm = (uint32_t)g.n_fm;
-		out->k_max = k_max_of(&g, budget);
-		if (out->k_max < 1)
-			rc = gms_errf(err, "%s does not train in %llu bytes even "
-					   "with every feature map swapped",
-				      w->name, (unsigned long long)budget);
+		rc = ac_k_max(&g, budget, &out->k_max, err);
 	}
 	if (rc == 0)
 		rc = profile_all(in, budget, out->k_max, &all,

@@ -624,8 +624,8 @@ size_t ac_violations(size_t n, const double *t_comp, const double *t_ready,
  * long as the GPU memory budget is larger than the peak layer-wise
  * memory usage, the UDNN is trainable", 3.1). Below k_base the formula is
  * the smaller and is kept as written. */
-static int k_max_of(const struct ac_gmap *g, uint64_t budget, int64_t *out,
-		    gms_err *err)
+int ac_k_max(const struct ac_gmap *g, uint64_t budget, int64_t *out,
+	     gms_err *err)
 {
 	double kb = (double)g->k_base, B = (double)budget;
 	double room = B - (double)g->m_para - (double)g->m_others_peak -
@@ -800,7 +800,7 @@ int ac_search(const struct ac_gmap *g, const struct ac_perf *p,
 {
 	memset(out, 0, sizeof *out);
 	int64_t k;
-	if (k_max_of(g, budget, &k, err) < 0)
+	if (ac_k_max(g, budget, &k, err) < 0)
 		return -1;
 	int64_t k_max = k;
 	struct search s;
@@ -843,7 +843,7 @@ int ac_pin_at(const struct ac_gmap *g, const struct ac_perf *p,
 		return gms_errf(err, "accudnn: batch %lld", (long long)k);
 	int64_t k_max = 0;
 	gms_err ignored;
-	if (k_max_of(g, budget, &k_max, &ignored) < 0)
+	if (ac_k_max(g, budget, &k_max, &ignored) < 0)
 		k_max = 0; /* reported, not required: k itself is checked */
 	double area = (double)budget - (double)g->m_para;
 	double peak = at_k(g->m_peak, k, g->k_base);

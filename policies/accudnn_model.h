@@ -203,6 +203,13 @@ struct ac_strategy {
 				  ac_pin_at ran out of room) */
 };
 
+/* Algorithm 2's first line: the largest trainable batch with every
+ * feature map swapped, the paper's formula capped by (4) at the all-swap
+ * peak (accudnn_model.c says why). Returns 0, or -1 with err when not
+ * even one sample trains. */
+int ac_k_max(const struct ac_gmap *g, uint64_t budget, int64_t *out,
+	     gms_err *err);
+
 /* Algorithm 2 for a device budget (bytes for tensors). */
 int ac_search(const struct ac_gmap *g, const struct ac_perf *p,
 	      uint64_t budget, struct ac_strategy *s, gms_err *err);
