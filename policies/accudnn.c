@@ -105,6 +105,12 @@ struct accudnn {
 	uint32_t n_fm;		   /* feature maps of the workload */
 	uint32_t n_pinned;	   /* of which pinned (dynamic) */
 	double pred_iter;	   /* dynamic: predicted t_iter, s (eq 2) */
+	uint64_t pinned_bytes;	   /* dynamic: bytes of the pinned maps */
+	uint32_t n_violations;	   /* dynamic: processes still violating (6)
+				      once nothing more could be pinned */
+	uint64_t area;		   /* the active area the swap-in stream fills
+				      (section 3.3.2), parameters and pinned
+				      maps included */
 	bool profiled;		   /* dynamic: the profiling pass trained */
 	char why[160];		   /* dynamic: why nothing was pinned, if so */
 	/* statistics, whole run */
@@ -238,10 +244,9 @@ static void prof_free(struct ad_prof *pr)
 
 /* The performance model from one pass at the run's own batch, and
  * Algorithm 2's pinning step for that batch. */
-static int plan_dynamic(struct accudnn *s, struct ex *ex, bool *pinned,
-			gms_err *err)
+static int plan_dynamic(struct accudnn *s, struct ex *ex,
+			const struct ac_gmap *g, bool *pinned, gms_err *err)
 {
-	const struct wl_workload *wl = ex_workload(ex);
 	struct ad_prof pr = {0};
 	int fits = profile_pass(ex_config(ex), &pr, err);
 	if (fits < 0) {
@@ -255,34 +260,25 @@ static int plan_dynamic(struct accudnn *s, struct ex *ex, bool *pinned,
 		return 0; /* the run goes ahead naive and reports its OOM */
 	}
 	s->profiled = true;
-	bool *pers = malloc(wl->n_tensors * sizeof *pers);
-	if (!pers) {
-		prof_free(&pr);
-		return gms_errf(err, "out of memory");
-	}
-	for (uint32_t t = 0; t < wl->n_tensors; t++)
-		pers[t] = ex_tensor_persistent(ex, t);
-	struct ac_gmap g = {0};
 	struct ac_perf perf = {0};
 	struct ac_strategy st = {0};
 	struct mem_stats ms;
 	ex_mem_stats(ex, &ms);
-	int rc = ac_gmap_build(wl, pers, &g, err);
+	int rc = ac_perf_fit(pr.kern, pr.n_kern, pr.copy, pr.n_copy, &perf,
+			     err);
 	if (rc == 0)
-		rc = ac_perf_fit(pr.kern, pr.n_kern, pr.copy, pr.n_copy, &perf,
-				 err);
-	if (rc == 0)
-		rc = ac_pin_at(&g, &perf, ms.budget, wl->batch, &st, err);
+		rc = ac_pin_at(g, &perf, ms.budget, g->k_base, &st, err);
 	if (rc == 0) {
-		for (size_t i = 0; i < g.n_fm; i++)
-			if (st.pinned && st.pinned[i])
-				pinned[g.fm[i].tensor] = true;
+		for (size_t i = 0; i < g->n_fm; i++)
+			if (st.pinned && st.pinned[i]) {
+				pinned[g->fm[i].tensor] = true;
+				s->pinned_bytes += g->fm[i].bytes;
+			}
 		s->n_pinned = st.n_pinned;
+		s->n_violations = st.n_violations;
 		s->pred_iter = st.t_iter;
 	}
 	ac_strategy_free(&st);
-	ac_gmap_free(&g);
-	free(pers);
 	prof_free(&pr);
 	return rc;
 }
@@ -329,7 +325,25 @@ static int accudnn_plan(struct pol *p, struct ex *ex, gms_err *err)
 		free(pinned);
 		return gms_errf(err, "out of memory");
 	}
-	if (s->prm.mode == AD_DYNAMIC && plan_dynamic(s, ex, pinned, err) < 0) {
+	bool *pers = malloc((nt ? nt : 1) * sizeof *pers);
+	if (!pers) {
+		free(pinned);
+		return gms_errf(err, "out of memory");
+	}
+	for (uint32_t t = 0; t < nt; t++)
+		pers[t] = ex_tensor_persistent(ex, t);
+	struct ac_gmap g = {0};
+	int rc = ac_gmap_build(wl, pers, &g, err);
+	free(pers);
+	if (rc == 0 && s->prm.mode == AD_DYNAMIC)
+		rc = plan_dynamic(s, ex, &g, pinned, err);
+	/* "an active area with size of peak memory usage is assigned in GPU
+	 * memory to serve cyclically for per layer's computation" (3.3.2):
+	 * the swap-in stream works inside it, beside the parameters and the
+	 * pinned feature maps */
+	s->area = g.m_para + g.m_peak + s->pinned_bytes;
+	ac_gmap_free(&g);
+	if (rc < 0) {
 		free(pinned);
 		return -1;
 	}
@@ -412,13 +426,16 @@ static void pump(struct accudnn *s, struct ex *ex)
 	while (s->head < s->n_queue) {
 		uint32_t t = s->queue[s->head];
 		enum ex_state st = ex_tensor_state(ex, t);
-		if (st == TS_OUT) {
+		if (st == TS_OUT || st == TS_SWAPPING_OUT) {
 			/* "stream_swap-in manages the allocate and prefetch
 			 * operations" (section 5), in layer order: the ops
 			 * that run before the one t serves allocate first,
 			 * so the prefetch leaves their outputs room (Algorithm
 			 * 1's M_used_present + Seq_allocate <= M_budget,
-			 * releases not counted) */
+			 * releases not counted), inside the active area. A
+			 * map still being offloaded holds its block already:
+			 * keeping it (the executor takes the release back, no
+			 * copy) adds nothing, but must still leave the room. */
 			uint32_t need = s->t[t].need;
 			uint64_t room = need > s->next_op
 						? s->alloc_before[need] -
@@ -426,8 +443,10 @@ static void pump(struct accudnn *s, struct ex *ex)
 						: 0;
 			struct mem_stats ms;
 			ex_mem_stats(ex, &ms);
-			uint64_t b = wl->tensors[t].bytes;
-			if (ms.allocated + room + b > ms.budget ||
+			uint64_t b = st == TS_OUT ? wl->tensors[t].bytes : 0;
+			uint64_t cap = ms.budget < s->area ? ms.budget
+							   : s->area;
+			if (ms.allocated + room + b > cap ||
 			    ex_swap_in(ex, t, ENG_EVENT_NONE) == ENG_EVENT_NONE) {
 				/* "the interrupt will be recovered after
 				 * stream_swap-out releases some preceding
@@ -436,13 +455,12 @@ static void pump(struct accudnn *s, struct ex *ex)
 				s->suspensions += !was; /* a new suspension */
 				return;
 			}
-			s->t[t].prefetched = true;
-			s->prefetches++;
-		} else if (st == TS_SWAPPING_OUT) {
-			/* its offload is still running: keep it (the
-			 * executor cancels the release, no copy) */
-			if (ex_swap_in(ex, t, ENG_EVENT_NONE) != ENG_EVENT_NONE)
+			if (st == TS_OUT) {
+				s->t[t].prefetched = true;
+				s->prefetches++;
+			} else {
 				s->kept++;
+			}
 		}
 		s->head++; /* IN already, or freed: nothing to bring back */
 	}
@@ -535,10 +553,14 @@ static void accudnn_report(struct pol *p, FILE *out)
 	uint64_t n = s->iters ? s->iters : 1;
 	fprintf(out, "mode %s\nfeature_maps %u\nswapped %u\npinned %u\n",
 		ad_mode_names[s->prm.mode], s->n_fm, s->n_queue, s->n_pinned);
+	fprintf(out, "active_area_bytes %llu\n", (unsigned long long)s->area);
 	if (s->prm.mode == AD_DYNAMIC) {
 		if (s->profiled)
-			fprintf(out, "predicted_iter_ms %.3f\n",
-				s->pred_iter * 1e3);
+			fprintf(out, "predicted_iter_ms %.3f\npinned_bytes %llu\n"
+				     "violations_left %u\n",
+				s->pred_iter * 1e3,
+				(unsigned long long)s->pinned_bytes,
+				s->n_violations);
 		if (s->why[0])
 			fprintf(out, "not_pinned %s\n", s->why);
 	}
