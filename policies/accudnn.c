@@ -556,9 +556,9 @@ static void accudnn_report(struct pol *p, FILE *out)
 	fprintf(out, "active_area_bytes %llu\n", (unsigned long long)s->area);
 	if (s->prm.mode == AD_DYNAMIC) {
 		if (s->profiled)
-			fprintf(out, "predicted_iter_ms %.3f\npinned_bytes %llu\n"
+			fprintf(out, "predicted_iter_ns %.0f\npinned_bytes %llu\n"
 				     "violations_left %u\n",
-				s->pred_iter * 1e3,
+				s->pred_iter * 1e9,
 				(unsigned long long)s->pinned_bytes,
 				s->n_violations);
 		if (s->why[0])
