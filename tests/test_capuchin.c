@@ -272,33 +272,10 @@ static void test_decoupled_swapping(void **state)
  * and with a plan (the measured iteration had to evict). */
 static void run_all_modes(const struct wl_workload *w, const char *what)
 {
-	struct hw_profile hw;
-	hw_test_profile(&hw, (uint64_t)64 << 30);
-	uint64_t peak = framework_peak(w, &hw);
-	uint64_t whole = wl_bytes_of_kind(w, WL_PARAM) +
-			 wl_bytes_of_kind(w, WL_OPT_STATE);
-	uint64_t budget = whole + (peak - whole) / 10 * 6;
 	static const char *const modes[] = {"mode=hybrid", "mode=swap-only",
 					    "mode=recompute-only"};
-	for (size_t m = 0; m < 3; m++) {
-		struct pol pol;
-		make_policy(&pol, "capuchin", &modes[m], 1);
-		struct st_run st;
-		memset(&st, 0, sizeof st);
-		int rc = run_on(w, &pol, &hw, "arena", budget, 0, 3, &st);
-		char *rep = NULL;
-		gms_err err;
-		assert_int_equal(pol_report_text(&pol, &rep, &err), 0);
-		if (rc != 0 || st.oom.hit || st.n_iter != 3 ||
-		    !strstr(rep, "plan_swaps"))
-			fail_msg("%s %s: rc %d, %d iterations, oom %d (%s: %s), "
-				 "error %s\n%s",
-				 what, modes[m], rc, st.n_iter, st.oom.hit,
-				 st.oom.tensor, st.oom.reason, st.error, rep);
-		free(rep);
-		st_run_free(&st);
-		pol_destroy(&pol);
-	}
+	run_under_pressure(w, what, "capuchin", modes, 3, "plan_swaps",
+			   pressure_budget(w), false);
 }
 
 static void test_all_generators(void **state)

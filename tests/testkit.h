@@ -103,4 +103,56 @@ static inline uint64_t framework_peak(const struct wl_workload *w,
 	return peak;
 }
 
+/* A budget under memory pressure for w on the 64 GiB test device: the
+ * whole-run tensors (parameters, optimizer state) and 60% of what the
+ * framework policy needs beyond them. */
+static inline uint64_t pressure_budget(const struct wl_workload *w)
+{
+	struct hw_profile hw;
+	hw_test_profile(&hw, (uint64_t)64 << 30);
+	uint64_t peak = framework_peak(w, &hw);
+	uint64_t whole = wl_bytes_of_kind(w, WL_PARAM) +
+			 wl_bytes_of_kind(w, WL_OPT_STATE);
+	return whole + (peak - whole) / 10 * 6;
+}
+
+/* Run workload w (named `what` in messages) under policy `name` with each
+ * of the n settings of kv, three iterations on the 64 GiB test device
+ * with `arena` (unless the policy has its own allocator) and the given
+ * budget. Each run must complete without an engine error and, unless
+ * allow_oom, without an OOM, and its report must contain `need` (NULL:
+ * anything). Returns how many runs trained. */
+static inline size_t run_under_pressure(const struct wl_workload *w,
+					const char *what, const char *name,
+					const char *const *kv, size_t n,
+					const char *need, uint64_t budget,
+					bool allow_oom)
+{
+	size_t trained = 0;
+	struct hw_profile hw;
+	hw_test_profile(&hw, (uint64_t)64 << 30);
+	for (size_t m = 0; m < n; m++) {
+		struct pol pol;
+		make_policy(&pol, name, &kv[m], 1);
+		struct st_run st;
+		memset(&st, 0, sizeof st);
+		int rc = run_on(w, &pol, &hw, "arena", budget, 0, 3, &st);
+		char *rep = NULL;
+		gms_err err;
+		assert_int_equal(pol_report_text(&pol, &rep, &err), 0);
+		bool oom = st.oom.hit && allow_oom;
+		trained += !st.oom.hit;
+		if (rc != 0 || st.failed || (st.oom.hit && !allow_oom) ||
+		    (!oom && st.n_iter != 3) || (need && !strstr(rep, need)))
+			fail_msg("%s %s %s: rc %d, %d iterations, oom %d (%s: "
+				 "%s), error %s\n%s",
+				 what, name, kv[m], rc, st.n_iter, st.oom.hit,
+				 st.oom.tensor, st.oom.reason, st.error, rep);
+		free(rep);
+		st_run_free(&st);
+		pol_destroy(&pol);
+	}
+	return trained;
+}
+
 #endif
