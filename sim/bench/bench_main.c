@@ -24,8 +24,13 @@
  *     on the DTR transformer trace with 3/4 of the device memory its
  *     framework run peaks at; one iteration each (the measured one), the
  *     best of 3, with the plan's size from the policy's report.
+ *  7. AccUDNN's tuner (accudnn_tune: the GMAP, five profiling passes of
+ *     the simulator, the fit and Algorithm 2) on ResNet-152 under Caffe
+ *     on a Tesla M40 with 12 GiB, as accudnn-batch.yaml runs it; wall
+ *     time of one call, the best of 3.
  * Figures are wall-clock on this machine; run it on an idle machine.
  */
+#include "../../policies/accudnn.h"
 #include "../../policies/capuchin.h"
 #include "../../policies/pol.h"
 #include "../../workloads/wl_gen.h"
@@ -459,10 +464,43 @@ static void bench_plan(void)
 	wl_free(w);
 }
 
+static void bench_tune(void)
+{
+	gms_err err;
+	struct hw_profile hw;
+	if (hw_load(&hw, "Tesla-M40-24GB", &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	struct accudnn_tune_in in = {
+		.gen = wl_gen_lookup("resnet152", &err),
+		.args = {.batch = 15, .framework = WL_FW_CAFFE,
+			 .optimizer = WL_OPTIM_MOMENTUM},
+		.hw = &hw, .budget = (uint64_t)12 << 30, .lr_base = 0.1,
+		.c = 1};
+	struct accudnn_tune_out out;
+	double best = 0;
+	for (int r = 0; r < 3; r++) {
+		double t0 = now_s();
+		if (!in.gen || accudnn_tune(&in, &out, &err) < 0) {
+			fprintf(stderr, "bench: accudnn_tune: %s\n", err.msg);
+			exit(1);
+		}
+		double t = now_s() - t0;
+		if (r == 0 || t < best)
+			best = t;
+	}
+	printf("accudnn tune resnet152 caffe, M40 12 GiB: %.3f s (best of 3; "
+	       "%d profiling passes, k_max %lld, k* %lld, %u of %u feature "
+	       "maps pinned)\n",
+	       best, out.profile_runs, (long long)out.k_max,
+	       (long long)out.k_star, out.n_pinned, out.n_fm);
+}
+
 int main(int argc, char **argv)
 {
-	/* optional argument: queue, engine, framework, ondemand, gen, fib
-	 * or plan (default: all); fib takes the op count after it */
+	/* optional argument: queue, engine, framework, ondemand, gen, fib,
+	 * plan or tune (default: all); fib takes the op count after it */
 	const char *only = argc > 1 ? argv[1] : "";
 	if (!*only || strcmp(only, "queue") == 0)
 		bench_queue();
@@ -484,5 +522,7 @@ int main(int argc, char **argv)
 				   : 200);
 	if (!*only || strcmp(only, "plan") == 0)
 		bench_plan();
+	if (!*only || strcmp(only, "tune") == 0)
+		bench_tune();
 	return 0;
 }
