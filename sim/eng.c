@@ -238,8 +238,12 @@ int eng_issue(struct eng *e, const struct eng_item *it)
 		f->head = 0;
 		f->cap = cap;
 	}
-	f->ring[(f->head + f->n) & (f->cap - 1)] = *it;
+	struct eng_item *slot = &f->ring[(f->head + f->n) & (f->cap - 1)];
+	*slot = *it;
+	slot->serial = e->n_issued++;
 	f->n++;
+	if (e->on_issue)
+		e->on_issue(e->on_issue_obj, q, slot);
 	kick(e, q);
 	return 0;
 }

@@ -57,7 +57,15 @@ struct eng_item {
 	uint64_t arg;		 /* second argument of done */
 	uint32_t tag;		 /* caller's label (op/tensor id) for traces */
 	uint8_t kind;		 /* caller's label (what the item is) */
+	uint64_t serial;	 /* issue number, set by eng_issue (0, 1, ...
+				    over the engine's life): names the item
+				    in its span, for observers */
 };
+
+/* Observer of every item issued (q: the queue it went to; the item as
+ * queued, with its serial), for schedule logs. */
+typedef void (*eng_issue_fn)(void *obj, enum eng_q q,
+			     const struct eng_item *it);
 
 /* Observer of every KERNEL and COPY interval, for timelines and stats. */
 typedef void (*eng_span_fn)(void *obj, enum eng_q q,
@@ -96,6 +104,9 @@ struct eng {
 	void *on_event_obj;	    /* its first argument */
 	eng_span_fn on_span;	    /* optional observer of intervals */
 	void *on_span_obj;	    /* its first argument */
+	eng_issue_fn on_issue;	    /* optional observer of issues */
+	void *on_issue_obj;	    /* its first argument */
+	uint64_t n_issued;	    /* items issued so far (next serial) */
 	bool oom;		    /* an allocation failed inside the engine */
 };
 

@@ -77,8 +77,6 @@ enum ex_zstate {
 	ZS_PACKED,    /* only the compressed chunks held */
 	ZS_UNPACKING, /* decompressing into a staging buffer */
 };
-#define EX_KIND_COMPRESS 0   /* eng_item.kind on ENG_HOST */
-#define EX_KIND_DECOMPRESS 1
 
 enum ex_phase { PH_BEGIN, PH_INPUTS, PH_ALLOC, PH_RUNNING };
 
@@ -168,6 +166,8 @@ struct ex {
 				       stack of lineage_release() */
 	struct st_run *st;	    /* results */
 	struct st_iter *cur;	    /* current iteration's results */
+	const struct ex_kernel *issuing; /* the kernel being issued, for
+					    the observer's issue hook */
 	char err[256];		    /* why the last action was refused */
 };
 
@@ -252,6 +252,9 @@ static void on_wake(void *obj, uint64_t arg)
 		ex->cur->stall[ex->wait_why] +=
 			ev_now(&ex->evq) - ex->blocked_since;
 		ex->rs = RS_IDLE;
+		if (ex->cfg.obs && ex->cfg.obs->wait_end)
+			ex->cfg.obs->wait_end(ex->cfg.obs->obj,
+					      ev_now(&ex->evq));
 	}
 	if (ex->rs == RS_IDLE)
 		step(ex);
@@ -272,6 +275,16 @@ static void block(struct ex *ex, enum ex_run_state rs, enum st_stall why)
 	ex->rs = rs;
 	ex->wait_why = why;
 	ex->blocked_since = ev_now(&ex->evq);
+	const struct ex_observer *o = ex->cfg.obs;
+	if (o && o->wait_begin) {
+		eng_event ev = rs == RS_WAIT_EVENT ? ex->wait[0]
+			       : rs == RS_WAIT_DRV
+				       ? ex->drv[(ex->drv_head + ex->drv_n - 1) &
+						 (ex->drv_cap - 1)]
+						 .gate
+				       : ENG_EVENT_NONE;
+		o->wait_begin(o->obj, ev, why, ex->blocked_since);
+	}
 }
 
 static void drv_kick(struct ex *ex);
@@ -400,6 +413,12 @@ static void drv_charge(struct ex *ex, uint64_t n_malloc, uint64_t n_free,
 		return;
 	}
 	ex->drv[(ex->drv_head + ex->drv_n++) & (ex->drv_cap - 1)] = d;
+	const struct ex_observer *o = ex->cfg.obs;
+	if (o && o->driver) {
+		struct ex_driver od = {n_malloc, n_free, n_host, cost, d.gate,
+				       ev_now(&ex->evq)};
+		o->driver(o->obj, &od);
+	}
 	drv_kick(ex);
 }
 
@@ -436,6 +455,15 @@ static void mem_changed(struct ex *ex, bool changed,
 		o->mem(o->obj, ev_now(&ex->evq), ms->allocated, ms->reserved);
 }
 
+/* eng.on_issue: tell the observer, with the kernel being issued. */
+static void observe_issue(void *obj, enum eng_q q, const struct eng_item *it)
+{
+	struct ex *ex = obj;
+	const struct ex_kernel *k =
+		it->type == ENG_KERNEL && q == ENG_COMPUTE ? ex->issuing : NULL;
+	ex->cfg.obs->issue(ex->cfg.obs->obj, q, it, k, ev_now(&ex->evq));
+}
+
 static void observe_mark(struct ex *ex, enum ex_mark what, uint32_t t)
 {
 	const struct ex_observer *o = ex->cfg.obs;
@@ -443,10 +471,24 @@ static void observe_mark(struct ex *ex, enum ex_mark what, uint32_t t)
 		o->mark(o->obj, what, t, ev_now(&ex->evq));
 }
 
-/* Allocate a device block; the driver calls the allocator made (also
- * when it failed: caching's free-cached-and-retry frees segments before
- * failing) are charged. */
-static int dev_alloc(struct ex *ex, uint64_t bytes, bool high, mem_handle *h)
+/* Tell the observer of block h of tensor t (WL_NONE: workspace) being
+ * allocated (in place over `share`'s block, or fresh: WL_NONE) or freed. */
+static void observe_block(struct ex *ex, bool alloc, uint32_t t,
+			  uint32_t share, uint64_t bytes, mem_handle h)
+{
+	const struct ex_observer *o = ex->cfg.obs;
+	if (!o || !o->block)
+		return;
+	struct ex_block b = {t, share, bytes, ex->dev.ops->addr(ex->dev.a, h),
+			     ev_now(&ex->evq)};
+	o->block(o->obj, alloc, &b);
+}
+
+/* Allocate a device block for tensor t (WL_NONE: workspace); the driver
+ * calls the allocator made (also when it failed: caching's
+ * free-cached-and-retry frees segments before failing) are charged. */
+static int dev_alloc(struct ex *ex, uint32_t t, uint64_t bytes, bool high,
+		     mem_handle *h)
 {
 	struct mem_stats m0, m1;
 	ex->dev.ops->stats(ex->dev.a, &m0);
@@ -457,12 +499,17 @@ static int dev_alloc(struct ex *ex, uint64_t bytes, bool high, mem_handle *h)
 	/* a failed allocation is sampled too: it is where fragmentation
 	 * bites, and a model may release cached memory while failing */
 	mem_changed(ex, rc == 0, &m1);
+	if (rc == 0)
+		observe_block(ex, true, t, WL_NONE, bytes, *h);
 	return rc;
 }
 
-static void dev_free(struct ex *ex, mem_handle *h)
+/* Free tensor t's (WL_NONE: the workspace's, of `bytes`) block. */
+static void dev_free(struct ex *ex, uint32_t t, uint64_t bytes,
+		     mem_handle *h)
 {
 	assert(*h != MEM_HANDLE_NONE);
+	observe_block(ex, false, t, WL_NONE, bytes, *h);
 	ex->dev.ops->free(ex->dev.a, *h);
 	*h = MEM_HANDLE_NONE;
 	ex->mem_version++;
@@ -515,13 +562,13 @@ static bool settle_one(struct ex *ex, uint32_t t)
 		return false;
 	if (x->state == TS_SWAPPING_OUT && !x->copying_out) {
 		assert(x->release_pending);
-		dev_free(ex, &x->h);
+		dev_free(ex, t, ex->wl->tensors[t].bytes, &x->h);
 		x->release_pending = false;
 		ex->pending_release--;
 		x->state = TS_OUT;
 	}
 	if (x->state == TS_RECOMPUTE && x->drop_deferred) {
-		dev_free(ex, &x->h);
+		dev_free(ex, t, ex->wl->tensors[t].bytes, &x->h);
 		x->drop_deferred = false;
 		ex->pending_release--;
 	}
@@ -532,7 +579,7 @@ static bool settle_one(struct ex *ex, uint32_t t)
 		if (x->copying_out)
 			return false; /* the copy's completion settles it
 					 again */
-		dev_free(ex, &x->h);
+		dev_free(ex, t, ex->wl->tensors[t].bytes, &x->h);
 		host_drop(ex, t);
 		x->state = TS_NONE;
 		break;
@@ -960,7 +1007,7 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 		return refuse(ex, "swap_in %s: state %s", tname(ex, t),
 			      ex_state_names[x->state]),
 		       ENG_EVENT_NONE;
-	if (dev_alloc(ex, bytes, x->high, &x->h) < 0)
+	if (dev_alloc(ex, t, bytes, x->high, &x->h) < 0)
 		return refuse(ex, "swap_in %s: no device memory for %llu bytes",
 			      tname(ex, t), (unsigned long long)bytes),
 		       ENG_EVENT_NONE;
@@ -1099,7 +1146,7 @@ int ex_drop(struct ex *ex, uint32_t t)
 		x->drop_deferred = true;
 		ex->pending_release++;
 	} else {
-		dev_free(ex, &x->h);
+		dev_free(ex, t, ex->wl->tensors[t].bytes, &x->h);
 	}
 	settle(ex, t);
 	return 0;
@@ -1397,6 +1444,13 @@ static bool wants_block(const struct ex *ex, const struct ex_work *w,
 	return x->state == TS_NONE && x->h == MEM_HANDLE_NONE;
 }
 
+/* The workspace bytes of work item w under its algorithm. */
+static uint64_t work_ws(const struct ex *ex, const struct ex_work *w)
+{
+	return ex->n_algos[w->op] ? ex->algos[w->op][w->algo].workspace
+				  : ex->wl->ops[w->op].workspace;
+}
+
 /* Allocate outputs and workspace of the top item. */
 static enum step_rc alloc_outputs(struct ex *ex)
 {
@@ -1419,6 +1473,8 @@ static enum step_rc alloc_outputs(struct ex *ex)
 				 * rest of the run; neither is ever freed */
 				y->h = x->h;
 				y->state = TS_IN;
+				observe_block(ex, true, t, s,
+					      ex->wl->tensors[t].bytes, y->h);
 				continue;
 			}
 			if (!persistent(ex, s) && x->state == TS_IN &&
@@ -1430,21 +1486,22 @@ static enum step_rc alloc_outputs(struct ex *ex)
 				y->h = x->h;
 				x->h = MEM_HANDLE_NONE;
 				x->state = TS_NONE;
+				observe_block(ex, true, t, s,
+					      ex->wl->tensors[t].bytes, y->h);
 				continue;
 			}
 		}
-		if (dev_alloc(ex, ex->wl->tensors[t].bytes,
+		if (dev_alloc(ex, t, ex->wl->tensors[t].bytes,
 			      w->recompute ? y->high : block_high(ex, t),
 			      &y->h) < 0)
 			return alloc_failed(ex, t, ex->wl->tensors[t].bytes);
 		w->tries = 0;
 	}
-	uint64_t ws = ex->n_algos[w->op] ? ex->algos[w->op][w->algo].workspace
-					 : op->workspace;
+	uint64_t ws = work_ws(ex, w);
 	/* a workspace that does not fit is the policy's decision: it may
 	 * make room, wait, or take the cheaper algorithm (EX_FALLBACK) */
 	if (ws > 0 && w->ws == MEM_HANDLE_NONE &&
-	    dev_alloc(ex, ws, false, &w->ws) < 0)
+	    dev_alloc(ex, WL_NONE, ws, false, &w->ws) < 0)
 		return alloc_failed(ex, WL_NONE, ws);
 	w->phase = PH_RUNNING;
 	return S_NEXT;
@@ -1485,7 +1542,17 @@ static void issue(struct ex *ex)
 			      .arg = w->op, .tag = w->op,
 			      .kind = w->recompute};
 	ex->rs = RS_KERNEL;
-	if (eng_issue(&ex->eng, &it) < 0) {
+	struct ex_kernel kinfo = {.op = w->op, .recompute = w->recompute,
+			      .algo = ex->n_algos[w->op]
+					      ? ex->algos[w->op][w->algo].name
+					      : "",
+			      .workspace = work_ws(ex, w), .in = op->in,
+			      .n_in = op->n_in, .out = op->out,
+			      .n_out = op->n_out};
+	ex->issuing = &kinfo;
+	int irc = eng_issue(&ex->eng, &it);
+	ex->issuing = NULL;
+	if (irc < 0) {
 		stop_error(ex, "out of host memory for the simulation");
 		return;
 	}
@@ -1520,7 +1587,7 @@ static void kernel_done(void *obj, uint64_t arg)
 	const struct wl_op *op = &ex->wl->ops[w.op];
 	(void)arg;
 	if (w.ws != MEM_HANDLE_NONE)
-		dev_free(ex, &w.ws);
+		dev_free(ex, WL_NONE, work_ws(ex, &w), &w.ws);
 	for (uint32_t i = 0; i < op->n_in; i++) {
 		uint32_t t = op->in[i];
 		ex->t[t].inflight--;
@@ -1636,7 +1703,7 @@ static int alloc_resident(struct ex *ex, uint32_t t)
 {
 	struct ex_tensor *x = &ex->t[t];
 	uint64_t bytes = ex->wl->tensors[t].bytes;
-	if (dev_alloc(ex, bytes, false, &x->h) < 0) {
+	if (dev_alloc(ex, t, bytes, false, &x->h) < 0) {
 		char why[160];
 		snprintf(why, sizeof why,
 			 "%s tensor does not fit in the device budget",
@@ -1655,6 +1722,9 @@ static void iter_begin(struct ex *ex)
 	memset(ex->cur, 0, sizeof *ex->cur);
 	ex->cur->start = ev_now(&ex->evq);
 	ex->compute_busy0 = ex->eng.f[ENG_COMPUTE].busy;
+	if (ex->cfg.obs && ex->cfg.obs->iter)
+		ex->cfg.obs->iter(ex->cfg.obs->obj, ex->iter, false,
+				  ex->cur->start);
 	eng_reset_events(&ex->eng);
 	ex->next_op = 0;
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
@@ -1704,6 +1774,9 @@ static void iter_end(struct ex *ex)
 	s->time = ev_now(&ex->evq) - s->start;
 	s->compute_busy = ex->eng.f[ENG_COMPUTE].busy - ex->compute_busy0;
 	ex->st->n_iter = ex->iter + 1;
+	if (ex->cfg.obs && ex->cfg.obs->iter)
+		ex->cfg.obs->iter(ex->cfg.obs->obj, ex->iter, true,
+				  ev_now(&ex->evq));
 	if (ex->po->iter_end)
 		ex->po->iter_end(ex->pol, ex, ex->iter, s);
 	if (ex->rs == RS_DONE)
@@ -1836,6 +1909,12 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		ex->eng.on_span = cfg->obs->span;
 		ex->eng.on_span_obj = cfg->obs->obj;
 	}
+	if (cfg->obs && cfg->obs->issue) {
+		ex->eng.on_issue = observe_issue;
+		ex->eng.on_issue_obj = ex;
+	}
+	if (cfg->obs && cfg->obs->run)
+		cfg->obs->run(cfg->obs->obj, alloc, budget);
 	ex->host.capacity = hw->host_pinned;
 	for (uint32_t t = 0; t < cfg->wl->n_tensors; t++)
 		ex->t[t] = (struct ex_tensor){.h = MEM_HANDLE_NONE,

@@ -116,11 +116,73 @@ enum ex_mark {
 };
 extern const char *const ex_mark_names[]; /* "evict", "drop" */
 
-/* An optional observer of the simulated timeline (timelines, plots). All
- * hooks may be NULL; `obj` is their first argument. Called by the
- * executor as things happen, in simulated-time order. */
+/* eng_item.kind of host CPU work (queue ENG_HOST, ex_host_compress). */
+#define EX_KIND_COMPRESS 0
+#define EX_KIND_DECOMPRESS 1
+
+/* What the observer is told of a kernel the executor issues (issue). */
+struct ex_kernel {
+	uint32_t op;	       /* op id */
+	bool recompute;	       /* a recomputation */
+	const char *algo;      /* the algorithm of this issue, "" when the
+				  op has none */
+	uint64_t workspace;    /* workspace bytes of this issue */
+	const uint32_t *in;    /* tensors it reads (the op's in[]) */
+	uint32_t n_in;	       /* how many */
+	const uint32_t *out;   /* tensors it writes (the op's out[]) */
+	uint32_t n_out;	       /* how many */
+};
+
+/* A device allocation or free (block). */
+struct ex_block {
+	uint32_t tensor;       /* tensor id, WL_NONE for workspace */
+	uint32_t share;	       /* alloc: the tensor whose block it takes
+				  over in place (alloc_outputs), WL_NONE
+				  for a fresh block */
+	uint64_t bytes;	       /* the tensor's (or workspace's) bytes */
+	uint64_t addr;	       /* the allocator model's address */
+	sim_time_t time;       /* when */
+};
+
+/* Driver calls the host made (driver): it is busy in them, after a
+ * device-wide sync when n_free > 0; `gate` fires when they return. */
+struct ex_driver {
+	uint64_t n_malloc, n_free, n_host; /* cudaMalloc, cudaFree,
+					      cudaMallocHost calls */
+	sim_time_t cost;       /* host time of the calls */
+	eng_event gate;	       /* fires when the host returns */
+	sim_time_t time;       /* when they were made */
+};
+
+/* An optional observer of the simulated timeline (timelines, plots,
+ * schedule logs). All hooks may be NULL; `obj` is their first argument.
+ * Called by the executor as things happen, in simulated-time order;
+ * issue, block, driver and wait_begin in the order the host did them. */
 struct ex_observer {
 	void *obj; /* the observer's state */
+	/* The run is set up: the allocator model that runs (the policy's
+	 * own or the configured one) and the device budget. Called once,
+	 * before the persistent tensors are allocated. */
+	void (*run)(void *obj, const char *allocator, uint64_t budget);
+	/* Iteration `iter` begins (end = false, before anything of it is
+	 * issued) or has ended, every queue drained (end = true). */
+	void (*iter)(void *obj, int iter, bool end, sim_time_t now);
+	/* An item was issued to queue q (the queue it went to; with a
+	 * shared copy engine D2H items go to H2D), with its serial, which
+	 * its span carries too. k describes an executor's kernel (NULL for
+	 * anything else: copies, waits, marks, host CPU work). */
+	void (*issue)(void *obj, enum eng_q q, const struct eng_item *it,
+		      const struct ex_kernel *k, sim_time_t now);
+	/* A device block was allocated (alloc) or freed. */
+	void (*block)(void *obj, bool alloc, const struct ex_block *b);
+	/* The host made driver allocation calls. */
+	void (*driver)(void *obj, const struct ex_driver *d);
+	/* The host blocks before its next kernel: on event ev
+	 * (ENG_EVENT_NONE: for memory to be released), a stall of `cause`;
+	 * wait_end when it goes on. */
+	void (*wait_begin)(void *obj, eng_event ev, enum st_stall cause,
+			   sim_time_t now);
+	void (*wait_end)(void *obj, sim_time_t now);
 	/* A KERNEL (tag = op id, kind = 1 for a recomputation) or COPY
 	 * (tag = tensor id) occupied queue q over [start, end). */
 	void (*span)(void *obj, enum eng_q q, const struct eng_item *it,
