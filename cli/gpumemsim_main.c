@@ -15,6 +15,7 @@
 #include "../sim/ex.h"
 #include "../sim/hw.h"
 #include "../sim/mem.h"
+#include "../sim/sched.h"
 #include "../sim/trace.h"
 
 #include <dirent.h>
@@ -44,6 +45,8 @@ static void usage(FILE *f)
 		"      -j N                parallel runs (default: the cores)\n"
 		"      --quiet             no progress line on stderr\n"
 		"      --trace FILE        Chrome trace (Perfetto) of one run\n"
+		"      --schedule FILE     schedule log (validation mode) of\n"
+		"                          one run\n"
 		"      --trace-point N     which: row N of summary.csv\n"
 		"                          (default 0)\n"
 		"  simulate WORKLOAD [options]        one workload under a policy\n"
@@ -73,6 +76,9 @@ static void usage(FILE *f)
 		"      --warmup N          leading iterations left out of the\n"
 		"                          steady state (default 1)\n"
 		"      --trace FILE        Chrome trace of the run\n"
+		"      --schedule FILE     schedule log of the run: what the\n"
+		"                          executor issued (README, \"Schedule\n"
+		"                          log\"); not with --trace\n"
 		"  describe WORKLOAD [--batch N] [--size N] [--framework F]\n"
 		"           [--optimizer O] [--ops]\n"
 		"                                     per-layer table (params,\n"
@@ -296,7 +302,7 @@ static int simulate(int argc, char **argv)
 {
 	const char *wl_path = NULL, *hw_spec = "V100-16GB",
 		   *policy = "framework", *allocator = "framework",
-		   *trace = NULL;
+		   *trace = NULL, *sched = NULL;
 	const char **kv = calloc((size_t)argc, sizeof *kv);
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
@@ -323,6 +329,8 @@ static int simulate(int argc, char **argv)
 			allocator = v;
 		else if (strcmp(a, "--trace") == 0)
 			trace = v;
+		else if (strcmp(a, "--schedule") == 0)
+			sched = v;
 		else if ((took = wl_opt(a, v, &wo)) != 0) {
 			if (took < 0)
 				goto out;
@@ -360,6 +368,11 @@ static int simulate(int argc, char **argv)
 				"generator, .yaml or .log)\n");
 		goto out;
 	}
+	if (trace && sched) {
+		fprintf(stderr, "gpumemsim: --trace and --schedule: one of "
+				"them per run\n");
+		goto out;
+	}
 	if (warmup >= iters) {
 		fprintf(stderr,
 			"gpumemsim: --warmup (%lld) must be below --iterations "
@@ -392,13 +405,35 @@ static int simulate(int argc, char **argv)
 	}
 	struct tr_rec tr;
 	tr_init(&tr, wl);
+	struct sch_writer *sw = NULL;
+	if (sched && !(sw = sch_writer_open(sched, wl, &hw, pol.label,
+					    (int)iters, (int)warmup, &err))) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		tr_fini(&tr);
+		pol_destroy(&pol);
+		wl_free(wl);
+		goto out;
+	}
 	struct ex_cfg cfg = {.hw = &hw, .wl = wl, .pol = &pol,
 			     .allocator = allocator, .budget = budget,
 			     .pool_size = pool, .iterations = (int)iters,
 			     .warmup = (int)warmup,
-			     .obs = trace ? tr_observer(&tr) : NULL};
+			     .obs = trace ? tr_observer(&tr)
+				    : sw  ? sch_writer_observer(sw)
+					  : NULL};
 	struct st_run st;
 	int r = ex_run(&cfg, &st, &err);
+	if (sw) {
+		gms_err serr;
+		if (sch_writer_close(sw, st.mem.peak_allocated,
+				     st.mem.peak_reserved, &serr) < 0) {
+			fprintf(stderr, "gpumemsim: %s\n", serr.msg);
+			if (r == 0)
+				r = -1, st.failed = true, err = serr;
+		} else {
+			fprintf(stderr, "schedule: %s\n", sched);
+		}
+	}
 	if (trace) {
 		char title[256];
 		snprintf(title, sizeof title, "%s batch %lld, %s on %s",
@@ -440,14 +475,47 @@ out:
 	return rc;
 }
 
+/* A summary row to re-run: its point (results cleared) and workload. */
+static struct wl_workload *point_again(const struct exp *e,
+				       const struct exp_point *row,
+				       struct exp_point *p, gms_err *err)
+{
+	*p = (struct exp_point){.wl = row->wl, .pol = row->pol,
+				.batch = row->batch, .budget = row->budget,
+				.fraction = row->fraction};
+	return exp_build_workload(e, p->wl, p->batch, err);
+}
+
+/* Re-run one summary row with a schedule writer and write its log. */
+static int write_point_schedule(const struct exp *e,
+				const struct exp_point *row, const char *path,
+				gms_err *err)
+{
+	struct exp_point p;
+	struct wl_workload *wl = point_again(e, row, &p, err);
+	if (!wl)
+		return -1;
+	struct sch_writer *w = sch_writer_open(path, wl, &e->hw,
+					       e->pol[p.pol].label,
+					       e->iterations, e->warmup, err);
+	if (!w) {
+		wl_free(wl);
+		return -1;
+	}
+	exp_simulate(e, &p, wl, sch_writer_observer(w));
+	int rc = sch_writer_close(w, p.st.mem.peak_allocated,
+				  p.st.mem.peak_reserved, err);
+	st_run_free(&p.st);
+	wl_free(wl);
+	return rc;
+}
+
 /* Re-run one summary row with a timeline recorder and write its trace. */
 static int write_point_trace(const struct exp *e, const struct exp_point *row,
 			     const char *path, gms_err *err)
 {
-	struct exp_point p = {.wl = row->wl, .pol = row->pol,
-			      .batch = row->batch, .budget = row->budget,
-			      .fraction = row->fraction};
-	struct wl_workload *wl = exp_build_workload(e, p.wl, p.batch, err);
+	struct exp_point p;
+	struct wl_workload *wl = point_again(e, row, &p, err);
 	if (!wl)
 		return -1;
 	struct tr_rec tr;
@@ -476,6 +544,7 @@ static int run_experiment(int argc, char **argv)
 			continue;
 		}
 		bool known = !strcmp(a, "--out") || !strcmp(a, "--trace") ||
+			     !strcmp(a, "--schedule") ||
 			     !strcmp(a, "--trace-point") || !strcmp(a, "-j") ||
 			     !strcmp(a, "--jobs");
 		if (a[0] == '-' && !known) {
@@ -490,6 +559,8 @@ static int run_experiment(int argc, char **argv)
 			o.out = v;
 		else if (strcmp(a, "--trace") == 0)
 			o.trace = v;
+		else if (strcmp(a, "--schedule") == 0)
+			o.schedule = v;
 		else if (strcmp(a, "--trace-point") == 0) {
 			if (parse_count(a, v, 0, &n) < 0)
 				return EXIT_INPUT;
@@ -519,12 +590,14 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
-	if (o.trace_point && !o.trace) {
-		fprintf(stderr, "gpumemsim: --trace-point needs --trace FILE\n");
+	if (o.trace_point && !o.trace && !o.schedule) {
+		fprintf(stderr, "gpumemsim: --trace-point needs --trace FILE "
+				"or --schedule FILE\n");
 		exp_free(&e);
 		return EXIT_INPUT;
 	}
-	if (o.trace && (size_t)o.trace_point >= exp_planned_rows(&e)) {
+	if ((o.trace || o.schedule) &&
+	    (size_t)o.trace_point >= exp_planned_rows(&e)) {
 		fprintf(stderr,
 			"gpumemsim: --trace-point %ld: no such row (the summary "
 			"will have %zu)\n",
@@ -546,7 +619,7 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		rc = EXIT_RUN;
 	}
-	if (o.trace) {
+	if (o.trace || o.schedule) {
 		const struct exp_point *row =
 			exp_row(&r, (size_t)o.trace_point);
 		/* a search without an answer: its first (smallest) probe */
@@ -556,11 +629,23 @@ static int run_experiment(int argc, char **argv)
 			fprintf(stderr, "gpumemsim: --trace-point %ld: no run\n",
 				o.trace_point);
 			rc = EXIT_RUN;
-		} else if (write_point_trace(&e, row, o.trace, &err) < 0) {
-			fprintf(stderr, "gpumemsim: %s\n", err.msg);
-			rc = EXIT_RUN;
-		} else {
-			printf("trace:   %s\n", o.trace);
+		}
+		if (row && o.trace) {
+			if (write_point_trace(&e, row, o.trace, &err) < 0) {
+				fprintf(stderr, "gpumemsim: %s\n", err.msg);
+				rc = EXIT_RUN;
+			} else {
+				printf("trace:   %s\n", o.trace);
+			}
+		}
+		if (row && o.schedule) {
+			if (write_point_schedule(&e, row, o.schedule, &err) <
+			    0) {
+				fprintf(stderr, "gpumemsim: %s\n", err.msg);
+				rc = EXIT_RUN;
+			} else {
+				printf("schedule: %s\n", o.schedule);
+			}
 		}
 	}
 	if (r.n_failed) {

@@ -145,7 +145,10 @@ struct exp_opts {
 	int jobs;		/* -j N; <= 0: the number of cores */
 	bool quiet;		/* no progress line */
 	const char *trace;	/* --trace FILE: timeline of one point */
-	long trace_point;	/* --trace-point N: which (summary row) */
+	const char *schedule;	/* --schedule FILE: schedule log of one
+				   point */
+	long trace_point;	/* --trace-point N: which (summary row) of
+				   --trace and --schedule */
 	exp_tune_fn tune;	/* efficiency-optimal, scaling: the tuner;
 				   NULL = accudnn_tune */
 };
