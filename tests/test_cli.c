@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "clikit.h"
+#include "../sim/sched.h"
 
 
 
@@ -46,6 +48,31 @@ static void test_bad_input_exits_2_with_location(void **state)
 	expect("simulate " WL " --budget -5", 2, "--budget");
 	expect("simulate", 2, "needs a workload");
 	expect("frobnicate", 2, "unknown command");
+}
+
+/* --schedule writes a log that reads back and passes sch_check; with
+ * --trace it is refused (one observer per run). */
+static void test_schedule_option(void **state)
+{
+	(void)state;
+	char path[128], args[512];
+	snprintf(path, sizeof path, "/tmp/gms_test_cli_%ld.sched",
+		 (long)getpid());
+	snprintf(args, sizeof args,
+		 "simulate " WL " --budget 6MiB --policy ondemand "
+		 "--schedule %s",
+		 path);
+	expect(args, 0, "schedule: ");
+	struct sch_log log;
+	gms_err err = {{0}};
+	if (sch_read(path, &log, &err) < 0 || sch_check(&log, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(log.policy, "ondemand");
+	sch_free(&log);
+	unlink(path);
+	snprintf(args, sizeof args,
+		 "simulate " WL " --trace %s.json --schedule %s", path, path);
+	expect(args, 2, "one of them per run");
 }
 
 static void test_oom_is_a_result(void **state)
@@ -100,6 +127,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_input_exits_2_with_location),
 		cmocka_unit_test(test_oom_is_a_result),
+		cmocka_unit_test(test_schedule_option),
 		cmocka_unit_test(test_simulate_says_what_ran),
 		cmocka_unit_test(test_listings_and_help),
 		cmocka_unit_test(test_same_inputs_same_bytes),
