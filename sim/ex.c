@@ -168,6 +168,9 @@ struct ex {
 	struct st_iter *cur;	    /* current iteration's results */
 	const struct ex_kernel *issuing; /* the kernel being issued, for
 					    the observer's issue hook */
+	uint32_t *kout;		    /* its outputs with a block (the
+				       observer's ex_kernel.out), sized for
+				       the op with the most outputs */
 	char err[256];		    /* why the last action was refused */
 };
 
@@ -1549,6 +1552,13 @@ static void issue(struct ex *ex)
 			      .workspace = work_ws(ex, w), .in = op->in,
 			      .n_in = op->n_in, .out = op->out,
 			      .n_out = op->n_out};
+	if (ex->cfg.obs && ex->cfg.obs->issue) {
+		kinfo.out = ex->kout;
+		kinfo.n_out = 0;
+		for (uint32_t i = 0; i < op->n_out; i++)
+			if (ex->t[op->out[i]].h != MEM_HANDLE_NONE)
+				ex->kout[kinfo.n_out++] = op->out[i];
+	}
 	ex->issuing = &kinfo;
 	int irc = eng_issue(&ex->eng, &it);
 	ex->issuing = NULL;
@@ -1808,6 +1818,7 @@ static void ex_free(struct ex *ex)
 	free(ex->drv);
 	free(ex->walk);
 	free(ex->unref);
+	free(ex->kout);
 	free(ex);
 }
 
@@ -1910,6 +1921,15 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		ex->eng.on_span_obj = cfg->obs->obj;
 	}
 	if (cfg->obs && cfg->obs->issue) {
+		uint32_t most = 1;
+		for (uint32_t o = 0; o < cfg->wl->n_ops; o++)
+			if (cfg->wl->ops[o].n_out > most)
+				most = cfg->wl->ops[o].n_out;
+		ex->kout = calloc(most, sizeof *ex->kout);
+		if (!ex->kout) {
+			ex_free(ex);
+			return gms_errf(err, "out of memory");
+		}
 		ex->eng.on_issue = observe_issue;
 		ex->eng.on_issue_obj = ex;
 	}

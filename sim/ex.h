@@ -129,7 +129,9 @@ struct ex_kernel {
 	uint64_t workspace;    /* workspace bytes of this issue */
 	const uint32_t *in;    /* tensors it reads (the op's in[]) */
 	uint32_t n_in;	       /* how many */
-	const uint32_t *out;   /* tensors it writes (the op's out[]) */
+	const uint32_t *out;   /* tensors it writes: the op's out[] that
+				  have a block (a recomputation writes
+				  only those it regenerates) */
 	uint32_t n_out;	       /* how many */
 };
 

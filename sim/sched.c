@@ -37,6 +37,10 @@ struct sch_writer {
 	uint64_t base;		      /* serial of by_serial[0] */
 	bool have_base;		      /* base is set */
 	size_t waiting;		      /* the open hostwait, SIZE_MAX: none */
+	uint32_t *ids;		      /* buffered kernels' tensors (a
+					 kernel's addr is the offset of its
+					 own here) */
+	size_t n_ids, cap_ids;	      /* their count and capacity */
 	struct ex_observer obs;	      /* what sch_writer_observer gives */
 };
 
@@ -97,7 +101,7 @@ static void put_u(FILE *f, const char *key, uint64_t v)
 	fprintf(f, " %s=%llu", key, (unsigned long long)v);
 }
 
-static void write_item(FILE *f, const struct wl_workload *wl,
+static void write_item(FILE *f, const uint32_t *ids,
 		       const struct sch_item *r, uint32_t seq)
 {
 	fprintf(f, "%s seq=%u", sch_kind_names[r->kind], seq);
@@ -122,13 +126,10 @@ static void write_item(FILE *f, const struct wl_workload *wl,
 			fputs(" conv=-", f);
 		}
 		fputs(" tensors=", f);
-		const struct wl_op *op = &wl->ops[r->op];
-		if (!op->n_in && !op->n_out)
+		if (!r->n_tensors)
 			fputc('-', f);
-		for (uint32_t i = 0; i < op->n_in + op->n_out; i++)
-			fprintf(f, "%s%u", i ? "," : "",
-				i < op->n_in ? op->in[i]
-					     : op->out[i - op->n_in]);
+		for (uint32_t i = 0; i < r->n_tensors; i++) /* addr: see w_ids */
+			fprintf(f, "%s%u", i ? "," : "", ids[r->addr + i]);
 		break;
 	case SCH_COPY:
 		fprintf(f, " q=%s", q_names[r->q]);
@@ -192,8 +193,9 @@ static void write_item(FILE *f, const struct wl_workload *wl,
 static void flush(struct sch_writer *w)
 {
 	for (size_t i = 0; i < w->n; i++)
-		write_item(w->out.f, w->wl, &w->it[i], (uint32_t)i);
+		write_item(w->out.f, w->ids, &w->it[i], (uint32_t)i);
 	w->n = 0;
+	w->n_ids = 0;
 	w->n_ser = 0;
 	w->have_base = false;
 }
@@ -231,6 +233,31 @@ static void on_iter(void *obj, int iter, bool end, sim_time_t now)
 	flush(w);
 	fprintf(w->out.f, "end i=%d time=%lld\n", iter,
 		(long long)(now - w->iter_start));
+}
+
+/* Keep kernel k's tensors (inputs, then the outputs it writes) for r. */
+static int w_ids(struct sch_writer *w, struct sch_item *r,
+		 const struct ex_kernel *k)
+{
+	uint32_t n = k->n_in + k->n_out;
+	if (w->n_ids + n > w->cap_ids) {
+		size_t cap = w->cap_ids ? 2 * w->cap_ids : 1024;
+		while (cap < w->n_ids + n)
+			cap *= 2;
+		uint32_t *v = realloc(w->ids, cap * sizeof *v);
+		if (!v) {
+			w->failed = true;
+			return -1;
+		}
+		w->ids = v;
+		w->cap_ids = cap;
+	}
+	r->addr = w->n_ids;
+	r->n_tensors = n;
+	for (uint32_t i = 0; i < n; i++)
+		w->ids[w->n_ids + i] = i < k->n_in ? k->in[i] : k->out[i - k->n_in];
+	w->n_ids += n;
+	return 0;
 }
 
 static void on_issue(void *obj, enum eng_q q, const struct eng_item *it,
@@ -293,7 +320,8 @@ static void on_issue(void *obj, enum eng_q q, const struct eng_item *it,
 		r->flops = op->flops;
 		r->bytes = op->bytes;
 		r->workspace = k ? k->workspace : 0;
-		r->n_tensors = op->n_in + op->n_out; /* written from the op */
+		if (k && w_ids(w, r, k) < 0)
+			return;
 		if (op->conv) {
 			const struct wl_conv *c = op->conv;
 			int64_t g[12] = {c->n, c->c, c->k, c->h,
@@ -407,6 +435,7 @@ static void writer_free(struct sch_writer *w)
 {
 	free(w->it);
 	free(w->by_serial);
+	free(w->ids);
 	free(w);
 }
 

@@ -48,7 +48,7 @@
  * cudaMallocHost) for `cost` ns, its event signalled when they return;
  * a kernel's or copy's own `wait` is `-` from this writer (the queue
  * waits are `wait` records). `kernel tensors` lists the op's inputs then
- * outputs. `cpu` is host CPU (de)compression of an offloaded tensor
+ * the outputs it writes (a recomputation: those it regenerates). `cpu` is host CPU (de)compression of an offloaded tensor
  * (vDNN++ IV-C) on queue host. An `alloc` with `share` takes over that
  * tensor's block in place (same address; both names then denote the
  * block until it is freed). A hostwait blocks the host until an event
