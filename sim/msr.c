@@ -22,19 +22,6 @@ void msr_free(struct msr *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* Index of s in a NULL-terminated list, or -1 with the list in known. */
-static int lookup(const char *const *list, const char *s, char *known,
-		  size_t n)
-{
-	known[0] = 0;
-	for (int i = 0; list[i]; i++) {
-		if (strcmp(list[i], s) == 0)
-			return i;
-		gms_list_add(known, n, list[i]);
-	}
-	return -1;
-}
-
 /* A name the file can hold: non-empty, no blanks, commas or controls. */
 static bool plain_name(const char *s)
 {
@@ -101,14 +88,25 @@ static int by_key(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-int msr_write(const struct msr *m, const char *path, gms_err *err)
+/* The rows in by_key order, in a copy the caller frees; NULL on error. */
+static struct msr_row *sorted_rows(const struct msr *m, gms_err *err)
 {
 	struct msr_row *s = malloc((m->n ? m->n : 1) * sizeof *s);
-	if (!s)
-		return gms_errf(err, "out of memory");
+	if (!s) {
+		gms_errf(err, "out of memory");
+		return NULL;
+	}
 	if (m->n)
 		memcpy(s, m->row, m->n * sizeof *s);
 	qsort(s, m->n, sizeof *s, by_key);
+	return s;
+}
+
+int msr_write(const struct msr *m, const char *path, gms_err *err)
+{
+	struct msr_row *s = sorted_rows(m, err);
+	if (!s)
+		return -1;
 	struct gms_out o;
 	if (gms_out_open(&o, path, err) < 0) {
 		free(s);
@@ -188,7 +186,7 @@ static int parse_meta(const struct pos *p, char *s, struct msr *m,
 		*eq = 0;
 		const char *v = eq + 1;
 		size_t vcol = col + (size_t)(v - tok);
-		int k = lookup(keys, tok, known, sizeof known);
+		int k = gms_lookup(keys, tok, known, sizeof known);
 		if (k < 0)
 			return gms_errf(err, "%s:%ld:%zu: unknown key '%s' "
 					     "(known: %s)",
@@ -214,7 +212,7 @@ static int parse_meta(const struct pos *p, char *s, struct msr *m,
 		case 2: {
 			const char *const *l = k == 1 ? msr_mode_names
 						      : msr_alloc_names;
-			if ((i = lookup(l, v, known, sizeof known)) < 0)
+			if ((i = gms_lookup(l, v, known, sizeof known)) < 0)
 				return gms_errf(err, "%s:%ld:%zu: key '%s': "
 						     "'%s' is not one of %s",
 						p->path, p->line, vcol, tok, v,
@@ -278,7 +276,7 @@ static int parse_row(const struct pos *p, char *s, struct msr_row *r,
 		if (uint_field(p, f[i], col[i], what, max[i], &v[i], err) < 0)
 			return -1;
 	}
-	int k = lookup(msr_kind_names, f[2], known, sizeof known);
+	int k = gms_lookup(msr_kind_names, f[2], known, sizeof known);
 	if (k < 0)
 		return gms_errf(err, "%s:%ld:%zu: column 'kind': '%s' is not "
 				     "one of %s",
@@ -309,12 +307,9 @@ static int parse_row(const struct pos *p, char *s, struct msr_row *r,
  * is reported. */
 static int check_rows(const char *path, const struct msr *m, gms_err *err)
 {
-	struct msr_row *s = malloc((m->n ? m->n : 1) * sizeof *s);
+	struct msr_row *s = sorted_rows(m, err);
 	if (!s)
-		return gms_errf(err, "out of memory");
-	if (m->n)
-		memcpy(s, m->row, m->n * sizeof *s);
-	qsort(s, m->n, sizeof *s, by_key);
+		return -1;
 	long bad = 0, first = 0; /* offending line, and the line it repeats */
 	int bad_iter = -1;	 /* an iteration without an iter row */
 	for (size_t i = 0; i < m->n; i++) {

@@ -15,18 +15,7 @@
 #include <cmocka.h>
 
 #include "../sim/msr.h"
-
-/* Write text to a fresh temporary file; its name in path. */
-static void put(char *path, const char *text)
-{
-	strcpy(path, "/tmp/gms-msr-XXXXXX");
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
+#include "tmpkit.h"
 
 static char *slurp(const char *path)
 {
@@ -48,7 +37,7 @@ static const char head[] = "# gms-measure 1\n"
 static void rejects(const char *text, const char *want)
 {
 	char path[64], msg[1200];
-	put(path, text);
+	tmp_text(path, "gms-msr", text);
 	struct msr m;
 	gms_err err = {{0}};
 	assert_int_equal(msr_read(path, &m, &err), -1);
@@ -75,7 +64,7 @@ static void test_write_then_read(void **state)
 	assert_int_equal(msr_add(&m, 0, 0, MSR_ITER, 0, 4000, &err), 0);
 	m.peak_bytes = 123456789;
 	char path[64];
-	put(path, "");
+	tmp_text(path, "gms-msr", "");
 	assert_int_equal(msr_write(&m, path, &err), 0);
 	msr_free(&m);
 	assert_string_equal(slurp(path),
@@ -110,7 +99,7 @@ static void test_reader_accepts(void **state)
 	(void)state;
 	/* keys in another order, CRLF, no final newline, any row order */
 	char path[64];
-	put(path, "# gms-measure 1\r\n"
+	tmp_text(path, "gms-msr", "# gms-measure 1\r\n"
 		  "# peak_bytes=0 alloc=arena mode=real device=-\r\n"
 		  "iter,seq,kind,start_ns,end_ns\r\n"
 		  "0,6,copy,150,900\n"
