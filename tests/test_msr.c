@@ -17,17 +17,6 @@
 #include "../sim/msr.h"
 #include "tmpkit.h"
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	static char buf[4096];
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
-
 static const char head[] = "# gms-measure 1\n"
 			   "# device=H100 mode=real alloc=arena "
 			   "peak_bytes=4096\n"
@@ -67,7 +56,8 @@ static void test_write_then_read(void **state)
 	tmp_text(path, "gms-msr", "");
 	assert_int_equal(msr_write(&m, path, &err), 0);
 	msr_free(&m);
-	assert_string_equal(slurp(path),
+	char *text = tmp_slurp(path);
+	assert_string_equal(text,
 			    "# gms-measure 1\n"
 			    "# device=A100-SXM4 mode=spin alloc=async "
 			    "peak_bytes=123456789\n"
@@ -76,6 +66,7 @@ static void test_write_then_read(void **state)
 			    "0,3,kernel,100,2000\n"
 			    "1,0,iter,0,5000\n"
 			    "1,7,copy,150,900\n");
+	free(text);
 	assert_int_equal(msr_read(path, &m, &err), 0);
 	assert_string_equal(m.device, "A100-SXM4");
 	assert_int_equal(m.mode, MSR_MODE_SPIN);

@@ -22,4 +22,20 @@ static inline void tmp_text(char *path, const char *stem, const char *text)
 	fclose(f);
 }
 
+/* A whole file's text (caller frees); the test fails if it is unreadable. */
+static inline char *tmp_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *s = malloc((size_t)n + 1);
+	assert_non_null(s);
+	assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = 0;
+	fclose(f);
+	return s;
+}
+
 #endif
