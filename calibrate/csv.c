@@ -41,20 +41,6 @@ const char *const *cal_kinds(enum cal_bench b)
 	return (int)b >= 0 && b < CB_COUNT ? bench_kinds[b] : NULL;
 }
 
-/* Index of s in the NULL-terminated list, or -1; the list joined into
- * known for the message. */
-static int lookup(const char *const *list, const char *s, char *known,
-		  size_t n)
-{
-	known[0] = 0;
-	for (int i = 0; list[i]; i++) {
-		if (strcmp(list[i], s) == 0)
-			return i;
-		gms_list_add(known, n, list[i]);
-	}
-	return -1;
-}
-
 /* Strip trailing newline, carriage return and spaces. */
 static void chomp(char *s)
 {
@@ -104,13 +90,13 @@ static int parse_row(const struct cal_csv *c, long line, char *s,
 	char known[256];
 	memset(r, 0, sizeof *r);
 	r->line = line;
-	int b = lookup(bench_names, f[0], known, sizeof known);
+	int b = gms_lookup(bench_names, f[0], known, sizeof known);
 	if (b < 0)
 		return gms_errf(err, "%s:%ld: column 'bench': unknown '%s' "
 				     "(known: %s)",
 				c->path, line, f[0], known);
 	r->bench = (enum cal_bench)b;
-	r->kind = lookup(bench_kinds[b], f[1], known, sizeof known);
+	r->kind = gms_lookup(bench_kinds[b], f[1], known, sizeof known);
 	if (r->kind < 0)
 		return gms_errf(err, "%s:%ld: column 'kind': unknown '%s' for "
 				     "bench %s (known: %s)",

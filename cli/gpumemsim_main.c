@@ -8,6 +8,7 @@
  * YAML, unknown names).
  */
 #include "../calibrate/calib.h"
+#include "../exp/compare.h"
 #include "../exp/exp.h"
 #include "../policies/pol.h"
 #include "../workloads/wl.h"
@@ -111,6 +112,16 @@ static void usage(FILE *f)
 		"                          program: `make calibrate`, then\n"
 		"                          build/calibrate-gpu -o M.csv and\n"
 		"                          gpumemsim fit M.csv -o PROFILE.yaml\n"
+		"  compare SCHEDULE MEASURED [options]\n"
+		"                                     validation mode: a schedule\n"
+		"                                     log (simulate --schedule)\n"
+		"                                     against the measurement CSV\n"
+		"                                     of its replay on a GPU; prints\n"
+		"                                     the report, writes\n"
+		"                                     compare.csv, summary.txt,\n"
+		"                                     trace.json, timeline.png/.svg\n"
+		"      --out DIR           where (default results/compare)\n"
+		"      --no-plot           no timeline plot (no gnuplot needed)\n"
 		"  list policies|allocators|hw|workloads|experiments\n"
 		"  help [experiment|policies|hw|workloads]\n"
 		"                                     this text, or a key table\n"
@@ -532,6 +543,57 @@ static int write_point_trace(const struct exp *e, const struct exp_point *row,
 	return rc;
 }
 
+/* `compare SCHEDULE MEASURED [--out DIR] [--no-plot]`: both files are
+ * read and checked before anything is written. */
+static int compare(int argc, char **argv)
+{
+	const char *path[2] = {NULL, NULL}, *out = "results/compare";
+	int n = 0;
+	bool plot = true;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--out") == 0 && i + 1 < argc) {
+			out = argv[++i];
+		} else if (strcmp(a, "--no-plot") == 0) {
+			plot = false;
+		} else if (a[0] == '-' || n == 2) {
+			fprintf(stderr, "gpumemsim: compare: unexpected '%s' "
+					"(usage: compare SCHEDULE MEASURED "
+					"[--out DIR] [--no-plot])\n",
+				a);
+			return EXIT_INPUT;
+		} else {
+			path[n++] = a;
+		}
+	}
+	if (n != 2) {
+		fprintf(stderr, "gpumemsim: usage: compare SCHEDULE MEASURED "
+				"[--out DIR] [--no-plot]\n");
+		return EXIT_INPUT;
+	}
+	struct sch_log log = {0};
+	struct msr m = {0};
+	struct cmp_result r;
+	gms_err err = {{0}};
+	if (sch_read(path[0], &log, &err) < 0 || sch_check(&log, &err) < 0 ||
+	    msr_read(path[1], &m, &err) < 0 ||
+	    cmp_run(&log, &m, &r, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		msr_free(&m);
+		sch_free(&log);
+		return EXIT_INPUT;
+	}
+	cmp_report(&r, stdout);
+	int rc = cmp_write(&r, out, plot, stdout, &err) < 0 ? EXIT_RUN
+							   : EXIT_OK;
+	if (rc != EXIT_OK)
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+	cmp_free(&r);
+	msr_free(&m);
+	sch_free(&log);
+	return rc;
+}
+
 static int run_experiment(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -875,6 +937,8 @@ int main(int argc, char **argv)
 		return fit(argc - 2, argv + 2);
 	if (strcmp(cmd, "calibrate") == 0)
 		return calibrate(argc - 2, argv + 2);
+	if (strcmp(cmd, "compare") == 0)
+		return compare(argc - 2, argv + 2);
 	fprintf(stderr, "gpumemsim: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_INPUT;

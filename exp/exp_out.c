@@ -26,7 +26,7 @@ static double ms(sim_time_t t) { return (double)t / 1e6; }
 
 /* ---- CSV ----------------------------------------------------------------- */
 
-static void csv_str(FILE *f, const char *s)
+void exp_csv_str(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
 		fputs(s, f);
@@ -61,7 +61,7 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 {
 	const struct st_run *r = &p->st;
 	const struct st_iter *s = &r->steady;
-	csv_str(f, r->allocator);
+	exp_csv_str(f, r->allocator);
 	fputc(',', f);
 	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,"
 		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
@@ -94,16 +94,16 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 		(unsigned long long)r->events);
 	if (r->oom.hit) {
 		fprintf(f, "%d,", r->oom.iter);
-		csv_str(f, r->oom.op);
+		exp_csv_str(f, r->oom.op);
 		fputc(',', f);
-		csv_str(f, r->oom.tensor);
+		exp_csv_str(f, r->oom.tensor);
 		fprintf(f, ",%llu,", (unsigned long long)r->oom.bytes);
-		csv_str(f, r->oom.reason);
+		exp_csv_str(f, r->oom.reason);
 		fputc(',', f);
 	} else {
 		fputs(",,,,,", f);
 	}
-	csv_str(f, error && error[0] ? error
+	exp_csv_str(f, error && error[0] ? error
 		   : p->error[0]      ? p->error
 		   : r->failed	      ? r->error
 				      : "");
@@ -171,9 +171,9 @@ static void write_eff_rows(FILE *f, const struct exp *e,
 		const struct exp_point *b = eff_base(x);
 		const struct accudnn_tune_out *t = &x->tune;
 		fprintf(f, "%zu,", i);
-		csv_str(f, e->wl[i].label);
+		exp_csv_str(f, e->wl[i].label);
 		fputc(',', f);
-		csv_str(f, e->pol[0].label);
+		exp_csv_str(f, e->pol[0].label);
 		fprintf(f, ",%lld,%.4f,%.6f,%zu,%lld,",
 			b ? (long long)b->batch : 0LL,
 			b ? b->st.samples_per_s : 0.0,
@@ -191,7 +191,7 @@ static void write_eff_rows(FILE *f, const struct exp *e,
 			fputs(",,,,,,,,,", f);
 		}
 		fprintf(f, "%llu,", (unsigned long long)x->param_bytes);
-		csv_str(f, e->pol[1].label);
+		exp_csv_str(f, e->pol[1].label);
 		fputc(',', f);
 		csv_stats(f, &x->run, x->error);
 	}
@@ -212,9 +212,9 @@ static void write_scaling_rows(FILE *f, const struct exp *e,
 				struct exp_scale x;
 				bool ok = scale_row(e, &r->eff[i], cfg, n, &x);
 				fprintf(f, "%zu,", row++);
-				csv_str(f, e->wl[i].label);
+				exp_csv_str(f, e->wl[i].label);
 				fputc(',', f);
-				csv_str(f, e->pol[cfg].label);
+				exp_csv_str(f, e->pol[cfg].label);
 				fprintf(f, ",%lld,%s,", (long long)n,
 					cl_sync_names[e->cluster.sync]);
 				if (ok)
@@ -255,10 +255,10 @@ static int write_csv(const struct exp *e, const struct exp_result *r,
 		for (size_t i = 0; i < r->n_pt; i++) {
 			const struct exp_point *p = &r->pt[i];
 			fprintf(f, "%zu,", i);
-			csv_str(f, e->wl[p->wl].label);
+			exp_csv_str(f, e->wl[p->wl].label);
 			fprintf(f, ",%lld,%llu,%.4f,", (long long)p->batch,
 				(unsigned long long)p->budget, p->fraction);
-			csv_str(f, e->pol[p->pol].label);
+			exp_csv_str(f, e->pol[p->pol].label);
 			fputc(',', f);
 			csv_stats(f, p, NULL);
 		}
@@ -272,10 +272,10 @@ static int write_csv(const struct exp *e, const struct exp_result *r,
 			const struct exp_point *p = exp_row(r, i);
 			uint64_t pool = p ? s->mp.pool : 0;
 			fprintf(f, "%zu,", i);
-			csv_str(f, e->wl[s->wl].label);
+			exp_csv_str(f, e->wl[s->wl].label);
 			fprintf(f, ",%lld,",
 				s->n_probe ? (long long)s->probe[0].batch : 0LL);
-			csv_str(f, e->pol[s->pol].label);
+			exp_csv_str(f, e->pol[s->pol].label);
 			fprintf(f, ",%llu,%llu,%llu,%u,%s,%llu,%zu,",
 				(unsigned long long)s->peak,
 				(unsigned long long)pool,
@@ -296,9 +296,9 @@ static int write_csv(const struct exp *e, const struct exp_result *r,
 			const struct exp_search *s = &r->srch[i];
 			const struct exp_point *p = exp_row(r, i);
 			fprintf(f, "%zu,", i);
-			csv_str(f, e->wl[s->wl].label);
+			exp_csv_str(f, e->wl[s->wl].label);
 			fputc(',', f);
-			csv_str(f, e->pol[s->pol].label);
+			exp_csv_str(f, e->pol[s->pol].label);
 			fprintf(f, ",%lld,", p ? (long long)p->batch : 0LL);
 			if (mb)
 				fprintf(f, "%d,%lld,", s->capped,
@@ -904,9 +904,9 @@ static void gp_quoted(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-static int gnuplot(const char *script, const char *term, const char *dat,
-		   const char *titles, const char *xlabel, const char *title,
-		   const char *out, gms_err *err)
+int exp_gnuplot(const char *script, const char *term, const char *dat,
+		const char *titles, const char *xlabel, const char *title,
+		const char *out, gms_err *err)
 {
 	char tmp[1100], sp[1100];
 	snprintf(tmp, sizeof tmp, "%s.tmp", out);
@@ -1011,9 +1011,9 @@ int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 	}
 	char title[300];
 	snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
-	int rc = gnuplot(script, "png", dat, titles, xlabel, title, png, err);
+	int rc = exp_gnuplot(script, "png", dat, titles, xlabel, title, png, err);
 	if (rc == 0)
-		rc = gnuplot(script, "svg", dat, titles, xlabel, title, svg, err);
+		rc = exp_gnuplot(script, "svg", dat, titles, xlabel, title, svg, err);
 	free(titles);
 	if (rc < 0)
 		return -1;

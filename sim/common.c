@@ -251,3 +251,15 @@ void gms_list_add(char *buf, size_t n, const char *item)
 		return;
 	snprintf(buf + l, n - l, "%s%s", l ? ", " : "", item);
 }
+
+int gms_lookup(const char *const *list, const char *s, char *known,
+	       size_t n)
+{
+	known[0] = 0;
+	for (int i = 0; list[i]; i++) {
+		if (strcmp(list[i], s) == 0)
+			return i;
+		gms_list_add(known, n, list[i]);
+	}
+	return -1;
+}

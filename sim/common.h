@@ -80,6 +80,11 @@ void gms_out_abort(struct gms_out *o);
  * fits; for "unknown X (known: a, b, c)" messages. */
 void gms_list_add(char *buf, size_t n, const char *item);
 
+/* Index of s in the NULL-terminated list of names, or -1 with the names
+ * joined into known (size n) for the message. */
+int gms_lookup(const char *const *list, const char *s, char *known,
+	       size_t n);
+
 /* Write s as a JSON string literal (quotes and escapes included). */
 void gms_json_str(FILE *f, const char *s);
 /* The same for the first n bytes of s (or up to its NUL). */

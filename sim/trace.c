@@ -71,10 +71,31 @@ void tr_fini(struct tr_rec *r)
 const struct ex_observer *tr_observer(struct tr_rec *r) { return &r->obs; }
 
 /* Microseconds with nanosecond digits, as Chrome traces count time. */
-static void us(FILE *f, sim_time_t ns)
+void tr_json_us(FILE *f, sim_time_t ns)
 {
 	fprintf(f, "%lld.%03lld", (long long)(ns / 1000),
 		(long long)(ns % 1000));
+}
+
+void tr_json_begin(FILE *f, const char *title)
+{
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+	fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{"
+	      "\"name\":",
+	      f);
+	gms_json_str(f, title);
+	fputs("}}", f);
+}
+
+void tr_json_track(FILE *f, int pid, int tid, const char *name, int sort)
+{
+	fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":"
+		   "\"thread_name\",\"args\":{\"name\":",
+		pid, tid);
+	gms_json_str(f, name);
+	fprintf(f, "}},\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":"
+		   "\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+		pid, tid, sort);
 }
 
 static const char *const track_names[ENG_Q_COUNT] = {"compute", "H2D",
@@ -92,22 +113,9 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 		return -1;
 	FILE *f = o.f;
 	const struct wl_workload *wl = r->wl;
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
-	fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{"
-	      "\"name\":",
-	      f);
-	gms_json_str(f, title);
-	fputs("}}", f);
-	for (int q = 0; q < ENG_Q_COUNT; q++) {
-		fprintf(f,
-			",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":"
-			"\"thread_name\",\"args\":{\"name\":\"%s\"}}",
-			q + 1, track_names[q]);
-		fprintf(f,
-			",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":"
-			"\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
-			q + 1, q + 1);
-	}
+	tr_json_begin(f, title);
+	for (int q = 0; q < ENG_Q_COUNT; q++)
+		tr_json_track(f, 1, q + 1, track_names[q], q + 1);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct tr_event *e = &r->ev[i];
 		fputs(",\n{", f);
@@ -125,9 +133,9 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 				: e->flag	   ? "decompress"
 						   : "compress",
 				e->q + 1);
-			us(f, e->t0);
+			tr_json_us(f, e->t0);
 			fputs(",\"dur\":", f);
-			us(f, e->t1 - e->t0);
+			tr_json_us(f, e->t1 - e->t0);
 			if (kernel)
 				fprintf(f, ",\"args\":{\"type\":\"%s\","
 					   "\"phase\":\"%s\"}",
@@ -142,7 +150,7 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 				      "\"recompute\",\"cat\":\"recompute\","
 				      "\"pid\":1,\"tid\":1,\"ts\":",
 				      f);
-				us(f, e->t0);
+				tr_json_us(f, e->t0);
 				fputs(",\"args\":{\"op\":", f);
 				gms_json_str(f, name);
 				fputc('}', f);
@@ -157,7 +165,7 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 				ex_mark_names[e->flag],
 				e->flag == EX_MARK_EVICT ? ENG_D2H + 1
 							 : ENG_COMPUTE + 1);
-			us(f, e->t0);
+			tr_json_us(f, e->t0);
 			fputs(",\"args\":{\"tensor\":", f);
 			gms_json_str(f, wl->tensors[e->id].name);
 			fprintf(f, ",\"bytes\":%llu}",
@@ -169,13 +177,13 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 			fputs("\"ph\":\"C\",\"name\":\"device memory allocated\","
 			      "\"pid\":1,\"ts\":",
 			      f);
-			us(f, e->t0);
+			tr_json_us(f, e->t0);
 			fprintf(f, ",\"args\":{\"bytes\":%llu}},\n{",
 				(unsigned long long)e->a);
 			fputs("\"ph\":\"C\",\"name\":\"device memory reserved\","
 			      "\"pid\":1,\"ts\":",
 			      f);
-			us(f, e->t0);
+			tr_json_us(f, e->t0);
 			fprintf(f, ",\"args\":{\"bytes\":%llu}",
 				(unsigned long long)e->b);
 			break;

@@ -52,6 +52,15 @@ const struct ex_observer *tr_observer(struct tr_rec *r);
 int tr_write_chrome(const struct tr_rec *r, const char *path,
 		    const char *title, gms_err *err);
 
+/* Pieces of the trace JSON, for other writers of the same style
+ * (exp/compare.c): a time in microseconds with nanosecond digits, and a
+ * track's thread_name and thread_sort_index metadata (each preceded by
+ * ",\n"). */
+void tr_json_us(FILE *f, sim_time_t ns);
+/* The file's opening up to the process_name metadata of pid 1. */
+void tr_json_begin(FILE *f, const char *title);
+void tr_json_track(FILE *f, int pid, int tid, const char *name, int sort);
+
 /* Write the memory counter as whitespace-separated columns with a header
  * line: time_ms allocated_MiB reserved_MiB. */
 int tr_write_mem(const struct tr_rec *r, const char *path, gms_err *err);

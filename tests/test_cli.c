@@ -122,6 +122,26 @@ static void test_same_inputs_same_bytes(void **state)
 	free(b);
 }
 
+/* compare's command line (the comparison itself: test_compare.c): usage
+ * errors and an unreadable schedule exit 2 before anything is written;
+ * --help lists it. */
+static void test_compare_cli(void **state)
+{
+	(void)state;
+	expect("compare", 2, "usage: compare SCHEDULE MEASURED");
+	expect("compare a.log", 2, "usage: compare SCHEDULE MEASURED");
+	expect("compare a.log b.csv c.csv", 2, "unexpected 'c.csv'");
+	expect("compare a.log b.csv --colour", 2, "unexpected '--colour'");
+	expect("compare /nonexistent/s.log m.csv --out /tmp/gms-never", 2,
+	       "/nonexistent/s.log");
+	char *out;
+	sh("--help", &out);
+	assert_non_null(strstr(out, "compare SCHEDULE MEASURED"));
+	free(out);
+	FILE *f = fopen("/tmp/gms-never/compare.csv", "r");
+	assert_null(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -131,6 +151,7 @@ int main(void)
 		cmocka_unit_test(test_simulate_says_what_ran),
 		cmocka_unit_test(test_listings_and_help),
 		cmocka_unit_test(test_same_inputs_same_bytes),
+		cmocka_unit_test(test_compare_cli),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "tmpkit.h"
 #include "testkit.h"
 #include "wlkit.h"
 
@@ -61,13 +62,7 @@ static void assert_io(const struct wl_workload *w, const char *op,
 /* Write text to a fresh temporary file; path gets its name. */
 static void write_tmp(char path[static 32], const char *text)
 {
-	strcpy(path, "/tmp/gms_test_dtr_XXXXXX");
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	tmp_text(path, "gms_test_dtr", text);
 }
 
 /* Load a log given as text; NULL with err on failure. */
