@@ -40,9 +40,9 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 # goes in the library; the programs are the files named *_main.c: the
 # command line in cli/ (above every layer), the benchmark in sim/bench/. The
 # CUDA microbenchmarks (calibrate/*.cu) are built by `make calibrate` only.
-LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c calibrate/*.c))
+LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c calibrate/*.c validate/*.c))
 TEST_SRC  := $(wildcard tests/test_*.c)
-HDRS      := $(wildcard cli/*.h sim/*.h policies/*.h workloads/*.h exp/*.h calibrate/*.h tests/*.h)
+HDRS      := $(wildcard cli/*.h sim/*.h policies/*.h workloads/*.h exp/*.h calibrate/*.h validate/*.h tests/*.h)
 
 # $(1) = build dir, $(2) = extra flags
 define build_tree
