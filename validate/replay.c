@@ -235,7 +235,7 @@ static int push_row(struct rp_meas *m, int iter, uint32_t seq,
 	return 0;
 }
 
-/* Replay records [a, b): a is the ITER record, b-1 the END record. */
+/* Replay records [a, b): a is the ITER record, b its END record. */
 static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 		       const struct sch_item *b, struct rp_meas *m,
 		       gms_err *err)
@@ -355,7 +355,7 @@ int rp_replay(const struct sch_log *log, const struct rp_backend *b,
 			rec_err(err, a, "iteration without an end record");
 			goto out;
 		}
-		if (replay_iter(&c, a, &log->it[j + 1], m, err) != 0)
+		if (replay_iter(&c, a, &log->it[j], m, err) != 0)
 			goto out;
 		i = j + 1;
 	}
