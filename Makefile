@@ -134,6 +134,7 @@ run: deps all
 # it or in /usr/include, else the convolution benchmark is compiled out.
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || echo $(CUDA_HOME)/bin/nvcc)
+CUDNN     := $(if $(wildcard $(CUDA_HOME)/include/cudnn.h /usr/include/cudnn.h),-DGMS_HAVE_CUDNN -lcudnn)
 CAL_OUT   ?= results/calibrate
 
 calibrate: all
@@ -141,13 +142,10 @@ calibrate: all
 	  echo "calibrate: nvcc not found ($(NVCC)); the CUDA toolkit is needed to build the GPU"; \
 	  echo "calibrate: microbenchmarks - nothing built. Host calibration works anywhere:"; \
 	  echo "calibrate:   build/gpumemsim calibrate --host -o PROFILE.yaml"; exit 0; fi; \
-	if [ -f "$(CUDA_HOME)/include/cudnn.h" ] || [ -f /usr/include/cudnn.h ]; then \
-	  cudnn="-DGMS_HAVE_CUDNN -lcudnn"; \
-	else \
-	  echo "calibrate: cuDNN not found: the convolution benchmark is compiled out"; cudnn=""; \
-	fi; \
-	echo "$(NVCC) -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $$cudnn"; \
-	"$(NVCC)" -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $$cudnn || exit 1; \
+	if [ -z "$(CUDNN)" ]; then \
+	  echo "calibrate: cuDNN not found: the convolution benchmark is compiled out"; fi; \
+	echo "$(NVCC) -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $(CUDNN)"; \
+	"$(NVCC)" -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $(CUDNN) || exit 1; \
 	mkdir -p $(CAL_OUT); rm -f $(CAL_OUT)/measurements.csv; \
 	./build/calibrate-gpu -o $(CAL_OUT)/measurements.csv || exit 1; \
 	if [ -f $(CAL_OUT)/measurements.csv ]; then \
@@ -166,14 +164,11 @@ validate: all
 	  echo "validate: nvcc not found ($(NVCC)); the CUDA toolkit is needed to build"; \
 	  echo "validate: build/validate-gpu - nothing built. The replay core is tested on"; \
 	  echo "validate: the host by make test (tests/test_replay.c)"; exit 0; fi; \
-	if [ -f "$(CUDA_HOME)/include/cudnn.h" ] || [ -f /usr/include/cudnn.h ]; then \
-	  cudnn="-DGMS_HAVE_CUDNN -lcudnn"; \
-	else \
-	  echo "validate: cuDNN not found: convolutions will run as memory-bound kernels"; cudnn=""; \
-	fi; \
-	echo "$(NVCC) -O2 -std=c++17 -o build/validate-gpu validate/validate_gpu.cu build/libgpumemsim.a -lcublas $$cudnn $(PKG_LIBS) -lpthread -lm"; \
+	if [ -z "$(CUDNN)" ]; then \
+	  echo "validate: cuDNN not found: convolutions will run as memory-bound kernels"; fi; \
+	echo "$(NVCC) -O2 -std=c++17 -o build/validate-gpu validate/validate_gpu.cu build/libgpumemsim.a -lcublas $(CUDNN) $(PKG_LIBS) -lpthread -lm"; \
 	"$(NVCC)" -O2 -std=c++17 -o build/validate-gpu validate/validate_gpu.cu build/libgpumemsim.a \
-	  -lcublas $$cudnn $(PKG_LIBS) -lpthread -lm || exit 1; \
+	  -lcublas $(CUDNN) $(PKG_LIBS) -lpthread -lm || exit 1; \
 	if [ -n "$(SCHEDULE)" ]; then \
 	  mkdir -p $(VAL_OUT); \
 	  ./build/validate-gpu "$(SCHEDULE)" -o $(VAL_OUT)/measured.csv --mode $(MODE) --alloc $(ALLOC) || exit 1; \
