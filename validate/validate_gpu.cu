@@ -663,17 +663,22 @@ int main(int argc, char **argv)
 }
 
 /* ---- reading the schedule ------------------------------------------------------
- * sch_read (sim/sched.c) is not in this build yet: this build replays
- * nothing and says so. */
+ * sch_read is strict (path:line:col and the key on an error); sch_check
+ * then makes sure the log is consistent before anything runs on the GPU
+ * (the core checks what it relies on as it goes as well). */
 static int load_schedule(const char *path, sch_log *log, gms_err *err)
 {
-	(void)log;
-	return gms_errf(err, "validate-gpu: %s: this build cannot read "
-			     "schedule logs yet (sch_read is not merged)",
-			path);
+	if (sch_read(path, log, err) != 0)
+		return -1;
+	if (sch_check(log, err) != 0) {
+		gms_err_prefix(err, "%s", path);
+		sch_free(log);
+		return -1;
+	}
+	return 0;
 }
 
 static void unload_schedule(sch_log *log)
 {
-	(void)log;
+	sch_free(log);
 }
