@@ -11,6 +11,11 @@
 #   make bench      build and run the engine benchmark
 #   make run        deps, build, run configs/experiments/default.yaml and
 #                   print where its summary.csv and plot.png are
+#   make validate   build the replayer build/validate-gpu (needs nvcc;
+#                   cuDNN optional) and, with SCHEDULE=FILE, replay it:
+#                   results/validate/measured.csv (MODE=real|spin,
+#                   ALLOC=arena|async); without nvcc or a GPU, a message
+#                   and exit 0
 #   make calibrate  build the CUDA microbenchmarks (build/calibrate-gpu,
 #                   needs nvcc; cuDNN optional) and run them: on a GPU,
 #                   results/calibrate/measurements.csv fitted into
@@ -40,9 +45,9 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 # goes in the library; the programs are the files named *_main.c: the
 # command line in cli/ (above every layer), the benchmark in sim/bench/. The
 # CUDA microbenchmarks (calibrate/*.cu) are built by `make calibrate` only.
-LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c calibrate/*.c))
+LIB_SRC   := $(filter-out %_main.c,$(wildcard sim/*.c policies/*.c workloads/*.c exp/*.c calibrate/*.c validate/*.c))
 TEST_SRC  := $(wildcard tests/test_*.c)
-HDRS      := $(wildcard cli/*.h sim/*.h policies/*.h workloads/*.h exp/*.h calibrate/*.h tests/*.h)
+HDRS      := $(wildcard cli/*.h sim/*.h policies/*.h workloads/*.h exp/*.h calibrate/*.h validate/*.h tests/*.h)
 
 # $(1) = build dir, $(2) = extra flags
 define build_tree
@@ -68,7 +73,7 @@ $(eval $(call build_tree,build-asan,$(SAN)))
 TESTS      := $(patsubst tests/%.c,build/tests/%,$(TEST_SRC))
 ASAN_TESTS := $(patsubst tests/%.c,build-asan/tests/%,$(TEST_SRC))
 
-.PHONY: all deps test check asan layers bench run calibrate clean
+.PHONY: all deps test check asan layers bench run calibrate validate clean
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -129,6 +134,7 @@ run: deps all
 # it or in /usr/include, else the convolution benchmark is compiled out.
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || echo $(CUDA_HOME)/bin/nvcc)
+CUDNN     := $(if $(wildcard $(CUDA_HOME)/include/cudnn.h /usr/include/cudnn.h),-DGMS_HAVE_CUDNN -lcudnn)
 CAL_OUT   ?= results/calibrate
 
 calibrate: all
@@ -136,17 +142,39 @@ calibrate: all
 	  echo "calibrate: nvcc not found ($(NVCC)); the CUDA toolkit is needed to build the GPU"; \
 	  echo "calibrate: microbenchmarks - nothing built. Host calibration works anywhere:"; \
 	  echo "calibrate:   build/gpumemsim calibrate --host -o PROFILE.yaml"; exit 0; fi; \
-	if [ -f "$(CUDA_HOME)/include/cudnn.h" ] || [ -f /usr/include/cudnn.h ]; then \
-	  cudnn="-DGMS_HAVE_CUDNN -lcudnn"; \
-	else \
-	  echo "calibrate: cuDNN not found: the convolution benchmark is compiled out"; cudnn=""; \
-	fi; \
-	echo "$(NVCC) -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $$cudnn"; \
-	"$(NVCC)" -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $$cudnn || exit 1; \
+	if [ -z "$(CUDNN)" ]; then \
+	  echo "calibrate: cuDNN not found: the convolution benchmark is compiled out"; fi; \
+	echo "$(NVCC) -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $(CUDNN)"; \
+	"$(NVCC)" -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $(CUDNN) || exit 1; \
 	mkdir -p $(CAL_OUT); rm -f $(CAL_OUT)/measurements.csv; \
 	./build/calibrate-gpu -o $(CAL_OUT)/measurements.csv || exit 1; \
 	if [ -f $(CAL_OUT)/measurements.csv ]; then \
 	  ./build/gpumemsim fit $(CAL_OUT)/measurements.csv -o $(CAL_OUT)/profile.yaml; \
+	fi
+
+# The replayer (README, "Validating on a GPU"): the scheduling core and its
+# host backend are library code (validate/*.c, covered by `make test`);
+# the CUDA backend and program are built here only, like calibrate's.
+VAL_OUT   ?= results/validate
+MODE      ?= real
+ALLOC     ?= arena
+
+validate: all
+	@if [ ! -x "$(NVCC)" ]; then \
+	  echo "validate: nvcc not found ($(NVCC)); the CUDA toolkit is needed to build"; \
+	  echo "validate: build/validate-gpu - nothing built. The replay core is tested on"; \
+	  echo "validate: the host by make test (tests/test_replay.c)"; exit 0; fi; \
+	if [ -z "$(CUDNN)" ]; then \
+	  echo "validate: cuDNN not found: convolutions will run as memory-bound kernels"; fi; \
+	echo "$(NVCC) -O2 -std=c++17 -o build/validate-gpu validate/validate_gpu.cu build/libgpumemsim.a -lcublas $(CUDNN) $(PKG_LIBS) -lpthread -lm"; \
+	"$(NVCC)" -O2 -std=c++17 -o build/validate-gpu validate/validate_gpu.cu build/libgpumemsim.a \
+	  -lcublas $(CUDNN) $(PKG_LIBS) -lpthread -lm || exit 1; \
+	if [ -n "$(SCHEDULE)" ]; then \
+	  mkdir -p $(VAL_OUT); \
+	  ./build/validate-gpu "$(SCHEDULE)" -o $(VAL_OUT)/measured.csv --mode $(MODE) --alloc $(ALLOC) || exit 1; \
+	else \
+	  echo "validate: built build/validate-gpu; replay with"; \
+	  echo "validate:   make validate SCHEDULE=FILE [MODE=real|spin] [ALLOC=arena|async]"; \
 	fi
 
 clean:
