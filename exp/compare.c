@@ -265,6 +265,8 @@ static int take_iterations(struct cmp_result *r, const struct sch_log *log,
 {
 	for (size_t i = 0; i < log->n; i++) {
 		const struct sch_item *s = &log->it[i];
+		if (s->iter < 0)
+			continue; /* set-up: the persistent blocks */
 		struct cmp_iter *ci = &r->iters[s->iter];
 		if (s->kind == SCH_ITER) {
 			begun[s->iter] = true;
@@ -275,7 +277,7 @@ static int take_iterations(struct cmp_result *r, const struct sch_log *log,
 		}
 	}
 	for (size_t i = 0; i < log->n; i++)
-		if (!begun[log->it[i].iter])
+		if (log->it[i].iter >= 0 && !begun[log->it[i].iter])
 			return gms_errf(err, "schedule: record seq %u of "
 					     "iteration %d, which has no iter "
 					     "record",
@@ -295,8 +297,16 @@ int cmp_run(const struct sch_log *log, const struct msr *m,
 	size_t n_sched = 0, n_hw = 0, n_sig = 0;
 	for (size_t i = 0; i < log->n; i++) {
 		const struct sch_item *s = &log->it[i];
-		if (s->iter < 0)
-			return gms_errf(err, "schedule: iteration %d", s->iter);
+		if (s->iter < 0) {
+			/* set-up records (before the first iteration): the
+			 * persistent tensors' allocations only */
+			if (s->kind != SCH_ALLOC)
+				return gms_errf(err, "schedule: a %s record "
+						     "before the first "
+						     "iteration",
+						sch_kind_names[s->kind]);
+			continue;
+		}
 		if (s->iter >= r->n_iter)
 			r->n_iter = s->iter + 1;
 		n_sched += s->kind == SCH_KERNEL || s->kind == SCH_COPY;

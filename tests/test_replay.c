@@ -43,6 +43,7 @@ static struct sch_item *add(struct blog *b, enum sch_kind k, sim_time_t t)
 	r->name = "";
 	r->algo = "";
 	r->tensor = SCH_NONE;
+	r->share = SCH_NONE; /* no in-place takeover */
 	r->wait_ev = r->signal_ev = SCH_NONE;
 	return r;
 }

@@ -17,6 +17,10 @@ const char *rp_kind_name(enum sch_kind k)
 	case SCH_FREE: return "free";
 	case SCH_HOSTWAIT: return "hostwait";
 	case SCH_END: return "end";
+	case SCH_WAIT: return "wait";
+	case SCH_RECORD: return "record";
+	case SCH_CPU: return "cpu";
+	case SCH_DRIVER: return "driver";
 	default: return "?";
 	}
 }
@@ -42,6 +46,15 @@ struct rp_ctx {
 				       sorted (dense index = position) */
 	bool *ev_set;		    /* dense event signalled by an item
 				       issued so far */
+	uint32_t *ev_map;	    /* dense event -> the backend event that
+				       stands for it (itself, a slot's, or
+				       RP_FIRED) */
+	uint32_t q_last[RP_STREAM_COUNT]; /* backend event of the last item
+					     issued on each stream this
+					     iteration, RP_FIRED if none */
+	uint32_t q_wait[RP_STREAM_COUNT]; /* a logged `wait` for the next
+					     item on each stream (backend
+					     event), SCH_NONE if none */
 	size_t n_ev;		    /* distinct events */
 	const struct sch_item **slot_it; /* slot -> its record */
 	uint32_t *q_slots[RP_STREAM_COUNT]; /* slots per stream, in
@@ -64,6 +77,21 @@ static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+/* An event that needs no waiting for (a driver call's return: replayed
+ * in an arena, nothing calls the driver; a record behind an idle
+ * stream). */
+#define RP_FIRED (SCH_NONE - 1)
+
+/* Does record r signal an event (a kernel or copy's completion, a
+ * record behind a queue, the driver calls' return, host compression)? */
+static bool signals(const struct sch_item *r)
+{
+	return (r->kind == SCH_KERNEL || r->kind == SCH_COPY ||
+		r->kind == SCH_RECORD || r->kind == SCH_DRIVER ||
+		r->kind == SCH_CPU) &&
+	       r->signal_ev != SCH_NONE;
 }
 
 /* Dense index of a logged event, SCH_NONE when no item signals it. */
@@ -135,6 +163,18 @@ static int do_alloc(struct rp_ctx *c, const struct sch_item *r, gms_err *err)
 		}
 		if (c->tens[r->tensor].live)
 			return rec_err(err, r, "tensor allocated twice");
+		if (r->share != SCH_NONE) {
+			/* an in-place takeover: the block passes from the
+			 * shared tensor to this one (no free is logged) */
+			if (r->share >= c->n_tens || !c->tens[r->share].live ||
+			    c->tens[r->share].addr != r->addr)
+				return rec_err(err, r, "takes over a block that "
+						       "is not there");
+			nb = c->tens[r->share];
+			c->tens[r->share].live = false;
+			c->tens[r->tensor] = nb;
+			return 0; /* nothing to allocate on the device */
+		}
 		c->tens[r->tensor] = nb;
 	}
 	if (r->addr + r->size > c->peak_end)
@@ -165,13 +205,27 @@ static int do_issue(struct rp_ctx *c, const struct sch_item *r, uint32_t slot,
 			      .wait = SCH_NONE, .signal = SCH_NONE,
 			      .pred_ns = r->end - r->start};
 	if (r->wait_ev != SCH_NONE) {
-		is.wait = ev_dense(c, r->wait_ev);
-		if (is.wait == SCH_NONE || !c->ev_set[is.wait])
+		uint32_t d = ev_dense(c, r->wait_ev);
+		if (d == SCH_NONE || !c->ev_set[d])
 			return rec_err(err, r, "waits for an event no earlier "
 					       "item signals");
+		is.wait = c->ev_map[d];
+	} else {
+		is.wait = c->q_wait[is.s]; /* a logged `wait` record */
 	}
-	if (r->signal_ev != SCH_NONE)
-		is.signal = ev_dense(c, r->signal_ev);
+	c->q_wait[is.s] = SCH_NONE;
+	if (is.wait == RP_FIRED)
+		is.wait = SCH_NONE;
+	/* every item signals a backend event: its logged one, or one of
+	 * its own (n_ev + slot) that a later `record` may stand for */
+	if (r->signal_ev != SCH_NONE) {
+		uint32_t d = ev_dense(c, r->signal_ev);
+		is.signal = d;
+		c->ev_map[d] = d;
+	} else {
+		is.signal = (uint32_t)c->n_ev + slot;
+	}
+	c->q_last[is.s] = is.signal;
 	c->n_issued++;
 	if (r->kind == SCH_COPY) {
 		size_t at;
@@ -195,7 +249,7 @@ static int do_issue(struct rp_ctx *c, const struct sch_item *r, uint32_t slot,
 	}
 	if (c->b->issue(c->b->obj, &is, err) != 0)
 		return -1;
-	if (is.signal != SCH_NONE)
+	if (is.signal < c->n_ev)
 		c->ev_set[is.signal] = true;
 	c->slot_it[slot] = r;
 	c->q_slots[is.s][c->q_n[is.s]++] = slot;
@@ -243,11 +297,9 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 	uint32_t n_slots = 0;
 	c->n_ev = 0;
 	for (const struct sch_item *r = a; r < b; r++) {
-		if (r->kind == SCH_KERNEL || r->kind == SCH_COPY) {
-			if (r->signal_ev != SCH_NONE)
-				c->ev_ids[c->n_ev++] = r->signal_ev;
-			n_slots++;
-		}
+		if (signals(r))
+			c->ev_ids[c->n_ev++] = r->signal_ev;
+		n_slots += r->kind == SCH_KERNEL || r->kind == SCH_COPY;
 	}
 	qsort(c->ev_ids, c->n_ev, sizeof *c->ev_ids, cmp_u32);
 	size_t u = 0;
@@ -256,9 +308,17 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 			c->ev_ids[u++] = c->ev_ids[i];
 	c->n_ev = u;
 	memset(c->ev_set, 0, u * sizeof *c->ev_set);
+	for (size_t i = 0; i < u; i++)
+		c->ev_map[i] = SCH_NONE;
 	memset(c->q_n, 0, sizeof c->q_n);
 	memset(c->q_done, 0, sizeof c->q_done);
-	if (c->b->iter_begin(c->b->obj, a->iter, n_slots, (uint32_t)u, err))
+	for (int q = 0; q < RP_STREAM_COUNT; q++) {
+		c->q_last[q] = RP_FIRED; /* the streams drained at the last
+					    iteration's end */
+		c->q_wait[q] = SCH_NONE;
+	}
+	if (c->b->iter_begin(c->b->obj, a->iter, n_slots,
+			     (uint32_t)u + n_slots, err))
 		return -1;
 	uint32_t slot = 0, kslot = SCH_NONE; /* the kernel not waited for */
 	sim_time_t kend = 0;		      /* its predicted end */
@@ -290,7 +350,7 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 			break;
 		case SCH_ALLOC: rc = do_alloc(c, r, err); break;
 		case SCH_FREE: rc = do_free(c, r, err); break;
-		case SCH_HOSTWAIT:
+		case SCH_HOSTWAIT: {
 			if (r->wait_ev == SCH_NONE) {
 				rc = wait_memory(c, r->end, err);
 				break;
@@ -299,8 +359,43 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 			if (d == SCH_NONE || !c->ev_set[d])
 				rc = rec_err(err, r, "host waits for an event no "
 						     "earlier item signals");
+			else if (c->ev_map[d] != RP_FIRED)
+				rc = c->b->host_wait_event(c->b->obj,
+							   c->ev_map[d], err);
+			break;
+		}
+		case SCH_RECORD: {
+			/* an event behind everything queued on the stream:
+			 * the completion of its last item (FIFO) */
+			uint32_t d = ev_dense(c, r->signal_ev);
+			c->ev_map[d] = c->q_last[item_stream(r)];
+			c->ev_set[d] = true;
+			break;
+		}
+		case SCH_WAIT: {
+			uint32_t d = ev_dense(c, r->wait_ev);
+			if (d == SCH_NONE || !c->ev_set[d])
+				rc = rec_err(err, r, "a stream waits for an event "
+						     "no earlier item signals");
 			else
-				rc = c->b->host_wait_event(c->b->obj, d, err);
+				c->q_wait[item_stream(r)] = c->ev_map[d];
+			break;
+		}
+		case SCH_DRIVER:
+			/* the host's cudaMalloc/cudaFree calls: the replay
+			 * allocates inside its arena and makes none, so
+			 * their return has happened (the cost they would
+			 * have added is a finding of compare's, not
+			 * replayed) */
+			if (r->signal_ev != SCH_NONE) {
+				uint32_t d = ev_dense(c, r->signal_ev);
+				c->ev_map[d] = RP_FIRED;
+				c->ev_set[d] = true;
+			}
+			break;
+		case SCH_CPU:
+			rc = rec_err(err, r, "host compression (vDNN++ "
+					     "compress) is not replayed");
 			break;
 		default:
 			rc = rec_err(err, r, "unexpected record inside an "
@@ -334,15 +429,23 @@ int rp_replay(const struct sch_log *log, const struct rp_backend *b,
 	size_t n = log->n ? log->n : 1;
 	c.ev_ids = malloc(n * sizeof *c.ev_ids);
 	c.ev_set = malloc(n * sizeof *c.ev_set);
+	c.ev_map = malloc(n * sizeof *c.ev_map);
 	c.slot_it = malloc(n * sizeof *c.slot_it);
 	for (int s = 0; s < RP_STREAM_COUNT; s++)
 		c.q_slots[s] = malloc(n * sizeof *c.q_slots[s]);
-	if (!c.ev_ids || !c.ev_set || !c.slot_it || !c.q_slots[0] ||
+	if (!c.ev_ids || !c.ev_set || !c.ev_map || !c.slot_it || !c.q_slots[0] ||
 	    !c.q_slots[1] || !c.q_slots[2]) {
 		gms_errf(err, "replay: out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < log->n;) {
+	size_t i = 0;
+	/* set-up: the persistent tensors' blocks, before the first
+	 * iteration (iter -1) */
+	for (; i < log->n && log->it[i].kind == SCH_ALLOC && log->it[i].iter < 0;
+	     i++)
+		if (do_alloc(&c, &log->it[i], err) != 0)
+			goto out;
+	while (i < log->n) {
 		const struct sch_item *a = &log->it[i];
 		if (a->kind != SCH_ITER) {
 			rec_err(err, a, "record outside an iteration");
@@ -367,6 +470,7 @@ out:
 	free(c.ws);
 	free(c.ev_ids);
 	free(c.ev_set);
+	free(c.ev_map);
 	free(c.slot_it);
 	for (int s = 0; s < RP_STREAM_COUNT; s++)
 		free(c.q_slots[s]);
