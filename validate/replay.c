@@ -3,6 +3,7 @@
  * policy and what it checks).
  */
 #include "replay.h"
+#include "../sim/msr.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -479,20 +480,31 @@ out:
 
 int rp_meas_write(const struct rp_meas *m, const char *path, gms_err *err)
 {
-	struct gms_out o;
-	if (gms_out_open(&o, path, err) != 0)
+	/* one writer for the format: sim/msr's */
+	char known[64];
+	int mode = gms_lookup(msr_mode_names, m->mode, known, sizeof known);
+	int alloc = gms_lookup(msr_alloc_names, m->alloc, known, sizeof known);
+	if (mode < 0 || alloc < 0)
+		return gms_errf(err, "replay: mode '%s' or allocation '%s' "
+				     "unknown", m->mode, m->alloc);
+	struct msr x;
+	if (msr_init(&x, m->device[0] ? m->device : "-", (enum msr_mode)mode,
+		     (enum msr_alloc)alloc, err) < 0)
 		return -1;
-	fprintf(o.f, "# gms-measure %d\n# device=%s mode=%s alloc=%s "
-		     "peak_bytes=%llu\niter,seq,kind,start_ns,end_ns\n",
-		RP_MEASURE_VERSION, m->device[0] ? m->device : "-", m->mode,
-		m->alloc, (unsigned long long)m->peak_bytes);
-	for (size_t i = 0; i < m->n; i++) {
+	x.peak_bytes = m->peak_bytes;
+	int rc = 0;
+	for (size_t i = 0; i < m->n && rc == 0; i++) {
 		const struct rp_row *r = &m->rows[i];
-		fprintf(o.f, "%d,%u,%s,%lld,%lld\n", r->iter, r->seq,
-			rp_kind_name(r->kind), (long long)r->start_ns,
-			(long long)r->end_ns);
+		enum msr_kind k = r->kind == SCH_ITER	  ? MSR_ITER
+				  : r->kind == SCH_KERNEL ? MSR_KERNEL
+							  : MSR_COPY;
+		rc = msr_add(&x, r->iter, r->seq, k, r->start_ns, r->end_ns,
+			     err);
 	}
-	return gms_out_commit(&o, err);
+	if (rc == 0)
+		rc = msr_write(&x, path, err);
+	msr_free(&x);
+	return rc;
 }
 
 void rp_meas_free(struct rp_meas *m)

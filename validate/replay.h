@@ -52,8 +52,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RP_MEASURE_VERSION 1
-
 /* The replay's streams: one compute stream and two copy streams. */
 enum rp_stream { RP_COMPUTE, RP_H2D, RP_D2H, RP_STREAM_COUNT };
 
