@@ -47,8 +47,8 @@ sim_time_t sim_round_ns(double ns)
 {
 	if (!(ns > 0.0))
 		return 0;
-	if (ns >= 9.2e18)
-		return SIM_TIME_MAX;
+	if (ns > (double)SIM_TIME_LIMIT) /* 2^62 is exact in a double */
+		return SIM_TIME_OVER;
 	return (sim_time_t)llround(ns);
 }
 
@@ -134,8 +134,8 @@ int gms_parse_time(const char *s, sim_time_t *out)
 	double v;
 	if (s && s[0] == '-')
 		return -1;
-	if (parse_with_unit(s, units, &v) < 0 || v >= 9.2e18)
-		return -1;
+	if (parse_with_unit(s, units, &v) < 0 || v > (double)SIM_TIME_LIMIT)
+		return -1; /* beyond the clock (common.h, SIM_TIME_LIMIT) */
 	*out = sim_round_ns(v);
 	return 0;
 }

@@ -26,6 +26,43 @@ typedef int64_t sim_time_t; /* simulated nanoseconds since the run began */
 #define SIM_S ((sim_time_t)1000000000)
 #define SIM_TIME_MAX INT64_MAX
 
+/* The clock's limit: 2^62 ns, about 146 years of simulated time. No
+ * training run comes near it (the longest published ones take months);
+ * reaching it means the inputs were absurd (an op of 1e18 FLOPs on a
+ * profile of 1e6 FLOP/s, a million ops of a day each), and the run stops
+ * with an error (st_run.failed) instead of wrapping the int64 clock. The
+ * limit is half the int64 range so that a time plus a duration, each at
+ * most the limit, never overflows before it is checked. */
+#define SIM_TIME_LIMIT ((sim_time_t)1 << 62)
+/* A time or duration past the limit: what sim_round_ns and sim_time_add
+ * return when a value does not fit. Any sum with it is past the limit
+ * too, so the flag propagates to the check (sim_time_over). */
+#define SIM_TIME_OVER (SIM_TIME_LIMIT + 1)
+
+static inline bool sim_time_over(sim_time_t t) { return t > SIM_TIME_LIMIT; }
+
+/* a + b for times and durations (>= 0): the sum, or SIM_TIME_OVER when it
+ * passes SIM_TIME_LIMIT or either term already did. Never overflows. */
+static inline sim_time_t sim_time_add(sim_time_t a, sim_time_t b)
+{
+	sim_time_t s;
+	if (sim_time_over(a) || sim_time_over(b) ||
+	    __builtin_add_overflow(a, b, &s) || sim_time_over(s))
+		return SIM_TIME_OVER;
+	return s;
+}
+
+/* n * d for a count of things of duration d >= 0 (driver calls of one
+ * cost): the product, or SIM_TIME_OVER past the limit. */
+static inline sim_time_t sim_time_mul(uint64_t n, sim_time_t d)
+{
+	sim_time_t p;
+	if (sim_time_over(d) || n > (uint64_t)SIM_TIME_LIMIT ||
+	    __builtin_mul_overflow((sim_time_t)n, d, &p) || sim_time_over(p))
+		return SIM_TIME_OVER;
+	return p;
+}
+
 #define GMS_KIB ((uint64_t)1024)
 #define GMS_MIB ((uint64_t)1024 * 1024)
 #define GMS_GIB ((uint64_t)1024 * 1024 * 1024)
@@ -45,7 +82,9 @@ int gms_err_prefix(gms_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Round a non-negative duration in nanoseconds (from a model) to the clock's
- * integer; negative or NaN inputs give 0, huge ones saturate. */
+ * integer; negative or NaN inputs give 0; one past SIM_TIME_LIMIT
+ * (infinity included) gives SIM_TIME_OVER, never an undefined conversion,
+ * and whoever adds it to the clock reports the overflow. */
 sim_time_t sim_round_ns(double ns);
 
 /* Parse a byte size: an integer, or a number with a unit B, KB, MB, GB, TB

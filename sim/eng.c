@@ -143,8 +143,8 @@ static void on_copy_done(void *obj, uint64_t arg)
 		o->since = now;
 		o->rate = link_rate(e, head(o), false);
 		o->gen++;
-		ev_at(e->evq, now + sim_round_ns(o->left / o->rate),
-		      on_copy_done, e, o->gen << 2 | other);
+		ev_after(e->evq, sim_round_ns(o->left / o->rate),
+			 on_copy_done, e, o->gen << 2 | other);
 	}
 	kick(e, q);
 }
@@ -161,8 +161,8 @@ static void start_xfer(struct eng *e, enum eng_q q)
 	f->since = now;
 	f->rate = link_rate(e, head(f), concurrent);
 	f->gen++;
-	ev_at(e->evq, now + sim_round_ns(f->left / f->rate), on_copy_done, e,
-	      f->gen << 2 | q);
+	ev_after(e->evq, sim_round_ns(f->left / f->rate), on_copy_done, e,
+		 f->gen << 2 | q);
 	if (concurrent) { /* the other direction slows down from now on */
 		struct eng_fifo *o = &e->f[other];
 		o->left -= o->rate * (double)(now - o->since);
@@ -171,8 +171,8 @@ static void start_xfer(struct eng *e, enum eng_q q)
 		o->since = now;
 		o->rate = link_rate(e, head(o), true);
 		o->gen++;
-		ev_at(e->evq, now + sim_round_ns(o->left / o->rate),
-		      on_copy_done, e, o->gen << 2 | other);
+		ev_after(e->evq, sim_round_ns(o->left / o->rate),
+			 on_copy_done, e, o->gen << 2 | other);
 	}
 }
 
@@ -201,7 +201,7 @@ static void kick(struct eng *e, enum eng_q q)
 		case ENG_KERNEL:
 			f->running = true;
 			f->start = now;
-			ev_at(e->evq, now + it->duration, on_kernel_done, e, q);
+			ev_after(e->evq, it->duration, on_kernel_done, e, q);
 			return;
 		case ENG_COPY: {
 			f->running = true;
@@ -209,8 +209,8 @@ static void kick(struct eng *e, enum eng_q q)
 			const struct hw_link *l =
 				&e->hw->link[it->q == ENG_H2D ? HW_H2D : HW_D2H];
 			if (l->latency > 0)
-				ev_at(e->evq, now + l->latency,
-				      on_copy_latency, e, q);
+				ev_after(e->evq, l->latency,
+					 on_copy_latency, e, q);
 			else
 				start_xfer(e, q);
 			return;

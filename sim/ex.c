@@ -354,9 +354,10 @@ static void drv_kick(struct ex *ex)
 			if (!synced)
 				break; /* on_event kicks again */
 			d->started = true;
-			d->end = now + d->cost;
-			if (d->cost > 0)
-				ev_at(&ex->evq, d->end, on_drv_timer, ex, 0);
+			d->end = sim_time_add(now, d->cost);
+			if (d->cost > 0 &&
+			    ev_after(&ex->evq, d->cost, on_drv_timer, ex, 0) < 0)
+				break; /* past the clock's limit: ex_run stops */
 		}
 		if (now < d->end)
 			break; /* on_drv_timer kicks again */
@@ -384,10 +385,11 @@ static void drv_charge(struct ex *ex, uint64_t n_malloc, uint64_t n_free,
 	if (!ex->setup_done)
 		return; /* set-up is not timed */
 	const struct hw_profile *hw = ex->cfg.hw;
-	sim_time_t cost = (sim_time_t)n_malloc * hw->malloc_cost +
-			  (sim_time_t)n_free * hw->free_cost +
-			  (sim_time_t)n_host * hw->host_alloc_cost;
-	ex->cur->alloc_time += cost;
+	sim_time_t cost = sim_time_add(
+		sim_time_add(sim_time_mul(n_malloc, hw->malloc_cost),
+			     sim_time_mul(n_free, hw->free_cost)),
+		sim_time_mul(n_host, hw->host_alloc_cost));
+	ex->cur->alloc_time = sim_time_add(ex->cur->alloc_time, cost);
 	if (ex->drv_n == ex->drv_cap) {
 		size_t cap = ex->drv_cap ? ex->drv_cap * 2 : 16;
 		struct ex_drv *v = malloc(cap * sizeof *v);
@@ -705,6 +707,8 @@ static sim_time_t op_time_algo(const struct ex *ex, uint32_t o, uint32_t a)
 	const struct wl_algo *al = &ex->algos[o][a];
 	if (al->time > 0)
 		return al->time; /* measured (conv_algos:) */
+	if (sim_time_over(base))
+		return base; /* past the clock's limit: stays flagged */
 	return sim_round_ns((double)base * al->time_scale);
 }
 
@@ -850,7 +854,7 @@ static eng_event host_work(struct ex *ex, uint32_t t, sim_time_t d,
 			      .arg = (uint64_t)t | (uint64_t)ex->t[t].z_gen
 							   << 32,
 			      .tag = t, .kind = kind};
-	ex->cur->host_busy += d;
+	ex->cur->host_busy = sim_time_add(ex->cur->host_busy, d);
 	if (eng_issue(&ex->eng, &it) < 0)
 		stop_error(ex, "out of host memory for the simulation");
 	return ev;
@@ -1534,7 +1538,7 @@ static void issue(struct ex *ex)
 		}
 	}
 	if (w->recompute) {
-		ex->cur->recompute += d;
+		ex->cur->recompute = sim_time_add(ex->cur->recompute, d);
 		ex->cur->recompute_flops += op->flops;
 		ex->cur->n_recompute++;
 	}
@@ -1958,7 +1962,7 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	if (ex->rs == RS_IDLE)
 		step(ex);
 	struct ev e;
-	while (ex->rs != RS_DONE) {
+	while (ex->rs != RS_DONE && !ex->evq.bad) {
 		if (!ev_pop(&ex->evq, &e)) {
 			/* nothing left to happen, yet not done */
 			if (ex->rs == RS_WAIT_MEMORY && ex->n_stack) {
@@ -1978,6 +1982,17 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	}
 	if (ex->eng.oom)
 		stop_error(ex, "out of host memory for the simulation");
+	if (ex->evq.bad && !out->failed) {
+		/* an event was refused (ev.h): a duration past the clock's
+		 * limit, SIM_TIME_LIMIT. The run stops as failed even when
+		 * it had reached RS_DONE: its figures would be wrong. */
+		char why[sizeof out->error - 40];
+		ev_bad_text(&ex->evq, why, sizeof why);
+		snprintf(out->error, sizeof out->error, "iteration %d: %s",
+			 ex->iter, why);
+		out->failed = true;
+		ex->rs = RS_DONE;
+	}
 	if (out->failed) {
 		gms_errf(err, "%s", out->error);
 		rc = -1;

@@ -24,16 +24,19 @@ void st_finish(struct st_run *r)
 		return;
 	for (int i = r->warmup; i < r->n_iter; i++) {
 		const struct st_iter *it = &r->iter[i];
-		s->time += it->time;
-		s->compute_busy += it->compute_busy;
-		s->recompute += it->recompute;
-		s->host_busy += it->host_busy;
-		s->alloc_time += it->alloc_time;
+		/* times summed with the clock's check (common.h): a failed
+		 * run's iterations may hold SIM_TIME_OVER */
+		s->time = sim_time_add(s->time, it->time);
+		s->compute_busy = sim_time_add(s->compute_busy,
+					       it->compute_busy);
+		s->recompute = sim_time_add(s->recompute, it->recompute);
+		s->host_busy = sim_time_add(s->host_busy, it->host_busy);
+		s->alloc_time = sim_time_add(s->alloc_time, it->alloc_time);
 		s->n_cuda_malloc += it->n_cuda_malloc;
 		s->n_cuda_free += it->n_cuda_free;
 		s->n_host_alloc += it->n_host_alloc;
 		for (int k = 0; k < ST_STALL_COUNT; k++)
-			s->stall[k] += it->stall[k];
+			s->stall[k] = sim_time_add(s->stall[k], it->stall[k]);
 		s->bytes_h2d += it->bytes_h2d;
 		s->bytes_d2h += it->bytes_d2h;
 		s->n_swap_out += it->n_swap_out;

@@ -720,7 +720,27 @@ static void test_parse_numbers(void **state)
 	assert_int_equal(gms_parse_int("0x10", &i), -1);
 	assert_int_equal(sim_round_ns(-5.0), 0);
 	assert_int_equal(sim_round_ns(2.5), 3);
-	assert_true(sim_round_ns(1e30) == SIM_TIME_MAX);
+	/* past the clock's limit, 2^62 ns: the flag value 2^62 + 1, never
+	 * INT64_MAX, so that adding it to a time cannot overflow (issue 17) */
+	assert_true(sim_round_ns(1e30) == ((sim_time_t)1 << 62) + 1);
+	assert_true(sim_round_ns(1.0 / 0.0) == ((sim_time_t)1 << 62) + 1);
+	assert_true(sim_round_ns(4611686018427387904.0) == (sim_time_t)1 << 62);
+	/* sums: 2^62 - 1 + 1 is the limit itself; one more is past it, and
+	 * so is anything added to a value past it */
+	assert_true(sim_time_add(((sim_time_t)1 << 62) - 1, 1) ==
+		    (sim_time_t)1 << 62);
+	assert_true(sim_time_add((sim_time_t)1 << 62, 1) ==
+		    ((sim_time_t)1 << 62) + 1);
+	assert_true(sim_time_add(INT64_MAX, INT64_MAX) ==
+		    ((sim_time_t)1 << 62) + 1);
+	assert_true(sim_time_mul(3, 7) == 21);
+	assert_true(sim_time_mul(UINT64_MAX, 2) == ((sim_time_t)1 << 62) + 1);
+	assert_true(sim_time_mul(4, (sim_time_t)1 << 60) ==
+		    (sim_time_t)1 << 62);
+	/* a time past the limit is refused at parse: 2^62 + 1 ns is not */
+	sim_time_t t;
+	assert_int_equal(gms_parse_time("4611686018427387904", &t), 0);
+	assert_int_equal(gms_parse_time("4.7e18", &t), -1);
 }
 
 static void test_errf_helpers(void **state)
