@@ -131,18 +131,20 @@ struct hw_compute_in {
 
 static const struct prm_def compute_fields[] = {
 	{"peak_flops", PRM_DOUBLE, NULL, 0, 0, NULL,
-	 "FLOP/s at and beyond saturation, > 0",
+	 "FLOP/s at and beyond saturation, in [1e6, 1e18] (hw.h)",
 	 offsetof(struct hw_compute_in, c.peak_flops)},
 	{"sat_flops", PRM_DOUBLE, "0", 0, 0, NULL,
-	 "FLOPs at the saturation point, >= 0 (0: always at peak)",
+	 "FLOPs at the saturation point, in [0, 1e18] (0: always at peak)",
 	 offsetof(struct hw_compute_in, c.sat_flops)},
 	{"alpha", PRM_DOUBLE, "1", 0, 1, NULL,
 	 "shape of the rise below saturation, (0, 1]",
 	 offsetof(struct hw_compute_in, c.alpha)},
 	{"mem_bw", PRM_DOUBLE, "0", 0, 0, NULL,
-	 "achieved DRAM bytes/s of the roofline term, >= 0 (0: no term)",
+	 "achieved DRAM bytes/s of the roofline term, 0 (no term) or in "
+	 "[1e3, 1e15] (hw.h)",
 	 offsetof(struct hw_compute_in, c.mem_bw)},
-	{"launch", PRM_TIME, "0", 0, 0, NULL, "fixed cost per kernel",
+	{"launch", PRM_TIME, "0", 0, HW_LATENCY_MAX, NULL,
+	 "fixed cost per kernel, at most 1 s (hw.h)",
 	 offsetof(struct hw_compute_in, c.launch)},
 	{"fit", PRM_NODE, "", 0, 0, NULL,
 	 "quality of the fit of these figures (see fit:)",
@@ -235,15 +237,17 @@ struct hw_link_in {
 
 static const struct prm_def link_dir_defs[] = {
 	{"bw_pinned", PRM_DOUBLE, NULL, 0, 0, NULL,
-	 "bytes/s with pinned host memory, > 0",
+	 "bytes/s with pinned host memory, in [1e3, 1e15] (hw.h)",
 	 offsetof(struct hw_link_in, l.bw_pinned)},
 	{"bw_pageable", PRM_DOUBLE, NULL, 0, 0, NULL,
-	 "bytes/s with pageable host memory, > 0",
+	 "bytes/s with pageable host memory, in [1e3, 1e15] (hw.h)",
 	 offsetof(struct hw_link_in, l.bw_pageable)},
-	{"latency", PRM_TIME, "0", 0, 0, NULL, "fixed cost per copy",
+	{"latency", PRM_TIME, "0", 0, HW_LATENCY_MAX, NULL,
+	 "fixed cost per copy, at most 1 s (hw.h)",
 	 offsetof(struct hw_link_in, l.latency)},
 	{"derate", PRM_DOUBLE, "1", 0, 1, NULL,
-	 "bandwidth factor while the other direction transfers, (0, 1]",
+	 "bandwidth factor while the other direction transfers, in [0.01, 1] "
+	 "(hw.h)",
 	 offsetof(struct hw_link_in, l.derate)},
 	{"fit", PRM_NODE, "", 0, 0, NULL,
 	 "quality of the latency and bandwidth fit (see fit:)",
@@ -263,13 +267,14 @@ struct hw_costs_in {
 };
 
 static const struct prm_def costs_defs[] = {
-	{"malloc", PRM_TIME, "0", 0, 0, NULL,
-	 "cudaMalloc of a pool or segment",
+	{"malloc", PRM_TIME, "0", 0, HW_COST_MAX, NULL,
+	 "cudaMalloc of a pool or segment, at most 100 s (hw.h)",
 	 offsetof(struct hw_costs_in, malloc_cost)},
-	{"free", PRM_TIME, "0", 0, 0, NULL, "cudaFree",
+	{"free", PRM_TIME, "0", 0, HW_COST_MAX, NULL,
+	 "cudaFree, at most 100 s (hw.h)",
 	 offsetof(struct hw_costs_in, free_cost)},
-	{"host_alloc", PRM_TIME, "0", 0, 0, NULL,
-	 "cudaMallocHost (pinned host memory)",
+	{"host_alloc", PRM_TIME, "0", 0, HW_COST_MAX, NULL,
+	 "cudaMallocHost (pinned host memory), at most 100 s (hw.h)",
 	 offsetof(struct hw_costs_in, host_alloc_cost)},
 	{"fit", PRM_NODE, "", 0, 0, NULL,
 	 "fit quality of each cost: {malloc: FIT, free: FIT, host_alloc: "
@@ -332,7 +337,8 @@ static const struct prm_def conv_algo_defs[] = {
 	 offsetof(struct conv_algo_in, pad)},
 	{"algo", PRM_STR, NULL, 0, 0, NULL, "cuDNN algorithm name",
 	 offsetof(struct conv_algo_in, algo)},
-	{"time", PRM_TIME, NULL, 0, 0, NULL, "median measured time, > 0",
+	{"time", PRM_TIME, NULL, 0, WL_OP_TIME_MAX, NULL,
+	 "median measured time, > 0, at most 1e15 ns (wl.h WL_OP_TIME_MAX)",
 	 offsetof(struct conv_algo_in, time)},
 	{"workspace", PRM_BYTES, "0", 0, 0, NULL, "workspace bytes",
 	 offsetof(struct conv_algo_in, workspace)},
@@ -348,15 +354,16 @@ static const struct prm_def host_defs[] = {
 	 "host threads for compression",
 	 offsetof(struct hw_profile, cpu_threads)},
 	{"zvc_bytes_per_s", PRM_DOUBLE, NULL, 0, 0, NULL,
-	 "ZVC compression throughput per thread (vDNN++ IV-C), bytes/s, > 0",
+	 "ZVC compression throughput per thread (vDNN++ IV-C), bytes/s, in "
+	 "[1e3, 1e15] (hw.h)",
 	 offsetof(struct hw_profile, zvc_bytes_per_s)},
 	{"zvc_decompress_bytes_per_s", PRM_DOUBLE, "0", 0, 0, NULL,
-	 "ZVC decompression throughput per thread, bytes/s of output, > 0 "
-	 "(default: zvc_bytes_per_s)",
+	 "ZVC decompression throughput per thread, bytes/s of output, in "
+	 "[1e3, 1e15] (default: zvc_bytes_per_s)",
 	 offsetof(struct hw_profile, zvc_decompress_bytes_per_s)},
 	{"memcpy_bytes_per_s", PRM_DOUBLE, "0", 0, 0, NULL,
-	 "host memcpy bandwidth per thread, bytes/s, > 0 when given "
-	 "(default 0: not given)",
+	 "host memcpy bandwidth per thread, bytes/s, in [1e3, 1e15] when "
+	 "given (default 0: not given)",
 	 offsetof(struct hw_profile, memcpy_bytes_per_s)},
 	PRM_END};
 
@@ -373,37 +380,62 @@ static int field_err(gms_err *err, struct cfg_doc *d, yaml_node_t *map,
 			what, key, problem, v);
 }
 
+/* A positive figure within its physical bounds [lo, hi] (hw.h): "must be
+ * > 0" for zero or less, else "must be in [lo, hi] <unit>". */
+static int check_phys(struct cfg_doc *d, yaml_node_t *map, const char *what,
+		      const char *key, double v, double lo, double hi,
+		      const char *unit, gms_err *err)
+{
+	char why[96];
+	if (!(v > 0))
+		return field_err(err, d, map, what, key, "must be > 0", v);
+	if (v < lo || v > hi) {
+		snprintf(why, sizeof why, "must be in [%g, %g] %s (hw.h)", lo,
+			 hi, unit);
+		return field_err(err, d, map, what, key, why, v);
+	}
+	return 0;
+}
+
 static int check_compute(const struct hw_compute *c, struct cfg_doc *d,
 			 yaml_node_t *map, const char *what, gms_err *err)
 {
-	if (!(c->peak_flops > 0))
-		return field_err(err, d, map, what, "peak_flops",
-				 "must be > 0", c->peak_flops);
+	if (check_phys(d, map, what, "peak_flops", c->peak_flops,
+		       HW_FLOP_RATE_MIN, HW_FLOP_RATE_MAX, "FLOP/s", err) < 0)
+		return -1;
 	if (!(c->sat_flops >= 0))
 		return field_err(err, d, map, what, "sat_flops",
 				 "must be >= 0", c->sat_flops);
+	if (c->sat_flops > 0 &&
+	    check_phys(d, map, what, "sat_flops", c->sat_flops, 0,
+		       WL_FLOPS_MAX, "FLOPs", err) < 0)
+		return -1;
 	if (!(c->alpha > 0 && c->alpha <= 1))
 		return field_err(err, d, map, what, "alpha",
 				 "must be in (0, 1]", c->alpha);
 	if (!(c->mem_bw >= 0))
 		return field_err(err, d, map, what, "mem_bw", "must be >= 0",
 				 c->mem_bw);
+	if (c->mem_bw > 0 &&
+	    check_phys(d, map, what, "mem_bw", c->mem_bw, HW_BYTE_RATE_MIN,
+		       HW_BYTE_RATE_MAX, "bytes/s", err) < 0)
+		return -1;
 	return 0;
 }
 
 static int check_link(const struct hw_link *l, struct cfg_doc *d,
 		      yaml_node_t *map, const char *what, gms_err *err)
 {
-	if (!(l->bw_pinned > 0))
-		return field_err(err, d, map, what, "bw_pinned", "must be > 0",
-				 l->bw_pinned);
-	if (!(l->bw_pageable > 0))
-		return field_err(err, d, map, what, "bw_pageable",
-				 "must be > 0", l->bw_pageable);
+	if (check_phys(d, map, what, "bw_pinned", l->bw_pinned,
+		       HW_BYTE_RATE_MIN, HW_BYTE_RATE_MAX, "bytes/s", err) < 0 ||
+	    check_phys(d, map, what, "bw_pageable", l->bw_pageable,
+		       HW_BYTE_RATE_MIN, HW_BYTE_RATE_MAX, "bytes/s", err) < 0)
+		return -1;
 	if (!(l->derate > 0 && l->derate <= 1))
 		return field_err(err, d, map, what, "derate",
 				 "must be in (0, 1]", l->derate);
-	return 0;
+	return check_phys(d, map, what, "derate", l->derate, HW_DERATE_MIN, 1,
+			  "of the one-way bandwidth", err);
 }
 
 /* Parse a fit: node (NULL: keep *f as it is). */
@@ -620,21 +652,23 @@ static int hw_parse(struct hw_profile *hw, struct cfg_doc *d, gms_err *err)
 	/* host */
 	if (cfg_parse_map(d, top.host, host_defs, hw, "host", err) < 0)
 		return -1;
-	if (!(hw->zvc_bytes_per_s > 0))
-		return field_err(err, d, top.host, "host", "zvc_bytes_per_s",
-				 "must be > 0", hw->zvc_bytes_per_s);
-	/* The optional figures default to 0; given, they must be > 0. */
+	if (check_phys(d, top.host, "host", "zvc_bytes_per_s",
+		       hw->zvc_bytes_per_s, HW_BYTE_RATE_MIN, HW_BYTE_RATE_MAX,
+		       "bytes/s", err) < 0)
+		return -1;
+	/* The optional figures default to 0; given, they must be in range. */
 	if (cfg_map_get(d, top.host, "zvc_decompress_bytes_per_s") &&
-	    !(hw->zvc_decompress_bytes_per_s > 0))
-		return field_err(err, d, top.host, "host",
-				 "zvc_decompress_bytes_per_s", "must be > 0",
-				 hw->zvc_decompress_bytes_per_s);
+	    check_phys(d, top.host, "host", "zvc_decompress_bytes_per_s",
+		       hw->zvc_decompress_bytes_per_s, HW_BYTE_RATE_MIN,
+		       HW_BYTE_RATE_MAX, "bytes/s", err) < 0)
+		return -1;
 	if (!(hw->zvc_decompress_bytes_per_s > 0))
 		hw->zvc_decompress_bytes_per_s = hw->zvc_bytes_per_s;
 	if (cfg_map_get(d, top.host, "memcpy_bytes_per_s") &&
-	    !(hw->memcpy_bytes_per_s > 0))
-		return field_err(err, d, top.host, "host", "memcpy_bytes_per_s",
-				 "must be > 0", hw->memcpy_bytes_per_s);
+	    check_phys(d, top.host, "host", "memcpy_bytes_per_s",
+		       hw->memcpy_bytes_per_s, HW_BYTE_RATE_MIN,
+		       HW_BYTE_RATE_MAX, "bytes/s", err) < 0)
+		return -1;
 	return 0;
 }
 

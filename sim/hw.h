@@ -61,6 +61,37 @@ struct hw_link {
 
 enum hw_dir { HW_H2D, HW_D2H, HW_DIR_COUNT };
 
+/* Physical bounds of the profile figures that feed durations (issue 17: a
+ * bandwidth, FLOPS, derate or ZVC throughput of 1e-300 overflowed the
+ * clock). hw_load rejects a figure outside them at its file:line:col; the
+ * sums of legal durations the clock checks (SIM_TIME_LIMIT, common.h).
+ *
+ * FLOP/s (peak_flops): 1e6 to 1e18. The first CUDA GPU, G80 (GeForce
+ * 8800 GTX, 2006), peaks near 3.5e11; the fastest single GPU, B200, under
+ * 1e16 (FP8; NVIDIA datasheets). A figure below 1e6 or above 1e18 is a
+ * failed fit or a typo. sat_flops is at most WL_FLOPS_MAX (wl.h). alpha
+ * needs no floor: thr(F) = peak (F / sat)^alpha >= peak F / sat for alpha
+ * in (0, 1], so no alpha makes a kernel slower than alpha = 1 does. */
+#define HW_FLOP_RATE_MIN 1e6
+#define HW_FLOP_RATE_MAX 1e18
+/* Bytes/s (link bandwidths, mem_bw, the host's ZVC and memcpy per
+ * thread): 1e3 to 1e15. PCIe 1.0 x1 moves 2.5e8 B/s, HBM3e 4.8e12 B/s
+ * (H200), one CPU thread's memcpy about 1e10 B/s; 1 kB/s is a floor below
+ * any of them and 1 PB/s a ceiling 200 times above HBM. */
+#define HW_BYTE_RATE_MIN 1e3
+#define HW_BYTE_RATE_MAX 1e15
+/* derate: at least 0.01. Measured bidirectional PCIe transfers run each
+ * direction at 0.7-0.95 of its one-way bandwidth (the shipped profiles:
+ * 0.85); below 0.01 a direction would be 100 times slower, a broken
+ * link, not a derate. */
+#define HW_DERATE_MIN 0.01
+/* launch and latency, per kernel and per copy: at most 1 s (1e9 ns);
+ * measured ones are 1-20 us (the shipped profiles: 5 and 10 us). */
+#define HW_LATENCY_MAX 1e9
+/* costs (cudaMalloc, cudaFree, cudaMallocHost): at most 100 s (1e11 ns);
+ * measured ones are 0.1-10 ms, pinning tens of GiB a few seconds. */
+#define HW_COST_MAX 1e11
+
 /* Most conv_algos: entries a profile may hold (a full calibration: 71
  * shapes x at most 21 algorithms over the three passes = 1,491). */
 #define HW_CONV_ALGOS_MAX 2048

@@ -30,6 +30,25 @@ enum wl_kind {
 
 enum wl_phase { WL_FWD, WL_BWD, WL_UPD, WL_PHASE_COUNT };
 
+/* Physical bounds of the workload figures the input files give (YAML,
+ * DTR traces; issue 17). They feed kernel and copy durations; each is far
+ * beyond any real figure, so a value past one is a typo or garbage, and
+ * the loaders reject it at its file:line:col. What they cannot bound, a
+ * sum of legal durations, the clock checks (SIM_TIME_LIMIT, common.h).
+ *
+ * WL_FLOPS_MAX, FLOPs of one kernel: a kernel's operands are in device
+ * memory, at most 141 GB on the largest GPU (H200, NVIDIA datasheet);
+ * a square fp16 GEMM whose three n x n operands fill it has n = 1.5e5 and
+ * 2n^3 = 7e15 FLOPs, so 1e18 is over 100 times beyond any kernel. */
+#define WL_FLOPS_MAX 1e18
+/* WL_BYTES_MAX, bytes of one tensor or moved by one kernel: 1e15 (1 PB),
+ * about 7,000 times the H200's 141 GB. */
+#define WL_BYTES_MAX 1e15
+/* WL_OP_TIME_MAX, a measured kernel time in ns: 1e15 ns = 1e6 s, 11.6
+ * days; the kernels of the shipped traces and calibrations take us to ms
+ * and a training step of the largest models seconds. */
+#define WL_OP_TIME_MAX 1e15
+
 /* Op types. Backward forms are their own types because their costs differ.
  * Keep wl_op_type_name() and the hardware profile's classes in step. */
 enum wl_op_type {

@@ -25,6 +25,9 @@
  *                                     BACKWARD (the backward pass begins)
  * Numbers (MEMORY, TIME, ALIAS, MUTATE's items) are written as decimal
  * strings in the recorded logs; bare JSON integers are accepted too.
+ * TIME is at most 1e15 ns and MEMORY at most 1e15 bytes, wl.h's physical
+ * bounds WL_OP_TIME_MAX and WL_BYTES_MAX (issue 17: a TIME near INT64_MAX
+ * overflowed the clock).
  *
  * The reading, as the DTR simulator (simrd/parse) has it: a handle names a
  * tensor; a tensor lives in a storage (fresh, or shared with the argument
@@ -735,7 +738,8 @@ static int read_args(struct dtr *d, struct dtr_op *op)
 static int get_time(struct dtr *d, sim_time_t *out)
 {
 	int64_t t;
-	if (get_int(d, K_TIME, 0, INT64_MAX, &t) < 0)
+	/* a measured kernel time: at most WL_OP_TIME_MAX (wl.h), 1e15 ns */
+	if (get_int(d, K_TIME, 0, (int64_t)WL_OP_TIME_MAX, &t) < 0)
 		return -1;
 	*out = t > 0 ? t : 1; /* 0 would mean "use the profile's model" */
 	return 0;
@@ -826,7 +830,7 @@ static int do_memory(struct dtr *d)
 	const char *name;
 	int64_t bytes;
 	if (get_str(d, K_NAME, &name) < 0 ||
-	    get_int(d, K_MEMORY, 0, INT64_MAX, &bytes) < 0)
+	    get_int(d, K_MEMORY, 0, (int64_t)WL_BYTES_MAX, &bytes) < 0)
 		return -1;
 	uint32_t col = d->f[K_NAME].col;
 	if (d->pend_const != NO_STO) {

@@ -36,8 +36,11 @@
  * An op gives at most one of flops/flops_per_sample and of
  * bytes/bytes_per_sample. *_per_sample figures are multiplied by the
  * batch: the file's, or the one passed to wl_load_yaml when > 0; a
- * measured time does not scale. Times take ns, us, ms, s ("1ms"). An
- * algo's workspace defaults to 0 and its time_scale (kernel time relative
+ * measured time does not scale. Per-op FLOPs are at most 1e18, sizes and
+ * bytes moved at most 1e15 and a measured time at most 1e15 ns, the
+ * per-sample figures at the batch too (wl.h's physical bounds,
+ * WL_FLOPS_MAX, WL_BYTES_MAX, WL_OP_TIME_MAX). Times take ns, us, ms, s
+ * ("1ms"). An algo's workspace defaults to 0 and its time_scale (kernel time relative
  * to the op's base time) to 1; algos are stored fastest first, whatever
  * order they are written in.
  *
@@ -95,10 +98,11 @@ static const struct prm_def yw_tensor_defs[] = {
 	 offsetof(struct yw_tensor, name)},
 	{"kind", PRM_ENUM, NULL, 0, 0, wl_kind_names, "what the tensor holds",
 	 offsetof(struct yw_tensor, kind)},
-	{"bytes", PRM_BYTES, "0", 0, 0, NULL,
-	 "size, independent of the batch (exclusive with bytes_per_sample)",
+	{"bytes", PRM_BYTES, "0", 0, WL_BYTES_MAX, NULL,
+	 "size, independent of the batch (exclusive with bytes_per_sample); "
+	 "at most 1e15 (1 PB, wl.h WL_BYTES_MAX)",
 	 offsetof(struct yw_tensor, bytes)},
-	{"bytes_per_sample", PRM_BYTES, "0", 0, 0, NULL,
+	{"bytes_per_sample", PRM_BYTES, "0", 0, WL_BYTES_MAX, NULL,
 	 "size of one sample; the tensor holds batch x this",
 	 offsetof(struct yw_tensor, bytes_per_sample)},
 	PRM_END};
@@ -137,20 +141,24 @@ static const struct prm_def yw_op_defs[] = {
 	{"outputs", PRM_NODE, "", 0, 0, NULL,
 	 "tensors written (allocated when the op starts)",
 	 offsetof(struct yw_op, outputs)},
-	{"flops", PRM_DOUBLE, "0", 0, 1e30, NULL,
-	 "floating-point operations (exclusive with flops_per_sample)",
+	{"flops", PRM_DOUBLE, "0", 0, WL_FLOPS_MAX, NULL,
+	 "floating-point operations (exclusive with flops_per_sample); at "
+	 "most 1e18, 100x the largest GEMM that fits a GPU (wl.h "
+	 "WL_FLOPS_MAX)",
 	 offsetof(struct yw_op, flops)},
-	{"flops_per_sample", PRM_DOUBLE, "0", 0, 1e30, NULL,
+	{"flops_per_sample", PRM_DOUBLE, "0", 0, WL_FLOPS_MAX, NULL,
 	 "floating-point operations per sample (scale with the batch)",
 	 offsetof(struct yw_op, flops_per_sample)},
-	{"bytes", PRM_BYTES, "0", 0, 0, NULL,
-	 "DRAM bytes the kernel moves (exclusive with bytes_per_sample)",
+	{"bytes", PRM_BYTES, "0", 0, WL_BYTES_MAX, NULL,
+	 "DRAM bytes the kernel moves (exclusive with bytes_per_sample); at "
+	 "most 1e15 (1 PB, wl.h WL_BYTES_MAX)",
 	 offsetof(struct yw_op, bytes)},
-	{"bytes_per_sample", PRM_BYTES, "0", 0, 0, NULL,
+	{"bytes_per_sample", PRM_BYTES, "0", 0, WL_BYTES_MAX, NULL,
 	 "DRAM bytes moved per sample (scale with the batch)",
 	 offsetof(struct yw_op, bytes_per_sample)},
-	{"time", PRM_TIME, "0", 0, 0, NULL,
-	 "measured kernel time; overrides the compute model (0 = model)",
+	{"time", PRM_TIME, "0", 0, WL_OP_TIME_MAX, NULL,
+	 "measured kernel time; overrides the compute model (0 = model); "
+	 "at most 1e15 ns, 11.6 days (wl.h WL_OP_TIME_MAX)",
 	 offsetof(struct yw_op, time)},
 	{"workspace", PRM_BYTES, "0", 0, 0, NULL,
 	 "scratch bytes while the kernel runs (ops without algos)",
@@ -299,11 +307,13 @@ static int load_tensors(struct yw_ctx *c, yaml_node_t *seq, int64_t batch,
 		const char *key = "bytes";
 		if (per_sample) {
 			key = "bytes_per_sample";
-			if (t.bytes_per_sample > UINT64_MAX / (uint64_t)batch)
+			if ((double)t.bytes_per_sample * (double)batch >
+			    WL_BYTES_MAX)
 				return cfg_errf(err, c->doc,
 						cfg_map_get(c->doc, m, key),
 						"%s: key '%s': size at batch "
-						"%lld overflows",
+						"%lld is beyond 1e15 bytes "
+						"(WL_BYTES_MAX)",
 						what, key, (long long)batch);
 			bytes = t.bytes_per_sample * (uint64_t)batch;
 		}
@@ -440,6 +450,21 @@ static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
 		return -1;
 
 	double fb = (double)batch;
+	/* per-sample figures at the batch: within the same bounds */
+	if (flops_ps && o.flops_per_sample * fb > WL_FLOPS_MAX)
+		return cfg_errf(err, c->doc,
+				cfg_map_get(c->doc, m, "flops_per_sample"),
+				"%s: key 'flops_per_sample': %g FLOPs at batch "
+				"%lld, beyond 1e18 (WL_FLOPS_MAX)",
+				what, o.flops_per_sample * fb,
+				(long long)batch);
+	if (bytes_ps && (double)o.bytes_per_sample * fb > WL_BYTES_MAX)
+		return cfg_errf(err, c->doc,
+				cfg_map_get(c->doc, m, "bytes_per_sample"),
+				"%s: key 'bytes_per_sample': %g bytes at batch "
+				"%lld, beyond 1e15 (WL_BYTES_MAX)",
+				what, (double)o.bytes_per_sample * fb,
+				(long long)batch);
 	struct wl_op_desc d = {
 		.name = o.name,
 		.type = (enum wl_op_type)o.type,
