@@ -17,7 +17,9 @@
  * Items run in issue order per queue; queues run concurrently. All times
  * are integers; a transfer whose rate changes mid-way (derate) has its
  * remaining bytes recomputed and its completion rescheduled, and the stale
- * completion is ignored by a generation check.
+ * completion is ignored by a generation check. Completions are scheduled
+ * with ev_after: one past the clock's limit (SIM_TIME_LIMIT) is refused
+ * and flagged in the event queue (evq->bad), whose runner stops.
  */
 #ifndef GMS_ENG_H
 #define GMS_ENG_H
