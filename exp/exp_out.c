@@ -952,6 +952,10 @@ int exp_gnuplot(const char *script, const char *term, const char *dat,
 		return -1;
 	}
 	free(expr);
+	if (gms_out_check(out, err) < 0) {
+		unlink(tmp);
+		return -1;
+	}
 	if (rename(tmp, out) != 0) {
 		unlink(tmp);
 		return gms_errf(err, "%s: %s", out, strerror(errno));

@@ -142,11 +142,49 @@ int gms_parse_time(const char *s, sim_time_t *out)
 
 /* ---- all-or-nothing result files ---------------------------------------- */
 
+/* What a file of mode m is, for messages. */
+static const char *file_kind(mode_t m)
+{
+	return S_ISLNK(m)    ? "a symlink"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "not a regular file";
+}
+
+int gms_out_check(const char *path, gms_err *err)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0
+				       : gms_errf(err, "%s: %s", path,
+						  strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return 0;
+	return gms_errf(err,
+			"%s: is %s; output files are regular files only (it "
+			"would be replaced, not written through)",
+			path, file_kind(st.st_mode));
+}
+
+int gms_out_probe(const char *path, gms_err *err)
+{
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0)
+		return -1;
+	gms_out_abort(&o);
+	return 0;
+}
+
 int gms_out_open(struct gms_out *o, const char *path, gms_err *err)
 {
 	memset(o, 0, sizeof *o);
 	if (strlen(path) >= sizeof o->path)
 		return gms_errf(err, "%s: path too long", path);
+	if (gms_out_check(path, err) < 0)
+		return -1;
 	snprintf(o->path, sizeof o->path, "%s", path);
 	snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path);
 	int fd = mkstemp(o->tmp);
@@ -177,6 +215,11 @@ int gms_out_commit(struct gms_out *o, gms_err *err)
 		unlink(o->tmp);
 		return gms_errf(err, "%s: write failed: %s", o->path,
 				strerror(e));
+	}
+	/* again: the target may have appeared while the result was made */
+	if (gms_out_check(o->path, err) < 0) {
+		unlink(o->tmp);
+		return -1;
 	}
 	if (rename(o->tmp, o->path) != 0) {
 		e = errno;

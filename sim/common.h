@@ -66,7 +66,9 @@ int gms_parse_int(const char *s, int64_t *out);
 /* A result file written all or nothing: gms_out_open creates a temporary
  * beside `path`; gms_out_commit flushes it, checks for write errors and
  * renames it onto `path`; gms_out_abort removes it. Readers never see a
- * half-written file. */
+ * half-written file. Output targets are regular files only: a `path` that
+ * exists and is anything else -- a symlink, a directory, a FIFO, a device
+ * node -- is refused (gms_out_check), never replaced by the rename. */
 struct gms_out {
 	FILE *f;	 /* write here between open and commit */
 	char path[1024]; /* final name */
@@ -75,6 +77,16 @@ struct gms_out {
 int gms_out_open(struct gms_out *o, const char *path, gms_err *err);
 int gms_out_commit(struct gms_out *o, gms_err *err);
 void gms_out_abort(struct gms_out *o);
+
+/* The rule of output targets: 0 when path does not exist or is a regular
+ * file (not followed if a symlink), else -1 with "path: is a symlink
+ * (...): output files are regular files only". */
+int gms_out_check(const char *path, gms_err *err);
+
+/* Check, before any work, that a result can later be written at path:
+ * gms_out_check, and a temporary can be created beside it (then
+ * removed). Returns 0 or -1 with the reason. */
+int gms_out_probe(const char *path, gms_err *err);
 
 /* Append item to the ", "-separated list in buf (size n), as far as it
  * fits; for "unknown X (known: a, b, c)" messages. */
