@@ -398,6 +398,12 @@ static int simulate(int argc, char **argv)
 		goto out;
 	}
 	gms_err err = {{0}};
+	/* the trace's location before the run (--schedule's file is opened
+	 * before it anyway) */
+	if (trace && gms_out_probe(trace, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --trace: %s\n", err.msg);
+		goto out;
+	}
 	struct hw_profile hw;
 	if (hw_load(&hw, hw_spec, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
@@ -667,6 +673,12 @@ static int run_experiment(int argc, char **argv)
 		exp_free(&e);
 		return EXIT_INPUT;
 	}
+	/* every output location before the first simulation */
+	if (exp_check_out(&e, &o, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		exp_free(&e);
+		return EXIT_INPUT;
+	}
 	struct exp_result r;
 	int rc = EXIT_OK;
 	if (exp_run(&e, &o, &r, &err) < 0) {
@@ -876,6 +888,10 @@ static int calibrate(int argc, char **argv)
 	struct hw_profile hw;
 	if (hw_load(&hw, base, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	if (gms_out_probe(out, &err) < 0) { /* before the measurement */
+		fprintf(stderr, "gpumemsim: -o: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
 	if (!o.threads)

@@ -245,6 +245,14 @@ void exp_result_free(struct exp_result *r);
 int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 	      gms_err *err);
 
+/* Before anything runs: create e->out_dir, check that each file of the
+ * result set may be written there (gms_out_check) and that a temporary
+ * can be made, and probe --trace and --schedule (gms_out_probe), so a bad
+ * output path is found before the work, not after it. Returns 0 or -1
+ * with the first problem. */
+int exp_check_out(const struct exp *e, const struct exp_opts *o,
+		  gms_err *err);
+
 /* The row of the summary table a --trace-point index names. */
 const struct exp_point *exp_row(const struct exp_result *r, size_t i);
 size_t exp_n_rows(const struct exp_result *r);

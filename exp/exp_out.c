@@ -980,6 +980,32 @@ static int write_tuning(const struct exp *e, const struct exp_result *r,
 	return 0;
 }
 
+/* The files of a result set (exp_write writes those that apply). */
+static const char *const set_files[] = {"summary.csv", "runs.json",
+					"tuning.csv",  "plot.dat",
+					"plot.png",    "plot.svg", NULL};
+
+int exp_check_out(const struct exp *e, const struct exp_opts *o,
+		  gms_err *err)
+{
+	char p[1100];
+	if (gms_mkdirs(e->out_dir, err) < 0)
+		return gms_err_prefix(err, "output directory");
+	for (int i = 0; set_files[i]; i++) {
+		snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[i]);
+		if (gms_out_check(p, err) < 0)
+			return -1;
+	}
+	snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[0]);
+	if (gms_out_probe(p, err) < 0)
+		return gms_err_prefix(err, "output directory");
+	if (o && o->trace && gms_out_probe(o->trace, err) < 0)
+		return gms_err_prefix(err, "--trace");
+	if (o && o->schedule && gms_out_probe(o->schedule, err) < 0)
+		return gms_err_prefix(err, "--schedule");
+	return 0;
+}
+
 int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 	      gms_err *err)
 {

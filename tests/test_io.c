@@ -96,7 +96,7 @@ static void test_output_not_regular_refused(void **state)
 	scratch(d, sizeof d, "nonreg");
 	snprintf(p, sizeof p, "%s/link.json", d);
 	assert_int_equal(symlink("target.json", p), 0);
-	expect_sh(1, "is a symlink; output files are regular files only",
+	expect_sh(2, "is a symlink; output files are regular files only",
 		  "@ simulate " WL " --trace %s", p);
 	struct stat st;
 	assert_int_equal(lstat(p, &st), 0);
@@ -111,10 +111,61 @@ static void test_output_not_regular_refused(void **state)
 	unscratch(d);
 }
 
+#define EXP "tests/fixtures/exp/chain3-batches.yaml"
+
+/* Defect 4: a bad --out, --trace or --schedule was found after the whole
+ * experiment ran (exit 1, the work lost). Now every output location is
+ * made and checked first: exit 2 and no run (no "rows in" line, no
+ * report). */
+static void test_bad_output_found_first(void **state)
+{
+	(void)state;
+	char d[256], f[400];
+	scratch(d, sizeof d, "early");
+	snprintf(f, sizeof f, "%s/file", d);
+	FILE *x = fopen(f, "w");
+	assert_non_null(x);
+	fclose(x);
+	char *out;
+	/* --out under a regular file: no directory can be made there */
+	assert_int_equal(shx(&out, "@ run " EXP " --quiet --out %s/sub", f),
+			 2);
+	assert_non_null(strstr(out, "output directory"));
+	assert_null(strstr(out, "summary:"));
+	free(out);
+	assert_int_equal(
+		shx(&out, "@ run " EXP " --out %s/o --trace %s/no/t.json", d,
+		    d),
+		2);
+	assert_non_null(strstr(out, "--trace: "));
+	assert_null(strstr(out, "rows in"));
+	free(out);
+	assert_int_equal(shx(&out, "@ run " EXP " --out %s/o --schedule %s/x",
+			     d, f),
+			 2);
+	assert_non_null(strstr(out, "--schedule: "));
+	free(out);
+	/* a set file that is a directory */
+	snprintf(f, sizeof f, "%s/o2/runs.json", d);
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "mkdir -p %s", f);
+	assert_int_equal(system(cmd), 0);
+	expect_sh(2, "runs.json: is a directory", "@ run " EXP " --out %s/o2",
+		  d);
+	/* simulate: no report before the refusal */
+	assert_int_equal(
+		shx(&out, "@ simulate " WL " --trace %s/no/t.json", d), 2);
+	assert_non_null(strstr(out, "--trace: "));
+	assert_null(strstr(out, "peak allocated"));
+	free(out);
+	unscratch(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_output_not_regular_refused),
+		cmocka_unit_test(test_bad_output_found_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
