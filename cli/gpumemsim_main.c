@@ -20,6 +20,7 @@
 #include "../sim/trace.h"
 
 #include <dirent.h>
+#include <errno.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -914,7 +915,8 @@ static int calibrate(int argc, char **argv)
 	return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* The command named by argv[1]; its exit status. */
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -958,4 +960,28 @@ int main(int argc, char **argv)
 	fprintf(stderr, "gpumemsim: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_INPUT;
+}
+
+/* Standard output checked on close: a report lost to a full disk or a
+ * closed pipe is a failure (exit 1 unless the command failed already),
+ * never a silent 0. */
+static int finish(int rc)
+{
+	bool bad = fflush(stdout) != 0;
+	int e = errno;
+	bad = bad || ferror(stdout);
+	if (fclose(stdout) != 0 && !bad) {
+		bad = true;
+		e = errno;
+	}
+	if (!bad)
+		return rc;
+	fprintf(stderr, "gpumemsim: standard output: write error: %s\n",
+		e ? strerror(e) : "lost output");
+	return rc == EXIT_OK ? EXIT_RUN : rc;
+}
+
+int main(int argc, char **argv)
+{
+	return finish(dispatch(argc, argv));
 }

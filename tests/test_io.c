@@ -161,11 +161,23 @@ static void test_bad_output_found_first(void **state)
 	unscratch(d);
 }
 
+/* Defect 6: write errors were ignored (`simulate > /dev/full` exited 0).
+ * Standard output is checked on close: exit 1 with a message. */
+static void test_stdout_write_error(void **state)
+{
+	(void)state;
+	expect_sh(1, "standard output: write error",
+		  "@ simulate " WL " > /dev/full");
+	expect_sh(1, "standard output: write error",
+		  "@ list policies > /dev/full");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_output_not_regular_refused),
 		cmocka_unit_test(test_bad_output_found_first),
+		cmocka_unit_test(test_stdout_write_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
