@@ -310,6 +310,16 @@ static struct wl_workload *load_workload(const char *spec,
 	return wl_load_yaml(spec, batch, err);
 }
 
+/* A run that completed but whose --trace or --schedule file could not
+ * be written: failed, with that file's error as the run's (printed once,
+ * in the report's FAILED: line and on stderr). */
+static void out_failed(struct st_run *st, gms_err *err, const gms_err *why)
+{
+	st->failed = true;
+	*err = *why;
+	snprintf(st->error, sizeof st->error, "%s", why->msg);
+}
+
 static int simulate(int argc, char **argv)
 {
 	const char *wl_path = NULL, *hw_spec = "V100-16GB",
@@ -445,9 +455,11 @@ static int simulate(int argc, char **argv)
 		gms_err serr;
 		if (sch_writer_close(sw, st.mem.peak_allocated,
 				     st.mem.peak_reserved, &serr) < 0) {
-			fprintf(stderr, "gpumemsim: %s\n", serr.msg);
 			if (r == 0)
-				r = -1, st.failed = true, err = serr;
+				out_failed(&st, &err, &serr);
+			else /* the run's own error comes below */
+				fprintf(stderr, "gpumemsim: %s\n", serr.msg);
+			r = -1;
 		} else {
 			fprintf(stderr, "schedule: %s\n", sched);
 		}
@@ -458,24 +470,32 @@ static int simulate(int argc, char **argv)
 			 wl->name, (long long)wl->batch, pol.label, hw.name);
 		gms_err terr;
 		if (tr_write_chrome(&tr, trace, title, &terr) < 0) {
-			fprintf(stderr, "gpumemsim: %s\n", terr.msg);
 			if (r == 0)
-				r = -1, st.failed = true;
+				out_failed(&st, &err, &terr);
+			else /* the run's own error comes below */
+				fprintf(stderr, "gpumemsim: %s\n", terr.msg);
+			r = -1;
 		} else {
 			fprintf(stderr, "trace: %s\n", trace);
 		}
 	}
 	tr_fini(&tr);
+	/* bad input found when the run set up (a budget below the
+	 * allocator's least): no run, so no report; exit 2 below */
+	bool ran = r == 0 || st.failed;
 	/* the allocator that ran: the policy's own (vDNN's CNMeM) or
 	 * --allocator; empty when the run stopped before making one */
-	printf("%s on %s, batch %lld, policy %s, allocator %s\n", wl->name,
-	       hw.name, (long long)wl->batch, pol.label,
-	       st.allocator[0] ? st.allocator : allocator);
-	st_print(&st, stdout);
+	if (ran) {
+		printf("%s on %s, batch %lld, policy %s, allocator %s\n",
+		       wl->name, hw.name, (long long)wl->batch, pol.label,
+		       st.allocator[0] ? st.allocator : allocator);
+		st_print(&st, stdout);
+	}
 	gms_err rerr = {{0}};
-	if (pol_report_text(&pol, &st.pol_report, &rerr) < 0 && r == 0)
+	if (ran && pol_report_text(&pol, &st.pol_report, &rerr) < 0 &&
+	    r == 0)
 		r = -1, st.failed = true, err = rerr;
-	if (st.pol_report) {
+	if (ran && st.pol_report) {
 		printf("  policy %s (whole run):\n", pol.ops->name);
 		fputs(st.pol_report, stdout);
 	}

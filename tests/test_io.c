@@ -172,12 +172,56 @@ static void test_stdout_write_error(void **state)
 		  "@ list policies > /dev/full");
 }
 
+/* Defect 7: `simulate --budget 1` exited 2 (bad input) but printed an
+ * empty report to stdout first. Now the message only. */
+static void test_budget_below_least_no_report(void **state)
+{
+	(void)state;
+	char *out;
+	assert_int_equal(shx(&out, "@ simulate " WL " --budget 1 2>/dev/null"),
+			 2);
+	assert_string_equal(out, ""); /* nothing on stdout */
+	free(out);
+	expect_sh(2, "budget 1 is below", "@ simulate " WL " --budget 1");
+}
+
+/* Defect 7: a failed --trace write in simulate printed empty `FAILED:`
+ * and `gpumemsim:` lines. The trace is made to fail as it is written: a
+ * file size limit of 1 KiB (ulimit -f 1, SIGXFSZ ignored so the write
+ * returns EFBIG) against a trace of tiny-cnn's 3 iterations, which is
+ * longer. Both lines now carry the write's error. */
+static void test_trace_write_failure_reported(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "xfsz");
+	char *out;
+	int rc = shx(&out,
+		     "trap '' XFSZ; ulimit -f 1; @ simulate " WL
+		     " --trace %s/t.json",
+		     d);
+	if (rc != 1 || strstr(out, "FAILED: \n") ||
+	    strstr(out, "gpumemsim: \n") ||
+	    !strstr(out, "FAILED: ") ||
+	    !strstr(out, "t.json: write failed"))
+		fail_msg("exit %d, output:\n%s", rc, out);
+	/* said on stderr once, and in the report once */
+	const char *a = strstr(out, "gpumemsim: ");
+	assert_non_null(a);
+	assert_non_null(strstr(a, "write failed"));
+	assert_null(strstr(strstr(a, "write failed") + 1, "gpumemsim: "));
+	free(out);
+	unscratch(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_output_not_regular_refused),
 		cmocka_unit_test(test_bad_output_found_first),
 		cmocka_unit_test(test_stdout_write_error),
+		cmocka_unit_test(test_budget_below_least_no_report),
+		cmocka_unit_test(test_trace_write_failure_reported),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
