@@ -214,6 +214,19 @@ static void test_trace_write_failure_reported(void **state)
 	unscratch(d);
 }
 
+#define REG "tests/fixtures/fuzz/regress/"
+
+/* Defect 7: an input tensor no op reads (y, written at line 5, column
+ * 12 of the fixture: `  - {name: y` puts the name's value there) loaded,
+ * then the run failed with "still in at the end of iteration 0". Now
+ * refused at load with its location. */
+static void test_unread_input_rejected_at_load(void **state)
+{
+	(void)state;
+	expect_sh(2, "unread-input.yaml:5:12: tensor 'y'",
+		  "@ simulate " REG "unread-input.yaml");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_stdout_write_error),
 		cmocka_unit_test(test_budget_below_least_no_report),
 		cmocka_unit_test(test_trace_write_failure_reported),
+		cmocka_unit_test(test_unread_input_rejected_at_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
