@@ -126,10 +126,9 @@ int cfg_load(struct cfg_doc **out, const char *path, gms_err *err)
 	*out = NULL;
 	if (!path || !*path)
 		return gms_errf(err, "no configuration file named");
-	FILE *f = fopen(path, "rb");
+	FILE *f = gms_fopen_in(path, "rb", err);
 	if (!f)
-		return gms_errf(err, "%s: cannot open: %s", path,
-				strerror(errno));
+		return -1;
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
 		fclose(f);

@@ -287,6 +287,44 @@ void gms_json_strn(FILE *f, const char *s, size_t n)
 	fputc('"', f);
 }
 
+FILE *gms_fopen_in(const char *path, const char *mode, gms_err *err)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		gms_errf(err, "%s: is a directory, not a file", path);
+		return NULL;
+	}
+	FILE *f = fopen(path, mode);
+	if (!f)
+		gms_errf(err, "%s: cannot open: %s", path, strerror(errno));
+	return f;
+}
+
+const char *gms_quote(char *buf, const char *s)
+{
+	size_t n = 0;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	buf[n++] = '\'';
+	for (size_t i = 0; p[i]; i++) {
+		if (i == GMS_QUOTE_MAX) {
+			memcpy(buf + n, "...", 3);
+			n += 3;
+			break;
+		}
+		if (p[i] == '\n' || p[i] == '\t' || p[i] == '\r') {
+			buf[n++] = '\\';
+			buf[n++] = p[i] == '\n' ? 'n' : p[i] == '\t' ? 't' : 'r';
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			n += (size_t)snprintf(buf + n, 5, "\\x%02x", p[i]);
+		} else {
+			buf[n++] = (char)p[i];
+		}
+	}
+	buf[n++] = '\'';
+	buf[n] = '\0';
+	return buf;
+}
+
 void gms_list_add(char *buf, size_t n, const char *item)
 {
 	size_t l = strnlen(buf, n);

@@ -88,6 +88,19 @@ int gms_out_check(const char *path, gms_err *err);
  * removed). Returns 0 or -1 with the reason. */
 int gms_out_probe(const char *path, gms_err *err);
 
+/* Open an input file for reading (mode "r" or "rb"); a directory is
+ * refused ("PATH: is a directory, not a file"), so every reader says so
+ * instead of failing later on a read error. NULL with err on failure. */
+FILE *gms_fopen_in(const char *path, const char *mode, gms_err *err);
+
+/* User content quoted for a message: at most GMS_QUOTE_MAX bytes of s in
+ * single quotes, control characters escaped (\n, \t, \xNN), "..." after
+ * a cut; so a message never echoes a file's content without limit. Into
+ * buf (GMS_QUOTE_BUF bytes); returns buf. */
+#define GMS_QUOTE_MAX 64
+#define GMS_QUOTE_BUF (4 * GMS_QUOTE_MAX + 8)
+const char *gms_quote(char *buf, const char *s);
+
 /* Append item to the ", "-separated list in buf (size n), as far as it
  * fits; for "unknown X (known: a, b, c)" messages. */
 void gms_list_add(char *buf, size_t n, const char *item);

@@ -227,6 +227,39 @@ static void test_unread_input_rejected_at_load(void **state)
 		  "@ simulate " REG "unread-input.yaml");
 }
 
+/* Defect 7: a directory given where a file is expected reported "YAML
+ * reader error: input error" (or a read error). Every file input says it
+ * is a directory: experiment, workload YAML, profile, DTR log, CSV,
+ * schedule, measurement; and a workload file in an experiment. */
+static void test_directory_as_input(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "dirin");
+	const char *want = "is a directory, not a file";
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd,
+		 "mkdir %s/e.yaml %s/w.log %s/m.csv %s/s.sched", d, d, d, d);
+	assert_int_equal(system(cmd), 0);
+	expect_sh(2, want, "@ run %s/e.yaml --out %s/o", d, d);
+	expect_sh(2, want, "@ simulate %s/e.yaml", d);
+	expect_sh(2, want, "@ simulate " WL " --hw %s/e.yaml", d);
+	expect_sh(2, want, "@ simulate %s/w.log", d);
+	expect_sh(2, want, "@ fit %s/m.csv -o %s/p.yaml", d, d);
+	expect_sh(2, want, "@ compare %s/s.sched %s/m.csv --out %s/c", d, d,
+		  d);
+	/* the measurement: after a schedule that reads */
+	expect_sh(0, NULL,
+		  "@ simulate " WL " --budget 6MiB --schedule %s/ok.sched "
+		  ">/dev/null",
+		  d);
+	expect_sh(2, want, "@ compare %s/ok.sched %s/m.csv --out %s/c", d, d,
+		  d);
+	expect_sh(2, "regress: is a directory, not a file",
+		  "@ run " REG "directory-as-file.yaml --out %s/o", d);
+	unscratch(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_budget_below_least_no_report),
 		cmocka_unit_test(test_trace_write_failure_reported),
 		cmocka_unit_test(test_unread_input_rejected_at_load),
+		cmocka_unit_test(test_directory_as_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
