@@ -416,6 +416,7 @@ static int check_range(const struct prm_def *p, double v, const char *text,
 static int parse_text(const struct prm_def *p, const char *s, bool null,
 		      union prm_val *v, char *why, size_t n)
 {
+	char qt[GMS_QUOTE_BUF]; /* s as quoted in messages */
 	memset(v, 0, sizeof *v);
 	if (p->type == PRM_STR) {
 		const char *t = null ? "" : s;
@@ -446,39 +447,39 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 	switch (p->type) {
 	case PRM_INT:
 		if (gms_parse_int(s, &v->i) < 0) {
-			snprintf(why, n, "expected %s, found '%s'",
-				 type_expect(p->type), s);
+			snprintf(why, n, "expected %s, found %s",
+				 type_expect(p->type), gms_quote(qt, s));
 			return -1;
 		}
 		return check_range(p, (double)v->i, s, why, n);
 	case PRM_BYTES:
 		if (*q == '-') {
-			snprintf(why, n, "a size must not be negative ('%s')",
-				 s);
+			snprintf(why, n, "a size must not be negative (%s)",
+				 gms_quote(qt, s));
 			return -1;
 		}
 		if (gms_parse_bytes(s, &v->u) < 0) {
-			snprintf(why, n, "expected %s, found '%s'",
-				 type_expect(p->type), s);
+			snprintf(why, n, "expected %s, found %s",
+				 type_expect(p->type), gms_quote(qt, s));
 			return -1;
 		}
 		return check_range(p, (double)v->u, s, why, n);
 	case PRM_DOUBLE:
 		if (gms_parse_double(s, &v->d) < 0) {
-			snprintf(why, n, "expected %s, found '%s'",
-				 type_expect(p->type), s);
+			snprintf(why, n, "expected %s, found %s",
+				 type_expect(p->type), gms_quote(qt, s));
 			return -1;
 		}
 		return check_range(p, v->d, s, why, n);
 	case PRM_TIME:
 		if (*q == '-') {
-			snprintf(why, n, "a time must not be negative ('%s')",
-				 s);
+			snprintf(why, n, "a time must not be negative (%s)",
+				 gms_quote(qt, s));
 			return -1;
 		}
 		if (gms_parse_time(s, &v->t) < 0) {
-			snprintf(why, n, "expected %s, found '%s'",
-				 type_expect(p->type), s);
+			snprintf(why, n, "expected %s, found %s",
+				 type_expect(p->type), gms_quote(qt, s));
 			return -1;
 		}
 		return check_range(p, (double)v->t, s, why, n);
@@ -491,8 +492,8 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 			v->b = false;
 			return 0;
 		}
-		snprintf(why, n, "expected %s, found '%s'",
-			 type_expect(p->type), s);
+		snprintf(why, n, "expected %s, found %s",
+			 type_expect(p->type), gms_quote(qt, s));
 		return -1;
 	case PRM_ENUM:
 		for (int i = 0; p->choices && p->choices[i]; i++)
@@ -503,7 +504,8 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 		{
 			char list[700];
 			join_choices(list, sizeof list, p->choices, ", ");
-			snprintf(why, n, "'%s' is not one of: %s", s, list);
+			snprintf(why, n, "%s is not one of: %s",
+				 gms_quote(qt, s), list);
 		}
 		return -1;
 	case PRM_STR:
@@ -596,6 +598,7 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 		     bool defaults, gms_err *err)
 {
 	const char *ws = what_str(what), *sep = what_sep(what);
+	char qt[GMS_QUOTE_BUF]; /* a file's text as quoted in messages */
 	if (!node)
 		return cfg_errf(err, d, NULL, "%s%sexpected a mapping, found "
 				"an empty document", ws, sep);
@@ -609,8 +612,8 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 		if (s)
 			return cfg_errf(err, d, node,
 					"%s%sexpected a mapping, found a "
-					"scalar '%s'",
-					ws, sep, s);
+					"scalar %s",
+					ws, sep, gms_quote(qt, s));
 		return cfg_errf(err, d, node,
 				"%s%sexpected a mapping, found %s", ws, sep,
 				node_kind(node));
@@ -646,8 +649,8 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 			char known[800];
 			join_keys(known, sizeof known, defs);
 			rc = cfg_errf(err, d, k,
-				      "%s%skey '%s': unknown key (known: %s)",
-				      ws, sep, key, known);
+				      "%s%skey %s: unknown key (known: %s)",
+				      ws, sep, gms_quote(qt, key), known);
 			break;
 		}
 		const struct prm_def *p = &defs[j];

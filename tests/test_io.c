@@ -260,6 +260,31 @@ static void test_directory_as_input(void **state)
 	unscratch(d);
 }
 
+/* Defect 7: messages quoted a file's content without limit (`--hw
+ * /etc/passwd` printed the file). The fixture's budget is "1", \x01, a
+ * line break and 100 A's: quoted as its first 64 bytes (1, \x01, \n and
+ * 61 A's: 3 + 61 = 64), escaped, then "...". */
+static void test_quoted_content_capped(void **state)
+{
+	(void)state;
+	char want[128] = "found '1\\x01\\n";
+	memset(want + strlen(want), 'A', 61);
+	strcat(want, "...'");
+	char a100[101];
+	memset(a100, 'A', 100);
+	a100[100] = '\0';
+	char *out;
+	assert_int_equal(shx(&out, "@ run " REG "quoted-content.yaml"), 2);
+	if (!strstr(out, want) || strstr(out, a100))
+		fail_msg("output:\n%s\nwanted: %s", out, want);
+	free(out);
+	/* a file that is no YAML mapping: its first line, cut */
+	assert_int_equal(shx(&out, "@ simulate " WL " --hw /etc/passwd"), 2);
+	assert_non_null(strstr(out, "...'"));
+	assert_true(strlen(out) < 400);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_trace_write_failure_reported),
 		cmocka_unit_test(test_unread_input_rejected_at_load),
 		cmocka_unit_test(test_directory_as_input),
+		cmocka_unit_test(test_quoted_content_capped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
