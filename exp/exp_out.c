@@ -908,7 +908,7 @@ int exp_gnuplot(const char *script, const char *term, const char *dat,
 		const char *titles, const char *xlabel, const char *title,
 		const char *out, gms_err *err)
 {
-	char tmp[1100], sp[1100];
+	char tmp[GMS_PATH_MAX + 32], sp[GMS_PATH_MAX + 32];
 	snprintf(tmp, sizeof tmp, "%s.tmp", out);
 	snprintf(sp, sizeof sp, "%s/results/%s", hw_datadir(), script);
 	char *expr = NULL;
@@ -967,7 +967,7 @@ int exp_gnuplot(const char *script, const char *term, const char *dat,
 static int write_tuning(const struct exp *e, const struct exp_result *r,
 			FILE *log, gms_err *err)
 {
-	char path[1100];
+	char path[GMS_PATH_MAX + 32];
 	snprintf(path, sizeof path, "%s/tuning.csv", e->out_dir);
 	struct gms_out o;
 	if (gms_out_open(&o, path, err) < 0)
@@ -988,7 +988,7 @@ static const char *const set_files[] = {"summary.csv", "runs.json",
 int exp_check_out(const struct exp *e, const struct exp_opts *o,
 		  gms_err *err)
 {
-	char p[1100];
+	char p[GMS_PATH_MAX + 32];
 	if (gms_mkdirs(e->out_dir, err) < 0)
 		return gms_err_prefix(err, "output directory");
 	for (int i = 0; set_files[i]; i++) {
@@ -1011,7 +1011,7 @@ int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 {
 	if (gms_mkdirs(e->out_dir, err) < 0)
 		return -1;
-	char csv[1100], json[1100], dat[1100], png[1100], svg[1100];
+	char csv[GMS_PATH_MAX + 32], json[GMS_PATH_MAX + 32], dat[GMS_PATH_MAX + 32], png[GMS_PATH_MAX + 32], svg[GMS_PATH_MAX + 32];
 	snprintf(csv, sizeof csv, "%s/summary.csv", e->out_dir);
 	snprintf(json, sizeof json, "%s/runs.json", e->out_dir);
 	snprintf(dat, sizeof dat, "%s/plot.dat", e->out_dir);

@@ -319,7 +319,7 @@ union prm_val {
 	uint64_t u;		/* PRM_BYTES */
 	double d;		/* PRM_DOUBLE */
 	bool b;			/* PRM_BOOL */
-	char s[PRM_STR_MAX];	/* PRM_STR */
+	char s[PRM_PATH_MAX];	/* PRM_STR, PRM_PATH */
 	int e;			/* PRM_ENUM */
 	sim_time_t t;		/* PRM_TIME */
 	yaml_node_t *node;	/* PRM_NODE */
@@ -338,6 +338,8 @@ static const char *type_name(enum prm_type t)
 		return "bool";
 	case PRM_STR:
 		return "string";
+	case PRM_PATH:
+		return "path";
 	case PRM_ENUM:
 		return "enum";
 	case PRM_TIME:
@@ -361,6 +363,8 @@ static const char *type_expect(enum prm_type t)
 		return "a boolean (true/false/yes/no)";
 	case PRM_STR:
 		return "a string";
+	case PRM_PATH:
+		return "a path";
 	case PRM_ENUM:
 		return "one of the listed values";
 	case PRM_TIME:
@@ -418,13 +422,14 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 {
 	char qt[GMS_QUOTE_BUF]; /* s as quoted in messages */
 	memset(v, 0, sizeof *v);
-	if (p->type == PRM_STR) {
+	if (p->type == PRM_STR || p->type == PRM_PATH) {
 		const char *t = null ? "" : s;
-		if (strlen(t) >= PRM_STR_MAX) {
+		int max = p->type == PRM_STR ? PRM_STR_MAX : PRM_PATH_MAX;
+		if (strlen(t) >= (size_t)max) {
 			snprintf(why, n,
 				 "string is %zu characters long; at most %d "
 				 "are allowed",
-				 strlen(t), PRM_STR_MAX - 1);
+				 strlen(t), max - 1);
 			return -1;
 		}
 		memcpy(v->s, t, strlen(t) + 1);
@@ -509,6 +514,7 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 		}
 		return -1;
 	case PRM_STR:
+	case PRM_PATH:
 	case PRM_NODE:
 		break;
 	}
@@ -534,6 +540,9 @@ static void store(const struct prm_def *p, void *dst, const union prm_val *v)
 		break;
 	case PRM_STR:
 		memcpy(at, v->s, PRM_STR_MAX);
+		break;
+	case PRM_PATH:
+		memcpy(at, v->s, PRM_PATH_MAX);
 		break;
 	case PRM_ENUM:
 		memcpy(at, &v->e, sizeof v->e);
@@ -776,7 +785,7 @@ static const char *def_text(const struct prm_def *p)
 		return "(required)";
 	if (p->type == PRM_NODE)
 		return "(optional)";
-	if (p->type == PRM_STR && !*p->def)
+	if ((p->type == PRM_STR || p->type == PRM_PATH) && !*p->def)
 		return "\"\"";
 	return p->def;
 }

@@ -241,7 +241,7 @@ void gms_out_abort(struct gms_out *o)
 
 int gms_mkdirs(const char *path, gms_err *err)
 {
-	char buf[1024];
+	char buf[GMS_PATH_MAX];
 	if (!path[0])
 		return gms_errf(err, "empty directory name");
 	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)

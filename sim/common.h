@@ -69,10 +69,13 @@ int gms_parse_int(const char *s, int64_t *out);
  * half-written file. Output targets are regular files only: a `path` that
  * exists and is anything else -- a symlink, a directory, a FIFO, a device
  * node -- is refused (gms_out_check), never replaced by the rename. */
+/* The longest path handled: Linux's PATH_MAX (<linux/limits.h>). */
+#define GMS_PATH_MAX 4096
+
 struct gms_out {
-	FILE *f;	 /* write here between open and commit */
-	char path[1024]; /* final name */
-	char tmp[1040];	 /* temporary name (path + ".tmpXXXXXX") */
+	FILE *f;		 /* write here between open and commit */
+	char path[GMS_PATH_MAX]; /* final name */
+	char tmp[GMS_PATH_MAX + 16]; /* temporary (path + ".tmpXXXXXX") */
 };
 int gms_out_open(struct gms_out *o, const char *path, gms_err *err);
 int gms_out_commit(struct gms_out *o, gms_err *err);

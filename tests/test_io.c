@@ -285,6 +285,19 @@ static void test_quoted_content_capped(void **state)
 	free(out);
 }
 
+/* Defect 7: paths in an experiment file were capped at 127 characters
+ * (a string parameter's limit). The fixture's hw and workload file are
+ * longer (205 and 266 characters, ../ repeated) and run. */
+static void test_long_paths_in_experiment(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "long");
+	expect_sh(0, "summary: ", "@ run " REG "long-paths.yaml --quiet --out %s",
+		  d);
+	unscratch(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_unread_input_rejected_at_load),
 		cmocka_unit_test(test_directory_as_input),
 		cmocka_unit_test(test_quoted_content_capped),
+		cmocka_unit_test(test_long_paths_in_experiment),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
