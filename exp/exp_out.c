@@ -8,6 +8,7 @@
  */
 #include "exp.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -965,19 +966,13 @@ int exp_gnuplot(const char *script, const char *term, const char *dat,
 
 /* scaling: the efficiency-optimal table its rows come from, tuning.csv. */
 static int write_tuning(const struct exp *e, const struct exp_result *r,
-			FILE *log, gms_err *err)
+			const char *path, gms_err *err)
 {
-	char path[GMS_PATH_MAX + 32];
-	snprintf(path, sizeof path, "%s/tuning.csv", e->out_dir);
 	struct gms_out o;
 	if (gms_out_open(&o, path, err) < 0)
 		return -1;
 	write_eff_rows(o.f, e, r);
-	if (gms_out_commit(&o, err) < 0)
-		return -1;
-	if (log)
-		fprintf(log, "tuning:  %s\n", path);
-	return 0;
+	return gms_out_commit(&o, err);
 }
 
 /* The files of a result set (exp_write writes those that apply). */
@@ -1006,50 +1001,97 @@ int exp_check_out(const struct exp *e, const struct exp_opts *o,
 	return 0;
 }
 
+/* Write the files of the set that apply into dir. */
+static int write_set(const struct exp *e, const struct exp_result *r,
+		     const char *dir, gms_err *err)
+{
+	char p[6][GMS_PATH_MAX + 64]; /* set_files' order */
+	for (int i = 0; i < 6; i++)
+		snprintf(p[i], sizeof p[i], "%s/%s", dir, set_files[i]);
+	char *titles = calloc(1, 1 << 20), xlabel[128];
+	if (!titles)
+		return gms_errf(err, "out of memory");
+	const char *script = NULL;
+	int rc = -1;
+	if (write_csv(e, r, p[0], err) < 0 || write_json(e, r, p[1], err) < 0 ||
+	    (e->kind == EXP_SCALING && write_tuning(e, r, p[2], err) < 0) ||
+	    !(script = write_plot_data(e, r, p[3], titles, 1 << 20, xlabel,
+				       sizeof xlabel, err)))
+		goto out;
+	rc = 0;
+	if (e->plot) {
+		char title[300];
+		snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
+		rc = exp_gnuplot(script, "png", p[3], titles, xlabel, title,
+				 p[4], err);
+		if (rc == 0)
+			rc = exp_gnuplot(script, "svg", p[3], titles, xlabel,
+					 title, p[5], err);
+	}
+out:
+	free(titles);
+	return rc;
+}
+
+/* Remove the temporary set directory and whatever is in it (only files
+ * this program made). */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char p[GMS_PATH_MAX + 300];
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+			unlink(p);
+		}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* The set is all or nothing: written into a temporary directory inside
+ * out_dir (.set-XXXXXX); on failure that is removed and the previous set
+ * stays as it was; on success each file is renamed into place and a file
+ * of the set this run does not write (plot.png/.svg with plot: false,
+ * tuning.csv but for scaling) is removed, so no stale file survives. */
 int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 	      gms_err *err)
 {
 	if (gms_mkdirs(e->out_dir, err) < 0)
 		return -1;
-	char csv[GMS_PATH_MAX + 32], json[GMS_PATH_MAX + 32], dat[GMS_PATH_MAX + 32], png[GMS_PATH_MAX + 32], svg[GMS_PATH_MAX + 32];
-	snprintf(csv, sizeof csv, "%s/summary.csv", e->out_dir);
-	snprintf(json, sizeof json, "%s/runs.json", e->out_dir);
-	snprintf(dat, sizeof dat, "%s/plot.dat", e->out_dir);
-	snprintf(png, sizeof png, "%s/plot.png", e->out_dir);
-	snprintf(svg, sizeof svg, "%s/plot.svg", e->out_dir);
-	char *titles = calloc(1, 1 << 20), xlabel[128];
-	if (!titles)
-		return gms_errf(err, "out of memory");
-	if (write_csv(e, r, csv, err) < 0 || write_json(e, r, json, err) < 0 ||
-	    (e->kind == EXP_SCALING && write_tuning(e, r, log, err) < 0)) {
-		free(titles);
+	char tmp[GMS_PATH_MAX + 32], from[GMS_PATH_MAX + 64],
+		to[GMS_PATH_MAX + 64];
+	snprintf(tmp, sizeof tmp, "%s/.set-XXXXXX", e->out_dir);
+	if (!mkdtemp(tmp))
+		return gms_errf(err, "%s: cannot create a temporary directory: "
+				     "%s",
+				e->out_dir, strerror(errno));
+	if (write_set(e, r, tmp, err) < 0) {
+		remove_dir(tmp);
 		return -1;
 	}
-	const char *script = write_plot_data(e, r, dat, titles, 1 << 20,
-					     xlabel, sizeof xlabel, err);
-	if (!script) {
-		free(titles);
-		return -1;
+	for (int i = 0; set_files[i]; i++) {
+		snprintf(from, sizeof from, "%s/%s", tmp, set_files[i]);
+		snprintf(to, sizeof to, "%s/%s", e->out_dir, set_files[i]);
+		if (gms_out_check(to, err) < 0) {
+			remove_dir(tmp);
+			return -1;
+		}
+		if (access(from, F_OK) != 0) {
+			unlink(to); /* stale: not part of this set */
+		} else if (rename(from, to) != 0) {
+			gms_errf(err, "%s: cannot rename into place: %s", to,
+				 strerror(errno));
+			remove_dir(tmp);
+			return -1;
+		} else if (log && i != 3) { /* plot.dat: not announced */
+			static const char *const lbl[] = {
+				"summary: ", "runs:    ", "tuning:  ", "",
+				"plot:    ", "         "};
+			fprintf(log, "%s%s\n", lbl[i], to);
+		}
 	}
-	if (log) {
-		fprintf(log, "summary: %s\n", csv);
-		fprintf(log, "runs:    %s\n", json);
-	}
-	if (!e->plot) {
-		free(titles);
-		return 0;
-	}
-	char title[300];
-	snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
-	int rc = exp_gnuplot(script, "png", dat, titles, xlabel, title, png, err);
-	if (rc == 0)
-		rc = exp_gnuplot(script, "svg", dat, titles, xlabel, title, svg, err);
-	free(titles);
-	if (rc < 0)
-		return -1;
-	if (log) {
-		fprintf(log, "plot:    %s\n", png);
-		fprintf(log, "         %s\n", svg);
-	}
+	rmdir(tmp);
 	return 0;
 }
