@@ -43,7 +43,8 @@
  *
  * Graph rules are wl_finalize's (wl.c): every activation, gradient and
  * workspace tensor is produced by exactly one op before any op reads it;
- * inputs, parameters and optimizer state are never outputs. A parameter
+ * inputs, parameters and optimizer state are never outputs; an input is
+ * read by at least one op (refused here, at its name). A parameter
  * update is in place: the update op lists parameters, gradients and
  * optimizer state as inputs and has no outputs.
  *
