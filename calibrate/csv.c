@@ -166,10 +166,9 @@ int cal_csv_read(struct cal_csv *c, const char *path, gms_err *err)
 {
 	memset(c, 0, sizeof *c);
 	snprintf(c->path, sizeof c->path, "%s", path);
-	FILE *f = fopen(path, "r");
+	FILE *f = gms_fopen_in(path, "r", err);
 	if (!f)
-		return gms_errf(err, "%s: cannot open: %s", path,
-				strerror(errno));
+		return -1;
 	char *s = NULL;
 	size_t sn = 0, cap_rows = 0, cap_meta = 0;
 	long line = 0;

@@ -320,11 +320,9 @@ static void put_host(FILE *f, uint64_t pinned, const struct cal_host_opts *o,
 /* Read a whole file. */
 static char *slurp(const char *path, gms_err *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		gms_errf(err, "%s: cannot open", path);
+	FILE *f = gms_fopen_in(path, "r", err);
+	if (!f)
 		return NULL;
-	}
 	char *text = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&text, &len);

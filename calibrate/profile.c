@@ -452,8 +452,11 @@ static int build(FILE *f, const struct cal_csv *c,
 		return gms_errf(err, "--precision: '%s' is not fp32, tf32 or "
 				     "fp16",
 				prec);
-	if (o->name)
-		fprintf(f, "name: %s\n", o->name);
+	if (o->name) { /* quoted: a JSON string is a YAML flow scalar */
+		fputs("name: ", f);
+		gms_json_str(f, o->name);
+		fputc('\n', f);
+	}
 	if (put_device(f, c, err) < 0)
 		return -1;
 

@@ -20,6 +20,7 @@
 #include "../sim/trace.h"
 
 #include <dirent.h>
+#include <errno.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,6 +310,16 @@ static struct wl_workload *load_workload(const char *spec,
 	return wl_load_yaml(spec, batch, err);
 }
 
+/* A run that completed but whose --trace or --schedule file could not
+ * be written: failed, with that file's error as the run's (printed once,
+ * in the report's FAILED: line and on stderr). */
+static void out_failed(struct st_run *st, gms_err *err, const gms_err *why)
+{
+	st->failed = true;
+	*err = *why;
+	snprintf(st->error, sizeof st->error, "%s", why->msg);
+}
+
 static int simulate(int argc, char **argv)
 {
 	const char *wl_path = NULL, *hw_spec = "V100-16GB",
@@ -398,6 +409,12 @@ static int simulate(int argc, char **argv)
 		goto out;
 	}
 	gms_err err = {{0}};
+	/* the trace's location before the run (--schedule's file is opened
+	 * before it anyway) */
+	if (trace && gms_out_probe(trace, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --trace: %s\n", err.msg);
+		goto out;
+	}
 	struct hw_profile hw;
 	if (hw_load(&hw, hw_spec, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
@@ -438,9 +455,11 @@ static int simulate(int argc, char **argv)
 		gms_err serr;
 		if (sch_writer_close(sw, st.mem.peak_allocated,
 				     st.mem.peak_reserved, &serr) < 0) {
-			fprintf(stderr, "gpumemsim: %s\n", serr.msg);
 			if (r == 0)
-				r = -1, st.failed = true, err = serr;
+				out_failed(&st, &err, &serr);
+			else /* the run's own error comes below */
+				fprintf(stderr, "gpumemsim: %s\n", serr.msg);
+			r = -1;
 		} else {
 			fprintf(stderr, "schedule: %s\n", sched);
 		}
@@ -451,24 +470,32 @@ static int simulate(int argc, char **argv)
 			 wl->name, (long long)wl->batch, pol.label, hw.name);
 		gms_err terr;
 		if (tr_write_chrome(&tr, trace, title, &terr) < 0) {
-			fprintf(stderr, "gpumemsim: %s\n", terr.msg);
 			if (r == 0)
-				r = -1, st.failed = true;
+				out_failed(&st, &err, &terr);
+			else /* the run's own error comes below */
+				fprintf(stderr, "gpumemsim: %s\n", terr.msg);
+			r = -1;
 		} else {
 			fprintf(stderr, "trace: %s\n", trace);
 		}
 	}
 	tr_fini(&tr);
+	/* bad input found when the run set up (a budget below the
+	 * allocator's least): no run, so no report; exit 2 below */
+	bool ran = r == 0 || st.failed;
 	/* the allocator that ran: the policy's own (vDNN's CNMeM) or
 	 * --allocator; empty when the run stopped before making one */
-	printf("%s on %s, batch %lld, policy %s, allocator %s\n", wl->name,
-	       hw.name, (long long)wl->batch, pol.label,
-	       st.allocator[0] ? st.allocator : allocator);
-	st_print(&st, stdout);
+	if (ran) {
+		printf("%s on %s, batch %lld, policy %s, allocator %s\n",
+		       wl->name, hw.name, (long long)wl->batch, pol.label,
+		       st.allocator[0] ? st.allocator : allocator);
+		st_print(&st, stdout);
+	}
 	gms_err rerr = {{0}};
-	if (pol_report_text(&pol, &st.pol_report, &rerr) < 0 && r == 0)
+	if (ran && pol_report_text(&pol, &st.pol_report, &rerr) < 0 &&
+	    r == 0)
 		r = -1, st.failed = true, err = rerr;
-	if (st.pol_report) {
+	if (ran && st.pol_report) {
 		printf("  policy %s (whole run):\n", pol.ops->name);
 		fputs(st.pol_report, stdout);
 	}
@@ -664,6 +691,12 @@ static int run_experiment(int argc, char **argv)
 			"gpumemsim: --trace-point %ld: no such row (the summary "
 			"will have %zu)\n",
 			o.trace_point, exp_planned_rows(&e));
+		exp_free(&e);
+		return EXIT_INPUT;
+	}
+	/* every output location before the first simulation */
+	if (exp_check_out(&e, &o, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		exp_free(&e);
 		return EXIT_INPUT;
 	}
@@ -878,6 +911,10 @@ static int calibrate(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
+	if (gms_out_probe(out, &err) < 0) { /* before the measurement */
+		fprintf(stderr, "gpumemsim: -o: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
 	if (!o.threads)
 		o.threads = hw.cpu_threads;
 	struct cal_host_result r;
@@ -898,7 +935,8 @@ static int calibrate(int argc, char **argv)
 	return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* The command named by argv[1]; its exit status. */
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -942,4 +980,28 @@ int main(int argc, char **argv)
 	fprintf(stderr, "gpumemsim: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_INPUT;
+}
+
+/* Standard output checked on close: a report lost to a full disk or a
+ * closed pipe is a failure (exit 1 unless the command failed already),
+ * never a silent 0. */
+static int finish(int rc)
+{
+	bool bad = fflush(stdout) != 0;
+	int e = errno;
+	bad = bad || ferror(stdout);
+	if (fclose(stdout) != 0 && !bad) {
+		bad = true;
+		e = errno;
+	}
+	if (!bad)
+		return rc;
+	fprintf(stderr, "gpumemsim: standard output: write error: %s\n",
+		e ? strerror(e) : "lost output");
+	return rc == EXIT_OK ? EXIT_RUN : rc;
+}
+
+int main(int argc, char **argv)
+{
+	return finish(dispatch(argc, argv));
 }

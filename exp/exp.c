@@ -28,11 +28,11 @@ const char *const exp_kind_names[] = {"run", "sweep", "max-batch",
 struct exp_top {
 	char name[PRM_STR_MAX];
 	char description[PRM_STR_MAX];
-	char hw[PRM_STR_MAX];
+	char hw[PRM_PATH_MAX];
 	char allocator[PRM_STR_MAX];
 	uint64_t budget, pool_size;
 	int64_t iterations, warmup;
-	char out[PRM_STR_MAX];
+	char out[PRM_PATH_MAX];
 	bool plot;
 	yaml_node_t *workloads, *policies, *measure, *cluster;
 };
@@ -45,7 +45,7 @@ static const struct prm_def top_defs[] = {
 	{"description", PRM_STR, "", 0, 0, NULL,
 	 "one line saying what the experiment shows (copied to runs.json)",
 	 TOP(description)},
-	{"hw", PRM_STR, "V100-16GB", 0, 0, NULL,
+	{"hw", PRM_PATH, "V100-16GB", 0, 0, NULL,
 	 "hardware profile: a name in configs/hw/ or a path", TOP(hw)},
 	{"allocator", PRM_STR, "framework", 0, 0, NULL,
 	 "device allocator (`gpumemsim list allocators`), or framework: "
@@ -61,7 +61,7 @@ static const struct prm_def top_defs[] = {
 	{"warmup", PRM_INT, "1", 0, 999, NULL,
 	 "leading iterations left out of the steady-state figures (< "
 	 "iterations)", TOP(warmup)},
-	{"out", PRM_STR, "results", 0, 0, NULL,
+	{"out", PRM_PATH, "results", 0, 0, NULL,
 	 "directory that holds <name>/ (relative to the working directory)",
 	 TOP(out)},
 	{"plot", PRM_BOOL, "true", 0, 0, NULL,
@@ -82,7 +82,7 @@ static const struct prm_def top_defs[] = {
 
 /* One workload entry. */
 struct exp_wl_in {
-	char name[PRM_STR_MAX], file[PRM_STR_MAX * 4], trace[PRM_STR_MAX * 4];
+	char name[PRM_STR_MAX], file[PRM_PATH_MAX], trace[PRM_PATH_MAX];
 	char label[PRM_STR_MAX];
 	int64_t batch, size;
 	int framework, optimizer;
@@ -92,9 +92,9 @@ static const struct prm_def wl_defs[] = {
 	{"name", PRM_STR, "", 0, 0, NULL,
 	 "a generator (`gpumemsim list workloads`); or give file or trace",
 	 WLI(name)},
-	{"file", PRM_STR, "", 0, 0, NULL,
+	{"file", PRM_PATH, "", 0, 0, NULL,
 	 "a workload YAML file (workloads/README.md)", WLI(file)},
-	{"trace", PRM_STR, "", 0, 0, NULL,
+	{"trace", PRM_PATH, "", 0, 0, NULL,
 	 "a recorded DTR training log (its batch is fixed)", WLI(trace)},
 	{"label", PRM_STR, "", 0, 0, NULL,
 	 "name in results (default: the generator name or file stem)",
@@ -263,7 +263,7 @@ static const char *stem(const char *path, char *buf, size_t n)
  * the data directory (the repository). */
 static void resolve(const struct exp *e, const char *p, char *out, size_t n)
 {
-	char dir[1024];
+	char dir[PRM_PATH_MAX];
 	snprintf(dir, sizeof dir, "%s", e->path);
 	char *slash = strrchr(dir, '/');
 	if (slash)
@@ -273,8 +273,11 @@ static void resolve(const struct exp *e, const char *p, char *out, size_t n)
 		out[0] = '\0'; /* too long: not a candidate */
 	if (p[0] == '/' || access(p, F_OK) == 0)
 		snprintf(out, n, "%s", p);
-	else if (!out[0] || access(out, F_OK) != 0)
-		snprintf(out, n, "%s/%s", hw_datadir(), p);
+	else if (!out[0] || access(out, F_OK) != 0) {
+		k = snprintf(out, n, "%s/%s", hw_datadir(), p);
+		if (k < 0 || (size_t)k >= n) /* too long: as written */
+			snprintf(out, n, "%s", p);
+	}
 }
 
 static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
@@ -711,11 +714,17 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 			 (unsigned long long)top.budget);
 		goto fail;
 	}
-	if (o && o->out)
-		snprintf(e->out_dir, sizeof e->out_dir, "%s", o->out);
-	else
-		snprintf(e->out_dir, sizeof e->out_dir, "%s/%s", top.out,
-			 e->name);
+	int k = o && o->out ? snprintf(e->out_dir, sizeof e->out_dir, "%s",
+				       o->out)
+			    : snprintf(e->out_dir, sizeof e->out_dir,
+				       "%s/%s", top.out, e->name);
+	if (k < 0 || (size_t)k >= sizeof e->out_dir) {
+		cfg_errf(err, d, cfg_map_get(d, root, "out"),
+			 "key 'out': the results directory's path is longer "
+			 "than %d characters",
+			 PRM_PATH_MAX - 1);
+		goto fail;
+	}
 	if (top.warmup >= top.iterations) {
 		cfg_errf(err, d, cfg_map_get(d, root, "warmup"),
 			 "key 'warmup': %lld must be below 'iterations' (%lld)",

@@ -88,7 +88,7 @@ struct exp_workload {
 	enum exp_src src;	   /* generator, workload YAML or DTR trace */
 	const struct wl_gen *gen;  /* EXP_SRC_GEN: the generator */
 	struct wl_gen_args args;   /* EXP_SRC_GEN: its arguments (batch) */
-	char path[1024];	   /* EXP_SRC_FILE / TRACE: the file */
+	char path[PRM_PATH_MAX];   /* EXP_SRC_FILE / TRACE: the file */
 	int64_t batch;		   /* batch to build at; 0 = the file's */
 	const yaml_node_t *node;   /* the entry, for messages */
 };
@@ -103,9 +103,9 @@ struct exp_policy {
 /* A parsed, validated experiment. */
 struct exp {
 	struct cfg_doc *doc;	     /* the YAML (nodes point into it) */
-	char path[1024];	     /* the file */
+	char path[PRM_PATH_MAX];     /* the file */
 	char name[128];		     /* results/<name>/ */
-	char out_dir[1024];	     /* where results go */
+	char out_dir[PRM_PATH_MAX];  /* where results go */
 	struct hw_profile hw;	     /* the GPU */
 	char allocator[PRM_STR_MAX]; /* device allocator (mem_find name) */
 	uint64_t budget;	     /* device bytes for tensors; 0 = usable */
@@ -244,6 +244,14 @@ void exp_result_free(struct exp_result *r);
  * e->out_dir; prints the paths written to `log` (may be NULL). */
 int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 	      gms_err *err);
+
+/* Before anything runs: create e->out_dir, check that each file of the
+ * result set may be written there (gms_out_check) and that a temporary
+ * can be made, and probe --trace and --schedule (gms_out_probe), so a bad
+ * output path is found before the work, not after it. Returns 0 or -1
+ * with the first problem. */
+int exp_check_out(const struct exp *e, const struct exp_opts *o,
+		  gms_err *err);
 
 /* The row of the summary table a --trace-point index names. */
 const struct exp_point *exp_row(const struct exp_result *r, size_t i);

@@ -8,6 +8,7 @@
  */
 #include "exp.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -908,7 +909,7 @@ int exp_gnuplot(const char *script, const char *term, const char *dat,
 		const char *titles, const char *xlabel, const char *title,
 		const char *out, gms_err *err)
 {
-	char tmp[1100], sp[1100];
+	char tmp[GMS_PATH_MAX + 32], sp[GMS_PATH_MAX + 32];
 	snprintf(tmp, sizeof tmp, "%s.tmp", out);
 	snprintf(sp, sizeof sp, "%s/results/%s", hw_datadir(), script);
 	char *expr = NULL;
@@ -952,6 +953,10 @@ int exp_gnuplot(const char *script, const char *term, const char *dat,
 		return -1;
 	}
 	free(expr);
+	if (gms_out_check(out, err) < 0) {
+		unlink(tmp);
+		return -1;
+	}
 	if (rename(tmp, out) != 0) {
 		unlink(tmp);
 		return gms_errf(err, "%s: %s", out, strerror(errno));
@@ -961,65 +966,132 @@ int exp_gnuplot(const char *script, const char *term, const char *dat,
 
 /* scaling: the efficiency-optimal table its rows come from, tuning.csv. */
 static int write_tuning(const struct exp *e, const struct exp_result *r,
-			FILE *log, gms_err *err)
+			const char *path, gms_err *err)
 {
-	char path[1100];
-	snprintf(path, sizeof path, "%s/tuning.csv", e->out_dir);
 	struct gms_out o;
 	if (gms_out_open(&o, path, err) < 0)
 		return -1;
 	write_eff_rows(o.f, e, r);
-	if (gms_out_commit(&o, err) < 0)
-		return -1;
-	if (log)
-		fprintf(log, "tuning:  %s\n", path);
+	return gms_out_commit(&o, err);
+}
+
+/* The files of a result set (exp_write writes those that apply). */
+static const char *const set_files[] = {"summary.csv", "runs.json",
+					"tuning.csv",  "plot.dat",
+					"plot.png",    "plot.svg", NULL};
+
+int exp_check_out(const struct exp *e, const struct exp_opts *o,
+		  gms_err *err)
+{
+	char p[GMS_PATH_MAX + 32];
+	if (gms_mkdirs(e->out_dir, err) < 0)
+		return gms_err_prefix(err, "output directory");
+	for (int i = 0; set_files[i]; i++) {
+		snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[i]);
+		if (gms_out_check(p, err) < 0)
+			return -1;
+	}
+	snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[0]);
+	if (gms_out_probe(p, err) < 0)
+		return gms_err_prefix(err, "output directory");
+	if (o && o->trace && gms_out_probe(o->trace, err) < 0)
+		return gms_err_prefix(err, "--trace");
+	if (o && o->schedule && gms_out_probe(o->schedule, err) < 0)
+		return gms_err_prefix(err, "--schedule");
 	return 0;
 }
 
+/* Write the files of the set that apply into dir. */
+static int write_set(const struct exp *e, const struct exp_result *r,
+		     const char *dir, gms_err *err)
+{
+	char p[6][GMS_PATH_MAX + 64]; /* set_files' order */
+	for (int i = 0; i < 6; i++)
+		snprintf(p[i], sizeof p[i], "%s/%s", dir, set_files[i]);
+	char *titles = calloc(1, 1 << 20), xlabel[128];
+	if (!titles)
+		return gms_errf(err, "out of memory");
+	const char *script = NULL;
+	int rc = -1;
+	if (write_csv(e, r, p[0], err) < 0 || write_json(e, r, p[1], err) < 0 ||
+	    (e->kind == EXP_SCALING && write_tuning(e, r, p[2], err) < 0) ||
+	    !(script = write_plot_data(e, r, p[3], titles, 1 << 20, xlabel,
+				       sizeof xlabel, err)))
+		goto out;
+	rc = 0;
+	if (e->plot) {
+		char title[300];
+		snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
+		rc = exp_gnuplot(script, "png", p[3], titles, xlabel, title,
+				 p[4], err);
+		if (rc == 0)
+			rc = exp_gnuplot(script, "svg", p[3], titles, xlabel,
+					 title, p[5], err);
+	}
+out:
+	free(titles);
+	return rc;
+}
+
+/* Remove the temporary set directory and whatever is in it (only files
+ * this program made). */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char p[GMS_PATH_MAX + 300];
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+			unlink(p);
+		}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* The set is all or nothing: written into a temporary directory inside
+ * out_dir (.set-XXXXXX); on failure that is removed and the previous set
+ * stays as it was; on success each file is renamed into place and a file
+ * of the set this run does not write (plot.png/.svg with plot: false,
+ * tuning.csv but for scaling) is removed, so no stale file survives. */
 int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 	      gms_err *err)
 {
 	if (gms_mkdirs(e->out_dir, err) < 0)
 		return -1;
-	char csv[1100], json[1100], dat[1100], png[1100], svg[1100];
-	snprintf(csv, sizeof csv, "%s/summary.csv", e->out_dir);
-	snprintf(json, sizeof json, "%s/runs.json", e->out_dir);
-	snprintf(dat, sizeof dat, "%s/plot.dat", e->out_dir);
-	snprintf(png, sizeof png, "%s/plot.png", e->out_dir);
-	snprintf(svg, sizeof svg, "%s/plot.svg", e->out_dir);
-	char *titles = calloc(1, 1 << 20), xlabel[128];
-	if (!titles)
-		return gms_errf(err, "out of memory");
-	if (write_csv(e, r, csv, err) < 0 || write_json(e, r, json, err) < 0 ||
-	    (e->kind == EXP_SCALING && write_tuning(e, r, log, err) < 0)) {
-		free(titles);
+	char tmp[GMS_PATH_MAX + 32], from[GMS_PATH_MAX + 64],
+		to[GMS_PATH_MAX + 64];
+	snprintf(tmp, sizeof tmp, "%s/.set-XXXXXX", e->out_dir);
+	if (!mkdtemp(tmp))
+		return gms_errf(err, "%s: cannot create a temporary directory: "
+				     "%s",
+				e->out_dir, strerror(errno));
+	if (write_set(e, r, tmp, err) < 0) {
+		remove_dir(tmp);
 		return -1;
 	}
-	const char *script = write_plot_data(e, r, dat, titles, 1 << 20,
-					     xlabel, sizeof xlabel, err);
-	if (!script) {
-		free(titles);
-		return -1;
+	for (int i = 0; set_files[i]; i++) {
+		snprintf(from, sizeof from, "%s/%s", tmp, set_files[i]);
+		snprintf(to, sizeof to, "%s/%s", e->out_dir, set_files[i]);
+		if (gms_out_check(to, err) < 0) {
+			remove_dir(tmp);
+			return -1;
+		}
+		if (access(from, F_OK) != 0) {
+			unlink(to); /* stale: not part of this set */
+		} else if (rename(from, to) != 0) {
+			gms_errf(err, "%s: cannot rename into place: %s", to,
+				 strerror(errno));
+			remove_dir(tmp);
+			return -1;
+		} else if (log && i != 3) { /* plot.dat: not announced */
+			static const char *const lbl[] = {
+				"summary: ", "runs:    ", "tuning:  ", "",
+				"plot:    ", "         "};
+			fprintf(log, "%s%s\n", lbl[i], to);
+		}
 	}
-	if (log) {
-		fprintf(log, "summary: %s\n", csv);
-		fprintf(log, "runs:    %s\n", json);
-	}
-	if (!e->plot) {
-		free(titles);
-		return 0;
-	}
-	char title[300];
-	snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
-	int rc = exp_gnuplot(script, "png", dat, titles, xlabel, title, png, err);
-	if (rc == 0)
-		rc = exp_gnuplot(script, "svg", dat, titles, xlabel, title, svg, err);
-	free(titles);
-	if (rc < 0)
-		return -1;
-	if (log) {
-		fprintf(log, "plot:    %s\n", png);
-		fprintf(log, "         %s\n", svg);
-	}
+	rmdir(tmp);
 	return 0;
 }

@@ -126,10 +126,9 @@ int cfg_load(struct cfg_doc **out, const char *path, gms_err *err)
 	*out = NULL;
 	if (!path || !*path)
 		return gms_errf(err, "no configuration file named");
-	FILE *f = fopen(path, "rb");
+	FILE *f = gms_fopen_in(path, "rb", err);
 	if (!f)
-		return gms_errf(err, "%s: cannot open: %s", path,
-				strerror(errno));
+		return -1;
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
 		fclose(f);
@@ -320,7 +319,7 @@ union prm_val {
 	uint64_t u;		/* PRM_BYTES */
 	double d;		/* PRM_DOUBLE */
 	bool b;			/* PRM_BOOL */
-	char s[PRM_STR_MAX];	/* PRM_STR */
+	char s[PRM_PATH_MAX];	/* PRM_STR, PRM_PATH */
 	int e;			/* PRM_ENUM */
 	sim_time_t t;		/* PRM_TIME */
 	yaml_node_t *node;	/* PRM_NODE */
@@ -339,6 +338,8 @@ static const char *type_name(enum prm_type t)
 		return "bool";
 	case PRM_STR:
 		return "string";
+	case PRM_PATH:
+		return "path";
 	case PRM_ENUM:
 		return "enum";
 	case PRM_TIME:
@@ -362,6 +363,8 @@ static const char *type_expect(enum prm_type t)
 		return "a boolean (true/false/yes/no)";
 	case PRM_STR:
 		return "a string";
+	case PRM_PATH:
+		return "a path";
 	case PRM_ENUM:
 		return "one of the listed values";
 	case PRM_TIME:
@@ -417,14 +420,16 @@ static int check_range(const struct prm_def *p, double v, const char *text,
 static int parse_text(const struct prm_def *p, const char *s, bool null,
 		      union prm_val *v, char *why, size_t n)
 {
+	char qt[GMS_QUOTE_BUF]; /* s as quoted in messages */
 	memset(v, 0, sizeof *v);
-	if (p->type == PRM_STR) {
+	if (p->type == PRM_STR || p->type == PRM_PATH) {
 		const char *t = null ? "" : s;
-		if (strlen(t) >= PRM_STR_MAX) {
+		int max = p->type == PRM_STR ? PRM_STR_MAX : PRM_PATH_MAX;
+		if (strlen(t) >= (size_t)max) {
 			snprintf(why, n,
 				 "string is %zu characters long; at most %d "
 				 "are allowed",
-				 strlen(t), PRM_STR_MAX - 1);
+				 strlen(t), max - 1);
 			return -1;
 		}
 		memcpy(v->s, t, strlen(t) + 1);
@@ -447,39 +452,39 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 	switch (p->type) {
 	case PRM_INT:
 		if (gms_parse_int(s, &v->i) < 0) {
-			snprintf(why, n, "expected %s, found '%s'",
-				 type_expect(p->type), s);
+			snprintf(why, n, "expected %s, found %s",
+				 type_expect(p->type), gms_quote(qt, s));
 			return -1;
 		}
 		return check_range(p, (double)v->i, s, why, n);
 	case PRM_BYTES:
 		if (*q == '-') {
-			snprintf(why, n, "a size must not be negative ('%s')",
-				 s);
+			snprintf(why, n, "a size must not be negative (%s)",
+				 gms_quote(qt, s));
 			return -1;
 		}
 		if (gms_parse_bytes(s, &v->u) < 0) {
-			snprintf(why, n, "expected %s, found '%s'",
-				 type_expect(p->type), s);
+			snprintf(why, n, "expected %s, found %s",
+				 type_expect(p->type), gms_quote(qt, s));
 			return -1;
 		}
 		return check_range(p, (double)v->u, s, why, n);
 	case PRM_DOUBLE:
 		if (gms_parse_double(s, &v->d) < 0) {
-			snprintf(why, n, "expected %s, found '%s'",
-				 type_expect(p->type), s);
+			snprintf(why, n, "expected %s, found %s",
+				 type_expect(p->type), gms_quote(qt, s));
 			return -1;
 		}
 		return check_range(p, v->d, s, why, n);
 	case PRM_TIME:
 		if (*q == '-') {
-			snprintf(why, n, "a time must not be negative ('%s')",
-				 s);
+			snprintf(why, n, "a time must not be negative (%s)",
+				 gms_quote(qt, s));
 			return -1;
 		}
 		if (gms_parse_time(s, &v->t) < 0) {
-			snprintf(why, n, "expected %s, found '%s'",
-				 type_expect(p->type), s);
+			snprintf(why, n, "expected %s, found %s",
+				 type_expect(p->type), gms_quote(qt, s));
 			return -1;
 		}
 		return check_range(p, (double)v->t, s, why, n);
@@ -492,8 +497,8 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 			v->b = false;
 			return 0;
 		}
-		snprintf(why, n, "expected %s, found '%s'",
-			 type_expect(p->type), s);
+		snprintf(why, n, "expected %s, found %s",
+			 type_expect(p->type), gms_quote(qt, s));
 		return -1;
 	case PRM_ENUM:
 		for (int i = 0; p->choices && p->choices[i]; i++)
@@ -504,10 +509,12 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 		{
 			char list[700];
 			join_choices(list, sizeof list, p->choices, ", ");
-			snprintf(why, n, "'%s' is not one of: %s", s, list);
+			snprintf(why, n, "%s is not one of: %s",
+				 gms_quote(qt, s), list);
 		}
 		return -1;
 	case PRM_STR:
+	case PRM_PATH:
 	case PRM_NODE:
 		break;
 	}
@@ -533,6 +540,9 @@ static void store(const struct prm_def *p, void *dst, const union prm_val *v)
 		break;
 	case PRM_STR:
 		memcpy(at, v->s, PRM_STR_MAX);
+		break;
+	case PRM_PATH:
+		memcpy(at, v->s, PRM_PATH_MAX);
 		break;
 	case PRM_ENUM:
 		memcpy(at, &v->e, sizeof v->e);
@@ -597,6 +607,7 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 		     bool defaults, gms_err *err)
 {
 	const char *ws = what_str(what), *sep = what_sep(what);
+	char qt[GMS_QUOTE_BUF]; /* a file's text as quoted in messages */
 	if (!node)
 		return cfg_errf(err, d, NULL, "%s%sexpected a mapping, found "
 				"an empty document", ws, sep);
@@ -610,8 +621,8 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 		if (s)
 			return cfg_errf(err, d, node,
 					"%s%sexpected a mapping, found a "
-					"scalar '%s'",
-					ws, sep, s);
+					"scalar %s",
+					ws, sep, gms_quote(qt, s));
 		return cfg_errf(err, d, node,
 				"%s%sexpected a mapping, found %s", ws, sep,
 				node_kind(node));
@@ -647,8 +658,8 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 			char known[800];
 			join_keys(known, sizeof known, defs);
 			rc = cfg_errf(err, d, k,
-				      "%s%skey '%s': unknown key (known: %s)",
-				      ws, sep, key, known);
+				      "%s%skey %s: unknown key (known: %s)",
+				      ws, sep, gms_quote(qt, key), known);
 			break;
 		}
 		const struct prm_def *p = &defs[j];
@@ -774,7 +785,7 @@ static const char *def_text(const struct prm_def *p)
 		return "(required)";
 	if (p->type == PRM_NODE)
 		return "(optional)";
-	if (p->type == PRM_STR && !*p->def)
+	if ((p->type == PRM_STR || p->type == PRM_PATH) && !*p->def)
 		return "\"\"";
 	return p->def;
 }

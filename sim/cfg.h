@@ -26,6 +26,7 @@ enum prm_type {
 	PRM_DOUBLE, /* double; "1e12", "0.75" */
 	PRM_BOOL,   /* bool; true/false (also yes/no) */
 	PRM_STR,    /* char[PRM_STR_MAX]; any scalar */
+	PRM_PATH,   /* char[PRM_PATH_MAX]; a file or directory name */
 	PRM_ENUM,   /* int; index of the value in choices[] */
 	PRM_TIME,   /* sim_time_t; integer ns or "2.5ms", "10us" */
 	PRM_NODE,   /* yaml_node_t *; a mapping or sequence the caller walks
@@ -35,6 +36,7 @@ enum prm_type {
 };
 
 #define PRM_STR_MAX 128
+#define PRM_PATH_MAX GMS_PATH_MAX
 
 struct prm_def {
 	const char *key;	   /* YAML key / --set name */

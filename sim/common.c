@@ -142,11 +142,49 @@ int gms_parse_time(const char *s, sim_time_t *out)
 
 /* ---- all-or-nothing result files ---------------------------------------- */
 
+/* What a file of mode m is, for messages. */
+static const char *file_kind(mode_t m)
+{
+	return S_ISLNK(m)    ? "a symlink"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "not a regular file";
+}
+
+int gms_out_check(const char *path, gms_err *err)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0
+				       : gms_errf(err, "%s: %s", path,
+						  strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return 0;
+	return gms_errf(err,
+			"%s: is %s; output files are regular files only (it "
+			"would be replaced, not written through)",
+			path, file_kind(st.st_mode));
+}
+
+int gms_out_probe(const char *path, gms_err *err)
+{
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0)
+		return -1;
+	gms_out_abort(&o);
+	return 0;
+}
+
 int gms_out_open(struct gms_out *o, const char *path, gms_err *err)
 {
 	memset(o, 0, sizeof *o);
 	if (strlen(path) >= sizeof o->path)
 		return gms_errf(err, "%s: path too long", path);
+	if (gms_out_check(path, err) < 0)
+		return -1;
 	snprintf(o->path, sizeof o->path, "%s", path);
 	snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path);
 	int fd = mkstemp(o->tmp);
@@ -178,6 +216,11 @@ int gms_out_commit(struct gms_out *o, gms_err *err)
 		return gms_errf(err, "%s: write failed: %s", o->path,
 				strerror(e));
 	}
+	/* again: the target may have appeared while the result was made */
+	if (gms_out_check(o->path, err) < 0) {
+		unlink(o->tmp);
+		return -1;
+	}
 	if (rename(o->tmp, o->path) != 0) {
 		e = errno;
 		unlink(o->tmp);
@@ -198,7 +241,7 @@ void gms_out_abort(struct gms_out *o)
 
 int gms_mkdirs(const char *path, gms_err *err)
 {
-	char buf[1024];
+	char buf[GMS_PATH_MAX];
 	if (!path[0])
 		return gms_errf(err, "empty directory name");
 	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
@@ -242,6 +285,44 @@ void gms_json_strn(FILE *f, const char *s, size_t n)
 			fputc(*p, f);
 	}
 	fputc('"', f);
+}
+
+FILE *gms_fopen_in(const char *path, const char *mode, gms_err *err)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		gms_errf(err, "%s: is a directory, not a file", path);
+		return NULL;
+	}
+	FILE *f = fopen(path, mode);
+	if (!f)
+		gms_errf(err, "%s: cannot open: %s", path, strerror(errno));
+	return f;
+}
+
+const char *gms_quote(char *buf, const char *s)
+{
+	size_t n = 0;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	buf[n++] = '\'';
+	for (size_t i = 0; p[i]; i++) {
+		if (i == GMS_QUOTE_MAX) {
+			memcpy(buf + n, "...", 3);
+			n += 3;
+			break;
+		}
+		if (p[i] == '\n' || p[i] == '\t' || p[i] == '\r') {
+			buf[n++] = '\\';
+			buf[n++] = p[i] == '\n' ? 'n' : p[i] == '\t' ? 't' : 'r';
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			n += (size_t)snprintf(buf + n, 5, "\\x%02x", p[i]);
+		} else {
+			buf[n++] = (char)p[i];
+		}
+	}
+	buf[n++] = '\'';
+	buf[n] = '\0';
+	return buf;
 }
 
 void gms_list_add(char *buf, size_t n, const char *item)

@@ -105,15 +105,43 @@ int gms_parse_int(const char *s, int64_t *out);
 /* A result file written all or nothing: gms_out_open creates a temporary
  * beside `path`; gms_out_commit flushes it, checks for write errors and
  * renames it onto `path`; gms_out_abort removes it. Readers never see a
- * half-written file. */
+ * half-written file. Output targets are regular files only: a `path` that
+ * exists and is anything else -- a symlink, a directory, a FIFO, a device
+ * node -- is refused (gms_out_check), never replaced by the rename. */
+/* The longest path handled: Linux's PATH_MAX (<linux/limits.h>). */
+#define GMS_PATH_MAX 4096
+
 struct gms_out {
-	FILE *f;	 /* write here between open and commit */
-	char path[1024]; /* final name */
-	char tmp[1040];	 /* temporary name (path + ".tmpXXXXXX") */
+	FILE *f;		 /* write here between open and commit */
+	char path[GMS_PATH_MAX]; /* final name */
+	char tmp[GMS_PATH_MAX + 16]; /* temporary (path + ".tmpXXXXXX") */
 };
 int gms_out_open(struct gms_out *o, const char *path, gms_err *err);
 int gms_out_commit(struct gms_out *o, gms_err *err);
 void gms_out_abort(struct gms_out *o);
+
+/* The rule of output targets: 0 when path does not exist or is a regular
+ * file (not followed if a symlink), else -1 with "path: is a symlink
+ * (...): output files are regular files only". */
+int gms_out_check(const char *path, gms_err *err);
+
+/* Check, before any work, that a result can later be written at path:
+ * gms_out_check, and a temporary can be created beside it (then
+ * removed). Returns 0 or -1 with the reason. */
+int gms_out_probe(const char *path, gms_err *err);
+
+/* Open an input file for reading (mode "r" or "rb"); a directory is
+ * refused ("PATH: is a directory, not a file"), so every reader says so
+ * instead of failing later on a read error. NULL with err on failure. */
+FILE *gms_fopen_in(const char *path, const char *mode, gms_err *err);
+
+/* User content quoted for a message: at most GMS_QUOTE_MAX bytes of s in
+ * single quotes, control characters escaped (\n, \t, \xNN), "..." after
+ * a cut; so a message never echoes a file's content without limit. Into
+ * buf (GMS_QUOTE_BUF bytes); returns buf. */
+#define GMS_QUOTE_MAX 64
+#define GMS_QUOTE_BUF (4 * GMS_QUOTE_MAX + 8)
+const char *gms_quote(char *buf, const char *s);
 
 /* Append item to the ", "-separated list in buf (size n), as far as it
  * fits; for "unknown X (known: a, b, c)" messages. */

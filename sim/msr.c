@@ -351,9 +351,9 @@ static int check_rows(const char *path, const struct msr *m, gms_err *err)
 int msr_read(const char *path, struct msr *m, gms_err *err)
 {
 	memset(m, 0, sizeof *m);
-	FILE *f = fopen(path, "r");
+	FILE *f = gms_fopen_in(path, "r", err);
 	if (!f)
-		return gms_errf(err, "%s: %s", path, strerror(errno));
+		return -1;
 	struct pos p = {.path = path};
 	char *buf = NULL;
 	size_t cap = 0;

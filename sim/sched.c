@@ -867,9 +867,9 @@ static int read_meta(struct sch_line *l, struct sch_log *log)
 
 static int read_text(const char *path, struct sch_log *log, gms_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = gms_fopen_in(path, "rb", err);
 	if (!f)
-		return gms_errf(err, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
 	for (;;) {

@@ -370,6 +370,29 @@ static void test_fit_cli_profile_runs(void **state)
 	assert_true(hw.zvc_bytes_per_s == base.zvc_bytes_per_s);
 }
 
+/* Issue 17 item 7: `fit --name` with YAML's special characters wrote a
+ * profile that did not load ("internal error"). The name is written as a
+ * quoted scalar and comes back as given. */
+static void test_fit_name_quoted(void **state)
+{
+	(void)state;
+	char csv[128], out[128], args[512], *o;
+	snprintf(csv, sizeof csv, "%s/name.csv", tmpdir);
+	snprintf(out, sizeof out, "%s/name.yaml", tmpdir);
+	write_synthetic(csv);
+	snprintf(args, sizeof args,
+		 "fit %s -o %s --name 'a: b #c \"d\" [e]'", csv, out);
+	int rc = sh(args, &o);
+	if (rc)
+		fail_msg("%s: %s", args, o);
+	free(o);
+	struct hw_profile hw;
+	gms_err err;
+	if (hw_load(&hw, out, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(hw.name, "a: b #c \"d\" [e]");
+}
+
 /* Each fixture fails with exactly its message; nothing is written. */
 static void test_fit_bad_csv(void **state)
 {
@@ -443,6 +466,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fit_recovers_truth, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fit_cli_profile_runs, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fit_name_quoted, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fit_bad_csv, setup,
 						teardown),

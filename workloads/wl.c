@@ -787,6 +787,20 @@ static int check_release_points(const struct wl_workload *w, gms_err *err)
 	return 0;
 }
 
+uint32_t wl_unread_input(const struct wl_workload *w)
+{
+	bool *read = calloc(w->n_tensors ? w->n_tensors : 1, sizeof *read);
+	uint32_t r = WL_NONE;
+	for (uint32_t o = 0; read && o < w->n_ops; o++)
+		for (uint32_t i = 0; i < w->ops[o].n_in; i++)
+			read[w->ops[o].in[i]] = true;
+	for (uint32_t t = 0; read && t < w->n_tensors && r == WL_NONE; t++)
+		if (w->tensors[t].kind == WL_INPUT && !read[t])
+			r = t;
+	free(read);
+	return r;
+}
+
 int wl_finalize(struct wl_workload *w, gms_err *err)
 {
 	if (!w || !w->store)

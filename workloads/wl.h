@@ -236,6 +236,12 @@ const char *wl_framework_allocator(const char *framework);
  * read-only. */
 int wl_finalize(struct wl_workload *w, gms_err *err);
 
+/* The first input tensor (WL_INPUT) no op reads, or WL_NONE; needs only
+ * the ops' inputs. The file loaders refuse such a workload (the executor
+ * would load the input each iteration and never release it); hand-built
+ * ones for analysis (tests) may have one. */
+uint32_t wl_unread_input(const struct wl_workload *w);
+
 /* ---- Loaders -------------------------------------------------------- */
 
 /* Load a hand-written workload YAML (format in workloads/README or

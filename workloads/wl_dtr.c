@@ -1299,9 +1299,9 @@ fail:
 
 static char *read_file(const char *path, size_t *len, gms_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = gms_fopen_in(path, "rb", err);
 	if (!f)
-		return gms_errf(err, "%s: %s", path, strerror(errno)), NULL;
+		return NULL;
 	char *buf = NULL;
 	size_t n = 0, cap = 0;
 	for (;;) {

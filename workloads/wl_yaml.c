@@ -46,7 +46,8 @@
  *
  * Graph rules are wl_finalize's (wl.c): every activation, gradient and
  * workspace tensor is produced by exactly one op before any op reads it;
- * inputs, parameters and optimizer state are never outputs. A parameter
+ * inputs, parameters and optimizer state are never outputs; an input is
+ * read by at least one op (refused here, at its name). A parameter
  * update is in place: the update op lists parameters, gradients and
  * optimizer state as inputs and has no outputs.
  *
@@ -555,6 +556,14 @@ struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
 	if (load_tensors(&c, top.tensors, batch, err) < 0 ||
 	    load_ops(&c, top.ops, batch, err) < 0)
 		goto fail;
+	uint32_t unread = wl_unread_input(c.w);
+	if (unread != WL_NONE) {
+		cfg_errf(err, c.doc, c.tname[unread],
+			 "tensor '%s': key 'kind': an input no op reads (it "
+			 "would be loaded and never released)",
+			 c.w->tensors[unread].name);
+		goto fail;
+	}
 	if (wl_finalize(c.w, err) < 0) {
 		gms_err_prefix(err, "%s", path);
 		goto fail;

@@ -1,0 +1,375 @@
+/*
+ * test_io.c - the program's files as a user meets them (issue 17): what
+ * an output path may be, when a bad one is found, write errors, input
+ * paths that are directories, messages that quote a file's content.
+ * Runs the binary of its own build tree (plain or sanitized) through
+ * /bin/sh, so a test can redirect its streams or limit its file size.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "clikit.h"
+
+#define WL "workloads/examples/tiny-cnn.yaml"
+
+/* Run the shell line fmt, where each "@" stands for the program, with
+ * stderr (and stdout unless the line redirects it) captured; return the
+ * exit status and the output (caller frees). */
+static int shx(char **out, const char *fmt, ...)
+{
+	char line[2048], cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	size_t n = (size_t)snprintf(cmd, sizeof cmd, "{ ");
+	for (const char *p = line; *p && n + 64 < sizeof cmd; p++)
+		if (*p == '@')
+			n += (size_t)snprintf(cmd + n, sizeof cmd - n, "%s",
+					      BIN);
+		else
+			cmd[n++] = *p;
+	snprintf(cmd + n, sizeof cmd - n, "; } 2>&1");
+	FILE *pp = popen(cmd, "r");
+	assert_non_null(pp);
+	size_t cap = 1 << 16, len = 0, r;
+	char *buf = malloc(cap);
+	while ((r = fread(buf + len, 1, cap - len - 1, pp)) > 0) {
+		len += r;
+		if (len + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	buf[len] = '\0';
+	int st = pclose(pp);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* shx, and the status and a piece of the output checked. */
+static void expect_sh(int code, const char *needle, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	char *out;
+	int rc = shx(&out, "%s", line);
+	if (rc != code || (needle && !strstr(out, needle)))
+		fail_msg("`%s` exited %d (want %d), output:\n%s\nwanted: %s",
+			 line, rc, code, out, needle ? needle : "");
+	free(out);
+}
+
+/* A fresh scratch directory /tmp/gms-io-<pid>-<tag> (removed first). */
+static void scratch(char *dir, size_t n, const char *tag)
+{
+	snprintf(dir, n, "/tmp/gms-io-%ld-%s", (long)getpid(), tag);
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void unscratch(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Defect 2: a symlink or a FIFO at an output path was replaced by the
+ * rename of the temporary (a device node too, as root). Now refused with
+ * the reason, and left as it was. */
+static void test_output_not_regular_refused(void **state)
+{
+	(void)state;
+	char d[256], p[400];
+	scratch(d, sizeof d, "nonreg");
+	snprintf(p, sizeof p, "%s/link.json", d);
+	assert_int_equal(symlink("target.json", p), 0);
+	expect_sh(2, "is a symlink; output files are regular files only",
+		  "@ simulate " WL " --trace %s", p);
+	struct stat st;
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	snprintf(p, sizeof p, "%s/fifo", d);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	expect_sh(2, "is a FIFO", "@ simulate " WL " --schedule %s", p);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	/* (a device node takes the same path: not tried, since before the
+	 * fix the test itself would replace it) */
+	unscratch(d);
+}
+
+#define EXP "tests/fixtures/exp/chain3-batches.yaml"
+
+/* Defect 4: a bad --out, --trace or --schedule was found after the whole
+ * experiment ran (exit 1, the work lost). Now every output location is
+ * made and checked first: exit 2 and no run (no "rows in" line, no
+ * report). */
+static void test_bad_output_found_first(void **state)
+{
+	(void)state;
+	char d[256], f[400];
+	scratch(d, sizeof d, "early");
+	snprintf(f, sizeof f, "%s/file", d);
+	FILE *x = fopen(f, "w");
+	assert_non_null(x);
+	fclose(x);
+	char *out;
+	/* --out under a regular file: no directory can be made there */
+	assert_int_equal(shx(&out, "@ run " EXP " --quiet --out %s/sub", f),
+			 2);
+	assert_non_null(strstr(out, "output directory"));
+	assert_null(strstr(out, "summary:"));
+	free(out);
+	assert_int_equal(
+		shx(&out, "@ run " EXP " --out %s/o --trace %s/no/t.json", d,
+		    d),
+		2);
+	assert_non_null(strstr(out, "--trace: "));
+	assert_null(strstr(out, "rows in"));
+	free(out);
+	assert_int_equal(shx(&out, "@ run " EXP " --out %s/o --schedule %s/x",
+			     d, f),
+			 2);
+	assert_non_null(strstr(out, "--schedule: "));
+	free(out);
+	/* a set file that is a directory */
+	snprintf(f, sizeof f, "%s/o2/runs.json", d);
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "mkdir -p %s", f);
+	assert_int_equal(system(cmd), 0);
+	expect_sh(2, "runs.json: is a directory", "@ run " EXP " --out %s/o2",
+		  d);
+	/* simulate: no report before the refusal */
+	assert_int_equal(
+		shx(&out, "@ simulate " WL " --trace %s/no/t.json", d), 2);
+	assert_non_null(strstr(out, "--trace: "));
+	assert_null(strstr(out, "peak allocated"));
+	free(out);
+	unscratch(d);
+}
+
+/* Defect 6: write errors were ignored (`simulate > /dev/full` exited 0).
+ * Standard output is checked on close: exit 1 with a message. */
+static void test_stdout_write_error(void **state)
+{
+	(void)state;
+	expect_sh(1, "standard output: write error",
+		  "@ simulate " WL " > /dev/full");
+	expect_sh(1, "standard output: write error",
+		  "@ list policies > /dev/full");
+}
+
+/* Defect 7: `simulate --budget 1` exited 2 (bad input) but printed an
+ * empty report to stdout first. Now the message only. */
+static void test_budget_below_least_no_report(void **state)
+{
+	(void)state;
+	char *out;
+	assert_int_equal(shx(&out, "@ simulate " WL " --budget 1 2>/dev/null"),
+			 2);
+	assert_string_equal(out, ""); /* nothing on stdout */
+	free(out);
+	expect_sh(2, "budget 1 is below", "@ simulate " WL " --budget 1");
+}
+
+/* Defect 7: a failed --trace write in simulate printed empty `FAILED:`
+ * and `gpumemsim:` lines. The trace is made to fail as it is written: a
+ * file size limit of 1 KiB (ulimit -f 1, SIGXFSZ ignored so the write
+ * returns EFBIG) against a trace of tiny-cnn's 3 iterations, which is
+ * longer. Both lines now carry the write's error. */
+static void test_trace_write_failure_reported(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "xfsz");
+	char *out;
+	int rc = shx(&out,
+		     "trap '' XFSZ; ulimit -f 1; @ simulate " WL
+		     " --trace %s/t.json",
+		     d);
+	if (rc != 1 || strstr(out, "FAILED: \n") ||
+	    strstr(out, "gpumemsim: \n") ||
+	    !strstr(out, "FAILED: ") ||
+	    !strstr(out, "t.json: write failed"))
+		fail_msg("exit %d, output:\n%s", rc, out);
+	/* said on stderr once, and in the report once */
+	const char *a = strstr(out, "gpumemsim: ");
+	assert_non_null(a);
+	assert_non_null(strstr(a, "write failed"));
+	assert_null(strstr(strstr(a, "write failed") + 1, "gpumemsim: "));
+	free(out);
+	unscratch(d);
+}
+
+#define REG "tests/fixtures/fuzz/regress/"
+
+/* Defect 7: an input tensor no op reads (y, written at line 5, column
+ * 12 of the fixture: `  - {name: y` puts the name's value there) loaded,
+ * then the run failed with "still in at the end of iteration 0". Now
+ * refused at load with its location. */
+static void test_unread_input_rejected_at_load(void **state)
+{
+	(void)state;
+	expect_sh(2, "unread-input.yaml:5:12: tensor 'y'",
+		  "@ simulate " REG "unread-input.yaml");
+}
+
+/* Defect 7: a directory given where a file is expected reported "YAML
+ * reader error: input error" (or a read error). Every file input says it
+ * is a directory: experiment, workload YAML, profile, DTR log, CSV,
+ * schedule, measurement; and a workload file in an experiment. */
+static void test_directory_as_input(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "dirin");
+	const char *want = "is a directory, not a file";
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd,
+		 "mkdir %s/e.yaml %s/w.log %s/m.csv %s/s.sched", d, d, d, d);
+	assert_int_equal(system(cmd), 0);
+	expect_sh(2, want, "@ run %s/e.yaml --out %s/o", d, d);
+	expect_sh(2, want, "@ simulate %s/e.yaml", d);
+	expect_sh(2, want, "@ simulate " WL " --hw %s/e.yaml", d);
+	expect_sh(2, want, "@ simulate %s/w.log", d);
+	expect_sh(2, want, "@ fit %s/m.csv -o %s/p.yaml", d, d);
+	expect_sh(2, want, "@ compare %s/s.sched %s/m.csv --out %s/c", d, d,
+		  d);
+	/* the measurement: after a schedule that reads */
+	expect_sh(0, NULL,
+		  "@ simulate " WL " --budget 6MiB --schedule %s/ok.sched "
+		  ">/dev/null",
+		  d);
+	expect_sh(2, want, "@ compare %s/ok.sched %s/m.csv --out %s/c", d, d,
+		  d);
+	expect_sh(2, "regress: is a directory, not a file",
+		  "@ run " REG "directory-as-file.yaml --out %s/o", d);
+	unscratch(d);
+}
+
+/* Defect 7: messages quoted a file's content without limit (`--hw
+ * /etc/passwd` printed the file). The fixture's budget is "1", \x01, a
+ * line break and 100 A's: quoted as its first 64 bytes (1, \x01, \n and
+ * 61 A's: 3 + 61 = 64), escaped, then "...". */
+static void test_quoted_content_capped(void **state)
+{
+	(void)state;
+	char want[128] = "found '1\\x01\\n";
+	memset(want + strlen(want), 'A', 61);
+	strcat(want, "...'");
+	char a100[101];
+	memset(a100, 'A', 100);
+	a100[100] = '\0';
+	char *out;
+	assert_int_equal(shx(&out, "@ run " REG "quoted-content.yaml"), 2);
+	if (!strstr(out, want) || strstr(out, a100))
+		fail_msg("output:\n%s\nwanted: %s", out, want);
+	free(out);
+	/* a file that is no YAML mapping: its first line, cut */
+	assert_int_equal(shx(&out, "@ simulate " WL " --hw /etc/passwd"), 2);
+	assert_non_null(strstr(out, "...'"));
+	assert_true(strlen(out) < 400);
+	free(out);
+}
+
+/* Defect 7: paths in an experiment file were capped at 127 characters
+ * (a string parameter's limit). The fixture's hw and workload file are
+ * longer (205 and 266 characters, ../ repeated) and run. */
+static void test_long_paths_in_experiment(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "long");
+	expect_sh(0, "summary: ", "@ run " REG "long-paths.yaml --quiet --out %s",
+		  d);
+	unscratch(d);
+}
+
+/* The text of a file, or NULL when it does not exist (caller frees). */
+static char *slurp_or_null(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = calloc(1, 1 << 16);
+	assert_non_null(buf);
+	size_t n = fread(buf, 1, (1 << 16) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Defect 7: a result set could be half-written (summary.csv without
+ * runs.json) and a stale plot.png survived `plot: false`. chain3-batches'
+ * summary.csv is 6410 bytes and its runs.json 48224 (the files of a
+ * plain run): with a file size limit of 20 KiB the first fits and the
+ * second fails. The set is now written into a temporary directory and
+ * moved in whole: the old summary.csv stays as it was, no temporary is
+ * left. A successful run removes the stale plot.png (the fixture has
+ * plot: false) and leaves a file not of the set alone. */
+static void test_result_set_all_or_nothing(void **state)
+{
+	(void)state;
+	char d[256], p[400], *t;
+	scratch(d, sizeof d, "set");
+	snprintf(p, sizeof p, "%s/summary.csv", d);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("old\n", f);
+	fclose(f);
+	expect_sh(1, "runs.json",
+		  "trap '' XFSZ; ulimit -f 20; @ run " EXP " --quiet --out %s",
+		  d);
+	t = slurp_or_null(p);
+	assert_non_null(t);
+	assert_string_equal(t, "old\n");
+	free(t);
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s | grep -v summary.csv)\"",
+		 d);
+	assert_int_equal(system(cmd), 0); /* no runs.json, no .set-* */
+	snprintf(cmd, sizeof cmd, "touch %s/plot.png %s/mine.txt", d, d);
+	assert_int_equal(system(cmd), 0);
+	expect_sh(0, "summary: ", "@ run " EXP " --quiet --out %s", d);
+	snprintf(p, sizeof p, "%s/plot.png", d);
+	assert_null(slurp_or_null(p));
+	snprintf(p, sizeof p, "%s/mine.txt", d);
+	t = slurp_or_null(p);
+	assert_non_null(t);
+	free(t);
+	snprintf(p, sizeof p, "%s/runs.json", d);
+	t = slurp_or_null(p);
+	assert_non_null(t);
+	free(t);
+	unscratch(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_output_not_regular_refused),
+		cmocka_unit_test(test_bad_output_found_first),
+		cmocka_unit_test(test_stdout_write_error),
+		cmocka_unit_test(test_budget_below_least_no_report),
+		cmocka_unit_test(test_trace_write_failure_reported),
+		cmocka_unit_test(test_unread_input_rejected_at_load),
+		cmocka_unit_test(test_directory_as_input),
+		cmocka_unit_test(test_quoted_content_capped),
+		cmocka_unit_test(test_long_paths_in_experiment),
+		cmocka_unit_test(test_result_set_all_or_nothing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
