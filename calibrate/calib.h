@@ -113,11 +113,17 @@ struct cal_quality {
 
 /* y = c[0] * x0 + c[1] * x1 + ... by least squares weighted 1/y^2 (the
  * relative residuals are minimised: sizes span six decades). x is n rows
- * of p columns, row-major. Returns 0 or -1 (singular, too few points). */
+ * of p columns, row-major. Needs p + 1 distinct rows of x (one more
+ * than the parameters, so that the fit has a residual to judge it by).
+ * Returns 0 or -1 (singular, too few distinct points). */
 int cal_fit_linear(const double *x, const double *y, size_t n, size_t p,
 		   double *c, struct cal_quality *q, gms_err *err);
 
-/* The compute model of hw.h fitted to (flops, ns) points: t = launch +
+/* Distinct rows among n rows of p columns (row-major). */
+size_t cal_distinct(const double *x, size_t n, size_t p);
+
+/* The compute model of hw.h fitted to (flops, ns) points (at least 5
+ * distinct FLOP counts: four parameters and one more): t = launch +
  * F / (peak * min(1, F / sat)^alpha). Fills launch (ns), peak (FLOP/s),
  * sat (FLOPs; 0 when no saturation shows), alpha. */
 struct cal_compute_fit {
@@ -137,7 +143,17 @@ struct cal_fit_opts {
 				  section), or NULL */
 	const char *precision; /* matmul rows that make compute.matmul:
 				  fp32 (default), tf32, fp16 */
+	bool force;	       /* --force: keep fits whose R^2 is below
+				  CAL_MIN_R2 (said in the log) */
 };
+
+/* The least R^2 a fit may have for `gpumemsim fit` to write it (README,
+ * "Calibration"): below it the model leaves more than a tenth of the
+ * variance of the times unexplained, i.e. the measurements do not follow
+ * it (a project choice: the synthetic data of tests/test_fit.c, with
+ * 0.5% noise, fits at R^2 > 0.9999; a degenerate file, every matmul at
+ * one FLOP count, gave R^2 < 0). --force keeps such a fit. */
+#define CAL_MIN_R2 0.9
 
 /* Fit the CSV at `csv` into a profile written to `out` (all or nothing;
  * the text is loaded with hw_load_string before it is committed).

@@ -10,6 +10,7 @@
 #include "calib.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,9 +115,11 @@ static int parse_row(const struct cal_csv *c, long line, char *s,
 	    num_col(c, line, 7, f[7], true, &r->p10_ns, err) < 0 ||
 	    num_col(c, line, 8, f[8], true, &r->p90_ns, err) < 0)
 		return -1;
-	if (rep != (double)(int64_t)rep)
+	/* range first: converting a double outside int64_t's range is
+	 * undefined (clang's UBSan reports it); 0x1p63 is 2^63, exact */
+	if (!(rep < 0x1p63) || rep != floor(rep))
 		return gms_errf(err, "%s:%ld: column 'repeats': %s is not an "
-				     "integer",
+				     "integer (below 2^63)",
 				c->path, line, f[5]);
 	r->repeats = (int64_t)rep;
 	if (r->p10_ns > r->median_ns || r->median_ns > r->p90_ns)

@@ -72,15 +72,32 @@ static void quality(const double *y, const double *m, size_t n,
 	q->points = n;
 }
 
+/* ---- distinct points ------------------------------------------------ */
+
+size_t cal_distinct(const double *x, size_t n, size_t p)
+{
+	/* quadratic, as the files are: a few hundred rows */
+	size_t d = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = memcmp(x + i * p, x + j * p,
+				      p * sizeof *x) == 0;
+		d += !seen;
+	}
+	return d;
+}
+
 /* ---- linear least squares ------------------------------------------- */
 
 int cal_fit_linear(const double *x, const double *y, size_t n, size_t p,
 		   double *c, struct cal_quality *q, gms_err *err)
 {
-	if (n < p + 1)
-		return gms_errf(err, "%zu points for %zu parameters (need at "
-				     "least %zu)",
-				n, p, p + 1);
+	size_t d = cal_distinct(x, n, p);
+	if (d < p + 1)
+		return gms_errf(err, "%zu distinct points (of %zu) for %zu "
+				     "parameters (need at least %zu)",
+				d, n, p, p + 1);
 	gsl_matrix *X = gsl_matrix_alloc(n, p), *cov = gsl_matrix_alloc(p, p);
 	gsl_vector *w = gsl_vector_alloc(n), *Y = gsl_vector_alloc(n),
 		   *C = gsl_vector_alloc(p);
@@ -247,9 +264,13 @@ enum { SAT_GRID = 120, ALPHA_GRID = 100 };
 int cal_fit_compute(const double *F, const double *t, size_t n,
 		    struct cal_compute_fit *f, gms_err *err)
 {
-	/* four parameters: at least one point more */
-	if (n < 5)
-		return gms_errf(err, "%zu points (need at least 5)", n);
+	/* four parameters: at least one point more, at distinct FLOP
+	 * counts (repeats of one count determine one time only) */
+	size_t d = cal_distinct(F, n, 1);
+	if (d < 5)
+		return gms_errf(err, "%zu distinct FLOP counts (of %zu points; "
+				     "need at least 5)",
+				d, n);
 	double fmin = F[0], fmax = F[0];
 	for (size_t i = 0; i < n; i++) {
 		if (!(F[i] > 0))

@@ -83,6 +83,28 @@ static int fit_failed(const struct cal_csv *c, const char *rows,
 	return gms_err_prefix(err, "%s: fitting the %s rows", c->path, rows);
 }
 
+/* A fit below CAL_MIN_R2 is refused, or with o->force kept and said in
+ * the log. `rows` names the rows as fit_failed does. */
+static int check_r2(const struct cal_csv *c, const char *rows,
+		    const struct cal_quality *q, const struct cal_fit_opts *o,
+		    FILE *log, gms_err *err)
+{
+	if (isnan(q->r2) || q->r2 >= CAL_MIN_R2)
+		return 0;
+	if (!o->force)
+		return gms_errf(err, "%s: fitting the %s rows: R^2 %.4f is "
+				     "below %.2f: the measurements do not "
+				     "follow the model (README, "
+				     "\"Calibration\"); --force writes the "
+				     "profile anyway",
+				c->path, rows, q->r2, CAL_MIN_R2);
+	if (log)
+		fprintf(log, "warning: the %s rows fit with R^2 %.4f, below "
+			     "%.2f; kept (--force)\n",
+			rows, q->r2, CAL_MIN_R2);
+	return 0;
+}
+
 /* "KEY: {r2: .., worst_rel: .., points: ..}" (no r2 for a median). */
 static void put_fit(FILE *f, const char *key, const struct cal_quality *q)
 {
@@ -462,9 +484,15 @@ static int build(FILE *f, const struct cal_csv *c,
 
 	/* compute */
 	struct mem_fit mem[3];
-	for (int k = 0; k < 3; k++)
-		if (fit_memory(c, k, &mem[k], err) < 0)
+	for (int k = 0; k < 3; k++) {
+		char mrows[64];
+		snprintf(mrows, sizeof mrows, "'memory,%s'",
+			 cal_kinds(CB_MEMORY)[k]);
+		if (fit_memory(c, k, &mem[k], err) < 0 ||
+		    (mem[k].have &&
+		     check_r2(c, mrows, &mem[k].q, o, log, err) < 0))
 			return -1;
+	}
 	if (!mem[0].have)
 		return missing(c, "'memory,elementwise'", "compute.memory",
 			       err);
@@ -476,10 +504,18 @@ static int build(FILE *f, const struct cal_csv *c,
 		return -1;
 	if (!have_mm)
 		return missing(c, rows, "compute.matmul", err);
-	for (int k = 0; k < 3; k++)
+	if (check_r2(c, rows, &mm.q, o, log, err) < 0)
+		return -1;
+	for (int k = 0; k < 3; k++) {
+		char crows[64];
+		snprintf(crows, sizeof crows, "'conv,%s'",
+			 cal_kinds(CB_CONV)[k]);
 		if (fit_compute_rows(c, CB_CONV, k, &cv[k], &have_cv[k], err) <
-		    0)
+			    0 ||
+		    (have_cv[k] &&
+		     check_r2(c, crows, &cv[k].q, o, log, err) < 0))
 			return -1;
+	}
 	double bw = mem[0].bw;
 	fprintf(f, "\n# compute: t = launch + max(F / thr(F), B / mem_bw), "
 		   "thr(F) = peak_flops *\n# min(1, F / sat_flops) ^ alpha "
@@ -513,9 +549,17 @@ static int build(FILE *f, const struct cal_csv *c,
 
 	/* link */
 	struct link_fit lf[HW_DIR_COUNT];
-	for (int d = 0; d < HW_DIR_COUNT; d++)
-		if (fit_link(c, d, &lf[d], err) < 0)
+	for (int d = 0; d < HW_DIR_COUNT; d++) {
+		const char *dn = d == HW_H2D ? "h2d" : "d2h";
+		char lrows[64], brows[64];
+		snprintf(lrows, sizeof lrows, "copy %s", dn);
+		snprintf(brows, sizeof brows, "copy %s_bidir", dn);
+		if (fit_link(c, d, &lf[d], err) < 0 ||
+		    check_r2(c, lrows, &lf[d].q, o, log, err) < 0 ||
+		    (lf[d].has_derate &&
+		     check_r2(c, brows, &lf[d].dq, o, log, err) < 0))
 			return -1;
+	}
 	const char *eng = cal_meta_get(c, "async_engines");
 	int64_t engines = 2;
 	if (eng && gms_parse_int(eng, &engines) < 0)

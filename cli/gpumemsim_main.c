@@ -96,6 +96,9 @@ static void usage(FILE *f)
 		"                          (default: estimates, marked)\n"
 		"      --precision P       matmul rows for compute.matmul: fp32\n"
 		"                          (default), tf32, fp16\n"
+		"      --force             write the profile even where a fit's\n"
+		"                          R^2 is below 0.9 (README,\n"
+		"                          \"Calibration\")\n"
 		"  calibrate --host -o PROFILE.yaml [options]\n"
 		"                                     measure this CPU: memcpy and\n"
 		"                                     ZVC (de)compression per thread;\n"
@@ -815,6 +818,8 @@ static int fit(int argc, char **argv)
 		if (dst) {
 			*dst = v;
 			i++;
+		} else if (!strcmp(a, "--force")) {
+			o.force = true;
 		} else if (a[0] == '-' || csv) {
 			fprintf(stderr, "gpumemsim: fit: unexpected %s\n", a);
 			return EXIT_INPUT;
@@ -825,7 +830,7 @@ static int fit(int argc, char **argv)
 	if (!csv || !out) {
 		fprintf(stderr, "gpumemsim: usage: fit MEASUREMENTS.csv -o "
 				"PROFILE.yaml [--name N] [--base P] "
-				"[--precision fp32|tf32|fp16]\n");
+				"[--precision fp32|tf32|fp16] [--force]\n");
 		return EXIT_INPUT;
 	}
 	gms_err err = {{0}};

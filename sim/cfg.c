@@ -121,6 +121,89 @@ static int load_parser(struct cfg_doc **out, const char *name,
 	return 0;
 }
 
+/* "name:L:C" of byte `off` of text (1-based, libyaml's counting: a line
+ * ends at '\n', columns count bytes). */
+static void byte_where(const char *text, size_t off, size_t *line,
+		       size_t *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+/* The nesting limit, checked before the document is built: the events
+ * are read one by one and the pass stops at the first collection deeper
+ * than CFG_MAX_DEPTH, so libyaml's scanner (whose work per token grows
+ * with the flow nesting: quadratic in it) never sees the rest. A syntax
+ * error here is left to the real load, which reports it. */
+static int check_depth(const char *name, const char *text, size_t len,
+		       gms_err *err)
+{
+	yaml_parser_t p;
+	if (!yaml_parser_initialize(&p))
+		return gms_errf(err, "%s: out of memory", name);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	int depth = 0, rc = 0;
+	for (;;) {
+		yaml_event_t e;
+		if (!yaml_parser_parse(&p, &e))
+			break;
+		yaml_event_type_t t = e.type;
+		if (t == YAML_SEQUENCE_START_EVENT ||
+		    t == YAML_MAPPING_START_EVENT)
+			depth++;
+		else if (t == YAML_SEQUENCE_END_EVENT ||
+			 t == YAML_MAPPING_END_EVENT)
+			depth--;
+		if (depth > CFG_MAX_DEPTH)
+			rc = gms_errf(err,
+				      "%s:%zu:%zu: YAML nested deeper than "
+				      "%d levels (the limit of an input; "
+				      "README, \"Input limits\")",
+				      name, e.start_mark.line + 1,
+				      e.start_mark.column + 1, CFG_MAX_DEPTH);
+		yaml_event_delete(&e);
+		if (rc < 0 || t == YAML_STREAM_END_EVENT)
+			break;
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
+/* Every YAML input comes through here: the limits of cfg.h, then the
+ * document. text holds len bytes (a NUL among them is libyaml's error). */
+static int load_text(struct cfg_doc **out, const char *name,
+		     const char *text, size_t len, gms_err *err)
+{
+	if (len > CFG_MAX_BYTES) {
+		size_t line, col;
+		byte_where(text, CFG_MAX_BYTES, &line, &col);
+		return gms_errf(err,
+				"%s:%zu:%zu: larger than %d bytes (%d MiB, "
+				"the limit of a YAML input; README, \"Input "
+				"limits\")",
+				name, line, col, CFG_MAX_BYTES,
+				CFG_MAX_BYTES >> 20);
+	}
+	if (check_depth(name, text, len, err) < 0)
+		return -1;
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser))
+		return gms_errf(err, "%s: out of memory", name);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
+				     len);
+	int rc = load_parser(out, name, &parser, err);
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
 int cfg_load(struct cfg_doc **out, const char *path, gms_err *err)
 {
 	*out = NULL;
@@ -128,16 +211,37 @@ int cfg_load(struct cfg_doc **out, const char *path, gms_err *err)
 		return gms_errf(err, "no configuration file named");
 	FILE *f = gms_fopen_in(path, "rb", err);
 	if (!f)
-		return -1;
-	yaml_parser_t parser;
-	if (!yaml_parser_initialize(&parser)) {
-		fclose(f);
-		return gms_errf(err, "%s: out of memory", path);
+		return -1; /* gms_fopen_in said why */
+	/* at most one byte past the limit is read: enough to refuse the
+	 * file (and to stop on an endless one such as /dev/zero) */
+	size_t cap = 0, len = 0;
+	char *text = NULL;
+	int rc = 0;
+	while (len <= CFG_MAX_BYTES) {
+		if (len == cap) {
+			size_t nc = cap ? 2 * cap : 4096;
+			if (nc > (size_t)CFG_MAX_BYTES + 1)
+				nc = (size_t)CFG_MAX_BYTES + 1;
+			char *nt = realloc(text, nc);
+			if (!nt) {
+				rc = gms_errf(err, "%s: out of memory", path);
+				break;
+			}
+			text = nt;
+			cap = nc;
+		}
+		size_t r = fread(text + len, 1, cap - len, f);
+		len += r;
+		if (r == 0)
+			break;
 	}
-	yaml_parser_set_input_file(&parser, f);
-	int rc = load_parser(out, path, &parser, err);
-	yaml_parser_delete(&parser);
+	if (rc == 0 && ferror(f))
+		rc = gms_errf(err, "%s: cannot read: %s", path,
+			      strerror(errno));
 	fclose(f);
+	if (rc == 0)
+		rc = load_text(out, path, text ? text : "", len, err);
+	free(text);
 	return rc;
 }
 
@@ -149,14 +253,7 @@ int cfg_load_string(struct cfg_doc **out, const char *name, const char *text,
 		name = "<string>";
 	if (!text)
 		text = "";
-	yaml_parser_t parser;
-	if (!yaml_parser_initialize(&parser))
-		return gms_errf(err, "%s: out of memory", name);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
-				     strlen(text));
-	int rc = load_parser(out, name, &parser, err);
-	yaml_parser_delete(&parser);
-	return rc;
+	return load_text(out, name, text, strlen(text), err);
 }
 
 void cfg_free(struct cfg_doc *d)

@@ -59,6 +59,18 @@ struct cfg_doc {
 	yaml_document_t doc; /* libyaml's document tree */
 };
 
+/* Limits of every YAML input (README, "Input limits"), checked before
+ * the document is built; an input past one is refused with
+ * "file:line:col" of the place it is passed. Size: the shipped files are
+ * at most 10 KiB and a hand-written workload of the largest generated
+ * network (BERT-large) would be some hundreds; 16 MiB leaves room and
+ * bounds the memory a document takes (libyaml's nodes are some 100
+ * bytes for a scalar of a few). Depth: the shipped formats nest at most
+ * 5 collections; libyaml's scanner does work per token proportional to
+ * the flow nesting (quadratic time: 80 KB of '[' took 12 s), so 64. */
+#define CFG_MAX_BYTES (16 << 20)
+#define CFG_MAX_DEPTH 64
+
 /* Parse the file at path. On a syntax error the message names
  * file:line:column and libyaml's problem. A file holds one document; a
  * second one is an error. Returns 0 and a document to free with cfg_free

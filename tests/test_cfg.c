@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "../sim/cfg.h"
+#include "tmpkit.h"
 
 /* The target struct of the test table: one field per parameter type. */
 struct tcfg {
@@ -773,6 +774,102 @@ static void test_errf_helpers(void **state)
 	cfg_free(d);
 }
 
+/* ---- input limits (issue 17, defect 3) ------------------------------ */
+
+/* Nesting: 64 levels load, the 65th collection is refused where it
+ * starts. "[" x 65 then "]" x 65: the 65th '[' is byte 65 of line 1,
+ * column 65. */
+static void test_nesting_limit(void **state)
+{
+	(void)state;
+	gms_err err = {{0}};
+	struct cfg_doc *d = NULL;
+	char text[2 * 65 + 1];
+	memset(text, '[', 64);
+	memset(text + 64, ']', 64);
+	text[128] = 0;
+	assert_int_equal(cfg_load_string(&d, "n.yaml", text, &err), 0);
+	cfg_free(d);
+	memset(text, '[', 65);
+	memset(text + 65, ']', 65);
+	text[130] = 0;
+	assert_int_equal(cfg_load_string(&d, "n.yaml", text, &err), -1);
+	assert_null(d);
+	assert_string_equal(err.msg, "n.yaml:1:65: YAML nested deeper than 64 "
+				     "levels (the limit of an input; README, "
+				     "\"Input limits\")");
+	/* block mappings count alike: "a:" then " a:" ... each key's value
+	 * is the next mapping, the root being level 1; the 65th starts on
+	 * line 65 (the key of level 65) at column 65 (64 spaces before) */
+	char *deep = malloc(70 * 70);
+	assert_non_null(deep);
+	deep[0] = 0;
+	for (int i = 0; i < 66; i++) {
+		size_t l = strlen(deep);
+		memset(deep + l, ' ', (size_t)i);
+		strcpy(deep + l + (size_t)i, "a:\n");
+	}
+	assert_int_equal(cfg_load_string(&d, "b.yaml", deep, &err), -1);
+	assert_non_null(strstr(err.msg, "b.yaml:65:65: YAML nested deeper"));
+	free(deep);
+}
+
+/* The regression input: 80 KB of '[' (12 s in libyaml before the
+ * limit) is refused at the 65th, line 1 column 65. No time is asserted
+ * (the rules: no wall-clock in tests); the pre-pass reads events only up
+ * to the limit. */
+static void test_nesting_80k(void **state)
+{
+	(void)state;
+	gms_err err = {{0}};
+	struct cfg_doc *d = NULL;
+	const char *path = "tests/fixtures/fuzz/regress/exp-nesting-80k.yaml";
+	assert_int_equal(cfg_load(&d, path, &err), -1);
+	assert_null(d);
+	assert_string_equal(err.msg,
+			    "tests/fixtures/fuzz/regress/exp-nesting-80k.yaml:"
+			    "1:65: YAML nested deeper than 64 levels (the "
+			    "limit of an input; README, \"Input limits\")");
+}
+
+/* Size: a file of CFG_MAX_BYTES loads (as far as the limit goes: here a
+ * comment), one byte more is refused at the byte past the limit. The
+ * text is "#" then lines of 63 'x' and a newline (64 bytes a line);
+ * 16 MiB / 64 = 262144 lines, so byte 16 MiB (0-based) starts line
+ * 262145, column 1. */
+static void test_size_limit(void **state)
+{
+	(void)state;
+	gms_err err = {{0}};
+	struct cfg_doc *d = NULL;
+	size_t n = CFG_MAX_BYTES;
+	char *text = malloc(n + 1), path[64];
+	assert_non_null(text);
+	for (size_t i = 0; i < n; i += 64) {
+		memset(text + i, 'x', 63);
+		text[i] = '#';
+		text[i + 63] = '\n';
+	}
+	text[n] = 0;
+	tmp_text(path, "gms_test_cfg_big", text);
+	free(text);
+	assert_int_equal(cfg_load(&d, path, &err), 0);
+	cfg_free(d);
+	FILE *f = fopen(path, "a");
+	assert_non_null(f);
+	fputs("a", f);
+	fclose(f);
+	assert_int_equal(cfg_load(&d, path, &err), -1);
+	assert_null(d);
+	char want[256];
+	snprintf(want, sizeof want,
+		 "%s:262145:1: larger than 16777216 bytes (16 MiB, the limit "
+		 "of a YAML input; README, \"Input limits\")",
+		 path);
+	assert_string_equal(err.msg, want);
+	remove(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -799,6 +896,9 @@ int main(void)
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_parse_numbers),
 		cmocka_unit_test(test_errf_helpers),
+		cmocka_unit_test(test_nesting_limit),
+		cmocka_unit_test(test_nesting_80k),
+		cmocka_unit_test(test_size_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@
 
 #include "../calibrate/calib.h"
 #include "clikit.h"
+#include "tmpkit.h"
 
 /* A profile with every fit key; one line per macro so that error tests
  * can name line numbers. */
@@ -458,6 +459,97 @@ static void test_fit_bad_csv(void **state)
 	free(o);
 }
 
+/* ---- degenerate data (issue 17, defect 5) --------------------------- */
+
+/* Distinct points: rows (1,2) (1,2) (1,3) (2,2) are three; a linear fit
+ * of 2 parameters needs 3 distinct rows, and (1,5) x 3 + (1,7) has 2. */
+static void test_fit_distinct_points(void **state)
+{
+	(void)state;
+	const double r[] = {1, 2, 1, 2, 1, 3, 2, 2};
+	assert_int_equal(cal_distinct(r, 4, 2), 3);
+	assert_int_equal(cal_distinct(r, 4, 1), 2); /* 1 2 1 2: {1, 2} */
+	const double x[] = {1, 5, 1, 5, 1, 5, 1, 7}, y[] = {5, 5, 5, 7};
+	double c[2];
+	struct cal_quality q;
+	gms_err err = {{0}};
+	assert_int_equal(cal_fit_linear(x, y, 4, 2, c, &q, &err), -1);
+	assert_string_equal(err.msg, "2 distinct points (of 4) for 2 "
+				     "parameters (need at least 3)");
+	/* compute: 6 points at 4 FLOP counts */
+	const double F[] = {1e6, 1e6, 1e7, 1e8, 1e9, 1e9},
+		     t[] = {10, 10, 20, 30, 40, 40};
+	struct cal_compute_fit f;
+	assert_int_equal(cal_fit_compute(F, t, 6, &f, &err), -1);
+	assert_string_equal(err.msg, "4 distinct FLOP counts (of 6 points; "
+				     "need at least 5)");
+}
+
+/* The regression inputs: every matmul row at one FLOP count (it fitted
+ * with R^2 < 0 and was written); matmul times unrelated to FLOPs (R^2
+ * below CAL_MIN_R2: refused, kept with --force); repeats of 1e300 (a
+ * float-to-int conversion out of range, clang's UBSan). */
+static void test_fit_degenerate(void **state)
+{
+	(void)state;
+	char out[256], logpath[256];
+	snprintf(out, sizeof out, "%s/d.yaml", tmpdir);
+	snprintf(logpath, sizeof logpath, "%s/d.log", tmpdir);
+	gms_err err = {{0}};
+	struct cal_fit_opts o = {0};
+	/* synthetic.csv's matmul rows: 11 shapes (i = 0, 7, ..., 70) */
+	assert_int_equal(
+		cal_fit_file("tests/fixtures/fuzz/regress/calib-same-flops.csv",
+			     out, &o, NULL, &err),
+		-1);
+	assert_string_equal(err.msg,
+			    "tests/fixtures/fuzz/regress/calib-same-flops.csv: "
+			    "fitting the 'matmul,fp32' rows: 1 distinct FLOP "
+			    "counts (of 11 points; need at least 5)");
+	assert_int_equal(access(out, F_OK), -1);
+	const char *low = "tests/fixtures/fuzz/regress/calib-low-r2.csv";
+	assert_int_equal(cal_fit_file(low, out, &o, NULL, &err), -1);
+	const char *want = "tests/fixtures/fuzz/regress/calib-low-r2.csv: "
+			   "fitting the 'matmul,fp32' rows: R^2 -";
+	assert_memory_equal(err.msg, want, strlen(want));
+	assert_non_null(strstr(err.msg, " is below 0.90: the measurements "
+					"do not follow the model (README, "
+					"\"Calibration\"); --force writes "
+					"the profile anyway"));
+	assert_int_equal(access(out, F_OK), -1);
+	o.force = true;
+	FILE *log = fopen(logpath, "w");
+	assert_non_null(log);
+	assert_int_equal(cal_fit_file(low, out, &o, log, &err), 0);
+	fclose(log);
+	char *l = tmp_slurp(logpath);
+	assert_non_null(strstr(l, "warning: the 'matmul,fp32' rows fit with "
+				  "R^2 -"));
+	assert_non_null(strstr(l, ", below 0.90; kept (--force)"));
+	free(l);
+	assert_int_equal(access(out, F_OK), 0);
+	/* the command line: refused (exit 2) and --force */
+	char args[512], *so;
+	snprintf(args, sizeof args, "fit %s -o %s/c.yaml", low, tmpdir);
+	assert_int_equal(sh(args, &so), 2);
+	assert_non_null(strstr(so, "--force writes the profile anyway"));
+	free(so);
+	snprintf(args, sizeof args, "fit %s -o %s/c.yaml --force", low,
+		 tmpdir);
+	assert_int_equal(sh(args, &so), 0);
+	free(so);
+	o.force = false;
+	/* line 9: the first data row (7 metadata lines, the header) */
+	assert_int_equal(
+		cal_fit_file("tests/fixtures/fuzz/regress/calib-repeats-1e300.csv",
+			     out, &o, NULL, &err),
+		-1);
+	assert_string_equal(err.msg,
+			    "tests/fixtures/fuzz/regress/calib-repeats-1e300.csv:"
+			    "9: column 'repeats': 1e300 is not an integer "
+			    "(below 2^63)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +562,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fit_name_quoted, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fit_bad_csv, setup,
+						teardown),
+		cmocka_unit_test(test_fit_distinct_points),
+		cmocka_unit_test_setup_teardown(test_fit_degenerate, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

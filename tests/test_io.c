@@ -223,8 +223,8 @@ static void test_trace_write_failure_reported(void **state)
 static void test_unread_input_rejected_at_load(void **state)
 {
 	(void)state;
-	expect_sh(2, "unread-input.yaml:5:12: tensor 'y'",
-		  "@ simulate " REG "unread-input.yaml");
+	expect_sh(2, "workload-unread-input.yaml:5:12: tensor 'y'",
+		  "@ simulate " REG "workload-unread-input.yaml");
 }
 
 /* Defect 7: a directory given where a file is expected reported "YAML
@@ -256,7 +256,7 @@ static void test_directory_as_input(void **state)
 	expect_sh(2, want, "@ compare %s/ok.sched %s/m.csv --out %s/c", d, d,
 		  d);
 	expect_sh(2, "regress: is a directory, not a file",
-		  "@ run " REG "directory-as-file.yaml --out %s/o", d);
+		  "@ run " REG "exp-directory-as-file.yaml --out %s/o", d);
 	unscratch(d);
 }
 
@@ -274,7 +274,7 @@ static void test_quoted_content_capped(void **state)
 	memset(a100, 'A', 100);
 	a100[100] = '\0';
 	char *out;
-	assert_int_equal(shx(&out, "@ run " REG "quoted-content.yaml"), 2);
+	assert_int_equal(shx(&out, "@ run " REG "exp-quoted-content.yaml"), 2);
 	if (!strstr(out, want) || strstr(out, a100))
 		fail_msg("output:\n%s\nwanted: %s", out, want);
 	free(out);
@@ -293,7 +293,7 @@ static void test_long_paths_in_experiment(void **state)
 	(void)state;
 	char d[256];
 	scratch(d, sizeof d, "long");
-	expect_sh(0, "summary: ", "@ run " REG "long-paths.yaml --quiet --out %s",
+	expect_sh(0, "summary: ", "@ run " REG "exp-long-paths.yaml --quiet --out %s",
 		  d);
 	unscratch(d);
 }

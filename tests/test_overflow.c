@@ -40,9 +40,9 @@ static void test_yaml_flops_1e25(void **state)
 {
 	(void)state;
 	gms_err err = {{0}};
-	struct wl_workload *w = wl_load_yaml(RG "flops-1e25.yaml", 0, &err);
+	struct wl_workload *w = wl_load_yaml(RG "workload-flops-1e25.yaml", 0, &err);
 	assert_null(w);
-	assert_string_equal(err.msg, RG "flops-1e25.yaml:12:27: op 'mm': key "
+	assert_string_equal(err.msg, RG "workload-flops-1e25.yaml:12:27: op 'mm': key "
 					"'flops': 1e25 is out of range [0, "
 					"1e+18]");
 }
@@ -78,7 +78,7 @@ static void test_hw_bandwidth_1e_300(void **state)
 	free(hw);
 }
 
-/* Run op-times-past-2p63.yaml (ten ops of 1e15 ns) under `framework` on
+/* Run workload-op-times-past-2p63.yaml (ten ops of 1e15 ns) under `framework` on
  * hw_test_profile (1 GiB) for `iters` iterations, op0's FLOPs set to
  * `flops0` with the compute model when > 0 (past the loader's bound, as a
  * generator or a test may), and expect the run to fail after `done`
@@ -88,7 +88,7 @@ static void expect_clock_failure(double flops0, int iters, int done,
 {
 	gms_err err = {{0}};
 	struct wl_workload *w =
-		wl_load_yaml(RG "op-times-past-2p63.yaml", 0, &err);
+		wl_load_yaml(RG "workload-op-times-past-2p63.yaml", 0, &err);
 	if (!w)
 		fail_msg("%s", err.msg);
 	if (flops0 > 0) {

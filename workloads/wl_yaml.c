@@ -473,7 +473,9 @@ static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
 		.layer = o.layer[0] ? o.layer : NULL,
 		.in = c->ids,
 		.n_in = (uint32_t)n_in,
-		.out = c->ids + n_in,
+		/* no ids at all: c->ids is NULL, and NULL + 0 is undefined
+		 * in C (clang's UBSan reports it) */
+		.out = c->ids ? c->ids + n_in : NULL,
 		.n_out = (uint32_t)(n_ids - n_in),
 		.flops = flops_ps ? o.flops_per_sample * fb : o.flops,
 		.bytes = bytes_ps ? (double)o.bytes_per_sample * fb
