@@ -29,6 +29,148 @@ static bool fits(const struct exp_point *p)
 	return p->ran && !p->st.failed && !p->st.oom.hit;
 }
 
+/* ---- built workloads, shared -------------------------------------------
+ *
+ * Building a workload (a generator, a workload YAML, a DTR trace) cost
+ * more than simulating it: a max-batch search built its workload for
+ * every probe, and every policy's search built the same batches again.
+ * exp_run builds each (workload, batch) once and shares it: the executor
+ * and the policies take the workload const (struct ex_cfg.wl), so one
+ * built workload serves every thread at once. A build is deterministic,
+ * so which thread builds it does not change a result. A workload's
+ * entries are freed when the last task that uses it is done. */
+
+struct wl_entry {
+	size_t wl;		  /* index into exp.wl */
+	int64_t batch;		  /* batch asked for (0: its own) */
+	struct wl_workload *w;	  /* the workload, NULL: the build failed */
+	char error[sizeof(gms_err)]; /* why it failed */
+};
+
+struct wl_cache {
+	pthread_mutex_t mu;	  /* guards everything below */
+	struct wl_entry *ent;	  /* built so far */
+	size_t n, cap;
+	size_t *users;		  /* per workload: tasks not yet done */
+};
+
+static int cache_init(struct wl_cache *c, size_t n_wl)
+{
+	memset(c, 0, sizeof *c);
+	c->users = calloc(n_wl ? n_wl : 1, sizeof *c->users);
+	if (!c->users)
+		return -1;
+	pthread_mutex_init(&c->mu, NULL);
+	return 0;
+}
+
+/* Free the entries of workload wl (every entry when wl is (size_t)-1). */
+static void cache_drop(struct wl_cache *c, size_t wl)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (wl == (size_t)-1 || c->ent[i].wl == wl)
+			wl_free(c->ent[i].w);
+		else
+			c->ent[k++] = c->ent[i];
+	}
+	c->n = k;
+}
+
+static void cache_fini(struct wl_cache *c)
+{
+	cache_drop(c, (size_t)-1);
+	free(c->ent);
+	free(c->users);
+	pthread_mutex_destroy(&c->mu);
+}
+
+/* Caller holds mu. */
+static const struct wl_entry *cache_find(const struct wl_cache *c,
+					 size_t wl, int64_t batch)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->ent[i].wl == wl && c->ent[i].batch == batch)
+			return &c->ent[i];
+	return NULL;
+}
+
+/* The key of workload wl at batch: the batch exp_build_workload builds
+ * at (0 asks for the entry's own; a trace has one batch whatever is
+ * asked), so that the same workload is one entry. */
+static int64_t cache_key(const struct exp *e, size_t wl, int64_t batch)
+{
+	if (e->wl[wl].src == EXP_SRC_TRACE)
+		return 0;
+	return batch ? batch : e->wl[wl].batch;
+}
+
+/* Caller holds mu: the workload of entry h, or NULL with its error. */
+static const struct wl_workload *entry_get(const struct wl_entry *h,
+					   gms_err *err)
+{
+	if (!h->w)
+		gms_errf(err, "%s", h->error);
+	return h->w;
+}
+
+/* Workload wl at batch, built once; NULL with err when the build failed
+ * (the same message every time) or memory ran out. Valid until the last
+ * task of wl is done (cache_done). */
+static const struct wl_workload *cache_get(struct wl_cache *c,
+					   const struct exp *e, size_t wl,
+					   int64_t batch, gms_err *err)
+{
+	int64_t key = cache_key(e, wl, batch);
+	const struct wl_workload *w = NULL;
+	pthread_mutex_lock(&c->mu);
+	const struct wl_entry *h = cache_find(c, wl, key);
+	if (h)
+		w = entry_get(h, err);
+	pthread_mutex_unlock(&c->mu);
+	if (h)
+		return w;
+	/* built outside the lock, so that other workloads build in
+	 * parallel; when two threads race, the first entry wins and the
+	 * other build (the same workload) is freed */
+	struct wl_entry ne = {.wl = wl, .batch = key};
+	gms_err berr = {{0}};
+	ne.w = exp_build_workload(e, wl, key, &berr);
+	snprintf(ne.error, sizeof ne.error, "%s", berr.msg);
+	pthread_mutex_lock(&c->mu);
+	if (!(h = cache_find(c, wl, key))) {
+		if (c->n == c->cap) {
+			size_t cap = c->cap ? 2 * c->cap : 16;
+			struct wl_entry *p = realloc(c->ent, cap * sizeof *p);
+			if (p) {
+				c->ent = p;
+				c->cap = cap;
+			}
+		}
+		if (c->n < c->cap) {
+			c->ent[c->n] = ne;
+			h = &c->ent[c->n++];
+			ne.w = NULL; /* the cache's now */
+		}
+	}
+	if (h)
+		w = entry_get(h, err);
+	else
+		gms_errf(err, "out of memory");
+	pthread_mutex_unlock(&c->mu);
+	wl_free(ne.w);
+	return w;
+}
+
+/* A task of workload wl is done: the last one frees its workloads. */
+static void cache_done(struct wl_cache *c, size_t wl)
+{
+	pthread_mutex_lock(&c->mu);
+	if (c->users[wl] && --c->users[wl] == 0)
+		cache_drop(c, wl);
+	pthread_mutex_unlock(&c->mu);
+}
+
 /* One run of a built workload under a created policy with the
  * experiment's allocator and iterations. A budget beyond the profile's
  * memory simulates a larger device; 0 means the profile's usable memory.
@@ -58,19 +200,18 @@ static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 	return budget;
 }
 
-void exp_simulate(const struct exp *e, struct exp_point *p,
-		  const struct wl_workload *built,
-		  const struct ex_observer *obs)
+/* Simulate point p on workload wl, or, when wl is NULL, mark it failed
+ * with build_err (why the workload could not be built). */
+static void simulate(const struct exp *e, struct exp_point *p,
+		     const struct wl_workload *wl, const char *build_err,
+		     const struct ex_observer *obs)
 {
 	gms_err err = {{0}};
 	memset(&p->st, 0, sizeof p->st);
 	p->error[0] = '\0';
 	p->ran = false;
-	struct wl_workload *own =
-		built ? NULL : exp_build_workload(e, p->wl, p->batch, &err);
-	const struct wl_workload *wl = built ? built : own;
 	if (!wl) {
-		snprintf(p->error, sizeof p->error, "%s", err.msg);
+		snprintf(p->error, sizeof p->error, "%s", build_err);
 		p->st.failed = true;
 		return;
 	}
@@ -80,7 +221,6 @@ void exp_simulate(const struct exp *e, struct exp_point *p,
 	if (pol_create(&pol, ep->name, e->doc, ep->node, NULL, 0, &err) < 0) {
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
 		p->st.failed = true;
-		wl_free(own);
 		return;
 	}
 	uint64_t budget = p->budget ? p->budget : e->budget;
@@ -93,6 +233,16 @@ void exp_simulate(const struct exp *e, struct exp_point *p,
 		p->st.failed = true;
 	}
 	pol_destroy(&pol);
+}
+
+void exp_simulate(const struct exp *e, struct exp_point *p,
+		  const struct wl_workload *built,
+		  const struct ex_observer *obs)
+{
+	gms_err err = {{0}};
+	struct wl_workload *own =
+		built ? NULL : exp_build_workload(e, p->wl, p->batch, &err);
+	simulate(e, p, built ? built : own, err.msg, obs);
 	wl_free(own);
 }
 
@@ -200,7 +350,18 @@ struct run_ctx {
 	struct exp_result *r;	/* where results go */
 	exp_tune_fn tune;	/* efficiency-optimal, scaling: the tuner
 				   (NULL: not linked in) */
+	struct wl_cache *cache;	/* the workloads, each built once */
 };
+
+/* Simulate p (its workload at p->batch from the cache). */
+static void simulate_shared(const struct run_ctx *c, struct exp_point *p,
+			    const struct ex_observer *obs)
+{
+	gms_err err = {{0}};
+	const struct wl_workload *wl =
+		cache_get(c->cache, c->e, p->wl, p->batch, &err);
+	simulate(c->e, p, wl, err.msg, obs);
+}
 
 /* `run` measurements keep each point's timeline for the memory plot. */
 static void point_task(void *ctx, size_t i, struct pool *p)
@@ -208,13 +369,16 @@ static void point_task(void *ctx, size_t i, struct pool *p)
 	(void)p;
 	struct run_ctx *c = ctx;
 	struct exp_point *pt = &c->r->pt[i];
-	if (pt->st.failed)
+	if (pt->st.failed) {
+		cache_done(c->cache, pt->wl);
 		return; /* set up as failed (no baseline) */
+	}
 	/* `run` keeps each point's timeline for the memory plot (which
 	 * needs no names) */
 	if (c->e->kind == EXP_RUN && (pt->tl = calloc(1, sizeof *pt->tl)))
 		tr_init(pt->tl, NULL);
-	exp_simulate(c->e, pt, NULL, pt->tl ? tr_observer(pt->tl) : NULL);
+	simulate_shared(c, pt, pt->tl ? tr_observer(pt->tl) : NULL);
+	cache_done(c->cache, pt->wl);
 }
 
 /* Does framework (graph mode) train workload wl within budget, with the
@@ -249,9 +413,11 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
 	const struct exp *e = c->e;
 	gms_err err = {{0}};
 	c->r->baseline[i] = 0;
-	struct wl_workload *wl = exp_build_workload(e, i, 0, &err);
-	if (!wl)
+	const struct wl_workload *wl = cache_get(c->cache, e, i, 0, &err);
+	if (!wl) {
+		cache_done(c->cache, i);
 		return;
+	}
 	struct pol pol;
 	uint64_t live = 0;
 	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) == 0) {
@@ -290,7 +456,7 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
 		}
 	}
 	c->r->baseline[i] = live ? hi : 0;
-	wl_free(wl);
+	cache_done(c->cache, i);
 }
 
 /* A new, zeroed probe of search s (its workload and policy), or NULL when
@@ -312,8 +478,9 @@ static struct exp_point *new_probe(struct exp_search *s)
 	return pt;
 }
 
-static struct exp_point *probe(struct exp_search *s, const struct exp *e,
-			       int64_t batch, struct pool *p)
+static struct exp_point *probe(struct exp_search *s,
+			       const struct run_ctx *c, int64_t batch,
+			       struct pool *p)
 {
 	for (size_t i = 0; i < s->n_probe; i++)
 		if (s->probe[i].batch == batch)
@@ -322,7 +489,7 @@ static struct exp_point *probe(struct exp_search *s, const struct exp *e,
 	if (!pt)
 		return NULL;
 	pt->batch = batch;
-	exp_simulate(e, pt, NULL, NULL);
+	simulate_shared(c, pt, NULL);
 	pt->batch = batch; /* as asked, even if the build failed */
 	unit_done(p);
 	return pt;
@@ -333,21 +500,22 @@ static long index_of(const struct exp_search *s, const struct exp_point *pt)
 	return pt ? (long)(pt - s->probe) : -1;
 }
 
-static bool probe_fits(struct exp_search *s, const struct exp *e, int64_t b,
-		       struct pool *p)
+static bool probe_fits(struct exp_search *s, const struct run_ctx *c,
+		       int64_t b, struct pool *p)
 {
-	struct exp_point *pt = probe(s, e, b, p);
+	struct exp_point *pt = probe(s, c, b, p);
 	return pt && fits(pt);
 }
 
 /* Doubling from start, bisection, then `confirm` batches above: the
  * largest batch of search s's (workload, policy). */
-static void max_batch_search(const struct exp *e, struct exp_search *s,
+static void max_batch_search(const struct run_ctx *c, struct exp_search *s,
 			     struct pool *p)
 {
+	const struct exp *e = c->e;
 	s->best = -1;
 	int64_t lo = e->start, hi;
-	if (!probe_fits(s, e, lo, p))
+	if (!probe_fits(s, c, lo, p))
 		return; /* nothing fits: best stays -1 */
 	for (;;) {
 		int64_t b = lo * 2 > e->limit ? e->limit : lo * 2;
@@ -356,7 +524,7 @@ static void max_batch_search(const struct exp *e, struct exp_search *s,
 			hi = lo + 1;
 			break;
 		}
-		if (!probe_fits(s, e, b, p)) {
+		if (!probe_fits(s, c, b, p)) {
 			hi = b;
 			break;
 		}
@@ -364,14 +532,14 @@ static void max_batch_search(const struct exp *e, struct exp_search *s,
 	}
 	while (hi - lo > 1) {
 		int64_t mid = lo + (hi - lo) / 2;
-		if (probe_fits(s, e, mid, p))
+		if (probe_fits(s, c, mid, p))
 			lo = mid;
 		else
 			hi = mid;
 	}
-	s->best = index_of(s, probe(s, e, lo, p));
+	s->best = index_of(s, probe(s, c, lo, p));
 	for (int64_t b = lo + 1; b <= lo + e->confirm && b <= e->limit; b++)
-		if (probe_fits(s, e, b, p) && b > s->larger_fit)
+		if (probe_fits(s, c, b, p) && b > s->larger_fit)
 			s->larger_fit = b;
 	/* any other checked batch above the answer that fitted */
 	for (size_t k = 0; k < s->n_probe; k++)
@@ -383,21 +551,21 @@ static void max_batch_search(const struct exp *e, struct exp_search *s,
 static void max_batch_task(void *ctx, size_t i, struct pool *p)
 {
 	struct run_ctx *c = ctx;
-	max_batch_search(c->e, &c->r->srch[i], p);
+	max_batch_search(c, &c->r->srch[i], p);
+	cache_done(c->cache, c->r->srch[i].wl);
 }
 
 /* efficiency-optimal and scaling, one workload: the first policy's
  * largest batch, the tuner from the workload's batch (or, when it gives
  * none, from that largest batch), then the second policy at k*. */
-static void eff_task(void *ctx, size_t i, struct pool *p)
+static void eff_one(struct run_ctx *c, size_t i, struct pool *p)
 {
-	struct run_ctx *c = ctx;
 	const struct exp *e = c->e;
 	struct exp_eff *f = &c->r->eff[i];
 	gms_err err = {{0}};
 	f->base.wl = i;
 	f->base.pol = 0;
-	max_batch_search(e, &f->base, p);
+	max_batch_search(c, &f->base, p);
 	const struct exp_point *b =
 		f->base.best >= 0 ? &f->base.probe[f->base.best] : NULL;
 	f->k_base = e->wl[i].batch ? e->wl[i].batch : b ? b->batch : 0;
@@ -408,7 +576,8 @@ static void eff_task(void *ctx, size_t i, struct pool *p)
 			 e->pol[0].label);
 		return;
 	}
-	struct wl_workload *wl = exp_build_workload(e, i, f->k_base, &err);
+	const struct wl_workload *wl =
+		cache_get(c->cache, e, i, f->k_base, &err);
 	if (!wl) {
 		snprintf(f->error, sizeof f->error, "%s", err.msg);
 		return;
@@ -416,7 +585,6 @@ static void eff_task(void *ctx, size_t i, struct pool *p)
 	for (uint32_t t = 0; t < wl->n_tensors; t++)
 		if (wl->tensors[t].kind == WL_PARAM)
 			f->param_bytes += wl->tensors[t].bytes;
-	wl_free(wl);
 	struct accudnn_tune_in in = {.gen = e->wl[i].gen, .args = e->wl[i].args,
 				     .hw = &e->hw, .budget = e->budget,
 				     .lr_base = e->lr_base, .c = e->lr_c};
@@ -429,23 +597,22 @@ static void eff_task(void *ctx, size_t i, struct pool *p)
 	f->run.wl = i;
 	f->run.pol = 1;
 	f->run.batch = f->tune.k_star;
-	exp_simulate(e, &f->run, NULL, NULL);
+	simulate_shared(c, &f->run, NULL);
 	f->run.batch = f->tune.k_star;
 	unit_done(p);
 }
 
-static double thr(struct exp_search *s, const struct exp *e, int64_t b,
+static double thr(struct exp_search *s, const struct run_ctx *c, int64_t b,
 		  struct pool *p)
 {
-	struct exp_point *pt = probe(s, e, b, p);
+	struct exp_point *pt = probe(s, c, b, p);
 	return pt && fits(pt) ? pt->st.samples_per_s : 0.0;
 }
 
 /* Grid over [lo, hi], then integer ternary search between the best grid
  * point's neighbours. Ties go to the smaller batch. */
-static void best_task(void *ctx, size_t i, struct pool *p)
+static void best_one(struct run_ctx *c, size_t i, struct pool *p)
 {
-	struct run_ctx *c = ctx;
 	const struct exp *e = c->e;
 	struct exp_search *s = &c->r->srch[i];
 	int64_t grid[64 + 2] = {0};
@@ -464,7 +631,7 @@ static void best_task(void *ctx, size_t i, struct pool *p)
 	size_t bi = 0;
 	double bt = -1;
 	for (size_t k = 0; k < n; k++) {
-		double t = thr(s, e, grid[k], p);
+		double t = thr(s, c, grid[k], p);
 		if (t > bt) {
 			bt = t;
 			bi = k;
@@ -474,15 +641,15 @@ static void best_task(void *ctx, size_t i, struct pool *p)
 	int64_t b = bi + 1 < n ? grid[bi + 1] : grid[n - 1];
 	while (b - a > 2) {
 		int64_t m1 = a + (b - a) / 3, m2 = b - (b - a) / 3;
-		double t1 = thr(s, e, m1, p); /* in this order: probes are */
-		double t2 = thr(s, e, m2, p); /* listed as they ran */
+		double t1 = thr(s, c, m1, p); /* in this order: probes are */
+		double t2 = thr(s, c, m2, p); /* listed as they ran */
 		if (t1 >= t2)
 			b = m2;
 		else
 			a = m1;
 	}
 	for (int64_t x = a; x <= b; x++)
-		thr(s, e, x, p); /* the last few, exhaustively */
+		thr(s, c, x, p); /* the last few, exhaustively */
 	int64_t best = 0;
 	bt = -1;
 	for (size_t k = 0; k < s->n_probe; k++) {
@@ -567,25 +734,20 @@ static void shrink_pool(struct mp_ctx *m, gms_err *err)
 
 /* vDNN++ IV-B: the aggregate peak from a run with the experiment's budget
  * and the whole of it as the pool, then mem_min_pool from that peak. */
-static void min_pool_task(void *ctx, size_t i, struct pool *p)
+static void min_pool_one(struct run_ctx *c, size_t i, struct pool *p)
 {
-	struct run_ctx *c = ctx;
 	const struct exp *e = c->e;
 	struct exp_search *s = &c->r->srch[i];
 	gms_err err = {{0}};
 	s->best = -1;
-	struct wl_workload *wl = exp_build_workload(e, s->wl, 0, &err);
+	const struct wl_workload *wl = cache_get(c->cache, e, s->wl, 0, &err);
 	struct exp_point *pk = new_probe(s);
-	if (!pk) {
-		wl_free(wl);
+	if (!pk)
 		return;
-	}
-	exp_simulate(e, pk, wl, NULL); /* builds (and fails) if wl is NULL */
+	simulate(e, pk, wl, err.msg, NULL); /* fails if wl is NULL */
 	unit_done(p);
-	if (!fits(pk) || !wl) {
-		wl_free(wl);
+	if (!fits(pk) || !wl)
 		return; /* the peak run's status says why */
-	}
 	s->peak = pk->st.mem.peak_allocated;
 	s->limit = e->pool_limit ? e->pool_limit : pk->budget;
 	struct mp_ctx m = {e, s, wl, p};
@@ -596,7 +758,29 @@ static void min_pool_task(void *ctx, size_t i, struct pool *p)
 		s->best = (long)s->n_probe - 1; /* the attempt that served */
 	if (s->best >= 0 && e->pool_shrink)
 		shrink_pool(&m, &err);
-	wl_free(wl);
+}
+
+/* The tasks of the searches: each, when done, lets go of its workload's
+ * builds (the last task of a workload frees them). */
+static void eff_task(void *ctx, size_t i, struct pool *p)
+{
+	struct run_ctx *c = ctx;
+	eff_one(c, i, p);
+	cache_done(c->cache, i);
+}
+
+static void best_task(void *ctx, size_t i, struct pool *p)
+{
+	struct run_ctx *c = ctx;
+	best_one(c, i, p);
+	cache_done(c->cache, c->r->srch[i].wl);
+}
+
+static void min_pool_task(void *ctx, size_t i, struct pool *p)
+{
+	struct run_ctx *c = ctx;
+	min_pool_one(c, i, p);
+	cache_done(c->cache, c->r->srch[i].wl);
 }
 
 /* Is the measurement a search per (workload, policy)? */
@@ -606,22 +790,25 @@ static bool is_search(const struct exp *e)
 	       e->kind == EXP_MIN_POOL;
 }
 
-int exp_run(const struct exp *e, const struct exp_opts *o,
-	    struct exp_result *r, gms_err *err)
+static int run_measure(const struct exp *e, const struct exp_opts *o,
+		       struct exp_result *r, struct wl_cache *cache,
+		       gms_err *err)
 {
-	memset(r, 0, sizeof *r);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int jobs = o && o->jobs > 0 ? o->jobs
 				    : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	bool progress = !(o && o->quiet) && isatty(2);
-	struct run_ctx c = {e, r, o && o->tune ? o->tune : accudnn_tune};
+	struct run_ctx c = {e, r, o && o->tune ? o->tune : accudnn_tune,
+			    cache};
 	int rc = 0;
 	if (e->kind == EXP_EFF || e->kind == EXP_SCALING) {
 		r->n_eff = e->n_wl;
 		r->eff = calloc(r->n_eff, sizeof *r->eff);
 		if (!r->eff)
 			return gms_errf(err, "out of memory");
+		for (size_t i = 0; i < e->n_wl; i++)
+			cache->users[i] = 1;
 		rc = pool_run(r->n_eff, jobs, progress, "searches", eff_task,
 			      &c, err);
 		for (size_t i = 0; i < r->n_eff; i++) {
@@ -645,6 +832,7 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 			r->srch[i].wl = i / e->n_pol;
 			r->srch[i].pol = i % e->n_pol;
 			r->srch[i].best = -1;
+			cache->users[r->srch[i].wl]++;
 		}
 		rc = pool_run(r->n_srch, jobs, progress, "searches",
 			      e->kind == EXP_BEST	   ? best_task
@@ -661,6 +849,9 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 		return rc;
 	}
 	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1;
+	for (size_t i = 0; i < e->n_wl; i++) /* points, and the baseline */
+		cache->users[i] = nv * e->n_pol +
+				  (e->axis == EXP_AXIS_FRACTION);
 	if (e->axis == EXP_AXIS_FRACTION) {
 		r->baseline = calloc(e->n_wl, sizeof *r->baseline);
 		if (!r->baseline)
@@ -709,6 +900,18 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 	for (size_t i = 0; i < r->n_pt; i++)
 		r->n_failed += !fits(&r->pt[i]) && !r->pt[i].st.oom.hit;
 	r->wall_s = since(&t0);
+	return rc;
+}
+
+int exp_run(const struct exp *e, const struct exp_opts *o,
+	    struct exp_result *r, gms_err *err)
+{
+	memset(r, 0, sizeof *r);
+	struct wl_cache cache;
+	if (cache_init(&cache, e->n_wl) < 0)
+		return gms_errf(err, "out of memory");
+	int rc = run_measure(e, o, r, &cache, err);
+	cache_fini(&cache);
 	return rc;
 }
 
