@@ -6,7 +6,7 @@
  * every string, every per-op id array, every algo array and every reader
  * list lives in a chunked arena that is never moved, so pointers handed out
  * stay valid until wl_free. Names are found through open-addressing hash
- * tables (FNV-1a, linear probing, load <= 1/2), one for tensors, one for
+ * tables (wl_name_hash, linear probing, load <= 1/2), one for tensors, one for
  * ops and one for layers, so look-ups stay O(1) on traces with tens of
  * thousands of tensors.
  *
@@ -137,7 +137,7 @@ struct wl_chunk {
 /* One slot of a name table; key == NULL marks an empty slot. */
 struct wl_hslot {
 	const char *key; /* the name (arena string), NULL when empty */
-	uint32_t hash;	 /* FNV-1a of key, kept to skip strcmp and rehash */
+	uint32_t hash;	 /* wl_name_hash of key, kept to skip strcmp and rehash */
 	uint32_t val;	 /* the id the name maps to */
 };
 
@@ -201,21 +201,39 @@ static uint32_t *arena_ids(struct wl_store *s, const uint32_t *ids,
 	return p;
 }
 
-static uint32_t fnv1a(const char *s)
+/* The hash of a name, eight bytes a step: FNV-1a's byte-at-a-time loop
+ * (a multiply per byte on names of 30 to 60 characters) was the
+ * builder's hottest function once workloads were built once per batch
+ * (issue 18). Each 8-byte word is mixed in with a multiply and a shift;
+ * the end is MurmurHash3's 64-bit finaliser fmix64, whose constants are
+ * from its source (Austin Appleby, public domain,
+ * github.com/aappleby/smhasher src/MurmurHash3.cpp). Only lookups use the
+ * hash (a table's slots are never listed), so no output depends on it. */
+uint32_t wl_name_hash(const char *s)
 {
-	uint32_t h = 2166136261u;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
+	size_t n = strlen(s);
+	uint64_t h = n, v;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&v, s, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdull;
+		h ^= h >> 33;
 	}
-	return h;
+	v = 0;
+	memcpy(&v, s, n);
+	h ^= v;
+	h ^= h >> 33; /* fmix64 */
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
 }
 
 static uint32_t htab_get(const struct wl_htab *t, const char *key)
 {
 	if (!t->slot || !key)
 		return WL_NONE;
-	uint32_t h = fnv1a(key), mask = t->cap - 1;
+	uint32_t h = wl_name_hash(key), mask = t->cap - 1;
 	for (uint32_t i = h & mask;; i = (i + 1) & mask) {
 		const struct wl_hslot *sl = &t->slot[i];
 		if (!sl->key)
@@ -252,7 +270,7 @@ static int htab_put(struct wl_htab *t, const char *key, uint32_t val)
 		t->slot = slot;
 		t->cap = cap;
 	}
-	struct wl_hslot item = {key, fnv1a(key), val};
+	struct wl_hslot item = {key, wl_name_hash(key), val};
 	htab_place(t->slot, t->cap, &item);
 	t->n++;
 	return 0;

@@ -172,6 +172,10 @@ struct wl_workload {
 /* ---- Builder ------------------------------------------------------- */
 
 struct wl_workload *wl_new(const char *name, int64_t batch);
+
+/* The hash of a name in the workload's (and the DTR reader's) name
+ * tables; for lookups only, so its values are in no output. */
+uint32_t wl_name_hash(const char *s);
 void wl_free(struct wl_workload *w);
 
 /* Add a tensor; returns its id, or WL_NONE with err (duplicate name,

@@ -208,7 +208,7 @@ struct dtr_sto {
 /* A handle: a name bound to a storage. */
 struct dtr_handle {
 	const char *name; /* in the file buffer; NULL = empty slot */
-	uint32_t hash;	  /* FNV-1a of name */
+	uint32_t hash;	  /* wl_name_hash of name */
 	uint32_t sto;	  /* storage index */
 	bool alive;	  /* defined and not released */
 };
@@ -306,16 +306,6 @@ static uint32_t col_of(const struct dtr *d, const char *p)
 	return (uint32_t)(p - d->line_start) + 1;
 }
 
-static uint32_t fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
 /* ---- Handle table ------------------------------------------------------- */
 
 /* The slot of name: its entry, or the empty slot where it would go. */
@@ -335,7 +325,7 @@ static struct dtr_handle *ht_find(const struct dtr *d, const char *name)
 {
 	if (!d->ht)
 		return NULL;
-	struct dtr_handle *e = ht_slot(d, name, fnv1a(name));
+	struct dtr_handle *e = ht_slot(d, name, wl_name_hash(name));
 	return e->name && e->alive ? e : NULL;
 }
 
@@ -366,7 +356,7 @@ static int ht_define(struct dtr *d, const char *name, uint32_t col,
 {
 	if ((uint64_t)(d->ht_n + 1) * 2 > d->ht_cap && ht_grow(d) < 0)
 		return oom(d);
-	uint32_t h = fnv1a(name);
+	uint32_t h = wl_name_hash(name);
 	struct dtr_handle *e = ht_slot(d, name, h);
 	if (e->name && e->alive)
 		return fail(d, col, "key '%s': handle '%s' is already defined",
