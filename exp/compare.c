@@ -729,11 +729,8 @@ int cmp_write(const struct cmp_result *r, const char *dir, bool plot,
 				      "predicted against measured on %s",
 		 r->log->workload, r->log->hw, r->log->policy, it,
 		 r->msr->device);
-	if (exp_gnuplot("plot-compare.gp", "png", dat, "predicted measured",
-			"time from the iteration's start (ms)", title, png,
-			err) < 0 ||
-	    exp_gnuplot("plot-compare.gp", "svg", dat, "predicted measured",
-			"time from the iteration's start (ms)", title, svg,
+	if (exp_gnuplot("plot-compare.gp", dat, "predicted measured",
+			"time from the iteration's start (ms)", title, png, svg,
 			err) < 0)
 		return -1;
 	if (log)

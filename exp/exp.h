@@ -265,11 +265,12 @@ const char *exp_status(const struct exp_point *p);
 /* Write s as a CSV field (quoted when it holds a comma, quote or line
  * break). */
 void exp_csv_str(FILE *f, const char *s);
-/* Run gnuplot on <datadir>/results/<script> for one terminal (png|svg)
- * with the variables dat, out, term, titles, xlabel and ptitle set; the
- * image goes to a temporary renamed onto out. */
-int exp_gnuplot(const char *script, const char *term, const char *dat,
-		const char *titles, const char *xlabel, const char *title,
-		const char *out, gms_err *err);
+/* Run gnuplot on <datadir>/results/<script> for the png and the svg
+ * terminal, the two at once, with the variables dat, out, term, titles,
+ * xlabel and ptitle set; each image goes to a temporary renamed onto
+ * png / svg. */
+int exp_gnuplot(const char *script, const char *dat, const char *titles,
+		const char *xlabel, const char *title, const char *png,
+		const char *svg, gms_err *err);
 
 #endif

@@ -891,8 +891,6 @@ static const char *write_plot_data(const struct exp *e,
 	return script;
 }
 
-/* Run gnuplot on a script from <datadir>/results/ for one terminal; the
- * image goes to a temporary that is renamed into place. */
 /* Append s to a gnuplot single-quoted string ('' stands for '). */
 static void gp_quoted(FILE *f, const char *s)
 {
@@ -905,62 +903,105 @@ static void gp_quoted(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-int exp_gnuplot(const char *script, const char *term, const char *dat,
-		const char *titles, const char *xlabel, const char *title,
-		const char *out, gms_err *err)
+/* One gnuplot process drawing one image. */
+struct gp_job {
+	pid_t pid;			 /* the process, 0: not started */
+	char *expr;			 /* its -e variables (for messages) */
+	char sp[GMS_PATH_MAX + 32];	 /* the script's path */
+	char tmp[GMS_PATH_MAX + 32];	 /* the image's temporary */
+	const char *out;		 /* where it goes */
+};
+
+/* Start gnuplot on a script from <datadir>/results/ for one terminal;
+ * the image goes to out's temporary. */
+static int gp_start(struct gp_job *j, const char *script, const char *term,
+		    const char *dat, const char *titles, const char *xlabel,
+		    const char *title, const char *out, gms_err *err)
 {
-	char tmp[GMS_PATH_MAX + 32], sp[GMS_PATH_MAX + 32];
-	snprintf(tmp, sizeof tmp, "%s.tmp", out);
-	snprintf(sp, sizeof sp, "%s/results/%s", hw_datadir(), script);
-	char *expr = NULL;
+	memset(j, 0, sizeof *j);
+	j->out = out;
+	snprintf(j->tmp, sizeof j->tmp, "%s.tmp", out);
+	snprintf(j->sp, sizeof j->sp, "%s/results/%s", hw_datadir(), script);
 	size_t len = 0;
-	FILE *ef = open_memstream(&expr, &len);
+	FILE *ef = open_memstream(&j->expr, &len);
 	if (!ef)
 		return gms_errf(err, "out of memory");
 	const char *names[] = {"dat", "out", "term", "titles", "xlabel",
 			       "ptitle"};
-	const char *vals[] = {dat, tmp, term, titles, xlabel, title};
+	const char *vals[] = {dat, j->tmp, term, titles, xlabel, title};
 	for (int i = 0; i < 6; i++) {
 		fprintf(ef, "%s=", names[i]);
 		gp_quoted(ef, vals[i]);
 		fputs("; ", ef);
 	}
 	fclose(ef);
-	char *argv[] = {"gnuplot", "-e", expr, sp, NULL};
+	char *argv[] = {"gnuplot", "-e", j->expr, j->sp, NULL};
 	/* gnuplot warns about series with no points (a policy that ran out
 	 * of memory everywhere): keep its chatter out, say on failure how to
 	 * see it */
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	pid_t pid;
-	int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+	int rc = posix_spawnp(&j->pid, "gnuplot", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
-		free(expr);
+		j->pid = 0;
+		free(j->expr);
+		j->expr = NULL;
 		return gms_errf(err, "cannot run gnuplot: %s (install it: "
 				     "make deps)",
 				strerror(rc));
 	}
-	int st;
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+	return 0;
+}
+
+/* Wait for j and rename its image into place. */
+static int gp_finish(struct gp_job *j, gms_err *err)
+{
+	if (!j->pid)
+		return -1; /* never started: gp_start said why */
+	int st, rc = 0;
+	if (waitpid(j->pid, &st, 0) < 0 || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0) {
-		unlink(tmp);
-		gms_errf(err, "gnuplot failed on %s; to see why: gnuplot -e "
-			      "\"%.300s\" %s",
-			 sp, expr, sp);
-		free(expr);
+		unlink(j->tmp);
+		rc = gms_errf(err, "gnuplot failed on %s; to see why: "
+				   "gnuplot -e \"%.300s\" %s",
+			      j->sp, j->expr, j->sp);
+	} else if (gms_out_check(j->out, err) < 0) {
+		unlink(j->tmp);
+		rc = -1;
+	} else if (rename(j->tmp, j->out) != 0) {
+		unlink(j->tmp);
+		rc = gms_errf(err, "%s: %s", j->out, strerror(errno));
+	}
+	free(j->expr);
+	j->expr = NULL;
+	return rc;
+}
+
+int exp_gnuplot(const char *script, const char *dat, const char *titles,
+		const char *xlabel, const char *title, const char *png,
+		const char *svg, gms_err *err)
+{
+	/* the two images at once: each gnuplot costs about 50 ms, mostly
+	 * starting (loading its libraries), more than simulating a budget
+	 * sweep (issue 18) */
+	struct gp_job j[2];
+	gms_err e2 = {{0}}; /* the svg's, reported when the png is fine */
+	if (gp_start(&j[0], script, "png", dat, titles, xlabel, title, png,
+		     err) < 0)
+		return -1;
+	int b = gp_start(&j[1], script, "svg", dat, titles, xlabel, title,
+			 svg, &e2);
+	if (gp_finish(&j[0], err) < 0) {
+		if (b == 0)
+			gp_finish(&j[1], &e2); /* reaped, not reported */
 		return -1;
 	}
-	free(expr);
-	if (gms_out_check(out, err) < 0) {
-		unlink(tmp);
-		return -1;
-	}
-	if (rename(tmp, out) != 0) {
-		unlink(tmp);
-		return gms_errf(err, "%s: %s", out, strerror(errno));
-	}
+	if (b == 0)
+		b = gp_finish(&j[1], &e2);
+	if (b < 0)
+		return gms_errf(err, "%s", e2.msg);
 	return 0;
 }
 
@@ -1013,20 +1054,20 @@ static int write_set(const struct exp *e, const struct exp_result *r,
 		return gms_errf(err, "out of memory");
 	const char *script = NULL;
 	int rc = -1;
+	/* plot.dat only for the plot (with plot: false it was the larger
+	 * part of writing a `run`'s set: memory timelines, issue 18) */
 	if (write_csv(e, r, p[0], err) < 0 || write_json(e, r, p[1], err) < 0 ||
 	    (e->kind == EXP_SCALING && write_tuning(e, r, p[2], err) < 0) ||
-	    !(script = write_plot_data(e, r, p[3], titles, 1 << 20, xlabel,
-				       sizeof xlabel, err)))
+	    (e->plot &&
+	     !(script = write_plot_data(e, r, p[3], titles, 1 << 20, xlabel,
+					sizeof xlabel, err))))
 		goto out;
 	rc = 0;
 	if (e->plot) {
 		char title[300];
 		snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
-		rc = exp_gnuplot(script, "png", p[3], titles, xlabel, title,
-				 p[4], err);
-		if (rc == 0)
-			rc = exp_gnuplot(script, "svg", p[3], titles, xlabel,
-					 title, p[5], err);
+		rc = exp_gnuplot(script, p[3], titles, xlabel, title, p[4],
+				 p[5], err);
 	}
 out:
 	free(titles);
