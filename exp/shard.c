@@ -595,6 +595,39 @@ static int cmp_ord(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
+/* Greedy longest-processing-time (Graham, "Bounds on multiprocessing
+ * timing anomalies", SIAM J. Appl. Math. 1969: within 4/3 - 1/(3n) of the
+ * best makespan): tasks by decreasing cost, each to the least loaded
+ * shard, ties to the lower index and the lower shard. ord: T scratch
+ * entries; load: n entries, zeroed here. */
+static void lpt(const uint64_t *cost, size_t T, unsigned n,
+		struct shd_ord *ord, uint32_t *owner, uint64_t *load)
+{
+	for (size_t i = 0; i < T; i++)
+		ord[i] = (struct shd_ord){cost[i], i};
+	qsort(ord, T, sizeof *ord, cmp_ord);
+	memset(load, 0, n * sizeof *load);
+	for (size_t j = 0; j < T; j++) {
+		unsigned best = 0;
+		for (unsigned k = 1; k < n; k++)
+			if (load[k] < load[best])
+				best = k;
+		owner[ord[j].i] = best;
+		load[best] += ord[j].cost;
+	}
+}
+
+int shd_lpt(const uint64_t *cost, size_t T, unsigned n, uint32_t *owner,
+	    uint64_t *load)
+{
+	struct shd_ord *ord = calloc(T ? T : 1, sizeof *ord);
+	if (!ord)
+		return -1;
+	lpt(cost, T, n, ord, owner, load);
+	free(ord);
+	return 0;
+}
+
 void shd_plan_free(struct shd_plan *p)
 {
 	free(p->owner);
@@ -614,10 +647,8 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	p->cost = calloc(T ? T : 1, sizeof *p->cost);
 	p->load = calloc(n, sizeof *p->load);
 	uint64_t *ops = calloc(e->n_wl ? e->n_wl : 1, sizeof *ops);
-	struct shd_ord *ord = calloc(T ? T : 1, sizeof *ord);
-	if (!p->owner || !p->cost || !p->load || !ops || !ord) {
+	if (!p->owner || !p->cost || !p->load || !ops) {
 		free(ops);
-		free(ord);
 		shd_plan_free(p);
 		return gms_errf(err, "out of memory");
 	}
@@ -641,19 +672,12 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 				   ? i
 				   : i / (T / (e->n_wl ? e->n_wl : 1));
 		p->cost[i] = ops[w] * (uint64_t)e->iterations * probes;
-		ord[i] = (struct shd_ord){p->cost[i], i};
-	}
-	qsort(ord, T, sizeof *ord, cmp_ord);
-	for (size_t j = 0; j < T; j++) {
-		unsigned best = 0;
-		for (unsigned k = 1; k < n; k++)
-			if (p->load[k] < p->load[best])
-				best = k;
-		p->owner[ord[j].i] = best;
-		p->load[best] += ord[j].cost;
 	}
 	free(ops);
-	free(ord);
+	if (shd_lpt(p->cost, T, n, p->owner, p->load) < 0) {
+		shd_plan_free(p);
+		return gms_errf(err, "out of memory");
+	}
 	return 0;
 }
 
@@ -986,10 +1010,12 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 				     "the first shard's (%s)",
 				 h.path, h0.path);
 		if (!x.bad && h.n != h0.n) {
-			char a[64];
-			snprintf(a, sizeof a, "%zu, %s has %zu", h.n, files[0],
-				 h0.n);
-			sio_fail(&x, "one of %s shards%s", a, "");
+			char a[64], b[64];
+			snprintf(a, sizeof a, "%zu/%zu", h.k, h.n);
+			snprintf(b, sizeof b, "N = %zu", h0.n);
+			sio_fail(&x, "shard %s, but the first shard's plan has "
+				     "%s",
+				 a, b);
 		}
 		if (!x.bad && of[h.k] >= 0) {
 			char a[64];

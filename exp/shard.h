@@ -26,7 +26,7 @@
  *     version "<GMS_VERSION>"       merge refuses another version's
  *     experiment "<name>"
  *     path "<the experiment file as given to run>"
- *     identity <16 hex digits>      FNV-1a 64 of the experiment file, the
+ *     identity <64-bit integer>     FNV-1a 64 of the experiment file, the
  *                                   hardware profile and the workload
  *                                   files' bytes, the path, the task count
  *     shard K / of N / tasks T
@@ -53,6 +53,11 @@ struct shd_plan {
 
 /* "K/N", 0 <= K < N: the shard (0-based, as Slurm's --array=0-(N-1)). */
 int shd_parse(const char *arg, unsigned *k, unsigned *n, gms_err *err);
+
+/* The balancing alone: cost[T] dealt to n shards (owner[T], load[n]) by
+ * greedy longest-processing-time. Returns 0, or -1 out of memory. */
+int shd_lpt(const uint64_t *cost, size_t T, unsigned n, uint32_t *owner,
+	    uint64_t *load);
 
 int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	     gms_err *err);
