@@ -63,16 +63,6 @@ static void test_parse(void **state)
 	assert_non_null(strstr(err.msg, "K/N"));
 }
 
-static void expect(const char *args, int code, const char *needle)
-{
-	char *out;
-	int rc = sh(args, &out);
-	if (rc != code || (needle && !strstr(out, needle)))
-		fail_msg("`%s` exited %d (want %d), output:\n%s\nwanted: %s",
-			 args, rc, code, out, needle ? needle : "");
-	free(out);
-}
-
 /* tests/shard-equality.sh with this tree's binary; exit 0 = every file
  * of every set equal. */
 static void equality(const char *env, const char *exps)
