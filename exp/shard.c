@@ -658,8 +658,11 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	for (size_t w = 0; w < e->n_wl; w++) {
 		if (e->wl[w].src != EXP_SRC_GEN)
 			h = fnv_file(h, e->wl[w].path);
+		/* a generator given no batch (efficiency-optimal) is built
+		 * at 1: its ops do not depend on the batch */
 		gms_err ignore;
-		struct wl_workload *wl = exp_build_workload(e, w, 0, &ignore);
+		struct wl_workload *wl =
+			exp_build_workload(e, w, e->wl[w].batch ? 0 : 1, &ignore);
 		ops[w] = wl && wl->n_ops ? wl->n_ops : 1; /* failed: cheap */
 		wl_free(wl);
 	}

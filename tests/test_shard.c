@@ -48,6 +48,29 @@ static void test_lpt_by_hand(void **state)
 	assert_int_equal(l3[0], 2);
 }
 
+/* The scaling fixture's one task: resnet34 with no batch given. Probes
+ * by hand: 1 + 2 x 13 doublings (1 to 8192) + confirm 4 + the run at k*
+ * = 32; iterations 2: 64 x ops. A workload that fails to build counts 1
+ * op (64): resnet34 has more (regression: generators given no batch
+ * were built at batch 0, failed, and every task cost the same). */
+static void test_plan_cost(void **state)
+{
+	(void)state;
+	struct exp e;
+	struct shd_plan pl;
+	gms_err err = {{0}};
+	if (exp_load(&e, "tests/fixtures/shard/scaling.yaml", NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(shd_plan(&e, 2, &pl, &err), 0);
+	assert_int_equal(pl.n_tasks, 1);
+	assert_true(pl.cost[0] > 64);
+	assert_int_equal(pl.cost[0] % 64, 0);
+	assert_int_equal(pl.load[0], pl.cost[0]); /* the one task: shard 0 */
+	assert_int_equal(pl.load[1], 0);
+	shd_plan_free(&pl);
+	exp_free(&e);
+}
+
 static void test_parse(void **state)
 {
 	(void)state;
@@ -193,6 +216,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lpt_by_hand),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_plan_cost),
 		cmocka_unit_test(test_merge_refuses),
 		cmocka_unit_test(test_sharded_equals_unsharded),
 		cmocka_unit_test(test_through_gnu_parallel),
