@@ -9,6 +9,10 @@
 #                   build-asan-clang/, with clang's further UBSan checks)
 #   make layers     check that sim/ includes nothing above it but
 #                   policies/pol.h and workloads/wl.h (part of check)
+#   make check-shards  every shipped experiment run whole, as 3 shards
+#                   and merged: the sets must be byte-identical
+#                   (tests/shard-equality.sh; SHARD_RUNNER=parallel runs
+#                   the shards through GNU parallel); about 2 minutes
 #   make bench      build and run the engine benchmark
 #   make run        deps, build, run configs/experiments/default.yaml and
 #                   print where its summary.csv and plot.png are
@@ -33,7 +37,7 @@
 CC      ?= cc
 PKGS    := yaml-0.1 gsl
 TESTPKG := cmocka
-DEBS    := libyaml-dev libgsl-dev libcmocka-dev gnuplot-nox pkg-config
+DEBS    := libyaml-dev libgsl-dev libcmocka-dev gnuplot-nox pkg-config parallel
 
 OPT     ?= -O2
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
@@ -115,7 +119,7 @@ ASAN_TESTS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRC))
 REPLAYS      := $(patsubst %,build/fuzz/%-replay,$(FUZZ_NAMES))
 ASAN_REPLAYS := $(patsubst %,$(ASAN_DIR)/fuzz/%-replay,$(FUZZ_NAMES))
 
-.PHONY: all deps test check asan layers bench run calibrate validate fuzz clean
+.PHONY: all deps test check check-shards asan layers bench run calibrate validate fuzz clean
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -158,6 +162,11 @@ asan: deps $(ASAN_TESTS) $(ASAN_DIR)/gpumemsim $(ASAN_REPLAYS)
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done; \
 	echo "all $(words $(ASAN_TESTS)) test programs passed under ASan+UBSan"
 	$(call fuzz_replay,$(ASAN_DIR),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1)
+
+# Sharded-and-merged equals unsharded for every shipped experiment
+# (make test runs a cheaper selection: tests/test_shard.c).
+check-shards: deps build/gpumemsim
+	BIN=build/gpumemsim tests/shard-equality.sh
 
 test: deps
 	$(MAKE) check

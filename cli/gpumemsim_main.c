@@ -10,6 +10,7 @@
 #include "../calibrate/calib.h"
 #include "../exp/compare.h"
 #include "../exp/exp.h"
+#include "../exp/shard.h"
 #include "../policies/pol.h"
 #include "../workloads/wl.h"
 #include "../workloads/wl_gen.h"
@@ -51,6 +52,18 @@ static void usage(FILE *f)
 		"                          one run\n"
 		"      --trace-point N     which: row N of summary.csv\n"
 		"                          (default 0)\n"
+		"      --shard K/N         run only the K-th (0-based) of N\n"
+		"                          balanced slices of the points into\n"
+		"                          <out>/shard-K-of-N.shard (no\n"
+		"                          --trace); then `merge`\n"
+		"  merge DIR|FILE... [--out DIR] [--quiet]\n"
+		"                                     the N shard files of one\n"
+		"                                     experiment (a DIR: its\n"
+		"                                     shard-*-of-*.shard) into the\n"
+		"                                     result set the unsharded run\n"
+		"                                     writes, byte for byte; into\n"
+		"                                     --out or the first shard's\n"
+		"                                     directory\n"
 		"  simulate WORKLOAD [options]        one workload under a policy\n"
 		"      WORKLOAD            a generator name (`list workloads`),\n"
 		"                          a workload .yaml or a DTR trace .log\n"
@@ -624,9 +637,91 @@ static int compare(int argc, char **argv)
 	return rc;
 }
 
+/* The runs' failures: exit 1 and a line saying where to look. */
+static int failed_runs(size_t n, const char *where)
+{
+	if (!n)
+		return EXIT_OK;
+	fprintf(stderr, "gpumemsim: %zu run(s) failed; see 'error' in %s\n",
+		n, where);
+	return EXIT_RUN;
+}
+
+/* run --shard K/N: the shard file only; e is freed. */
+static int run_shard(struct exp *e, const struct exp_opts *o, unsigned k,
+		     unsigned n)
+{
+	gms_err err = {{0}};
+	long failed = shd_run(e, o, k, n, o->quiet ? NULL : stdout, &err);
+	exp_free(e);
+	if (failed < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_RUN;
+	}
+	return failed_runs((size_t)failed, "the merged summary");
+}
+
+/* merge DIR|FILE... [--out DIR] [--quiet] */
+static int merge(int argc, char **argv)
+{
+	const char *out = NULL;
+	bool quiet = false;
+	char **in = calloc((size_t)argc + 1, sizeof *in);
+	size_t n_in = 0;
+	if (!in)
+		return EXIT_RUN;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
+			quiet = true;
+		} else if (!strcmp(argv[i], "--out")) {
+			if (i + 1 == argc) {
+				fprintf(stderr, "gpumemsim: --out needs a "
+						"value\n");
+				free(in);
+				return EXIT_INPUT;
+			}
+			out = argv[++i];
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "gpumemsim: unknown option %s\n",
+				argv[i]);
+			free(in);
+			return EXIT_INPUT;
+		} else {
+			in[n_in++] = argv[i];
+		}
+	}
+	if (!n_in) {
+		fprintf(stderr, "gpumemsim: merge needs the shards' "
+				"directories or files\n");
+		free(in);
+		return EXIT_INPUT;
+	}
+	gms_err err = {{0}};
+	struct exp e;
+	struct exp_result r;
+	int rc = shd_merge(in, n_in, out, &e, &r, &err);
+	free(in);
+	if (rc < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	if (!quiet)
+		printf("%s: %zu rows merged\n", e.name, exp_n_rows(&r));
+	rc = EXIT_OK;
+	if (exp_check_out(&e, NULL, &err) < 0 ||
+	    exp_write(&e, &r, quiet ? NULL : stdout, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		rc = EXIT_RUN;
+	}
+	int f = failed_runs(r.n_failed, "the summary");
+	exp_result_free(&r);
+	exp_free(&e);
+	return rc != EXIT_OK ? rc : f;
+}
+
 static int run_experiment(int argc, char **argv)
 {
-	const char *path = NULL;
+	const char *path = NULL, *shard = NULL;
 	struct exp_opts o = {0};
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -636,7 +731,7 @@ static int run_experiment(int argc, char **argv)
 			continue;
 		}
 		bool known = !strcmp(a, "--out") || !strcmp(a, "--trace") ||
-			     !strcmp(a, "--schedule") ||
+			     !strcmp(a, "--schedule") || !strcmp(a, "--shard") ||
 			     !strcmp(a, "--trace-point") || !strcmp(a, "-j") ||
 			     !strcmp(a, "--jobs");
 		if (a[0] == '-' && !known) {
@@ -649,6 +744,8 @@ static int run_experiment(int argc, char **argv)
 		}
 		if (strcmp(a, "--out") == 0)
 			o.out = v;
+		else if (strcmp(a, "--shard") == 0)
+			shard = v;
 		else if (strcmp(a, "--trace") == 0)
 			o.trace = v;
 		else if (strcmp(a, "--schedule") == 0)
@@ -677,11 +774,24 @@ static int run_experiment(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	gms_err err = {{0}};
+	unsigned sk = 0, sn = 0;
+	if (shard && shd_parse(shard, &sk, &sn, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	if (shard && (o.trace || o.schedule)) {
+		fprintf(stderr, "gpumemsim: --shard runs part of the points: "
+				"take --trace/--schedule from an unsharded "
+				"run\n");
+		return EXIT_INPUT;
+	}
 	struct exp e;
 	if (exp_load(&e, path, &o, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
+	if (shard)
+		return run_shard(&e, &o, sk, sn);
 	if (o.trace_point && !o.trace && !o.schedule) {
 		fprintf(stderr, "gpumemsim: --trace-point needs --trace FILE "
 				"or --schedule FILE\n");
@@ -746,13 +856,9 @@ static int run_experiment(int argc, char **argv)
 			}
 		}
 	}
-	if (r.n_failed) {
-		fprintf(stderr, "gpumemsim: %zu run(s) failed; see 'error' in "
-				"the summary\n",
-			r.n_failed);
-		if (rc == EXIT_OK)
-			rc = EXIT_RUN;
-	}
+	int f = failed_runs(r.n_failed, "the summary");
+	if (rc == EXIT_OK)
+		rc = f;
 	exp_result_free(&r);
 	exp_free(&e);
 	return rc;
@@ -974,6 +1080,8 @@ static int dispatch(int argc, char **argv)
 		return simulate(argc - 2, argv + 2);
 	if (strcmp(cmd, "run") == 0)
 		return run_experiment(argc - 2, argv + 2);
+	if (strcmp(cmd, "merge") == 0)
+		return merge(argc - 2, argv + 2);
 	if (strcmp(cmd, "describe") == 0)
 		return describe(argc - 2, argv + 2);
 	if (strcmp(cmd, "fit") == 0)

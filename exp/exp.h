@@ -151,6 +151,10 @@ struct exp_opts {
 				   --trace and --schedule */
 	exp_tune_fn tune;	/* efficiency-optimal, scaling: the tuner;
 				   NULL = accudnn_tune */
+	const bool *only;	/* --shard: which tasks to run (exp_n_tasks
+				   entries: points, searches or workloads,
+				   in summary order); NULL = all. The rest
+				   stay zeroed (shard.h) */
 };
 
 /* One simulated configuration and what it measured. */
@@ -239,6 +243,10 @@ void exp_simulate(const struct exp *e, struct exp_point *p,
 int exp_run(const struct exp *e, const struct exp_opts *o,
 	    struct exp_result *r, gms_err *err);
 void exp_result_free(struct exp_result *r);
+
+/* The runs of r that failed (not OOM), counting only the tasks `only`
+ * selects (NULL: all): exp_result.n_failed. */
+size_t exp_count_failed(const struct exp_result *r, const bool *only);
 
 /* Write summary.csv, runs.json, plot data and (if e->plot) the plot into
  * e->out_dir; prints the paths written to `log` (may be NULL). */

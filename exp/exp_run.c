@@ -261,6 +261,7 @@ struct pool {
 	bool progress;		/* draw the progress line */
 	struct timespec t0;	/* when the run began */
 	const char *what;	/* label of the phase */
+	const bool *only;	/* tasks to run (NULL: all) */
 };
 
 static double since(const struct timespec *t0)
@@ -306,7 +307,8 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		if (i == p->n)
 			return NULL;
-		p->fn(p->ctx, i, p);
+		if (!p->only || p->only[i])
+			p->fn(p->ctx, i, p);
 		pthread_mutex_lock(&p->mu);
 		p->done++;
 		draw(p);
@@ -316,10 +318,11 @@ static void *worker(void *arg)
 
 static int pool_run(size_t n, int jobs, bool progress, const char *what,
 		    void (*fn)(void *, size_t, struct pool *), void *ctx,
-		    gms_err *err)
+		    const bool *only, gms_err *err)
 {
 	struct pool p = {.n = n, .fn = fn, .ctx = ctx, .progress = progress,
-			 .what = what, .units = !strcmp(what, "searches")};
+			 .what = what, .units = !strcmp(what, "searches"),
+			 .only = only};
 	pthread_mutex_init(&p.mu, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &p.t0);
 	if (jobs > (int)n)
@@ -805,6 +808,7 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 	bool progress = !(o && o->quiet) && isatty(2);
 	struct run_ctx c = {e, r, o && o->tune ? o->tune : accudnn_tune,
 			    cache};
+	const bool *only = o ? o->only : NULL;
 	int rc = 0;
 	if (e->kind == EXP_EFF || e->kind == EXP_SCALING) {
 		r->n_eff = e->n_wl;
@@ -814,16 +818,8 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 		for (size_t i = 0; i < e->n_wl; i++)
 			cache->users[i] = 1;
 		rc = pool_run(r->n_eff, jobs, progress, "searches", eff_task,
-			      &c, err);
-		for (size_t i = 0; i < r->n_eff; i++) {
-			const struct exp_eff *f = &r->eff[i];
-			r->n_failed += f->error[0] != '\0' ||
-				       (f->tuned && !fits(&f->run) &&
-					!f->run.st.oom.hit);
-			for (size_t k = 0; k < f->base.n_probe; k++)
-				r->n_failed += !f->base.probe[k].ran ||
-					       f->base.probe[k].st.failed;
-		}
+			      &c, only, err);
+		r->n_failed = exp_count_failed(r, only);
 		r->wall_s = since(&t0);
 		return rc;
 	}
@@ -842,13 +838,8 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 			      e->kind == EXP_BEST	   ? best_task
 			      : e->kind == EXP_MIN_POOL ? min_pool_task
 							: max_batch_task,
-			      &c, err);
-		for (size_t i = 0; i < r->n_srch; i++) {
-			r->n_failed += r->srch[i].error[0] != '\0';
-			for (size_t k = 0; k < r->srch[i].n_probe; k++)
-				r->n_failed += !r->srch[i].probe[k].ran ||
-					       r->srch[i].probe[k].st.failed;
-		}
+			      &c, only, err);
+		r->n_failed = exp_count_failed(r, only);
 		r->wall_s = since(&t0);
 		return rc;
 	}
@@ -860,8 +851,16 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 		r->baseline = calloc(e->n_wl, sizeof *r->baseline);
 		if (!r->baseline)
 			return gms_errf(err, "out of memory");
-		if (pool_run(e->n_wl, jobs, progress, "baselines",
-			     baseline_task, &c, err) < 0)
+		/* a shard computes the baselines its points need */
+		bool *need = NULL;
+		if (only && !(need = calloc(e->n_wl, sizeof *need)))
+			return gms_errf(err, "out of memory");
+		for (size_t i = 0; need && i < e->n_wl * nv * e->n_pol; i++)
+			need[i / (nv * e->n_pol)] |= only[i];
+		rc = pool_run(e->n_wl, jobs, progress, "baselines",
+			      baseline_task, &c, need, err);
+		free(need);
+		if (rc < 0)
 			return -1;
 	}
 	r->n_pt = e->n_wl * nv * e->n_pol;
@@ -900,11 +899,37 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 			}
 		}
 	}
-	rc = pool_run(r->n_pt, jobs, progress, "runs", point_task, &c, err);
-	for (size_t i = 0; i < r->n_pt; i++)
-		r->n_failed += !fits(&r->pt[i]) && !r->pt[i].st.oom.hit;
+	rc = pool_run(r->n_pt, jobs, progress, "runs", point_task, &c, only,
+		      err);
+	r->n_failed = exp_count_failed(r, only);
 	r->wall_s = since(&t0);
 	return rc;
+}
+
+size_t exp_count_failed(const struct exp_result *r, const bool *only)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_eff; i++) {
+		const struct exp_eff *f = &r->eff[i];
+		if (only && !only[i])
+			continue;
+		n += f->error[0] != '\0' ||
+		     (f->tuned && !fits(&f->run) && !f->run.st.oom.hit);
+		for (size_t k = 0; k < f->base.n_probe; k++)
+			n += !f->base.probe[k].ran || f->base.probe[k].st.failed;
+	}
+	for (size_t i = 0; i < r->n_srch; i++) {
+		if (only && !only[i])
+			continue;
+		n += r->srch[i].error[0] != '\0';
+		for (size_t k = 0; k < r->srch[i].n_probe; k++)
+			n += !r->srch[i].probe[k].ran ||
+			     r->srch[i].probe[k].st.failed;
+	}
+	for (size_t i = 0; i < r->n_pt; i++)
+		if (!only || only[i])
+			n += !fits(&r->pt[i]) && !r->pt[i].st.oom.hit;
+	return n;
 }
 
 /* The simulator's own memory: every run allocates and frees its

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #ifdef __SANITIZE_ADDRESS__
@@ -35,6 +36,18 @@ static inline int sh(const char *args, char **out)
 	int st = pclose(p);
 	*out = buf;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Run `gpumemsim ARGS`; fail unless it exits `code` with `needle` (when
+ * not NULL) in its output. */
+static inline void expect(const char *args, int code, const char *needle)
+{
+	char *out;
+	int rc = sh(args, &out);
+	if (rc != code || (needle && !strstr(out, needle)))
+		fail_msg("`%s` exited %d (want %d), output:\n%s\nwanted: %s",
+			 args, rc, code, out, needle ? needle : "");
+	free(out);
 }
 
 #endif

@@ -19,16 +19,6 @@
 
 
 
-static void expect(const char *args, int code, const char *needle)
-{
-	char *out;
-	int rc = sh(args, &out);
-	if (rc != code || (needle && !strstr(out, needle)))
-		fail_msg("`%s` exited %d (want %d), output:\n%s\nwanted: %s",
-			 args, rc, code, out, needle ? needle : "");
-	free(out);
-}
-
 #define WL "workloads/examples/tiny-cnn.yaml"
 
 static void test_bad_input_exits_2_with_location(void **state)

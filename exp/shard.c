@@ -1,0 +1,1065 @@
+/*
+ * shard.c - the plan of a sharded experiment, the shard file and the
+ * merge (shard.h has the format and the balancing).
+ *
+ * One visitor per record (sio_*) both writes and reads the file: a field
+ * added to a record is added once, in the same order both ways.
+ */
+#include "shard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef GMS_VERSION
+#define GMS_VERSION "unknown"
+#endif
+
+#define SHD_FORMAT 1		    /* the file format's number */
+#define SHD_MAX_ITEMS ((size_t)1 << 28) /* an array longer than this in a
+					   file is corrupt (refused before
+					   allocating it) */
+
+/* ---- the serializer ------------------------------------------------------ */
+
+struct sio {
+	FILE *f;	  /* the shard file */
+	bool rd;	  /* reading it (else writing) */
+	const char *path; /* its name, for messages */
+	long line;	  /* lines read */
+	char *buf;	  /* the line read (getline's) */
+	size_t cap;	  /* its allocation */
+	gms_err *err;	  /* where the first error goes */
+	bool bad;	  /* an error happened: the rest does nothing */
+};
+
+static void sio_fail(struct sio *x, const char *fmt, const char *a,
+		     const char *b)
+{
+	if (x->bad)
+		return;
+	x->bad = true;
+	char msg[2 * GMS_PATH_MAX + 600]; /* two paths and the words */
+	snprintf(msg, sizeof msg, fmt, a, b);
+	gms_errf(x->err, "%s:%ld: %s", x->path, x->line, msg);
+}
+
+/* Read the next line, "name value"; returns the value (after the blank)
+ * or NULL after an error. */
+static char *sio_next(struct sio *x, const char *name)
+{
+	if (x->bad)
+		return NULL;
+	ssize_t n = getline(&x->buf, &x->cap, x->f);
+	x->line++;
+	if (n <= 0) {
+		sio_fail(x, "the file ends where '%s' should be%s", name, "");
+		return NULL;
+	}
+	if (x->buf[n - 1] == '\n')
+		x->buf[--n] = '\0';
+	size_t k = strlen(name);
+	if (strncmp(x->buf, name, k) != 0 ||
+	    (x->buf[k] != ' ' && x->buf[k] != '\0')) {
+		char got[GMS_QUOTE_BUF];
+		sio_fail(x, "expected '%s', found %s", name,
+			 gms_quote(got, x->buf));
+		return NULL;
+	}
+	return x->buf[k] ? x->buf + k + 1 : x->buf + k;
+}
+
+static void sio_mark(struct sio *x, const char *name)
+{
+	if (x->rd)
+		sio_next(x, name);
+	else
+		fprintf(x->f, "%s\n", name);
+}
+
+static void sio_i64(struct sio *x, const char *name, int64_t *v)
+{
+	if (!x->rd) {
+		fprintf(x->f, "%s %" PRId64 "\n", name, *v);
+		return;
+	}
+	char *s = sio_next(x, name), *end;
+	if (!s)
+		return;
+	errno = 0;
+	long long n = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		sio_fail(x, "'%s': not an integer: %.40s", name, s);
+	*v = n;
+}
+
+static void sio_u64(struct sio *x, const char *name, uint64_t *v)
+{
+	if (!x->rd) {
+		fprintf(x->f, "%s %" PRIu64 "\n", name, *v);
+		return;
+	}
+	char *s = sio_next(x, name), *end;
+	if (!s)
+		return;
+	errno = 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-')
+		sio_fail(x, "'%s': not an unsigned integer: %.40s", name, s);
+	*v = n;
+}
+
+/* C99 hex floats: read back bit for bit. */
+static void sio_f64(struct sio *x, const char *name, double *v)
+{
+	if (!x->rd) {
+		fprintf(x->f, "%s %a\n", name, *v);
+		return;
+	}
+	char *s = sio_next(x, name), *end;
+	if (!s)
+		return;
+	*v = strtod(s, &end);
+	if (end == s || *end)
+		sio_fail(x, "'%s': not a number: %.40s", name, s);
+}
+
+static void sio_int(struct sio *x, const char *name, int *v)
+{
+	int64_t t = *v;
+	sio_i64(x, name, &t);
+	if (x->rd && (t < INT32_MIN || t > INT32_MAX))
+		sio_fail(x, "'%s': out of range%s", name, "");
+	*v = (int)t;
+}
+
+static void sio_uint(struct sio *x, const char *name, unsigned *v)
+{
+	uint64_t t = *v;
+	sio_u64(x, name, &t);
+	if (x->rd && t > UINT32_MAX)
+		sio_fail(x, "'%s': out of range%s", name, "");
+	*v = (unsigned)t;
+}
+
+static void sio_bool(struct sio *x, const char *name, bool *v)
+{
+	uint64_t t = *v;
+	sio_u64(x, name, &t);
+	if (x->rd && t > 1)
+		sio_fail(x, "'%s': not 0 or 1%s", name, "");
+	*v = t == 1;
+}
+
+/* A count or index below `max` (read: checked). */
+static void sio_size(struct sio *x, const char *name, size_t *v, size_t max)
+{
+	uint64_t t = *v;
+	sio_u64(x, name, &t);
+	if (x->rd && !x->bad && t >= max)
+		sio_fail(x, "'%s': out of range%s", name, "");
+	*v = x->bad ? 0 : (size_t)t;
+}
+
+/* A string: quoted, with \\ \" \n \r \t and \xHH escapes; `-` unquoted
+ * stands for NULL (only where p != NULL: a heap string). Writes into buf
+ * (n bytes) or, with p, a new heap string in *p. */
+static void sio_text(struct sio *x, const char *name, char *buf, size_t n,
+		     char **p)
+{
+	if (!x->rd) {
+		const char *s = p ? *p : buf;
+		fprintf(x->f, "%s ", name);
+		if (!s) {
+			fputs("-\n", x->f);
+			return;
+		}
+		fputc('"', x->f);
+		for (; *s; s++) {
+			unsigned char c = (unsigned char)*s;
+			if (c == '\\' || c == '"')
+				fprintf(x->f, "\\%c", c);
+			else if (c == '\n')
+				fputs("\\n", x->f);
+			else if (c == '\r')
+				fputs("\\r", x->f);
+			else if (c == '\t')
+				fputs("\\t", x->f);
+			else if (c < 0x20 || c == 0x7f)
+				fprintf(x->f, "\\x%02x", c);
+			else
+				fputc(c, x->f);
+		}
+		fputs("\"\n", x->f);
+		return;
+	}
+	char *s = sio_next(x, name);
+	if (!s)
+		return;
+	if (p && !strcmp(s, "-")) {
+		*p = NULL;
+		return;
+	}
+	size_t len = strlen(s);
+	if (len < 2 || s[0] != '"' || s[len - 1] != '"') {
+		sio_fail(x, "'%s': not a quoted string%s", name, "");
+		return;
+	}
+	char *out = buf;
+	if (p && !(out = *p = malloc(len))) {
+		sio_fail(x, "'%s': out of memory%s", name, "");
+		return;
+	}
+	size_t cap = p ? len : n, k = 0;
+	for (size_t i = 1; i + 1 < len; i++) {
+		char c = s[i];
+		if (c == '\\' && i + 2 < len) {
+			c = s[++i];
+			if (c == 'n')
+				c = '\n';
+			else if (c == 'r')
+				c = '\r';
+			else if (c == 't')
+				c = '\t';
+			else if (c == 'x' && i + 3 < len) {
+				char hex[3] = {s[i + 1], s[i + 2], 0};
+				c = (char)strtol(hex, NULL, 16);
+				i += 2;
+			}
+		}
+		if (k + 1 >= cap) {
+			sio_fail(x, "'%s': longer than %s", name, "its field");
+			return;
+		}
+		out[k++] = c;
+	}
+	out[k] = '\0';
+}
+
+static void sio_str(struct sio *x, const char *name, char *buf, size_t n)
+{
+	sio_text(x, name, buf, n, NULL);
+}
+
+/* An array of *n items of size sz at *arr (read: allocated, zeroed). */
+static void sio_array(struct sio *x, const char *name, void **arr, size_t *n,
+		      size_t sz)
+{
+	sio_size(x, name, n, SHD_MAX_ITEMS);
+	if (!x->rd || x->bad || !*n)
+		return;
+	if (!(*arr = calloc(*n, sz))) {
+		*n = 0;
+		sio_fail(x, "'%s': out of memory%s", name, "");
+	}
+}
+
+/* ---- the records ---------------------------------------------------------- */
+
+#define F(kind, p, f) sio_##kind(x, #f, &(p)->f)
+#define FS(p, f) sio_str(x, #f, (p)->f, sizeof (p)->f)
+
+static void sio_iter(struct sio *x, struct st_iter *s)
+{
+	F(i64, s, start);
+	F(i64, s, time);
+	F(i64, s, compute_busy);
+	F(i64, s, recompute);
+	for (int k = 0; k < ST_STALL_COUNT; k++)
+		sio_i64(x, st_stall_names[k], &s->stall[k]);
+	F(u64, s, bytes_h2d);
+	F(u64, s, bytes_d2h);
+	F(u64, s, n_swap_out);
+	F(u64, s, n_swap_in);
+	F(u64, s, n_swap_out_cancelled);
+	F(u64, s, n_algo_fallback);
+	F(u64, s, n_drop);
+	F(u64, s, n_recompute);
+	F(f64, s, recompute_flops);
+	F(u64, s, n_kernels);
+	F(i64, s, host_busy);
+	F(i64, s, alloc_time);
+	F(u64, s, n_cuda_malloc);
+	F(u64, s, n_cuda_free);
+	F(u64, s, n_host_alloc);
+}
+
+static void sio_run(struct sio *x, struct st_run *r)
+{
+	size_t n = r->n_iter > 0 ? (size_t)r->n_iter : 0;
+	sio_array(x, "n_iter", (void **)&r->iter, &n, sizeof *r->iter);
+	r->n_iter = (int)n;
+	for (int i = 0; i < r->n_iter; i++)
+		sio_iter(x, &r->iter[i]);
+	F(int, r, warmup);
+	sio_iter(x, &r->steady);
+	F(i64, r, batch);
+	F(f64, r, samples_per_s);
+	FS(r, allocator);
+	struct mem_stats *m = &r->mem;
+	F(u64, m, budget);
+	F(u64, m, requested);
+	F(u64, m, allocated);
+	F(u64, m, reserved);
+	F(u64, m, peak_requested);
+	F(u64, m, peak_allocated);
+	F(u64, m, peak_reserved);
+	F(u64, m, largest_free);
+	F(u64, m, n_alloc);
+	F(u64, m, n_free);
+	F(u64, m, n_fail);
+	F(u64, m, n_device_malloc);
+	F(u64, m, n_device_free);
+	F(f64, r, frag_at_peak);
+	F(f64, r, frag_max);
+	F(u64, r, pinned_peak);
+	F(u64, r, events);
+	struct st_oom *o = &r->oom;
+	F(bool, o, hit);
+	F(int, o, iter);
+	FS(o, op);
+	FS(o, tensor);
+	F(u64, o, bytes);
+	F(u64, o, largest_free);
+	FS(o, reason);
+	F(u64, r, fallbacks);
+	F(u64, r, fallback_bytes);
+	F(u64, r, conv_bound);
+	F(u64, r, fallback_largest_free);
+	F(bool, r, failed);
+	FS(r, error);
+	sio_text(x, "pol_report", NULL, 0, &r->pol_report);
+}
+
+/* A point's timeline: only what the memory plot reads (its TR_MEM
+ * events), and whether it had others (an empty plot series differs). */
+static void sio_timeline(struct sio *x, struct exp_point *p)
+{
+	bool has = p->tl != NULL, other = false;
+	size_t n = 0;
+	for (size_t k = 0; p->tl && k < p->tl->n; k++)
+		n += p->tl->ev[k].what == TR_MEM;
+	other = p->tl && p->tl->n > n;
+	sio_bool(x, "timeline", &has);
+	if (!has || x->bad)
+		return;
+	if (x->rd && !(p->tl = calloc(1, sizeof *p->tl))) {
+		sio_fail(x, "out of memory%s%s", "", "");
+		return;
+	}
+	if (x->rd)
+		tr_init(p->tl, NULL);
+	sio_bool(x, "other_events", &other);
+	struct tr_event *ev = NULL;
+	sio_array(x, "mem_events", (void **)&ev, &n, sizeof *ev);
+	if (x->rd) {
+		if (!x->bad && other &&
+		    !(ev = realloc(ev, (n + 1) * sizeof *ev)))
+			sio_fail(x, "out of memory%s%s", "", "");
+		if (x->bad) {
+			free(ev);
+			return;
+		}
+		if (other) /* a placeholder: not plotted */
+			ev[n] = (struct tr_event){.what = TR_SPAN};
+		p->tl->ev = ev;
+		p->tl->n = p->tl->cap = n + other;
+	}
+	for (size_t k = 0, i = 0; i < n && !x->bad; k++) {
+		struct tr_event *e = x->rd ? &ev[i] : &p->tl->ev[k];
+		if (!x->rd && e->what != TR_MEM)
+			continue;
+		e->what = TR_MEM;
+		F(i64, e, t0);
+		e->t1 = e->t0;
+		F(u64, e, a);
+		F(u64, e, b);
+		i++;
+	}
+}
+
+static void sio_point(struct sio *x, const struct exp *e,
+		      struct exp_point *p)
+{
+	sio_size(x, "wl", &p->wl, e->n_wl);
+	sio_size(x, "pol", &p->pol, e->n_pol);
+	F(i64, p, batch);
+	F(u64, p, budget);
+	F(u64, p, pool_size);
+	F(f64, p, fraction);
+	sio_run(x, &p->st);
+	FS(p, error);
+	F(bool, p, ran);
+	sio_timeline(x, p);
+	sio_mark(x, "point_end");
+}
+
+static void sio_search(struct sio *x, const struct exp *e,
+		       struct exp_search *s)
+{
+	sio_size(x, "wl", &s->wl, e->n_wl);
+	sio_size(x, "pol", &s->pol, e->n_pol);
+	sio_array(x, "n_probe", (void **)&s->probe, &s->n_probe,
+		  sizeof *s->probe);
+	s->cap_probe = s->n_probe;
+	for (size_t k = 0; k < s->n_probe; k++)
+		sio_point(x, e, &s->probe[k]);
+	int64_t best = s->best;
+	sio_i64(x, "best", &best);
+	if (x->rd && (best < -1 || best >= (int64_t)s->n_probe))
+		sio_fail(x, "'best': out of range%s%s", "", "");
+	s->best = (long)best;
+	F(bool, s, capped);
+	F(i64, s, larger_fit);
+	F(u64, s, peak);
+	F(u64, s, limit);
+	struct mem_search *m = &s->mp;
+	F(u64, m, pool);
+	F(uint, m, attempts);
+	F(uint, m, restarts);
+	F(bool, m, over_limit);
+	F(u64, m, fail_bytes);
+	F(u64, m, largest_free);
+	FS(s, error);
+}
+
+static void sio_eff(struct sio *x, const struct exp *e, struct exp_eff *f)
+{
+	sio_search(x, e, &f->base);
+	F(i64, f, k_base);
+	struct accudnn_tune_out *t = &f->tune;
+	F(i64, t, k_base);
+	F(i64, t, k_max);
+	F(i64, t, k_star);
+	F(f64, t, t_iter_pred);
+	F(f64, t, lr);
+	unsigned fm = t->n_fm, pin = t->n_pinned;
+	sio_uint(x, "n_fm", &fm);
+	sio_uint(x, "n_pinned", &pin);
+	t->n_fm = fm;
+	t->n_pinned = pin;
+	F(int, t, profile_runs);
+	F(bool, f, tuned);
+	sio_point(x, e, &f->run);
+	F(u64, f, param_bytes);
+	FS(f, error);
+}
+
+/* The task i of r: a point, a search or an efficiency row. */
+static void sio_task(struct sio *x, const struct exp *e,
+		     struct exp_result *r, size_t i)
+{
+	if (r->eff)
+		sio_eff(x, e, &r->eff[i]);
+	else if (r->srch)
+		sio_search(x, e, &r->srch[i]);
+	else
+		sio_point(x, e, &r->pt[i]);
+}
+
+/* The file's header. */
+struct shd_head {
+	int64_t format;		 /* SHD_FORMAT */
+	char version[128];	 /* GMS_VERSION of the writer */
+	char name[128];		 /* the experiment's name */
+	char path[PRM_PATH_MAX]; /* its file, as given to run */
+	uint64_t identity;	 /* shd_plan.identity */
+	size_t k, n;		 /* shard k of n */
+	size_t tasks;		 /* the plan's task count */
+};
+
+static void sio_head(struct sio *x, struct shd_head *h)
+{
+	sio_i64(x, "gpumemsim-shard", &h->format);
+	if (x->rd && !x->bad && h->format != SHD_FORMAT)
+		sio_fail(x, "not shard file format %s (another gpumemsim's)%s",
+			 "1", "");
+	FS(h, version);
+	sio_str(x, "experiment", h->name, sizeof h->name);
+	FS(h, path);
+	F(u64, h, identity);
+	sio_size(x, "shard", &h->k, SIZE_MAX);
+	sio_size(x, "of", &h->n, SIZE_MAX);
+	sio_size(x, "tasks", &h->tasks, SIZE_MAX);
+}
+
+/* ---- the plan --------------------------------------------------------- */
+
+int shd_parse(const char *arg, unsigned *k, unsigned *n, gms_err *err)
+{
+	char *end;
+	errno = 0;
+	unsigned long a = strtoul(arg, &end, 10), b = 0;
+	bool ok = end != arg && *end == '/' && arg[0] != '-';
+	if (ok) {
+		const char *s = end + 1;
+		b = strtoul(s, &end, 10);
+		ok = end != s && !*end && *s != '-' && !errno;
+	}
+	if (!ok || b < 1 || b > 1000000 || a >= b)
+		return gms_errf(err, "--shard %s: want K/N with 0 <= K < N "
+				     "(e.g. 0/4 .. 3/4; N at most 1000000)",
+				arg);
+	*k = (unsigned)a;
+	*n = (unsigned)b;
+	return 0;
+}
+
+/* FNV-1a, 64 bits (Fowler, Noll, Vo: offset basis and prime of the
+ * published 64-bit parameters). */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t fnv_file(uint64_t h, const char *path)
+{
+	h = fnv(h, path, strlen(path) + 1);
+	FILE *f = fopen(path, "rb");
+	char buf[1 << 14];
+	size_t n;
+	while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
+		h = fnv(h, buf, n);
+	if (f)
+		fclose(f);
+	return h;
+}
+
+/* Doublings from a to b (a >= 1): ceil(log2(b / a)). */
+static uint64_t doublings(uint64_t a, uint64_t b)
+{
+	uint64_t d = 0;
+	for (a = a ? a : 1; a < b; a *= 2)
+		d++;
+	return d;
+}
+
+/* The probes a task of e is expected to run, from each search's
+ * algorithm (exp_run.c): max-batch doubles from start to at most limit,
+ * bisects at most as many steps, then checks `confirm` batches;
+ * best-throughput runs its grid, then a ternary search (two probes a
+ * round, the range shrinking to 2/3) over two grid gaps, then three
+ * exhaustively; min-pool runs the peak run and the attempt that serves
+ * (restarts are not known in advance), then with shrink a bisection from
+ * the limit down to one granule. */
+static uint64_t shd_probes(const struct exp *e)
+{
+	uint64_t mb = 1 + 2 * doublings((uint64_t)e->start, (uint64_t)e->limit) +
+		      (uint64_t)e->confirm;
+	switch (e->kind) {
+	case EXP_MAX_BATCH:
+		return mb;
+	case EXP_EFF:
+	case EXP_SCALING:
+		return mb + 1; /* and the run at k* */
+	case EXP_BEST: {
+		uint64_t span = (uint64_t)(e->hi - e->lo), grid;
+		grid = e->step ? span / (uint64_t)e->step + 2
+			       : doublings(1, (uint64_t)e->hi) + 2;
+		grid = grid > 66 ? 66 : grid;
+		uint64_t w = 2 * span / (grid > 2 ? grid - 1 : 1), n = grid + 3;
+		for (; w > 2; w -= w / 3)
+			n += 2;
+		return n;
+	}
+	case EXP_MIN_POOL: {
+		uint64_t lim = e->pool_limit ? e->pool_limit
+			       : e->budget   ? e->budget
+					     : e->hw.capacity - e->hw.reserved;
+		return 2 + (e->pool_shrink
+				    ? doublings(MEM_SEARCH_GRANULE, lim)
+				    : 0);
+	}
+	default:
+		return 1;
+	}
+}
+
+/* An order of the tasks: cost descending, then index ascending. */
+struct shd_ord {
+	uint64_t cost; /* the task's estimate */
+	size_t i;      /* its index */
+};
+
+static int cmp_ord(const void *a, const void *b)
+{
+	const struct shd_ord *x = a, *y = b;
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? 1 : -1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Greedy longest-processing-time (Graham, "Bounds on multiprocessing
+ * timing anomalies", SIAM J. Appl. Math. 1969: within 4/3 - 1/(3n) of the
+ * best makespan): tasks by decreasing cost, each to the least loaded
+ * shard, ties to the lower index and the lower shard. ord: T scratch
+ * entries; load: n entries, zeroed here. */
+static void lpt(const uint64_t *cost, size_t T, unsigned n,
+		struct shd_ord *ord, uint32_t *owner, uint64_t *load)
+{
+	for (size_t i = 0; i < T; i++)
+		ord[i] = (struct shd_ord){cost[i], i};
+	qsort(ord, T, sizeof *ord, cmp_ord);
+	memset(load, 0, n * sizeof *load);
+	for (size_t j = 0; j < T; j++) {
+		unsigned best = 0;
+		for (unsigned k = 1; k < n; k++)
+			if (load[k] < load[best])
+				best = k;
+		owner[ord[j].i] = best;
+		load[best] += ord[j].cost;
+	}
+}
+
+int shd_lpt(const uint64_t *cost, size_t T, unsigned n, uint32_t *owner,
+	    uint64_t *load)
+{
+	struct shd_ord *ord = calloc(T ? T : 1, sizeof *ord);
+	if (!ord)
+		return -1;
+	lpt(cost, T, n, ord, owner, load);
+	free(ord);
+	return 0;
+}
+
+void shd_plan_free(struct shd_plan *p)
+{
+	free(p->owner);
+	free(p->cost);
+	free(p->load);
+	memset(p, 0, sizeof *p);
+}
+
+int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
+	     gms_err *err)
+{
+	memset(p, 0, sizeof *p);
+	size_t T = exp_planned_rows(e);
+	p->n_tasks = T;
+	p->n = n;
+	p->owner = calloc(T ? T : 1, sizeof *p->owner);
+	p->cost = calloc(T ? T : 1, sizeof *p->cost);
+	p->load = calloc(n, sizeof *p->load);
+	uint64_t *ops = calloc(e->n_wl ? e->n_wl : 1, sizeof *ops);
+	if (!p->owner || !p->cost || !p->load || !ops) {
+		free(ops);
+		shd_plan_free(p);
+		return gms_errf(err, "out of memory");
+	}
+	uint64_t h = fnv(0xcbf29ce484222325ULL, &T, sizeof T);
+	h = fnv_file(h, e->path);
+	h = fnv_file(h, e->hw.path);
+	for (size_t w = 0; w < e->n_wl; w++) {
+		if (e->wl[w].src != EXP_SRC_GEN)
+			h = fnv_file(h, e->wl[w].path);
+		/* a generator given no batch (efficiency-optimal) is built
+		 * at 1: its ops do not depend on the batch */
+		gms_err ignore;
+		struct wl_workload *wl =
+			exp_build_workload(e, w, e->wl[w].batch ? 0 : 1, &ignore);
+		ops[w] = wl && wl->n_ops ? wl->n_ops : 1; /* failed: cheap */
+		wl_free(wl);
+	}
+	p->identity = h;
+	uint64_t probes = shd_probes(e);
+	for (size_t i = 0; i < T; i++) {
+		/* the workload of task i, as exp_run lays tasks out:
+		 * efficiency rows per workload, else workload-major */
+		size_t w = e->kind == EXP_EFF || e->kind == EXP_SCALING
+				   ? i
+				   : i / (T / (e->n_wl ? e->n_wl : 1));
+		p->cost[i] = ops[w] * (uint64_t)e->iterations * probes;
+	}
+	free(ops);
+	if (shd_lpt(p->cost, T, n, p->owner, p->load) < 0) {
+		shd_plan_free(p);
+		return gms_errf(err, "out of memory");
+	}
+	return 0;
+}
+
+void shd_path(const struct exp *e, unsigned k, unsigned n, char *buf,
+	      size_t len)
+{
+	snprintf(buf, len, "%s/shard-%u-of-%u.shard", e->out_dir, k, n);
+}
+
+/* ---- a shard ------------------------------------------------------------ */
+
+static int shd_write(const struct exp *e, struct exp_result *r,
+		     const struct shd_plan *pl, unsigned k, const char *path,
+		     gms_err *err)
+{
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0)
+		return -1;
+	struct sio x = {.f = o.f, .path = path, .err = err};
+	struct shd_head h = {.format = SHD_FORMAT, .identity = pl->identity,
+			     .k = k, .n = pl->n, .tasks = pl->n_tasks};
+	snprintf(h.version, sizeof h.version, "%s", GMS_VERSION);
+	snprintf(h.name, sizeof h.name, "%s", e->name);
+	snprintf(h.path, sizeof h.path, "%s", e->path);
+	sio_head(&x, &h);
+	/* the baselines of the workloads this shard's points need */
+	bool *need = calloc(e->n_wl ? e->n_wl : 1, sizeof *need);
+	if (!need) {
+		gms_out_abort(&o);
+		return gms_errf(err, "out of memory");
+	}
+	size_t nb = 0, nt = 0;
+	for (size_t i = 0; i < pl->n_tasks; i++)
+		if (pl->owner[i] == k) {
+			nt++;
+			if (r->baseline && !need[r->pt[i].wl]) {
+				need[r->pt[i].wl] = true;
+				nb++;
+			}
+		}
+	sio_size(&x, "baselines", &nb, SIZE_MAX);
+	for (size_t w = 0; w < e->n_wl; w++)
+		if (need[w]) {
+			sio_size(&x, "workload", &w, SIZE_MAX);
+			sio_u64(&x, "bytes", &r->baseline[w]);
+		}
+	free(need);
+	sio_size(&x, "count", &nt, SIZE_MAX);
+	for (size_t i = 0; i < pl->n_tasks; i++)
+		if (pl->owner[i] == k) {
+			sio_size(&x, "task", &i, SIZE_MAX);
+			sio_u64(&x, "cost", &pl->cost[i]);
+			sio_task(&x, e, r, i);
+			sio_mark(&x, "end");
+		}
+	sio_mark(&x, "end");
+	return gms_out_commit(&o, err);
+}
+
+long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
+	     unsigned n, FILE *log, gms_err *err)
+{
+	struct shd_plan pl;
+	char path[GMS_PATH_MAX + 64];
+	shd_path(e, k, n, path, sizeof path);
+	if (gms_mkdirs(e->out_dir, err) < 0)
+		return gms_err_prefix(err, "output directory");
+	if (gms_out_probe(path, err) < 0 || shd_plan(e, n, &pl, err) < 0)
+		return -1;
+	bool *only = calloc(pl.n_tasks ? pl.n_tasks : 1, sizeof *only);
+	if (!only) {
+		shd_plan_free(&pl);
+		return gms_errf(err, "out of memory");
+	}
+	size_t mine = 0;
+	uint64_t total = 0;
+	for (size_t i = 0; i < pl.n_tasks; i++) {
+		only[i] = pl.owner[i] == k;
+		mine += only[i];
+		total += pl.cost[i];
+	}
+	struct exp_opts so = *o;
+	so.only = only;
+	so.trace = so.schedule = NULL;
+	struct exp_result r;
+	long rc = -1;
+	if (exp_run(e, &so, &r, err) == 0) {
+		if (shd_write(e, &r, &pl, k, path, err) == 0) {
+			rc = (long)r.n_failed;
+			if (log)
+				fprintf(log, "shard:   %s (%zu of %zu tasks, "
+					     "estimated cost %" PRIu64
+					     " of %" PRIu64 ")\n",
+					path, mine, pl.n_tasks, pl.load[k],
+					total);
+		}
+		exp_result_free(&r);
+	}
+	free(only);
+	shd_plan_free(&pl);
+	return rc;
+}
+
+/* ---- the merge ------------------------------------------------------------ */
+
+/* inputs -> the shard files (a directory: its shard-*-of-*.shard, sorted);
+ * returns how many, or -1 with err. *files is malloc'd strings. */
+static long collect(char *const *inputs, size_t n_in, char ***files,
+		    gms_err *err)
+{
+	size_t n = 0, cap = 0;
+	char **v = NULL;
+	for (size_t a = 0; a < n_in; a++) {
+		struct stat st;
+		if (stat(inputs[a], &st) != 0) {
+			gms_errf(err, "%s: %s", inputs[a], strerror(errno));
+			goto fail;
+		}
+		size_t first = n;
+		DIR *d = S_ISDIR(st.st_mode) ? opendir(inputs[a]) : NULL;
+		struct dirent *de;
+		while (S_ISDIR(st.st_mode) ? d && (de = readdir(d)) : n == first) {
+			const char *name = S_ISDIR(st.st_mode) ? de->d_name : NULL;
+			size_t l = name ? strlen(name) : 0;
+			if (name && (strncmp(name, "shard-", 6) || l < 12 ||
+				     strcmp(name + l - 6, ".shard")))
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				char **nv = realloc(v, cap * sizeof *v);
+				if (!nv) {
+					if (d)
+						closedir(d);
+					gms_errf(err, "out of memory");
+					goto fail;
+				}
+				v = nv;
+			}
+			size_t len = strlen(inputs[a]) + l + 2;
+			if (!(v[n] = malloc(len))) {
+				if (d)
+					closedir(d);
+				gms_errf(err, "out of memory");
+				goto fail;
+			}
+			if (name)
+				snprintf(v[n], len, "%s/%s", inputs[a], name);
+			else
+				snprintf(v[n], len, "%s", inputs[a]);
+			n++;
+		}
+		if (d)
+			closedir(d);
+		if (S_ISDIR(st.st_mode) && n == first) {
+			gms_errf(err, "%s: no shard files (shard-K-of-N.shard) "
+				      "in it",
+				 inputs[a]);
+			goto fail;
+		}
+		qsort(v + first, n - first, sizeof *v,
+		      (int (*)(const void *, const void *))strcmp);
+	}
+	*files = v;
+	return (long)n;
+fail:
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return -1;
+}
+
+/* Allocate r's slots as exp_run lays them out for e. */
+static int merge_alloc(const struct exp *e, struct exp_result *r, size_t T,
+		       gms_err *err)
+{
+	memset(r, 0, sizeof *r);
+	size_t t = T ? T : 1;
+	if (e->kind == EXP_EFF || e->kind == EXP_SCALING) {
+		r->n_eff = T;
+		r->eff = calloc(t, sizeof *r->eff);
+	} else if (e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST ||
+		   e->kind == EXP_MIN_POOL) {
+		r->n_srch = T;
+		r->srch = calloc(t, sizeof *r->srch);
+	} else {
+		r->n_pt = T;
+		r->pt = calloc(t, sizeof *r->pt);
+		if (e->axis == EXP_AXIS_FRACTION)
+			r->baseline = calloc(e->n_wl ? e->n_wl : 1,
+					     sizeof *r->baseline);
+		if (e->axis == EXP_AXIS_FRACTION && !r->baseline)
+			return gms_errf(err, "out of memory");
+	}
+	if (!r->eff && !r->srch && !r->pt)
+		return gms_errf(err, "out of memory");
+	return 0;
+}
+
+/* One shard file's body into r: its baselines and its tasks, each of
+ * which the plan must give to this shard, once. */
+static int merge_body(struct sio *x, const struct exp *e,
+		      const struct shd_plan *pl, unsigned k,
+		      struct exp_result *r, bool *have_base, bool *seen)
+{
+	size_t nb = 0, nt = 0, want = 0;
+	sio_size(x, "baselines", &nb, e->n_wl + 1);
+	for (size_t j = 0; j < nb && !x->bad; j++) {
+		size_t w = 0;
+		uint64_t b = 0;
+		sio_size(x, "workload", &w, e->n_wl);
+		sio_u64(x, "bytes", &b);
+		if (x->bad)
+			break;
+		if (!r->baseline)
+			sio_fail(x, "a baseline in a measurement without "
+				    "budget fractions%s%s", "", "");
+		else if (have_base[w] && r->baseline[w] != b)
+			sio_fail(x, "workload %s's baseline differs from "
+				    "another shard's%s",
+				 e->wl[w].label, "");
+		else {
+			r->baseline[w] = b;
+			have_base[w] = true;
+		}
+	}
+	for (size_t i = 0; i < pl->n_tasks; i++)
+		want += pl->owner[i] == k;
+	sio_size(x, "count", &nt, pl->n_tasks + 1);
+	if (!x->bad && nt != want) {
+		char a[32], b[32];
+		snprintf(a, sizeof a, "%zu", nt);
+		snprintf(b, sizeof b, "%zu", want);
+		sio_fail(x, "%s tasks, the plan gives this shard %s", a, b);
+	}
+	for (size_t j = 0; j < nt && !x->bad; j++) {
+		size_t i = 0;
+		uint64_t cost = 0;
+		sio_size(x, "task", &i, pl->n_tasks);
+		sio_u64(x, "cost", &cost);
+		if (x->bad)
+			break;
+		if (pl->owner[i] != k || seen[i]) {
+			char t[32];
+			snprintf(t, sizeof t, "%zu", i);
+			sio_fail(x, "task %s: %s", t,
+				 seen[i] ? "given twice"
+					 : "the plan gives it to another "
+					   "shard");
+			break;
+		}
+		seen[i] = true;
+		sio_task(x, e, r, i);
+		sio_mark(x, "end");
+	}
+	sio_mark(x, "end");
+	return x->bad ? -1 : 0;
+}
+
+int shd_merge(char *const *inputs, size_t n_in, const char *out,
+	      struct exp *e, struct exp_result *r, gms_err *err)
+{
+	char **files = NULL;
+	long nf = collect(inputs, n_in, &files, err);
+	if (nf < 0)
+		return -1;
+	if (nf == 0) {
+		free(files);
+		return gms_errf(err, "merge: no shard files given");
+	}
+	struct shd_plan pl = {0};
+	struct shd_head h0 = {0};
+	bool loaded = false, *have_base = NULL, *seen = NULL;
+	long *of = NULL; /* per shard: the file that gave it, -1: none */
+	char *buf = NULL;
+	size_t cap = 0;
+	int rc = -1;
+	memset(r, 0, sizeof *r);
+	for (long fi = 0; fi < nf; fi++) {
+		FILE *f = gms_fopen_in(files[fi], "r", err);
+		if (!f)
+			goto out;
+		struct sio x = {.f = f, .rd = true, .path = files[fi],
+				.err = err, .buf = buf, .cap = cap};
+		struct shd_head h = {0};
+		sio_head(&x, &h);
+		if (!x.bad && strcmp(h.version, GMS_VERSION))
+			sio_fail(&x, "written by gpumemsim %s; this is %s: "
+				     "run the shards and the merge with one "
+				     "version",
+				 h.version, GMS_VERSION);
+		if (!x.bad && (h.n == 0 || h.k >= h.n))
+			sio_fail(&x, "shard %s of %s", "K >= N", "N");
+		if (!x.bad && fi == 0) {
+			h0 = h;
+			char dir[GMS_PATH_MAX];
+			snprintf(dir, sizeof dir, "%s", files[0]);
+			char *slash = strrchr(dir, '/');
+			if (slash)
+				*slash = '\0';
+			else
+				snprintf(dir, sizeof dir, ".");
+			struct exp_opts lo = {.out = out ? out : dir};
+			if (exp_load(e, h.path, &lo, err) < 0) {
+				gms_err_prefix(err, "%s: its experiment",
+					       files[0]);
+				x.bad = true;
+			} else {
+				loaded = true;
+				x.bad = shd_plan(e, (unsigned)h.n, &pl, err) < 0 ||
+					merge_alloc(e, r, pl.n_tasks, err) < 0;
+			}
+			if (!x.bad && (pl.identity != h.identity ||
+				       pl.n_tasks != h.tasks))
+				sio_fail(&x, "the experiment %s (or a file it "
+					     "reads) changed since this shard "
+					     "ran%s",
+					 h.path, "");
+			if (!x.bad && (!(have_base = calloc(e->n_wl + 1, 1)) ||
+				       !(seen = calloc(pl.n_tasks + 1, 1)) ||
+				       !(of = malloc(h.n * sizeof *of)))) {
+				x.bad = true;
+				gms_errf(err, "out of memory");
+			}
+			for (size_t k = 0; !x.bad && k < h.n; k++)
+				of[k] = -1;
+		}
+		if (!x.bad && (h.identity != h0.identity ||
+			       strcmp(h.path, h0.path) || h.tasks != h0.tasks))
+			sio_fail(&x, "a shard of another experiment (%s) than "
+				     "the first shard's (%s)",
+				 h.path, h0.path);
+		if (!x.bad && h.n != h0.n) {
+			char a[64], b[64];
+			snprintf(a, sizeof a, "%zu/%zu", h.k, h.n);
+			snprintf(b, sizeof b, "N = %zu", h0.n);
+			sio_fail(&x, "shard %s, but the first shard's plan has "
+				     "%s",
+				 a, b);
+		}
+		if (!x.bad && of[h.k] >= 0) {
+			char a[64];
+			snprintf(a, sizeof a, "%zu/%zu", h.k, h.n);
+			sio_fail(&x, "shard %s again (also in %s)", a,
+				 files[of[h.k]]);
+		}
+		if (!x.bad) {
+			of[h.k] = fi;
+			merge_body(&x, e, &pl, (unsigned)h.k, r, have_base,
+				   seen);
+		}
+		buf = x.buf;
+		cap = x.cap;
+		fclose(f);
+		if (x.bad)
+			goto out;
+	}
+	for (size_t k = 0; k < h0.n; k++)
+		if (of[k] < 0) {
+			gms_errf(err, "merge: shard %zu/%zu is missing (its "
+				      "file: shard-%zu-of-%zu.shard; %ld of "
+				      "%zu given)",
+				 k, h0.n, k, h0.n, nf, h0.n);
+			goto out;
+		}
+	r->n_failed = exp_count_failed(r, NULL);
+	rc = 0;
+out:
+	if (rc < 0) {
+		exp_result_free(r);
+		if (loaded)
+			exp_free(e);
+	}
+	shd_plan_free(&pl);
+	free(have_base);
+	free(seen);
+	free(of);
+	free(buf);
+	for (long i = 0; i < nf; i++)
+		free(files[i]);
+	free(files);
+	return rc;
+}

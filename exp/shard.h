@@ -1,0 +1,85 @@
+/*
+ * shard.h - an experiment split over machines (issue 18): `gpumemsim run
+ * EXP.yaml --shard K/N` runs the K-th of N slices of its tasks and writes
+ * one shard file; `gpumemsim merge DIR...` reads the N files and writes
+ * the result set (summary.csv, runs.json, plot data, plots) byte-identical
+ * to the unsharded run's, through the same exp_write.
+ *
+ * Tasks: what exp_run schedules, one summary row each -- a point of a
+ * `run` or `sweep`, a search (max-batch, best-throughput, min-pool) of one
+ * (workload, policy), a workload of efficiency-optimal / scaling.
+ *
+ * The plan: each task's estimated cost is
+ *     ops(workload) x iterations x probes it is expected to run
+ * (ops: the workload built at its own batch; probes: 1 for a point, the
+ * bound each search's algorithm gives -- shd_probes in shard.c), and the
+ * tasks are dealt by greedy longest-processing-time: in order of
+ * decreasing cost (ties: lower index first), each to the shard with the
+ * least cost so far (ties: lower K). Integers only: every machine finds
+ * the same plan. Budget-fraction baselines are not tasks: each shard
+ * computes those of the workloads its points need (deterministic, so the
+ * copies agree; merge checks that they do).
+ *
+ * The shard file (text, one "name value" per line, strings quoted, floats
+ * as C99 hex so they read back exactly):
+ *     gpumemsim-shard 1
+ *     version "<GMS_VERSION>"       merge refuses another version's
+ *     experiment "<name>"
+ *     path "<the experiment file as given to run>"
+ *     identity <64-bit integer>     FNV-1a 64 of the experiment file, the
+ *                                   hardware profile and the workload
+ *                                   files' bytes, the path, the task count
+ *     shard K / of N / tasks T
+ *     baselines B, then B times: workload W / bytes V
+ *     count C (its tasks), then C times: task I / cost X / the task's
+ *       record (the exp_point / exp_search / exp_eff fields exp_write
+ *       reads, every field of st_run) / end
+ *     end
+ */
+#ifndef GMS_SHARD_H
+#define GMS_SHARD_H
+
+#include "exp.h"
+
+/* N-way plan of an experiment's tasks. */
+struct shd_plan {
+	size_t n_tasks;	    /* exp_planned_rows */
+	unsigned n;	    /* shards */
+	uint32_t *owner;    /* per task: the shard that runs it */
+	uint64_t *cost;	    /* per task: its estimated cost */
+	uint64_t *load;	    /* per shard: the sum of its tasks' costs */
+	uint64_t identity;  /* the experiment's identity (above) */
+};
+
+/* "K/N", 0 <= K < N: the shard (0-based, as Slurm's --array=0-(N-1)). */
+int shd_parse(const char *arg, unsigned *k, unsigned *n, gms_err *err);
+
+/* The balancing alone: cost[T] dealt to n shards (owner[T], load[n]) by
+ * greedy longest-processing-time. Returns 0, or -1 out of memory. */
+int shd_lpt(const uint64_t *cost, size_t T, unsigned n, uint32_t *owner,
+	    uint64_t *load);
+
+int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
+	     gms_err *err);
+void shd_plan_free(struct shd_plan *p);
+
+/* The shard file of shard k of n: <out_dir>/shard-K-of-N.shard. */
+void shd_path(const struct exp *e, unsigned k, unsigned n, char *buf,
+	      size_t len);
+
+/* Run shard k of n of e (o: jobs, quiet) and write its file (temporary +
+ * rename); its path goes to `log` (may be NULL). Returns the number of
+ * failed runs (exp_count_failed, >= 0), or -1 with err. */
+long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
+	     unsigned n, FILE *log, gms_err *err);
+
+/* Read the shard files in inputs (files, or directories: their
+ * shard-*-of-*.shard), check that they are the N shards of one plan of
+ * one experiment by this version, load the experiment (from the path the
+ * shards recorded; results to `out`, NULL: the first shard's directory)
+ * into e and the merged results into r (n_failed counted). Returns 0, or
+ * -1 with err (nothing loaded). */
+int shd_merge(char *const *inputs, size_t n_in, const char *out,
+	      struct exp *e, struct exp_result *r, gms_err *err);
+
+#endif

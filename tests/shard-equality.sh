@@ -1,0 +1,52 @@
+#!/bin/sh
+# shard-equality.sh - sharded-and-merged equals unsharded (issue 18): for
+# each experiment given (default: every configs/experiments/*.yaml) run it
+# whole, then as N shards (default 3; SHARD_RUNNER=parallel runs them
+# through GNU parallel, else one after the other), merge, and cmp every
+# file of the two result sets (summary.csv, runs.json, tuning.csv,
+# plot.dat, plot.png, plot.svg). `make check-shards` runs it.
+#
+#   tests/shard-equality.sh [EXP.yaml...]
+#   env: BIN (build/gpumemsim), N (3), JOBS (-j per run, 2),
+#        SHARD_RUNNER (serial|parallel), TMPDIR
+set -eu
+BIN=${BIN:-build/gpumemsim}
+N=${N:-3}
+JOBS=${JOBS:-2}
+RUNNER=${SHARD_RUNNER:-serial}
+[ $# -gt 0 ] || set -- configs/experiments/*.yaml
+if [ "$RUNNER" = parallel ] && ! command -v parallel >/dev/null 2>&1; then
+	echo "shard-equality: GNU parallel not installed (apt-get install parallel); skipped"
+	exit 0
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gms-shard-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+for exp in "$@"; do
+	name=$(basename "$exp" .yaml)
+	full=$tmp/$name/full sh=$tmp/$name/shards
+	"$BIN" run "$exp" --out "$full" -j "$JOBS" --quiet >/dev/null 2>&1 || true
+	last=$((N - 1))
+	if [ "$RUNNER" = parallel ]; then
+		parallel -j "$JOBS" "$BIN" run "$exp" --out "$sh" -j 1 --quiet \
+			--shard {}/"$N" ::: $(seq 0 $last) >/dev/null 2>&1 || true
+	else
+		for k in $(seq 0 $last); do
+			"$BIN" run "$exp" --out "$sh" -j "$JOBS" --quiet \
+				--shard "$k/$N" >/dev/null 2>&1 || true
+		done
+	fi
+	if ! "$BIN" merge "$sh" --quiet; then
+		# merge exits 1 when runs failed, as run does; the files count
+		[ -f "$sh/summary.csv" ] || { echo "FAIL $name: merge"; fail=1; continue; }
+	fi
+	ok=1
+	for f in summary.csv runs.json tuning.csv plot.dat plot.png plot.svg; do
+		if [ -f "$full/$f" ] || [ -f "$sh/$f" ]; then
+			cmp -s "$full/$f" "$sh/$f" || { echo "FAIL $name: $f differs"; ok=0; fail=1; }
+		fi
+	done
+	[ ! -f "$full/summary.csv" ] && { echo "FAIL $name: no unsharded summary"; ok=0; fail=1; }
+	[ $ok = 1 ] && echo "ok   $name: $N shards ($RUNNER) merged = unsharded"
+done
+exit $fail
