@@ -28,6 +28,14 @@
  *     the simulator, the fit and Algorithm 2) on ResNet-152 under Caffe
  *     on a Tesla M40 with 12 GiB, as accudnn-batch.yaml runs it; wall
  *     time of one call, the best of 3.
+ *  8. scaling (issue 18): every policy on the synthetic chain of 3. at
+ *     1K, 10K, 100K and 1M ops (`scale MAXOPS` caps it), 2 iterations of
+ *     which 1 warm-up, framework with all the memory the chain needs, the
+ *     others with half of it (so they swap or recompute); nanoseconds of
+ *     wall time per op-iteration, the best of 3 runs (1 where a run
+ *     takes over 10 s). Each run is a child process stopped after
+ *     SCALE_LIMIT_S ("did not finish"; larger sizes are then skipped).
+ *     The bar: at 1M, within 2x of the figure at 1K.
  * Figures are wall-clock on this machine; run it on an idle machine.
  */
 #include "../../policies/accudnn.h"
@@ -37,10 +45,13 @@
 #include "../ex.h"
 #include "../hw.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void)
 {
@@ -140,7 +151,10 @@ static void bench_engine(void)
 	free(b);
 }
 
-static struct wl_workload *synthetic(int layers)
+/* The chain of `layers` layers, forward then backward, each op its own
+ * layer (as in traces); activations and their gradients of `act` bytes,
+ * weights and theirs of act / 8. */
+static struct wl_workload *synthetic(int layers, uint64_t act)
 {
 	gms_err err;
 	char name[64];
@@ -148,27 +162,27 @@ static struct wl_workload *synthetic(int layers)
 	uint32_t *a = malloc(sizeof *a * (size_t)(layers + 1));
 	uint32_t *g = malloc(sizeof *g * (size_t)(layers + 1));
 	uint32_t *wt = malloc(sizeof *wt * (size_t)(layers + 1));
-	a[0] = wl_add_tensor(w, "x", 8 * GMS_MIB, WL_INPUT, &err);
+	a[0] = wl_add_tensor(w, "x", act, WL_INPUT, &err);
 	for (int i = 1; i <= layers; i++) {
 		snprintf(name, sizeof name, "a%d", i);
-		a[i] = wl_add_tensor(w, name, 8 * GMS_MIB, WL_ACT, &err);
+		a[i] = wl_add_tensor(w, name, act, WL_ACT, &err);
 		snprintf(name, sizeof name, "w%d", i);
-		wt[i] = wl_add_tensor(w, name, GMS_MIB, WL_PARAM, &err);
+		wt[i] = wl_add_tensor(w, name, act / 8, WL_PARAM, &err);
 		snprintf(name, sizeof name, "g%d", i);
 		if (i < layers) /* the last layer starts from its output */
-			g[i] = wl_add_tensor(w, name, 8 * GMS_MIB,
+			g[i] = wl_add_tensor(w, name, act,
 					     WL_ACT_GRAD, &err);
 		snprintf(name, sizeof name, "gw%d", i);
-		wl_add_tensor(w, name, GMS_MIB, WL_PARAM_GRAD, &err);
+		wl_add_tensor(w, name, act / 8, WL_PARAM_GRAD, &err);
 	}
-	g[0] = wl_add_tensor(w, "g0", 8 * GMS_MIB, WL_ACT_GRAD, &err);
+	g[0] = wl_add_tensor(w, "g0", act, WL_ACT_GRAD, &err);
 	for (int i = 1; i <= layers; i++) {
 		uint32_t in[2] = {a[i - 1], wt[i]};
 		snprintf(name, sizeof name, "fwd%d", i);
 		struct wl_op_desc d = {.name = name, .type = OT_MATMUL,
 				       .phase = WL_FWD, .in = in, .n_in = 2,
 				       .out = &a[i], .n_out = 1, .flops = 4e9,
-				       .bytes = 16.0 * GMS_MIB,
+				       .bytes = 2.0 * (double)act,
 				       .recomputable = true};
 		wl_add_op(w, &d, &err);
 	}
@@ -181,7 +195,7 @@ static struct wl_workload *synthetic(int layers)
 		struct wl_op_desc d = {.name = name, .type = OT_MATMUL_BWD,
 				       .phase = WL_BWD, .in = in, .n_in = 3,
 				       .out = out, .n_out = 2, .flops = 8e9,
-				       .bytes = 32.0 * GMS_MIB};
+				       .bytes = 4.0 * (double)act};
 		wl_add_op(w, &d, &err);
 	}
 	free(a);
@@ -497,16 +511,159 @@ static void bench_tune(void)
 	       (long long)out.k_star, out.n_pinned, out.n_fm);
 }
 
+/* Per run of the scaling table, seconds before the child is stopped. */
+#define SCALE_LIMIT_S 60
+
+/* The policies of the scaling table and their parameters ("k=v"). */
+static const struct {
+	const char *label, *name, *kv; /* table label, policy, one param */
+} scale_pols[] = {
+	{"framework", "framework", NULL},
+	{"ondemand", "ondemand", NULL},
+	{"vdnn", "vdnn", NULL},
+	{"vdnnpp", "vdnnpp", NULL},
+	{"ckpt-sqrt", "checkpoint", "mode=sqrt"},
+	{"ckpt-memory", "checkpoint", "mode=memory"},
+	{"capuchin", "capuchin", NULL},
+	{"accudnn", "accudnn", NULL},
+};
+
+/* One run of the chain in a child; writes its wall seconds to fd, or
+ * exits non-zero. */
+static void scale_child(const struct wl_workload *w, int k, uint64_t budget,
+			int fd)
+{
+	struct hw_profile hw;
+	gms_err err;
+	struct pol pol;
+	const char *kv[1] = {scale_pols[k].kv};
+	if (hw_load(&hw, "V100-16GB", &err) < 0 ||
+	    pol_create(&pol, scale_pols[k].name, NULL, NULL, kv,
+		       scale_pols[k].kv ? 1 : 0, &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		_exit(2);
+	}
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "bfc", .budget = budget,
+			     .iterations = 2, .warmup = 1};
+	struct st_run st;
+	double t0 = now_s();
+	int rc = ex_run(&cfg, &st, &err);
+	double dt = now_s() - t0;
+	if (rc < 0 || st.oom.hit) {
+		fprintf(stderr, "bench: %s failed: %s %s\n",
+			scale_pols[k].label, rc < 0 ? err.msg : "",
+			st.oom.hit ? st.oom.reason : "");
+		_exit(3);
+	}
+	if (write(fd, &dt, sizeof dt) != (ssize_t)sizeof dt)
+		_exit(4);
+	_exit(0);
+}
+
+/* Seconds of one run, < 0: did not finish in time (or failed). */
+static double scale_once(const struct wl_workload *w, int k, uint64_t budget)
+{
+	int fd[2];
+	if (pipe(fd) < 0)
+		return -2;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -2;
+	if (pid == 0) {
+		close(fd[0]);
+		alarm(SCALE_LIMIT_S);
+		scale_child(w, k, budget, fd[1]);
+	}
+	close(fd[1]);
+	double dt = -1;
+	if (read(fd[0], &dt, sizeof dt) != (ssize_t)sizeof dt)
+		dt = -1;
+	close(fd[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? -1
+									    : -2;
+	return dt;
+}
+
+static void bench_scale(uint32_t max_ops)
+{
+	const uint32_t sizes[] = {1000, 10000, 100000, 1000000};
+	const int n_sizes = 4, n_pols = sizeof scale_pols / sizeof *scale_pols;
+	double ns[sizeof scale_pols / sizeof *scale_pols][4];
+	bool stop[sizeof scale_pols / sizeof *scale_pols] = {0};
+	printf("scaling: ns per op-iteration (best of 3; chain of N ops, 2 "
+	       "iterations; '-' did not finish in %d s, 'oom'/'err' failed)\n"
+	       "%-12s", SCALE_LIMIT_S, "policy");
+	for (int i = 0; i < n_sizes && sizes[i] <= max_ops; i++)
+		printf(" %10u", sizes[i]);
+	printf("  1M/1K\n");
+	for (int i = 0; i < n_sizes && sizes[i] <= max_ops; i++) {
+		int layers = (int)(sizes[i] / 2);
+		/* about 8 GiB of activations whatever the length (fits a
+		 * V100-16GB twice), a power of two each */
+		uint64_t act = 16;
+		while (act * 2 * (uint64_t)layers <= 8ULL << 30)
+			act *= 2;
+		struct wl_workload *w = synthetic(layers, act);
+		/* the chain keeps every activation for backward */
+		uint64_t need = (uint64_t)layers * (act + act / 8);
+		for (int k = 0; k < n_pols; k++) {
+			ns[k][i] = -3; /* not run */
+			if (stop[k])
+				continue;
+			/* framework: the whole device */
+			uint64_t budget = strcmp(scale_pols[k].name,
+						 "framework") == 0 ? 0
+								   : need / 2;
+			double best = -1;
+			for (int r = 0; r < 3; r++) {
+				double dt = scale_once(w, k, budget);
+				if (dt < 0) {
+					best = dt;
+					break;
+				}
+				if (best < 0 || dt < best)
+					best = dt;
+				if (dt > 10)
+					break;
+			}
+			ns[k][i] = best < 0 ? best
+					    : best * 1e9 / (2.0 * w->n_ops);
+			stop[k] = best < 0;
+		}
+		wl_free(w);
+	}
+	for (int k = 0; k < n_pols; k++) {
+		printf("%-12s", scale_pols[k].label);
+		for (int i = 0; i < n_sizes && sizes[i] <= max_ops; i++) {
+			if (ns[k][i] >= 0)
+				printf(" %10.0f", ns[k][i]);
+			else
+				printf(" %10s", ns[k][i] == -1   ? "-"
+						: ns[k][i] == -2 ? "err"
+								 : "");
+		}
+		if (max_ops >= sizes[3] && ns[k][3] >= 0 && ns[k][0] > 0)
+			printf("  %5.2f", ns[k][3] / ns[k][0]);
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	/* optional argument: queue, engine, framework, ondemand, gen, fib,
-	 * plan or tune (default: all); fib takes the op count after it */
+	 * plan, tune or scale (default: all); fib takes the op count after
+	 * it, scale the largest chain */
 	const char *only = argc > 1 ? argv[1] : "";
 	if (!*only || strcmp(only, "queue") == 0)
 		bench_queue();
 	if (!*only || strcmp(only, "engine") == 0)
 		bench_engine();
-	struct wl_workload *w = synthetic(500);
+	struct wl_workload *w = synthetic(500, 8 * GMS_MIB);
 	/* the chain keeps every activation for backward: 500 x 8 MiB plus
 	 * weights; half of that forces evictions */
 	uint64_t need = 500ULL * 8 * GMS_MIB + 500ULL * GMS_MIB;
@@ -524,5 +681,9 @@ int main(int argc, char **argv)
 		bench_plan();
 	if (!*only || strcmp(only, "tune") == 0)
 		bench_tune();
+	if (!*only || strcmp(only, "scale") == 0)
+		bench_scale(argc > 2 && !strcmp(only, "scale")
+				    ? (uint32_t)strtoul(argv[2], NULL, 10)
+				    : 1000000);
 	return 0;
 }
