@@ -467,6 +467,15 @@ static void capuchin_after_op(struct pol *p, struct ex *ex,
 
 /* ---- memory runs out ----------------------------------------------- */
 
+/* passive mode's candidates: a prefetched tensor is one again */
+static void capuchin_on_copy_done(struct pol *p, struct ex *ex,
+				  const struct ex_copy *c)
+{
+	struct capuchin *s = p->priv;
+	(void)ex;
+	pas_copy_done(&s->pas, c);
+}
+
 static enum ex_verdict capuchin_on_alloc_fail(struct pol *p, struct ex *ex,
 					      const struct ex_alloc_req *req)
 {
@@ -756,6 +765,7 @@ const struct pol_ops pol_capuchin_ops = {
 	.on_access = capuchin_on_access,
 	.after_op = capuchin_after_op,
 	.on_alloc_fail = capuchin_on_alloc_fail,
+	.on_copy_done = capuchin_on_copy_done,
 	.iter_end = capuchin_iter_end,
 	.report = capuchin_report,
 };

@@ -10,13 +10,17 @@
  * binary searches over the (sorted) access times, O(log n) each.
  * InitMSPS walks each candidate's lineage back to its sources: O(C * L),
  * L the lineage a walk crosses (a few ops in practice, the whole graph in
- * the worst case). Algorithm 2's loop: each selection visits every
- * candidate and every chosen recomputation (lines 6-12, 17-33) with set
- * operations on their sources: O(C^2 * s log s) over the plan, s the
- * size of a source set, quadratic in candidates in the worst case. Lines
- * 23-27's inner loop over recomps is replaced by a per-tensor count of
- * the recomps whose sources hold it (the same sum, kept as the sources
- * change), so it stays quadratic rather than cubic.
+ * the worst case). Algorithm 2's loop as the paper writes it visits
+ * every candidate and every chosen recomputation per selection (line 4,
+ * lines 6-12, 17-33): O(C^2) over the plan. Here (issue 18) line 4 is a
+ * tournament tree (O(log C) per change of a candidate) and lines 6-33
+ * visit only the slots whose sources took the confirmed tensor in (an
+ * index kept as sources are added) and the confirmed tensor's own
+ * sources: per selection O((h + s) (s + log C)), h those holders and s
+ * the size of a source set; the answers are the same (see "Indexes").
+ * Lines 23-27's inner loop over recomps is a per-tensor count of the
+ * recomps whose sources hold it (the same sum, kept as the sources
+ * change).
  *
  * DETERMINISM. Every choice is a total order on integers (FT, tensor id)
  * or on an MSPS (an IEEE double from integers) then tensor id; no hashing,
@@ -65,12 +69,6 @@ static uint32_t set_lower(const struct cp_set *s, uint32_t x)
 	return lo;
 }
 
-static bool set_has(const struct cp_set *s, uint32_t x)
-{
-	uint32_t i = set_lower(s, x);
-	return i < s->n && s->v[i] == x;
-}
-
 /* Insert x; 1 if it was added, 0 if already there, -1 out of memory. */
 static int set_add(struct cp_set *s, uint32_t x)
 {
@@ -82,30 +80,6 @@ static int set_add(struct cp_set *s, uint32_t x)
 	memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof *s->v);
 	s->v[i] = x;
 	s->n++;
-	return 1;
-}
-
-/* Algorithm 2 lines 8-9 and 19-20: if x is in s, remove it and add the
- * members of by. nref (or NULL) counts, per tensor, the recomputations
- * whose sources hold it; it follows the change. Returns 1 if x was in s,
- * 0 if not, -1 out of memory. */
-static int set_replace(struct cp_set *s, uint32_t x, const struct cp_set *by,
-		       uint32_t *nref)
-{
-	uint32_t i = set_lower(s, x);
-	if (i >= s->n || s->v[i] != x)
-		return 0;
-	memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
-	s->n--;
-	if (nref)
-		nref[x]--;
-	for (uint32_t k = 0; k < by->n; k++) {
-		int r = set_add(s, by->v[k]);
-		if (r < 0)
-			return -1;
-		if (r > 0 && nref)
-			nref[by->v[k]]++;
-	}
 	return 1;
 }
 
@@ -273,6 +247,13 @@ enum cp_state {
 	CS_RECOMP, /* chosen for recomputation */
 };
 
+/* One entry of a tensor's holders: a slot whose srcs took the tensor in
+ * (it may have been replaced since: checked where used). */
+struct cp_holder {
+	uint32_t slot; /* index in cp_ctx.c */
+	uint32_t next; /* next entry of the same tensor, or UINT32_MAX */
+};
+
 /* The planner's working state. */
 struct cp_ctx {
 	const struct cp_input *in; /* the input */
@@ -286,8 +267,18 @@ struct cp_ctx {
 	uint32_t *seen_t, *seen_o; /* per tensor, per op: walk stamp */
 	uint32_t stamp;		   /* current walk */
 	struct cp_set stack;	   /* the walk's work list */
-	uint32_t *recomps;	   /* slots of chosen recomputations */
-	size_t nrecomps;	   /* how many */
+	uint32_t *tree;		   /* MaxMSPS's tournament: node k > 0 holds
+				      the best recompute-eligible live slot
+				      under it (UINT32_MAX: none); leaves
+				      at tn + slot */
+	size_t tn;		   /* leaves (a power of two >= nc) */
+	struct cp_holder *hn;	   /* who holds a tensor in its srcs */
+	size_t nhn, caphn;	   /* used and allocated */
+	uint32_t *hhead;	   /* per tensor: first holder, or
+				      UINT32_MAX */
+	uint32_t *vis;		   /* per slot: visit stamp of a holders
+				      walk */
+	uint32_t vstamp;	   /* current holders walk */
 	uint64_t need;		   /* mem_saving still to find */
 	struct cp_plan *out;	   /* the plan */
 };
@@ -369,6 +360,140 @@ static sim_time_t recomp_time(const struct cp_cand *c)
 	return sat_add(c->rp_time, c->ext_time);
 }
 
+/* ---- Indexes (issue 18): MaxMSPS and the holders of a source -------
+ * Algorithm 2 as written scans every candidate for the largest MSPS
+ * (line 4) and every recomputation and candidate for those whose sources
+ * hold the confirmed tensor (lines 6-12, 17-33): O(C) per confirmation,
+ * O(C^2) per plan. The same answers come from a tournament tree over the
+ * slots, ordered as max_msps orders them (a strict total order, so the
+ * maximum does not depend on the scan's order), and from an index of
+ * the slots each tensor was added to the sources of. Each slot's update
+ * depends on its own state, nref and the confirmed tensor only, so the
+ * order of the updates does not change them. */
+
+/* The better of slots a and b for MaxMSPS: recompute-eligible and live,
+ * the larger MSPS, ties to the lower tensor id; UINT32_MAX for none. */
+static uint32_t better(const struct cp_ctx *x, uint32_t a, uint32_t b)
+{
+	if (a == UINT32_MAX)
+		return b;
+	if (b == UINT32_MAX)
+		return a;
+	const struct cp_cand *p = &x->c[a], *q = &x->c[b];
+	if (q->msps > p->msps || (q->msps == p->msps && q->tensor < p->tensor))
+		return b;
+	return a;
+}
+
+/* Slot i changed (MSPS, live or recomp_ok): its path to the root. */
+static void tree_update(struct cp_ctx *x, size_t i)
+{
+	if (!x->tree)
+		return;
+	const struct cp_cand *c = &x->c[i];
+	size_t k = x->tn + i;
+	x->tree[k] = c->live && c->recomp_ok ? (uint32_t)i : UINT32_MAX;
+	for (k >>= 1; k; k >>= 1)
+		x->tree[k] = better(x, x->tree[2 * k], x->tree[2 * k + 1]);
+}
+
+/* The tree over every slot as it stands; -1 out of memory. */
+static int tree_build(struct cp_ctx *x)
+{
+	x->tn = 1;
+	while (x->tn < x->nc)
+		x->tn *= 2;
+	x->tree = malloc(2 * x->tn * sizeof *x->tree);
+	if (!x->tree)
+		return -1;
+	for (size_t i = 0; i < x->tn; i++)
+		x->tree[x->tn + i] = i < x->nc && x->c[i].live &&
+					     x->c[i].recomp_ok
+					     ? (uint32_t)i
+					     : UINT32_MAX;
+	for (size_t k = x->tn; k-- > 1;)
+		x->tree[k] = better(x, x->tree[2 * k], x->tree[2 * k + 1]);
+	return 0;
+}
+
+/* Slot `slot` took tensor u into its srcs. 0 or -1 out of memory. */
+static int holder_push(struct cp_ctx *x, uint32_t u, size_t slot)
+{
+	if (x->nhn == x->caphn) {
+		size_t cap = x->caphn ? x->caphn * 2 : 1024;
+		struct cp_holder *h = realloc(x->hn, cap * sizeof *h);
+		if (!h)
+			return -1;
+		x->hn = h;
+		x->caphn = cap;
+	}
+	x->hn[x->nhn] = (struct cp_holder){(uint32_t)slot, x->hhead[u]};
+	x->hhead[u] = (uint32_t)x->nhn++;
+	return 0;
+}
+
+/* Add u to slot's srcs; 1 added, 0 already there or not kept, -1 out of
+ * memory. Only candidates are kept: a source that is not a candidate (a
+ * parameter, an input) is never confirmed, so it is never replaced (lines
+ * 8-9, 19-20 replace the confirmed tensor), never one of lines 30-33's
+ * candidates, and its nref is never read; keeping it changes no answer,
+ * but along a run of confirmed tensors each candidate would take in all
+ * their parameters, sets growing with the run (issue 18: quadratic in
+ * the swaps of a long chain). */
+static int src_add(struct cp_ctx *x, size_t slot, uint32_t u)
+{
+	if (x->slot[u] == UINT32_MAX)
+		return 0;
+	int r = set_add(&x->c[slot].srcs, u);
+	if (r > 0 && holder_push(x, u, slot) < 0)
+		return -1;
+	return r;
+}
+
+/* Algorithm 2 lines 8-9 and 19-20: if t is in slot's srcs, remove it and
+ * add the members of by. With count, nref (per tensor, the
+ * recomputations whose sources hold it) follows the change. Returns 1 if
+ * t was there, 0 if not, -1 out of memory. */
+static int src_replace(struct cp_ctx *x, size_t slot, uint32_t t,
+		       const struct cp_set *by, bool count)
+{
+	struct cp_set *s = &x->c[slot].srcs;
+	uint32_t i = set_lower(s, t);
+	if (i >= s->n || s->v[i] != t)
+		return 0;
+	memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
+	s->n--;
+	if (count)
+		x->nref[t]--;
+	for (uint32_t k = 0; k < by->n; k++) {
+		int r = src_add(x, slot, by->v[k]);
+		if (r < 0)
+			return -1;
+		if (r > 0 && count)
+			x->nref[by->v[k]]++;
+	}
+	return 1;
+}
+
+/* The slots that took tensor t into their srcs, each once, into *out (a
+ * list, in no particular order). Returns how many, or -1 out of
+ * memory. */
+static long holders_of(struct cp_ctx *x, uint32_t t, struct cp_set *out)
+{
+	out->n = 0;
+	x->vstamp++;
+	for (uint32_t h = x->hhead[t]; h != UINT32_MAX; h = x->hn[h].next) {
+		uint32_t slot = x->hn[h].slot;
+		if (x->vis[slot] == x->vstamp)
+			continue;
+		x->vis[slot] = x->vstamp;
+		if (ids_reserve(out) < 0)
+			return -1;
+		out->v[out->n++] = slot;
+	}
+	return (long)out->n;
+}
+
 /* ---- Decisions ------------------------------------------------------- */
 
 /* Swap overhead (section 4.4) of candidate s with its in-trigger: the
@@ -405,6 +530,7 @@ static void decide(struct cp_ctx *x, struct cp_cand *c, enum cp_how how,
 		d->rp_time = recomp_time(c);
 	}
 	c->live = false;
+	tree_update(x, (size_t)(c - x->c));
 	x->state[c->tensor] = how == CP_SWAP ? CS_SWAP : CS_RECOMP;
 	x->out->saved += bytes;
 	/* Algorithm 1 line 12 / Algorithm 2 line 15: mem_saving -= t.mem */
@@ -415,11 +541,12 @@ static void decide(struct cp_ctx *x, struct cp_cand *c, enum cp_how how,
 
 /* Equation (2): MSPS = Memory Saving / Recomputation Time, the time
  * being rp_time + ext_time (Algorithm 2's UpdateMSPS). */
-static void update_msps(const struct cp_ctx *x, struct cp_cand *c)
+static void update_msps(struct cp_ctx *x, struct cp_cand *c)
 {
 	sim_time_t tm = recomp_time(c);
 	double b = (double)x->in->wl->tensors[c->tensor].bytes;
 	c->msps = tm > 0 ? b / (double)tm : INFINITY;
+	tree_update(x, (size_t)(c - x->c));
 }
 
 /* Push the inputs of op o not yet seen by this walk; add its time once. */
@@ -484,7 +611,7 @@ static int init_msps(struct cp_ctx *x, struct cp_cand *c)
 			    (x->state[u] == CS_CAND ||
 			     (l != SIZE_MAX && in->acc[l].time >= back)));
 		if (src) {
-			if (set_add(&c->srcs, u) < 0)
+			if (src_add(x, (size_t)(c - x->c), u) < 0)
 				return -1;
 			continue;
 		}
@@ -506,46 +633,41 @@ static int init_msps(struct cp_ctx *x, struct cp_cand *c)
  * NULL when no live candidate can be recomputed. */
 static struct cp_cand *max_msps(struct cp_ctx *x)
 {
-	struct cp_cand *best = NULL;
-	for (size_t i = 0; i < x->nc; i++) {
-		struct cp_cand *c = &x->c[i];
-		if (!c->live || !c->recomp_ok)
-			continue;
-		if (!best || c->msps > best->msps ||
-		    (c->msps == best->msps && c->tensor < best->tensor))
-			best = c;
-	}
-	return best;
+	uint32_t best = x->tree[1];
+	return best == UINT32_MAX ? NULL : &x->c[best];
 }
 
 /* Algorithm 2 lines 5-33: confirm t for recomputation and update the
  * recomputations and the candidates it affects. */
 static int confirm_recompute(struct cp_ctx *x, struct cp_cand *t)
 {
+	struct cp_set h = {0};
+	if (holders_of(x, t->tensor, &h) < 0)
+		return -1;
 	/* lines 5-12: recomputations that started from t start from t's
 	 * sources; each repeats t's recomputation */
 	uint32_t ext_ct = 1;
-	for (size_t r = 0; r < x->nrecomps; r++) {
-		int rc = set_replace(&x->c[x->recomps[r]].srcs, t->tensor,
-				     &t->srcs, x->nref);
+	for (uint32_t k = 0; k < h.n; k++) {
+		if (x->state[x->c[h.v[k]].tensor] != CS_RECOMP)
+			continue;
+		int rc = src_replace(x, h.v[k], t->tensor, &t->srcs, true);
 		if (rc < 0)
-			return -1;
+			goto oom;
 		ext_ct += (uint32_t)rc;
 	}
 	/* lines 13-15 */
-	x->recomps[x->nrecomps++] = x->slot[t->tensor];
 	for (uint32_t k = 0; k < t->srcs.n; k++)
 		x->nref[t->srcs.v[k]]++;
 	decide(x, t, CP_RECOMPUTE, t->back, recomp_time(t));
-	/* lines 17-34: update candidates' MSPS */
-	for (size_t i = 0; i < x->nc; i++) {
-		struct cp_cand *cand = &x->c[i];
+	/* lines 17-29: the candidates whose sources hold t */
+	for (uint32_t k = 0; k < h.n; k++) {
+		struct cp_cand *cand = &x->c[h.v[k]];
 		if (!cand->live || !cand->recomp_ok)
 			continue;
-		int rc = set_replace(&cand->srcs, t->tensor, &t->srcs, NULL);
+		int rc = src_replace(x, h.v[k], t->tensor, &t->srcs, false);
 		if (rc < 0)
-			return -1;
-		if (rc) { /* lines 18-29 */
+			goto oom;
+		if (rc) {
 			cand->rp_time = sat_add(cand->rp_time, t->rp_time);
 			/* lines 22-27: one cand.rp_time per recomputation
 			 * whose sources hold cand (nref counts them) */
@@ -553,12 +675,24 @@ static int confirm_recompute(struct cp_ctx *x, struct cp_cand *t)
 				sat_mul(x->nref[cand->tensor], cand->rp_time);
 			update_msps(x, cand);
 		}
-		if (set_has(&t->srcs, cand->tensor)) { /* lines 30-33 */
-			cand->ext_time = sat_mul(ext_ct, cand->rp_time);
-			update_msps(x, cand);
-		}
+	}
+	free(h.v);
+	/* lines 30-33: the candidates among t's sources (after their
+	 * lines 18-29, as in the paper's loop) */
+	for (uint32_t k = 0; k < t->srcs.n; k++) {
+		uint32_t slot = x->slot[t->srcs.v[k]];
+		if (slot == UINT32_MAX)
+			continue;
+		struct cp_cand *cand = &x->c[slot];
+		if (!cand->live || !cand->recomp_ok)
+			continue;
+		cand->ext_time = sat_mul(ext_ct, cand->rp_time);
+		update_msps(x, cand);
 	}
 	return 0;
+oom:
+	free(h.v);
+	return -1;
 }
 
 /* A swap is confirmed in the hybrid phase: the tensor will not be
@@ -569,27 +703,30 @@ static int confirm_recompute(struct cp_ctx *x, struct cp_cand *t)
  * candidates that needed it cannot be recomputed either. */
 static int swap_confirmed(struct cp_ctx *x, const struct cp_cand *s)
 {
-	for (size_t r = 0; r < x->nrecomps; r++)
-		if (set_replace(&x->c[x->recomps[r]].srcs, s->tensor, &s->srcs,
-				x->nref) < 0)
-			return -1;
-	for (size_t i = 0; i < x->nc; i++) {
-		struct cp_cand *cand = &x->c[i];
+	struct cp_set h = {0};
+	if (holders_of(x, s->tensor, &h) < 0)
+		return -1;
+	int rc = 0;
+	for (uint32_t k = 0; rc >= 0 && k < h.n; k++)
+		if (x->state[x->c[h.v[k]].tensor] == CS_RECOMP)
+			rc = src_replace(x, h.v[k], s->tensor, &s->srcs, true);
+	for (uint32_t k = 0; rc >= 0 && k < h.n; k++) {
+		struct cp_cand *cand = &x->c[h.v[k]];
 		if (!cand->live || !cand->recomp_ok)
 			continue;
-		int rc = set_replace(&cand->srcs, s->tensor, &s->srcs, NULL);
-		if (rc < 0)
-			return -1;
-		if (!rc)
+		rc = src_replace(x, h.v[k], s->tensor, &s->srcs, false);
+		if (rc <= 0)
 			continue;
 		if (!s->recomp_ok) {
 			cand->recomp_ok = false;
+			tree_update(x, h.v[k]);
 			continue;
 		}
 		cand->rp_time = sat_add(cand->rp_time, s->rp_time);
 		update_msps(x, cand);
 	}
-	return 0;
+	free(h.v);
+	return rc < 0 ? -1 : 0;
 }
 
 static int init_all(struct cp_ctx *x)
@@ -597,7 +734,7 @@ static int init_all(struct cp_ctx *x)
 	for (size_t i = 0; i < x->nc; i++)
 		if (x->c[i].live && init_msps(x, &x->c[i]) < 0)
 			return -1;
-	return 0;
+	return tree_build(x);
 }
 
 /* ---- Algorithm 1 and the swap phase ---------------------------------- */
@@ -686,7 +823,10 @@ static void ctx_free(struct cp_ctx *x)
 	free(x->seen_t);
 	free(x->seen_o);
 	free(x->stack.v);
-	free(x->recomps);
+	free(x->tree);
+	free(x->hn);
+	free(x->hhead);
+	free(x->vis);
 }
 
 int cp_plan(const struct cp_input *in, struct cp_plan *out, gms_err *err)
@@ -706,12 +846,14 @@ int cp_plan(const struct cp_input *in, struct cp_plan *out, gms_err *err)
 	x.nref = calloc(nt, sizeof *x.nref);
 	x.seen_t = calloc(nt, sizeof *x.seen_t);
 	x.seen_o = calloc(no, sizeof *x.seen_o);
-	x.recomps = malloc(nt * sizeof *x.recomps);
+	x.hhead = malloc(nt * sizeof *x.hhead);
+	x.vis = calloc(nt, sizeof *x.vis);
 	int rc = -1;
 	if (!first || !next || !x.c || !x.slot || !x.state || !x.last ||
-	    !x.nref || !x.seen_t || !x.seen_o || !x.recomps)
+	    !x.nref || !x.seen_t || !x.seen_o || !x.hhead || !x.vis)
 		goto done;
 	memset(x.slot, 0xff, nt * sizeof *x.slot);
+	memset(x.hhead, 0xff, nt * sizeof *x.hhead);
 	cp_lifetimes(in, first, x.last, next);
 	find_candidates(&x, next);
 	out->n_candidates = x.nc;

@@ -59,6 +59,13 @@ static void ondemand_on_access(struct pol *p, struct ex *ex,
 	pas_record(p->priv, a->tensor);
 }
 
+static void ondemand_on_copy_done(struct pol *p, struct ex *ex,
+				  const struct ex_copy *c)
+{
+	(void)ex;
+	pas_copy_done(p->priv, c);
+}
+
 static enum ex_verdict ondemand_on_alloc_fail(struct pol *p, struct ex *ex,
 					      const struct ex_alloc_req *req)
 {
@@ -96,5 +103,6 @@ const struct pol_ops pol_ondemand_ops = {
 	.iter_begin = ondemand_iter_begin,
 	.on_access = ondemand_on_access,
 	.on_alloc_fail = ondemand_on_alloc_fail,
+	.on_copy_done = ondemand_on_copy_done,
 	.report = ondemand_report,
 };

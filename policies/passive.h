@@ -30,6 +30,16 @@
  * if fragmentation still defeats the request, the next round evicts more.
  * Candidates are resident, non-persistent tensors that the op being
  * prepared does not read and no running kernel reads.
+ *
+ * Cost (issue 18): a scan from the start of the list used to walk past
+ * every persistent and already evicted tensor at its head on every round,
+ * O(n^2) on a long chain. The list now holds each tensor once, at its
+ * first access (where the scan meets it first), and a bitmap of the
+ * places that may still be candidates: a place found evicted, freed or
+ * persistent leaves it until the tensor is accessed again or swapped in
+ * (pas_copy_done), so each round costs the candidates it passes and a
+ * few word operations per level. The same tensors are chosen in the same
+ * order.
  */
 #ifndef GMS_PASSIVE_H
 #define GMS_PASSIVE_H
@@ -45,13 +55,25 @@ enum pas_rule {
 };
 extern const char *const pas_rule_names[]; /* "size", "order" */
 
+/* Levels of the candidate bitmap: 64^6 = 2^36 positions, more than a
+ * workload has tensors (ids are uint32_t). */
+#define PAS_LEVELS 6
+#define PAS_NONE UINT32_MAX
+
 /* The access list and what the evictions did. */
 struct pas {
-	uint32_t *list;	 /* tensor ids in access order, this iteration */
+	uint32_t *list;	 /* tensor ids in order of their first access this
+			    iteration (a later access of the same tensor
+			    does not change where the scan meets it) */
 	size_t n, cap;	 /* length and capacity */
-	size_t dead;	 /* list[0..dead) name tensors freed for the rest of
-			    the iteration (a tensor is produced once), so
-			    the scan starts here */
+	uint32_t *pos;	 /* per tensor id: its place in list, PAS_NONE when
+			    not accessed yet this iteration */
+	size_t n_pos;	 /* length of pos */
+	uint64_t *bits[PAS_LEVELS]; /* the candidates: bit i of level 0 set
+				       when list[i] may be evictable (not
+				       known to be out, freed or
+				       persistent); bit j of level k + 1
+				       when word j of level k is nonzero */
 	uint64_t evicted;	/* tensors evicted over the run */
 	uint64_t evicted_iter;	/* of which this iteration */
 	uint64_t bytes_iter;	/* bytes evicted this iteration */
@@ -68,6 +90,12 @@ struct pas_round {
 void pas_reset(struct pas *s);
 /* Record an access of tensor t (on_access). */
 void pas_record(struct pas *s, uint32_t t);
+/* A copy completed (on_copy_done): a swap-in's tensor is resident again
+ * without an access and may be a candidate again. Every way back to TS_IN
+ * other than this passes through an access (pas_record): a kernel's
+ * outputs, recomputed ones included, and inputs made resident for a
+ * kernel, which are busy until its issue reports the access. */
+void pas_copy_done(struct pas *s, const struct ex_copy *c);
 /* Told of each eviction a round starts (may be NULL). */
 typedef void (*pas_note_fn)(void *obj, uint32_t t, eng_event ev);
 

@@ -183,6 +183,10 @@ struct vdnn {
 				   yet this iteration) */
 	int phase;		/* its phase */
 	bool *conv;		/* per layer: has a forward convolution */
+	uint32_t *below;	/* per layer l: the nearest layer under l
+				   that offloads or has a forward
+				   convolution (where next_to_fetch's walk
+				   down stops), WL_NONE for none */
 	uint32_t pending;	/* derivative-first: layer to fetch when the
 				   current op's kernel is issued, or WL_NONE */
 	uint32_t pending_op;	/* the op that kernel belongs to */
@@ -240,6 +244,7 @@ static void vdnn_fini(struct pol *p)
 		free(s->off_list);
 		free(s->fetched);
 		free(s->conv);
+		free(s->below);
 	}
 	free(s);
 	p->priv = NULL;
@@ -346,8 +351,10 @@ static int plan_offloads(struct vdnn *s, const struct wl_workload *wl,
 	s->off_list = malloc((wl->n_tensors + 1) * sizeof *s->off_list);
 	s->fetched = calloc(wl->n_layers + 1, sizeof *s->fetched);
 	s->conv = calloc(wl->n_layers + 1, sizeof *s->conv);
+	s->below = malloc((wl->n_layers + 1) * sizeof *s->below);
 	if (!chosen || !owner || !s->off_at || !s->off_list || !s->fetched ||
-	    !s->conv || choose_layers(wl, scheme, chosen, s->conv) < 0) {
+	    !s->conv || !s->below ||
+	    choose_layers(wl, scheme, chosen, s->conv) < 0) {
 		free(chosen);
 		free(owner);
 		return gms_errf(err, "out of memory");
@@ -384,6 +391,11 @@ static int plan_offloads(struct vdnn *s, const struct wl_workload *wl,
 		s->off_bytes += wl->tensors[t].bytes;
 		s->n_off++;
 	}
+	s->below[0] = WL_NONE;
+	for (uint32_t l = 1; l <= wl->n_layers; l++)
+		s->below[l] = s->off_at[l] > s->off_at[l - 1] || s->conv[l - 1]
+				      ? l - 1
+				      : s->below[l - 1];
 	free(fill);
 	free(chosen);
 	free(owner);
@@ -649,20 +661,16 @@ static eng_event fetch(struct vdnn *s, struct ex *ex, uint32_t l)
  * convolution layer (vDNN's search window ends at the next CONV layer),
  * and a fetched layer ends it too: so the fetches run one offloading
  * layer ahead of the backward pass and never further, however many
- * layers (ReLU, pooling) lie between. */
+ * layers (ReLU, pooling) lie between. The walk's end is below[m]
+ * (planned once: walking each time cost O(layers) per backward layer
+ * when backward ops sit in layers of their own, issue 18). */
 static uint32_t next_to_fetch(struct vdnn *s, uint32_t m)
 {
-	for (uint32_t l = m; l-- > 0;) {
-		if (s->off_at[l + 1] > s->off_at[l]) {
-			if (s->fetched[l])
-				return WL_NONE;
-			s->fetched[l] = true;
-			return l;
-		}
-		if (s->conv[l])
-			return WL_NONE;
-	}
-	return WL_NONE;
+	uint32_t l = s->below[m];
+	if (l == WL_NONE || s->off_at[l + 1] == s->off_at[l] || s->fetched[l])
+		return WL_NONE; /* nothing below, a convolution, or fetched */
+	s->fetched[l] = true;
+	return l;
 }
 
 /* A new layer starts (forward or backward). */

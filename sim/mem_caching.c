@@ -71,6 +71,8 @@ struct mem_allocator {
 	uint64_t next_addr;	 /* where the next segment starts */
 	struct mem_forest f;	 /* tree nodes, shared by both pools */
 	uint32_t pool[2];	 /* roots: [0] large, [1] small pool */
+	uint32_t n_whole;	 /* cached blocks that are a whole segment
+				    (what release_cached_blocks frees) */
 	struct mem_stats st;	 /* counters; largest_free filled on read */
 };
 
@@ -142,17 +144,26 @@ static uint32_t alloc_block(struct mem_allocator *a, uint64_t seg_size,
 	return id;
 }
 
+/* Is block k a whole segment (no neighbours)? */
+static bool whole(const struct mem_blk *k)
+{
+	return k->prev == NONE && k->next == NONE;
+}
+
 /* release_cached_blocks: cudaFree every cached block that is a whole
- * segment (not split), in both pools. */
+ * segment (not split), in both pools. The walk over the segments stops
+ * after the last such block (n_whole counts them), so a failure with
+ * none cached costs nothing (issue 18: it scanned every segment); the
+ * order of the walk, and so the segments' order after it, is unchanged. */
 static void release_cached_blocks(struct mem_allocator *a)
 {
 	uint32_t i = 0;
-	while (i < a->nseg) {
+	while (a->n_whole > 0 && i < a->nseg) {
 		uint32_t h = a->seg[i].head;
 		const struct mem_blk *k = &a->s.b[h];
-		if (k->state == MEM_B_FREE && k->prev == NONE &&
-		    k->next == NONE) {
+		if (k->state == MEM_B_FREE && whole(k)) {
 			assert(k->size == a->seg[i].size);
+			a->n_whole--;
 			pool_erase(a, h);
 			a->st.reserved -= a->seg[i].size;
 			a->st.n_device_free++;
@@ -202,6 +213,7 @@ static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
 	uint32_t id = mem_tree_best_fit(&a->f, a->pool[small], size);
 	if (id != NONE) {
 		pool_erase(a, id);
+		a->n_whole -= whole(&a->s.b[id]);
 	} else {
 		uint64_t seg_size = allocation_size(size);
 		id = alloc_block(a, seg_size, small);
@@ -229,6 +241,7 @@ static void cache_free(struct mem_allocator *a, mem_handle h)
 	assert(a);
 	uint32_t id = mem_slab_release(&a->s, &a->st, h, false, pool_erase, a);
 	pool_insert(a, id);
+	a->n_whole += whole(&a->s.b[id]);
 	check(a);
 }
 

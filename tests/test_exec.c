@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../policies/passive.h"
 #include "testkit.h"
 #include "wlkit.h"
 
@@ -523,6 +524,122 @@ static void test_ondemand_evicts_approximate_size(void **state)
 }
 
 /* Nothing fits at all: the persistent set is larger than the budget. */
+/* ---- the order of passive-mode evictions (policies/passive.c) ----
+ * The scan from the start of the access list must pass over persistent
+ * tensors, freed ones and ones already evicted without choosing them,
+ * and choose again a tensor that was swapped back in (its first place
+ * in the list is where it is met). A policy of passive mode alone that
+ * records what each round evicts:
+ *   F1: x, w1 -> a1   F2: a1, w2 -> a2   F3: a2, w3 -> a3   F4: a3, w1 -> a4
+ *   B4: a4, a3 -> g4  B3: g4, a1 -> g3   B2: g3, a2 -> g2   B1: g2, a1 -> g1
+ * x 100 B (input), w1..w3 100 B (parameters: persistent), a1..a4 and g3
+ * 1000 B, g4 g2 g1 100 B; budget 2400 (arena: in use is a plain sum).
+ *   F1: 400 + a1 = 1400; x freed -> 1300. List x w1 a1.
+ *   F2: + a2 = 2300. List + w2 a2.
+ *   F3: + a3 = 3300 > 2400: the scan passes x (freed), w1 (persistent),
+ *       takes a1 (1000 B, not read by F3) -> 1300, a3 fits: 2300.
+ *       List + w3 a3.
+ *   F4: + a4 fails: x, w1, a1 (out), w2 passed; a2 taken -> 2300.
+ *   B4: + g4 = 2400; a4 and a3 freed -> 400.
+ *   B3: a1 swapped in (1400), + g3 = 2400; g4 freed -> 2300. a1 is read
+ *       again: a candidate again at its first place.
+ *   B2: swapping a2 in fails (3300): a1 (resident, not read by B2) is
+ *       the first candidate -> 1300; a2 in (2300), + g2 = 2400; g3 and
+ *       a2 freed -> 400.
+ *   B1: a1 in (1400), + g1 = 1500.
+ * Evictions in order: a1, a2, a1 -- under both rules (each request is
+ * 1000 B and every candidate met first is 1000 B). */
+struct pas_probe {
+	struct pas pas;	      /* the access list */
+	int rule;	      /* enum pas_rule */
+	uint32_t seq[8];      /* tensors evicted, in order */
+	int n;		      /* how many */
+};
+
+static void probe_note(void *obj, uint32_t t, eng_event ev)
+{
+	struct pas_probe *b = obj;
+	(void)ev;
+	if (b->n < 8)
+		b->seq[b->n] = t;
+	b->n++;
+}
+
+static void probe_access(struct pol *p, struct ex *ex,
+			 const struct ex_access *a)
+{
+	(void)ex;
+	pas_record(&((struct pas_probe *)p->priv)->pas, a->tensor);
+}
+
+static void probe_copy_done(struct pol *p, struct ex *ex,
+			    const struct ex_copy *c)
+{
+	(void)ex;
+	pas_copy_done(&((struct pas_probe *)p->priv)->pas, c);
+}
+
+static enum ex_verdict probe_alloc_fail(struct pol *p, struct ex *ex,
+					const struct ex_alloc_req *req)
+{
+	struct pas_probe *b = p->priv;
+	struct pas_round r = pas_evict(&b->pas, ex, (enum pas_rule)b->rule,
+				       req->bytes, probe_note, b);
+	if (r.last == ENG_EVENT_NONE)
+		return EX_FAIL;
+	ex_wait(ex, r.last);
+	return EX_RETRY;
+}
+
+static void test_passive_eviction_order(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("passive-chain", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), wt[4], a[5], g[5];
+	char name[8];
+	for (int i = 1; i <= 4; i++) {
+		snprintf(name, sizeof name, "a%d", i);
+		a[i] = T(w, name, 1000, WL_ACT);
+		snprintf(name, sizeof name, "g%d", i);
+		g[i] = T(w, name, i == 3 ? 1000 : 100, WL_ACT_GRAD);
+		if (i < 4) {
+			snprintf(name, sizeof name, "w%d", i);
+			wt[i] = T(w, name, 100, WL_PARAM);
+		}
+	}
+	uint32_t f1[] = {x, wt[1]}, f2[] = {a[1], wt[2]}, f3[] = {a[2], wt[3]},
+		 f4[] = {a[3], wt[1]}, b4[] = {a[4], a[3]}, b3[] = {g[4], a[1]},
+		 b2[] = {g[3], a[2]}, b1[] = {g[2], a[1]};
+	OP(w, "F1", WL_FWD, 100, f1, 2, &a[1], 1);
+	OP(w, "F2", WL_FWD, 100, f2, 2, &a[2], 1);
+	OP(w, "F3", WL_FWD, 100, f3, 2, &a[3], 1);
+	OP(w, "F4", WL_FWD, 100, f4, 2, &a[4], 1);
+	OP(w, "B4", WL_BWD, 100, b4, 2, &g[4], 1);
+	OP(w, "B3", WL_BWD, 100, b3, 2, &g[3], 1);
+	OP(w, "B2", WL_BWD, 100, b2, 2, &g[2], 1);
+	OP(w, "B1", WL_BWD, 100, b1, 2, &g[1], 1);
+	finalize(w);
+	const struct pol_ops ops = {.name = "probe",
+				    .on_access = probe_access,
+				    .on_copy_done = probe_copy_done,
+				    .on_alloc_fail = probe_alloc_fail};
+	for (int rule = PAS_SIZE; rule <= PAS_ORDER; rule++) {
+		struct pas_probe b = {.rule = rule};
+		struct pol pol = {.ops = &ops, .priv = &b};
+		struct st_run st;
+		assert_int_equal(run(w, &pol, 2400, 1, &st), 0);
+		assert_false(st.oom.hit);
+		assert_int_equal(b.n, 3);
+		assert_int_equal(b.seq[0], a[1]);
+		assert_int_equal(b.seq[1], a[2]);
+		assert_int_equal(b.seq[2], a[1]);
+		assert_int_equal(st.mem.peak_allocated, 2400);
+		st_run_free(&st);
+		pas_free(&b.pas);
+	}
+	wl_free(w);
+}
+
 static void test_setup_oom(void **state)
 {
 	(void)state;
@@ -802,6 +919,7 @@ int main(void)
 		cmocka_unit_test(test_framework_oom_names_op_and_bytes),
 		cmocka_unit_test(test_ondemand_evicts_and_swaps_back),
 		cmocka_unit_test(test_ondemand_evicts_approximate_size),
+		cmocka_unit_test(test_passive_eviction_order),
 		cmocka_unit_test(test_setup_oom),
 		cmocka_unit_test(test_inplace_graph_vs_eager),
 		cmocka_unit_test(test_frag_columns),

@@ -849,6 +849,11 @@ static void test_caching(void **state)
  * rest [8M,20M). Free x then y: the three merge into one 20M block, which
  * then serves 15M (a 16M segment would otherwise be made) with no new
  * device allocation; rest 5M > 1M -> split.
+ * Then z is freed: the segment is whole again, by merging (the one way a
+ * cached whole segment appears, which release_cached_blocks counts on,
+ * issue 18). 30M: nothing cached fits; a 30M segment: 20 + 30 > 40 ->
+ * the 20M segment is released (1 device free, reserved 0), retry: a 30M
+ * segment at 20M (addresses are not reused), 2 device mallocs.
  */
 static void test_caching_merge(void **state)
 {
@@ -867,6 +872,13 @@ static void test_caching_merge(void **state)
 	assert_int_equal(s.n_device_malloc, 1);
 	assert_int_equal(s.allocated, 15 * M);
 	assert_int_equal(s.largest_free, 5 * M);
+	D(&d, z);
+	mem_handle big = A(&d, 30 * M, 0);
+	assert_int_equal(AD(&d, big), 20 * M);
+	s = ST(&d);
+	assert_int_equal(s.n_device_free, 1);
+	assert_int_equal(s.n_device_malloc, 2);
+	assert_int_equal(s.reserved, 30 * M);
 	mem_dev_close(&d);
 }
 

@@ -57,7 +57,7 @@ static void L(struct wl_workload *w, const char *name, enum wl_op_type type,
  * no backward op reads it. Compute: 303 ms forward + 303 ms backward =
  * 606 ms; the rest of an iteration is stalls.
  */
-static struct wl_workload *table1(void)
+static struct wl_workload *table1_layers(bool own_bwd)
 {
 	struct wl_workload *w = wl_new("table1", 1);
 	uint32_t x = T(w, "x", XFER, WL_INPUT);
@@ -91,11 +91,20 @@ static struct wl_workload *table1(void)
 		char b[16];
 		snprintf(b, sizeof b, "%s_bwd", layer[i].name);
 		uint32_t in[2] = {g[i + 1], a[i]};
-		L(w, b, layer[i].b, WL_BWD, layer[i].name, layer[i].ms, in, 2,
-		  g[i]);
+		L(w, b, layer[i].b, WL_BWD, own_bwd ? b : layer[i].name,
+		  layer[i].ms, in, 2, g[i]);
 	}
 	finalize(w);
 	return w;
+}
+
+/* Table I with each backward op in the layer of its forward op (own_bwd
+ * false, as the generators build them) or, but for l5_bwd (the loss's),
+ * in a layer of its own (true, as recorded traces have them: l4_bwd ..
+ * l1_bwd are layers 5 .. 8). */
+static struct wl_workload *table1(void)
+{
+	return table1_layers(false);
 }
 
 
@@ -150,6 +159,38 @@ static void test_table1_vdnn_conv(void **state)
 	assert_int_equal(st.iter[0].bytes_d2h, 3 * XFER);
 	assert_int_equal(st.iter[0].bytes_h2d, 3 * XFER);
 	assert_string_equal(st.allocator, "pool-bestfit");
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
+ * vDNN, conv offload, backward ops in layers of their own (next_to_fetch
+ * from the planned table below[], issue 18). Forward as above: l5 ends at
+ * 346 (43 ms D2H stall). Backward: l5_bwd (layer 4, l5's) walks down to
+ * l4 (layer 3), which offloaded a3: a3 comes in 346-408 while l5_bwd runs
+ * 346-347, and vDNN waits for it at the layer's end (61 ms H2D). l4_bwd
+ * (layer 5) walks past l5 (no offload, no convolution) to l4, already
+ * fetched: nothing; runs 408-608. l3_bwd (layer 6) and the rest walk past
+ * the backward layers (no forward convolution, no offload) and also end
+ * their walk at l4: nothing is prefetched, so a2
+ * is fetched on demand 608-670 (62 ms H2D), l3_bwd 670-689; l2_bwd
+ * 689-692 (a1 never left); x on demand 692-754 (62 ms), l1_bwd 754-834.
+ * Iteration 834 ms; stalls 43 D2H, 61 + 62 + 62 = 185 H2D; 3 copies out
+ * and in.
+ */
+static void test_own_backward_layers(void **state)
+{
+	(void)state;
+	struct wl_workload *w = table1_layers(true);
+	assert_int_equal(w->n_layers, 9);
+	struct st_run st;
+	const char *kv[] = {"offload=conv"};
+	run1(w, "vdnn", kv, 1, 0, &st);
+	assert_int_equal(st.iter[0].time, 834 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_D2H], 43 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 185 * MS);
+	assert_int_equal(st.iter[0].bytes_d2h, 3 * XFER);
+	assert_int_equal(st.iter[0].bytes_h2d, 3 * XFER);
 	st_run_free(&st);
 	wl_free(w);
 }
@@ -884,6 +925,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table1_vdnn_conv),
+		cmocka_unit_test(test_own_backward_layers),
 		cmocka_unit_test(test_table1_vdnnpp_conv),
 		cmocka_unit_test(test_table1_vdnn_all),
 		cmocka_unit_test(test_table1_vdnnpp_all),
