@@ -13,6 +13,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,27 @@ static void byte_where(const char *text, size_t off, size_t *line,
 	}
 }
 
+/* Count the collections open after event e in *depth; past
+ * CFG_MAX_DEPTH an error at e. */
+static int depth_step(int *depth, const yaml_event_t *e, const char *name,
+		      gms_err *err)
+{
+	if (e->type == YAML_SEQUENCE_START_EVENT ||
+	    e->type == YAML_MAPPING_START_EVENT)
+		(*depth)++;
+	else if (e->type == YAML_SEQUENCE_END_EVENT ||
+		 e->type == YAML_MAPPING_END_EVENT)
+		(*depth)--;
+	if (*depth > CFG_MAX_DEPTH)
+		return gms_errf(err,
+				"%s:%zu:%zu: YAML nested deeper than %d "
+				"levels (the limit of an input; README, "
+				"\"Input limits\")",
+				name, e->start_mark.line + 1,
+				e->start_mark.column + 1, CFG_MAX_DEPTH);
+	return 0;
+}
+
 /* The nesting limit, checked before the document is built: the events
  * are read one by one and the pass stops at the first collection deeper
  * than CFG_MAX_DEPTH, so libyaml's scanner (whose work per token grows
@@ -156,19 +178,7 @@ static int check_depth(const char *name, const char *text, size_t len,
 		if (!yaml_parser_parse(&p, &e))
 			break;
 		yaml_event_type_t t = e.type;
-		if (t == YAML_SEQUENCE_START_EVENT ||
-		    t == YAML_MAPPING_START_EVENT)
-			depth++;
-		else if (t == YAML_SEQUENCE_END_EVENT ||
-			 t == YAML_MAPPING_END_EVENT)
-			depth--;
-		if (depth > CFG_MAX_DEPTH)
-			rc = gms_errf(err,
-				      "%s:%zu:%zu: YAML nested deeper than "
-				      "%d levels (the limit of an input; "
-				      "README, \"Input limits\")",
-				      name, e.start_mark.line + 1,
-				      e.start_mark.column + 1, CFG_MAX_DEPTH);
+		rc = depth_step(&depth, &e, name, err);
 		yaml_event_delete(&e);
 		if (rc < 0 || t == YAML_STREAM_END_EVENT)
 			break;
@@ -272,18 +282,24 @@ yaml_node_t *cfg_root(struct cfg_doc *d)
 
 /* ---- node helpers ---------------------------------------------------- */
 
-const char *cfg_where(struct cfg_doc *d, const yaml_node_t *node, char *buf,
-		      size_t n)
+const char *cfg_where_mark(struct cfg_doc *d, const yaml_mark_t *mark,
+			   char *buf, size_t n)
 {
 	const char *name = d && d->path ? d->path : "<input>";
 	if (!buf || n == 0)
 		return buf;
-	if (node)
-		snprintf(buf, n, "%s:%zu:%zu", name, node->start_mark.line + 1,
-			 node->start_mark.column + 1);
+	if (mark)
+		snprintf(buf, n, "%s:%zu:%zu", name, mark->line + 1,
+			 mark->column + 1);
 	else
 		snprintf(buf, n, "%s", name);
 	return buf;
+}
+
+const char *cfg_where(struct cfg_doc *d, const yaml_node_t *node, char *buf,
+		      size_t n)
+{
+	return cfg_where_mark(d, node ? &node->start_mark : NULL, buf, n);
 }
 
 int cfg_errf(gms_err *err, struct cfg_doc *d, const yaml_node_t *node,
@@ -914,4 +930,311 @@ void prm_print_help(const struct prm_def *defs, FILE *f, const char *indent)
 			wt, type_name(p->type), wd, def_text(p), wr, r,
 			p->help ? p->help : "");
 	}
+}
+
+/* ---- streaming ------------------------------------------------------- */
+
+/* libyaml's read handler: hands the parser at most max_bytes bytes and
+ * stops (an input error) when the file holds one more. */
+static int stream_read(void *data, unsigned char *buf, size_t size,
+		       size_t *size_read)
+{
+	struct cfg_stream *s = data;
+	*size_read = 0;
+	if (s->nread >= s->max_bytes) {
+		unsigned char extra;
+		if (fread(&extra, 1, 1, s->f) == 1) {
+			s->too_big = true;
+			return 0;
+		}
+		return !ferror(s->f);
+	}
+	uint64_t left = s->max_bytes - s->nread;
+	if (size > left)
+		size = (size_t)left;
+	*size_read = fread(buf, 1, size, s->f);
+	s->nread += *size_read;
+	return *size_read > 0 || !ferror(s->f);
+}
+
+static int stream_start(struct cfg_stream *s, gms_err *err)
+{
+	if (!yaml_parser_initialize(&s->parser))
+		return gms_errf(err, "%s: out of memory", s->path);
+	s->started = true;
+	s->nread = 0;
+	s->too_big = false;
+	s->depth = 0;
+	yaml_parser_set_input(&s->parser, stream_read, s);
+	return 0;
+}
+
+int cfg_stream_open(struct cfg_stream *s, const char *path,
+		    uint64_t max_bytes, gms_err *err)
+{
+	memset(s, 0, sizeof *s);
+	if (!path || !*path)
+		return gms_errf(err, "no configuration file named");
+	s->max_bytes = max_bytes;
+	s->path = dup_str(path);
+	if (!s->path)
+		return gms_errf(err, "%s: out of memory", path);
+	s->f = gms_fopen_in(path, "rb", err);
+	if (!s->f)
+		return -1; /* gms_fopen_in said why */
+	return stream_start(s, err);
+}
+
+int cfg_stream_rewind(struct cfg_stream *s, gms_err *err)
+{
+	if (s->started)
+		yaml_parser_delete(&s->parser);
+	s->started = false;
+	if (fseek(s->f, 0, SEEK_SET) != 0)
+		return gms_errf(err,
+				"%s: cannot read it again (%s): a workload "
+				"file is read in passes, give a regular file",
+				s->path, strerror(errno));
+	clearerr(s->f);
+	return stream_start(s, err);
+}
+
+int cfg_stream_next(struct cfg_stream *s, yaml_event_t *e, gms_err *err)
+{
+	if (!yaml_parser_parse(&s->parser, e)) {
+		if (s->too_big)
+			return gms_errf(err,
+					"%s: byte %llu: larger than %llu bytes "
+					"(the limit of this input; README, "
+					"\"Input limits\")",
+					s->path,
+					(unsigned long long)s->max_bytes + 1,
+					(unsigned long long)s->max_bytes);
+		if (ferror(s->f))
+			return gms_errf(err, "%s: cannot read: %s", s->path,
+					strerror(errno));
+		return parser_error(err, s->path, &s->parser);
+	}
+	if (depth_step(&s->depth, e, s->path, err) < 0) {
+		yaml_event_delete(e);
+		return -1;
+	}
+	return 0;
+}
+
+/* The tag a node gets, as yaml_parser_load gives it (NULL and "!" are
+ * the default). */
+static const yaml_char_t *node_tag(const yaml_char_t *tag)
+{
+	return tag && strcmp((const char *)tag, "!") != 0 ? tag : NULL;
+}
+
+/* Add the node that starts with *e (not consumed) to doc, a collection
+ * empty; *id its id. */
+static int add_node(struct cfg_stream *s, const yaml_event_t *e,
+		    yaml_document_t *doc, int *id, gms_err *err)
+{
+	int rc = 0;
+	*id = 0;
+	switch (e->type) {
+	case YAML_SCALAR_EVENT:
+		if (e->data.scalar.length > INT_MAX) {
+			rc = gms_errf(err, "%s:%zu:%zu: a scalar of %zu bytes",
+				      s->path, e->start_mark.line + 1,
+				      e->start_mark.column + 1,
+				      e->data.scalar.length);
+			break;
+		}
+		*id = yaml_document_add_scalar(
+			doc, node_tag(e->data.scalar.tag),
+			e->data.scalar.value, (int)e->data.scalar.length,
+			e->data.scalar.style);
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+		*id = yaml_document_add_sequence(
+			doc, node_tag(e->data.sequence_start.tag),
+			e->data.sequence_start.style);
+		break;
+	case YAML_MAPPING_START_EVENT:
+		*id = yaml_document_add_mapping(
+			doc, node_tag(e->data.mapping_start.tag),
+			e->data.mapping_start.style);
+		break;
+	case YAML_ALIAS_EVENT:
+		rc = gms_errf(err,
+			      "%s:%zu:%zu: YAML alias '*%s': aliases are not "
+			      "read in this input (it is streamed; write "
+			      "the value out)",
+			      s->path, e->start_mark.line + 1,
+			      e->start_mark.column + 1,
+			      (const char *)e->data.alias.anchor);
+		break;
+	default:
+		rc = gms_errf(err, "%s:%zu:%zu: unexpected YAML event %d",
+			      s->path, e->start_mark.line + 1,
+			      e->start_mark.column + 1, (int)e->type);
+		break;
+	}
+	if (rc == 0 && !*id)
+		rc = gms_errf(err, "%s: out of memory", s->path);
+	if (rc == 0) {
+		yaml_node_t *n = yaml_document_get_node(doc, *id);
+		n->start_mark = e->start_mark;
+		n->end_mark = e->end_mark;
+	}
+	return rc;
+}
+
+/* Build the node starting at *e (consumed) into doc; *id its id. */
+static int build(struct cfg_stream *s, yaml_event_t *e, yaml_document_t *doc,
+		 int *id, gms_err *err)
+{
+	int rc = add_node(s, e, doc, id, err);
+	yaml_event_type_t t = e->type;
+	yaml_event_delete(e);
+	if (rc < 0 || t == YAML_SCALAR_EVENT)
+		return rc;
+	bool map = t == YAML_MAPPING_START_EVENT;
+	for (int key = 0;;) {
+		yaml_event_t c;
+		if (cfg_stream_next(s, &c, err) < 0)
+			return -1;
+		if (c.type == YAML_SEQUENCE_END_EVENT ||
+		    c.type == YAML_MAPPING_END_EVENT) {
+			yaml_document_get_node(doc, *id)->end_mark = c.end_mark;
+			yaml_event_delete(&c);
+			return 0;
+		}
+		int child;
+		if (build(s, &c, doc, &child, err) < 0)
+			return -1;
+		int ok = 1;
+		if (!map)
+			ok = yaml_document_append_sequence_item(doc, *id, child);
+		else if (key)
+			ok = yaml_document_append_mapping_pair(doc, *id, key,
+								child);
+		key = map && !key ? child : 0;
+		if (!ok)
+			return gms_errf(err, "%s: out of memory", s->path);
+	}
+}
+
+int cfg_stream_node(struct cfg_stream *s, yaml_event_t *first,
+		    struct cfg_doc *d, yaml_node_t **out, gms_err *err)
+{
+	int id;
+	*out = NULL;
+	if (build(s, first, &d->doc, &id, err) < 0)
+		return -1;
+	*out = yaml_document_get_node(&d->doc, id);
+	return 0;
+}
+
+int cfg_stream_stub(struct cfg_stream *s, yaml_event_t *first,
+		    struct cfg_doc *d, yaml_node_t **out, size_t *n_items,
+		    gms_err *err)
+{
+	int id;
+	*out = NULL;
+	if (n_items)
+		*n_items = 0;
+	if (first->type != YAML_SEQUENCE_START_EVENT &&
+	    first->type != YAML_MAPPING_START_EVENT)
+		return cfg_stream_node(s, first, d, out, err);
+	if (add_node(s, first, &d->doc, &id, err) < 0) {
+		yaml_event_delete(first);
+		return -1;
+	}
+	if (cfg_stream_skip(s, first, n_items, err) < 0)
+		return -1;
+	*out = yaml_document_get_node(&d->doc, id);
+	return 0;
+}
+
+int cfg_stream_skip(struct cfg_stream *s, yaml_event_t *first,
+		    size_t *n_items, gms_err *err)
+{
+	int base = s->depth;
+	size_t n = 0;
+	bool open = first->type == YAML_SEQUENCE_START_EVENT ||
+		    first->type == YAML_MAPPING_START_EVENT;
+	yaml_event_delete(first);
+	while (open) {
+		yaml_event_t e;
+		if (cfg_stream_next(s, &e, err) < 0)
+			return -1;
+		/* a child begins one level in: depth base (a scalar) or
+		 * base + 1 (a collection start) */
+		if (s->depth == base + (e.type == YAML_SEQUENCE_START_EVENT ||
+					e.type == YAML_MAPPING_START_EVENT))
+			n += e.type != YAML_SEQUENCE_END_EVENT &&
+			     e.type != YAML_MAPPING_END_EVENT;
+		open = s->depth >= base;
+		yaml_event_delete(&e);
+	}
+	if (n_items)
+		*n_items = n;
+	return 0;
+}
+
+int cfg_stream_finish(struct cfg_stream *s, gms_err *err)
+{
+	yaml_event_t e;
+	if (cfg_stream_next(s, &e, err) < 0) /* the document's end */
+		return -1;
+	yaml_event_delete(&e);
+	if (cfg_stream_next(s, &e, err) < 0)
+		return -1;
+	yaml_event_type_t t = e.type;
+	yaml_event_delete(&e);
+	if (t != YAML_DOCUMENT_START_EVENT)
+		return 0;
+	/* a second document: read it whole first, as yaml_parser_load does
+	 * (a syntax error in it is the message), then refuse it at its root */
+	if (cfg_stream_next(s, &e, err) < 0)
+		return -1;
+	yaml_mark_t root = e.start_mark;
+	if (cfg_stream_skip(s, &e, NULL, err) < 0 ||
+	    cfg_stream_next(s, &e, err) < 0)
+		return -1;
+	yaml_event_delete(&e);
+	return gms_errf(err,
+			"%s:%zu:%zu: a second YAML document; a configuration "
+			"file holds exactly one",
+			s->path, root.line + 1, root.column + 1);
+}
+
+void cfg_stream_close(struct cfg_stream *s)
+{
+	if (s->started)
+		yaml_parser_delete(&s->parser);
+	if (s->f)
+		fclose(s->f);
+	free(s->path);
+	memset(s, 0, sizeof *s);
+}
+
+struct cfg_doc *cfg_doc_new(const char *name, gms_err *err)
+{
+	struct cfg_doc *d = calloc(1, sizeof *d);
+	if (d)
+		d->path = dup_str(name);
+	if (!d || !d->path ||
+	    !yaml_document_initialize(&d->doc, NULL, NULL, NULL, 1, 1)) {
+		if (d)
+			free(d->path);
+		free(d);
+		gms_errf(err, "%s: out of memory", name);
+		return NULL;
+	}
+	return d;
+}
+
+int cfg_doc_clear(struct cfg_doc *d, gms_err *err)
+{
+	yaml_document_delete(&d->doc);
+	if (!yaml_document_initialize(&d->doc, NULL, NULL, NULL, 1, 1))
+		return gms_errf(err, "%s: out of memory", d->path);
+	return 0;
 }

@@ -123,6 +123,10 @@ void prm_print_help(const struct prm_def *defs, FILE *f, const char *indent);
 const char *cfg_where(struct cfg_doc *d, const yaml_node_t *node, char *buf,
 		      size_t n);
 
+/* "file:line:col" of a mark (a place kept after its node is gone). */
+const char *cfg_where_mark(struct cfg_doc *d, const yaml_mark_t *mark,
+			   char *buf, size_t n);
+
 /* Error located at node: "file:line:col: <formatted>". Returns -1. */
 int cfg_errf(gms_err *err, struct cfg_doc *d, const yaml_node_t *node,
 	     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -151,5 +155,70 @@ int cfg_map_pair(struct cfg_doc *d, const yaml_node_t *node, size_t i,
  * at a value after cfg_parse_map has accepted it. */
 yaml_node_t *cfg_map_get(struct cfg_doc *d, const yaml_node_t *node,
 			 const char *key);
+
+/* ---- streaming: a file read event by event -----------------------------
+ *
+ * For inputs too large for a document tree (a workload of a million ops:
+ * libyaml's document API took 2.9 GB and failed; issue 18). The caller
+ * walks libyaml's events (yaml_parser_parse) and builds only the part it
+ * needs now -- one list item -- into a small cfg_doc with
+ * cfg_stream_node, so the cfg_parse_map tables and their messages serve
+ * unchanged and memory does not grow with the file. Syntax errors,
+ * CFG_MAX_DEPTH and the size limit read as for cfg_load. */
+
+/* An open YAML file read as events. */
+struct cfg_stream {
+	yaml_parser_t parser; /* libyaml's parser over f */
+	FILE *f;	      /* the file, rewound for each pass */
+	char *path;	      /* file name used in messages */
+	uint64_t max_bytes;   /* the file may hold at most this many bytes */
+	uint64_t nread;	      /* bytes handed to the parser in this pass */
+	bool too_big;	      /* the read handler found byte max_bytes + 1 */
+	bool started;	      /* parser initialised (for cfg_stream_close) */
+	int depth;	      /* collections open after the last event */
+};
+
+/* Open path for reading events, refusing it past max_bytes. Returns 0, or
+ * -1 with a message (the stream then needs no close, but may get one). */
+int cfg_stream_open(struct cfg_stream *s, const char *path,
+		    uint64_t max_bytes, gms_err *err);
+
+/* Start again at the first byte (another pass); the file must be
+ * seekable. */
+int cfg_stream_rewind(struct cfg_stream *s, gms_err *err);
+
+/* The next event into *e (to free with yaml_event_delete), checking the
+ * nesting and size limits. On error *e holds nothing to free. */
+int cfg_stream_next(struct cfg_stream *s, yaml_event_t *e, gms_err *err);
+
+/* Build the node that starts with *first (a scalar or collection start;
+ * consumed) into d, reading the rest of its events; *out is the node.
+ * An alias is refused (messages say so). */
+int cfg_stream_node(struct cfg_stream *s, yaml_event_t *first,
+		    struct cfg_doc *d, yaml_node_t **out, gms_err *err);
+
+/* Like cfg_stream_node, but a collection is added empty (its kind and
+ * place only) and read past; *n_items (may be NULL) as cfg_stream_skip
+ * gives it. */
+int cfg_stream_stub(struct cfg_stream *s, yaml_event_t *first,
+		    struct cfg_doc *d, yaml_node_t **out, size_t *n_items,
+		    gms_err *err);
+
+/* Read past the node that starts with *first (consumed); *n_items (may be
+ * NULL) gets its number of direct children (a mapping's keys and values
+ * count both). */
+int cfg_stream_skip(struct cfg_stream *s, yaml_event_t *first,
+		    size_t *n_items, gms_err *err);
+
+/* After the first document's root node: the rest of the stream must hold
+ * no second document (checked as cfg_load checks it). */
+int cfg_stream_finish(struct cfg_stream *s, gms_err *err);
+
+void cfg_stream_close(struct cfg_stream *s);
+
+/* An empty document named `name`, to build nodes into; cfg_doc_clear
+ * empties it again. */
+struct cfg_doc *cfg_doc_new(const char *name, gms_err *err);
+int cfg_doc_clear(struct cfg_doc *d, gms_err *err);
 
 #endif

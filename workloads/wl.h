@@ -251,6 +251,13 @@ uint32_t wl_unread_input(const struct wl_workload *w);
 /* Load a hand-written workload YAML (format in workloads/README or
  * wl_yaml.c). batch > 0 overrides the file's batch (sizes written as
  * *_per_sample scale with it). Returns a finalized workload or NULL. */
+/* The largest workload YAML file wl_load_yaml reads (README, "Input
+ * limits"): 4 GiB. The file is streamed, so its size costs time, not
+ * memory; a generated 1M-op file is 274 MB, and 4 GiB (some 15M ops)
+ * bounds one load to minutes while refusing an endless input
+ * (/dev/zero). Other YAML inputs keep cfg.h's CFG_MAX_BYTES. */
+#define WL_YAML_MAX_BYTES ((uint64_t)4 << 30)
+
 struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
 				 gms_err *err);
 

@@ -194,10 +194,14 @@ static const struct prm_def yw_algo_defs[] = {
 
 /* State of one load. */
 struct yw_ctx {
-	struct cfg_doc *doc;	  /* the parsed file */
+	struct cfg_stream in;	  /* the file, read as events */
+	struct cfg_doc *topdoc;	  /* the top mapping, lists left empty */
+	struct cfg_doc *doc;	  /* the list item being read */
+	size_t n_tensors, n_ops;  /* items in the lists (the first pass) */
+	struct yw_top top;	  /* the top mapping's values */
 	struct wl_workload *w;	  /* the workload being built */
-	yaml_node_t **tname;	  /* per tensor id: its name value node */
-	yaml_node_t **oname;	  /* per op id: its name value node */
+	yaml_mark_t *tname;	  /* per tensor id: where its name is */
+	yaml_mark_t *oname;	  /* per op id: where its name is */
 	struct wl_algo *algos;	  /* scratch for one op's algos */
 	size_t algos_cap;	  /* allocated length of algos */
 	uint32_t *ids;		  /* scratch for one op's inputs+outputs */
@@ -269,67 +273,58 @@ static int need_seq(struct yw_ctx *c, yaml_node_t *n, const char *key,
 	return 0;
 }
 
-static int load_tensors(struct yw_ctx *c, yaml_node_t *seq, int64_t batch,
-			gms_err *err)
+/* A name already given to item prev (WL_NONE: none) is an error at the
+ * second name; marks[] holds where each item's name is. */
+static int defined_twice(struct yw_ctx *c, yaml_node_t *name_node,
+			 uint32_t prev, const yaml_mark_t *marks,
+			 const char *what, gms_err *err)
 {
-	if (need_seq(c, seq, "tensors", "workload", err) < 0)
+	char buf[600];
+	if (prev == WL_NONE)
+		return 0;
+	return cfg_errf(err, c->doc, name_node,
+			"%s: key 'name': defined twice (first at %s)", what,
+			cfg_where_mark(c->doc, &marks[prev], buf, sizeof buf));
+}
+
+/* Tensor i of the list, the mapping m. */
+static int load_tensor(struct yw_ctx *c, yaml_node_t *m, size_t i,
+		       int64_t batch, gms_err *err)
+{
+	struct yw_tensor t;
+	char what[PRM_STR_MAX + 32];
+	describe(c, m, "tensor", i, what, sizeof what);
+	if (cfg_parse_map(c->doc, m, yw_tensor_defs, &t, what, err) < 0)
 		return -1;
-	size_t n = cfg_seq_len(seq);
-	if (n == 0)
-		return cfg_errf(err, c->doc, seq,
-				"workload: key 'tensors': the list is "
-				"empty");
-	c->tname = calloc(n, sizeof *c->tname);
-	if (!c->tname)
-		return gms_errf(err, "%s: out of memory", c->doc->path);
-	for (size_t i = 0; i < n; i++) {
-		yaml_node_t *m = cfg_seq_item(c->doc, seq, i);
-		struct yw_tensor t;
-		char what[PRM_STR_MAX + 32];
-		describe(c, m, "tensor", i, what, sizeof what);
-		if (cfg_parse_map(c->doc, m, yw_tensor_defs, &t, what, err) < 0)
-			return -1;
-		yaml_node_t *name_node = cfg_map_get(c->doc, m, "name");
-		uint32_t prev = wl_tensor_id(c->w, t.name);
-		if (prev != WL_NONE) {
-			char buf[600];
-			return cfg_errf(err, c->doc, name_node,
-					"%s: key 'name': defined twice (first "
-					"at %s)",
-					what,
-					cfg_where(c->doc, c->tname[prev],
-						  buf, sizeof buf));
-		}
-		int per_sample;
-		if (one_of(c, m, what, "bytes", "bytes_per_sample", true,
-			   &per_sample, err) < 0)
-			return -1;
-		uint64_t bytes = t.bytes;
-		const char *key = "bytes";
-		if (per_sample) {
-			key = "bytes_per_sample";
-			if ((double)t.bytes_per_sample * (double)batch >
-			    WL_BYTES_MAX)
-				return cfg_errf(err, c->doc,
-						cfg_map_get(c->doc, m, key),
-						"%s: key '%s': size at batch "
-						"%lld is beyond 1e15 bytes "
-						"(WL_BYTES_MAX)",
-						what, key, (long long)batch);
-			bytes = t.bytes_per_sample * (uint64_t)batch;
-		}
-		if (bytes == 0)
+	yaml_node_t *name_node = cfg_map_get(c->doc, m, "name");
+	if (defined_twice(c, name_node, wl_tensor_id(c->w, t.name), c->tname, what,
+			  err) < 0)
+		return -1;
+	int per_sample;
+	if (one_of(c, m, what, "bytes", "bytes_per_sample", true, &per_sample,
+		   err) < 0)
+		return -1;
+	uint64_t bytes = t.bytes;
+	const char *key = "bytes";
+	if (per_sample) {
+		key = "bytes_per_sample";
+		if ((double)t.bytes_per_sample * (double)batch > WL_BYTES_MAX)
 			return cfg_errf(err, c->doc,
 					cfg_map_get(c->doc, m, key),
-					"%s: key '%s': size must be > 0", what,
-					key);
-		gms_err e = {{0}};
-		uint32_t id = wl_add_tensor(c->w, t.name, bytes,
-					    (enum wl_kind)t.kind, &e);
-		if (id == WL_NONE)
-			return cfg_errf(err, c->doc, m, "%s", e.msg);
-		c->tname[id] = name_node;
+					"%s: key '%s': size at batch %lld is "
+					"beyond 1e15 bytes (WL_BYTES_MAX)",
+					what, key, (long long)batch);
+		bytes = t.bytes_per_sample * (uint64_t)batch;
 	}
+	if (bytes == 0)
+		return cfg_errf(err, c->doc, cfg_map_get(c->doc, m, key),
+				"%s: key '%s': size must be > 0", what, key);
+	gms_err e = {{0}};
+	uint32_t id =
+		wl_add_tensor(c->w, t.name, bytes, (enum wl_kind)t.kind, &e);
+	if (id == WL_NONE)
+		return cfg_errf(err, c->doc, m, "%s", e.msg);
+	c->tname[id] = name_node->start_mark;
 	return 0;
 }
 
@@ -422,15 +417,9 @@ static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
 	if (cfg_parse_map(c->doc, m, yw_op_defs, &o, what, err) < 0)
 		return -1;
 	yaml_node_t *name_node = cfg_map_get(c->doc, m, "name");
-	uint32_t prev = wl_op_id(c->w, o.name);
-	if (prev != WL_NONE) {
-		char buf[600];
-		return cfg_errf(err, c->doc, name_node,
-				"%s: key 'name': defined twice (first at %s)",
-				what,
-				cfg_where(c->doc, c->oname[prev], buf,
-					  sizeof buf));
-	}
+	if (defined_twice(c, name_node, wl_op_id(c->w, o.name), c->oname, what,
+			  err) < 0)
+		return -1;
 	int flops_ps, bytes_ps;
 	if (one_of(c, m, what, "flops", "flops_per_sample", false, &flops_ps,
 		   err) < 0 ||
@@ -491,26 +480,168 @@ static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
 	uint32_t id = wl_add_op(c->w, &d, &e);
 	if (id == WL_NONE)
 		return cfg_errf(err, c->doc, m, "%s", e.msg);
-	c->oname[id] = name_node;
+	c->oname[id] = name_node->start_mark;
 	return 0;
 }
 
-static int load_ops(struct yw_ctx *c, yaml_node_t *seq, int64_t batch,
-		    gms_err *err)
+/* The top-level list under key (its stub node seq, of n items) must be
+ * a non-empty sequence. */
+static int need_list(struct yw_ctx *c, yaml_node_t *seq, size_t n,
+		     const char *key, gms_err *err)
 {
-	if (need_seq(c, seq, "ops", "workload", err) < 0)
+	if (need_seq(c, seq, key, "workload", err) < 0)
 		return -1;
-	size_t n = cfg_seq_len(seq);
 	if (n == 0)
-		return cfg_errf(err, c->doc, seq,
-				"workload: key 'ops': the list is empty");
-	c->oname = calloc(n, sizeof *c->oname);
-	if (!c->oname)
-		return gms_errf(err, "%s: out of memory", c->doc->path);
-	for (size_t i = 0; i < n; i++)
-		if (load_op(c, cfg_seq_item(c->doc, seq, i), i, batch, err) < 0)
-			return -1;
+		return cfg_errf(err, c->topdoc, seq,
+				"workload: key '%s': the list is empty", key);
 	return 0;
+}
+
+/* The list under top-level key `key` (checked by the first pass: a
+ * non-empty sequence of n items) read item by item, each built alone into
+ * c->doc and handed to fn. The stream stands after the key's event. */
+static int load_list(struct yw_ctx *c, size_t n, int64_t batch,
+		     int (*fn)(struct yw_ctx *, yaml_node_t *, size_t,
+			       int64_t, gms_err *),
+		     gms_err *err)
+{
+	yaml_event_t e;
+	if (cfg_stream_next(&c->in, &e, err) < 0) /* the sequence's start */
+		return -1;
+	yaml_event_delete(&e);
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *m;
+		if (cfg_stream_next(&c->in, &e, err) < 0 ||
+		    cfg_doc_clear(c->doc, err) < 0 ||
+		    cfg_stream_node(&c->in, &e, c->doc, &m, err) < 0 ||
+		    fn(c, m, i, batch, err) < 0)
+			return -1;
+	}
+	if (cfg_stream_next(&c->in, &e, err) < 0) /* the sequence's end */
+		return -1;
+	yaml_event_delete(&e);
+	return 0;
+}
+
+/* One pass over the file: the tensors list (when `tensors`), then the ops
+ * list if it comes after it (or when !tensors). *ops_done says whether
+ * the ops were read. */
+static int load_pass(struct yw_ctx *c, bool tensors, int64_t batch,
+		     bool *ops_done, gms_err *err)
+{
+	bool tensors_done = !tensors;
+	*ops_done = false;
+	yaml_event_t e;
+	/* stream start, document start, the top mapping's start */
+	for (int k = 0; k < 3; k++) {
+		if (cfg_stream_next(&c->in, &e, err) < 0)
+			return -1;
+		yaml_event_delete(&e);
+	}
+	while (!*ops_done) {
+		if (cfg_stream_next(&c->in, &e, err) < 0)
+			return -1;
+		if (e.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&e);
+			break;
+		}
+		const char *k = e.type == YAML_SCALAR_EVENT
+					? (const char *)e.data.scalar.value
+					: "";
+		/* the first pass refused a second key of either name */
+		int list = strcmp(k, "tensors") == 0 ? 1
+			   : strcmp(k, "ops") == 0   ? 2
+						     : 0;
+		if (cfg_stream_skip(&c->in, &e, NULL, err) < 0)
+			return -1;
+		if (list == 1 && !tensors_done) {
+			if (load_list(c, c->n_tensors, batch, load_tensor,
+				      err) < 0)
+				return -1;
+			tensors_done = true;
+			continue;
+		}
+		if (list == 2 && tensors_done) {
+			if (need_list(c, c->top.ops, c->n_ops, "ops", err) < 0 ||
+			    load_list(c, c->n_ops, batch, load_op, err) < 0)
+				return -1;
+			*ops_done = true;
+			continue;
+		}
+		if (cfg_stream_next(&c->in, &e, err) < 0 ||
+		    cfg_stream_skip(&c->in, &e, NULL, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The first pass: every syntax, nesting and size error of the file (as a
+ * document load reports them, before any other), and the top mapping
+ * into c->topdoc, whose values that are lists or mappings are left empty
+ * (only their kind and place are read); the number of items of the
+ * tensors and ops lists into c->n_tensors, c->n_ops. *root is NULL for a
+ * file without a document. */
+static int scan_top(struct yw_ctx *c, yaml_node_t **root, gms_err *err)
+{
+	yaml_event_t e;
+	*root = NULL;
+	if (cfg_stream_next(&c->in, &e, err) < 0) /* stream start */
+		return -1;
+	yaml_event_delete(&e);
+	if (cfg_stream_next(&c->in, &e, err) < 0)
+		return -1;
+	yaml_event_type_t t = e.type;
+	yaml_event_delete(&e);
+	if (t != YAML_DOCUMENT_START_EVENT)
+		return 0; /* no document */
+	if (cfg_stream_next(&c->in, &e, err) < 0)
+		return -1;
+	bool map = e.type == YAML_MAPPING_START_EVENT;
+	int root_id;
+	if (map) {
+		/* the top mapping: its pairs are read below */
+		root_id = yaml_document_add_mapping(&c->topdoc->doc, NULL,
+						    YAML_ANY_MAPPING_STYLE);
+		if (root_id)
+			yaml_document_get_node(&c->topdoc->doc, root_id)
+				->start_mark = e.start_mark;
+		yaml_event_delete(&e);
+		if (!root_id)
+			return gms_errf(err, "%s: out of memory", c->in.path);
+	} else {
+		if (cfg_stream_stub(&c->in, &e, c->topdoc, root, NULL, err) < 0)
+			return -1;
+		root_id = (int)(*root - c->topdoc->doc.nodes.start) + 1;
+	}
+	while (map) {
+		if (cfg_stream_next(&c->in, &e, err) < 0)
+			return -1;
+		if (e.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&e);
+			break;
+		}
+		yaml_node_t *k, *v;
+		size_t n;
+		if (cfg_stream_stub(&c->in, &e, c->topdoc, &k, NULL, err) < 0)
+			return -1;
+		int key_id = (int)(k - c->topdoc->doc.nodes.start) + 1;
+		if (cfg_stream_next(&c->in, &e, err) < 0 ||
+		    cfg_stream_stub(&c->in, &e, c->topdoc, &v, &n, err) < 0)
+			return -1;
+		/* nodes may have moved: look the key up again */
+		const char *ks =
+			cfg_scalar(yaml_document_get_node(&c->topdoc->doc, key_id));
+		if (ks && strcmp(ks, "tensors") == 0 && !c->n_tensors)
+			c->n_tensors = n;
+		if (ks && strcmp(ks, "ops") == 0 && !c->n_ops)
+			c->n_ops = n;
+		if (!yaml_document_append_mapping_pair(
+			    &c->topdoc->doc, root_id, key_id,
+			    (int)(v - c->topdoc->doc.nodes.start) + 1))
+			return gms_errf(err, "%s: out of memory", c->in.path);
+	}
+	*root = yaml_document_get_node(&c->topdoc->doc, root_id);
+	return cfg_stream_finish(&c->in, err);
 }
 
 /* "dir/chain3.yaml" -> "chain3" into buf. */
@@ -532,38 +663,57 @@ struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
 				 gms_err *err)
 {
 	struct yw_ctx c = {0};
-	struct yw_top top;
+	struct yw_top *top = &c.top;
 	if (!path) {
 		gms_errf(err, "wl_load_yaml: no path");
 		return NULL;
 	}
-	if (cfg_load(&c.doc, path, err) < 0)
-		return NULL;
-	yaml_node_t *root = cfg_root(c.doc);
+	yaml_node_t *root;
+	if (cfg_stream_open(&c.in, path, WL_YAML_MAX_BYTES, err) < 0 ||
+	    !(c.topdoc = cfg_doc_new(path, err)) ||
+	    !(c.doc = cfg_doc_new(path, err)) || scan_top(&c, &root, err) < 0)
+		goto fail;
 	if (!root) {
 		gms_errf(err, "%s: empty workload file", path);
 		goto fail;
 	}
-	if (cfg_parse_map(c.doc, root, yw_top_defs, &top, "workload", err) < 0)
+	if (cfg_parse_map(c.topdoc, root, yw_top_defs, top, "workload", err) < 0)
 		goto fail;
-	if (!top.name[0])
-		stem(path, top.name, sizeof top.name);
+	if (!top->name[0])
+		stem(path, top->name, sizeof top->name);
 	if (batch <= 0)
-		batch = top.batch;
-	c.w = wl_new(top.name, batch);
+		batch = top->batch;
+	c.w = wl_new(top->name, batch);
 	if (!c.w) {
 		gms_errf(err, "%s: out of memory", path);
 		goto fail;
 	}
-	if (load_tensors(&c, top.tensors, batch, err) < 0 ||
-	    load_ops(&c, top.ops, batch, err) < 0)
+	/* the ops list is checked when it is reached, after the tensors */
+	if (need_list(&c, c.top.tensors, c.n_tensors, "tensors", err) < 0)
+		goto fail;
+	c.tname = calloc(c.n_tensors, sizeof *c.tname);
+	c.oname = calloc(c.n_ops ? c.n_ops : 1, sizeof *c.oname);
+	if (!c.tname || !c.oname) {
+		gms_errf(err, "%s: out of memory", path);
+		goto fail;
+	}
+	/* the tensors, then the ops: in one pass when the file lists them
+	 * in that order, else a third pass for the ops */
+	bool ops_done;
+	if (cfg_stream_rewind(&c.in, err) < 0 ||
+	    load_pass(&c, true, batch, &ops_done, err) < 0)
+		goto fail;
+	if (!ops_done && (cfg_stream_rewind(&c.in, err) < 0 ||
+			  load_pass(&c, false, batch, &ops_done, err) < 0))
 		goto fail;
 	uint32_t unread = wl_unread_input(c.w);
 	if (unread != WL_NONE) {
-		cfg_errf(err, c.doc, c.tname[unread],
-			 "tensor '%s': key 'kind': an input no op reads (it "
-			 "would be loaded and never released)",
-			 c.w->tensors[unread].name);
+		char where[600];
+		cfg_where_mark(c.doc, &c.tname[unread], where, sizeof where);
+		gms_errf(err,
+			 "%s: tensor '%s': key 'kind': an input no op reads "
+			 "(it would be loaded and never released)",
+			 where, c.w->tensors[unread].name);
 		goto fail;
 	}
 	if (wl_finalize(c.w, err) < 0) {
@@ -580,5 +730,7 @@ done:
 	free(c.algos);
 	free(c.ids);
 	cfg_free(c.doc);
+	cfg_free(c.topdoc);
+	cfg_stream_close(&c.in);
 	return c.w;
 }
