@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -909,6 +910,176 @@ static void test_yaml_errors(void **state)
 	}
 }
 
+/* ---- streamed loading (issue 18) ------------------------------------- */
+
+/* How gen_file spoils its file. */
+enum gen_fault {
+	GEN_OK,	       /* a valid workload */
+	GEN_BAD_KEY,   /* op k writes "byts" for "bytes" */
+	GEN_BAD_INPUT, /* op k reads "nope" for w<k> */
+	GEN_DUP_OP,    /* op k is named "op1" */
+};
+
+/* Write tests/gen-workload.sh's file of n ops into a temp file (path, of
+ * "/tmp/gms_test_wl_XXXXXX"): tensors a0 (input, 4KiB per sample), then
+ * w<i> (parameter, 4096 + i bytes) and a<i> (activation, 1024 + i bytes
+ * per sample) for i = 1..n; op<i> (matmul, forward) reads a<i-1>, w<i>,
+ * writes a<i>, flops_per_sample 1000 i, bytes 2 i; batch 2. In the usual
+ * order the file is: line 1 name, 2 batch, 3 "tensors:", 4 a0, 5..4+2n
+ * the w/a lines, 5+2n "ops:", then 7 lines per op, op i's from line
+ * 6 + 2n + 7 (i - 1): name, type, phase, inputs, outputs, flops, bytes.
+ * ops_first writes ops, tensors, batch, name (in that order). */
+static void gen_file(char *path, int n, bool ops_first, int k,
+		     enum gen_fault fault)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	for (int part = 0; part < 3; part++) {
+		int what = ops_first ? 2 - part : part; /* 0 top, 1 t, 2 ops */
+		if (what == 0)
+			fputs("name: gen\nbatch: 2\n", f);
+		if (what == 1) {
+			fputs("tensors:\n  - {name: a0, kind: input, "
+			      "bytes_per_sample: 4KiB}\n",
+			      f);
+			for (int i = 1; i <= n; i++)
+				fprintf(f,
+					"  - {name: w%d, kind: parameter, "
+					"bytes: %d}\n  - {name: a%d, kind: "
+					"activation, bytes_per_sample: %d}\n",
+					i, 4096 + i, i, 1024 + i);
+		}
+		if (what != 2)
+			continue;
+		fputs("ops:\n", f);
+		for (int i = 1; i <= n; i++) {
+			if (i == k && fault == GEN_DUP_OP)
+				fputs("  - name: op1\n", f);
+			else
+				fprintf(f, "  - name: op%d\n", i);
+			fputs("    type: matmul\n    phase: forward\n", f);
+			if (i == k && fault == GEN_BAD_INPUT)
+				fprintf(f, "    inputs: [a%d, nope]\n", i - 1);
+			else
+				fprintf(f, "    inputs: [a%d, w%d]\n", i - 1, i);
+			fprintf(f, "    outputs: [a%d]\n", i);
+			fprintf(f, "    flops_per_sample: %d\n", 1000 * i);
+			fprintf(f, "    %s: %d\n",
+				i == k && fault == GEN_BAD_KEY ? "byts"
+							       : "bytes",
+				2 * i);
+		}
+	}
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The workload of gen_file(n), field by field, from its construction:
+ * ids in file order (a0 = 0, w<i> = 2i - 1, a<i> = 2i; op<i> = i - 1);
+ * per-sample figures times batch 2. */
+static void check_gen(const struct wl_workload *w, int n)
+{
+	assert_string_equal(w->name, "gen");
+	assert_int_equal(w->batch, 2);
+	assert_int_equal(w->n_tensors, 1 + 2 * n);
+	assert_int_equal(w->n_ops, n);
+	assert_string_equal(w->tensors[0].name, "a0");
+	assert_int_equal(w->tensors[0].kind, WL_INPUT);
+	assert_int_equal(w->tensors[0].bytes, 2 * 4096);
+	char name[32];
+	for (int i = 1; i <= n; i++) {
+		const struct wl_tensor *tw = &w->tensors[2 * i - 1];
+		const struct wl_tensor *ta = &w->tensors[2 * i];
+		snprintf(name, sizeof name, "w%d", i);
+		assert_string_equal(tw->name, name);
+		assert_int_equal(tw->kind, WL_PARAM);
+		assert_int_equal(tw->bytes, 4096 + i);
+		snprintf(name, sizeof name, "a%d", i);
+		assert_string_equal(ta->name, name);
+		assert_int_equal(ta->kind, WL_ACT);
+		assert_int_equal(ta->bytes, 2 * (1024 + i));
+		const struct wl_op *o = &w->ops[i - 1];
+		snprintf(name, sizeof name, "op%d", i);
+		assert_string_equal(o->name, name);
+		assert_string_equal(w->layers[o->layer], name);
+		assert_int_equal(o->type, OT_MATMUL);
+		assert_int_equal(o->phase, WL_FWD);
+		assert_int_equal(o->n_in, 2);
+		assert_int_equal(o->in[0], 2 * i - 2);
+		assert_int_equal(o->in[1], 2 * i - 1);
+		assert_int_equal(o->n_out, 1);
+		assert_int_equal(o->out[0], 2 * i);
+		assert_true(o->flops == 2000.0 * i);
+		assert_true(o->bytes == 2.0 * i);
+		assert_int_equal(o->time, 0);
+		assert_int_equal(o->workspace, 0);
+		assert_true(o->recomputable); /* forward: the default */
+		assert_false(o->inplace);
+		assert_int_equal(o->n_algos, 0);
+	}
+}
+
+/* A file of some thousand ops is read item by item (tensors and ops in
+ * one pass, or ops first: a pass more) into the workload it describes. */
+static void test_yaml_streamed(void **state)
+{
+	(void)state;
+	for (int ops_first = 0; ops_first < 2; ops_first++) {
+		char path[] = "/tmp/gms_test_wl_XXXXXX";
+		gen_file(path, 3000, ops_first, 0, GEN_OK);
+		gms_err e = {{0}};
+		struct wl_workload *w = wl_load_yaml(path, 0, &e);
+		unlink(path);
+		if (!w)
+			fail_msg("%s", e.msg);
+		check_gen(w, 3000);
+		wl_free(w);
+	}
+}
+
+/* Errors deep in the streamed ops list name the exact place: n = 3000,
+ * so op i's lines begin at 6 + 6000 + 7 (i - 1) (gen_file). */
+static void test_yaml_streamed_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		int k;		     /* the op spoilt */
+		enum gen_fault fault; /* how */
+		int line, col;	     /* where, by hand */
+		const char *msg;     /* what follows "file:line:col: " */
+	} cases[] = {
+		/* op 2500's bytes line: 6006 + 7 x 2499 + 6 = 23505; the key
+		 * after 4 blanks */
+		{2500, GEN_BAD_KEY, 23505, 5,
+		 "op 'op2500': key 'byts': unknown key"},
+		/* op 2999's inputs line: 6006 + 7 x 2998 + 3 = 26995;
+		 * "    inputs: [a2998, " is 20 characters */
+		{2999, GEN_BAD_INPUT, 26995, 21,
+		 "op 'op2999': key 'inputs': unknown tensor 'nope'"},
+		/* op 3000's name: line 6006 + 7 x 2999 = 26999; "  - name: "
+		 * is 10 characters; op1's name at line 6006 */
+		{3000, GEN_DUP_OP, 26999, 11,
+		 "op 'op1': key 'name': defined twice (first at "},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char path[] = "/tmp/gms_test_wl_XXXXXX", want[256];
+		gen_file(path, 3000, false, cases[i].k, cases[i].fault);
+		gms_err e = {{0}};
+		struct wl_workload *w = wl_load_yaml(path, 0, &e);
+		unlink(path);
+		assert_null(w);
+		snprintf(want, sizeof want, "%s:%d:%d: %s", path,
+			 cases[i].line, cases[i].col, cases[i].msg);
+		assert_has(e.msg, want);
+		if (cases[i].fault == GEN_DUP_OP) {
+			snprintf(want, sizeof want, "(first at %s:6006:11)",
+				 path);
+			assert_has(e.msg, want);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -924,6 +1095,8 @@ int main(void)
 		cmocka_unit_test(test_yaml_minimal),
 		cmocka_unit_test(test_yaml_tiny_cnn),
 		cmocka_unit_test(test_yaml_errors),
+		cmocka_unit_test(test_yaml_streamed),
+		cmocka_unit_test(test_yaml_streamed_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
