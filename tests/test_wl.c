@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "../sim/cfg.h"
 #include "../workloads/wl.h"
 
 #define FIX "tests/fixtures/"
@@ -912,6 +913,16 @@ static void test_yaml_errors(void **state)
 
 /* ---- streamed loading (issue 18) ------------------------------------- */
 
+/* A new temp file (path: "/tmp/..._XXXXXX", filled in) to write. */
+static FILE *open_tmp(char *path)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	return f;
+}
+
 /* How gen_file spoils its file. */
 enum gen_fault {
 	GEN_OK,	       /* a valid workload */
@@ -932,10 +943,7 @@ enum gen_fault {
 static void gen_file(char *path, int n, bool ops_first, int k,
 		     enum gen_fault fault)
 {
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	assert_non_null(f);
+	FILE *f = open_tmp(path);
 	for (int part = 0; part < 3; part++) {
 		int what = ops_first ? 2 - part : part; /* 0 top, 1 t, 2 ops */
 		if (what == 0)
@@ -1080,6 +1088,42 @@ static void test_yaml_streamed_errors(void **state)
 	}
 }
 
+/* A streamed file past its byte limit is refused at the first byte past
+ * it, and an alias at its place: chain3.yaml is longer than 10 bytes. */
+static void test_yaml_stream_limits(void **state)
+{
+	(void)state;
+	struct cfg_stream s;
+	gms_err e = {{0}};
+	assert_int_equal(cfg_stream_open(&s, FIX "chain3.yaml", 10, &e), 0);
+	int rc = 0;
+	for (int i = 0; i < 100 && rc == 0; i++) {
+		yaml_event_t ev;
+		rc = cfg_stream_next(&s, &ev, &e);
+		if (rc == 0)
+			yaml_event_delete(&ev);
+	}
+	cfg_stream_close(&s);
+	assert_int_equal(rc, -1);
+	assert_has(e.msg, FIX "chain3.yaml: byte 11: larger than 10 bytes");
+
+	/* "  - {name: y, kind: activation, bytes: *sz}": the alias at line
+	 * 4, column 40 ("  - {" 5, "name: y, " 9, "kind: activation, " 18,
+	 * "bytes: " 7: 39 characters before it) */
+	char path[] = "/tmp/gms_test_wl_XXXXXX";
+	FILE *f = open_tmp(path);
+	fputs("name: al\ntensors:\n  - {name: x, kind: input, bytes: &sz 4}\n"
+	      "  - {name: y, kind: activation, bytes: *sz}\nops: [{}]\n",
+	      f);
+	fclose(f);
+	struct wl_workload *w = wl_load_yaml(path, 0, &e);
+	unlink(path);
+	assert_null(w);
+	char want[128];
+	snprintf(want, sizeof want, "%s:4:40: YAML alias '*sz'", path);
+	assert_has(e.msg, want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1097,6 +1141,7 @@ int main(void)
 		cmocka_unit_test(test_yaml_errors),
 		cmocka_unit_test(test_yaml_streamed),
 		cmocka_unit_test(test_yaml_streamed_errors),
+		cmocka_unit_test(test_yaml_stream_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,7 +55,13 @@
  * below, so an unknown key, a wrong type, a negative size or a missing
  * required key is an error naming file:line:column and the key; so are an
  * unknown tensor name in inputs/outputs (at the name), a duplicate tensor
- * or op name (at the second name) and both forms of one size.
+ * or op name (at the second name) and both forms of one size. *
+ * The file is streamed (libyaml's events, cfg_stream_*; README, "Input
+ * limits"): no document tree of it is built, only one list item at a time
+ * (into yw_ctx.doc, then freed), so a 1M-op file loads in 650 MB where the
+ * document took 2.9 GB and failed (issue 18). The passes keep the order
+ * of a document load's messages: syntax first, then the top mapping, the
+ * tensors, the ops.
  */
 #include "../sim/cfg.h"
 #include "wl.h"
