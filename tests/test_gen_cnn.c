@@ -156,6 +156,39 @@ static struct wl_workload *tiny(enum wl_framework preset, enum wl_optim optim)
 	return w;
 }
 
+/* Derived names are written by gen.c's own formatter (name_cat, issue
+ * 18), which must cut at the same place vsnprintf did: NAME_MAX_LEN is
+ * 512 with the terminator, so a layer name of 507 characters gives the
+ * 511-character "NAME.out", and one of 508 a 512-character name that is
+ * refused with its length and its first 40 characters. */
+static void test_name_limit(void **state)
+{
+	(void)state;
+	struct wl_gen_args a = {2, 8, WL_FW_TF_GRAPH, WL_OPTIM_SGD};
+	gms_err err = {{0}};
+	char name[509], want[520];
+	memset(name, 'a', 507);
+	name[0] = 'r';
+	name[507] = '\0';
+	snprintf(want, sizeof want, "%s.out", name);
+	assert_int_equal(strlen(want), 511);
+	struct gen *g = gen_new("names", &a, &err);
+	assert_non_null(g);
+	struct gen_tensor x = gen_input(g, "input", 1, 2, 2);
+	x = gen_relu(g, name, x);
+	assert_true(gen_ok(g));
+	assert_int_equal(
+		wl_tensor_id(gen_workload(g), want) != WL_NONE, 1);
+	name[507] = 'b';
+	name[508] = '\0';
+	gen_relu(g, name, x);
+	assert_false(gen_ok(g));
+	assert_string_equal(gen_errmsg(g),
+			    "name too long (512 characters) starting "
+			    "'raaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'");
+	assert_null(gen_finish(g, x, &err));
+}
+
 static void test_tiny_sizes(void **state)
 {
 	(void)state;
@@ -918,6 +951,7 @@ int main(void)
 		cmocka_unit_test(test_batch_scaling),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_name_limit),
 		cmocka_unit_test(test_resnet50_structure),
 		cmocka_unit_test(test_resnet50_runs),
 	};
