@@ -332,9 +332,11 @@ static int name_cat(char *buf, const char *fmt, va_list ap)
 	size_t n = 0; /* characters of the full result so far */
 	for (const char *f = fmt; *f; f++) {
 		const char *add = f;
-		size_t len = 1;
+		size_t len = strcspn(f, "%");
 		char num[16];
-		if (*f == '%') {
+		if (len) {
+			f += len - 1;
+		} else {
 			f++;
 			if (*f == 's') {
 				add = va_arg(ap, const char *);
