@@ -98,6 +98,24 @@ static const struct wl_entry *cache_find(const struct wl_cache *c,
 	return NULL;
 }
 
+/* Caller holds mu: the counts of workload wl built at another batch
+ * (the newest entry), for the next build to reserve (wl_reserve): a
+ * max-batch search builds the same network at each probe, and grew its
+ * arrays and name tables from empty every time (issue 18). Zeros when
+ * none is built. */
+static void cache_room(const struct wl_cache *c, size_t wl,
+		       struct wl_reserve *r)
+{
+	for (size_t i = c->n; i-- > 0;) {
+		const struct wl_workload *w = c->ent[i].w;
+		if (c->ent[i].wl == wl && w) {
+			*r = (struct wl_reserve){w->n_tensors, w->n_ops,
+						 w->n_layers};
+			return;
+		}
+	}
+}
+
 /* The key of workload wl at batch: the batch exp_build_workload builds
  * at (0 asks for the entry's own; a trace has one batch whatever is
  * asked), so that the same workload is one entry. */
@@ -126,10 +144,13 @@ static const struct wl_workload *cache_get(struct wl_cache *c,
 {
 	int64_t key = cache_key(e, wl, batch);
 	const struct wl_workload *w = NULL;
+	struct wl_reserve room = {0};
 	pthread_mutex_lock(&c->mu);
 	const struct wl_entry *h = cache_find(c, wl, key);
 	if (h)
 		w = entry_get(h, err);
+	else
+		cache_room(c, wl, &room);
 	pthread_mutex_unlock(&c->mu);
 	if (h)
 		return w;
@@ -138,7 +159,7 @@ static const struct wl_workload *cache_get(struct wl_cache *c,
 	 * other build (the same workload) is freed */
 	struct wl_entry ne = {.wl = wl, .batch = key};
 	gms_err berr = {{0}};
-	ne.w = exp_build_workload(e, wl, key, &berr);
+	ne.w = exp_build_workload_in(e, wl, key, &room, &berr);
 	snprintf(ne.error, sizeof ne.error, "%s", berr.msg);
 	pthread_mutex_lock(&c->mu);
 	if (!(h = cache_find(c, wl, key))) {

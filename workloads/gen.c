@@ -724,7 +724,10 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 		return NULL;
 	}
 	struct gen *g = calloc(1, sizeof *g);
-	if (!g || !(g->w = wl_new(name, a->batch))) {
+	if (!g || !(g->w = wl_new(name, a->batch)) ||
+	    wl_reserve(g->w, &a->reserve) < 0) {
+		if (g)
+			wl_free(g->w);
 		free(g);
 		gms_errf(err, "%s: out of memory", name);
 		return NULL;

@@ -262,28 +262,54 @@ static void htab_place(struct wl_hslot *slot, uint32_t cap,
 	slot[i] = *item;
 }
 
+/* Make room for n keys at load <= 1/2 (capacity doubling from 64),
+ * rehashing what is there; -1 on out of memory. */
+static int htab_reserve(struct wl_htab *t, uint32_t n)
+{
+	uint32_t cap = t->cap;
+	while ((uint64_t)n * 2 > cap) {
+		uint32_t nc = cap ? cap * 2 : 64;
+		if (nc < cap)
+			return -1;
+		cap = nc;
+	}
+	if (cap == t->cap)
+		return 0;
+	struct wl_hslot *slot = calloc(cap, sizeof *slot);
+	if (!slot)
+		return -1;
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->slot[i].key)
+			htab_place(slot, cap, &t->slot[i]);
+	free(t->slot);
+	t->slot = slot;
+	t->cap = cap;
+	return 0;
+}
+
 /* Insert a key known to be absent, whose wl_name_hash is h; key must
  * outlive the table. */
 static int htab_put_h(struct wl_htab *t, const char *key, uint32_t h,
 		      uint32_t val)
 {
-	if ((uint64_t)(t->n + 1) * 2 > t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 64;
-		if (cap < t->cap)
-			return -1;
-		struct wl_hslot *slot = calloc(cap, sizeof *slot);
-		if (!slot)
-			return -1;
-		for (uint32_t i = 0; i < t->cap; i++)
-			if (t->slot[i].key)
-				htab_place(slot, cap, &t->slot[i]);
-		free(t->slot);
-		t->slot = slot;
-		t->cap = cap;
-	}
+	if (htab_reserve(t, t->n + 1) < 0)
+		return -1;
 	struct wl_hslot item = {key, h, val};
 	htab_place(t->slot, t->cap, &item);
 	t->n++;
+	return 0;
+}
+
+/* Reallocate an array to hold c elements. */
+static int resize(void **arr, uint32_t *cap, uint64_t c, size_t elem)
+{
+	if (c > UINT32_MAX - 1)
+		c = UINT32_MAX - 1; /* WL_NONE must stay free */
+	void *p = realloc(*arr, (size_t)c * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = (uint32_t)c;
 	return 0;
 }
 
@@ -294,15 +320,7 @@ static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
 		return 0;
 	if (n == UINT32_MAX - 1)
 		return -1; /* WL_NONE must stay free */
-	uint64_t c = *cap ? (uint64_t)*cap * 2 : 16;
-	if (c > UINT32_MAX - 1)
-		c = UINT32_MAX - 1;
-	void *p = realloc(*arr, (size_t)c * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = (uint32_t)c;
-	return 0;
+	return resize(arr, cap, *cap ? (uint64_t)*cap * 2 : 16, elem);
 }
 
 /* ---- Builder -------------------------------------------------------- */
@@ -324,6 +342,29 @@ struct wl_workload *wl_new(const char *name, int64_t batch)
 	}
 	w->batch = batch;
 	return w;
+}
+
+int wl_reserve(struct wl_workload *w, const struct wl_reserve *r)
+{
+	if (!w || !w->store || !r)
+		return -1;
+	struct wl_store *s = w->store;
+	if (r->tensors > s->tensors_cap &&
+	    resize((void **)&w->tensors, &s->tensors_cap, r->tensors,
+		   sizeof *w->tensors) < 0)
+		return -1;
+	if (r->ops > s->ops_cap &&
+	    resize((void **)&w->ops, &s->ops_cap, r->ops, sizeof *w->ops) < 0)
+		return -1;
+	if (r->layers > s->layers_cap &&
+	    resize((void **)&w->layers, &s->layers_cap, r->layers,
+		   sizeof *w->layers) < 0)
+		return -1;
+	if (htab_reserve(&s->tensor_ix, r->tensors) < 0 ||
+	    htab_reserve(&s->op_ix, r->ops) < 0 ||
+	    htab_reserve(&s->layer_ix, r->layers) < 0)
+		return -1;
+	return 0;
 }
 
 void wl_free(struct wl_workload *w)
