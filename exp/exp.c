@@ -813,11 +813,21 @@ void exp_free(struct exp *e)
 struct wl_workload *exp_build_workload(const struct exp *e, size_t i,
 				       int64_t batch, gms_err *err)
 {
+	return exp_build_workload_in(e, i, batch, NULL, err);
+}
+
+struct wl_workload *exp_build_workload_in(const struct exp *e, size_t i,
+					  int64_t batch,
+					  const struct wl_reserve *r,
+					  gms_err *err)
+{
 	const struct exp_workload *w = &e->wl[i];
 	switch (w->src) {
 	case EXP_SRC_GEN: {
 		struct wl_gen_args a = w->args;
 		a.batch = batch ? batch : w->batch;
+		if (r)
+			a.reserve = *r;
 		return wl_gen_build(w->gen, &a, err);
 	}
 	case EXP_SRC_FILE:

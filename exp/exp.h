@@ -228,6 +228,12 @@ void exp_print_help(FILE *f);
 /* Build workload i at a batch (0 = its own). */
 struct wl_workload *exp_build_workload(const struct exp *e, size_t i,
 				       int64_t batch, gms_err *err);
+/* The same with room reserved as r says (a generator's: wl_reserve; a
+ * hint, the workload is the same); r may be NULL. */
+struct wl_workload *exp_build_workload_in(const struct exp *e, size_t i,
+					  int64_t batch,
+					  const struct wl_reserve *r,
+					  gms_err *err);
 
 /* Simulate one point (p->wl, p->pol, p->batch, p->budget) with an
  * optional observer; fills p->st / p->error. `built` is the point's

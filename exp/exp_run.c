@@ -98,6 +98,24 @@ static const struct wl_entry *cache_find(const struct wl_cache *c,
 	return NULL;
 }
 
+/* Caller holds mu: the counts of workload wl built at another batch
+ * (the newest entry), for the next build to reserve (wl_reserve): a
+ * max-batch search builds the same network at each probe, and grew its
+ * arrays and name tables from empty every time (issue 18). Zeros when
+ * none is built. */
+static void cache_room(const struct wl_cache *c, size_t wl,
+		       struct wl_reserve *r)
+{
+	for (size_t i = c->n; i-- > 0;) {
+		const struct wl_workload *w = c->ent[i].w;
+		if (c->ent[i].wl == wl && w) {
+			*r = (struct wl_reserve){w->n_tensors, w->n_ops,
+						 w->n_layers};
+			return;
+		}
+	}
+}
+
 /* The key of workload wl at batch: the batch exp_build_workload builds
  * at (0 asks for the entry's own; a trace has one batch whatever is
  * asked), so that the same workload is one entry. */
@@ -126,10 +144,13 @@ static const struct wl_workload *cache_get(struct wl_cache *c,
 {
 	int64_t key = cache_key(e, wl, batch);
 	const struct wl_workload *w = NULL;
+	struct wl_reserve room = {0};
 	pthread_mutex_lock(&c->mu);
 	const struct wl_entry *h = cache_find(c, wl, key);
 	if (h)
 		w = entry_get(h, err);
+	else
+		cache_room(c, wl, &room);
 	pthread_mutex_unlock(&c->mu);
 	if (h)
 		return w;
@@ -138,7 +159,7 @@ static const struct wl_workload *cache_get(struct wl_cache *c,
 	 * other build (the same workload) is freed */
 	struct wl_entry ne = {.wl = wl, .batch = key};
 	gms_err berr = {{0}};
-	ne.w = exp_build_workload(e, wl, key, &berr);
+	ne.w = exp_build_workload_in(e, wl, key, &room, &berr);
 	snprintf(ne.error, sizeof ne.error, "%s", berr.msg);
 	pthread_mutex_lock(&c->mu);
 	if (!(h = cache_find(c, wl, key))) {
@@ -185,12 +206,19 @@ static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 			char *error, size_t n)
 {
 	gms_err err = {{0}};
-	struct hw_profile hw = e->hw;
+	/* the profile is copied only to enlarge it: it holds the measured
+	 * tables (over 100 KB), and copying it for every run was 1% of
+	 * max-batch.yaml's instructions (callgrind, issue 18) */
+	const struct hw_profile *hwp = &e->hw;
+	struct hw_profile big;
 	if (!budget)
-		budget = hw.capacity - hw.reserved;
-	if (budget > hw.capacity - hw.reserved)
-		hw.capacity = budget + hw.reserved;
-	struct ex_cfg cfg = {.hw = &hw, .wl = wl, .pol = pol,
+		budget = hwp->capacity - hwp->reserved;
+	if (budget > hwp->capacity - hwp->reserved) {
+		big = e->hw;
+		big.capacity = budget + big.reserved;
+		hwp = &big;
+	}
+	struct ex_cfg cfg = {.hw = hwp, .wl = wl, .pol = pol,
 			     .allocator = e->allocator, .budget = budget,
 			     .pool_size = pool_size ? pool_size
 						    : e->pool_size,

@@ -156,6 +156,127 @@ static struct wl_workload *tiny(enum wl_framework preset, enum wl_optim optim)
 	return w;
 }
 
+/* Derived names are written by gen.c's own formatter (name_cat, issue
+ * 18), which must cut at the same place vsnprintf did: NAME_MAX_LEN is
+ * 512 with the terminator, so a layer name of 507 characters gives the
+ * 511-character "NAME.out", and one of 508 a 512-character name that is
+ * refused with its length and its first 40 characters. */
+static void test_name_limit(void **state)
+{
+	(void)state;
+	struct wl_gen_args a = {2, 8, WL_FW_TF_GRAPH, WL_OPTIM_SGD};
+	gms_err err = {{0}};
+	char name[509], want[520];
+	memset(name, 'a', 507);
+	name[0] = 'r';
+	name[507] = '\0';
+	snprintf(want, sizeof want, "%s.out", name);
+	assert_int_equal(strlen(want), 511);
+	struct gen *g = gen_new("names", &a, &err);
+	assert_non_null(g);
+	struct gen_tensor x = gen_input(g, "input", 1, 2, 2);
+	x = gen_relu(g, name, x);
+	assert_true(gen_ok(g));
+	assert_int_equal(
+		wl_tensor_id(gen_workload(g), want) != WL_NONE, 1);
+	name[507] = 'b';
+	name[508] = '\0';
+	gen_relu(g, name, x);
+	assert_false(gen_ok(g));
+	assert_string_equal(gen_errmsg(g),
+			    "name too long (512 characters) starting "
+			    "'raaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'");
+	assert_null(gen_finish(g, x, &err));
+}
+
+/* Every field of two workloads is the same. */
+static void assert_same_workload(const struct wl_workload *a,
+				 const struct wl_workload *b)
+{
+	assert_string_equal(a->name, b->name);
+	assert_int_equal(a->batch, b->batch);
+	assert_int_equal(a->n_tensors, b->n_tensors);
+	assert_int_equal(a->n_ops, b->n_ops);
+	assert_int_equal(a->n_layers, b->n_layers);
+	assert_true((a->framework == NULL) == (b->framework == NULL));
+	if (a->framework)
+		assert_string_equal(a->framework, b->framework);
+	for (uint32_t i = 0; i < a->n_layers; i++)
+		assert_string_equal(a->layers[i], b->layers[i]);
+	for (uint32_t i = 0; i < a->n_tensors; i++) {
+		const struct wl_tensor *x = &a->tensors[i], *y = &b->tensors[i];
+		assert_string_equal(x->name, y->name);
+		assert_int_equal(x->id, y->id);
+		assert_int_equal(x->bytes, y->bytes);
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->producer, y->producer);
+		assert_int_equal(x->n_readers, y->n_readers);
+		assert_memory_equal(x->readers, y->readers,
+				    x->n_readers * sizeof *x->readers);
+		assert_int_equal(x->last_fwd_reader, y->last_fwd_reader);
+		assert_int_equal(x->release_after, y->release_after);
+		assert_int_equal(x->held, y->held);
+	}
+	for (uint32_t i = 0; i < a->n_ops; i++) {
+		const struct wl_op *x = &a->ops[i], *y = &b->ops[i];
+		assert_string_equal(x->name, y->name);
+		assert_int_equal(x->type, y->type);
+		assert_int_equal(x->phase, y->phase);
+		assert_int_equal(x->layer, y->layer);
+		assert_int_equal(x->n_in, y->n_in);
+		assert_int_equal(x->n_out, y->n_out);
+		assert_memory_equal(x->in, y->in, x->n_in * sizeof *x->in);
+		assert_memory_equal(x->out, y->out, x->n_out * sizeof *x->out);
+		assert_memory_equal(&x->flops, &y->flops, sizeof x->flops);
+		assert_memory_equal(&x->bytes, &y->bytes, sizeof x->bytes);
+		assert_int_equal(x->time, y->time);
+		assert_int_equal(x->workspace, y->workspace);
+		assert_int_equal(x->recomputable, y->recomputable);
+		assert_int_equal(x->inplace, y->inplace);
+		assert_int_equal(x->n_algos, y->n_algos);
+		for (uint32_t k = 0; k < x->n_algos; k++) {
+			assert_string_equal(x->algos[k].name,
+					    y->algos[k].name);
+			assert_int_equal(x->algos[k].workspace,
+					 y->algos[k].workspace);
+			assert_memory_equal(&x->algos[k].time_scale,
+					    &y->algos[k].time_scale,
+					    sizeof(double));
+			assert_int_equal(x->algos[k].time, y->algos[k].time);
+		}
+		assert_true((x->conv == NULL) == (y->conv == NULL));
+		if (x->conv)
+			assert_memory_equal(x->conv, y->conv, sizeof *x->conv);
+	}
+}
+
+/* A generator given room to reserve (wl_gen_args.reserve: the counts of
+ * its build at batch 1, as exp_run's workload cache passes them, issue
+ * 18) builds at batch 3 what it builds without: every field of every
+ * tensor and op, for every generator. */
+static void test_reserve_same_workload(void **state)
+{
+	(void)state;
+	for (const struct wl_gen *g = wl_gens; g->name; g++) {
+		gms_err err = {{0}};
+		struct wl_gen_args a = {1, 0, WL_FW_PYTORCH, WL_OPTIM_MOMENTUM};
+		struct wl_workload *one = wl_gen_build(g, &a, &err);
+		if (!one)
+			fail_msg("%s: %s", g->name, err.msg);
+		a.batch = 3;
+		struct wl_workload *plain = wl_gen_build(g, &a, &err);
+		a.reserve = (struct wl_reserve){one->n_tensors, one->n_ops,
+						one->n_layers};
+		struct wl_workload *room = wl_gen_build(g, &a, &err);
+		if (!plain || !room)
+			fail_msg("%s: %s", g->name, err.msg);
+		assert_same_workload(plain, room);
+		wl_free(one);
+		wl_free(plain);
+		wl_free(room);
+	}
+}
+
 static void test_tiny_sizes(void **state)
 {
 	(void)state;
@@ -918,6 +1039,8 @@ int main(void)
 		cmocka_unit_test(test_batch_scaling),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_name_limit),
+		cmocka_unit_test(test_reserve_same_workload),
 		cmocka_unit_test(test_resnet50_structure),
 		cmocka_unit_test(test_resnet50_runs),
 	};

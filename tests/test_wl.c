@@ -441,6 +441,48 @@ static void test_builder_many(void **state)
 	wl_free(w);
 }
 
+/* wl_reserve (issue 18): room for 300 tensors, 200 ops and 200 layers
+ * is taken at once, so adding that many moves no array (the pointers
+ * stay), and the name tables still find every name and refuse a
+ * duplicate: a chain in -> t0 -> ... -> t199, op i writing t(i). */
+static void test_builder_reserve(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("room", 1);
+	struct wl_reserve r = {300, 200, 200};
+	assert_int_equal(wl_reserve(w, &r), 0);
+	const struct wl_tensor *tensors = w->tensors;
+	const struct wl_op *ops = w->ops;
+	const char **layers = w->layers;
+	assert_non_null(tensors);
+	char name[32];
+	uint32_t prev = add_t(w, "in", 4, WL_INPUT);
+	for (uint32_t i = 0; i < 200; i++) {
+		snprintf(name, sizeof name, "t%u", i);
+		uint32_t t = add_t(w, name, 4 + i, WL_ACT);
+		snprintf(name, sizeof name, "op%u", i);
+		add_ok(w, name, OT_ELEMWISE, WL_FWD, NULL, IDS(prev), IDS(t));
+		prev = t;
+	}
+	assert_ptr_equal(w->tensors, tensors);
+	assert_ptr_equal(w->ops, ops);
+	assert_ptr_equal(w->layers, layers);
+	/* a smaller reserve changes nothing */
+	struct wl_reserve small = {1, 1, 1};
+	assert_int_equal(wl_reserve(w, &small), 0);
+	assert_ptr_equal(w->tensors, tensors);
+	gms_err e = {{0}};
+	assert_int_equal(wl_add_tensor(w, "t7", 8, WL_ACT, &e), WL_NONE);
+	assert_has(e.msg, "tensor 't7' is defined twice");
+	assert_int_equal(wl_finalize(w, &e), 0);
+	assert_int_equal(wl_tensor_id(w, "in"), 0);
+	assert_int_equal(wl_tensor_id(w, "t199"), 200);
+	assert_int_equal(w->tensors[200].bytes, 4 + 199);
+	assert_int_equal(wl_op_id(w, "op123"), 123);
+	assert_int_equal(w->tensors[124].producer, 123);
+	wl_free(w);
+}
+
 /* ---- builder errors ------------------------------------------------- */
 
 static void test_add_errors(void **state)
@@ -1132,6 +1174,7 @@ int main(void)
 		cmocka_unit_test(test_builder_copies_and_algos),
 		cmocka_unit_test(test_describe_workspace),
 		cmocka_unit_test(test_builder_many),
+		cmocka_unit_test(test_builder_reserve),
 		cmocka_unit_test(test_add_errors),
 		cmocka_unit_test(test_finalize_errors),
 		cmocka_unit_test(test_yaml_chain3),

@@ -125,6 +125,7 @@
 
 #include "conv_algo.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -321,11 +322,56 @@ static int grow(struct gen *g, void **arr, uint32_t *cap, uint32_t n,
  * does not fit. */
 static const char *fmt_name(struct gen *g, char *buf, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* fmt_name's formats use only %s and %u, which name_cat writes itself:
+ * vsnprintf's format interpreter was the largest part of building a
+ * network once each max-batch probe built its own (issue 18). Writes
+ * what vsnprintf(buf, NAME_MAX_LEN, fmt, ap) would and returns its
+ * count; -1 on any other conversion, for vsnprintf to do. */
+static int name_cat(char *buf, const char *fmt, va_list ap)
+{
+	size_t n = 0; /* characters of the full result so far */
+	for (const char *f = fmt; *f; f++) {
+		const char *add = f;
+		size_t len = strcspn(f, "%");
+		char num[16];
+		if (len) {
+			f += len - 1;
+		} else {
+			f++;
+			if (*f == 's') {
+				add = va_arg(ap, const char *);
+				len = strlen(add);
+			} else if (*f == 'u') {
+				unsigned v = va_arg(ap, unsigned);
+				char *e = num + sizeof num, *d = e;
+				do
+					*--d = (char)('0' + v % 10);
+				while (v /= 10);
+				add = d;
+				len = (size_t)(e - d);
+			} else {
+				return -1;
+			}
+		}
+		if (n < NAME_MAX_LEN - 1) {
+			size_t room = NAME_MAX_LEN - 1 - n;
+			memcpy(buf + n, add, len < room ? len : room);
+		}
+		n += len;
+	}
+	buf[n < NAME_MAX_LEN - 1 ? n : NAME_MAX_LEN - 1] = '\0';
+	return n > INT_MAX ? -1 : (int)n;
+}
+
 static const char *fmt_name(struct gen *g, char *buf, const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, ap2;
 	va_start(ap, fmt);
-	int n = vsnprintf(buf, NAME_MAX_LEN, fmt, ap);
+	va_copy(ap2, ap);
+	int n = name_cat(buf, fmt, ap);
+	if (n < 0)
+		n = vsnprintf(buf, NAME_MAX_LEN, fmt, ap2);
+	va_end(ap2);
 	va_end(ap);
 	if (n < 0 || n >= NAME_MAX_LEN) {
 		gen_fail(g, "name too long (%d characters) starting '%.40s'",
@@ -678,7 +724,10 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 		return NULL;
 	}
 	struct gen *g = calloc(1, sizeof *g);
-	if (!g || !(g->w = wl_new(name, a->batch))) {
+	if (!g || !(g->w = wl_new(name, a->batch)) ||
+	    wl_reserve(g->w, &a->reserve) < 0) {
+		if (g)
+			wl_free(g->w);
 		free(g);
 		gms_errf(err, "%s: out of memory", name);
 		return NULL;

@@ -229,11 +229,15 @@ uint32_t wl_name_hash(const char *s)
 	return (uint32_t)h;
 }
 
-static uint32_t htab_get(const struct wl_htab *t, const char *key)
+/* Look key, whose wl_name_hash is h, up; WL_NONE when absent. The
+ * builder hashes a new name once for this look-up and the insert that
+ * follows (htab_put_h). */
+static uint32_t htab_get_h(const struct wl_htab *t, const char *key,
+			   uint32_t h)
 {
 	if (!t->slot || !key)
 		return WL_NONE;
-	uint32_t h = wl_name_hash(key), mask = t->cap - 1;
+	uint32_t mask = t->cap - 1;
 	for (uint32_t i = h & mask;; i = (i + 1) & mask) {
 		const struct wl_hslot *sl = &t->slot[i];
 		if (!sl->key)
@@ -241,6 +245,11 @@ static uint32_t htab_get(const struct wl_htab *t, const char *key)
 		if (sl->hash == h && strcmp(sl->key, key) == 0)
 			return sl->val;
 	}
+}
+
+static uint32_t htab_get(const struct wl_htab *t, const char *key)
+{
+	return key ? htab_get_h(t, key, wl_name_hash(key)) : WL_NONE;
 }
 
 static void htab_place(struct wl_hslot *slot, uint32_t cap,
@@ -253,26 +262,54 @@ static void htab_place(struct wl_hslot *slot, uint32_t cap,
 	slot[i] = *item;
 }
 
-/* Insert a key known to be absent; key must outlive the table. */
-static int htab_put(struct wl_htab *t, const char *key, uint32_t val)
+/* Make room for n keys at load <= 1/2 (capacity doubling from 64),
+ * rehashing what is there; -1 on out of memory. */
+static int htab_reserve(struct wl_htab *t, uint32_t n)
 {
-	if ((uint64_t)(t->n + 1) * 2 > t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 64;
-		if (cap < t->cap)
+	uint32_t cap = t->cap;
+	while ((uint64_t)n * 2 > cap) {
+		uint32_t nc = cap ? cap * 2 : 64;
+		if (nc < cap)
 			return -1;
-		struct wl_hslot *slot = calloc(cap, sizeof *slot);
-		if (!slot)
-			return -1;
-		for (uint32_t i = 0; i < t->cap; i++)
-			if (t->slot[i].key)
-				htab_place(slot, cap, &t->slot[i]);
-		free(t->slot);
-		t->slot = slot;
-		t->cap = cap;
+		cap = nc;
 	}
-	struct wl_hslot item = {key, wl_name_hash(key), val};
+	if (cap == t->cap)
+		return 0;
+	struct wl_hslot *slot = calloc(cap, sizeof *slot);
+	if (!slot)
+		return -1;
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->slot[i].key)
+			htab_place(slot, cap, &t->slot[i]);
+	free(t->slot);
+	t->slot = slot;
+	t->cap = cap;
+	return 0;
+}
+
+/* Insert a key known to be absent, whose wl_name_hash is h; key must
+ * outlive the table. */
+static int htab_put_h(struct wl_htab *t, const char *key, uint32_t h,
+		      uint32_t val)
+{
+	if (htab_reserve(t, t->n + 1) < 0)
+		return -1;
+	struct wl_hslot item = {key, h, val};
 	htab_place(t->slot, t->cap, &item);
 	t->n++;
+	return 0;
+}
+
+/* Reallocate an array to hold c elements. */
+static int resize(void **arr, uint32_t *cap, uint64_t c, size_t elem)
+{
+	if (c > UINT32_MAX - 1)
+		c = UINT32_MAX - 1; /* WL_NONE must stay free */
+	void *p = realloc(*arr, (size_t)c * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = (uint32_t)c;
 	return 0;
 }
 
@@ -283,15 +320,7 @@ static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
 		return 0;
 	if (n == UINT32_MAX - 1)
 		return -1; /* WL_NONE must stay free */
-	uint64_t c = *cap ? (uint64_t)*cap * 2 : 16;
-	if (c > UINT32_MAX - 1)
-		c = UINT32_MAX - 1;
-	void *p = realloc(*arr, (size_t)c * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = (uint32_t)c;
-	return 0;
+	return resize(arr, cap, *cap ? (uint64_t)*cap * 2 : 16, elem);
 }
 
 /* ---- Builder -------------------------------------------------------- */
@@ -313,6 +342,29 @@ struct wl_workload *wl_new(const char *name, int64_t batch)
 	}
 	w->batch = batch;
 	return w;
+}
+
+int wl_reserve(struct wl_workload *w, const struct wl_reserve *r)
+{
+	if (!w || !w->store || !r)
+		return -1;
+	struct wl_store *s = w->store;
+	if (r->tensors > s->tensors_cap &&
+	    resize((void **)&w->tensors, &s->tensors_cap, r->tensors,
+		   sizeof *w->tensors) < 0)
+		return -1;
+	if (r->ops > s->ops_cap &&
+	    resize((void **)&w->ops, &s->ops_cap, r->ops, sizeof *w->ops) < 0)
+		return -1;
+	if (r->layers > s->layers_cap &&
+	    resize((void **)&w->layers, &s->layers_cap, r->layers,
+		   sizeof *w->layers) < 0)
+		return -1;
+	if (htab_reserve(&s->tensor_ix, r->tensors) < 0 ||
+	    htab_reserve(&s->op_ix, r->ops) < 0 ||
+	    htab_reserve(&s->layer_ix, r->layers) < 0)
+		return -1;
+	return 0;
 }
 
 void wl_free(struct wl_workload *w)
@@ -374,7 +426,8 @@ uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 		gms_errf(err, "tensor '%s': size is 0 bytes", name);
 		return WL_NONE;
 	}
-	if (htab_get(&s->tensor_ix, name) != WL_NONE) {
+	uint32_t h = wl_name_hash(name);
+	if (htab_get_h(&s->tensor_ix, name, h) != WL_NONE) {
 		gms_errf(err, "tensor '%s' is defined twice", name);
 		return WL_NONE;
 	}
@@ -383,7 +436,7 @@ uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 		goto oom;
 	const char *nm = arena_strdup(s, name);
 	uint32_t id = w->n_tensors;
-	if (!nm || htab_put(&s->tensor_ix, nm, id) < 0)
+	if (!nm || htab_put_h(&s->tensor_ix, nm, h, id) < 0)
 		goto oom;
 	w->tensors[id] = (struct wl_tensor){
 		.id = id,
@@ -403,18 +456,20 @@ oom:
 	return WL_NONE;
 }
 
-/* Layer index of a name, adding it when new; WL_NONE when out of memory. */
-static uint32_t layer_index(struct wl_workload *w, const char *name)
+/* Layer index of a name whose wl_name_hash is h, adding it when new;
+ * WL_NONE when out of memory. */
+static uint32_t layer_index(struct wl_workload *w, const char *name,
+			    uint32_t h)
 {
 	struct wl_store *s = w->store;
-	uint32_t ix = htab_get(&s->layer_ix, name);
+	uint32_t ix = htab_get_h(&s->layer_ix, name, h);
 	if (ix != WL_NONE)
 		return ix;
 	if (grow((void **)&w->layers, &s->layers_cap, w->n_layers,
 		 sizeof *w->layers) < 0)
 		return WL_NONE;
 	const char *nm = arena_strdup(s, name);
-	if (!nm || htab_put(&s->layer_ix, nm, w->n_layers) < 0)
+	if (!nm || htab_put_h(&s->layer_ix, nm, h, w->n_layers) < 0)
 		return WL_NONE;
 	w->layers[w->n_layers] = nm;
 	return w->n_layers++;
@@ -518,7 +573,8 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 			 w->name);
 		return WL_NONE;
 	}
-	if (htab_get(&s->op_ix, nm) != WL_NONE) {
+	uint32_t h = wl_name_hash(nm);
+	if (htab_get_h(&s->op_ix, nm, h) != WL_NONE) {
 		gms_errf(err, "op '%s' is defined twice", nm);
 		return WL_NONE;
 	}
@@ -567,8 +623,9 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 		*cv = *d->conv;
 		op.conv = cv;
 	}
-	op.layer = layer_index(w, d->layer ? d->layer : nm);
-	if (op.layer == WL_NONE || htab_put(&s->op_ix, op.name, id) < 0)
+	op.layer = d->layer ? layer_index(w, d->layer, wl_name_hash(d->layer))
+			    : layer_index(w, nm, h);
+	if (op.layer == WL_NONE || htab_put_h(&s->op_ix, op.name, h, id) < 0)
 		goto oom;
 	w->ops[id] = op;
 	w->n_ops++;

@@ -173,6 +173,18 @@ struct wl_workload {
 
 struct wl_workload *wl_new(const char *name, int64_t batch);
 
+/* Room for a workload's arrays and name tables, taken from one built
+ * earlier (the same network at another batch): building then grows
+ * nothing. A hint only; no output depends on it. Zeros: none. */
+struct wl_reserve {
+	uint32_t tensors; /* tensors to make room for */
+	uint32_t ops;	  /* ops */
+	uint32_t layers;  /* layer names */
+};
+
+/* Reserve room in a workload being built; -1 on out of memory. */
+int wl_reserve(struct wl_workload *w, const struct wl_reserve *r);
+
 /* The hash of a name in the workload's (and the DTR reader's) name
  * tables; for lookups only, so its values are in no output. */
 uint32_t wl_name_hash(const char *s);

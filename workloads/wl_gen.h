@@ -57,6 +57,9 @@ struct wl_gen_args {
 				     generator's default_size */
 	enum wl_framework framework; /* personality (wl_framework) */
 	enum wl_optim optimizer;     /* update rule and its state */
+	struct wl_reserve reserve;   /* room to reserve (wl_reserve): the
+					counts of an earlier build of the
+					same network; zeros: none */
 };
 
 struct wl_gen {
