@@ -393,7 +393,7 @@ static int accudnn_plan(struct pol *p, struct ex *ex, gms_err *err)
 	if (!nd)
 		return gms_errf(err, "out of memory");
 	for (uint32_t i = 0; i < s->n_queue; i++)
-		nd[i] = (struct ad_need){first_bwd_reader(wl, s->queue[i]),
+		nd[i] = (struct ad_need){s->t[s->queue[i]].need,
 					 s->queue[i]};
 	qsort(nd, s->n_queue, sizeof *nd, cmp_need);
 	for (uint32_t i = 0; i < s->n_queue; i++) {
