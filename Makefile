@@ -26,6 +26,11 @@
 #                   results/calibrate/measurements.csv fitted into
 #                   results/calibrate/profile.yaml; without a GPU or
 #                   nvcc, a message and exit 0
+#   make measure-gpu  both CUDA programs, then validate/measure-gpu.sh:
+#                   calibrate, fit configs/hw/<gpu>-measured.yaml, replay
+#                   the validation matrix, time real PyTorch steps
+#                   (results/calibration/<gpu>/, results/validation/<gpu>/);
+#                   without nvcc or a GPU, a message and exit 0
 #   make fuzz       build the libFuzzer harnesses fuzz/<name>.c with clang
 #                   (ASan + UBSan) into build-fuzz/ and run each for FUZZ_S
 #                   seconds (default 60) from its seed corpus
@@ -119,7 +124,7 @@ ASAN_TESTS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRC))
 REPLAYS      := $(patsubst %,build/fuzz/%-replay,$(FUZZ_NAMES))
 ASAN_REPLAYS := $(patsubst %,$(ASAN_DIR)/fuzz/%-replay,$(FUZZ_NAMES))
 
-.PHONY: all deps test check check-shards asan layers bench run calibrate validate fuzz clean
+.PHONY: all deps test check check-shards asan layers bench run gpu-tools calibrate validate measure-gpu fuzz clean
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -192,15 +197,30 @@ NVCC      ?= $(shell command -v nvcc 2>/dev/null || echo $(CUDA_HOME)/bin/nvcc)
 CUDNN     := $(if $(wildcard $(CUDA_HOME)/include/cudnn.h /usr/include/cudnn.h),-DGMS_HAVE_CUDNN -lcudnn)
 CAL_OUT   ?= results/calibrate
 
-calibrate: all
+# Both CUDA programs, built by `make calibrate`, `make validate` and `make
+# measure-gpu` (GPU_ARCH: extra nvcc flags, e.g. "-arch=sm_90" to build
+# machine code for a Hopper GPU on a machine without one; default: nvcc's
+# own target plus PTX, compiled for the GPU when first loaded).
+GPU_ARCH  ?=
+NVCC_CMD   = "$(NVCC)" -O2 -std=c++17 $(GPU_ARCH)
+
+gpu-tools: all
 	@if [ ! -x "$(NVCC)" ]; then \
-	  echo "calibrate: nvcc not found ($(NVCC)); the CUDA toolkit is needed to build the GPU"; \
-	  echo "calibrate: microbenchmarks - nothing built. Host calibration works anywhere:"; \
-	  echo "calibrate:   build/gpumemsim calibrate --host -o PROFILE.yaml"; exit 0; fi; \
+	  echo "gpu-tools: nvcc not found ($(NVCC)); the CUDA toolkit is needed to build"; \
+	  echo "gpu-tools: build/calibrate-gpu and build/validate-gpu - nothing built."; \
+	  echo "gpu-tools: Host calibration works anywhere: build/gpumemsim calibrate --host -o PROFILE.yaml;"; \
+	  echo "gpu-tools: the replay core is tested on the host by make test (tests/test_replay.c)"; exit 0; fi; \
 	if [ -z "$(CUDNN)" ]; then \
-	  echo "calibrate: cuDNN not found: the convolution benchmark is compiled out"; fi; \
-	echo "$(NVCC) -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $(CUDNN)"; \
-	"$(NVCC)" -O2 -std=c++17 -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $(CUDNN) || exit 1; \
+	  echo "gpu-tools: cuDNN not found: no convolution benchmark, and the replay runs"; \
+	  echo "gpu-tools: convolutions as memory-bound kernels"; fi; \
+	echo "$(NVCC_CMD) -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $(CUDNN)"; \
+	$(NVCC_CMD) -o build/calibrate-gpu calibrate/gpu_bench.cu -lcublas $(CUDNN) || exit 1; \
+	echo "$(NVCC_CMD) -o build/validate-gpu validate/validate_gpu.cu build/libgpumemsim.a -lcublas $(CUDNN) $(PKG_LIBS) -lpthread -lm"; \
+	$(NVCC_CMD) -o build/validate-gpu validate/validate_gpu.cu build/libgpumemsim.a \
+	  -lcublas $(CUDNN) $(PKG_LIBS) -lpthread -lm || exit 1
+
+calibrate: gpu-tools
+	@[ -x "$(NVCC)" ] || exit 0; \
 	mkdir -p $(CAL_OUT); rm -f $(CAL_OUT)/measurements.csv; \
 	./build/calibrate-gpu -o $(CAL_OUT)/measurements.csv || exit 1; \
 	if [ -f $(CAL_OUT)/measurements.csv ]; then \
@@ -214,16 +234,8 @@ VAL_OUT   ?= results/validate
 MODE      ?= real
 ALLOC     ?= arena
 
-validate: all
-	@if [ ! -x "$(NVCC)" ]; then \
-	  echo "validate: nvcc not found ($(NVCC)); the CUDA toolkit is needed to build"; \
-	  echo "validate: build/validate-gpu - nothing built. The replay core is tested on"; \
-	  echo "validate: the host by make test (tests/test_replay.c)"; exit 0; fi; \
-	if [ -z "$(CUDNN)" ]; then \
-	  echo "validate: cuDNN not found: convolutions will run as memory-bound kernels"; fi; \
-	echo "$(NVCC) -O2 -std=c++17 -o build/validate-gpu validate/validate_gpu.cu build/libgpumemsim.a -lcublas $(CUDNN) $(PKG_LIBS) -lpthread -lm"; \
-	"$(NVCC)" -O2 -std=c++17 -o build/validate-gpu validate/validate_gpu.cu build/libgpumemsim.a \
-	  -lcublas $(CUDNN) $(PKG_LIBS) -lpthread -lm || exit 1; \
+validate: gpu-tools
+	@[ -x "$(NVCC)" ] || exit 0; \
 	if [ -n "$(SCHEDULE)" ]; then \
 	  mkdir -p $(VAL_OUT); \
 	  ./build/validate-gpu "$(SCHEDULE)" -o $(VAL_OUT)/measured.csv --mode $(MODE) --alloc $(ALLOC) || exit 1; \
@@ -231,6 +243,12 @@ validate: all
 	  echo "validate: built build/validate-gpu; replay with"; \
 	  echo "validate:   make validate SCHEDULE=FILE [MODE=real|spin] [ALLOC=arena|async]"; \
 	fi
+
+# Measure a GPU in one run (README, "Measuring a GPU"): calibrate, fit
+# configs/hw/<gpu>-measured.yaml, replay the validation matrix, time real
+# PyTorch steps; without nvcc or a GPU, a message and exit 0.
+measure-gpu: gpu-tools
+	@[ -x "$(NVCC)" ] || exit 0; sh validate/measure-gpu.sh build
 
 # libFuzzer (clang only): the library and harnesses built with
 # -fsanitize=fuzzer-no-link,address,undefined in build-fuzz/, one binary

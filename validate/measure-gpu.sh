@@ -1,0 +1,152 @@
+#!/bin/sh
+# validate/measure-gpu.sh - measure this GPU in one run (`make measure-gpu`;
+# README, "Measuring a GPU"): calibrate, fit a profile, then validate it by
+# replaying simulated schedules (issue 21's protocol) and by timing real
+# PyTorch training steps when python3 has torch with CUDA.
+#
+#   validate/measure-gpu.sh [BIN]      BIN: where gpumemsim, calibrate-gpu
+#                                      and validate-gpu are (default build)
+#
+# Writes, with SLUG the device name from the calibration (e.g.
+# H100-80GB-HBM3):
+#   results/calibration/SLUG/measurements.csv   calibrate-gpu's raw CSV
+#   results/calibration/SLUG/fit.txt            what `gpumemsim fit` said
+#   configs/hw/SLUG-measured.yaml               the fitted profile (host
+#                                               section from BASE_HW)
+#   results/validation/SLUG/NET-POLICY.sched    the simulated schedules
+#   results/validation/SLUG/NET-POLICY-MODE.csv the replays' measurements
+#   results/validation/SLUG/NET-POLICY-MODE/    `gpumemsim compare` output
+#   results/validation/SLUG/pytorch.csv         real training steps vs the
+#                                               simulator's prediction
+#   results/validation/SLUG/log.txt             everything this script ran
+# Without a GPU the calibration says "no CUDA GPU found" and this script
+# stops there with exit 0, writing nothing.
+#
+# The validation matrix (issue 21): ResNet-50 and BERT-base, batch 32
+# (the calibration's convolution batch, so every ResNet-50 convolution
+# runs with measured algorithms; BERT-base at sequence 128), pytorch
+# personality, under framework on the whole device, ondemand and vdnnpp
+# at 60% of framework's peak allocated bytes, and checkpoint (memory
+# mode) on the whole device; each schedule replayed in --mode spin and
+# --mode real (--alloc arena). A case that fails is logged and the rest
+# still run; the exit status is 1 if any failed.
+#
+# Environment: BASE_HW (profile whose host: section the fit takes;
+# default configs/hw/H100-80GB-PCIe.yaml), BATCH (32), PYTHON (python3),
+# QUICK=1 (calibrate-gpu --quick: fewer repeats, copies to 64 MiB).
+set -u
+BIN=${1:-build}
+BASE_HW=${BASE_HW:-configs/hw/H100-80GB-PCIe.yaml}
+BATCH=${BATCH:-32}
+PYTHON=${PYTHON:-python3}
+GMS=$BIN/gpumemsim
+failed=0
+
+for b in gpumemsim calibrate-gpu validate-gpu; do
+	if [ ! -x "$BIN/$b" ]; then
+		echo "measure-gpu: $BIN/$b missing (make all calibrate validate)" >&2
+		exit 2
+	fi
+done
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# 1. Calibrate. No GPU: calibrate-gpu says so, exits 0 and writes nothing.
+quick=
+[ "${QUICK:-0}" = 1 ] && quick=--quick
+"$BIN/calibrate-gpu" -o "$tmp/m.csv" --batch "$BATCH" $quick || exit 1
+if [ ! -f "$tmp/m.csv" ]; then
+	echo "measure-gpu: nothing measured (no GPU); nothing written"
+	exit 0
+fi
+dev=$(sed -n 's/^# device: //p' "$tmp/m.csv" | head -n 1)
+slug=$(printf '%s' "$dev" | sed 's/^NVIDIA //; s/[^A-Za-z0-9.]\{1,\}/-/g; s/-$//')
+[ -n "$slug" ] || slug=gpu
+CAL=results/calibration/$slug
+VAL=results/validation/$slug
+HW=configs/hw/$slug-measured.yaml
+mkdir -p "$CAL" "$VAL" || exit 1
+mv "$tmp/m.csv" "$CAL/measurements.csv" || exit 1
+LOG=$VAL/log.txt
+: >"$LOG"
+
+run() {	# run CMD...: logged with its output; failures counted
+	echo "\$ $*" >>"$LOG"
+	"$@" >>"$LOG" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || { echo "measure-gpu: failed ($rc): $*" | tee -a "$LOG" >&2; failed=1; }
+	return $rc
+}
+
+# 2. Fit. A fit below R^2 0.9 is refused; then it is written with --force
+# and fit.txt says so (the README's comparison must discuss it).
+if ! "$GMS" fit "$CAL/measurements.csv" -o "$HW" --name "$slug-measured" \
+	--base "$BASE_HW" >"$CAL/fit.txt" 2>&1; then
+	echo "measure-gpu: fit refused; writing with --force" | tee -a "$CAL/fit.txt"
+	run "$GMS" fit "$CAL/measurements.csv" -o "$HW" --name "$slug-measured" \
+		--base "$BASE_HW" --force
+fi
+cat "$CAL/fit.txt" >>"$LOG"
+[ -f "$HW" ] || { echo "measure-gpu: no profile fitted" >&2; exit 1; }
+
+# 3. The validation matrix.
+peak_of() {	# peak allocated bytes from a simulate report
+	sed -n 's/^  peak allocated *\([0-9]*\).*/\1/p' "$1"
+}
+for net in resnet50 bert_base; do
+	opt=momentum
+	[ "$net" = bert_base ] && opt=adam
+	common="$net --hw $HW --framework pytorch --optimizer $opt --batch $BATCH"
+	run "$GMS" simulate $common --policy framework \
+		--schedule "$VAL/$net-framework.sched"
+	"$GMS" simulate $common --policy framework >"$tmp/base.txt" 2>&1
+	peak=$(peak_of "$tmp/base.txt")
+	budget=$((peak * 6 / 10))
+	echo "$net: framework peak $peak B; 60% budget $budget B" >>"$LOG"
+	run "$GMS" simulate $common --policy ondemand --budget "$budget" \
+		--schedule "$VAL/$net-ondemand60.sched"
+	run "$GMS" simulate $common --policy vdnnpp --budget "$budget" \
+		--schedule "$VAL/$net-vdnnpp60.sched"
+	run "$GMS" simulate $common --policy checkpoint \
+		--schedule "$VAL/$net-checkpoint.sched"
+done
+for s in "$VAL"/*.sched; do
+	[ -f "$s" ] || continue
+	case=${s%.sched}
+	for mode in spin real; do
+		run "$BIN/validate-gpu" "$s" -o "$case-$mode.csv" --mode "$mode" \
+			--alloc arena || continue
+		[ -f "$case-$mode.csv" ] || continue	# no GPU: said so
+		run "$GMS" compare "$s" "$case-$mode.csv" --out "$case-$mode" \
+			--no-plot
+	done
+done
+
+# 4. Real training steps (PyTorch), against the simulator's prediction
+# for the same network, batch, optimizer and personality.
+if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+	>/dev/null 2>&1; then
+	run "$PYTHON" validate/torch_step.py --batch "$BATCH" \
+		-o "$tmp/torch.csv"
+	if [ -f "$tmp/torch.csv" ]; then
+		{
+			echo "net,optimizer,batch,measured_ms,measured_peak_bytes,predicted_ms,predicted_peak_bytes,time_error,peak_error"
+			tail -n +2 "$tmp/torch.csv" | while IFS=, read -r net opt b ms pk; do
+				"$GMS" simulate "$net" --hw "$HW" --framework pytorch \
+					--optimizer "$opt" --batch "$b" >"$tmp/p.txt" 2>&1
+				pms=$(sed -n 's/^  iteration time *\([0-9.]*\) ms.*/\1/p' "$tmp/p.txt")
+				ppk=$(peak_of "$tmp/p.txt")
+				awk -v n="$net" -v o="$opt" -v b="$b" -v m="$ms" -v k="$pk" \
+					-v pm="$pms" -v pk="$ppk" 'BEGIN {
+					printf "%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f\n", n, o, b, m, k,
+					pm, pk, (pm - m) / m, (pk - k) / k }'
+			done
+		} >"$VAL/pytorch.csv"
+	fi
+else
+	echo "measure-gpu: $PYTHON has no torch with CUDA: no real training steps" |
+		tee -a "$LOG"
+fi
+echo "measure-gpu: $slug: $CAL, $HW, $VAL (failures: $failed)"
+exit $failed

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""validate/torch_step.py - time real PyTorch training steps on this GPU
+(validate/measure-gpu.sh, step 4), for comparison with the simulator's
+pytorch personality at the same network, batch and optimizer.
+
+    python3 validate/torch_step.py [--batch 32] [--steps 10] -o OUT.csv
+
+Writes OUT.csv (through OUT.csv.partial renamed into place):
+    net,optimizer,batch,measured_ms,measured_peak_bytes
+one row per network: resnet50 (torchvision, SGD with momentum 0.9, input
+3x224x224, 1000 classes, cross-entropy) and bert_base (HuggingFace
+BertForSequenceClassification with BertConfig()'s defaults: L12 H768 A12,
+vocabulary 30522, 2 labels, sequence 128, Adam). measured_ms is the median
+step time (forward, backward, optimizer step, zero_grad) over --steps steps
+after 3 warm-up steps, from CUDA events; measured_peak_bytes is
+torch.cuda.max_memory_allocated() over the timed steps (the caching
+allocator's bytes in live blocks: what the simulator's "peak allocated"
+counts), after torch.cuda.reset_peak_memory_stats().
+
+Settings, each chosen to match what the simulator models:
+  - FP32 on CUDA cores: TF32 off for cuDNN and cuBLAS
+    (torch.backends.cudnn.allow_tf32 / torch.backends.cuda.matmul.allow_tf32;
+    the profiles' compute model is FP32);
+  - torch.backends.cudnn.benchmark = True: cuDNN's fastest algorithm per
+    shape, as the profile's conv_algos pick the fastest measured one;
+  - BERT with attn_implementation="eager": the attention that materialises
+    scores and probabilities [B, heads, S, S], as the generator models
+    (HuggingFace's BertSelfAttention); the default SDPA kernel keeps
+    neither;
+  - zero_grad(set_to_none=True) (PyTorch 2's default): gradients are freed
+    between steps.
+"""
+import argparse
+import os
+import statistics
+import sys
+
+
+def step_fn(net, batch, dev, torch):
+    if net == "resnet50":
+        import torchvision
+        model = torchvision.models.resnet50(weights=None).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        x = torch.randn(batch, 3, 224, 224, device=dev)
+        y = torch.randint(0, 1000, (batch,), device=dev)
+        loss_fn = torch.nn.CrossEntropyLoss()
+
+        def step():
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        return "momentum", model, step
+    if net == "bert_base":
+        from transformers import BertConfig, BertForSequenceClassification
+        cfg = BertConfig(num_labels=2, attn_implementation="eager")
+        model = BertForSequenceClassification(cfg).to(dev)
+        impl = getattr(model.config, "_attn_implementation", "?")
+        if impl != "eager":
+            raise RuntimeError(f"attention implementation {impl}, not eager")
+        model.train()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+        ids = torch.randint(0, cfg.vocab_size, (batch, 128), device=dev)
+        y = torch.randint(0, 2, (batch,), device=dev)
+
+        def step():
+            out = model(input_ids=ids, labels=y)
+            out.loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        return "adam", model, step
+    raise ValueError(net)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--nets", default="resnet50,bert_base")
+    ap.add_argument("-o", required=True)
+    a = ap.parse_args()
+    import torch
+    if not torch.cuda.is_available():
+        print("torch_step: no CUDA GPU found; nothing measured")
+        return 0
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    dev = torch.device("cuda")
+    rows = []
+    for net in a.nets.split(","):
+        try:
+            opt, model, step = step_fn(net, a.batch, dev, torch)
+        except Exception as e:  # a missing package: say so, go on
+            print(f"torch_step: {net}: not measured: {e!r}")
+            continue
+        for _ in range(3):
+            step()
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        times = []
+        for _ in range(a.steps):
+            s = torch.cuda.Event(enable_timing=True)
+            e = torch.cuda.Event(enable_timing=True)
+            s.record()
+            step()
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e))
+        peak = torch.cuda.max_memory_allocated()
+        rows.append((net, opt, a.batch, statistics.median(times), peak))
+        print(f"torch_step: {net} batch {a.batch}: "
+              f"{statistics.median(times):.3f} ms, peak {peak} B "
+              f"(torch {torch.__version__}, {torch.cuda.get_device_name()})")
+        del model, step
+        torch.cuda.empty_cache()
+    tmp = a.o + ".partial"
+    with open(tmp, "w") as f:
+        f.write("net,optimizer,batch,measured_ms,measured_peak_bytes\n")
+        for r in rows:
+            f.write(f"{r[0]},{r[1]},{r[2]},{r[3]:.4f},{r[4]}\n")
+    os.replace(tmp, a.o)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
