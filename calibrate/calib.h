@@ -19,7 +19,10 @@
  * cudaDriverGetVersion/cudaRuntimeGetVersion give them), cudnn, cublas
  * (versions, when built with them), memory_bytes (cudaDeviceProp
  * totalGlobalMem), free_bytes (cudaMemGetInfo free after the context and
- * library handles exist), sms, async_engines (asyncEngineCount). Other
+ * library handles exist), sms, async_engines (asyncEngineCount),
+ * conv_math (fma: the conv rows ran FP32 on CUDA cores, cuDNN's
+ * CUDNN_FMA_MATH; tf32: on TF32 Tensor Cores, --tf32; `fit` checks it
+ * against --precision). Other
  * keys are kept as comments. Any other line starting with '#' is a
  * comment; blank lines are skipped.
  *

@@ -364,7 +364,20 @@ static const shape shapes[] = {
 #define DNN(x)                                                             \
 	((x) == CUDNN_STATUS_SUCCESS)
 
-static void bench_conv(int batch)
+/* The math mode of every measured convolution. cuDNN's default
+ * (CUDNN_DEFAULT_MATH) lets FP32 convolutions run on TF32 Tensor Cores
+ * on compute capability 8.0 and later; frameworks that want FP32 set
+ * CUDNN_FMA_MATH (PyTorch's and Caffe2's conv descriptors: "if
+ * (!allow_tf32) math_type = CUDNN_FMA_MATH"). The profiles model FP32 on
+ * CUDA cores, so FMA unless --tf32 (issue 21: the first H100 calibration
+ * measured 285 TFLOP/s "FP32" convolutions against a 67 TFLOP/s FP32
+ * peak). Recorded as the metadata line "# conv_math: fma|tf32". */
+static cudnnMathType_t conv_math(bool tf32)
+{
+	return tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+}
+
+static void bench_conv(int batch, bool tf32)
 {
 	cudnnHandle_t h;
 	if (!DNN(cudnnCreate(&h))) {
@@ -387,6 +400,11 @@ static void bench_conv(int batch)
 						s.stride, 1, 1,
 						CUDNN_CROSS_CORRELATION,
 						CUDNN_DATA_FLOAT);
+		if (!DNN(cudnnSetConvolutionMathType(cd, conv_math(tf32)))) {
+			fprintf(stderr, "calibrate-gpu: cudnnSetConvolutionMathType "
+					"failed\n");
+			exit(1);
+		}
 		int n, c, oh, ow;
 		cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &n, &c, &oh,
 						      &ow);
@@ -564,7 +582,8 @@ int main(int argc, char **argv)
 		     "# runtime: %d\n# cublas: %d\n",
 		p.name, drv, rt, cublas_v);
 #ifdef GMS_HAVE_CUDNN
-	fprintf(out, "# cudnn: %zu\n", cudnnGetVersion());
+	fprintf(out, "# cudnn: %zu\n# conv_math: %s\n", cudnnGetVersion(),
+		tf32 ? "tf32" : "fma");
 #endif
 	fprintf(out, "# memory_bytes: %zu\n# free_bytes: %zu\n# sms: %d\n"
 		     "# async_engines: %d\n# batch: %d\n# repeats: %d\n",
@@ -579,7 +598,7 @@ int main(int argc, char **argv)
 	bench_memory(max_bytes);
 	bench_matmul(tf32, fp16);
 #ifdef GMS_HAVE_CUDNN
-	bench_conv(batch);
+	bench_conv(batch, tf32);
 	cudnnDestroy(hd);
 #else
 	fprintf(stderr, "calibrate-gpu: built without cuDNN: no convolution "

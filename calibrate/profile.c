@@ -105,6 +105,41 @@ static int check_r2(const struct cal_csv *c, const char *rows,
 	return 0;
 }
 
+/* The conv rows' math mode (metadata "conv_math", written by
+ * calibrate-gpu since issue 21) must be the one --precision models:
+ * fp32 is FP32 on CUDA cores (cuDNN's CUDNN_FMA_MATH), tf32 TF32 Tensor
+ * Cores. cuDNN's default math runs FP32 convolutions on TF32 Tensor Cores
+ * from compute capability 8.0 on, so a CSV without the line may hold
+ * either: said on the log, and kept (older GPUs have no TF32). fp16 has
+ * no conv rows of its own: the check does not apply. */
+static int check_conv_math(const struct cal_csv *c, const char *prec,
+			   FILE *log, gms_err *err)
+{
+	bool conv = false;
+	for (size_t i = 0; i < c->n_rows && !conv; i++)
+		conv = c->rows[i].bench == CB_CONV;
+	if (!conv || strcmp(prec, "fp16") == 0)
+		return 0;
+	const char *want = strcmp(prec, "tf32") == 0 ? "tf32" : "fma";
+	const char *m = cal_meta_get(c, "conv_math");
+	if (!m) {
+		if (log)
+			fprintf(log, "note: the conv rows do not say their math "
+				     "mode (no '# conv_math:' line); on compute "
+				     "capability 8.0 and later cuDNN's default "
+				     "runs FP32 convolutions on TF32 Tensor "
+				     "Cores\n");
+		return 0;
+	}
+	if (strcmp(m, want) != 0)
+		return gms_errf(err, "%s: metadata 'conv_math': the conv rows "
+				     "were measured with '%s' math, but "
+				     "--precision %s models '%s' (README, "
+				     "\"Calibration\")",
+				c->path, m, prec, want);
+	return 0;
+}
+
 /* "KEY: {r2: .., worst_rel: .., points: ..}" (no r2 for a median). */
 static void put_fit(FILE *f, const char *key, const struct cal_quality *q)
 {
@@ -474,6 +509,8 @@ static int build(FILE *f, const struct cal_csv *c,
 		return gms_errf(err, "--precision: '%s' is not fp32, tf32 or "
 				     "fp16",
 				prec);
+	if (check_conv_math(c, prec, log, err) < 0)
+		return -1;
 	if (o->name) { /* quoted: a JSON string is a YAML flow scalar */
 		fputs("name: ", f);
 		gms_json_str(f, o->name);

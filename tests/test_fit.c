@@ -193,8 +193,9 @@ static void row(FILE *f, gsl_rng *r, const char *bench, const char *kind,
 		param, size, flops, t, t * 0.99, t * 1.01);
 }
 
-/* Write the synthetic measurements to path. */
-static void write_synthetic(const char *path)
+/* Write the synthetic measurements to path, with the metadata line
+ * extra ("# key: value\n") if not NULL. */
+static void write_synthetic_meta(const char *path, const char *extra)
 {
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
@@ -202,8 +203,8 @@ static void write_synthetic(const char *path)
 	gsl_rng_set(r, 1);
 	fprintf(f, CAL_CSV_MAGIC "\n# device: Synthetic GPU\n# driver: "
 		   "13000\n# runtime: 13000\n# memory_bytes: 17179869184\n"
-		   "# free_bytes: 16106127360\n# async_engines: 2\n"
-		   CAL_CSV_HEADER "\n");
+		   "# free_bytes: 16106127360\n# async_engines: 2\n%s"
+		   CAL_CSV_HEADER "\n", extra ? extra : "");
 	/* copies: 4 KiB to 1 GiB, doubling (19 sizes) */
 	for (int i = 0; i <= 18; i++) {
 		double b = 4096.0 * (1 << i);
@@ -248,6 +249,11 @@ static void write_synthetic(const char *path)
 	}
 	gsl_rng_free(r);
 	assert_int_equal(fclose(f), 0);
+}
+
+static void write_synthetic(const char *path)
+{
+	write_synthetic_meta(path, NULL);
 }
 
 /* |got / want - 1| <= 1%, with a message naming the figure. */
@@ -463,6 +469,56 @@ static void test_fit_bad_csv(void **state)
 
 /* Distinct points: rows (1,2) (1,2) (1,3) (2,2) are three; a linear fit
  * of 2 parameters needs 3 distinct rows, and (1,5) x 3 + (1,7) has 2. */
+/* The conv rows' math mode must be the one --precision models (issue
+ * 21: cuDNN's default math measured TF32 convolutions on an H100 for a
+ * profile that models FP32). */
+static void test_fit_conv_math(void **state)
+{
+	(void)state;
+	char csv[128], out[128], want[512];
+	snprintf(csv, sizeof csv, "%s/synth.csv", tmpdir);
+	snprintf(out, sizeof out, "%s/Synth.yaml", tmpdir);
+	struct cal_fit_opts o = {0};
+	gms_err err = {{0}};
+	/* fp32 (the default) is FMA math: accepted */
+	write_synthetic_meta(csv, "# conv_math: fma\n");
+	if (cal_fit_file(csv, out, &o, NULL, &err) != 0)
+		fail_msg("%s", err.msg);
+	/* TF32 convolutions for an FP32 profile: refused, nothing written */
+	unlink(out);
+	write_synthetic_meta(csv, "# conv_math: tf32\n");
+	assert_int_equal(cal_fit_file(csv, out, &o, NULL, &err), -1);
+	snprintf(want, sizeof want,
+		 "%s: metadata 'conv_math': the conv rows were measured with "
+		 "'tf32' math, but --precision fp32 models 'fma' (README, "
+		 "\"Calibration\")",
+		 csv);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(access(out, F_OK), -1);
+	/* and the other way round */
+	write_synthetic_meta(csv, "# conv_math: fma\n");
+	o.precision = "tf32";
+	assert_int_equal(cal_fit_file(csv, out, &o, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "measured with 'fma' math, but "
+					"--precision tf32 models 'tf32'"));
+	/* no line (a CSV from before the key): kept, and said */
+	o.precision = NULL;
+	write_synthetic(csv);
+	char logp[160];
+	snprintf(logp, sizeof logp, "%s/log.txt", tmpdir);
+	FILE *log = fopen(logp, "w+");
+	assert_non_null(log);
+	if (cal_fit_file(csv, out, &o, log, &err) != 0)
+		fail_msg("%s", err.msg);
+	rewind(log);
+	char buf[4096];
+	size_t n = fread(buf, 1, sizeof buf - 1, log);
+	buf[n] = 0;
+	fclose(log);
+	assert_non_null(strstr(buf, "note: the conv rows do not say their "
+				    "math mode"));
+}
+
 static void test_fit_distinct_points(void **state)
 {
 	(void)state;
@@ -562,6 +618,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fit_name_quoted, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fit_bad_csv, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fit_conv_math, setup,
 						teardown),
 		cmocka_unit_test(test_fit_distinct_points),
 		cmocka_unit_test_setup_teardown(test_fit_degenerate, setup,

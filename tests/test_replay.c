@@ -314,6 +314,29 @@ static void test_block_outside_the_arena(void **state)
 		  "the arena of 4096 bytes");
 }
 
+/* The arena an arena-mode replay needs is the highest end address
+ * placed, not the budget (issue 21). build()'s blocks: a [0, 1024), b
+ * [1024, 2048), c [2048, 2560), the workspace [3840, 4096): 4096. */
+static void test_arena_extent(void **state)
+{
+	(void)state;
+	struct blog b;
+	build(&b);
+	assert_int_equal(rp_arena_extent(&b.log), 4096);
+	/* a run on the whole device logs the device's free bytes as its
+	 * budget: the arena stays what the blocks need */
+	b.log.budget = 80ULL << 30;
+	assert_int_equal(rp_arena_extent(&b.log), 4096);
+	/* the caching allocator's fresh segment addresses: c (512 B) at
+	 * 5000 ends at 5512, past the budget of 4096 */
+	b.log.budget = ARENA;
+	b.log.it[5].addr = 5000;
+	assert_int_equal(b.log.it[5].kind, SCH_ALLOC);
+	assert_int_equal(b.log.it[5].size, 512);
+	assert_int_equal(rp_arena_extent(&b.log), 5512);
+	free(b.log.it);
+}
+
 static void test_wait_for_unsignalled_event(void **state)
 {
 	(void)state;
@@ -334,7 +357,7 @@ static void test_copy_of_unallocated_tensor(void **state)
 	(void)state;
 	struct blog b;
 	build(&b);
-	b.log.it[6].tensor = 5; /* iteration 0's prefetch: never allocated */
+	b.log.it[5].tensor = 5; /* iteration 0's prefetch: never allocated */
 	fails(&b, "iteration 0, seq 6 (copy): copy of a tensor that is not "
 		  "allocated");
 }
@@ -345,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_order_follows_dependencies),
 		cmocka_unit_test(test_measurement_csv),
 		cmocka_unit_test(test_block_outside_the_arena),
+		cmocka_unit_test(test_arena_extent),
 		cmocka_unit_test(test_wait_for_unsignalled_event),
 		cmocka_unit_test(test_copy_of_unallocated_tensor),
 	};

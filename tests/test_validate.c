@@ -67,7 +67,7 @@ static void validate(const struct wl_workload *w, const char *policy,
 
 	if (sch_read(slog, log, &err) < 0 || sch_check(log, &err) < 0)
 		fail_msg("%s", err.msg);
-	struct rp_host_cfg hc = {.arena = log->budget,
+	struct rp_host_cfg hc = {.arena = rp_arena_extent(log),
 				 .time_div = RP_HOST_TIME_DIV,
 				 .copy_cap = 4096};
 	struct rp_host *h = rp_host_new(&hc, &err);
@@ -77,7 +77,7 @@ static void validate(const struct wl_workload *w, const char *policy,
 	snprintf(rm.device, sizeof rm.device, "host");
 	snprintf(rm.mode, sizeof rm.mode, "spin");
 	snprintf(rm.alloc, sizeof rm.alloc, "arena");
-	if (rp_replay(log, rp_host_backend(h), log->budget, &rm, &err) < 0 ||
+	if (rp_replay(log, rp_host_backend(h), hc.arena, &rm, &err) < 0 ||
 	    rp_meas_write(&rm, csv, &err) < 0)
 		fail_msg("%s", err.msg);
 	rp_meas_free(&rm);

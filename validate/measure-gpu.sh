@@ -14,8 +14,9 @@
 #   configs/hw/SLUG-measured.yaml               the fitted profile (host
 #                                               section from BASE_HW)
 #   results/validation/SLUG/NET-POLICY.sched    the simulated schedules
-#   results/validation/SLUG/NET-POLICY-MODE.csv the replays' measurements
-#   results/validation/SLUG/NET-POLICY-MODE/    `gpumemsim compare` output
+#   results/validation/SLUG/NET-POLICY-M.csv    the replays' measurements
+#                                               (M: spin, real, real-async)
+#   results/validation/SLUG/NET-POLICY-M/       `gpumemsim compare` output
 #   results/validation/SLUG/pytorch.csv         real training steps vs the
 #                                               simulator's prediction
 #   results/validation/SLUG/log.txt             everything this script ran
@@ -28,11 +29,13 @@
 # personality, under framework on the whole device, ondemand and vdnnpp
 # at 60% of framework's peak allocated bytes, and checkpoint (memory
 # mode) on the whole device; each schedule replayed in --mode spin and
-# --mode real (--alloc arena). A case that fails is logged and the rest
+# --mode real with --alloc arena, and --mode real with --alloc async (the
+# real allocator's footprint for the same requests). A case that fails is logged and the rest
 # still run; the exit status is 1 if any failed.
 #
 # Environment: BASE_HW (profile whose host: section the fit takes;
-# default configs/hw/H100-80GB-PCIe.yaml), BATCH (32), PYTHON (python3),
+# default configs/hw/H100-80GB-PCIe.yaml), BATCH (32), PYTHON (python3;
+# a command, split on spaces, e.g. "env -u LD_LIBRARY_PATH python3"),
 # QUICK=1 (calibrate-gpu --quick: fewer repeats, copies to 64 MiB).
 set -u
 BIN=${1:-build}
@@ -114,20 +117,23 @@ done
 for s in "$VAL"/*.sched; do
 	[ -f "$s" ] || continue
 	case=${s%.sched}
-	for mode in spin real; do
-		run "$BIN/validate-gpu" "$s" -o "$case-$mode.csv" --mode "$mode" \
-			--alloc arena || continue
-		[ -f "$case-$mode.csv" ] || continue	# no GPU: said so
-		run "$GMS" compare "$s" "$case-$mode.csv" --out "$case-$mode" \
+	for ma in spin:arena real:arena real:async; do
+		mode=${ma%:*} alloc=${ma#*:}
+		suffix=$mode
+		[ "$alloc" = arena ] || suffix=$mode-$alloc
+		run "$BIN/validate-gpu" "$s" -o "$case-$suffix.csv" --mode "$mode" \
+			--alloc "$alloc" || continue
+		[ -f "$case-$suffix.csv" ] || continue	# no GPU: said so
+		run "$GMS" compare "$s" "$case-$suffix.csv" --out "$case-$suffix" \
 			--no-plot
 	done
 done
 
 # 4. Real training steps (PyTorch), against the simulator's prediction
 # for the same network, batch, optimizer and personality.
-if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+if $PYTHON -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
 	>/dev/null 2>&1; then
-	run "$PYTHON" validate/torch_step.py --batch "$BATCH" \
+	run $PYTHON validate/torch_step.py --batch "$BATCH" \
 		-o "$tmp/torch.csv"
 	if [ -f "$tmp/torch.csv" ]; then
 		{

@@ -422,6 +422,17 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 	return 0;
 }
 
+uint64_t rp_arena_extent(const struct sch_log *log)
+{
+	uint64_t end = 1;
+	for (size_t i = 0; i < log->n; i++) {
+		const struct sch_item *r = &log->it[i];
+		if (r->kind == SCH_ALLOC && r->addr + r->size > end)
+			end = r->addr + r->size;
+	}
+	return end;
+}
+
 int rp_replay(const struct sch_log *log, const struct rp_backend *b,
 	      uint64_t arena, struct rp_meas *m, gms_err *err)
 {

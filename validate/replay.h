@@ -134,6 +134,16 @@ struct rp_meas {
 int rp_replay(const struct sch_log *log, const struct rp_backend *b,
 	      uint64_t arena, struct rp_meas *m, gms_err *err);
 
+/* The arena an arena-mode replay needs: the highest end address of any
+ * block the log allocates (at least 1). Not the log's budget: a run on
+ * the whole device logs the device's free memory as its budget, which
+ * no second allocation fits beside the replay's own buffers; and the
+ * caching allocator gives each new segment fresh addresses, never
+ * reusing a released segment's (sim/mem_caching.c), so its blocks may
+ * end past the budget while its reserved bytes stay within it (issue
+ * 21: both refused every replay on the first H100). */
+uint64_t rp_arena_extent(const struct sch_log *log);
+
 /* Write the measurement CSV (temporary file + rename). */
 int rp_meas_write(const struct rp_meas *m, const char *path, gms_err *err);
 void rp_meas_free(struct rp_meas *m);

@@ -15,8 +15,9 @@
  *            bracketed by two timing events on its stream, read after
  *            the iteration drained (ns from an event recorded on the
  *            compute stream at the iteration's start)
- *   memory   --alloc arena (default): one cudaMalloc of the log's budget,
- *            every tensor at base + its model address, so fragmentation
+ *   memory   --alloc arena (default): one cudaMalloc of the highest end
+ *            address the log places (rp_arena_extent), every tensor at
+ *            base + its model address, so fragmentation
  *            and the OOM point are the model's; peak_bytes = the highest
  *            end address placed. --alloc async: cudaMallocAsync on the
  *            allocation stream (each stream then waits for it) and
@@ -94,7 +95,7 @@ struct gpu {
 	std::vector<cudaEvent_t> ev;	 /* dense logged events */
 	std::vector<cudaEvent_t> t0, t1; /* per slot: start, end */
 	std::vector<int64_t> s_ns, e_ns; /* per slot, read at iter_end */
-	char *arena;			 /* the budget (arena mode) */
+	char *arena;			 /* rp_arena_extent bytes (arena mode) */
 	std::unordered_map<uint64_t, void *> blk; /* async: model addr ->
 						      block */
 	char *scratch;			 /* real kernels' operands */
@@ -192,6 +193,10 @@ static int run_conv(gpu *g, const rp_issue *is, gms_err *err)
 					(int)v[9], 1, 1,
 					CUDNN_CROSS_CORRELATION,
 					CUDNN_DATA_FLOAT);
+	/* FP32 on CUDA cores, as the profiles model and calibrate-gpu
+	 * measures (calibrate/gpu_bench.cu, conv_math): cuDNN's default
+	 * math would run these on TF32 Tensor Cores from sm_80 on */
+	cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH);
 	size_t xb = (size_t)(v[0] * v[1] * v[3] * v[4]) * 4,
 	       yb = (size_t)(v[0] * v[2] * v[5] * v[6]) * 4,
 	       wb = (size_t)(v[2] * v[1] * v[7] * v[8]) * 4;
@@ -569,13 +574,14 @@ int main(int argc, char **argv)
 #endif
 	size_t pin, pag, scr;
 	needs(&log, &pin, &pag, &scr);
+	uint64_t arena = g.async ? 0 : rp_arena_extent(&log);
 	if (!g.async) {
-		e = cudaMalloc((void **)&g.arena, log.budget ? log.budget : 1);
+		e = cudaMalloc((void **)&g.arena, arena);
 		if (e != cudaSuccess) {
 			fprintf(stderr, "validate-gpu: the arena of %llu bytes "
-					"(the schedule's budget) does not fit: "
-					"%s\n",
-				(unsigned long long)log.budget,
+					"(the highest end address the schedule "
+					"places) does not fit: %s\n",
+				(unsigned long long)arena,
 				cudaGetErrorString(e));
 			return 1;
 		}
@@ -623,7 +629,7 @@ int main(int argc, char **argv)
 			*c = '_';
 	snprintf(m.mode, sizeof m.mode, "%s", mode);
 	snprintf(m.alloc, sizeof m.alloc, "%s", alloc);
-	int rc = rp_replay(&log, &b, log.budget, &m, &err);
+	int rc = rp_replay(&log, &b, arena, &m, &err);
 	if (rc == 0 && g.async) {
 		cudaMemPool_t pool;
 		uint64_t high = 0;
