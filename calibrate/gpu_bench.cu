@@ -51,6 +51,11 @@
 
 static FILE *out;
 static int repeats = 20, warmup = 3;
+/* --cold: a buffer of twice the L2 written before every timed run (not
+ * timed), so each run starts with nothing of its operands in L2, as
+ * nvbench's default L2 flush does; NULL: runs back to back */
+static void *flush_buf;
+static size_t flush_bytes;
 
 /* Median and spread of samples (ns), one CSV row. */
 static void row(const char *bench, const char *kind, const std::string &param,
@@ -77,6 +82,8 @@ template <class F> static std::vector<double> time_gpu(cudaStream_t s, F fn)
 	CK(cudaStreamSynchronize(s));
 	std::vector<double> v;
 	for (int i = 0; i < repeats; i++) {
+		if (flush_buf)
+			CK(cudaMemsetAsync(flush_buf, i & 0xff, flush_bytes, s));
 		CK(cudaEventRecord(a, s));
 		fn();
 		CK(cudaEventRecord(b, s));
@@ -322,44 +329,7 @@ static void bench_memory(size_t max_bytes)
 /* ---- convolutions ------------------------------------------------------------ */
 
 #ifdef GMS_HAVE_CUDNN
-/* Unique convolution shapes of the shipped generators (workloads/gen_*.c):
- * name, C, H, W, K, R, S, stride, pad (the batch is --batch). */
-struct shape {
-	const char *name;
-	int c, h, w, k, r, s, stride, pad;
-};
-static const shape shapes[] = {
-	{"alexnet.conv1", 3, 224, 224, 64, 11, 11, 4, 2},
-	{"alexnet.conv2", 64, 27, 27, 192, 5, 5, 1, 2},
-	{"alexnet.conv3", 192, 13, 13, 384, 3, 3, 1, 1},
-	{"alexnet.conv4", 384, 13, 13, 256, 3, 3, 1, 1},
-	{"alexnet.conv5", 256, 13, 13, 256, 3, 3, 1, 1},
-	{"vgg16.conv1_1", 3, 224, 224, 64, 3, 3, 1, 1},
-	{"vgg16.conv1_2", 64, 224, 224, 64, 3, 3, 1, 1},
-	{"vgg16.conv2_1", 64, 112, 112, 128, 3, 3, 1, 1},
-	{"vgg16.conv2_2", 128, 112, 112, 128, 3, 3, 1, 1},
-	{"vgg16.conv3_1", 128, 56, 56, 256, 3, 3, 1, 1},
-	{"vgg16.conv3_2", 256, 56, 56, 256, 3, 3, 1, 1},
-	{"vgg16.conv4_1", 256, 28, 28, 512, 3, 3, 1, 1},
-	{"vgg16.conv4_2", 512, 28, 28, 512, 3, 3, 1, 1},
-	{"vgg16.conv5_1", 512, 14, 14, 512, 3, 3, 1, 1},
-	{"resnet50.conv1", 3, 224, 224, 64, 7, 7, 2, 3},
-	{"resnet50.l1.c1", 64, 56, 56, 64, 1, 1, 1, 0},
-	{"resnet50.l1.c2", 64, 56, 56, 64, 3, 3, 1, 1},
-	{"resnet50.l1.c3", 64, 56, 56, 256, 1, 1, 1, 0},
-	{"resnet50.l1.c1b", 256, 56, 56, 64, 1, 1, 1, 0},
-	{"resnet50.l2.c1", 256, 56, 56, 128, 1, 1, 1, 0},
-	{"resnet50.l2.c2s", 128, 56, 56, 128, 3, 3, 2, 1},
-	{"resnet50.l2.c2", 128, 28, 28, 128, 3, 3, 1, 1},
-	{"resnet50.l2.c3", 128, 28, 28, 512, 1, 1, 1, 0},
-	{"resnet50.l2.down", 256, 56, 56, 512, 1, 1, 2, 0},
-	{"resnet50.l3.c1", 512, 28, 28, 256, 1, 1, 1, 0},
-	{"resnet50.l3.c2", 256, 14, 14, 256, 3, 3, 1, 1},
-	{"resnet50.l3.c3", 256, 14, 14, 1024, 1, 1, 1, 0},
-	{"resnet50.l4.c1", 1024, 14, 14, 512, 1, 1, 1, 0},
-	{"resnet50.l4.c2", 512, 7, 7, 512, 3, 3, 1, 1},
-	{"resnet50.l4.c3", 512, 7, 7, 2048, 1, 1, 1, 0},
-};
+#include "conv_shapes.h"
 
 #define DNN(x)                                                             \
 	((x) == CUDNN_STATUS_SUCCESS)
@@ -384,7 +354,7 @@ static void bench_conv(int batch, bool tf32)
 		fprintf(stderr, "calibrate-gpu: cudnnCreate failed\n");
 		exit(1);
 	}
-	for (const shape &s : shapes) {
+	for (const cal_conv_shape &s : cal_conv_shapes) {
 		cudnnTensorDescriptor_t xd, yd;
 		cudnnFilterDescriptor_t wd;
 		cudnnConvolutionDescriptor_t cd;
@@ -500,7 +470,7 @@ static void usage()
 		"usage: calibrate-gpu -o MEASUREMENTS.csv [--device N] "
 		"[--batch N] [--repeats N]\n"
 		"                     [--max-bytes BYTES] [--tf32] [--fp16] "
-		"[--quick]\n"
+		"[--quick] [--cold]\n"
 		"Measures this GPU (format: calibrate/calib.h); then\n"
 		"  gpumemsim fit MEASUREMENTS.csv -o configs/hw/NAME.yaml\n");
 }
@@ -509,7 +479,7 @@ int main(int argc, char **argv)
 {
 	const char *path = NULL;
 	int dev = 0, batch = 32;
-	bool tf32 = false, fp16 = false;
+	bool tf32 = false, fp16 = false, cold = false;
 	size_t max_bytes = (size_t)1 << 30;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -518,6 +488,8 @@ int main(int argc, char **argv)
 			tf32 = true;
 		else if (a == "--fp16")
 			fp16 = true;
+		else if (a == "--cold")
+			cold = true;
 		else if (a == "--quick") {
 			repeats = 5;
 			max_bytes = (size_t)64 << 20;
@@ -578,6 +550,12 @@ int main(int argc, char **argv)
 #endif
 	size_t fr, tot;
 	CK(cudaMemGetInfo(&fr, &tot));
+	/* after free_bytes: the flush buffer is the benchmark's, not the
+	 * frameworks' */
+	if (cold) {
+		flush_bytes = 2 * (size_t)std::max(p.l2CacheSize, 1 << 20);
+		CK(cudaMalloc(&flush_buf, flush_bytes));
+	}
 	fprintf(out, "# gpumemsim calibration v1\n# device: %s\n# driver: %d\n"
 		     "# runtime: %d\n# cublas: %d\n",
 		p.name, drv, rt, cublas_v);
@@ -586,9 +564,10 @@ int main(int argc, char **argv)
 		tf32 ? "tf32" : "fma");
 #endif
 	fprintf(out, "# memory_bytes: %zu\n# free_bytes: %zu\n# sms: %d\n"
-		     "# async_engines: %d\n# batch: %d\n# repeats: %d\n",
+		     "# async_engines: %d\n# batch: %d\n# repeats: %d\n"
+		     "# l2_flush: %s\n",
 		p.totalGlobalMem, fr, p.multiProcessorCount, p.asyncEngineCount,
-		batch, repeats);
+		batch, repeats, cold ? "yes" : "no");
 	fprintf(out, "bench,kind,param,size_bytes,flops,repeats,median_ns,"
 		     "p10_ns,p90_ns\n");
 	fprintf(stderr, "calibrate-gpu: %s; writing %s\n", p.name, path);

@@ -337,6 +337,19 @@ static void test_arena_extent(void **state)
 	free(b.log.it);
 }
 
+/* A spin kernel spins for the prediction less the empty kernel's time:
+ * 20 us predicted, 5.6 us empty -> 14.4 us; a prediction shorter than
+ * an empty kernel spins 0 (it cannot be met: the launch alone is
+ * longer). */
+static void test_spin_ns(void **state)
+{
+	(void)state;
+	assert_int_equal(rp_spin_ns(20000, 5600), 14400);
+	assert_int_equal(rp_spin_ns(5600, 5600), 0);
+	assert_int_equal(rp_spin_ns(3000, 5600), 0);
+	assert_int_equal(rp_spin_ns(3000, 0), 3000);
+}
+
 static void test_wait_for_unsignalled_event(void **state)
 {
 	(void)state;
@@ -369,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_measurement_csv),
 		cmocka_unit_test(test_block_outside_the_arena),
 		cmocka_unit_test(test_arena_extent),
+		cmocka_unit_test(test_spin_ns),
 		cmocka_unit_test(test_wait_for_unsignalled_event),
 		cmocka_unit_test(test_copy_of_unallocated_tensor),
 	};

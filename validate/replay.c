@@ -433,6 +433,11 @@ uint64_t rp_arena_extent(const struct sch_log *log)
 	return end;
 }
 
+uint64_t rp_spin_ns(uint64_t pred, uint64_t overhead)
+{
+	return pred > overhead ? pred - overhead : 0;
+}
+
 int rp_replay(const struct sch_log *log, const struct rp_backend *b,
 	      uint64_t arena, struct rp_meas *m, gms_err *err)
 {

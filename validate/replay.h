@@ -144,6 +144,14 @@ int rp_replay(const struct sch_log *log, const struct rp_backend *b,
  * 21: both refused every replay on the first H100). */
 uint64_t rp_arena_extent(const struct sch_log *log);
 
+/* How long a spin kernel spins for a kernel predicted to take `pred` ns
+ * when an empty one takes `overhead` ns between the events around it:
+ * pred - overhead, at least 0. The prediction already holds the launch
+ * (the profile's `launch`, calibrated as an empty kernel's time), so a
+ * spin of the whole prediction counts it twice (issue 21: on the H100
+ * every spin kernel ran 5.6 us, the empty kernel's time, over). */
+uint64_t rp_spin_ns(uint64_t pred, uint64_t overhead);
+
 /* Write the measurement CSV (temporary file + rename). */
 int rp_meas_write(const struct rp_meas *m, const char *path, gms_err *err);
 void rp_meas_free(struct rp_meas *m);

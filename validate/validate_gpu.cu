@@ -27,7 +27,8 @@
  *   copies   cudaMemcpyAsync from a pinned (cudaMallocHost) or pageable
  *            (malloc) host buffer, as the record says
  *   kernels  --mode spin: one thread busy for the predicted duration
- *            (clock64 cycles at a clock rate measured at start-up), to
+ *            less an empty kernel's time (rp_spin_ns; clock64 cycles at
+ *            a clock rate measured at start-up), to
  *            validate overlap and ordering alone. --mode real (default):
  *            cuDNN convolution with the scheduled algorithm when the
  *            record has conv geometry (and the build has cuDNN), cuBLAS
@@ -102,6 +103,8 @@ struct gpu {
 	size_t scratch_bytes;		 /* its size */
 	void *pinned, *pageable;	 /* host buffers */
 	double cycles_per_ns;		 /* spin kernels' clock */
+	uint64_t spin_overhead_ns;	 /* an empty spin kernel's time
+					    between its events (median) */
 	cublasHandle_t blas;		 /* cuBLAS, on the compute stream */
 #ifdef GMS_HAVE_CUDNN
 	cudnnHandle_t dnn;		 /* cuDNN, on the compute stream */
@@ -254,7 +257,9 @@ static int run_kernel(gpu *g, const rp_issue *is, gms_err *err)
 	cudaStream_t s = g->st[RP_COMPUTE];
 	g->n_kernels++;
 	if (!g->real) {
-		long long cyc = (long long)((double)is->pred_ns *
+		long long cyc = (long long)((double)rp_spin_ns(
+						    is->pred_ns,
+						    g->spin_overhead_ns) *
 					    g->cycles_per_ns);
 		k_spin<<<1, 1, 0, s>>>(cyc);
 		CK(cudaGetLastError());
@@ -452,6 +457,31 @@ static double measure_clock(cudaStream_t s)
 	return (double)cyc / ((double)ms * 1e6);
 }
 
+/* An empty spin kernel's time between the events around it, median of
+ * 21 after a warm-up: what launching any kernel costs on top of its
+ * spinning (rp_spin_ns). */
+static uint64_t measure_spin_overhead(cudaStream_t s)
+{
+	cudaEvent_t a, b;
+	CX(cudaEventCreate(&a));
+	CX(cudaEventCreate(&b));
+	std::vector<float> v;
+	for (int i = 0; i < 22; i++) {
+		CX(cudaEventRecord(a, s));
+		k_spin<<<1, 1, 0, s>>>(0);
+		CX(cudaEventRecord(b, s));
+		CX(cudaEventSynchronize(b));
+		float ms;
+		CX(cudaEventElapsedTime(&ms, a, b));
+		if (i > 0)
+			v.push_back(ms);
+	}
+	CX(cudaEventDestroy(a));
+	CX(cudaEventDestroy(b));
+	std::sort(v.begin(), v.end());
+	return (uint64_t)((double)v[v.size() / 2] * 1e6);
+}
+
 /* What the log asks of host buffers and scratch. */
 static void needs(const sch_log *log, size_t *pinned, size_t *pageable,
 		  size_t *scratch)
@@ -613,10 +643,13 @@ int main(int argc, char **argv)
 	}
 	memset(g.pageable, 0, std::max<size_t>(pag, 1));
 	g.cycles_per_ns = measure_clock(g.st[RP_COMPUTE]);
+	g.spin_overhead_ns = measure_spin_overhead(g.st[RP_COMPUTE]);
 	fprintf(stderr,
 		"validate-gpu: %s; %s kernels, %s allocation; clock %.3f "
-		"cycles/ns; scratch %zu bytes; replaying %s\n",
-		p.name, mode, alloc, g.cycles_per_ns, g.scratch_bytes, sched);
+		"cycles/ns; empty kernel %llu ns; scratch %zu bytes; "
+		"replaying %s\n",
+		p.name, mode, alloc, g.cycles_per_ns,
+		(unsigned long long)g.spin_overhead_ns, g.scratch_bytes, sched);
 
 	rp_backend b = {&g,	     g_iter_begin, g_issue, g_wait_slot,
 			g_wait_event, g_alloc,	    g_free,  g_iter_end,
