@@ -36,7 +36,8 @@
 # Environment: BASE_HW (profile whose host: section the fit takes;
 # default configs/hw/H100-80GB-PCIe.yaml), BATCH (32), PYTHON (python3;
 # a command, split on spaces, e.g. "env -u LD_LIBRARY_PATH python3"),
-# QUICK=1 (calibrate-gpu --quick: fewer repeats, copies to 64 MiB).
+# QUICK=1 (calibrate-gpu --quick: fewer repeats, copies to 64 MiB),
+# MEASUREMENTS=FILE (fit and validate FILE instead of calibrating again).
 set -u
 BIN=${1:-build}
 BASE_HW=${BASE_HW:-configs/hw/H100-80GB-PCIe.yaml}
@@ -55,10 +56,15 @@ done
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# 1. Calibrate. No GPU: calibrate-gpu says so, exits 0 and writes nothing.
+# 1. Calibrate (or take MEASUREMENTS, a calibrate-gpu CSV of this GPU).
+# No GPU: calibrate-gpu says so, exits 0 and writes nothing.
 quick=
 [ "${QUICK:-0}" = 1 ] && quick=--quick
-"$BIN/calibrate-gpu" -o "$tmp/m.csv" --batch "$BATCH" $quick || exit 1
+if [ -n "${MEASUREMENTS:-}" ]; then
+	cp "$MEASUREMENTS" "$tmp/m.csv" || exit 1
+else
+	"$BIN/calibrate-gpu" -o "$tmp/m.csv" --batch "$BATCH" $quick || exit 1
+fi
 if [ ! -f "$tmp/m.csv" ]; then
 	echo "measure-gpu: nothing measured (no GPU); nothing written"
 	exit 0
