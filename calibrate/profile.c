@@ -415,7 +415,9 @@ static void put_conv_algos(FILE *f, const struct cal_csv *c)
 		if (!any)
 			fprintf(f, "\n# Every convolution algorithm measured "
 				   "(cuDNN), median time and workspace; the "
-				   "model does\n# not use this table yet.\n"
+				   "executor binds\n# them to every convolution "
+				   "with the same pass and geometry "
+				   "(workloads/conv_algo.c).\n"
 				   "conv_algos:\n");
 		any = true;
 		char layer[128] = "?", algo[128] = "?";
