@@ -162,6 +162,7 @@ void wl_aten_cost(const char *name, enum wl_op_type type,
 		   in[2].dim[0] > 0) {
 		c->flops = 2 * 2 * numel(&in[0]) * numel(&in[2]) /
 			   in[2].dim[0];
+		c->has_conv = conv_geometry(&in[1], &in[2], &in[0], &c->conv);
 	} else if (one_of(name, mm_a0) && n_in >= 1 && n_out >= 1) {
 		c->flops = 2 * numel(&out[0]) * last_dim(&in[0]);
 	} else if (one_of(name, mm_a1) && n_in >= 2 && n_out >= 1) {

@@ -32,7 +32,7 @@ struct wl_aten_cost {
 	double bytes;	      /* bytes read and written */
 	bool known;	      /* the name is one the table knows */
 	bool has_conv;	      /* conv holds a convolution's geometry */
-	struct wl_conv conv;  /* geometry (forward convolution only) */
+	struct wl_conv conv;  /* its geometry (forward and backward) */
 };
 
 /* Cost of ATen op `name` of type `type` (wl_dtr.c's reading of the name)

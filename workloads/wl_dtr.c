@@ -1195,11 +1195,29 @@ static void op_cost(const struct dtr *d, const struct dtr_op *op,
 	desc->type = c.type;
 	desc->flops = c.flops;
 	desc->bytes = c.bytes;
-	if (c.has_conv && desc->type == OT_CONV) {
-		*conv = c.conv;
-		desc->conv = conv;
-		desc->algos = algos;
+	if (!c.has_conv)
+		return;
+	*conv = c.conv;
+	desc->conv = conv;
+	desc->algos = algos;
+	if (desc->type == OT_CONV) {
 		desc->n_algos = ca_algos(conv, CA_FWD, algos);
+		return;
+	}
+	/* convolution_backward runs cuDNN's data and filter passes in one
+	 * ATen op: it takes the pass whose fastest algorithm needs the
+	 * larger workspace (the one the op's peak sees), the data pass
+	 * when there is no data gradient to compute alike */
+	struct wl_algo f[CA_MAX_ALGOS];
+	uint32_t nd = ca_algos(conv, CA_BWD_DATA, algos);
+	uint32_t nf = ca_algos(conv, CA_BWD_FILTER, f);
+	uint32_t kd = wl_fastest_algo_within(algos, nd, UINT64_MAX);
+	uint32_t kf = wl_fastest_algo_within(f, nf, UINT64_MAX);
+	desc->n_algos = nd;
+	if (f[kf].workspace > algos[kd].workspace) {
+		memcpy(algos, f, nf * sizeof *f);
+		desc->n_algos = nf;
+		desc->type = OT_CONV_BWD_FILTER;
 	}
 }
 
