@@ -71,7 +71,10 @@ class _Recorder(TorchDispatchMode):
         self.pinned = set()  # cdata of parameters and optimizer state
         self.n = 0
         for name, t, pinned in consts:
-            key = self._key(t)
+            try:
+                key = self._key(t)
+            except RecordError as e:
+                raise RecordError("tensor '%s': %s" % (name, e))
             if key in self.sto:
                 continue  # tied weights: one storage, one handle
             self._constant(t, name)
