@@ -23,6 +23,12 @@
  *   RELEASE   NAME                    the handle is dropped
  *   ANNOTATE  ANNOTATION              START (the recorded step begins) or
  *                                     BACKWARD (the backward pass begins)
+ * gpumemsim-record's extension (workloads/README.md, "Logs from
+ * gpumemsim-record"): SHAPES on CALL and MUTATE, "DTYPE[D0,...]" per ARGS
+ * and then per RESULT item; TIME optional where SHAPES is given (the op is
+ * then timed by the profile from wl_aten.c's FLOPs and bytes; a CALL whose
+ * results are all aliases takes 1 ns); ANNOTATE "NOTE ..." a comment; a
+ * CONSTANT never released that only update ops read is optimizer state.
  * Numbers (MEMORY, TIME, ALIAS, MUTATE's items) are written as decimal
  * strings in the recorded logs; bare JSON integers are accepted too.
  * TIME is at most 1e15 ns and MEMORY at most 1e15 bytes, wl.h's physical
