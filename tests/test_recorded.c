@@ -150,6 +150,40 @@ static void test_time_kept_or_dropped(void **state)
 	wl_free(w);
 }
 
+/* An ATen name wl_aten.c does not know stays type other, is timed by the
+ * profile (time 0) from its bytes, and describe counts it: one here
+ * (the view is a view, not counted). */
+static void test_unknown_counted(void **state)
+{
+	(void)state;
+	static const char log[] =
+		CONST("a", "16")
+		L("\"INSTRUCTION\":\"CALL\",\"NAME\":\"frobnicate\",\"ARGS\":"
+		  "[\"a\"],\"RESULT\":[\"b\"],\"SHAPES\":[\"float32[4]\","
+		  "\"float32[4]\"]")
+		RES("b", "16", "-1")
+		L("\"INSTRUCTION\":\"CALL\",\"NAME\":\"view\",\"ARGS\":"
+		  "[\"b\"],\"RESULT\":[\"c\"],\"SHAPES\":[\"float32[4]\","
+		  "\"float32[2,2]\"]")
+		RES("c", "16", "0");
+	gms_err err = {{0}};
+	struct wl_workload *w = load_text(log, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	assert_int_equal(w->ops[0].type, OT_OTHER);
+	assert_int_equal(w->ops[0].time, 0);
+	assert_true(w->ops[0].bytes == 32); /* 4 + 4 floats */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	wl_describe(w, false, f);
+	fclose(f);
+	assert_has(buf, "unclassified ops    1 (type other");
+	free(buf);
+	wl_free(w);
+}
+
 static void test_bad_shapes(void **state)
 {
 	(void)state;
@@ -251,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_step_costs),
 		cmocka_unit_test(test_time_kept_or_dropped),
 		cmocka_unit_test(test_bad_shapes),
+		cmocka_unit_test(test_unknown_counted),
 		cmocka_unit_test(test_against_generators),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
