@@ -4,7 +4,9 @@
 #   make deps       install missing Debian packages (as root), else print how
 #   make test       deps, build, every cmocka test, then again under
 #                   AddressSanitizer + UndefinedBehaviorSanitizer
-#   make check      the tests, plain build only
+#   make check      the tests, plain build only (and tests/test_recorder.py
+#                   with /usr/bin/python3: skipped without torch)
+#   make recorded-traces  re-record workloads/traces/recorded/ (torch)
 #   make asan       the tests, sanitizer build only (CC=clang: in
 #                   build-asan-clang/, with clang's further UBSan checks)
 #   make layers     check that sim/ includes nothing above it but
@@ -42,7 +44,13 @@
 CC      ?= cc
 PKGS    := yaml-0.1 gsl
 TESTPKG := cmocka
-DEBS    := libyaml-dev libgsl-dev libcmocka-dev gnuplot-nox pkg-config parallel
+# python3-torch, python3-torchvision: gpumemsim-record (README "Recorded
+# PyTorch steps"); Debian builds them for /usr/bin/python3
+DEBS    := libyaml-dev libgsl-dev libcmocka-dev gnuplot-nox pkg-config parallel \
+           python3-torch python3-torchvision
+# the interpreter Debian's torch is built for (a pyenv python3 first on
+# PATH has no torch)
+PYTORCH_PY ?= /usr/bin/python3
 
 OPT     ?= -O2
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
@@ -124,11 +132,24 @@ ASAN_TESTS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRC))
 REPLAYS      := $(patsubst %,build/fuzz/%-replay,$(FUZZ_NAMES))
 ASAN_REPLAYS := $(patsubst %,$(ASAN_DIR)/fuzz/%-replay,$(FUZZ_NAMES))
 
-.PHONY: all deps test check check-shards asan layers bench run gpu-tools calibrate validate measure-gpu fuzz clean
+.PHONY: all deps test check check-shards asan layers bench run gpu-tools calibrate validate measure-gpu fuzz clean recorded-traces
 .SECONDARY:
 .DEFAULT_GOAL := all
 
-all: build/gpumemsim build/libgpumemsim.a
+all: build/gpumemsim build/libgpumemsim.a build/gpumemsim-record
+
+build/gpumemsim-record: cli/gpumemsim_record.py
+	@mkdir -p build
+	install -m 755 $< $@
+
+# Re-record the shipped logs of workloads/traces/recorded/ (a few seconds
+# to a minute each on a CPU; torch 1.13 from Debian)
+RECORD = $(PYTORCH_PY) cli/gpumemsim_record.py
+recorded-traces:
+	$(RECORD) --model torchvision:resnet50 --input 2,3,224,224 -o workloads/traces/recorded/resnet50-2-recorded.log
+	$(RECORD) --model torchvision:vgg16 --input 2,3,224,224 -o workloads/traces/recorded/vgg16-2-recorded.log
+	$(RECORD) --model torchvision:densenet121 --input 2,3,224,224 -o workloads/traces/recorded/densenet121-2-recorded.log
+	$(RECORD) --model nn:transformer_encoder:2:256:4 --input 64,4,256 --loss mse -o workloads/traces/recorded/transformer_encoder-4-recorded.log
 
 deps:
 	@missing=""; for p in $(DEBS); do \
@@ -158,6 +179,7 @@ layers:
 check: deps layers $(TESTS) build/gpumemsim $(REPLAYS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done; \
 	echo "all $(words $(TESTS)) test programs passed"
+	@echo "== tests/test_recorder.py"; $(PYTORCH_PY) tests/test_recorder.py
 	$(call fuzz_replay,build,)
 
 # CC=clang works too (in build-asan-clang/): clang's UBSan checks more

@@ -203,6 +203,7 @@ static int list(const char *what)
 		list_dir("workloads/examples", ".yaml");
 		printf("recorded traces ({trace: PATH}; batch fixed):\n");
 		list_dir("workloads/traces/dtr", ".log");
+		list_dir("workloads/traces/recorded", ".log");
 	} else if (strcmp(what, "experiments") == 0) {
 		list_dir("configs/experiments", ".yaml");
 	} else {

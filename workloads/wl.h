@@ -280,6 +280,12 @@ struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
  * until the trace releases its last handle. Errors name "path:line:col".
  * Returns a finalized workload or NULL. */
 struct wl_workload *wl_load_dtr(const char *path, gms_err *err);
+/* wl_load_dtr; profile_times: every op timed by the hardware profile from
+ * its type, FLOPs and bytes (from SHAPES, workloads/wl_aten.c), the log's
+ * TIME values ignored. A log without TIME keys (gpumemsim-record's) is so
+ * timed either way. */
+struct wl_workload *wl_load_dtr_opt(const char *path, bool profile_times,
+				    gms_err *err);
 
 /* Sum of bytes of tensors of a kind. */
 uint64_t wl_bytes_of_kind(const struct wl_workload *w, enum wl_kind k);

@@ -151,6 +151,14 @@ void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 			fprintf(f, "  %-19s %.2f MiB (sum over tensors)\n",
 				wl_kind_name((enum wl_kind)k),
 				mib((double)wl_bytes_of_kind(w, (enum wl_kind)k)));
+	/* ops of a recorded log whose ATen name wl_aten.c does not know:
+	 * type other, timed by the profile as memory-bound */
+	uint32_t unknown = 0;
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		unknown += w->ops[i].type == OT_OTHER && w->ops[i].time == 0;
+	if (unknown)
+		fprintf(f, "  unclassified ops    %u (type other: timed as "
+			   "memory-bound)\n", unknown);
 	fprintf(f, "  largest workspace   %.2f MiB (fastest algorithm of each "
 		   "op)\n",
 		mib((double)ws));

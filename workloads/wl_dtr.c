@@ -23,6 +23,12 @@
  *   RELEASE   NAME                    the handle is dropped
  *   ANNOTATE  ANNOTATION              START (the recorded step begins) or
  *                                     BACKWARD (the backward pass begins)
+ * gpumemsim-record's extension (workloads/README.md, "Logs from
+ * gpumemsim-record"): SHAPES on CALL and MUTATE, "DTYPE[D0,...]" per ARGS
+ * and then per RESULT item; TIME optional where SHAPES is given (the op is
+ * then timed by the profile from wl_aten.c's FLOPs and bytes; a CALL whose
+ * results are all aliases takes 1 ns); ANNOTATE "NOTE ..." a comment; a
+ * CONSTANT never released that only update ops read is optimizer state.
  * Numbers (MEMORY, TIME, ALIAS, MUTATE's items) are written as decimal
  * strings in the recorded logs; bare JSON integers are accepted too.
  * TIME is at most 1e15 ns and MEMORY at most 1e15 bytes, wl.h's physical
@@ -65,6 +71,8 @@
  * warm-up steps; the last START marks the recorded one). No global state.
  */
 #include "wl.h"
+#include "wl_aten.h"
+#include "conv_algo.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -76,18 +84,18 @@
 
 enum dtr_key {
 	K_INSTRUCTION, K_NAME, K_MEMORY, K_ARGS, K_RESULT, K_TIME, K_ALIAS,
-	K_MUTATE, K_DST, K_SRC, K_ANNOTATION, K_COUNT
+	K_MUTATE, K_DST, K_SRC, K_ANNOTATION, K_SHAPES, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
 	"INSTRUCTION", "NAME", "MEMORY", "ARGS", "RESULT", "TIME", "ALIAS",
-	"MUTATE", "DST", "SRC", "ANNOTATION"};
+	"MUTATE", "DST", "SRC", "ANNOTATION", "SHAPES"};
 
 /* "key 'NAME'" and so on, for messages about a key's value. */
 static const char *const key_what[K_COUNT] = {
 	"key 'INSTRUCTION'", "key 'NAME'", "key 'MEMORY'", "key 'ARGS'",
 	"key 'RESULT'", "key 'TIME'", "key 'ALIAS'", "key 'MUTATE'",
-	"key 'DST'", "key 'SRC'", "key 'ANNOTATION'"};
+	"key 'DST'", "key 'SRC'", "key 'ANNOTATION'", "key 'SHAPES'"};
 
 /* The key called s, K_COUNT if none: one string comparison, as this runs
  * for every key of every line. */
@@ -106,7 +114,7 @@ static enum dtr_key key_index(const char *s)
 	case 'R': k = K_RESULT; break;
 	case 'T': k = K_TIME; break;
 	case 'D': k = K_DST; break;
-	case 'S': k = K_SRC; break;
+	case 'S': k = s[1] == 'H' ? K_SHAPES : K_SRC; break;
 	default: return K_COUNT;
 	}
 	return strcmp(s, key_names[k]) == 0 ? k : K_COUNT;
@@ -119,18 +127,22 @@ enum dtr_ins {
 
 #define KB(k) (1u << (k))
 
-/* An instruction's name and its keys (all required, no others allowed). */
+/* An instruction's name and its keys (no others allowed). */
 struct dtr_ins_def {
 	const char *name; /* as written in INSTRUCTION */
-	unsigned keys;	  /* KB() of each key besides INSTRUCTION */
+	unsigned keys;	  /* KB() of each required key besides INSTRUCTION */
+	unsigned opt;	  /* KB() of each optional key (gpumemsim-record's
+			     extension: TIME may be left out, SHAPES added) */
 };
 
 static const struct dtr_ins_def ins_defs[I_COUNT] = {
 	{"CONSTANT", KB(K_NAME)},
 	{"MEMORY", KB(K_NAME) | KB(K_MEMORY)},
-	{"CALL", KB(K_NAME) | KB(K_ARGS) | KB(K_RESULT) | KB(K_TIME)},
+	{"CALL", KB(K_NAME) | KB(K_ARGS) | KB(K_RESULT),
+	 KB(K_TIME) | KB(K_SHAPES)},
 	{"ALIAS", KB(K_NAME) | KB(K_ALIAS)},
-	{"MUTATE", KB(K_NAME) | KB(K_ARGS) | KB(K_MUTATE) | KB(K_TIME)},
+	{"MUTATE", KB(K_NAME) | KB(K_ARGS) | KB(K_MUTATE),
+	 KB(K_TIME) | KB(K_SHAPES)},
 	{"COPY", KB(K_DST) | KB(K_SRC)},
 	{"COPY_FROM", KB(K_DST) | KB(K_SRC)},
 	{"RELEASE", KB(K_NAME)},
@@ -196,6 +208,9 @@ struct dtr_sto {
 	bool sized;	   /* its MEMORY line was read */
 	bool released;	   /* its last handle was released */
 	bool mutated;	   /* some MUTATE wrote it */
+	bool trained;	   /* a forward or backward op read it (a
+			      parameter does; optimizer state only the
+			      update reads) */
 	uint32_t refs;	   /* live handles on it */
 	uint32_t producer; /* CALL op that made it, NO_OP for a constant */
 	uint32_t created;  /* ops issued before it was made */
@@ -219,9 +234,12 @@ struct dtr_op {
 	uint32_t line;	      /* its line */
 	bool mutate;	      /* a MUTATE (else a CALL) */
 	enum wl_phase phase;  /* forward / backward / update */
-	sim_time_t time;      /* measured time, ns */
+	sim_time_t time;      /* measured time, ns; 0: none given */
 	uint32_t arg0, n_arg; /* its ARGS' storages: args[arg0 ..] */
 	uint32_t res0, n_res; /* fresh storages it made: res[res0 ..] */
+	uint32_t n_result;    /* results listed (aliases included) */
+	uint32_t shp0, n_shp; /* its SHAPES: shapes[shp0 ..], n_arg +
+				 n_result of them, or none */
 };
 
 /* A CALL result awaiting its MEMORY and ALIAS lines. */
@@ -253,6 +271,9 @@ struct dtr {
 	struct dtr_vec args;	 /* uint32_t: storages read, per op */
 	struct dtr_vec res;	 /* uint32_t: storages made, per op */
 	struct dtr_vec pend;	 /* struct dtr_pend: open CALL's results */
+	struct dtr_vec shapes;	 /* const char *: SHAPES items, per op */
+	bool profile_times;	 /* ignore TIME: every op timed by the
+				    profile (wl_load_dtr_opt) */
 	uint32_t pend_line;	 /* line of the open CALL (0: none) */
 	uint32_t pend_const;	 /* storage of a CONSTANT awaiting MEMORY,
 				    NO_STO if none */
@@ -728,10 +749,40 @@ static int read_args(struct dtr *d, struct dtr_op *op)
 static int get_time(struct dtr *d, sim_time_t *out)
 {
 	int64_t t;
+	*out = 0; /* none: the profile's model (wl_aten.c's costs) */
+	if (!d->f[K_TIME].present)
+		return 0;
 	/* a measured kernel time: at most WL_OP_TIME_MAX (wl.h), 1e15 ns */
 	if (get_int(d, K_TIME, 0, (int64_t)WL_OP_TIME_MAX, &t) < 0)
 		return -1;
-	*out = t > 0 ? t : 1; /* 0 would mean "use the profile's model" */
+	if (!d->profile_times)
+		*out = t > 0 ? t : 1; /* 0 would mean "use the profile" */
+	return 0;
+}
+
+/* SHAPES (optional): one "DTYPE[D0,...]" per ARGS item and then per
+ * RESULT item, each checked here (wl_aten_shape_parse). */
+static int read_shapes(struct dtr *d, struct dtr_op *op, uint32_t n_result)
+{
+	op->shp0 = d->shapes.n;
+	if (!d->f[K_SHAPES].present)
+		return 0;
+	if (want_array(d, K_SHAPES) < 0)
+		return -1;
+	if (d->f[K_SHAPES].count != op->n_arg + n_result)
+		return fail(d, d->f[K_SHAPES].col, "key 'SHAPES': %u shapes "
+			    "for %u arguments and %u results",
+			    d->f[K_SHAPES].count, op->n_arg, n_result);
+	for (uint32_t i = 0; i < d->f[K_SHAPES].count; i++) {
+		const struct jitem *it = item(d, K_SHAPES, i);
+		struct wl_aten_shape sh;
+		const char *why = "expected a string";
+		if (!it->s || wl_aten_shape_parse(it->s, &sh, &why) < 0)
+			return fail(d, it->col, "key 'SHAPES': %s", why);
+		if (vec_push(&d->shapes, sizeof it->s, &it->s) < 0)
+			return oom(d);
+	}
+	op->n_shp = d->f[K_SHAPES].count;
 	return 0;
 }
 
@@ -740,8 +791,10 @@ static int do_call(struct dtr *d)
 	struct dtr_op op = {.mutate = false, .line = d->line,
 			    .phase = d->bwd ? WL_BWD : WL_FWD};
 	if (get_str(d, K_NAME, &op.name) < 0 || get_time(d, &op.time) < 0 ||
-	    read_args(d, &op) < 0 || want_array(d, K_RESULT) < 0)
+	    read_args(d, &op) < 0 || want_array(d, K_RESULT) < 0 ||
+	    read_shapes(d, &op, d->f[K_RESULT].count) < 0)
 		return -1;
+	op.n_result = d->f[K_RESULT].count;
 	d->pend.n = 0;
 	for (uint32_t i = 0; i < d->f[K_RESULT].count; i++) {
 		const struct jitem *it = item(d, K_RESULT, i);
@@ -874,7 +927,8 @@ static int do_mutate(struct dtr *d)
 	struct dtr_op op = {.mutate = true, .line = d->line,
 			    .phase = d->bwd ? WL_BWD : WL_FWD};
 	if (get_str(d, K_NAME, &op.name) < 0 || get_time(d, &op.time) < 0 ||
-	    read_args(d, &op) < 0 || want_array(d, K_MUTATE) < 0)
+	    read_args(d, &op) < 0 || want_array(d, K_MUTATE) < 0 ||
+	    read_shapes(d, &op, 0) < 0)
 		return -1;
 	bool all_const = d->f[K_MUTATE].count > 0;
 	for (uint32_t i = 0; i < d->f[K_MUTATE].count; i++) {
@@ -929,6 +983,7 @@ static int do_release(struct dtr *d)
 static void restart(struct dtr *d)
 {
 	d->stos.n = d->ops.n = d->args.n = d->res.n = d->pend.n = 0;
+	d->shapes.n = 0;
 	d->pend_line = 0;
 	d->pend_const = NO_STO;
 	if (d->ht)
@@ -953,8 +1008,12 @@ static int dispatch(struct dtr *d)
 	for (int k = 0; k < K_COUNT; k++) {
 		if (k == K_INSTRUCTION)
 			continue;
-		bool want = def->keys & KB(k);
-		if (d->f[k].present && !want)
+		/* TIME may be left out only by a log with SHAPES (from
+		 * which the profile times the op) */
+		bool want = (def->keys & KB(k)) ||
+			    (k == K_TIME && (def->opt & KB(k)) &&
+			     !d->f[K_SHAPES].present);
+		if (d->f[k].present && !want && !(def->opt & KB(k)))
 			return fail(d, d->f[k].col, "key '%s' does not belong "
 						    "to %s", key_names[k],
 				    def->name);
@@ -1008,10 +1067,10 @@ static int dispatch(struct dtr *d)
 			restart(d);
 		else if (strcmp(a, "BACKWARD") == 0)
 			d->bwd = true;
-		else
+		else if (strncmp(a, "NOTE ", 5) != 0) /* a comment */
 			return fail(d, d->f[K_ANNOTATION].col,
 				    "key 'ANNOTATION': unknown annotation "
-				    "'%s' (START, BACKWARD)", a);
+				    "'%s' (START, BACKWARD, NOTE ...)", a);
 		return 0;
 	}
 	case I_COUNT:
@@ -1110,6 +1169,64 @@ static enum wl_op_type op_type(const char *n, enum wl_phase phase)
 
 /* ---- Building the workload ---------------------------------------------- */
 
+/* Type, time, FLOPs, bytes and convolution geometry of op o into desc
+ * (algos: room for CA_MAX_ALGOS). A TIME from the log is kept; without
+ * one, a CALL whose results are all views runs no kernel (1 ns), and an
+ * op with SHAPES gets wl_aten_cost's FLOPs and bytes for the profile. */
+static void op_cost(const struct dtr *d, const struct dtr_op *op,
+		    struct wl_op_desc *desc, struct wl_algo *algos,
+		    struct wl_conv *conv)
+{
+	desc->type = op_type(op->name, op->phase);
+	desc->time = op->time;
+	if (op->time)
+		return;
+	if (!op->mutate && op->n_result > 0 && op->n_res == 0) {
+		desc->time = 1; /* views only: no kernel */
+		return;
+	}
+	if (!op->n_shp)
+		return;
+	struct wl_aten_shape sh[64];
+	uint32_t n = op->n_shp < 64 ? op->n_shp : 64, n_in = op->n_arg;
+	const char *why;
+	for (uint32_t i = 0; i < n; i++) /* checked when read */
+		(void)wl_aten_shape_parse(
+			VEC_AT(d->shapes, const char *, op->shp0 + i), &sh[i],
+			&why);
+	if (n_in > n)
+		n_in = n;
+	struct wl_aten_cost c;
+	wl_aten_cost(op->name, desc->type, sh, n_in, sh + n_in, n - n_in, &c);
+	desc->type = c.type;
+	desc->flops = c.flops;
+	desc->bytes = c.bytes;
+	if (!c.has_conv)
+		return;
+	*conv = c.conv;
+	desc->conv = conv;
+	desc->algos = algos;
+	if (desc->type == OT_CONV) {
+		desc->n_algos = ca_algos(conv, CA_FWD, algos);
+		return;
+	}
+	/* convolution_backward runs cuDNN's data and filter passes in one
+	 * ATen op: it takes the pass whose fastest algorithm needs the
+	 * larger workspace (the one the op's peak sees), the data pass
+	 * when there is no data gradient to compute alike */
+	struct wl_algo f[CA_MAX_ALGOS];
+	uint32_t nd = ca_algos(conv, CA_BWD_DATA, algos);
+	uint32_t nf = ca_algos(conv, CA_BWD_FILTER, f);
+	uint32_t kd = wl_fastest_algo_within(algos, nd, UINT64_MAX);
+	uint32_t kf = wl_fastest_algo_within(f, nf, UINT64_MAX);
+	desc->n_algos = nd;
+	if (f[kf].workspace > algos[kd].workspace) {
+		memcpy(algos, f, nf * sizeof *f);
+		desc->n_algos = nf;
+		desc->type = OT_CONV_BWD_FILTER;
+	}
+}
+
 /* Workload name and batch from a DTR log's file name,
  * "<model>-<batch>-<budget>-<date>-<kind>.log": ("resnet32", 56); any
  * other name: (the base name without .log / .jsonl, 1). */
@@ -1158,7 +1275,9 @@ static enum sto_role role_of(const struct dtr_sto *s)
 static enum wl_kind kind_of(const struct dtr *d, const struct dtr_sto *s)
 {
 	if (s->constant)
-		return s->released ? WL_INPUT : WL_PARAM;
+		return s->released  ? WL_INPUT
+		       : s->trained ? WL_PARAM
+				    : WL_OPT_STATE;
 	enum wl_phase ph = VEC_AT(d->ops, struct dtr_op, s->producer).phase;
 	if (ph == WL_FWD)
 		return WL_ACT;
@@ -1179,6 +1298,13 @@ static struct wl_workload *build(struct dtr *d)
 		goto fail;
 	}
 	uint32_t last = d->ops.n - 1;
+	for (uint32_t o = 0; o < d->ops.n; o++) {
+		const struct dtr_op *op = &VEC_AT(d->ops, struct dtr_op, o);
+		for (uint32_t i = 0; op->phase != WL_UPD && i < op->n_arg; i++)
+			VEC_AT(d->stos, struct dtr_sto,
+			       VEC_AT(d->args, uint32_t, op->arg0 + i))
+				.trained = true;
+	}
 	/* tensors, in order of creation */
 	for (uint32_t i = 0; i < d->stos.n; i++) {
 		struct dtr_sto *s = &VEC_AT(d->stos, struct dtr_sto, i);
@@ -1241,19 +1367,20 @@ static struct wl_workload *build(struct dtr *d)
 		snprintf(oname, sizeof oname, "%.120s/%u", op->name, o);
 		struct wl_op_desc desc = {
 			.name = oname,
-			.type = op_type(op->name, op->phase),
 			.phase = op->phase,
 			.in = in,
 			.n_in = n_in,
 			.out = out,
 			.n_out = n_out,
-			.time = op->time,
 			.workspace = ws[o],
 			/* a forward CALL can be re-run to regenerate its
 			 * results, unless a MUTATE changed them since */
 			.recomputable = !op->mutate && op->phase == WL_FWD &&
 					!mutated,
 		};
+		struct wl_algo algos[CA_MAX_ALGOS];
+		struct wl_conv conv;
+		op_cost(d, op, &desc, algos, &conv);
 		if (wl_add_op(w, &desc, err) == WL_NONE) {
 			gms_err_prefix(err, "%s:%u", d->path, op->line);
 			goto fail;
@@ -1263,7 +1390,8 @@ static struct wl_workload *build(struct dtr *d)
 	for (uint32_t i = 0; i < d->stos.n; i++) {
 		const struct dtr_sto *s = &VEC_AT(d->stos, struct dtr_sto, i);
 		if (s->tensor == NO_TENSOR ||
-		    w->tensors[s->tensor].kind == WL_PARAM)
+		    w->tensors[s->tensor].kind == WL_PARAM ||
+		    w->tensors[s->tensor].kind == WL_OPT_STATE)
 			continue;
 		uint32_t r = s->released ? s->rel_op : last;
 		if (wl_set_release_after(w, s->tensor, r, err) < 0)
@@ -1324,11 +1452,18 @@ static char *read_file(const char *path, size_t *len, gms_err *err)
 
 struct wl_workload *wl_load_dtr(const char *path, gms_err *err)
 {
+	return wl_load_dtr_opt(path, false, err);
+}
+
+struct wl_workload *wl_load_dtr_opt(const char *path, bool profile_times,
+				    gms_err *err)
+{
 	size_t len;
 	char *buf = read_file(path, &len, err);
 	if (!buf)
 		return NULL;
-	struct dtr d = {.path = path, .err = err, .pend_const = NO_STO};
+	struct dtr d = {.path = path, .err = err, .pend_const = NO_STO,
+			.profile_times = profile_times};
 	struct wl_workload *w = NULL;
 	int rc = 0;
 	char *p = buf, *end = buf + len;
@@ -1368,6 +1503,7 @@ struct wl_workload *wl_load_dtr(const char *path, gms_err *err)
 	free(d.args.p);
 	free(d.res.p);
 	free(d.pend.p);
+	free(d.shapes.p);
 	free(d.ht);
 	free(buf);
 	return w;

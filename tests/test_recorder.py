@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+# test_recorder.py - gpumemsim-record (cli/gpumemsim_record.py): a
+# 3-layer MLP recorded and checked by hand, the round trip through
+# build/gpumemsim, and bad input. Skips, with a message, when torch is not
+# importable (make deps installs python3-torch for /usr/bin/python3).
+# Run from the repository root: /usr/bin/python3 tests/test_recorder.py
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, "cli")
+import gpumemsim_record as rec  # noqa: E402
+
+HAVE_TORCH = rec.torch is not None
+if HAVE_TORCH:
+    import torch
+
+
+def mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(),
+                               torch.nn.Linear(8, 8), torch.nn.ReLU(),
+                               torch.nn.Linear(8, 3))
+
+
+def kernels(lines):
+    """(name, [fresh result bytes]) of each op that is not a pure view."""
+    out, i = [], 0
+    while i < len(lines):
+        ln = lines[i]
+        if ln["INSTRUCTION"] == "MUTATE":
+            out.append((ln["NAME"], None))
+        elif ln["INSTRUCTION"] == "CALL":
+            sizes = []
+            for j in range(len(ln["RESULT"])):
+                mem, al = lines[i + 1 + 2 * j], lines[i + 2 + 2 * j]
+                if al["ALIAS"] == "-1":
+                    sizes.append(int(mem["MEMORY"]))
+            if sizes or not ln["RESULT"]:
+                out.append((ln["NAME"], sizes))
+        i += 1
+    return out
+
+
+def log_peak(lines):
+    """Independent pass: live bytes of storages (handles refcounted, views
+    on their argument's storage), the maximum over the log."""
+    sto, h, live, peak, pend = {}, {}, 0, 0, None
+    for ln in lines:
+        ins = ln["INSTRUCTION"]
+        if ins == "CONSTANT":
+            pend = ln["NAME"]
+        elif ins == "MEMORY" and pend:
+            sto[pend] = [int(ln["MEMORY"]), 1]
+            h[pend] = pend
+            live += int(ln["MEMORY"])
+            pend = None
+        elif ins == "CALL":
+            args, mems = ln["ARGS"], {}
+        elif ins == "MEMORY":
+            mems[ln["NAME"]] = int(ln["MEMORY"])
+        elif ins == "ALIAS":
+            k = int(ln["ALIAS"])
+            s = ln["NAME"] if k < 0 else h[args[k]]
+            if k < 0:
+                sto[s] = [mems[ln["NAME"]], 0]
+                live += mems[ln["NAME"]]
+            sto[s][1] += 1
+            h[ln["NAME"]] = s
+        elif ins == "RELEASE":
+            s = h.pop(ln["NAME"])
+            sto[s][1] -= 1
+            if sto[s][1] == 0:
+                live -= sto[s][0]
+        peak = max(peak, live)
+    return peak
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s: run "
+                     "`make deps` and use /usr/bin/python3" % sys.executable)
+class Recorder(unittest.TestCase):
+    def test_mlp_by_hand(self):
+        # batch 2, layers 4 -> 8 -> 8 -> 3, fp32 (4 bytes), cross entropy
+        # (log_softmax + nll_loss), plain SGD.
+        lines = rec.record(mlp(), [2, 4], optimizer="sgd")
+        got = kernels(lines)
+        want = [
+            # forward: addmm (2x8 = 64 B), relu (not in place: 64),
+            # addmm 64, relu 64, addmm (2x3 = 24), log_softmax 24,
+            # nll_loss: the loss and total_weight, fp32 scalars 4 + 4
+            ("addmm", [64]), ("relu", [64]), ("addmm", [64]),
+            ("relu", [64]), ("addmm", [24]), ("_log_softmax", [24]),
+            ("nll_loss_forward", [4, 4]),
+            # backward: the seed 1.0 (4), nll grad 2x3 (24), softmax
+            # grad 24; layer 3: dX 2x8 (64), dW 3x8 (96), db 1x3 (12)
+            ("ones_like", [4]), ("nll_loss_backward", [24]),
+            ("_log_softmax_backward_data", [24]),
+            ("mm", [64]), ("mm", [96]), ("sum", [12]),
+            # relu grad 64; layer 2: dX 64, dW 8x8 (256), db 32
+            ("threshold_backward", [64]), ("mm", [64]), ("mm", [256]),
+            ("sum", [32]),
+            # relu grad 64; layer 1 (its input needs no grad): dW 8x4
+            # (128), db 32
+            ("threshold_backward", [64]), ("mm", [128]), ("sum", [32]),
+            # optimizer.step: one in-place p.add_(grad) per parameter
+            ("add_", None), ("add_", None), ("add_", None),
+            ("add_", None), ("add_", None), ("add_", None)]
+        self.assertEqual([n for n, _ in got if n != "zeros"],
+                         [n for n, _ in want])
+        self.assertEqual([s for n, s in got if n != "zeros"],
+                         [s for _, s in want])
+        consts = [ln["NAME"] for ln in lines
+                  if ln["INSTRUCTION"] == "CONSTANT"]
+        self.assertEqual(consts, ["0.weight", "0.bias", "2.weight",
+                                  "2.bias", "4.weight", "4.bias", "input",
+                                  "target"])
+        # releases: every fresh storage but the 6 gradients (.grad, held
+        # to the step's end) is released once; the batch and labels too
+        fresh = {ln["NAME"] for ln in lines if ln.get("ALIAS") == "-1"}
+        rel = [ln["NAME"] for ln in lines if ln["INSTRUCTION"] == "RELEASE"]
+        self.assertEqual(len(rel), len(set(rel)))
+        kept = fresh - set(rel)
+        self.assertEqual(len(kept), 6)
+        self.assertIn("input", rel)
+        self.assertIn("target", rel)
+        self.assertEqual(lines[0]["INSTRUCTION"], "ANNOTATE")
+        self.assertTrue(lines[0]["ANNOTATION"].startswith("NOTE "))
+
+    def test_round_trip(self):
+        # record, load, simulate under framework on the arena allocator:
+        # the simulated peak is the log's own
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "mlp-2-test.log")
+            lines = rec.record(mlp(), [2, 4])
+            rec.write_log(lines, path)
+            out = subprocess.run(
+                ["build/gpumemsim", "simulate", path, "--allocator",
+                 "arena", "--policy", "framework"],
+                capture_output=True, text=True, check=True).stdout
+        m = re.search(r"peak allocated\s+(\d+)", out)
+        self.assertIsNotNone(m, out)
+        self.assertEqual(int(m.group(1)), log_peak(lines))
+
+    def bad(self, model, shape, msg, **kw):
+        with self.assertRaises(rec.RecordError) as cm:
+            rec.record(model, shape, **kw)
+        self.assertIn(msg, str(cm.exception))
+
+    def test_bad_input(self):
+        class Raises(torch.nn.Module):
+            def forward(self, x):
+                raise ValueError("broken model")
+
+        class Pair(torch.nn.Linear):
+            def forward(self, x):
+                return (super().forward(x), x)
+
+        self.bad(Raises(), [2, 4], "raised ValueError: broken model")
+        self.bad(Pair(4, 3), [2, 4], "returned tuple, not a tensor")
+        emb = torch.nn.Sequential(torch.nn.Embedding(10, 4, sparse=True),
+                                  torch.nn.Flatten())
+        self.bad(emb, [2, 3], "unsupported op aten::", input_dtype="int64",
+                 vocab=10, optimizer="sgd")
+        self.bad(mlp(), [2, 0], "every dimension must be > 0")
+        self.bad("not a model", [2, 4], "not a torch.nn.Module")
+        # the command: a clear message, exit 1, nothing written
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "m.py")
+            with open(src, "w") as f:
+                f.write("import torch\nclass M(torch.nn.Module):\n"
+                        "    def forward(self, x):\n"
+                        "        raise RuntimeError('no')\n"
+                        "def make():\n    return M()\n")
+            out = os.path.join(d, "m-2-x.log")
+            r = subprocess.run(
+                [sys.executable, "cli/gpumemsim_record.py", "--model",
+                 src + ":make", "--input", "2,4", "-o", out],
+                capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("raised RuntimeError: no; nothing written",
+                          r.stderr)
+            self.assertEqual(os.listdir(d), ["m.py"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
