@@ -50,6 +50,8 @@
 #endif
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +86,22 @@ extern "C" {
 		}                                                          \
 	} while (0)
 
+#ifdef GMS_HAVE_CUDNN
+/* A convolution's descriptors and the workspace its algorithm needs,
+ * built once per (pass, algorithm, geometry) and kept for the run, as a
+ * framework keeps them (PyTorch's cuDNN plan cache): building them for
+ * every call cost the replay host about 75 us per convolution on the
+ * H100, time the device waited (issue 21). */
+struct conv_desc {
+	cudnnTensorDescriptor_t xd, yd; /* input, output */
+	cudnnFilterDescriptor_t wd;	/* filter */
+	cudnnConvolutionDescriptor_t cd; /* the convolution, FMA math */
+	size_t ws;			/* workspace of the algorithm */
+	bool ok;			/* this cuDNN offers the algorithm */
+};
+
+#endif
+
 /* What a replay on the GPU needs. */
 struct gpu {
 	bool real;			 /* --mode real (else spin) */
@@ -108,6 +126,8 @@ struct gpu {
 	cublasHandle_t blas;		 /* cuBLAS, on the compute stream */
 #ifdef GMS_HAVE_CUDNN
 	cudnnHandle_t dnn;		 /* cuDNN, on the compute stream */
+	std::map<std::array<int64_t, 14>, struct conv_desc> convs; /*
+					    run_conv's descriptors */
 #endif
 	uint64_t n_kernels;		 /* kernels issued */
 	uint64_t n_no_geometry;		 /* convolutions without geometry,
@@ -185,6 +205,63 @@ static int run_move(gpu *g, const rp_issue *is, double bytes, gms_err *err)
 }
 
 #ifdef GMS_HAVE_CUDNN
+static conv_desc *conv_desc_get(gpu *g, const sch_item *it, int algo)
+{
+	const int64_t *v = it->conv; /* N,C,K,H,W,HO,WO,R,S,STRIDE,PH,PW */
+	std::array<int64_t, 14> key;
+	key[0] = it->type;
+	key[1] = algo;
+	std::copy(v, v + 12, key.begin() + 2);
+	auto f = g->convs.find(key);
+	if (f != g->convs.end())
+		return &f->second;
+	conv_desc d{};
+	cudnnCreateTensorDescriptor(&d.xd);
+	cudnnCreateTensorDescriptor(&d.yd);
+	cudnnCreateFilterDescriptor(&d.wd);
+	cudnnCreateConvolutionDescriptor(&d.cd);
+	cudnnSetTensor4dDescriptor(d.xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+				   (int)v[0], (int)v[1], (int)v[3], (int)v[4]);
+	cudnnSetTensor4dDescriptor(d.yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+				   (int)v[0], (int)v[2], (int)v[5], (int)v[6]);
+	cudnnSetFilter4dDescriptor(d.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+				   (int)v[2], (int)v[1], (int)v[7], (int)v[8]);
+	cudnnSetConvolution2dDescriptor(d.cd, (int)v[10], (int)v[11],
+					(int)v[9], (int)v[9], 1, 1,
+					CUDNN_CROSS_CORRELATION,
+					CUDNN_DATA_FLOAT);
+	/* FP32 on CUDA cores, as the profiles model and calibrate-gpu
+	 * measures (calibrate/gpu_bench.cu, conv_math): cuDNN's default
+	 * math would run these on TF32 Tensor Cores from sm_80 on */
+	cudnnSetConvolutionMathType(d.cd, CUDNN_FMA_MATH);
+	cudnnStatus_t st;
+	if (it->type == OT_CONV)
+		st = cudnnGetConvolutionForwardWorkspaceSize(
+			g->dnn, d.xd, d.wd, d.cd, d.yd,
+			(cudnnConvolutionFwdAlgo_t)algo, &d.ws);
+	else if (it->type == OT_CONV_BWD_DATA)
+		st = cudnnGetConvolutionBackwardDataWorkspaceSize(
+			g->dnn, d.wd, d.yd, d.cd, d.xd,
+			(cudnnConvolutionBwdDataAlgo_t)algo, &d.ws);
+	else
+		st = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+			g->dnn, d.xd, d.yd, d.cd, d.wd,
+			(cudnnConvolutionBwdFilterAlgo_t)algo, &d.ws);
+	d.ok = st == CUDNN_STATUS_SUCCESS;
+	return &(g->convs[key] = d);
+}
+
+static void conv_descs_free(gpu *g)
+{
+	for (auto &kv : g->convs) {
+		cudnnDestroyTensorDescriptor(kv.second.xd);
+		cudnnDestroyTensorDescriptor(kv.second.yd);
+		cudnnDestroyFilterDescriptor(kv.second.wd);
+		cudnnDestroyConvolutionDescriptor(kv.second.cd);
+	}
+	g->convs.clear();
+}
+
 /* The scheduled convolution; 1 when it could not run as scheduled (the
  * caller counts it and runs the memory-bound kernel instead). */
 static int run_conv(gpu *g, const rp_issue *is, gms_err *err)
@@ -194,77 +271,36 @@ static int run_conv(gpu *g, const rp_issue *is, gms_err *err)
 	int algo = wl_conv_algo_value((enum wl_op_type)it->type, it->algo);
 	if (algo < 0)
 		return 1;
-	cudnnTensorDescriptor_t xd, yd;
-	cudnnFilterDescriptor_t wd;
-	cudnnConvolutionDescriptor_t cd;
-	cudnnCreateTensorDescriptor(&xd);
-	cudnnCreateTensorDescriptor(&yd);
-	cudnnCreateFilterDescriptor(&wd);
-	cudnnCreateConvolutionDescriptor(&cd);
-	cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-				   (int)v[0], (int)v[1], (int)v[3], (int)v[4]);
-	cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-				   (int)v[0], (int)v[2], (int)v[5], (int)v[6]);
-	cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-				   (int)v[2], (int)v[1], (int)v[7], (int)v[8]);
-	cudnnSetConvolution2dDescriptor(cd, (int)v[10], (int)v[11], (int)v[9],
-					(int)v[9], 1, 1,
-					CUDNN_CROSS_CORRELATION,
-					CUDNN_DATA_FLOAT);
-	/* FP32 on CUDA cores, as the profiles model and calibrate-gpu
-	 * measures (calibrate/gpu_bench.cu, conv_math): cuDNN's default
-	 * math would run these on TF32 Tensor Cores from sm_80 on */
-	cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH);
+	const conv_desc *d = conv_desc_get(g, it, algo);
 	size_t xb = (size_t)(v[0] * v[1] * v[3] * v[4]) * 4,
 	       yb = (size_t)(v[0] * v[2] * v[5] * v[6]) * 4,
 	       wb = (size_t)(v[2] * v[1] * v[7] * v[8]) * 4;
-	int rc = 1;
-	size_t ws = 0;
 	const float one = 1, zero = 0;
 	char *x = g->scratch, *y = x + xb, *w = y + yb;
 	void *wsp = is->has_ws ? dev_ptr(g, is->addr) : nullptr;
-	size_t have = is->has_ws ? it->workspace : 0;
-	cudnnStatus_t st;
-	if (xb + yb + wb > g->scratch_bytes)
-		goto out;
-	if (it->type == OT_CONV)
-		st = cudnnGetConvolutionForwardWorkspaceSize(
-			g->dnn, xd, wd, cd, yd, (cudnnConvolutionFwdAlgo_t)algo,
-			&ws);
-	else if (it->type == OT_CONV_BWD_DATA)
-		st = cudnnGetConvolutionBackwardDataWorkspaceSize(
-			g->dnn, wd, yd, cd, xd,
-			(cudnnConvolutionBwdDataAlgo_t)algo, &ws);
-	else
-		st = cudnnGetConvolutionBackwardFilterWorkspaceSize(
-			g->dnn, xd, yd, cd, wd,
-			(cudnnConvolutionBwdFilterAlgo_t)algo, &ws);
-	if (st != CUDNN_STATUS_SUCCESS || ws > have || (ws && !wsp))
-		goto out;
+	size_t have = is->has_ws ? it->workspace : 0, ws = d->ws;
+	if (xb + yb + wb > g->scratch_bytes || !d->ok || ws > have ||
+	    (ws && !wsp))
+		return 1;
 	if (mark_start(g, is, err) != 0)
-		goto out;
+		return 1;
+	cudnnStatus_t st;
 	if (it->type == OT_CONV)
-		st = cudnnConvolutionForward(g->dnn, &one, xd, x, wd, w, cd,
+		st = cudnnConvolutionForward(g->dnn, &one, d->xd, x, d->wd, w,
+					     d->cd,
 					     (cudnnConvolutionFwdAlgo_t)algo,
-					     wsp, ws, &zero, yd, y);
+					     wsp, ws, &zero, d->yd, y);
 	else if (it->type == OT_CONV_BWD_DATA)
 		st = cudnnConvolutionBackwardData(
-			g->dnn, &one, wd, w, yd, y, cd,
-			(cudnnConvolutionBwdDataAlgo_t)algo, wsp, ws, &zero, xd,
-			x);
+			g->dnn, &one, d->wd, w, d->yd, y, d->cd,
+			(cudnnConvolutionBwdDataAlgo_t)algo, wsp, ws, &zero,
+			d->xd, x);
 	else
 		st = cudnnConvolutionBackwardFilter(
-			g->dnn, &one, xd, x, yd, y, cd,
+			g->dnn, &one, d->xd, x, d->yd, y, d->cd,
 			(cudnnConvolutionBwdFilterAlgo_t)algo, wsp, ws, &zero,
-			wd, w);
-	rc = st == CUDNN_STATUS_SUCCESS ? 0 : 1;
-out:
-	cudnnDestroyTensorDescriptor(xd);
-	cudnnDestroyTensorDescriptor(yd);
-	cudnnDestroyFilterDescriptor(wd);
-	cudnnDestroyConvolutionDescriptor(cd);
-	(void)err;
-	return rc;
+			d->wd, w);
+	return st == CUDNN_STATUS_SUCCESS ? 0 : 1;
 }
 #endif
 
@@ -718,6 +754,7 @@ int main(int argc, char **argv)
 	free(g.pageable);
 	cublasDestroy(g.blas);
 #ifdef GMS_HAVE_CUDNN
+	conv_descs_free(&g);
 	cudnnDestroy(g.dnn);
 #endif
 	return rc == 0 ? 0 : 1;
