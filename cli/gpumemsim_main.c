@@ -67,6 +67,10 @@ static void usage(FILE *f)
 		"  simulate WORKLOAD [options]        one workload under a policy\n"
 		"      WORKLOAD            a generator name (`list workloads`),\n"
 		"                          a workload .yaml or a DTR trace .log\n"
+		"                          (dtr:FILE.log: in $GMS_DTR_DIR, else\n"
+		"                          ../shared/data/dtr beside the checkout)\n"
+		"      --remat forward|simrd  a trace's recomputable ops: forward\n"
+		"                          ops (default) or every op, as DTR\n"
 		"      --hw NAME|PATH      hardware profile (default V100-16GB;\n"
 		"                          `gpumemsim list hw`)\n"
 		"      --policy NAME       policy (default framework; `list policies`)\n"
@@ -149,13 +153,13 @@ static void usage(FILE *f)
 		"written when the input is bad.\n");
 }
 
-static void list_dir(const char *sub, const char *suffix)
+/* The files of dir ending in suffix, sorted, each as "  <shown><name>";
+ * -1 when dir cannot be read. */
+static int list_files(const char *dir, const char *shown, const char *suffix)
 {
-	char dir[1100];
-	snprintf(dir, sizeof dir, "%s/%s", hw_datadir(), sub);
 	DIR *d = opendir(dir);
 	if (!d)
-		return;
+		return -1;
 	/* sorted, so the listing is the same everywhere */
 	char names[256][256];
 	size_t n = 0, ls = strlen(suffix);
@@ -169,7 +173,16 @@ static void list_dir(const char *sub, const char *suffix)
 	qsort(names, n, sizeof names[0],
 	      (int (*)(const void *, const void *))strcmp);
 	for (size_t i = 0; i < n; i++)
-		printf("  %s/%s\n", sub, names[i]);
+		printf("  %s%s\n", shown, names[i]);
+	return 0;
+}
+
+static void list_dir(const char *sub, const char *suffix)
+{
+	char dir[1100], shown[300];
+	snprintf(dir, sizeof dir, "%s/%s", hw_datadir(), sub);
+	snprintf(shown, sizeof shown, "%s/", sub);
+	list_files(dir, shown, suffix);
 }
 
 static int list(const char *what)
@@ -201,8 +214,13 @@ static int list(const char *what)
 			       (long long)g->min_size, g->desc);
 		printf("workload files ({file: PATH, batch: N}):\n");
 		list_dir("workloads/examples", ".yaml");
-		printf("recorded traces ({trace: PATH}; batch fixed):\n");
-		list_dir("workloads/traces/dtr", ".log");
+		char dir[GMS_PATH_MAX];
+		printf("recorded traces ({trace: PATH} or {trace: dtr:FILE} "
+		       "in the DTR trace directory; batch fixed):\n");
+		if (wl_dtr_dir(dir, sizeof dir) < 0 ||
+		    list_files(dir, WL_DTR_PREFIX, ".log") < 0)
+			printf("  (none: no directory %s; set GMS_DTR_DIR, "
+			       "README \"Third-party data\")\n", dir);
 	} else if (strcmp(what, "experiments") == 0) {
 		list_dir("configs/experiments", ".yaml");
 	} else {
@@ -258,6 +276,8 @@ static int parse_count(const char *opt, const char *v, int64_t lo,
 struct wl_opts {
 	int64_t batch, size;	/* --batch, --size; 0 = default */
 	int framework, optimizer; /* --framework, --optimizer; -1 = default */
+	int remat;		/* --remat (a trace's enum wl_dtr_remat); -1 =
+				   default */
 };
 
 /* Take option a (value v) if it is a workload option: 1 taken, 0 not
@@ -268,12 +288,16 @@ static int wl_opt(const char *a, const char *v, struct wl_opts *o)
 		return parse_count(a, v, 1, a[2] == 'b' ? &o->batch : &o->size)
 			       < 0 ? -1 : 1;
 	bool fw = strcmp(a, "--framework") == 0;
-	if (!fw && strcmp(a, "--optimizer") != 0)
+	bool rm = strcmp(a, "--remat") == 0;
+	if (!fw && !rm && strcmp(a, "--optimizer") != 0)
 		return 0;
-	const char *const *names = fw ? wl_framework_names : wl_optim_names;
+	const char *const *names = fw   ? wl_framework_names
+				   : rm ? wl_dtr_remat_names
+					: wl_optim_names;
+	int *to = fw ? &o->framework : rm ? &o->remat : &o->optimizer;
 	for (int i = 0; v && names[i]; i++)
 		if (strcmp(names[i], v) == 0) {
-			*(fw ? &o->framework : &o->optimizer) = i;
+			*to = i;
 			return 1;
 		}
 	char known[256] = "";
@@ -311,12 +335,25 @@ static struct wl_workload *load_workload(const char *spec,
 					     : "--optimizer");
 		return NULL;
 	}
-	if (l > 4 && strcmp(spec + l - 4, ".log") == 0) {
+	bool is_log = l > 4 && strcmp(spec + l - 4, ".log") == 0;
+	if (!is_log && o->remat >= 0) {
+		gms_errf(err, "--remat applies to DTR traces (.log) only");
+		return NULL;
+	}
+	if (is_log) {
 		if (batch) {
 			gms_errf(err, "--batch: a trace's batch is fixed");
 			return NULL;
 		}
-		return wl_load_dtr(spec, err);
+		char path[GMS_PATH_MAX];
+		int rc = wl_dtr_resolve(spec, path, sizeof path, err);
+		return rc ? NULL
+			  : wl_load_dtr_remat(path,
+					      o->remat < 0
+						      ? WL_DTR_REMAT_FORWARD
+						      : (enum wl_dtr_remat)
+								o->remat,
+					      err);
 	}
 	if (!strchr(spec, '/') && !strstr(spec, ".yaml")) {
 		gms_errf(err, "'%s' is no generator (`gpumemsim list "
@@ -345,7 +382,7 @@ static int simulate(int argc, char **argv)
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
 	int64_t iters = 3, warmup = 1;
-	struct wl_opts wo = {0, 0, -1, -1};
+	struct wl_opts wo = {0, 0, -1, -1, -1};
 	int rc = EXIT_INPUT;
 	if (!kv)
 		return EXIT_RUN;
@@ -786,7 +823,12 @@ static int run_experiment(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	struct exp e;
-	if (exp_load(&e, path, &o, &err) < 0) {
+	int lrc = exp_load(&e, path, &o, &err);
+	if (lrc == EXP_SKIPPED) { /* third-party data absent: not an error */
+		printf("gpumemsim: %s: skipped: %s\n", path, err.msg);
+		return EXIT_OK;
+	}
+	if (lrc < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
@@ -868,7 +910,7 @@ static int run_experiment(int argc, char **argv)
 static int describe(int argc, char **argv)
 {
 	const char *spec = NULL;
-	struct wl_opts wo = {0, 0, -1, -1};
+	struct wl_opts wo = {0, 0, -1, -1, -1};
 	bool ops = false;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -519,6 +519,45 @@ static void test_malformed_files(void **state)
 	bad(FX "bad-pool.yaml", "bad-pool.yaml:3:12: key 'pool_size'");
 	bad(FX "bad-minpool-pool.yaml",
 	    "bad-minpool-pool.yaml:3:12: key 'pool_size': measure min-pool");
+	/* remat: a value of the enum, on traces only; the column is the
+	 * value's: "  - {" 5, "trace: " 7, the 33-character path, ", " 2,
+	 * "remat: " 7 = 54 before it (bad-remat-gen: 5 + "file: " 6 + 26 +
+	 * 2 + "batch: 4" 8 + 2 + 7 = 56) */
+	bad(FX "bad-remat.yaml", "bad-remat.yaml:3:55: workload 1: key "
+				 "'remat'");
+	bad(FX "bad-remat-gen.yaml", "bad-remat-gen.yaml:3:57: workload 1: "
+				     "key 'remat': applies to traces only");
+	/* a trace by dtr: name whose directory is absent: skipped, exit 0,
+	 * one line saying where to get the logs, nothing written; a bad
+	 * key elsewhere is still bad input */
+	char *out, dir[512], a2[1024];
+	snprintf(dir, sizeof dir, "%s/bad-out", tmpdir);
+	snprintf(a2, sizeof a2, "run " FX "dtr-absent.yaml --quiet --out %s",
+		 dir);
+	setenv("GMS_DTR_DIR", "/nonexistent/gms-dtr", 1);
+	assert_int_equal(sh(a2, &out), 0);
+	assert_non_null(strstr(out, "dtr-absent.yaml: skipped: "
+				    "dtr:mini-4-all.log: the DTR traces are "
+				    "not here (no directory "
+				    "/nonexistent/gms-dtr)"));
+	assert_non_null(strstr(out, "github.com/uwsampl/dtr-prototype"));
+	free(out);
+	struct stat st;
+	assert_int_not_equal(stat(dir, &st), 0);
+	bad(FX "dtr-absent-bad.yaml", "unknown policy 'frameworx'");
+	/* with the directory there, the name is a file in it */
+	setenv("GMS_DTR_DIR", "tests/fixtures/dtr", 1);
+	snprintf(a2, sizeof a2, "run " FX "dtr-absent.yaml --quiet --out %s",
+		 dir);
+	assert_int_equal(sh(a2, &out), 0);
+	free(out);
+	unsetenv("GMS_DTR_DIR");
+	snprintf(a2, sizeof a2, "%s/summary.csv", dir);
+	char *csv = slurp(a2);
+	assert_non_null(strstr(csv, "mini-4-all"));
+	free(csv);
+	snprintf(a2, sizeof a2, "rm -rf %s", dir);
+	assert_int_equal(system(a2), 0);
 	/* a --trace-point beyond the rows is caught before anything runs */
 	char args[512];
 	snprintf(args, sizeof args,
@@ -721,7 +760,9 @@ static void test_describe_help_list(void **state)
 	free(out);
 	assert_int_equal(sh("list workloads", &out), 0);
 	assert_non_null(strstr(out, "bert_base"));
-	assert_non_null(strstr(out, "workloads/traces/dtr/"));
+	/* the DTR logs as dtr: names, or where to put them */
+	assert_non_null(strstr(out, "recorded traces"));
+	assert_true(strstr(out, "  dtr:") || strstr(out, "(none: no directory"));
 	free(out);
 	assert_int_equal(sh("list experiments", &out), 0);
 	assert_non_null(strstr(out, "configs/experiments/default.yaml"));
