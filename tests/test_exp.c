@@ -479,6 +479,29 @@ static void test_jobs_identical(void **state)
 	free(csv);
 }
 
+/* The DTR Pareto plot's data (every policy dtr, budget fractions:
+ * plot-pareto.gp): on tests/fixtures/dtr/mini-4-all.log at the whole
+ * baseline (arena: the log's peak, 14192 B, test_dtr.c) nothing is
+ * evicted, so each heuristic's overhead, iteration time over the kernel
+ * time of the step's own ops (1495 ns of TIME, no recomputation), is
+ * exactly 1: one block per (workload, policy), "1.000000 1.000000". */
+static void test_pareto_data(void **state)
+{
+	(void)state;
+	run_exp(FX "dtr-pareto-mini.yaml", "pareto", "");
+	char p[512];
+	snprintf(p, sizeof p, "%s/pareto/plot.dat", tmpdir);
+	char *dat = slurp(p);
+	assert_string_equal(dat, "# mini-4-all dtr(heuristic=dtr)\n"
+				 "1.000000 1.000000\n\n\n"
+				 "# mini-4-all dtr(heuristic=lru)\n"
+				 "1.000000 1.000000\n\n\n");
+	free(dat);
+	snprintf(p, sizeof p, "%s/pareto/plot.png", tmpdir);
+	struct stat st;
+	assert_int_equal(stat(p, &st), 0);
+}
+
 /* A malformed file: exit 2, one line naming the file (and line:col and
  * key where there is one), and no output directory. */
 static void bad(const char *file, const char *needle)
@@ -783,6 +806,7 @@ int main(void)
 		cmocka_unit_test(test_outputs_say_what_ran),
 		cmocka_unit_test(test_jobs_identical),
 		cmocka_unit_test(test_malformed_files),
+		cmocka_unit_test(test_pareto_data),
 		cmocka_unit_test(test_trace),
 		cmocka_unit_test(test_describe_help_list),
 		cmocka_unit_test(test_shared_builds_max_batch),
