@@ -49,10 +49,12 @@
  */
 #include "../sim/ex.h"
 #include "dtr.h"
+#include "dtr_full.h"
 #include "pol.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,12 +125,6 @@ struct dtr_full {
 
 static int dtr_full_init(struct pol *p, gms_err *err)
 {
-	const struct dtr_full_params *prm = p->params;
-	if (prm->preset == DTR_PRESET_SERIAL)
-		return gms_errf(err, "policy 'dtr': preset serial is simrd's "
-				     "own replay of a trace, run by experiments "
-				     "(exp_run) and `gpumemsim dtr`, not by the "
-				     "executor");
 	p->priv = calloc(1, sizeof(struct dtr_full));
 	return p->priv ? 0 : gms_errf(err, "out of memory");
 }
@@ -153,6 +149,11 @@ static int dtr_full_plan(struct pol *p, struct ex *ex, gms_err *err)
 {
 	struct dtr_full *s = p->priv;
 	const struct wl_workload *w = ex_workload(ex);
+	const struct dtr_full_params *prm = p->params;
+	if (prm->preset == DTR_PRESET_SERIAL)
+		return gms_errf(err, "policy 'dtr': preset serial is simrd's "
+				     "own replay of a trace, run by experiments "
+				     "and `gpumemsim dtr`, not by the executor");
 	if (s->last) /* planned already: a second run of the instance */
 		return gms_errf(err, "policy 'dtr': one run per instance");
 	s->n = w->n_tensors;
@@ -370,6 +371,94 @@ static void dtr_full_report(struct pol *p, FILE *out)
 			(unsigned long long)s->fail_free,
 			(unsigned long long)s->fail_largest);
 	fprintf(out, "stop %s\n", stop_names[s->stop]);
+}
+
+extern const struct pol_ops pol_dtr_ops;
+
+bool dtr_full_is_serial(const struct pol *p)
+{
+	return p->ops == &pol_dtr_ops &&
+	       ((const struct dtr_full_params *)p->params)->preset ==
+		       DTR_PRESET_SERIAL;
+}
+
+int dtr_full_run_serial(const struct pol *p, const char *path,
+			double fraction, uint64_t budget, int64_t batch,
+			struct st_run *st, uint64_t *used, gms_err *err)
+{
+	const struct dtr_full_params *prm = p->params;
+	struct dtr_trace *tr;
+	if (dtr_trace_load(path, &tr, err) < 0)
+		return -1;
+	struct dtr_baseline b;
+	dtr_baseline(tr, &b);
+	struct dtr_opts o = {
+		.heuristic = (enum dtr_heuristic)prm->heuristic,
+		.budget_bytes = fraction > 0 ? dtr_budget_for_ratio(&b, fraction)
+			       : budget	     ? budget
+					     : UINT64_MAX,
+		/* run_pareto: compute x (2.0 - 1) */
+		.remat_limit_ns = (uint64_t)(prm->remat_limit *
+					     (double)b.compute_ns)};
+	struct dtr_result r;
+	int rc = dtr_serial_run(tr, &o, &r, err);
+	dtr_trace_free(tr);
+	if (rc < 0)
+		return -1;
+	memset(st, 0, sizeof *st);
+	st->iter = calloc(1, sizeof *st->iter);
+	if (!st->iter)
+		return gms_errf(err, "out of memory");
+	struct st_iter *it = st->iter;
+	it->time = (sim_time_t)r.clock_end;
+	it->compute_busy = (sim_time_t)(r.model_compute_ns + r.remat_compute_ns);
+	it->recompute = (sim_time_t)r.remat_compute_ns;
+	it->n_drop = r.evictions_heuristic;
+	it->n_recompute = r.remat_ops;
+	it->n_kernels = b.n_ops + r.remat_ops;
+	st->steady = *it;
+	st->n_iter = r.status == DTR_OK;
+	st->batch = batch;
+	st->samples_per_s =
+		r.status == DTR_OK ? (double)batch / ((double)r.clock_end / 1e9)
+				   : 0;
+	snprintf(st->allocator, sizeof st->allocator, "simrd");
+	st->mem.budget = o.budget_bytes;
+	st->mem.peak_allocated = st->mem.peak_requested = r.max_memory_bytes;
+	if (r.status != DTR_OK) {
+		st->oom.hit = true;
+		st->oom.iter = 0;
+		snprintf(st->oom.op, sizeof st->oom.op, "(serial)");
+		snprintf(st->oom.tensor, sizeof st->oom.tensor, "-");
+		snprintf(st->oom.reason, sizeof st->oom.reason,
+			 "DTR serial: %s", dtr_status_name(r.status));
+	}
+	char *rep = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&rep, &len);
+	if (!f)
+		return gms_errf(err, "out of memory");
+	fprintf(f, "preset serial\nheuristic %s\nstatus %s\noverhead %.6f\n"
+		   "budget %llu\nbaseline_peak %llu\nbaseline_compute_ns "
+		   "%llu\nclock %llu\nremat_ns %llu\nremat_ops %llu\n"
+		   "evictions %llu\neager_evictions %llu\nmax_memory %llu\n",
+		dtr_full_heuristics[prm->heuristic], dtr_status_name(r.status),
+		r.overhead, (unsigned long long)o.budget_bytes,
+		(unsigned long long)b.peak_bytes,
+		(unsigned long long)b.compute_ns,
+		(unsigned long long)r.clock_end,
+		(unsigned long long)r.remat_compute_ns,
+		(unsigned long long)r.remat_ops,
+		(unsigned long long)r.evictions_heuristic,
+		(unsigned long long)r.evictions_eager_release,
+		(unsigned long long)r.max_memory_bytes);
+	if (fclose(f) != 0 || !rep) {
+		free(rep);
+		return gms_errf(err, "out of memory");
+	}
+	st->pol_report = rep;
+	*used = o.budget_bytes;
+	return 0;
 }
 
 const struct pol_ops pol_dtr_ops = {

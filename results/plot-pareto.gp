@@ -6,13 +6,16 @@
 # dat (plot.dat: one block per (workload, policy) series in workload
 # order, columns ratio overhead; NaN = OOM or thrash), out, term, titles
 # ("workload/policy" words), xlabel, ptitle.
-if (term eq 'png') { set terminal pngcairo size 1500,500 noenhanced } else { set terminal svg size 1500,500 noenhanced }
+if (term eq 'png') { set terminal pngcairo size 1600,650 noenhanced } else { set terminal svg size 1600,650 noenhanced }
 set output out
 set datafile missing NaN
 n = words(titles)
 # series per panel: those naming the first series' workload
 wl(s) = s[1:strstrt(s, '/') - 1]
 pol(s) = s[strstrt(s, '/') + 1:]
+# "dtr(heuristic=msps,preset=serial)" -> "msps,preset=serial"
+short(s) = (strstrt(pol(s), 'heuristic=') > 0) ? pol(s)[strstrt(pol(s), 'heuristic=') + 10:strlen(pol(s)) - 1] : pol(s)
+dash(s) = (strstrt(s, 'serial') > 0) ? 2 : 1
 np = 0
 do for [i=1:n] { if (wl(word(titles, i)) eq wl(word(titles, 1))) { np = np + 1 } }
 nw = n / np
@@ -21,9 +24,10 @@ set grid
 set xlabel "budget ratio"
 set ylabel "overhead (slowdown)"
 set xrange [*:*] reverse
-set key top left
+set key top left font ',9'
 do for [w=1:nw] {
 	set title wl(word(titles, (w - 1) * np + 1))
-	plot for [q=1:np] dat index ((w - 1) * np + q - 1) using 1:2 with linespoints lw 2 pt 7 lc q title pol(word(titles, (w - 1) * np + q))
+	# preset serial (simrd's own model) dashed
+	plot for [q=1:np] dat index ((w - 1) * np + q - 1) using 1:2 with linespoints lw 2 pt 7 lc q dt dash(word(titles, (w - 1) * np + q)) title short(word(titles, (w - 1) * np + q))
 }
 unset multiplot

@@ -14,6 +14,7 @@
 
 #include "testkit.h"
 #include "../policies/dtr.h"
+#include "../policies/dtr_full.h"
 
 /* The graph (arena allocator, the test profile: a kernel takes its
  * time, no gaps between kernels):
@@ -165,10 +166,26 @@ static void test_params(void **state)
 	assert_int_equal(pol_create(&pol, "dtr", NULL, NULL, bad, 1, &err),
 			 -1);
 	assert_non_null(strstr(err.msg, "mru"));
+	/* preset serial is for experiments (dtr_full_run_serial): the
+	 * executor refuses it at plan, before anything runs */
 	const char *ser[] = {"preset=serial"};
-	assert_int_equal(pol_create(&pol, "dtr", NULL, NULL, ser, 1, &err),
-			 -1);
+	make_policy(&pol, "dtr", ser, 1);
+	assert_true(dtr_full_is_serial(&pol));
+	struct wl_workload *w = graph();
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "arena", .iterations = 1};
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(ex_run(&cfg, &st, &err), -1);
 	assert_non_null(strstr(err.msg, "preset serial"));
+	st_run_free(&st);
+	pol_destroy(&pol);
+	wl_free(w);
+	make_policy(&pol, "dtr", NULL, 0);
+	assert_false(dtr_full_is_serial(&pol));
+	pol_destroy(&pol);
 }
 
 int main(void)

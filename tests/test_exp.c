@@ -502,6 +502,37 @@ static void test_pareto_data(void **state)
 	assert_int_equal(stat(p, &st), 0);
 }
 
+/* policy dtr, preset serial: the point is DTR's own replay of the log
+ * (dtr_serial_run), not the executor. On tests/fixtures/dtr/mini-4-all.log
+ * (dtr-semantics.md): at the whole baseline every op runs once and the
+ * clock, starting at 1, ends at 1 + 1495 ns of TIME: overhead 1496/1495 =
+ * 1.000669. At half of it: the constants w, x and tmp (4096 + 1000 + 64
+ * = 5160 B) are pinned and never freed in simrd's budgeted runtime, op 0
+ * needs 2000 more, 7160 B, past any half of a peak of at most 14288 B (the
+ * log's 14192 plus the 96 B of constants simrd keeps), and nothing else
+ * is in the pool: OOM before the clock moves (max_memory 5160), absent
+ * from the plot. */
+static void test_serial_preset(void **state)
+{
+	(void)state;
+	run_exp(FX "dtr-serial-mini.yaml", "serial", "");
+	char p[512];
+	snprintf(p, sizeof p, "%s/serial/plot.dat", tmpdir);
+	char *dat = slurp(p);
+	assert_string_equal(dat, "# mini-4-all dtr(heuristic=dtr,preset="
+				 "serial)\n1.000000 1.000669\n"
+				 "0.500000 NaN\n\n\n");
+	free(dat);
+	snprintf(p, sizeof p, "%s/serial/runs.json", tmpdir);
+	char *js = slurp(p);
+	assert_non_null(strstr(js, "\"status ok\""));
+	assert_non_null(strstr(js, "\"clock 1496\""));
+	assert_non_null(strstr(js, "\"status OOM\""));
+	assert_non_null(strstr(js, "\"max_memory 5160\""));
+	assert_non_null(strstr(js, "DTR serial: OOM"));
+	free(js);
+}
+
 /* A malformed file: exit 2, one line naming the file (and line:col and
  * key where there is one), and no output directory. */
 static void bad(const char *file, const char *needle)
@@ -807,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_jobs_identical),
 		cmocka_unit_test(test_malformed_files),
 		cmocka_unit_test(test_pareto_data),
+		cmocka_unit_test(test_serial_preset),
 		cmocka_unit_test(test_trace),
 		cmocka_unit_test(test_describe_help_list),
 		cmocka_unit_test(test_shared_builds_max_batch),
