@@ -89,6 +89,22 @@ struct ds_sto {
 	uint32_t nt;   /* their number */
 };
 
+/* The storage-level graph in one direction: for each storage, the other
+ * storages next to any of its tensors, each once, with the tensor id from
+ * which on the edge exists (the first child's, or the first tensor's of
+ * the storage that has that parent), sorted by it: the neighbours as of n
+ * tensors created are the entries with key < n. The regions' DFS visits
+ * these instead of every tensor's parents or children: it only collects
+ * sets (and sums over them), so repeats and order do not matter, and the
+ * transformer's views repeat most edges. */
+struct ds_adj {
+	uint32_t *off; /* storage s: entries off[s] .. off[s + 1] */
+	uint32_t *sto; /* the neighbour */
+	uint32_t *key; /* from which tensor id on */
+};
+
+enum { DIR_FWD, DIR_REV }; /* region (children), region_rev (parents) */
+
 /* A schedule command (parse/graph.py GCompute, GGet, GRelease). */
 enum ds_cmd_kind { C_COMPUTE, C_GET, C_PIN, C_RELEASE };
 
@@ -111,6 +127,8 @@ struct dtr_trace {
 	struct ds_vec args;  /* uint32_t: ops' argument tensors */
 	struct ds_vec cmds;  /* struct ds_cmd: the schedule */
 	uint32_t *kids;	     /* children of all tensors (CSR) */
+	struct ds_adj adj[2]; /* storage neighbours, [DIR_FWD]: children,
+				 [DIR_REV]: parents */
 	uint32_t *sto_t;     /* tensors of all storages (CSR) */
 	uint64_t const_bytes; /* bytes of all constants */
 	struct dtr_baseline base; /* filled at load */
@@ -350,6 +368,107 @@ static int p_event(void *ctx, const struct wl_dtr_event *ev, gms_err *err)
 	return 0;
 }
 
+/* Calls fn(ctx, neighbour storage, key) for every edge of storage s in
+ * direction dir, repeats included. */
+static void p_edges(const struct dtr_trace *tr, uint32_t s, int dir,
+		    void (*fn)(void *, uint32_t, uint32_t), void *ctx)
+{
+	const struct ds_sto *x = &STOS(tr)[s];
+	for (uint32_t i = 0; i < x->nt; i++) {
+		uint32_t t = tr->sto_t[x->t0 + i];
+		const struct ds_tensor *y = &TS(tr)[t];
+		if (dir == DIR_FWD) {
+			for (uint32_t k = 0; k < y->n_kid; k++) {
+				uint32_t u = tr->kids[y->kid0 + k];
+				fn(ctx, TS(tr)[u].sto, u);
+			}
+		} else {
+			const struct ds_op *op = &OPS(tr)[y->op];
+			for (uint32_t k = 0; k < op->n_arg; k++)
+				fn(ctx, TS(tr)[ARGS(tr)[op->arg0 + k]].sto, t);
+		}
+	}
+}
+
+/* p_adj's state while one storage's edges are gathered. */
+struct ds_gather {
+	uint32_t self;	/* the storage (self-edges are dropped) */
+	uint32_t *slot; /* per storage: its entry in this storage's list + 1,
+			   0 if none yet */
+	uint32_t *sto;	/* the list: neighbours */
+	uint32_t *key;	/* and their least keys */
+	uint32_t n;	/* its length */
+};
+
+static void p_gather(void *ctx, uint32_t us, uint32_t key)
+{
+	struct ds_gather *g = ctx;
+	if (us == g->self)
+		return;
+	uint32_t i = g->slot[us];
+	if (!i) {
+		g->sto[g->n] = us;
+		g->key[g->n] = key;
+		g->slot[us] = ++g->n;
+	} else if (key < g->key[i - 1]) {
+		g->key[i - 1] = key;
+	}
+}
+
+static void p_count(void *ctx, uint32_t us, uint32_t key)
+{
+	(void)us;
+	(void)key;
+	(*(uint64_t *)ctx)++;
+}
+
+/* Build tr->adj[dir] (struct ds_adj). */
+static int p_adj(struct dtr_trace *tr, int dir)
+{
+	uint32_t ns = tr->stos.n;
+	struct ds_adj *a = &tr->adj[dir];
+	uint64_t cap = 0, most = 0;
+	for (uint32_t s = 0; s < ns; s++) {
+		uint64_t n = 0;
+		p_edges(tr, s, dir, p_count, &n);
+		cap += n;
+		most = n > most ? n : most;
+	}
+	if (cap >= UINT32_MAX)
+		return -1;
+	a->off = malloc(((size_t)ns + 1) * sizeof *a->off);
+	a->sto = malloc((cap ? cap : 1) * sizeof *a->sto);
+	a->key = malloc((cap ? cap : 1) * sizeof *a->key);
+	struct ds_gather g = {.slot = calloc(ns ? ns : 1, sizeof *g.slot)};
+	if (!a->off || !a->sto || !a->key || !g.slot) {
+		free(g.slot);
+		return -1;
+	}
+	uint32_t at = 0;
+	for (uint32_t s = 0; s < ns; s++) {
+		a->off[s] = at;
+		g = (struct ds_gather){s, g.slot, a->sto + at, a->key + at, 0};
+		p_edges(tr, s, dir, p_gather, &g);
+		/* by key (insertion sort: the lists are short and mostly in
+		 * order already), and reset the slots */
+		for (uint32_t i = 0; i < g.n; i++) {
+			g.slot[g.sto[i]] = 0;
+			uint32_t k = g.key[i], v = g.sto[i], j = i;
+			for (; j > 0 && g.key[j - 1] > k; j--) {
+				g.key[j] = g.key[j - 1];
+				g.sto[j] = g.sto[j - 1];
+			}
+			g.key[j] = k;
+			g.sto[j] = v;
+		}
+		at += g.n;
+	}
+	a->off[ns] = at;
+	free(g.slot);
+	(void)most;
+	return 0;
+}
+
 /* After the scan: the end's Pins, the children and storage lists. */
 static int p_finish(struct ds_parse *ps)
 {
@@ -402,7 +521,7 @@ static int p_finish(struct ds_parse *ps)
 		struct ds_sto *s = &ss[ts[t].sto];
 		tr->sto_t[s->t0 + s->nt++] = t;
 	}
-	return 0;
+	return p_adj(tr, DIR_FWD) < 0 || p_adj(tr, DIR_REV) < 0 ? -1 : 0;
 }
 
 void dtr_trace_free(struct dtr_trace *tr)
@@ -415,6 +534,11 @@ void dtr_trace_free(struct dtr_trace *tr)
 	free(tr->args.p);
 	free(tr->cmds.p);
 	free(tr->kids);
+	for (int d = 0; d < 2; d++) {
+		free(tr->adj[d].off);
+		free(tr->adj[d].sto);
+		free(tr->adj[d].key);
+	}
 	free(tr->sto_t);
 	free(tr);
 }
@@ -460,117 +584,87 @@ int dtr_trace_load_mem(const char *name, const char *text, size_t len,
 	return trace_load(name, text, len, out, err);
 }
 
-/* ---- Sets of storages (the regions' interiors and frontiers) ----------- */
+/* ---- Lists of storages (the regions' interiors and frontiers) ---------- */
 
-/* A set of storage ids: open addressing, linear probing; slots hold id + 1,
- * 0 is empty, DS_TOMB a removed entry. */
-#define DS_TOMB UINT32_MAX
-
-struct ds_set {
-	uint32_t *slot; /* cap slots, NULL while cap is 0 */
-	uint32_t cap;	/* a power of two, or 0 */
-	uint32_t n;	/* members */
-	uint32_t used;	/* members and tombstones */
+/* A set of storage ids kept as a list without repeats. Membership is
+ * tested by marking the members in a per-storage array (struct ds_run's
+ * mark, mark2), which costs a pass over the list, or, once the list is
+ * long (DS_BITS_MIN), in a bitset over all storages kept beside it. */
+struct ds_ids {
+	uint32_t *v;	/* members, in no particular order */
+	uint32_t n;	/* how many */
+	uint32_t cap;	/* allocated */
+	uint64_t *bits; /* the members as a bitset, or NULL */
 };
 
-static uint32_t set_hash(uint32_t x)
+/* A list this long gets a bitset (while the replay's DS_BITS_BUDGET
+ * lasts). Absorbing into a region otherwise marks its whole interior and
+ * frontier to test membership, and the regions absorbed into most (a
+ * parameter's, whose children are everywhere) are the largest: on the
+ * transformer at 0.9, 40 of the 41 million storages marked. A measured
+ * trade-off, not a constant of simrd. */
+#define DS_BITS_MIN 64
+#define DS_BITS_BUDGET ((uint64_t)64 << 20) /* bytes of bitsets a replay */
+
+static bool bit_has(const uint64_t *b, uint32_t x)
 {
-	return x * 2654435761u; /* Knuth's multiplicative hash */
+	return b[x >> 6] >> (x & 63) & 1;
 }
 
-static int set_rehash(struct ds_set *s, uint32_t cap)
+static void bit_set(uint64_t *b, uint32_t x)
 {
-	uint32_t *old = s->slot, oc = s->cap;
-	s->slot = calloc(cap, sizeof *s->slot);
-	if (!s->slot) {
-		s->slot = old;
+	b[x >> 6] |= (uint64_t)1 << (x & 63);
+}
+
+static int ids_grow(struct ds_ids *l)
+{
+	uint32_t cap = l->cap ? l->cap * 2 : 8;
+	uint32_t *v = cap > l->cap ? realloc(l->v, cap * sizeof *v) : NULL;
+	if (!v)
 		return -1;
-	}
-	s->cap = cap;
-	s->used = s->n;
-	for (uint32_t i = 0; i < oc; i++) {
-		uint32_t v = old[i];
-		if (v == 0 || v == DS_TOMB)
-			continue;
-		uint32_t m = cap - 1, j = set_hash(v - 1) & m;
-		while (s->slot[j])
-			j = (j + 1) & m;
-		s->slot[j] = v;
-	}
-	free(old);
+	l->v = v;
+	l->cap = cap;
 	return 0;
 }
 
-/* Add x; 1 if it was new, 0 if present, -1 out of memory. */
-static int set_add(struct ds_set *s, uint32_t x)
+/* Add x, which is not a member. */
+static inline int ids_push(struct ds_ids *l, uint32_t x)
 {
-	if ((uint64_t)(s->used + 1) * 2 > s->cap) {
-		uint32_t cap = s->cap ? s->cap : 8;
-		while ((uint64_t)(s->n + 1) * 2 > cap)
-			cap *= 2;
-		if (set_rehash(s, cap) < 0)
-			return -1;
-	}
-	uint32_t m = s->cap - 1, tomb = DS_NIL;
-	for (uint32_t i = set_hash(x) & m;; i = (i + 1) & m) {
-		uint32_t v = s->slot[i];
-		if (v == x + 1)
-			return 0;
-		if (v == DS_TOMB && tomb == DS_NIL)
-			tomb = i;
-		if (v == 0) {
-			if (tomb != DS_NIL)
-				i = tomb;
-			else
-				s->used++;
-			s->slot[i] = x + 1;
-			s->n++;
-			return 1;
-		}
-	}
+	if (l->n == l->cap && ids_grow(l) < 0)
+		return -1;
+	l->v[l->n++] = x;
+	if (l->bits)
+		bit_set(l->bits, x);
+	return 0;
 }
 
-static void set_remove(struct ds_set *s, uint32_t x)
+/* Remove x if present (the order of the rest is irrelevant). */
+static void ids_remove(struct ds_ids *l, uint32_t x)
 {
-	if (!s->n)
-		return;
-	uint32_t m = s->cap - 1;
-	for (uint32_t i = set_hash(x) & m;; i = (i + 1) & m) {
-		if (s->slot[i] == 0)
+	if (l->bits) {
+		if (!bit_has(l->bits, x))
 			return;
-		if (s->slot[i] == x + 1) {
-			s->slot[i] = DS_TOMB;
-			s->n--;
+		l->bits[x >> 6] &= ~((uint64_t)1 << (x & 63));
+	}
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i] == x) {
+			l->v[i] = l->v[--l->n];
 			return;
 		}
-	}
 }
 
-static void set_clear(struct ds_set *s)
+static void ids_clear(struct ds_ids *l)
 {
-	if (s->used == 0)
-		return;
-	if (s->cap > 64) { /* do not keep scanning a large empty table */
-		free(s->slot);
-		*s = (struct ds_set){0};
-		return;
-	}
-	memset(s->slot, 0, (size_t)s->cap * sizeof *s->slot);
-	s->n = s->used = 0;
+	if (l->bits)
+		for (uint32_t i = 0; i < l->n; i++)
+			l->bits[l->v[i] >> 6] = 0;
+	l->n = 0;
 }
 
-/* Iterate: for (i = 0; set_next(s, &i, &x);) */
-static bool set_next(const struct ds_set *s, uint32_t *i, uint32_t *x)
+static void ids_free(struct ds_ids *l)
 {
-	for (; *i < s->cap; (*i)++) {
-		uint32_t v = s->slot[*i];
-		if (v && v != DS_TOMB) {
-			*x = v - 1;
-			(*i)++;
-			return true;
-		}
-	}
-	return false;
+	free(l->v);
+	free(l->bits);
 }
 
 /* ---- A replay ---------------------------------------------------------- */
@@ -579,13 +673,11 @@ static bool set_next(const struct ds_set *s, uint32_t *i, uint32_t *x)
  * base storage in one direction, the material storages at its edge, and
  * the sum of the interior's compute. */
 struct ds_region {
-	struct ds_set interior; /* evicted storages */
-	struct ds_set frontier; /* material storages at the edge */
+	struct ds_ids interior; /* evicted storages */
+	struct ds_ids frontier; /* material storages at the edge */
 	uint64_t compute;	/* sum of the interior's compute, each added
 				   when it joined */
 };
-
-enum { DIR_FWD, DIR_REV }; /* region (children), region_rev (parents) */
 
 /* The mutable state of one storage. */
 struct ds_sstate {
@@ -596,7 +688,6 @@ struct ds_sstate {
 	uint32_t prev, next;  /* the pool's list links */
 	uint32_t ecn;	      /* its equivalence-class node, DS_NIL = None */
 	bool has_ecn;	      /* meta has 'ecn' (None included) */
-	bool material;	      /* its bytes are in memory */
 	bool pinned;	      /* permanently locked */
 	bool in_pool;	      /* evictable: material, unlocked, unpinned */
 };
@@ -622,6 +713,9 @@ struct ds_run {
 	uint64_t memory;	     /* the memory counter */
 	uint32_t n_created;	     /* tensors created so far */
 	uint8_t *defined;	     /* per tensor */
+	uint8_t *material;	     /* per storage: its bytes are in memory
+					(apart from ss: the regions' DFS
+					reads it for every edge) */
 	struct ds_sstate *ss;	     /* per storage */
 	struct ds_region *reg;	     /* per storage, [2 * s + DIR_*] */
 	uint32_t head, tail;	     /* the pool, in list order */
@@ -630,10 +724,15 @@ struct ds_run {
 					materialize snapshots */
 	struct ds_vec aff;	     /* uint32_t: storages whose regions to
 					rebuild */
-	uint32_t *mark;		     /* per storage: epoch last marked */
-	uint32_t epoch;		     /* marking epoch */
+	uint32_t *mark;		     /* per storage: epoch last marked (sets
+					of storages: interiors, neighbours) */
+	uint32_t *mark2;	     /* the same, a second set at once
+					(frontiers) */
+	uint32_t epoch;		     /* the last epoch handed out */
 	struct dtr_result *res;	     /* counters */
 	bool nomem;		     /* out of host memory */
+	uint32_t words;		     /* 64-bit words of a region's bitset */
+	uint64_t bits_left;	     /* bytes of bitsets still allowed */
 };
 
 enum ds_stop { S_GO = 0, S_OOM, S_THRASH, S_NOMEM };
@@ -694,6 +793,18 @@ static void unlock(struct ds_run *r, uint32_t s)
 }
 
 /* ---- Equivalence classes (optimization/eqclass.py) ---------------------- */
+
+/* A fresh epoch for mark and mark2 (both cleared on wrap-around). */
+static uint32_t new_epoch(struct ds_run *r)
+{
+	if (++r->epoch == 0) {
+		size_t n = r->tr->stos.n ? r->tr->stos.n : 1;
+		memset(r->mark, 0, n * sizeof *r->mark);
+		memset(r->mark2, 0, n * sizeof *r->mark2);
+		r->epoch = 1;
+	}
+	return r->epoch;
+}
 
 static struct ds_ecn *EC(struct ds_run *r)
 {
@@ -760,19 +871,14 @@ static uint32_t created_prefix(const struct ds_run *r, const uint32_t *l,
 	return lo;
 }
 
-/* The neighbours of tensor t in direction dir, as created so far:
- * *list and the count. */
-static uint32_t nbrs(const struct ds_run *r, uint32_t t, int dir,
+/* The neighbour storages of s in direction dir as of now (struct
+ * ds_adj): *list and the count. */
+static uint32_t nbrs(const struct ds_run *r, uint32_t s, int dir,
 		     const uint32_t **list)
 {
-	const struct ds_tensor *x = T(r, t);
-	if (dir == DIR_REV) {
-		const struct ds_op *op = OP(r, x->op);
-		*list = &ARGS(r->tr)[op->arg0];
-		return op->n_arg;
-	}
-	*list = &r->tr->kids[x->kid0];
-	return created_prefix(r, *list, x->n_kid);
+	const struct ds_adj *a = &r->tr->adj[dir];
+	*list = &a->sto[a->off[s]];
+	return created_prefix(r, &a->key[a->off[s]], a->off[s + 1] - a->off[s]);
 }
 
 /* The tensors of storage s created so far: *list and the count. */
@@ -790,6 +896,28 @@ static void oom_if(struct ds_run *r, int rc)
 		r->nomem = true;
 }
 
+/* Empty g. */
+static void region_clear(struct ds_region *g)
+{
+	ids_clear(&g->interior);
+	ids_clear(&g->frontier);
+	g->compute = 0;
+}
+
+/* Give a long list a bitset (DS_BITS_MIN). */
+static void ids_index(struct ds_run *r, struct ds_ids *l)
+{
+	size_t bytes = (size_t)r->words * sizeof *l->bits;
+	if (l->bits || l->n < DS_BITS_MIN || bytes > r->bits_left)
+		return;
+	l->bits = calloc(r->words, sizeof *l->bits);
+	if (!l->bits)
+		return; /* marking still works */
+	r->bits_left -= bytes;
+	for (uint32_t i = 0; i < l->n; i++)
+		bit_set(l->bits, l->v[i]);
+}
+
 /* Region.rebuild: a DFS from base over the direction's neighbours of all
  * tensors of each storage visited; material ones (the base excepted) into
  * the frontier, immaterial ones into the interior with their current
@@ -797,9 +925,8 @@ static void oom_if(struct ds_run *r, int rc)
 static void rebuild(struct ds_run *r, uint32_t base, int dir)
 {
 	struct ds_region *g = region(r, base, dir);
-	set_clear(&g->interior);
-	set_clear(&g->frontier);
-	g->compute = 0;
+	uint32_t e = new_epoch(r); /* mark: interior, mark2: frontier */
+	region_clear(g);
 	uint32_t sp0 = r->stack.n;
 	if (vec_push(&r->stack, sizeof base, &base) < 0) {
 		r->nomem = true;
@@ -807,29 +934,27 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 	}
 	while (r->stack.n > sp0) {
 		uint32_t s = ((uint32_t *)r->stack.p)[--r->stack.n];
-		const uint32_t *tl;
-		uint32_t nt = sto_tensors(r, s, &tl);
-		for (uint32_t i = 0; i < nt; i++) {
-			const uint32_t *ul;
-			uint32_t nu = nbrs(r, tl[i], dir, &ul);
-			for (uint32_t j = 0; j < nu; j++) {
-				uint32_t us = T(r, ul[j])->sto;
-				if (r->ss[us].material) {
-					if (us != base)
-						oom_if(r, set_add(&g->frontier,
-								  us));
-					continue;
+		const uint32_t *ul;
+		uint32_t nu = nbrs(r, s, dir, &ul);
+		for (uint32_t j = 0; j < nu; j++) {
+			uint32_t us = ul[j];
+			if (r->material[us]) {
+				if (us != base && r->mark2[us] != e) {
+					r->mark2[us] = e;
+					oom_if(r, ids_push(&g->frontier, us));
 				}
-				int rc = set_add(&g->interior, us);
-				oom_if(r, rc);
-				if (rc == 1) {
-					g->compute += r->ss[us].compute;
-					oom_if(r, vec_push(&r->stack,
-							   sizeof us, &us));
-				}
+				continue;
 			}
+			if (r->mark[us] == e)
+				continue;
+			r->mark[us] = e;
+			g->compute += r->ss[us].compute;
+			oom_if(r, ids_push(&g->interior, us));
+			oom_if(r, vec_push(&r->stack, sizeof us, &us));
 		}
 	}
+	ids_index(r, &g->interior);
+	ids_index(r, &g->frontier);
 }
 
 /* Region.absorb: g (a region in direction dir) takes in the just evicted
@@ -839,22 +964,40 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 {
 	struct ds_region *o = region(r, s, dir);
-	uint32_t i = 0, x;
-	set_remove(&g->frontier, s);
-	if (o != g)
-		while (set_next(&o->frontier, &i, &x))
-			oom_if(r, set_add(&g->frontier, x));
-	/* interior_diff = o.interior - g.interior, plus s (always summed) */
-	g->compute += r->ss[s].compute;
-	oom_if(r, set_add(&g->interior, s));
-	if (o == g)
-		return;
-	for (i = 0; set_next(&o->interior, &i, &x);) {
-		int rc = set_add(&g->interior, x);
-		oom_if(r, rc);
-		if (rc == 1)
-			g->compute += r->ss[x].compute;
+	ids_remove(&g->frontier, s);
+	uint32_t e = new_epoch(r);
+	uint64_t *fb = g->frontier.bits;
+	if (o != g) {
+		for (uint32_t i = 0; !fb && i < g->frontier.n; i++)
+			r->mark2[g->frontier.v[i]] = e;
+		for (uint32_t i = 0; i < o->frontier.n; i++) {
+			uint32_t x = o->frontier.v[i];
+			if (fb ? bit_has(fb, x) : r->mark2[x] == e)
+				continue;
+			r->mark2[x] = e;
+			oom_if(r, ids_push(&g->frontier, x));
+		}
+		ids_index(r, &g->frontier);
 	}
+	/* interior_diff = o.interior - g.interior, plus s (always summed);
+	 * g's members are known from its bitset, or by marking them */
+	uint64_t *ib = g->interior.bits;
+	g->compute += r->ss[s].compute;
+	for (uint32_t i = 0; !ib && i < g->interior.n; i++)
+		r->mark[g->interior.v[i]] = e;
+	if (ib ? !bit_has(ib, s) : r->mark[s] != e) {
+		r->mark[s] = e;
+		oom_if(r, ids_push(&g->interior, s));
+	}
+	for (uint32_t i = 0; o != g && i < o->interior.n; i++) {
+		uint32_t x = o->interior.v[i];
+		if (ib ? bit_has(ib, x) : r->mark[x] == e)
+			continue;
+		r->mark[x] = e;
+		g->compute += r->ss[x].compute;
+		oom_if(r, ids_push(&g->interior, x));
+	}
+	ids_index(r, &g->interior);
 }
 
 /* ---- Eviction ----------------------------------------------------------- */
@@ -863,23 +1006,19 @@ static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
  * (other than s) next to any tensor of s, each once. */
 static void evicted_neighbours(struct ds_run *r, uint32_t s)
 {
+	uint32_t e = new_epoch(r);
 	r->aff.n = 0;
-	r->epoch++;
-	const uint32_t *tl;
-	uint32_t nt = sto_tensors(r, s, &tl);
-	for (uint32_t i = 0; i < nt; i++)
-		for (int dir = DIR_FWD; dir <= DIR_REV; dir++) {
-			const uint32_t *ul;
-			uint32_t nu = nbrs(r, tl[i], dir, &ul);
-			for (uint32_t j = 0; j < nu; j++) {
-				uint32_t us = T(r, ul[j])->sto;
-				if (r->ss[us].material || us == s ||
-				    r->mark[us] == r->epoch)
-					continue;
-				r->mark[us] = r->epoch;
-				oom_if(r, vec_push(&r->aff, sizeof us, &us));
-			}
+	for (int dir = DIR_FWD; dir <= DIR_REV; dir++) {
+		const uint32_t *ul;
+		uint32_t nu = nbrs(r, s, dir, &ul);
+		for (uint32_t j = 0; j < nu; j++) {
+			uint32_t us = ul[j];
+			if (r->material[us] || r->mark[us] == e)
+				continue;
+			r->mark[us] = e;
+			oom_if(r, vec_push(&r->aff, sizeof us, &us));
 		}
+	}
 }
 
 /* v2.py _evict (RuntimeV2Optimized): free s, update its neighbours'
@@ -888,24 +1027,23 @@ static void evict(struct ds_run *r, uint32_t s)
 {
 	struct ds_sstate *x = &r->ss[s];
 	const uint32_t *tl;
-	x->material = false;
+	r->material[s] = 0;
 	r->memory -= STOS(r->tr)[s].size;
 	pool_remove(r, s);
 	uint32_t nt = sto_tensors(r, s, &tl);
 	for (uint32_t i = 0; i < nt; i++)
 		r->defined[tl[i]] = 0;
 	if (r->regions) {
-		uint32_t i = 0, y;
-		while (set_next(&region(r, s, DIR_REV)->frontier, &i, &y))
-			absorb(r, region(r, y, DIR_FWD), s, DIR_FWD);
-		for (i = 0; set_next(&region(r, s, DIR_FWD)->frontier, &i, &y);)
-			absorb(r, region(r, y, DIR_REV), s, DIR_REV);
-		for (int dir = DIR_FWD; dir <= DIR_REV; dir++) {
-			struct ds_region *g = region(r, s, dir);
-			set_clear(&g->interior);
-			set_clear(&g->frontier);
-			g->compute = 0;
-		}
+		/* the lists iterated are s's; absorb changes another
+		 * region, or (s in its own frontier) s's other one */
+		const struct ds_ids *f = &region(r, s, DIR_REV)->frontier;
+		for (uint32_t i = 0; i < f->n; i++)
+			absorb(r, region(r, f->v[i], DIR_FWD), s, DIR_FWD);
+		f = &region(r, s, DIR_FWD)->frontier;
+		for (uint32_t i = 0; i < f->n; i++)
+			absorb(r, region(r, f->v[i], DIR_REV), s, DIR_REV);
+		region_clear(region(r, s, DIR_FWD));
+		region_clear(region(r, s, DIR_REV));
 	}
 	if (r->eqclass) {
 		x->ecn = ec_new(r, (int64_t)x->compute);
@@ -1012,13 +1150,13 @@ static void regions_after(struct ds_run *r, const uint32_t *fresh,
 {
 	/* the new storages: siblings in index order, then t; rebuilding
 	 * twice gives the same, so each storage once */
-	r->epoch++;
+	uint32_t e = new_epoch(r);
 	r->aff.n = 0;
 	for (uint32_t i = 0; i < n_fresh; i++) {
 		uint32_t s = fresh[i];
-		if (r->mark[s] == r->epoch)
+		if (r->mark[s] == e)
 			continue;
-		r->mark[s] = r->epoch;
+		r->mark[s] = e;
 		oom_if(r, vec_push(&r->aff, sizeof s, &s));
 	}
 	uint32_t n_new = r->aff.n;
@@ -1030,19 +1168,22 @@ static void regions_after(struct ds_run *r, const uint32_t *fresh,
 	/* A: region_rev frontiers (rebuild region), B: region frontiers
 	 * (rebuild region_rev); the sets are deduplicated by epoch */
 	for (int dir = DIR_FWD; dir <= DIR_REV; dir++) {
-		uint32_t e = ++r->epoch, start = r->aff.n;
+		uint32_t start = r->aff.n;
+		e = new_epoch(r);
 		for (uint32_t i = 0; i < n_new; i++) {
-			uint32_t s = ((uint32_t *)r->aff.p)[i], k = 0, y;
-			const struct ds_set *f =
+			uint32_t s = ((uint32_t *)r->aff.p)[i];
+			const struct ds_ids *f =
 				&region(r, s, dir == DIR_FWD ? DIR_REV
 							     : DIR_FWD)
 					 ->frontier;
-			while (set_next(f, &k, &y))
+			for (uint32_t k = 0; k < f->n; k++) {
+				uint32_t y = f->v[k];
 				if (r->mark[y] != e) {
 					r->mark[y] = e;
 					oom_if(r, vec_push(&r->aff, sizeof y,
 							   &y));
 				}
+			}
 		}
 		for (uint32_t i = start; i < r->aff.n; i++)
 			rebuild(r, ((uint32_t *)r->aff.p)[i], dir);
@@ -1059,7 +1200,7 @@ static void compute_op(struct ds_run *r, uint32_t t, bool remat)
 	for (uint32_t u = op->out0; u < op->out0 + op->n_out; u++) {
 		if (u != t && r->defined[u])
 			dup += T(r, u)->size; /* recomputed twice */
-		if (!r->ss[T(r, u)->sto].material)
+		if (!r->material[T(r, u)->sto])
 			fresh = true;
 	}
 	r->clock += (int64_t)op->time;
@@ -1080,11 +1221,11 @@ static void compute_op(struct ds_run *r, uint32_t t, bool remat)
 			if ((pass == 0) == (u == t))
 				continue;
 			uint32_t s = T(r, u)->sto;
-			if (!r->ss[s].material)
+			if (!r->material[s])
 				oom_if(r, vec_push(&r->stack, sizeof s, &s));
 		}
 	for (uint32_t u = op->out0; u < op->out0 + op->n_out; u++) {
-		r->ss[T(r, u)->sto].material = true;
+		r->material[T(r, u)->sto] = 1;
 		r->defined[u] = 1;
 	}
 	r->memory -= dup;
@@ -1180,7 +1321,7 @@ static void cmd_release(struct ds_run *r, uint32_t t)
 {
 	uint32_t s = T(r, t)->sto;
 	struct ds_sstate *x = &r->ss[s];
-	if (--x->ref_ext != 0 || !x->material)
+	if (--x->ref_ext != 0 || !r->material[s])
 		return;
 	if (r->v1) {
 		x->ref_int = 0;
@@ -1211,16 +1352,18 @@ static void run_free(struct ds_run *r)
 {
 	if (r->reg)
 		for (size_t i = 0; i < 2 * (size_t)r->tr->stos.n; i++) {
-			free(r->reg[i].interior.slot);
-			free(r->reg[i].frontier.slot);
+			ids_free(&r->reg[i].interior);
+			ids_free(&r->reg[i].frontier);
 		}
 	free(r->reg);
 	free(r->defined);
+	free(r->material);
 	free(r->ss);
 	free(r->ec.p);
 	free(r->stack.p);
 	free(r->aff.p);
 	free(r->mark);
+	free(r->mark2);
 }
 
 static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
@@ -1236,16 +1379,20 @@ static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 			   .budget = budget,
 			   .remat_limit = remat_limit,
 			   .clock = 1,
+			   .words = (ns + 63) / 64,
+			   .bits_left = DS_BITS_BUDGET,
 			   .head = DS_NIL,
 			   .tail = DS_NIL,
 			   .res = res};
 	*res = (struct dtr_result){0};
 	r.defined = calloc(nt ? nt : 1, 1);
+	r.material = calloc(ns ? ns : 1, 1);
 	r.ss = malloc((ns ? ns : 1) * sizeof *r.ss);
 	r.mark = calloc(ns ? ns : 1, sizeof *r.mark);
+	r.mark2 = calloc(ns ? ns : 1, sizeof *r.mark2);
 	if (r.regions)
 		r.reg = calloc(2 * (size_t)(ns ? ns : 1), sizeof *r.reg);
-	if (!r.defined || !r.ss || !r.mark || (r.regions && !r.reg)) {
+	if (!r.defined || !r.material || !r.ss || !r.mark || !r.mark2 || (r.regions && !r.reg)) {
 		run_free(&r);
 		return gms_errf(err, "dtr: out of memory");
 	}
