@@ -595,6 +595,8 @@ struct ds_ids {
 	uint32_t n;	/* how many */
 	uint32_t cap;	/* allocated */
 	uint64_t *bits; /* the members as a bitset, or NULL */
+	uint32_t stale; /* with bits: entries removed (bit cleared) but
+			   still listed; ids_compact drops them */
 };
 
 /* A list this long gets a bitset (while the replay's DS_BITS_BUDGET
@@ -638,13 +640,38 @@ static inline int ids_push(struct ds_ids *l, uint32_t x)
 	return 0;
 }
 
-/* Remove x if present (the order of the rest is irrelevant). */
+/* With bits: drop the entries no longer members, and the repeats (a
+ * member removed and added again is listed twice), keeping the order. */
+static void ids_compact(struct ds_ids *l)
+{
+	if (!l->bits || !l->stale)
+		return;
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < l->n; i++) {
+		uint32_t x = l->v[i];
+		if (bit_has(l->bits, x)) { /* the first time: kept */
+			l->bits[x >> 6] &= ~((uint64_t)1 << (x & 63));
+			l->v[j++] = x;
+		}
+	}
+	for (uint32_t i = 0; i < j; i++)
+		bit_set(l->bits, l->v[i]);
+	l->n = j;
+	l->stale = 0;
+}
+
+/* Remove x if present (the order of the rest is irrelevant). With bits,
+ * only its bit is cleared: the list is compacted once half stale (a
+ * frontier may be long and lose a member at every absorb). */
 static void ids_remove(struct ds_ids *l, uint32_t x)
 {
 	if (l->bits) {
 		if (!bit_has(l->bits, x))
 			return;
 		l->bits[x >> 6] &= ~((uint64_t)1 << (x & 63));
+		if (++l->stale > l->n / 2)
+			ids_compact(l);
+		return;
 	}
 	for (uint32_t i = 0; i < l->n; i++)
 		if (l->v[i] == x) {
@@ -658,7 +685,7 @@ static void ids_clear(struct ds_ids *l)
 	if (l->bits)
 		for (uint32_t i = 0; i < l->n; i++)
 			l->bits[l->v[i] >> 6] = 0;
-	l->n = 0;
+	l->n = l->stale = 0;
 }
 
 static void ids_free(struct ds_ids *l)
@@ -681,7 +708,6 @@ struct ds_region {
 
 /* The mutable state of one storage. */
 struct ds_sstate {
-	uint64_t compute;     /* Storage.compute (cached) */
 	int64_t last_access;  /* meta['last_access_int'], DTR_NEVER = -inf */
 	int32_t ref_ext;      /* handles (Get/Release) */
 	int32_t ref_int;      /* locks */
@@ -714,8 +740,15 @@ struct ds_run {
 	uint32_t n_created;	     /* tensors created so far */
 	uint8_t *defined;	     /* per tensor */
 	uint8_t *material;	     /* per storage: its bytes are in memory
-					(apart from ss: the regions' DFS
-					reads it for every edge) */
+					(apart from ss, as comp and vis: the
+					regions' DFS reads them for every
+					edge) */
+	uint64_t *comp;		     /* per storage: Storage.compute */
+	uint32_t *vis;		     /* per storage and direction: its edges
+					(struct ds_adj) created so far, [2 *
+					s + dir]; they only grow */
+	uint32_t *dfs;		     /* the DFS stack of rebuild (a storage is
+					pushed at most once: ns entries) */
 	struct ds_sstate *ss;	     /* per storage */
 	struct ds_region *reg;	     /* per storage, [2 * s + DIR_*] */
 	uint32_t head, tail;	     /* the pool, in list order */
@@ -873,12 +906,16 @@ static uint32_t created_prefix(const struct ds_run *r, const uint32_t *l,
 
 /* The neighbour storages of s in direction dir as of now (struct
  * ds_adj): *list and the count. */
-static uint32_t nbrs(const struct ds_run *r, uint32_t s, int dir,
-		     const uint32_t **list)
+static inline uint32_t nbrs(struct ds_run *r, uint32_t s, int dir,
+			    const uint32_t **list)
 {
 	const struct ds_adj *a = &r->tr->adj[dir];
-	*list = &a->sto[a->off[s]];
-	return created_prefix(r, &a->key[a->off[s]], a->off[s + 1] - a->off[s]);
+	uint32_t o = a->off[s], n = a->off[s + 1] - o;
+	uint32_t *v = &r->vis[2 * (size_t)s + (size_t)dir];
+	while (*v < n && a->key[o + *v] < r->n_created)
+		(*v)++;
+	*list = &a->sto[o];
+	return *v;
 }
 
 /* The tensors of storage s created so far: *list and the count. */
@@ -927,13 +964,10 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 	struct ds_region *g = region(r, base, dir);
 	uint32_t e = new_epoch(r); /* mark: interior, mark2: frontier */
 	region_clear(g);
-	uint32_t sp0 = r->stack.n;
-	if (vec_push(&r->stack, sizeof base, &base) < 0) {
-		r->nomem = true;
-		return;
-	}
-	while (r->stack.n > sp0) {
-		uint32_t s = ((uint32_t *)r->stack.p)[--r->stack.n];
+	uint32_t sp = 0;
+	r->dfs[sp++] = base;
+	while (sp) {
+		uint32_t s = r->dfs[--sp];
 		const uint32_t *ul;
 		uint32_t nu = nbrs(r, s, dir, &ul);
 		for (uint32_t j = 0; j < nu; j++) {
@@ -948,9 +982,9 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 			if (r->mark[us] == e)
 				continue;
 			r->mark[us] = e;
-			g->compute += r->ss[us].compute;
+			g->compute += r->comp[us];
 			oom_if(r, ids_push(&g->interior, us));
-			oom_if(r, vec_push(&r->stack, sizeof us, &us));
+			r->dfs[sp++] = us;
 		}
 	}
 	ids_index(r, &g->interior);
@@ -970,6 +1004,7 @@ static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 	if (o != g) {
 		for (uint32_t i = 0; !fb && i < g->frontier.n; i++)
 			r->mark2[g->frontier.v[i]] = e;
+		ids_compact(&o->frontier);
 		for (uint32_t i = 0; i < o->frontier.n; i++) {
 			uint32_t x = o->frontier.v[i];
 			if (fb ? bit_has(fb, x) : r->mark2[x] == e)
@@ -982,7 +1017,7 @@ static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 	/* interior_diff = o.interior - g.interior, plus s (always summed);
 	 * g's members are known from its bitset, or by marking them */
 	uint64_t *ib = g->interior.bits;
-	g->compute += r->ss[s].compute;
+	g->compute += r->comp[s];
 	for (uint32_t i = 0; !ib && i < g->interior.n; i++)
 		r->mark[g->interior.v[i]] = e;
 	if (ib ? !bit_has(ib, s) : r->mark[s] != e) {
@@ -994,7 +1029,7 @@ static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 		if (ib ? bit_has(ib, x) : r->mark[x] == e)
 			continue;
 		r->mark[x] = e;
-		g->compute += r->ss[x].compute;
+		g->compute += r->comp[x];
 		oom_if(r, ids_push(&g->interior, x));
 	}
 	ids_index(r, &g->interior);
@@ -1035,18 +1070,27 @@ static void evict(struct ds_run *r, uint32_t s)
 		r->defined[tl[i]] = 0;
 	if (r->regions) {
 		/* the lists iterated are s's; absorb changes another
-		 * region, or (s in its own frontier) s's other one */
-		const struct ds_ids *f = &region(r, s, DIR_REV)->frontier;
+		 * region, or (s in its own frontier) s's other one. A
+		 * pinned storage's regions are skipped: it is never scored
+		 * or evicted again, so nothing reads them (see
+		 * regions_after) */
+		struct ds_ids *f = &region(r, s, DIR_REV)->frontier;
+		ids_compact(f);
 		for (uint32_t i = 0; i < f->n; i++)
-			absorb(r, region(r, f->v[i], DIR_FWD), s, DIR_FWD);
+			if (!r->ss[f->v[i]].pinned)
+				absorb(r, region(r, f->v[i], DIR_FWD), s,
+				       DIR_FWD);
 		f = &region(r, s, DIR_FWD)->frontier;
+		ids_compact(f);
 		for (uint32_t i = 0; i < f->n; i++)
-			absorb(r, region(r, f->v[i], DIR_REV), s, DIR_REV);
+			if (!r->ss[f->v[i]].pinned)
+				absorb(r, region(r, f->v[i], DIR_REV), s,
+				       DIR_REV);
 		region_clear(region(r, s, DIR_FWD));
 		region_clear(region(r, s, DIR_REV));
 	}
 	if (r->eqclass) {
-		x->ecn = ec_new(r, (int64_t)x->compute);
+		x->ecn = ec_new(r, (int64_t)r->comp[s]);
 		x->has_ecn = true;
 		if (x->ecn == DS_NIL)
 			return;
@@ -1063,7 +1107,7 @@ static void evict(struct ds_run *r, uint32_t s)
 static double score(struct ds_run *r, uint32_t s)
 {
 	const struct ds_sstate *x = &r->ss[s];
-	uint64_t size = STOS(r->tr)[s].size, c = x->compute;
+	uint64_t size = STOS(r->tr)[s].size, c = r->comp[s];
 	r->res->cost_evals++;
 	switch (r->h) {
 	case DTR_H_DTR:
@@ -1144,7 +1188,16 @@ static enum ds_stop free_for(struct ds_run *r, uint64_t size)
 /* Rebuild the regions after storages became material (RuntimeV2Optimized
  * _compute): both of each new one's regions, then region of every storage
  * in the union of their region_rev frontiers and region_rev of every one
- * in the union of their region frontiers. */
+ * in the union of their region frontiers.
+ *
+ * Except a pinned storage's (and evict does not absorb into them): a
+ * region is read only to score its storage in the pool, when its storage
+ * is evicted (its frontiers and, by absorb, its interiors) and here, just
+ * after its storage was computed; a pinned storage is in none of these
+ * again (pins are never undone in RuntimeV2), so what simrd keeps
+ * updating there is never used. The parameters are pinned, and their
+ * regions, which reach every evicted storage downstream, were most of
+ * the work: the results are the same, the replay several times faster. */
 static void regions_after(struct ds_run *r, const uint32_t *fresh,
 			  uint32_t n_fresh)
 {
@@ -1178,7 +1231,7 @@ static void regions_after(struct ds_run *r, const uint32_t *fresh,
 					 ->frontier;
 			for (uint32_t k = 0; k < f->n; k++) {
 				uint32_t y = f->v[k];
-				if (r->mark[y] != e) {
+				if (r->mark[y] != e && !r->ss[y].pinned) {
 					r->mark[y] = e;
 					oom_if(r, vec_push(&r->aff, sizeof y,
 							   &y));
@@ -1233,12 +1286,11 @@ static void compute_op(struct ds_run *r, uint32_t t, bool remat)
 		pool_append(r, ((uint32_t *)r->stack.p)[i]);
 	if (r->eqclass)
 		for (uint32_t i = sp0; i < r->stack.n; i++) {
-			struct ds_sstate *x =
-				&r->ss[((uint32_t *)r->stack.p)[i]];
+			uint32_t s = ((uint32_t *)r->stack.p)[i];
+			struct ds_sstate *x = &r->ss[s];
 			if (x->ecn == DS_NIL)
 				continue; /* a storage listed twice */
-			EC(r)[ec_root(r, x->ecn)].value -=
-				(int64_t)x->compute;
+			EC(r)[ec_root(r, x->ecn)].value -= (int64_t)r->comp[s];
 			x->ecn = DS_NIL;
 		}
 	if (r->regions && fresh) /* rebuild uses the stack above these */
@@ -1299,7 +1351,7 @@ static enum ds_stop cmd_compute(struct ds_run *r, uint32_t o)
 		if (u >= r->n_created)
 			r->n_created = u + 1;
 		s->ref_ext++;
-		s->compute += x->cdelta;
+		r->comp[x->sto] += x->cdelta;
 		if (r->eqclass && !s->has_ecn) {
 			s->has_ecn = true;
 			s->ecn = ec_new(r, 0);
@@ -1358,6 +1410,9 @@ static void run_free(struct ds_run *r)
 	free(r->reg);
 	free(r->defined);
 	free(r->material);
+	free(r->comp);
+	free(r->vis);
+	free(r->dfs);
 	free(r->ss);
 	free(r->ec.p);
 	free(r->stack.p);
@@ -1387,12 +1442,15 @@ static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 	*res = (struct dtr_result){0};
 	r.defined = calloc(nt ? nt : 1, 1);
 	r.material = calloc(ns ? ns : 1, 1);
+	r.comp = calloc(ns ? ns : 1, sizeof *r.comp);
+	r.vis = calloc(2 * (size_t)(ns ? ns : 1), sizeof *r.vis);
+	r.dfs = malloc((ns ? ns : 1) * sizeof *r.dfs);
 	r.ss = malloc((ns ? ns : 1) * sizeof *r.ss);
 	r.mark = calloc(ns ? ns : 1, sizeof *r.mark);
 	r.mark2 = calloc(ns ? ns : 1, sizeof *r.mark2);
 	if (r.regions)
 		r.reg = calloc(2 * (size_t)(ns ? ns : 1), sizeof *r.reg);
-	if (!r.defined || !r.material || !r.ss || !r.mark || !r.mark2 || (r.regions && !r.reg)) {
+	if (!r.defined || !r.material || !r.comp || !r.vis || !r.dfs || !r.ss || !r.mark || !r.mark2 || (r.regions && !r.reg)) {
 		run_free(&r);
 		return gms_errf(err, "dtr: out of memory");
 	}
