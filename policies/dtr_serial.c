@@ -586,25 +586,24 @@ int dtr_trace_load_mem(const char *name, const char *text, size_t len,
 
 /* ---- Lists of storages (the regions' interiors and frontiers) ---------- */
 
-/* A set of storage ids kept as a list without repeats. Membership is
- * tested by marking the members in a per-storage array (struct ds_run's
- * mark, mark2), which costs a pass over the list, or, once the list is
- * long (DS_BITS_MIN), in a bitset over all storages kept beside it. */
+/* A set of storage ids, as a list without repeats while short, as a
+ * bitset over all storages once long (DS_BITS_MIN). Membership in a short
+ * list is tested by marking its members in a per-storage array (struct
+ * ds_run's mark, mark2), which costs a pass over it. The regions' largest
+ * sets, the ones absorbed into most, are bitsets: on the transformer at
+ * 0.9 marking them was 40 of the 41 million storages marked, and growing
+ * them as lists was a third of the time. */
 struct ds_ids {
-	uint32_t *v;	/* members, in no particular order */
-	uint32_t n;	/* how many */
-	uint32_t cap;	/* allocated */
-	uint64_t *bits; /* the members as a bitset, or NULL */
-	uint32_t stale; /* with bits: entries removed (bit cleared) but
-			   still listed; ids_compact drops them */
+	uint32_t *v;	/* short: the members, in no particular order */
+	uint32_t n;	/* how many members */
+	uint32_t cap;	/* short: room in v */
+	uint64_t *bits; /* long: the members as a bitset (v unused), or
+			   NULL while short */
 };
 
-/* A list this long gets a bitset (while the replay's DS_BITS_BUDGET
- * lasts). Absorbing into a region otherwise marks its whole interior and
- * frontier to test membership, and the regions absorbed into most (a
- * parameter's, whose children are everywhere) are the largest: on the
- * transformer at 0.9, 40 of the 41 million storages marked. A measured
- * trade-off, not a constant of simrd. */
+/* A list this long becomes a bitset (while the replay's DS_BITS_BUDGET
+ * lasts; after that, lists stay lists). A measured trade-off, not a
+ * constant of simrd. */
 #define DS_BITS_MIN 64
 #define DS_BITS_BUDGET ((uint64_t)64 << 20) /* bytes of bitsets a replay */
 
@@ -618,80 +617,108 @@ static void bit_set(uint64_t *b, uint32_t x)
 	b[x >> 6] |= (uint64_t)1 << (x & 63);
 }
 
-static int ids_grow(struct ds_ids *l)
+/* Where a replay's lists and bitsets live: blocks of power-of-two sizes
+ * cut from chunks, a block given back kept for the next request of its
+ * size, everything freed at once at the end. A replay grows thousands of
+ * short lists; malloc and realloc were a tenth of its time. The chunks
+ * are small enough for malloc to take them from its heap (below glibc's
+ * 128 KiB mmap threshold), where the next replay finds them again: fresh
+ * pages cost more in faults than the lists' work. */
+#define DS_CLASSES 40		   /* block sizes 2^0 .. 2^39 bytes */
+#define DS_CHUNK ((size_t)64 << 10) /* bytes of a chunk (at least) */
+
+struct ds_arena {
+	void *free_[DS_CLASSES]; /* blocks given back, by size class; each
+				    holds the next in its first bytes */
+	char *at, *end;		 /* the current chunk's unused part */
+	void **chunks;		 /* all chunks, to free them */
+	uint32_t n_chunks;	 /* how many */
+	uint32_t cap_chunks;	 /* allocated */
+};
+
+static unsigned size_class(size_t bytes)
 {
-	uint32_t cap = l->cap ? l->cap * 2 : 8;
-	uint32_t *v = cap > l->cap ? realloc(l->v, cap * sizeof *v) : NULL;
-	if (!v)
-		return -1;
-	l->v = v;
-	l->cap = cap;
-	return 0;
+	unsigned k = 3; /* a block holds a pointer */
+	while (((size_t)1 << k) < bytes)
+		k++;
+	return k;
 }
 
-/* Add x, which is not a member. */
-static inline int ids_push(struct ds_ids *l, uint32_t x)
+/* A block of at least bytes (a power of two >= 8), uninitialised. */
+static void *arena_get(struct ds_arena *a, size_t bytes)
 {
-	if (l->n == l->cap && ids_grow(l) < 0)
-		return -1;
-	l->v[l->n++] = x;
-	if (l->bits)
-		bit_set(l->bits, x);
-	return 0;
-}
-
-/* With bits: drop the entries no longer members, and the repeats (a
- * member removed and added again is listed twice), keeping the order. */
-static void ids_compact(struct ds_ids *l)
-{
-	if (!l->bits || !l->stale)
-		return;
-	uint32_t j = 0;
-	for (uint32_t i = 0; i < l->n; i++) {
-		uint32_t x = l->v[i];
-		if (bit_has(l->bits, x)) { /* the first time: kept */
-			l->bits[x >> 6] &= ~((uint64_t)1 << (x & 63));
-			l->v[j++] = x;
-		}
+	unsigned k = size_class(bytes);
+	if (k >= DS_CLASSES)
+		return NULL;
+	size_t sz = (size_t)1 << k;
+	if (a->free_[k]) {
+		void *p = a->free_[k];
+		memcpy(&a->free_[k], p, sizeof(void *));
+		return p;
 	}
-	for (uint32_t i = 0; i < j; i++)
-		bit_set(l->bits, l->v[i]);
-	l->n = j;
-	l->stale = 0;
-}
-
-/* Remove x if present (the order of the rest is irrelevant). With bits,
- * only its bit is cleared: the list is compacted once half stale (a
- * frontier may be long and lose a member at every absorb). */
-static void ids_remove(struct ds_ids *l, uint32_t x)
-{
-	if (l->bits) {
-		if (!bit_has(l->bits, x))
-			return;
-		l->bits[x >> 6] &= ~((uint64_t)1 << (x & 63));
-		if (++l->stale > l->n / 2)
-			ids_compact(l);
-		return;
-	}
-	for (uint32_t i = 0; i < l->n; i++)
-		if (l->v[i] == x) {
-			l->v[i] = l->v[--l->n];
-			return;
+	if ((size_t)(a->end - a->at) < sz) {
+		size_t csz = sz > DS_CHUNK ? sz : DS_CHUNK;
+		if (a->n_chunks == a->cap_chunks) {
+			uint32_t cap = a->cap_chunks ? a->cap_chunks * 2 : 16;
+			void **c = realloc(a->chunks, cap * sizeof *c);
+			if (!c)
+				return NULL;
+			a->chunks = c;
+			a->cap_chunks = cap;
 		}
+		char *c = malloc(csz);
+		if (!c)
+			return NULL;
+		a->chunks[a->n_chunks++] = c;
+		a->at = c;
+		a->end = c + csz;
+	}
+	void *p = a->at;
+	a->at += sz;
+	return p;
 }
 
-static void ids_clear(struct ds_ids *l)
+static void arena_put(struct ds_arena *a, void *p, size_t bytes)
 {
-	if (l->bits)
-		for (uint32_t i = 0; i < l->n; i++)
-			l->bits[l->v[i] >> 6] = 0;
-	l->n = l->stale = 0;
+	if (!p)
+		return;
+	unsigned k = size_class(bytes);
+	memcpy(p, &a->free_[k], sizeof(void *));
+	a->free_[k] = p;
 }
 
-static void ids_free(struct ds_ids *l)
+static void arena_free(struct ds_arena *a)
 {
-	free(l->v);
-	free(l->bits);
+	for (uint32_t i = 0; i < a->n_chunks; i++)
+		free(a->chunks[i]);
+	free(a->chunks);
+}
+
+/* An iteration over a set: for (it = {0}; ids_next(l, words, &it, &x);).
+ * A bitset is visited in ascending order; the order never matters here
+ * (the regions' updates are sums and unions). */
+struct ds_iter {
+	uint32_t i; /* next entry (list) or next word (bitset) */
+	uint64_t w; /* bitset: the bits of the current word not yet seen */
+};
+
+static inline bool ids_next(const struct ds_ids *l, uint32_t words,
+			    struct ds_iter *it, uint32_t *x)
+{
+	if (!l->bits) {
+		if (it->i >= l->n)
+			return false;
+		*x = l->v[it->i++];
+		return true;
+	}
+	while (!it->w) {
+		if (it->i >= words)
+			return false;
+		it->w = l->bits[it->i++];
+	}
+	*x = (it->i - 1) * 64 + (uint32_t)__builtin_ctzll(it->w);
+	it->w &= it->w - 1;
+	return true;
 }
 
 /* ---- A replay ---------------------------------------------------------- */
@@ -766,6 +793,7 @@ struct ds_run {
 	bool nomem;		     /* out of host memory */
 	uint32_t words;		     /* 64-bit words of a region's bitset */
 	uint64_t bits_left;	     /* bytes of bitsets still allowed */
+	struct ds_arena arena;	     /* the regions' lists and bitsets */
 };
 
 enum ds_stop { S_GO = 0, S_OOM, S_THRASH, S_NOMEM };
@@ -933,26 +961,97 @@ static void oom_if(struct ds_run *r, int rc)
 		r->nomem = true;
 }
 
-/* Empty g. */
-static void region_clear(struct ds_region *g)
-{
-	ids_clear(&g->interior);
-	ids_clear(&g->frontier);
-	g->compute = 0;
-}
+/* ---- Sets of storages, with the replay's arena ----------------------- */
 
-/* Give a long list a bitset (DS_BITS_MIN). */
-static void ids_index(struct ds_run *r, struct ds_ids *l)
+/* A long list becomes a bitset (DS_BITS_MIN), its array given back. */
+static void ids_index_(struct ds_run *r, struct ds_ids *l)
 {
 	size_t bytes = (size_t)r->words * sizeof *l->bits;
-	if (l->bits || l->n < DS_BITS_MIN || bytes > r->bits_left)
+	if (bytes > r->bits_left)
 		return;
-	l->bits = calloc(r->words, sizeof *l->bits);
-	if (!l->bits)
-		return; /* marking still works */
+	uint64_t *b = arena_get(&r->arena, bytes);
+	if (!b)
+		return; /* the list still works */
+	memset(b, 0, bytes);
 	r->bits_left -= bytes;
 	for (uint32_t i = 0; i < l->n; i++)
-		bit_set(l->bits, l->v[i]);
+		bit_set(b, l->v[i]);
+	arena_put(&r->arena, l->v, l->cap * sizeof *l->v);
+	l->v = NULL;
+	l->cap = 0;
+	l->bits = b;
+}
+
+/* Add x, which is not a member. */
+static inline void ids_push(struct ds_run *r, struct ds_ids *l, uint32_t x)
+{
+	if (l->bits) {
+		bit_set(l->bits, x);
+		l->n++;
+		return;
+	}
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? l->cap * 2 : 8;
+		uint32_t *v = arena_get(&r->arena, cap * sizeof *v);
+		if (!v) {
+			r->nomem = true;
+			return;
+		}
+		if (l->n)
+			memcpy(v, l->v, l->n * sizeof *v);
+		arena_put(&r->arena, l->v, l->cap * sizeof *v);
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = x;
+	if (l->n >= DS_BITS_MIN)
+		ids_index_(r, l);
+}
+
+/* Remove x if present. */
+static void ids_remove(struct ds_ids *l, uint32_t x)
+{
+	if (l->bits) {
+		if (bit_has(l->bits, x)) {
+			l->bits[x >> 6] &= ~((uint64_t)1 << (x & 63));
+			l->n--;
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i] == x) {
+			l->v[i] = l->v[--l->n];
+			return;
+		}
+}
+
+static void ids_clear(const struct ds_run *r, struct ds_ids *l)
+{
+	if (l->bits && l->n)
+		memset(l->bits, 0, r->words * sizeof *l->bits);
+	l->n = 0;
+}
+
+/* Mark the members of a list (not a bitset) with epoch e in m. */
+static void ids_mark(const struct ds_ids *l, uint32_t *m, uint32_t e)
+{
+	for (uint32_t i = 0; !l->bits && i < l->n; i++)
+		m[l->v[i]] = e;
+}
+
+/* Is x a member: by the bitset, or by the marks ids_mark left. */
+static inline bool ids_has(const struct ds_ids *l, const uint32_t *m,
+			   uint32_t e, uint32_t x)
+{
+	return l->bits ? bit_has(l->bits, x) : m[x] == e;
+}
+
+/* Empty g. */
+static void region_clear(const struct ds_run *r, struct ds_region *g)
+{
+	ids_clear(r, &g->interior);
+	ids_clear(r, &g->frontier);
+	g->compute = 0;
 }
 
 /* Region.rebuild: a DFS from base over the direction's neighbours of all
@@ -963,7 +1062,7 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 {
 	struct ds_region *g = region(r, base, dir);
 	uint32_t e = new_epoch(r); /* mark: interior, mark2: frontier */
-	region_clear(g);
+	region_clear(r, g);
 	uint32_t sp = 0;
 	r->dfs[sp++] = base;
 	while (sp) {
@@ -975,7 +1074,7 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 			if (r->material[us]) {
 				if (us != base && r->mark2[us] != e) {
 					r->mark2[us] = e;
-					oom_if(r, ids_push(&g->frontier, us));
+					ids_push(r, &g->frontier, us);
 				}
 				continue;
 			}
@@ -983,12 +1082,10 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 				continue;
 			r->mark[us] = e;
 			g->compute += r->comp[us];
-			oom_if(r, ids_push(&g->interior, us));
+			ids_push(r, &g->interior, us);
 			r->dfs[sp++] = us;
 		}
 	}
-	ids_index(r, &g->interior);
-	ids_index(r, &g->frontier);
 }
 
 /* Region.absorb: g (a region in direction dir) takes in the just evicted
@@ -998,41 +1095,31 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 {
 	struct ds_region *o = region(r, s, dir);
+	struct ds_iter it = {0};
+	uint32_t x, e = new_epoch(r);
 	ids_remove(&g->frontier, s);
-	uint32_t e = new_epoch(r);
-	uint64_t *fb = g->frontier.bits;
 	if (o != g) {
-		for (uint32_t i = 0; !fb && i < g->frontier.n; i++)
-			r->mark2[g->frontier.v[i]] = e;
-		ids_compact(&o->frontier);
-		for (uint32_t i = 0; i < o->frontier.n; i++) {
-			uint32_t x = o->frontier.v[i];
-			if (fb ? bit_has(fb, x) : r->mark2[x] == e)
-				continue;
-			r->mark2[x] = e;
-			oom_if(r, ids_push(&g->frontier, x));
-		}
-		ids_index(r, &g->frontier);
+		ids_mark(&g->frontier, r->mark2, e);
+		while (ids_next(&o->frontier, r->words, &it, &x))
+			if (!ids_has(&g->frontier, r->mark2, e, x)) {
+				r->mark2[x] = e;
+				ids_push(r, &g->frontier, x);
+			}
 	}
-	/* interior_diff = o.interior - g.interior, plus s (always summed);
-	 * g's members are known from its bitset, or by marking them */
-	uint64_t *ib = g->interior.bits;
+	/* interior_diff = o.interior - g.interior, plus s (always summed) */
+	ids_mark(&g->interior, r->mark, e);
 	g->compute += r->comp[s];
-	for (uint32_t i = 0; !ib && i < g->interior.n; i++)
-		r->mark[g->interior.v[i]] = e;
-	if (ib ? !bit_has(ib, s) : r->mark[s] != e) {
+	if (!ids_has(&g->interior, r->mark, e, s)) {
 		r->mark[s] = e;
-		oom_if(r, ids_push(&g->interior, s));
+		ids_push(r, &g->interior, s);
 	}
-	for (uint32_t i = 0; o != g && i < o->interior.n; i++) {
-		uint32_t x = o->interior.v[i];
-		if (ib ? bit_has(ib, x) : r->mark[x] == e)
-			continue;
-		r->mark[x] = e;
-		g->compute += r->comp[x];
-		oom_if(r, ids_push(&g->interior, x));
-	}
-	ids_index(r, &g->interior);
+	for (it = (struct ds_iter){0};
+	     o != g && ids_next(&o->interior, r->words, &it, &x);)
+		if (!ids_has(&g->interior, r->mark, e, x)) {
+			r->mark[x] = e;
+			g->compute += r->comp[x];
+			ids_push(r, &g->interior, x);
+		}
 }
 
 /* ---- Eviction ----------------------------------------------------------- */
@@ -1074,20 +1161,19 @@ static void evict(struct ds_run *r, uint32_t s)
 		 * pinned storage's regions are skipped: it is never scored
 		 * or evicted again, so nothing reads them (see
 		 * regions_after) */
-		struct ds_ids *f = &region(r, s, DIR_REV)->frontier;
-		ids_compact(f);
-		for (uint32_t i = 0; i < f->n; i++)
-			if (!r->ss[f->v[i]].pinned)
-				absorb(r, region(r, f->v[i], DIR_FWD), s,
-				       DIR_FWD);
-		f = &region(r, s, DIR_FWD)->frontier;
-		ids_compact(f);
-		for (uint32_t i = 0; i < f->n; i++)
-			if (!r->ss[f->v[i]].pinned)
-				absorb(r, region(r, f->v[i], DIR_REV), s,
-				       DIR_REV);
-		region_clear(region(r, s, DIR_FWD));
-		region_clear(region(r, s, DIR_REV));
+		struct ds_iter it = {0};
+		uint32_t y;
+		while (ids_next(&region(r, s, DIR_REV)->frontier, r->words, &it,
+				&y))
+			if (!r->ss[y].pinned)
+				absorb(r, region(r, y, DIR_FWD), s, DIR_FWD);
+		for (it = (struct ds_iter){0};
+		     ids_next(&region(r, s, DIR_FWD)->frontier, r->words, &it,
+			      &y);)
+			if (!r->ss[y].pinned)
+				absorb(r, region(r, y, DIR_REV), s, DIR_REV);
+		region_clear(r, region(r, s, DIR_FWD));
+		region_clear(r, region(r, s, DIR_REV));
 	}
 	if (r->eqclass) {
 		x->ecn = ec_new(r, (int64_t)r->comp[s]);
@@ -1229,8 +1315,9 @@ static void regions_after(struct ds_run *r, const uint32_t *fresh,
 				&region(r, s, dir == DIR_FWD ? DIR_REV
 							     : DIR_FWD)
 					 ->frontier;
-			for (uint32_t k = 0; k < f->n; k++) {
-				uint32_t y = f->v[k];
+			struct ds_iter it = {0};
+			uint32_t y;
+			while (ids_next(f, r->words, &it, &y)) {
 				if (r->mark[y] != e && !r->ss[y].pinned) {
 					r->mark[y] = e;
 					oom_if(r, vec_push(&r->aff, sizeof y,
@@ -1402,12 +1489,8 @@ static enum ds_stop cmd_pin(struct ds_run *r, uint32_t t)
 
 static void run_free(struct ds_run *r)
 {
-	if (r->reg)
-		for (size_t i = 0; i < 2 * (size_t)r->tr->stos.n; i++) {
-			ids_free(&r->reg[i].interior);
-			ids_free(&r->reg[i].frontier);
-		}
 	free(r->reg);
+	arena_free(&r->arena);
 	free(r->defined);
 	free(r->material);
 	free(r->comp);
