@@ -982,14 +982,9 @@ static void ids_index_(struct ds_run *r, struct ds_ids *l)
 	l->bits = b;
 }
 
-/* Add x, which is not a member. */
-static inline void ids_push(struct ds_run *r, struct ds_ids *l, uint32_t x)
+/* ids_push when the list is full or about to become a bitset. */
+static void ids_push_slow(struct ds_run *r, struct ds_ids *l, uint32_t x)
 {
-	if (l->bits) {
-		bit_set(l->bits, x);
-		l->n++;
-		return;
-	}
 	if (l->n == l->cap) {
 		uint32_t cap = l->cap ? l->cap * 2 : 8;
 		uint32_t *v = arena_get(&r->arena, cap * sizeof *v);
@@ -1006,6 +1001,19 @@ static inline void ids_push(struct ds_run *r, struct ds_ids *l, uint32_t x)
 	l->v[l->n++] = x;
 	if (l->n >= DS_BITS_MIN)
 		ids_index_(r, l);
+}
+
+/* Add x, which is not a member. */
+static inline void ids_push(struct ds_run *r, struct ds_ids *l, uint32_t x)
+{
+	if (l->bits) {
+		bit_set(l->bits, x);
+		l->n++;
+	} else if (l->n + 1 < l->cap && l->n + 1 < DS_BITS_MIN) {
+		l->v[l->n++] = x;
+	} else {
+		ids_push_slow(r, l, x);
+	}
 }
 
 /* Remove x if present. */
