@@ -11,6 +11,7 @@
 #include "../exp/compare.h"
 #include "../exp/exp.h"
 #include "../exp/shard.h"
+#include "../policies/dtr.h"
 #include "../policies/pol.h"
 #include "../workloads/wl.h"
 #include "../workloads/wl_gen.h"
@@ -22,6 +23,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +145,22 @@ static void usage(FILE *f)
 		"                                     trace.json, timeline.png/.svg\n"
 		"      --out DIR           where (default results/compare)\n"
 		"      --no-plot           no timeline plot (no gnuplot needed)\n"
+		"  dtr TRACE.log [options]            replay a DTR trace as the DTR\n"
+		"                                     simulator simrd does (README,\n"
+		"                                     \"The dtr policy (serial\n"
+		"                                     preset)\"): one memory counter,\n"
+		"                                     eviction by a heuristic,\n"
+		"                                     rematerialization on demand\n"
+		"      --heuristic H       dtr (default), dtr-eqclass, msps,\n"
+		"                          lru, largest\n"
+		"      --ratio R           budget: int(R x the baseline peak),\n"
+		"                          0 < R <= 1e6 (default 1)\n"
+		"      --budget BYTES      budget in bytes instead, e.g. 4GiB\n"
+		"      --remat-limit X     stop (\"thrash\") once the\n"
+		"                          rematerialized compute passes X x the\n"
+		"                          baseline compute (default 1, simrd's\n"
+		"                          run_pareto); `none`: never\n"
+		"      --csv               a CSV header and one row instead\n"
 		"  list policies|allocators|hw|workloads|experiments\n"
 		"  help [experiment|policies|hw|workloads]\n"
 		"                                     this text, or a key table\n"
@@ -1088,6 +1106,160 @@ static int calibrate(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* A finite number in (0, 1e6] for option opt; -1 after a message. */
+static int parse_factor(const char *opt, const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (end == v || *end || errno || !(x > 0) || x > 1e6) {
+		fprintf(stderr, "gpumemsim: dtr: %s: '%s' is not a number in "
+				"(0, 1e6]\n", opt, v);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+/* `gpumemsim dtr TRACE.log [--heuristic H] [--ratio R | --budget BYTES]
+ * [--remat-limit X|none] [--csv]` */
+static int dtr_cmd(int argc, char **argv)
+{
+	const char *path = NULL, *budget_s = NULL;
+	enum dtr_heuristic h = DTR_H_DTR;
+	double ratio = 1.0, limit = 1.0;
+	bool have_ratio = false, csv = false, no_limit = false;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = !strcmp(a, "--heuristic") || !strcmp(a, "--ratio") ||
+			     !strcmp(a, "--budget") ||
+			     !strcmp(a, "--remat-limit");
+		if (takes && !v) {
+			fprintf(stderr, "gpumemsim: dtr: %s needs a value\n", a);
+			return EXIT_INPUT;
+		}
+		if (!strcmp(a, "--heuristic")) {
+			h = dtr_heuristic_parse(v);
+			if (h == DTR_H_COUNT) {
+				fprintf(stderr, "gpumemsim: dtr: unknown "
+						"heuristic '%s' (dtr, "
+						"dtr-eqclass, msps, lru, "
+						"largest)\n", v);
+				return EXIT_INPUT;
+			}
+		} else if (!strcmp(a, "--ratio")) {
+			if (parse_factor(a, v, &ratio) < 0)
+				return EXIT_INPUT;
+			have_ratio = true;
+		} else if (!strcmp(a, "--budget")) {
+			budget_s = v;
+		} else if (!strcmp(a, "--remat-limit")) {
+			if (!strcmp(v, "none"))
+				no_limit = true;
+			else if (parse_factor(a, v, &limit) < 0)
+				return EXIT_INPUT;
+		} else if (!strcmp(a, "--csv")) {
+			csv = true;
+		} else if (a[0] == '-' || path) {
+			fprintf(stderr, "gpumemsim: dtr: unexpected %s\n", a);
+			return EXIT_INPUT;
+		} else {
+			path = a;
+		}
+		i += takes;
+	}
+	if (!path) {
+		fprintf(stderr, "gpumemsim: dtr needs a DTR trace (.log)\n");
+		return EXIT_INPUT;
+	}
+	if (budget_s && have_ratio) {
+		fprintf(stderr, "gpumemsim: dtr: --ratio or --budget, not "
+				"both\n");
+		return EXIT_INPUT;
+	}
+	struct dtr_opts o = {.heuristic = h};
+	if (budget_s && gms_parse_bytes(budget_s, &o.budget_bytes) < 0) {
+		fprintf(stderr, "gpumemsim: dtr: --budget: '%s' is not a byte "
+				"size\n", budget_s);
+		return EXIT_INPUT;
+	}
+	gms_err err = {{0}};
+	struct dtr_trace *tr;
+	if (dtr_trace_load(path, &tr, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	struct dtr_baseline b;
+	dtr_baseline(tr, &b);
+	if (!budget_s)
+		o.budget_bytes = dtr_budget_for_ratio(&b, ratio);
+	/* run_pareto: remat_limit = compute x (overhead_limit - 1), a
+	 * float the integer remat compute must exceed: its floor */
+	double lim = floor((double)b.compute_ns * limit);
+	o.remat_limit_ns = no_limit || lim >= 18446744073709551615.0
+				   ? UINT64_MAX
+				   : (uint64_t)lim;
+	struct dtr_result r;
+	int rc = dtr_serial_run(tr, &o, &r, &err);
+	dtr_trace_free(tr);
+	if (rc < 0) {
+		fprintf(stderr, "gpumemsim: dtr: %s\n", err.msg);
+		return EXIT_RUN;
+	}
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (csv) {
+		printf("trace,heuristic,budget_bytes,status,overhead,clock_end,"
+		       "baseline_peak_bytes,baseline_compute_ns,"
+		       "remat_compute_ns,remat_ops,evictions_heuristic,"
+		       "evictions_eager_release,max_memory_bytes\n"
+		       "%s,%s,%llu,%s,%.17g,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
+		       "%llu\n",
+		       base, dtr_heuristic_name(h),
+		       (unsigned long long)o.budget_bytes,
+		       dtr_status_name(r.status), r.overhead,
+		       (unsigned long long)r.clock_end,
+		       (unsigned long long)b.peak_bytes,
+		       (unsigned long long)b.compute_ns,
+		       (unsigned long long)r.remat_compute_ns,
+		       (unsigned long long)r.remat_ops,
+		       (unsigned long long)r.evictions_heuristic,
+		       (unsigned long long)r.evictions_eager_release,
+		       (unsigned long long)r.max_memory_bytes);
+		return EXIT_OK;
+	}
+	printf("trace          %s\n"
+	       "baseline       peak %llu B, compute %llu ns, %u ops, %u "
+	       "storages\n"
+	       "heuristic      %s\n"
+	       "budget         %llu B (%.4g x the peak)\n"
+	       "remat limit    ",
+	       base, (unsigned long long)b.peak_bytes,
+	       (unsigned long long)b.compute_ns, b.n_ops, b.n_storages,
+	       dtr_heuristic_name(h), (unsigned long long)o.budget_bytes,
+	       b.peak_bytes ? (double)o.budget_bytes / (double)b.peak_bytes
+			    : 0.0);
+	if (o.remat_limit_ns == UINT64_MAX)
+		printf("none\n");
+	else
+		printf("%llu ns\n", (unsigned long long)o.remat_limit_ns);
+	printf("status         %s%s\n"
+	       "overhead       %.6f (clock %llu ns; it starts at 1)\n"
+	       "rematerialized %llu ns in %llu ops\n"
+	       "evictions      %llu by the heuristic, %llu on release\n"
+	       "max memory     %llu B\n",
+	       dtr_status_name(r.status),
+	       r.status == DTR_OOM	  ? " (nothing left to evict)"
+	       : r.status == DTR_THRASH ? " (the remat limit was passed)"
+					: "",
+	       r.overhead, (unsigned long long)r.clock_end,
+	       (unsigned long long)r.remat_compute_ns,
+	       (unsigned long long)r.remat_ops,
+	       (unsigned long long)r.evictions_heuristic,
+	       (unsigned long long)r.evictions_eager_release,
+	       (unsigned long long)r.max_memory_bytes);
+	return EXIT_OK;
+}
+
 /* The command named by argv[1]; its exit status. */
 static int dispatch(int argc, char **argv)
 {
@@ -1132,6 +1304,8 @@ static int dispatch(int argc, char **argv)
 		return calibrate(argc - 2, argv + 2);
 	if (strcmp(cmd, "compare") == 0)
 		return compare(argc - 2, argv + 2);
+	if (strcmp(cmd, "dtr") == 0)
+		return dtr_cmd(argc - 2, argv + 2);
 	fprintf(stderr, "gpumemsim: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_INPUT;

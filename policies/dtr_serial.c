@@ -89,6 +89,22 @@ struct ds_sto {
 	uint32_t nt;   /* their number */
 };
 
+/* The storage-level graph in one direction: for each storage, the other
+ * storages next to any of its tensors, each once, with the tensor id from
+ * which on the edge exists (the first child's, or the first tensor's of
+ * the storage that has that parent), sorted by it: the neighbours as of n
+ * tensors created are the entries with key < n. The regions' DFS visits
+ * these instead of every tensor's parents or children: it only collects
+ * sets (and sums over them), so repeats and order do not matter, and the
+ * transformer's views repeat most edges. */
+struct ds_adj {
+	uint32_t *off; /* storage s: entries off[s] .. off[s + 1] */
+	uint32_t *sto; /* the neighbour */
+	uint32_t *key; /* from which tensor id on */
+};
+
+enum { DIR_FWD, DIR_REV }; /* region (children), region_rev (parents) */
+
 /* A schedule command (parse/graph.py GCompute, GGet, GRelease). */
 enum ds_cmd_kind { C_COMPUTE, C_GET, C_PIN, C_RELEASE };
 
@@ -111,6 +127,8 @@ struct dtr_trace {
 	struct ds_vec args;  /* uint32_t: ops' argument tensors */
 	struct ds_vec cmds;  /* struct ds_cmd: the schedule */
 	uint32_t *kids;	     /* children of all tensors (CSR) */
+	struct ds_adj adj[2]; /* storage neighbours, [DIR_FWD]: children,
+				 [DIR_REV]: parents */
 	uint32_t *sto_t;     /* tensors of all storages (CSR) */
 	uint64_t const_bytes; /* bytes of all constants */
 	struct dtr_baseline base; /* filled at load */
@@ -350,6 +368,107 @@ static int p_event(void *ctx, const struct wl_dtr_event *ev, gms_err *err)
 	return 0;
 }
 
+/* Calls fn(ctx, neighbour storage, key) for every edge of storage s in
+ * direction dir, repeats included. */
+static void p_edges(const struct dtr_trace *tr, uint32_t s, int dir,
+		    void (*fn)(void *, uint32_t, uint32_t), void *ctx)
+{
+	const struct ds_sto *x = &STOS(tr)[s];
+	for (uint32_t i = 0; i < x->nt; i++) {
+		uint32_t t = tr->sto_t[x->t0 + i];
+		const struct ds_tensor *y = &TS(tr)[t];
+		if (dir == DIR_FWD) {
+			for (uint32_t k = 0; k < y->n_kid; k++) {
+				uint32_t u = tr->kids[y->kid0 + k];
+				fn(ctx, TS(tr)[u].sto, u);
+			}
+		} else {
+			const struct ds_op *op = &OPS(tr)[y->op];
+			for (uint32_t k = 0; k < op->n_arg; k++)
+				fn(ctx, TS(tr)[ARGS(tr)[op->arg0 + k]].sto, t);
+		}
+	}
+}
+
+/* p_adj's state while one storage's edges are gathered. */
+struct ds_gather {
+	uint32_t self;	/* the storage (self-edges are dropped) */
+	uint32_t *slot; /* per storage: its entry in this storage's list + 1,
+			   0 if none yet */
+	uint32_t *sto;	/* the list: neighbours */
+	uint32_t *key;	/* and their least keys */
+	uint32_t n;	/* its length */
+};
+
+static void p_gather(void *ctx, uint32_t us, uint32_t key)
+{
+	struct ds_gather *g = ctx;
+	if (us == g->self)
+		return;
+	uint32_t i = g->slot[us];
+	if (!i) {
+		g->sto[g->n] = us;
+		g->key[g->n] = key;
+		g->slot[us] = ++g->n;
+	} else if (key < g->key[i - 1]) {
+		g->key[i - 1] = key;
+	}
+}
+
+static void p_count(void *ctx, uint32_t us, uint32_t key)
+{
+	(void)us;
+	(void)key;
+	(*(uint64_t *)ctx)++;
+}
+
+/* Build tr->adj[dir] (struct ds_adj). */
+static int p_adj(struct dtr_trace *tr, int dir)
+{
+	uint32_t ns = tr->stos.n;
+	struct ds_adj *a = &tr->adj[dir];
+	uint64_t cap = 0, most = 0;
+	for (uint32_t s = 0; s < ns; s++) {
+		uint64_t n = 0;
+		p_edges(tr, s, dir, p_count, &n);
+		cap += n;
+		most = n > most ? n : most;
+	}
+	if (cap >= UINT32_MAX)
+		return -1;
+	a->off = malloc(((size_t)ns + 1) * sizeof *a->off);
+	a->sto = malloc((cap ? cap : 1) * sizeof *a->sto);
+	a->key = malloc((cap ? cap : 1) * sizeof *a->key);
+	struct ds_gather g = {.slot = calloc(ns ? ns : 1, sizeof *g.slot)};
+	if (!a->off || !a->sto || !a->key || !g.slot) {
+		free(g.slot);
+		return -1;
+	}
+	uint32_t at = 0;
+	for (uint32_t s = 0; s < ns; s++) {
+		a->off[s] = at;
+		g = (struct ds_gather){s, g.slot, a->sto + at, a->key + at, 0};
+		p_edges(tr, s, dir, p_gather, &g);
+		/* by key (insertion sort: the lists are short and mostly in
+		 * order already), and reset the slots */
+		for (uint32_t i = 0; i < g.n; i++) {
+			g.slot[g.sto[i]] = 0;
+			uint32_t k = g.key[i], v = g.sto[i], j = i;
+			for (; j > 0 && g.key[j - 1] > k; j--) {
+				g.key[j] = g.key[j - 1];
+				g.sto[j] = g.sto[j - 1];
+			}
+			g.key[j] = k;
+			g.sto[j] = v;
+		}
+		at += g.n;
+	}
+	a->off[ns] = at;
+	free(g.slot);
+	(void)most;
+	return 0;
+}
+
 /* After the scan: the end's Pins, the children and storage lists. */
 static int p_finish(struct ds_parse *ps)
 {
@@ -402,7 +521,7 @@ static int p_finish(struct ds_parse *ps)
 		struct ds_sto *s = &ss[ts[t].sto];
 		tr->sto_t[s->t0 + s->nt++] = t;
 	}
-	return 0;
+	return p_adj(tr, DIR_FWD) < 0 || p_adj(tr, DIR_REV) < 0 ? -1 : 0;
 }
 
 void dtr_trace_free(struct dtr_trace *tr)
@@ -415,6 +534,11 @@ void dtr_trace_free(struct dtr_trace *tr)
 	free(tr->args.p);
 	free(tr->cmds.p);
 	free(tr->kids);
+	for (int d = 0; d < 2; d++) {
+		free(tr->adj[d].off);
+		free(tr->adj[d].sto);
+		free(tr->adj[d].key);
+	}
 	free(tr->sto_t);
 	free(tr);
 }
@@ -460,117 +584,141 @@ int dtr_trace_load_mem(const char *name, const char *text, size_t len,
 	return trace_load(name, text, len, out, err);
 }
 
-/* ---- Sets of storages (the regions' interiors and frontiers) ----------- */
+/* ---- Lists of storages (the regions' interiors and frontiers) ---------- */
 
-/* A set of storage ids: open addressing, linear probing; slots hold id + 1,
- * 0 is empty, DS_TOMB a removed entry. */
-#define DS_TOMB UINT32_MAX
-
-struct ds_set {
-	uint32_t *slot; /* cap slots, NULL while cap is 0 */
-	uint32_t cap;	/* a power of two, or 0 */
-	uint32_t n;	/* members */
-	uint32_t used;	/* members and tombstones */
+/* A set of storage ids, as a list without repeats while short, as a
+ * bitset over all storages once long (DS_BITS_MIN). Membership in a short
+ * list is tested by marking its members in a per-storage array (struct
+ * ds_run's mark, mark2), which costs a pass over it. The regions' largest
+ * sets, the ones absorbed into most, are bitsets: on the transformer at
+ * 0.9 marking them was 40 of the 41 million storages marked, and growing
+ * them as lists was a third of the time. */
+struct ds_ids {
+	uint32_t *v;	/* short: the members, in no particular order */
+	uint32_t n;	/* how many members */
+	uint32_t cap;	/* short: room in v */
+	uint64_t *bits; /* long: the members as a bitset (v unused), or
+			   NULL while short */
 };
 
-static uint32_t set_hash(uint32_t x)
+/* A list this long becomes a bitset (while the replay's DS_BITS_BUDGET
+ * lasts; after that, lists stay lists). A measured trade-off, not a
+ * constant of simrd. */
+#define DS_BITS_MIN 64
+#define DS_BITS_BUDGET ((uint64_t)64 << 20) /* bytes of bitsets a replay */
+
+static bool bit_has(const uint64_t *b, uint32_t x)
 {
-	return x * 2654435761u; /* Knuth's multiplicative hash */
+	return b[x >> 6] >> (x & 63) & 1;
 }
 
-static int set_rehash(struct ds_set *s, uint32_t cap)
+static void bit_set(uint64_t *b, uint32_t x)
 {
-	uint32_t *old = s->slot, oc = s->cap;
-	s->slot = calloc(cap, sizeof *s->slot);
-	if (!s->slot) {
-		s->slot = old;
-		return -1;
-	}
-	s->cap = cap;
-	s->used = s->n;
-	for (uint32_t i = 0; i < oc; i++) {
-		uint32_t v = old[i];
-		if (v == 0 || v == DS_TOMB)
-			continue;
-		uint32_t m = cap - 1, j = set_hash(v - 1) & m;
-		while (s->slot[j])
-			j = (j + 1) & m;
-		s->slot[j] = v;
-	}
-	free(old);
-	return 0;
+	b[x >> 6] |= (uint64_t)1 << (x & 63);
 }
 
-/* Add x; 1 if it was new, 0 if present, -1 out of memory. */
-static int set_add(struct ds_set *s, uint32_t x)
+/* Where a replay's lists and bitsets live: blocks of power-of-two sizes
+ * cut from chunks, a block given back kept for the next request of its
+ * size, everything freed at once at the end. A replay grows thousands of
+ * short lists; malloc and realloc were a tenth of its time. The chunks
+ * are small enough for malloc to take them from its heap (below glibc's
+ * 128 KiB mmap threshold), where the next replay finds them again: fresh
+ * pages cost more in faults than the lists' work. */
+#define DS_CLASSES 40		   /* block sizes 2^0 .. 2^39 bytes */
+#define DS_CHUNK ((size_t)64 << 10) /* bytes of a chunk (at least) */
+
+struct ds_arena {
+	void *free_[DS_CLASSES]; /* blocks given back, by size class; each
+				    holds the next in its first bytes */
+	char *at, *end;		 /* the current chunk's unused part */
+	void **chunks;		 /* all chunks, to free them */
+	uint32_t n_chunks;	 /* how many */
+	uint32_t cap_chunks;	 /* allocated */
+};
+
+static unsigned size_class(size_t bytes)
 {
-	if ((uint64_t)(s->used + 1) * 2 > s->cap) {
-		uint32_t cap = s->cap ? s->cap : 8;
-		while ((uint64_t)(s->n + 1) * 2 > cap)
-			cap *= 2;
-		if (set_rehash(s, cap) < 0)
-			return -1;
+	unsigned k = 3; /* a block holds a pointer */
+	while (((size_t)1 << k) < bytes)
+		k++;
+	return k;
+}
+
+/* A block of at least bytes (a power of two >= 8), uninitialised. */
+static void *arena_get(struct ds_arena *a, size_t bytes)
+{
+	unsigned k = size_class(bytes);
+	if (k >= DS_CLASSES)
+		return NULL;
+	size_t sz = (size_t)1 << k;
+	if (a->free_[k]) {
+		void *p = a->free_[k];
+		memcpy(&a->free_[k], p, sizeof(void *));
+		return p;
 	}
-	uint32_t m = s->cap - 1, tomb = DS_NIL;
-	for (uint32_t i = set_hash(x) & m;; i = (i + 1) & m) {
-		uint32_t v = s->slot[i];
-		if (v == x + 1)
-			return 0;
-		if (v == DS_TOMB && tomb == DS_NIL)
-			tomb = i;
-		if (v == 0) {
-			if (tomb != DS_NIL)
-				i = tomb;
-			else
-				s->used++;
-			s->slot[i] = x + 1;
-			s->n++;
-			return 1;
+	if ((size_t)(a->end - a->at) < sz) {
+		size_t csz = sz > DS_CHUNK ? sz : DS_CHUNK;
+		if (a->n_chunks == a->cap_chunks) {
+			uint32_t cap = a->cap_chunks ? a->cap_chunks * 2 : 16;
+			void **c = realloc(a->chunks, cap * sizeof *c);
+			if (!c)
+				return NULL;
+			a->chunks = c;
+			a->cap_chunks = cap;
 		}
+		char *c = malloc(csz);
+		if (!c)
+			return NULL;
+		a->chunks[a->n_chunks++] = c;
+		a->at = c;
+		a->end = c + csz;
 	}
+	void *p = a->at;
+	a->at += sz;
+	return p;
 }
 
-static void set_remove(struct ds_set *s, uint32_t x)
+static void arena_put(struct ds_arena *a, void *p, size_t bytes)
 {
-	if (!s->n)
+	if (!p)
 		return;
-	uint32_t m = s->cap - 1;
-	for (uint32_t i = set_hash(x) & m;; i = (i + 1) & m) {
-		if (s->slot[i] == 0)
-			return;
-		if (s->slot[i] == x + 1) {
-			s->slot[i] = DS_TOMB;
-			s->n--;
-			return;
-		}
-	}
+	unsigned k = size_class(bytes);
+	memcpy(p, &a->free_[k], sizeof(void *));
+	a->free_[k] = p;
 }
 
-static void set_clear(struct ds_set *s)
+static void arena_free(struct ds_arena *a)
 {
-	if (s->used == 0)
-		return;
-	if (s->cap > 64) { /* do not keep scanning a large empty table */
-		free(s->slot);
-		*s = (struct ds_set){0};
-		return;
-	}
-	memset(s->slot, 0, (size_t)s->cap * sizeof *s->slot);
-	s->n = s->used = 0;
+	for (uint32_t i = 0; i < a->n_chunks; i++)
+		free(a->chunks[i]);
+	free(a->chunks);
 }
 
-/* Iterate: for (i = 0; set_next(s, &i, &x);) */
-static bool set_next(const struct ds_set *s, uint32_t *i, uint32_t *x)
+/* An iteration over a set: for (it = {0}; ids_next(l, words, &it, &x);).
+ * A bitset is visited in ascending order; the order never matters here
+ * (the regions' updates are sums and unions). */
+struct ds_iter {
+	uint32_t i; /* next entry (list) or next word (bitset) */
+	uint64_t w; /* bitset: the bits of the current word not yet seen */
+};
+
+static inline bool ids_next(const struct ds_ids *l, uint32_t words,
+			    struct ds_iter *it, uint32_t *x)
 {
-	for (; *i < s->cap; (*i)++) {
-		uint32_t v = s->slot[*i];
-		if (v && v != DS_TOMB) {
-			*x = v - 1;
-			(*i)++;
-			return true;
-		}
+	if (!l->bits) {
+		if (it->i >= l->n)
+			return false;
+		*x = l->v[it->i++];
+		return true;
 	}
-	return false;
+	while (!it->w) {
+		if (it->i >= words)
+			return false;
+		it->w = l->bits[it->i++];
+	}
+	*x = (it->i - 1) * 64 + (uint32_t)__builtin_ctzll(it->w);
+	it->w &= it->w - 1;
+	return true;
 }
 
 /* ---- A replay ---------------------------------------------------------- */
@@ -579,24 +727,20 @@ static bool set_next(const struct ds_set *s, uint32_t *i, uint32_t *x)
  * base storage in one direction, the material storages at its edge, and
  * the sum of the interior's compute. */
 struct ds_region {
-	struct ds_set interior; /* evicted storages */
-	struct ds_set frontier; /* material storages at the edge */
+	struct ds_ids interior; /* evicted storages */
+	struct ds_ids frontier; /* material storages at the edge */
 	uint64_t compute;	/* sum of the interior's compute, each added
 				   when it joined */
 };
 
-enum { DIR_FWD, DIR_REV }; /* region (children), region_rev (parents) */
-
 /* The mutable state of one storage. */
 struct ds_sstate {
-	uint64_t compute;     /* Storage.compute (cached) */
 	int64_t last_access;  /* meta['last_access_int'], DTR_NEVER = -inf */
 	int32_t ref_ext;      /* handles (Get/Release) */
 	int32_t ref_int;      /* locks */
 	uint32_t prev, next;  /* the pool's list links */
 	uint32_t ecn;	      /* its equivalence-class node, DS_NIL = None */
 	bool has_ecn;	      /* meta has 'ecn' (None included) */
-	bool material;	      /* its bytes are in memory */
 	bool pinned;	      /* permanently locked */
 	bool in_pool;	      /* evictable: material, unlocked, unpinned */
 };
@@ -622,6 +766,16 @@ struct ds_run {
 	uint64_t memory;	     /* the memory counter */
 	uint32_t n_created;	     /* tensors created so far */
 	uint8_t *defined;	     /* per tensor */
+	uint8_t *material;	     /* per storage: its bytes are in memory
+					(apart from ss, as comp and vis: the
+					regions' DFS reads them for every
+					edge) */
+	uint64_t *comp;		     /* per storage: Storage.compute */
+	uint32_t *vis;		     /* per storage and direction: its edges
+					(struct ds_adj) created so far, [2 *
+					s + dir]; they only grow */
+	uint32_t *dfs;		     /* the DFS stack of rebuild (a storage is
+					pushed at most once: ns entries) */
 	struct ds_sstate *ss;	     /* per storage */
 	struct ds_region *reg;	     /* per storage, [2 * s + DIR_*] */
 	uint32_t head, tail;	     /* the pool, in list order */
@@ -630,10 +784,16 @@ struct ds_run {
 					materialize snapshots */
 	struct ds_vec aff;	     /* uint32_t: storages whose regions to
 					rebuild */
-	uint32_t *mark;		     /* per storage: epoch last marked */
-	uint32_t epoch;		     /* marking epoch */
+	uint32_t *mark;		     /* per storage: epoch last marked (sets
+					of storages: interiors, neighbours) */
+	uint32_t *mark2;	     /* the same, a second set at once
+					(frontiers) */
+	uint32_t epoch;		     /* the last epoch handed out */
 	struct dtr_result *res;	     /* counters */
 	bool nomem;		     /* out of host memory */
+	uint32_t words;		     /* 64-bit words of a region's bitset */
+	uint64_t bits_left;	     /* bytes of bitsets still allowed */
+	struct ds_arena arena;	     /* the regions' lists and bitsets */
 };
 
 enum ds_stop { S_GO = 0, S_OOM, S_THRASH, S_NOMEM };
@@ -694,6 +854,18 @@ static void unlock(struct ds_run *r, uint32_t s)
 }
 
 /* ---- Equivalence classes (optimization/eqclass.py) ---------------------- */
+
+/* A fresh epoch for mark and mark2 (both cleared on wrap-around). */
+static uint32_t new_epoch(struct ds_run *r)
+{
+	if (++r->epoch == 0) {
+		size_t n = r->tr->stos.n ? r->tr->stos.n : 1;
+		memset(r->mark, 0, n * sizeof *r->mark);
+		memset(r->mark2, 0, n * sizeof *r->mark2);
+		r->epoch = 1;
+	}
+	return r->epoch;
+}
 
 static struct ds_ecn *EC(struct ds_run *r)
 {
@@ -760,19 +932,18 @@ static uint32_t created_prefix(const struct ds_run *r, const uint32_t *l,
 	return lo;
 }
 
-/* The neighbours of tensor t in direction dir, as created so far:
- * *list and the count. */
-static uint32_t nbrs(const struct ds_run *r, uint32_t t, int dir,
-		     const uint32_t **list)
+/* The neighbour storages of s in direction dir as of now (struct
+ * ds_adj): *list and the count. */
+static inline uint32_t nbrs(struct ds_run *r, uint32_t s, int dir,
+			    const uint32_t **list)
 {
-	const struct ds_tensor *x = T(r, t);
-	if (dir == DIR_REV) {
-		const struct ds_op *op = OP(r, x->op);
-		*list = &ARGS(r->tr)[op->arg0];
-		return op->n_arg;
-	}
-	*list = &r->tr->kids[x->kid0];
-	return created_prefix(r, *list, x->n_kid);
+	const struct ds_adj *a = &r->tr->adj[dir];
+	uint32_t o = a->off[s], n = a->off[s + 1] - o;
+	uint32_t *v = &r->vis[2 * (size_t)s + (size_t)dir];
+	while (*v < n && a->key[o + *v] < r->n_created)
+		(*v)++;
+	*list = &a->sto[o];
+	return *v;
 }
 
 /* The tensors of storage s created so far: *list and the count. */
@@ -790,6 +961,107 @@ static void oom_if(struct ds_run *r, int rc)
 		r->nomem = true;
 }
 
+/* ---- Sets of storages, with the replay's arena ----------------------- */
+
+/* A long list becomes a bitset (DS_BITS_MIN), its array given back. */
+static void ids_index_(struct ds_run *r, struct ds_ids *l)
+{
+	size_t bytes = (size_t)r->words * sizeof *l->bits;
+	if (bytes > r->bits_left)
+		return;
+	uint64_t *b = arena_get(&r->arena, bytes);
+	if (!b)
+		return; /* the list still works */
+	memset(b, 0, bytes);
+	r->bits_left -= bytes;
+	for (uint32_t i = 0; i < l->n; i++)
+		bit_set(b, l->v[i]);
+	arena_put(&r->arena, l->v, l->cap * sizeof *l->v);
+	l->v = NULL;
+	l->cap = 0;
+	l->bits = b;
+}
+
+/* ids_push when the list is full or about to become a bitset. */
+static void ids_push_slow(struct ds_run *r, struct ds_ids *l, uint32_t x)
+{
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? l->cap * 2 : 8;
+		uint32_t *v = arena_get(&r->arena, cap * sizeof *v);
+		if (!v) {
+			r->nomem = true;
+			return;
+		}
+		if (l->n)
+			memcpy(v, l->v, l->n * sizeof *v);
+		arena_put(&r->arena, l->v, l->cap * sizeof *v);
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = x;
+	if (l->n >= DS_BITS_MIN)
+		ids_index_(r, l);
+}
+
+/* Add x, which is not a member. */
+static inline void ids_push(struct ds_run *r, struct ds_ids *l, uint32_t x)
+{
+	if (l->bits) {
+		bit_set(l->bits, x);
+		l->n++;
+	} else if (l->n + 1 < l->cap && l->n + 1 < DS_BITS_MIN) {
+		l->v[l->n++] = x;
+	} else {
+		ids_push_slow(r, l, x);
+	}
+}
+
+/* Remove x if present. */
+static void ids_remove(struct ds_ids *l, uint32_t x)
+{
+	if (l->bits) {
+		if (bit_has(l->bits, x)) {
+			l->bits[x >> 6] &= ~((uint64_t)1 << (x & 63));
+			l->n--;
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i] == x) {
+			l->v[i] = l->v[--l->n];
+			return;
+		}
+}
+
+static void ids_clear(const struct ds_run *r, struct ds_ids *l)
+{
+	if (l->bits && l->n)
+		memset(l->bits, 0, r->words * sizeof *l->bits);
+	l->n = 0;
+}
+
+/* Mark the members of a list (not a bitset) with epoch e in m. */
+static void ids_mark(const struct ds_ids *l, uint32_t *m, uint32_t e)
+{
+	for (uint32_t i = 0; !l->bits && i < l->n; i++)
+		m[l->v[i]] = e;
+}
+
+/* Is x a member: by the bitset, or by the marks ids_mark left. */
+static inline bool ids_has(const struct ds_ids *l, const uint32_t *m,
+			   uint32_t e, uint32_t x)
+{
+	return l->bits ? bit_has(l->bits, x) : m[x] == e;
+}
+
+/* Empty g. */
+static void region_clear(const struct ds_run *r, struct ds_region *g)
+{
+	ids_clear(r, &g->interior);
+	ids_clear(r, &g->frontier);
+	g->compute = 0;
+}
+
 /* Region.rebuild: a DFS from base over the direction's neighbours of all
  * tensors of each storage visited; material ones (the base excepted) into
  * the frontier, immaterial ones into the interior with their current
@@ -797,37 +1069,29 @@ static void oom_if(struct ds_run *r, int rc)
 static void rebuild(struct ds_run *r, uint32_t base, int dir)
 {
 	struct ds_region *g = region(r, base, dir);
-	set_clear(&g->interior);
-	set_clear(&g->frontier);
-	g->compute = 0;
-	uint32_t sp0 = r->stack.n;
-	if (vec_push(&r->stack, sizeof base, &base) < 0) {
-		r->nomem = true;
-		return;
-	}
-	while (r->stack.n > sp0) {
-		uint32_t s = ((uint32_t *)r->stack.p)[--r->stack.n];
-		const uint32_t *tl;
-		uint32_t nt = sto_tensors(r, s, &tl);
-		for (uint32_t i = 0; i < nt; i++) {
-			const uint32_t *ul;
-			uint32_t nu = nbrs(r, tl[i], dir, &ul);
-			for (uint32_t j = 0; j < nu; j++) {
-				uint32_t us = T(r, ul[j])->sto;
-				if (r->ss[us].material) {
-					if (us != base)
-						oom_if(r, set_add(&g->frontier,
-								  us));
-					continue;
+	uint32_t e = new_epoch(r); /* mark: interior, mark2: frontier */
+	region_clear(r, g);
+	uint32_t sp = 0;
+	r->dfs[sp++] = base;
+	while (sp) {
+		uint32_t s = r->dfs[--sp];
+		const uint32_t *ul;
+		uint32_t nu = nbrs(r, s, dir, &ul);
+		for (uint32_t j = 0; j < nu; j++) {
+			uint32_t us = ul[j];
+			if (r->material[us]) {
+				if (us != base && r->mark2[us] != e) {
+					r->mark2[us] = e;
+					ids_push(r, &g->frontier, us);
 				}
-				int rc = set_add(&g->interior, us);
-				oom_if(r, rc);
-				if (rc == 1) {
-					g->compute += r->ss[us].compute;
-					oom_if(r, vec_push(&r->stack,
-							   sizeof us, &us));
-				}
+				continue;
 			}
+			if (r->mark[us] == e)
+				continue;
+			r->mark[us] = e;
+			g->compute += r->comp[us];
+			ids_push(r, &g->interior, us);
+			r->dfs[sp++] = us;
 		}
 	}
 }
@@ -839,22 +1103,31 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 {
 	struct ds_region *o = region(r, s, dir);
-	uint32_t i = 0, x;
-	set_remove(&g->frontier, s);
-	if (o != g)
-		while (set_next(&o->frontier, &i, &x))
-			oom_if(r, set_add(&g->frontier, x));
-	/* interior_diff = o.interior - g.interior, plus s (always summed) */
-	g->compute += r->ss[s].compute;
-	oom_if(r, set_add(&g->interior, s));
-	if (o == g)
-		return;
-	for (i = 0; set_next(&o->interior, &i, &x);) {
-		int rc = set_add(&g->interior, x);
-		oom_if(r, rc);
-		if (rc == 1)
-			g->compute += r->ss[x].compute;
+	struct ds_iter it = {0};
+	uint32_t x, e = new_epoch(r);
+	ids_remove(&g->frontier, s);
+	if (o != g) {
+		ids_mark(&g->frontier, r->mark2, e);
+		while (ids_next(&o->frontier, r->words, &it, &x))
+			if (!ids_has(&g->frontier, r->mark2, e, x)) {
+				r->mark2[x] = e;
+				ids_push(r, &g->frontier, x);
+			}
 	}
+	/* interior_diff = o.interior - g.interior, plus s (always summed) */
+	ids_mark(&g->interior, r->mark, e);
+	g->compute += r->comp[s];
+	if (!ids_has(&g->interior, r->mark, e, s)) {
+		r->mark[s] = e;
+		ids_push(r, &g->interior, s);
+	}
+	for (it = (struct ds_iter){0};
+	     o != g && ids_next(&o->interior, r->words, &it, &x);)
+		if (!ids_has(&g->interior, r->mark, e, x)) {
+			r->mark[x] = e;
+			g->compute += r->comp[x];
+			ids_push(r, &g->interior, x);
+		}
 }
 
 /* ---- Eviction ----------------------------------------------------------- */
@@ -863,23 +1136,19 @@ static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
  * (other than s) next to any tensor of s, each once. */
 static void evicted_neighbours(struct ds_run *r, uint32_t s)
 {
+	uint32_t e = new_epoch(r);
 	r->aff.n = 0;
-	r->epoch++;
-	const uint32_t *tl;
-	uint32_t nt = sto_tensors(r, s, &tl);
-	for (uint32_t i = 0; i < nt; i++)
-		for (int dir = DIR_FWD; dir <= DIR_REV; dir++) {
-			const uint32_t *ul;
-			uint32_t nu = nbrs(r, tl[i], dir, &ul);
-			for (uint32_t j = 0; j < nu; j++) {
-				uint32_t us = T(r, ul[j])->sto;
-				if (r->ss[us].material || us == s ||
-				    r->mark[us] == r->epoch)
-					continue;
-				r->mark[us] = r->epoch;
-				oom_if(r, vec_push(&r->aff, sizeof us, &us));
-			}
+	for (int dir = DIR_FWD; dir <= DIR_REV; dir++) {
+		const uint32_t *ul;
+		uint32_t nu = nbrs(r, s, dir, &ul);
+		for (uint32_t j = 0; j < nu; j++) {
+			uint32_t us = ul[j];
+			if (r->material[us] || r->mark[us] == e)
+				continue;
+			r->mark[us] = e;
+			oom_if(r, vec_push(&r->aff, sizeof us, &us));
 		}
+	}
 }
 
 /* v2.py _evict (RuntimeV2Optimized): free s, update its neighbours'
@@ -888,27 +1157,34 @@ static void evict(struct ds_run *r, uint32_t s)
 {
 	struct ds_sstate *x = &r->ss[s];
 	const uint32_t *tl;
-	x->material = false;
+	r->material[s] = 0;
 	r->memory -= STOS(r->tr)[s].size;
 	pool_remove(r, s);
 	uint32_t nt = sto_tensors(r, s, &tl);
 	for (uint32_t i = 0; i < nt; i++)
 		r->defined[tl[i]] = 0;
 	if (r->regions) {
-		uint32_t i = 0, y;
-		while (set_next(&region(r, s, DIR_REV)->frontier, &i, &y))
-			absorb(r, region(r, y, DIR_FWD), s, DIR_FWD);
-		for (i = 0; set_next(&region(r, s, DIR_FWD)->frontier, &i, &y);)
-			absorb(r, region(r, y, DIR_REV), s, DIR_REV);
-		for (int dir = DIR_FWD; dir <= DIR_REV; dir++) {
-			struct ds_region *g = region(r, s, dir);
-			set_clear(&g->interior);
-			set_clear(&g->frontier);
-			g->compute = 0;
-		}
+		/* the lists iterated are s's; absorb changes another
+		 * region, or (s in its own frontier) s's other one. A
+		 * pinned storage's regions are skipped: it is never scored
+		 * or evicted again, so nothing reads them (see
+		 * regions_after) */
+		struct ds_iter it = {0};
+		uint32_t y;
+		while (ids_next(&region(r, s, DIR_REV)->frontier, r->words, &it,
+				&y))
+			if (!r->ss[y].pinned)
+				absorb(r, region(r, y, DIR_FWD), s, DIR_FWD);
+		for (it = (struct ds_iter){0};
+		     ids_next(&region(r, s, DIR_FWD)->frontier, r->words, &it,
+			      &y);)
+			if (!r->ss[y].pinned)
+				absorb(r, region(r, y, DIR_REV), s, DIR_REV);
+		region_clear(r, region(r, s, DIR_FWD));
+		region_clear(r, region(r, s, DIR_REV));
 	}
 	if (r->eqclass) {
-		x->ecn = ec_new(r, (int64_t)x->compute);
+		x->ecn = ec_new(r, (int64_t)r->comp[s]);
 		x->has_ecn = true;
 		if (x->ecn == DS_NIL)
 			return;
@@ -925,7 +1201,7 @@ static void evict(struct ds_run *r, uint32_t s)
 static double score(struct ds_run *r, uint32_t s)
 {
 	const struct ds_sstate *x = &r->ss[s];
-	uint64_t size = STOS(r->tr)[s].size, c = x->compute;
+	uint64_t size = STOS(r->tr)[s].size, c = r->comp[s];
 	r->res->cost_evals++;
 	switch (r->h) {
 	case DTR_H_DTR:
@@ -1006,19 +1282,28 @@ static enum ds_stop free_for(struct ds_run *r, uint64_t size)
 /* Rebuild the regions after storages became material (RuntimeV2Optimized
  * _compute): both of each new one's regions, then region of every storage
  * in the union of their region_rev frontiers and region_rev of every one
- * in the union of their region frontiers. */
+ * in the union of their region frontiers.
+ *
+ * Except a pinned storage's (and evict does not absorb into them): a
+ * region is read only to score its storage in the pool, when its storage
+ * is evicted (its frontiers and, by absorb, its interiors) and here, just
+ * after its storage was computed; a pinned storage is in none of these
+ * again (pins are never undone in RuntimeV2), so what simrd keeps
+ * updating there is never used. The parameters are pinned, and their
+ * regions, which reach every evicted storage downstream, were most of
+ * the work: the results are the same, the replay several times faster. */
 static void regions_after(struct ds_run *r, const uint32_t *fresh,
 			  uint32_t n_fresh)
 {
 	/* the new storages: siblings in index order, then t; rebuilding
 	 * twice gives the same, so each storage once */
-	r->epoch++;
+	uint32_t e = new_epoch(r);
 	r->aff.n = 0;
 	for (uint32_t i = 0; i < n_fresh; i++) {
 		uint32_t s = fresh[i];
-		if (r->mark[s] == r->epoch)
+		if (r->mark[s] == e)
 			continue;
-		r->mark[s] = r->epoch;
+		r->mark[s] = e;
 		oom_if(r, vec_push(&r->aff, sizeof s, &s));
 	}
 	uint32_t n_new = r->aff.n;
@@ -1030,19 +1315,23 @@ static void regions_after(struct ds_run *r, const uint32_t *fresh,
 	/* A: region_rev frontiers (rebuild region), B: region frontiers
 	 * (rebuild region_rev); the sets are deduplicated by epoch */
 	for (int dir = DIR_FWD; dir <= DIR_REV; dir++) {
-		uint32_t e = ++r->epoch, start = r->aff.n;
+		uint32_t start = r->aff.n;
+		e = new_epoch(r);
 		for (uint32_t i = 0; i < n_new; i++) {
-			uint32_t s = ((uint32_t *)r->aff.p)[i], k = 0, y;
-			const struct ds_set *f =
+			uint32_t s = ((uint32_t *)r->aff.p)[i];
+			const struct ds_ids *f =
 				&region(r, s, dir == DIR_FWD ? DIR_REV
 							     : DIR_FWD)
 					 ->frontier;
-			while (set_next(f, &k, &y))
-				if (r->mark[y] != e) {
+			struct ds_iter it = {0};
+			uint32_t y;
+			while (ids_next(f, r->words, &it, &y)) {
+				if (r->mark[y] != e && !r->ss[y].pinned) {
 					r->mark[y] = e;
 					oom_if(r, vec_push(&r->aff, sizeof y,
 							   &y));
 				}
+			}
 		}
 		for (uint32_t i = start; i < r->aff.n; i++)
 			rebuild(r, ((uint32_t *)r->aff.p)[i], dir);
@@ -1059,7 +1348,7 @@ static void compute_op(struct ds_run *r, uint32_t t, bool remat)
 	for (uint32_t u = op->out0; u < op->out0 + op->n_out; u++) {
 		if (u != t && r->defined[u])
 			dup += T(r, u)->size; /* recomputed twice */
-		if (!r->ss[T(r, u)->sto].material)
+		if (!r->material[T(r, u)->sto])
 			fresh = true;
 	}
 	r->clock += (int64_t)op->time;
@@ -1080,11 +1369,11 @@ static void compute_op(struct ds_run *r, uint32_t t, bool remat)
 			if ((pass == 0) == (u == t))
 				continue;
 			uint32_t s = T(r, u)->sto;
-			if (!r->ss[s].material)
+			if (!r->material[s])
 				oom_if(r, vec_push(&r->stack, sizeof s, &s));
 		}
 	for (uint32_t u = op->out0; u < op->out0 + op->n_out; u++) {
-		r->ss[T(r, u)->sto].material = true;
+		r->material[T(r, u)->sto] = 1;
 		r->defined[u] = 1;
 	}
 	r->memory -= dup;
@@ -1092,12 +1381,11 @@ static void compute_op(struct ds_run *r, uint32_t t, bool remat)
 		pool_append(r, ((uint32_t *)r->stack.p)[i]);
 	if (r->eqclass)
 		for (uint32_t i = sp0; i < r->stack.n; i++) {
-			struct ds_sstate *x =
-				&r->ss[((uint32_t *)r->stack.p)[i]];
+			uint32_t s = ((uint32_t *)r->stack.p)[i];
+			struct ds_sstate *x = &r->ss[s];
 			if (x->ecn == DS_NIL)
 				continue; /* a storage listed twice */
-			EC(r)[ec_root(r, x->ecn)].value -=
-				(int64_t)x->compute;
+			EC(r)[ec_root(r, x->ecn)].value -= (int64_t)r->comp[s];
 			x->ecn = DS_NIL;
 		}
 	if (r->regions && fresh) /* rebuild uses the stack above these */
@@ -1158,7 +1446,7 @@ static enum ds_stop cmd_compute(struct ds_run *r, uint32_t o)
 		if (u >= r->n_created)
 			r->n_created = u + 1;
 		s->ref_ext++;
-		s->compute += x->cdelta;
+		r->comp[x->sto] += x->cdelta;
 		if (r->eqclass && !s->has_ecn) {
 			s->has_ecn = true;
 			s->ecn = ec_new(r, 0);
@@ -1180,7 +1468,7 @@ static void cmd_release(struct ds_run *r, uint32_t t)
 {
 	uint32_t s = T(r, t)->sto;
 	struct ds_sstate *x = &r->ss[s];
-	if (--x->ref_ext != 0 || !x->material)
+	if (--x->ref_ext != 0 || !r->material[s])
 		return;
 	if (r->v1) {
 		x->ref_int = 0;
@@ -1209,18 +1497,19 @@ static enum ds_stop cmd_pin(struct ds_run *r, uint32_t t)
 
 static void run_free(struct ds_run *r)
 {
-	if (r->reg)
-		for (size_t i = 0; i < 2 * (size_t)r->tr->stos.n; i++) {
-			free(r->reg[i].interior.slot);
-			free(r->reg[i].frontier.slot);
-		}
 	free(r->reg);
+	arena_free(&r->arena);
 	free(r->defined);
+	free(r->material);
+	free(r->comp);
+	free(r->vis);
+	free(r->dfs);
 	free(r->ss);
 	free(r->ec.p);
 	free(r->stack.p);
 	free(r->aff.p);
 	free(r->mark);
+	free(r->mark2);
 }
 
 static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
@@ -1236,16 +1525,23 @@ static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 			   .budget = budget,
 			   .remat_limit = remat_limit,
 			   .clock = 1,
+			   .words = (ns + 63) / 64,
+			   .bits_left = DS_BITS_BUDGET,
 			   .head = DS_NIL,
 			   .tail = DS_NIL,
 			   .res = res};
 	*res = (struct dtr_result){0};
 	r.defined = calloc(nt ? nt : 1, 1);
+	r.material = calloc(ns ? ns : 1, 1);
+	r.comp = calloc(ns ? ns : 1, sizeof *r.comp);
+	r.vis = calloc(2 * (size_t)(ns ? ns : 1), sizeof *r.vis);
+	r.dfs = malloc((ns ? ns : 1) * sizeof *r.dfs);
 	r.ss = malloc((ns ? ns : 1) * sizeof *r.ss);
 	r.mark = calloc(ns ? ns : 1, sizeof *r.mark);
+	r.mark2 = calloc(ns ? ns : 1, sizeof *r.mark2);
 	if (r.regions)
 		r.reg = calloc(2 * (size_t)(ns ? ns : 1), sizeof *r.reg);
-	if (!r.defined || !r.ss || !r.mark || (r.regions && !r.reg)) {
+	if (!r.defined || !r.material || !r.comp || !r.vis || !r.dfs || !r.ss || !r.mark || !r.mark2 || (r.regions && !r.reg)) {
 		run_free(&r);
 		return gms_errf(err, "dtr: out of memory");
 	}
