@@ -1185,7 +1185,9 @@ static int dtr_cmd(int argc, char **argv)
 	}
 	gms_err err = {{0}};
 	struct dtr_trace *tr;
-	if (dtr_trace_load(path, &tr, &err) < 0) {
+	char full[GMS_PATH_MAX]; /* a dtr:FILE name: in the trace directory */
+	if (wl_dtr_resolve(path, full, sizeof full, &err) != 0 ||
+	    dtr_trace_load(full, &tr, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
