@@ -11,6 +11,7 @@
 #include "../exp/compare.h"
 #include "../exp/exp.h"
 #include "../exp/shard.h"
+#include "../policies/dtr.h"
 #include "../policies/pol.h"
 #include "../workloads/wl.h"
 #include "../workloads/wl_gen.h"
@@ -22,6 +23,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,10 @@ static void usage(FILE *f)
 		"  simulate WORKLOAD [options]        one workload under a policy\n"
 		"      WORKLOAD            a generator name (`list workloads`),\n"
 		"                          a workload .yaml or a DTR trace .log\n"
+		"                          (dtr:FILE.log: in $GMS_DTR_DIR, else\n"
+		"                          ../shared/data/dtr beside the checkout)\n"
+		"      --remat forward|simrd  a trace's recomputable ops: forward\n"
+		"                          ops (default) or every op, as DTR\n"
 		"      --hw NAME|PATH      hardware profile (default V100-16GB;\n"
 		"                          `gpumemsim list hw`)\n"
 		"      --policy NAME       policy (default framework; `list policies`)\n"
@@ -139,6 +145,22 @@ static void usage(FILE *f)
 		"                                     trace.json, timeline.png/.svg\n"
 		"      --out DIR           where (default results/compare)\n"
 		"      --no-plot           no timeline plot (no gnuplot needed)\n"
+		"  dtr TRACE.log [options]            replay a DTR trace as the DTR\n"
+		"                                     simulator simrd does (README,\n"
+		"                                     \"The dtr policy (serial\n"
+		"                                     preset)\"): one memory counter,\n"
+		"                                     eviction by a heuristic,\n"
+		"                                     rematerialization on demand\n"
+		"      --heuristic H       dtr (default), dtr-eqclass, msps,\n"
+		"                          lru, largest\n"
+		"      --ratio R           budget: int(R x the baseline peak),\n"
+		"                          0 < R <= 1e6 (default 1)\n"
+		"      --budget BYTES      budget in bytes instead, e.g. 4GiB\n"
+		"      --remat-limit X     stop (\"thrash\") once the\n"
+		"                          rematerialized compute passes X x the\n"
+		"                          baseline compute (default 1, simrd's\n"
+		"                          run_pareto); `none`: never\n"
+		"      --csv               a CSV header and one row instead\n"
 		"  list policies|allocators|hw|workloads|experiments\n"
 		"  help [experiment|policies|hw|workloads]\n"
 		"                                     this text, or a key table\n"
@@ -149,13 +171,13 @@ static void usage(FILE *f)
 		"written when the input is bad.\n");
 }
 
-static void list_dir(const char *sub, const char *suffix)
+/* The files of dir ending in suffix, sorted, each as "  <shown><name>";
+ * -1 when dir cannot be read. */
+static int list_files(const char *dir, const char *shown, const char *suffix)
 {
-	char dir[1100];
-	snprintf(dir, sizeof dir, "%s/%s", hw_datadir(), sub);
 	DIR *d = opendir(dir);
 	if (!d)
-		return;
+		return -1;
 	/* sorted, so the listing is the same everywhere */
 	char names[256][256];
 	size_t n = 0, ls = strlen(suffix);
@@ -169,7 +191,16 @@ static void list_dir(const char *sub, const char *suffix)
 	qsort(names, n, sizeof names[0],
 	      (int (*)(const void *, const void *))strcmp);
 	for (size_t i = 0; i < n; i++)
-		printf("  %s/%s\n", sub, names[i]);
+		printf("  %s%s\n", shown, names[i]);
+	return 0;
+}
+
+static void list_dir(const char *sub, const char *suffix)
+{
+	char dir[1100], shown[300];
+	snprintf(dir, sizeof dir, "%s/%s", hw_datadir(), sub);
+	snprintf(shown, sizeof shown, "%s/", sub);
+	list_files(dir, shown, suffix);
 }
 
 static int list(const char *what)
@@ -201,9 +232,14 @@ static int list(const char *what)
 			       (long long)g->min_size, g->desc);
 		printf("workload files ({file: PATH, batch: N}):\n");
 		list_dir("workloads/examples", ".yaml");
-		printf("recorded traces ({trace: PATH}; batch fixed):\n");
-		list_dir("workloads/traces/dtr", ".log");
+		char dir[GMS_PATH_MAX];
+		printf("recorded traces ({trace: PATH} or {trace: dtr:FILE} "
+		       "in the DTR trace directory; batch fixed):\n");
 		list_dir("workloads/traces/recorded", ".log");
+		if (wl_dtr_dir(dir, sizeof dir) < 0 ||
+		    list_files(dir, WL_DTR_PREFIX, ".log") < 0)
+			printf("  (no DTR logs: no directory %s; set GMS_DTR_DIR, "
+			       "README \"Third-party data\")\n", dir);
 	} else if (strcmp(what, "experiments") == 0) {
 		list_dir("configs/experiments", ".yaml");
 	} else {
@@ -259,6 +295,8 @@ static int parse_count(const char *opt, const char *v, int64_t lo,
 struct wl_opts {
 	int64_t batch, size;	/* --batch, --size; 0 = default */
 	int framework, optimizer; /* --framework, --optimizer; -1 = default */
+	int remat;		/* --remat (a trace's enum wl_dtr_remat); -1 =
+				   default */
 };
 
 /* Take option a (value v) if it is a workload option: 1 taken, 0 not
@@ -269,12 +307,16 @@ static int wl_opt(const char *a, const char *v, struct wl_opts *o)
 		return parse_count(a, v, 1, a[2] == 'b' ? &o->batch : &o->size)
 			       < 0 ? -1 : 1;
 	bool fw = strcmp(a, "--framework") == 0;
-	if (!fw && strcmp(a, "--optimizer") != 0)
+	bool rm = strcmp(a, "--remat") == 0;
+	if (!fw && !rm && strcmp(a, "--optimizer") != 0)
 		return 0;
-	const char *const *names = fw ? wl_framework_names : wl_optim_names;
+	const char *const *names = fw   ? wl_framework_names
+				   : rm ? wl_dtr_remat_names
+					: wl_optim_names;
+	int *to = fw ? &o->framework : rm ? &o->remat : &o->optimizer;
 	for (int i = 0; v && names[i]; i++)
 		if (strcmp(names[i], v) == 0) {
-			*(fw ? &o->framework : &o->optimizer) = i;
+			*to = i;
 			return 1;
 		}
 	char known[256] = "";
@@ -312,12 +354,25 @@ static struct wl_workload *load_workload(const char *spec,
 					     : "--optimizer");
 		return NULL;
 	}
-	if (l > 4 && strcmp(spec + l - 4, ".log") == 0) {
+	bool is_log = l > 4 && strcmp(spec + l - 4, ".log") == 0;
+	if (!is_log && o->remat >= 0) {
+		gms_errf(err, "--remat applies to DTR traces (.log) only");
+		return NULL;
+	}
+	if (is_log) {
 		if (batch) {
 			gms_errf(err, "--batch: a trace's batch is fixed");
 			return NULL;
 		}
-		return wl_load_dtr(spec, err);
+		char path[GMS_PATH_MAX];
+		int rc = wl_dtr_resolve(spec, path, sizeof path, err);
+		return rc ? NULL
+			  : wl_load_dtr_remat(path,
+					      o->remat < 0
+						      ? WL_DTR_REMAT_FORWARD
+						      : (enum wl_dtr_remat)
+								o->remat,
+					      err);
 	}
 	if (!strchr(spec, '/') && !strstr(spec, ".yaml")) {
 		gms_errf(err, "'%s' is no generator (`gpumemsim list "
@@ -346,7 +401,7 @@ static int simulate(int argc, char **argv)
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
 	int64_t iters = 3, warmup = 1;
-	struct wl_opts wo = {0, 0, -1, -1};
+	struct wl_opts wo = {0, 0, -1, -1, -1};
 	int rc = EXIT_INPUT;
 	if (!kv)
 		return EXIT_RUN;
@@ -787,7 +842,12 @@ static int run_experiment(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	struct exp e;
-	if (exp_load(&e, path, &o, &err) < 0) {
+	int lrc = exp_load(&e, path, &o, &err);
+	if (lrc == EXP_SKIPPED) { /* third-party data absent: not an error */
+		printf("gpumemsim: %s: skipped: %s\n", path, err.msg);
+		return EXIT_OK;
+	}
+	if (lrc < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
@@ -869,7 +929,7 @@ static int run_experiment(int argc, char **argv)
 static int describe(int argc, char **argv)
 {
 	const char *spec = NULL;
-	struct wl_opts wo = {0, 0, -1, -1};
+	struct wl_opts wo = {0, 0, -1, -1, -1};
 	bool ops = false;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1047,6 +1107,162 @@ static int calibrate(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* A finite number in (0, 1e6] for option opt; -1 after a message. */
+static int parse_factor(const char *opt, const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (end == v || *end || errno || !(x > 0) || x > 1e6) {
+		fprintf(stderr, "gpumemsim: dtr: %s: '%s' is not a number in "
+				"(0, 1e6]\n", opt, v);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+/* `gpumemsim dtr TRACE.log [--heuristic H] [--ratio R | --budget BYTES]
+ * [--remat-limit X|none] [--csv]` */
+static int dtr_cmd(int argc, char **argv)
+{
+	const char *path = NULL, *budget_s = NULL;
+	enum dtr_heuristic h = DTR_H_DTR;
+	double ratio = 1.0, limit = 1.0;
+	bool have_ratio = false, csv = false, no_limit = false;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = !strcmp(a, "--heuristic") || !strcmp(a, "--ratio") ||
+			     !strcmp(a, "--budget") ||
+			     !strcmp(a, "--remat-limit");
+		if (takes && !v) {
+			fprintf(stderr, "gpumemsim: dtr: %s needs a value\n", a);
+			return EXIT_INPUT;
+		}
+		if (!strcmp(a, "--heuristic")) {
+			h = dtr_heuristic_parse(v);
+			if (h == DTR_H_COUNT) {
+				fprintf(stderr, "gpumemsim: dtr: unknown "
+						"heuristic '%s' (dtr, "
+						"dtr-eqclass, msps, lru, "
+						"largest)\n", v);
+				return EXIT_INPUT;
+			}
+		} else if (!strcmp(a, "--ratio")) {
+			if (parse_factor(a, v, &ratio) < 0)
+				return EXIT_INPUT;
+			have_ratio = true;
+		} else if (!strcmp(a, "--budget")) {
+			budget_s = v;
+		} else if (!strcmp(a, "--remat-limit")) {
+			if (!strcmp(v, "none"))
+				no_limit = true;
+			else if (parse_factor(a, v, &limit) < 0)
+				return EXIT_INPUT;
+		} else if (!strcmp(a, "--csv")) {
+			csv = true;
+		} else if (a[0] == '-' || path) {
+			fprintf(stderr, "gpumemsim: dtr: unexpected %s\n", a);
+			return EXIT_INPUT;
+		} else {
+			path = a;
+		}
+		i += takes;
+	}
+	if (!path) {
+		fprintf(stderr, "gpumemsim: dtr needs a DTR trace (.log)\n");
+		return EXIT_INPUT;
+	}
+	if (budget_s && have_ratio) {
+		fprintf(stderr, "gpumemsim: dtr: --ratio or --budget, not "
+				"both\n");
+		return EXIT_INPUT;
+	}
+	struct dtr_opts o = {.heuristic = h};
+	if (budget_s && gms_parse_bytes(budget_s, &o.budget_bytes) < 0) {
+		fprintf(stderr, "gpumemsim: dtr: --budget: '%s' is not a byte "
+				"size\n", budget_s);
+		return EXIT_INPUT;
+	}
+	gms_err err = {{0}};
+	struct dtr_trace *tr;
+	char full[GMS_PATH_MAX]; /* a dtr:FILE name: in the trace directory */
+	if (wl_dtr_resolve(path, full, sizeof full, &err) != 0 ||
+	    dtr_trace_load(full, &tr, &err) < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	struct dtr_baseline b;
+	dtr_baseline(tr, &b);
+	if (!budget_s)
+		o.budget_bytes = dtr_budget_for_ratio(&b, ratio);
+	/* run_pareto: remat_limit = compute x (overhead_limit - 1), a
+	 * float the integer remat compute must exceed: its floor */
+	double lim = floor((double)b.compute_ns * limit);
+	o.remat_limit_ns = no_limit || lim >= 18446744073709551615.0
+				   ? UINT64_MAX
+				   : (uint64_t)lim;
+	struct dtr_result r;
+	int rc = dtr_serial_run(tr, &o, &r, &err);
+	dtr_trace_free(tr);
+	if (rc < 0) {
+		fprintf(stderr, "gpumemsim: dtr: %s\n", err.msg);
+		return EXIT_RUN;
+	}
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (csv) {
+		printf("trace,heuristic,budget_bytes,status,overhead,clock_end,"
+		       "baseline_peak_bytes,baseline_compute_ns,"
+		       "remat_compute_ns,remat_ops,evictions_heuristic,"
+		       "evictions_eager_release,max_memory_bytes\n"
+		       "%s,%s,%llu,%s,%.17g,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
+		       "%llu\n",
+		       base, dtr_heuristic_name(h),
+		       (unsigned long long)o.budget_bytes,
+		       dtr_status_name(r.status), r.overhead,
+		       (unsigned long long)r.clock_end,
+		       (unsigned long long)b.peak_bytes,
+		       (unsigned long long)b.compute_ns,
+		       (unsigned long long)r.remat_compute_ns,
+		       (unsigned long long)r.remat_ops,
+		       (unsigned long long)r.evictions_heuristic,
+		       (unsigned long long)r.evictions_eager_release,
+		       (unsigned long long)r.max_memory_bytes);
+		return EXIT_OK;
+	}
+	printf("trace          %s\n"
+	       "baseline       peak %llu B, compute %llu ns, %u ops, %u "
+	       "storages\n"
+	       "heuristic      %s\n"
+	       "budget         %llu B (%.4g x the peak)\n"
+	       "remat limit    ",
+	       base, (unsigned long long)b.peak_bytes,
+	       (unsigned long long)b.compute_ns, b.n_ops, b.n_storages,
+	       dtr_heuristic_name(h), (unsigned long long)o.budget_bytes,
+	       b.peak_bytes ? (double)o.budget_bytes / (double)b.peak_bytes
+			    : 0.0);
+	if (o.remat_limit_ns == UINT64_MAX)
+		printf("none\n");
+	else
+		printf("%llu ns\n", (unsigned long long)o.remat_limit_ns);
+	printf("status         %s%s\n"
+	       "overhead       %.6f (clock %llu ns; it starts at 1)\n"
+	       "rematerialized %llu ns in %llu ops\n"
+	       "evictions      %llu by the heuristic, %llu on release\n"
+	       "max memory     %llu B\n",
+	       dtr_status_name(r.status),
+	       r.status == DTR_OOM	  ? " (nothing left to evict)"
+	       : r.status == DTR_THRASH ? " (the remat limit was passed)"
+					: "",
+	       r.overhead, (unsigned long long)r.clock_end,
+	       (unsigned long long)r.remat_compute_ns,
+	       (unsigned long long)r.remat_ops,
+	       (unsigned long long)r.evictions_heuristic,
+	       (unsigned long long)r.evictions_eager_release,
+	       (unsigned long long)r.max_memory_bytes);
+	return EXIT_OK;
+}
+
 /* The command named by argv[1]; its exit status. */
 static int dispatch(int argc, char **argv)
 {
@@ -1091,6 +1307,8 @@ static int dispatch(int argc, char **argv)
 		return calibrate(argc - 2, argv + 2);
 	if (strcmp(cmd, "compare") == 0)
 		return compare(argc - 2, argv + 2);
+	if (strcmp(cmd, "dtr") == 0)
+		return dtr_cmd(argc - 2, argv + 2);
 	fprintf(stderr, "gpumemsim: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_INPUT;

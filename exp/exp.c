@@ -86,6 +86,7 @@ struct exp_wl_in {
 	char label[PRM_STR_MAX];
 	int64_t batch, size;
 	int framework, optimizer;
+	int remat;
 };
 #define WLI(f) offsetof(struct exp_wl_in, f)
 static const struct prm_def wl_defs[] = {
@@ -95,7 +96,14 @@ static const struct prm_def wl_defs[] = {
 	{"file", PRM_PATH, "", 0, 0, NULL,
 	 "a workload YAML file (workloads/README.md)", WLI(file)},
 	{"trace", PRM_PATH, "", 0, 0, NULL,
-	 "a recorded DTR training log (its batch is fixed)", WLI(trace)},
+	 "a recorded DTR training log (its batch is fixed): a path, or "
+	 "dtr:FILE for FILE in the DTR trace directory ($GMS_DTR_DIR, else "
+	 "../shared/data/dtr beside the checkout; absent: the experiment "
+	 "is skipped)", WLI(trace)},
+	{"remat", PRM_ENUM, "forward", 0, 0, wl_dtr_remat_names,
+	 "traces: which recorded ops may be re-run: forward (forward ops "
+	 "whose results no in-place op changes) or simrd (every op, as "
+	 "DTR's simulator)", WLI(remat)},
 	{"label", PRM_STR, "", 0, 0, NULL,
 	 "name in results (default: the generator name or file stem)",
 	 WLI(label)},
@@ -330,8 +338,24 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 		} else {
 			bool trace = in.trace[0];
 			w->src = trace ? EXP_SRC_TRACE : EXP_SRC_FILE;
-			resolve(e, trace ? in.trace : in.file, w->path,
-				sizeof w->path);
+			w->remat = (enum wl_dtr_remat)in.remat;
+			if (trace && !strncmp(in.trace, WL_DTR_PREFIX,
+					      strlen(WL_DTR_PREFIX))) {
+				int rc = wl_dtr_resolve(in.trace, w->path,
+							sizeof w->path, err);
+				if (rc == WL_DTR_ABSENT) /* noted; parsing goes
+							    on for errors */
+					snprintf(e->skip, sizeof e->skip,
+						 "%s", err->msg);
+				if (rc < 0)
+					return cfg_err_at(
+						err, d, cfg_map_get(d, n,
+								    "trace"),
+						"%s: key 'trace'", what);
+			} else {
+				resolve(e, trace ? in.trace : in.file,
+					w->path, sizeof w->path);
+			}
 			snprintf(w->label, sizeof w->label, "%s",
 				 stem(w->path, buf, sizeof buf));
 			/* generator keys given explicitly (a default value
@@ -339,6 +363,13 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 			const char *bad = NULL;
 			static const char *const gen_only[] = {
 				"size", "framework", "optimizer", NULL};
+			if (!trace && n->type == YAML_MAPPING_NODE &&
+			    cfg_map_get(d, n, "remat"))
+				return cfg_errf(err, d,
+						cfg_map_get(d, n, "remat"),
+						"%s: key 'remat': applies to "
+						"traces only",
+						what);
 			for (int k = 0; !bad && gen_only[k]; k++)
 				if (n->type == YAML_MAPPING_NODE &&
 				    cfg_map_get(d, n, gen_only[k]))
@@ -752,6 +783,11 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	    parse_policies(e, top.policies, err) < 0 ||
 	    parse_cluster(e, top.cluster, err) < 0 || check_eff(e, err) < 0)
 		goto fail;
+	if (e->skip[0]) { /* third-party data absent: nothing to build */
+		gms_errf(err, "%s", e->skip);
+		exp_free(e);
+		return EXP_SKIPPED;
+	}
 	if (e->kind == EXP_MIN_POOL && top.pool_size) {
 		cfg_errf(err, d, cfg_map_get(d, root, "pool_size"),
 			 "key 'pool_size': measure min-pool chooses the pool "
@@ -833,7 +869,7 @@ struct wl_workload *exp_build_workload_in(const struct exp *e, size_t i,
 	case EXP_SRC_FILE:
 		return wl_load_yaml(w->path, batch ? batch : w->batch, err);
 	case EXP_SRC_TRACE:
-		return wl_load_dtr(w->path, err);
+		return wl_load_dtr_remat(w->path, w->remat, err);
 	}
 	gms_errf(err, "bad workload source");
 	return NULL;

@@ -90,6 +90,8 @@ struct exp_workload {
 	struct wl_gen_args args;   /* EXP_SRC_GEN: its arguments (batch) */
 	char path[PRM_PATH_MAX];   /* EXP_SRC_FILE / TRACE: the file */
 	int64_t batch;		   /* batch to build at; 0 = the file's */
+	enum wl_dtr_remat remat;   /* EXP_SRC_TRACE: which ops are
+				      recomputable (`remat:`) */
 	const yaml_node_t *node;   /* the entry, for messages */
 };
 
@@ -132,6 +134,9 @@ struct exp {
 					tuner's base learning rate and the
 					convexity c of equation 9 */
 	struct cl_cluster cluster;   /* scaling: the cluster (`cluster:`) */
+	char skip[1024];	     /* why the experiment cannot run here (a
+					dtr: trace whose directory is absent,
+					wl_dtr_resolve), "" when it can */
 };
 
 /* The tuner (accudnn_tune's signature); a hook so that tests can give a
@@ -217,7 +222,12 @@ struct exp_result {
 	double wall_s;		   /* wall-clock seconds of exp_run */
 };
 
-/* Parse and validate; nothing is run or written. */
+/* Parse and validate; nothing is run or written. Returns 0, -1 with err
+ * (bad input), or EXP_SKIPPED with err saying why: the experiment reads
+ * DTR traces by `dtr:` name and their directory is absent (third-party
+ * data the repository does not ship; README "Third-party data"); e is
+ * then freed, and `run` prints the reason and exits 0. */
+#define EXP_SKIPPED 1
 int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	     gms_err *err);
 void exp_free(struct exp *e);

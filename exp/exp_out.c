@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -672,6 +673,30 @@ static void series_head(FILE *f, FILE *t, const struct exp *e, size_t w,
 	word(t, e->pol[q].label);
 }
 
+/* A DTR Pareto sweep: budget fractions, every policy `dtr` (the plot of
+ * the DTR paper's Figure 2: overhead against the budget ratio, a panel
+ * per model, a curve per heuristic). */
+static bool pareto(const struct exp *e)
+{
+	if (e->axis != EXP_AXIS_FRACTION)
+		return false;
+	for (size_t q = 0; q < e->n_pol; q++)
+		if (strcmp(e->pol[q].name, "dtr"))
+			return false;
+	return true;
+}
+
+/* Compute overhead of a point: its steady iteration time over the kernel
+ * time of its own ops (compute busy less recomputation); simrd's
+ * clock / compute (dtr-semantics.md 0). NaN when it did not finish. */
+static double overhead(const struct exp_point *p)
+{
+	sim_time_t own = p->st.steady.compute_busy - p->st.steady.recompute;
+	if (strcmp(exp_status(p), "ok") || own <= 0)
+		return NAN;
+	return (double)p->st.steady.time / (double)own;
+}
+
 static int cmp_batch(const void *a, const void *b)
 {
 	const struct exp_point *x = *(const struct exp_point *const *)a;
@@ -724,6 +749,10 @@ static const char *write_plot_data(const struct exp *e,
 		break;
 	case EXP_SWEEP: {
 		script = "plot-sweep.gp";
+		/* the Pareto plot's rows: "fraction overhead" */
+		bool par = pareto(e);
+		if (par)
+			script = "plot-pareto.gp";
 		if (e->axis == EXP_AXIS_BUDGET)
 			snprintf(xlabel, xn, "device budget (GiB)");
 		if (e->axis == EXP_AXIS_FRACTION)
@@ -743,7 +772,12 @@ static const char *write_plot_data(const struct exp *e,
 							   ? (double)p->budget /
 								     (double)GMS_GIB
 							   : p->fraction;
-					if (strcmp(exp_status(p), "ok"))
+					if (par && isnan(overhead(p)))
+						fprintf(f, "%.6f NaN\n", x);
+					else if (par)
+						fprintf(f, "%.6f %.6f\n", x,
+							overhead(p));
+					else if (strcmp(exp_status(p), "ok"))
 						fprintf(f, "%.6f NaN NaN\n", x);
 					else
 						fprintf(f, "%.6f %.6f %.6f\n",

@@ -7,6 +7,7 @@
  * from them in index order) do not depend on the number of threads.
  */
 #include "exp.h"
+#include "../policies/dtr_full.h"
 
 #include "../policies/pol.h"
 
@@ -255,6 +256,23 @@ static void simulate(const struct exp *e, struct exp_point *p,
 		return;
 	}
 	uint64_t budget = p->budget ? p->budget : e->budget;
+	if (dtr_full_is_serial(&pol)) { /* DTR's own replay, not ex_run */
+		const struct exp_workload *w = &e->wl[p->wl];
+		if (w->src != EXP_SRC_TRACE ||
+		    dtr_full_run_serial(&pol, w->path, p->fraction, budget,
+					wl->batch, &p->st, &p->budget,
+					&err) < 0) {
+			snprintf(p->error, sizeof p->error, "%s",
+				 w->src != EXP_SRC_TRACE
+					 ? "policy dtr, preset serial: "
+					   "replays DTR traces only"
+					 : err.msg);
+			p->st.failed = true;
+		}
+		p->ran = true;
+		pol_destroy(&pol);
+		return;
+	}
 	p->budget = run_one(e, wl, &pol, budget, p->pool_size, obs, &p->st,
 			    p->error, sizeof p->error);
 	p->ran = true;

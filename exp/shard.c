@@ -983,7 +983,7 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 			else
 				snprintf(dir, sizeof dir, ".");
 			struct exp_opts lo = {.out = out ? out : dir};
-			if (exp_load(e, h.path, &lo, err) < 0) {
+			if (exp_load(e, h.path, &lo, err) != 0) {
 				gms_err_prefix(err, "%s: its experiment",
 					       files[0]);
 				x.bad = true;

@@ -228,13 +228,19 @@ static void test_all_workloads(void **state)
 				   fm_budget(w), true);
 		wl_free(w);
 	}
-	static const char *const logs[] = {
-		"workloads/traces/dtr/resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log",
-		"workloads/traces/dtr/unet-6-8000000000.0-2020-10-1-10-57-18-default.log",
-	};
+}
+
+/* The same on two DTR traces; skipped when they are absent. */
+static void test_traces(void **state)
+{
+	(void)state;
+	static const char *const modes[] = {"mode=naive", "mode=dynamic"};
+	static const char *const logs[] = {DTR_RESNET32, DTR_UNET};
 	for (size_t i = 0; i < 2; i++) {
 		gms_err err;
-		struct wl_workload *w = wl_load_dtr(logs[i], &err);
+		char path[GMS_PATH_MAX];
+		dtr_path_or_skip(logs[i], path, sizeof path);
+		struct wl_workload *w = wl_load_dtr(path, &err);
 		if (!w)
 			fail_msg("%s", err.msg);
 		run_under_pressure(w, logs[i], "accudnn", modes, 2, NULL,
@@ -250,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_held_blobs_released),
 		cmocka_unit_test(test_dynamic_predicted),
 		cmocka_unit_test(test_all_workloads),
+		cmocka_unit_test(test_traces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -297,14 +297,13 @@ static void test_all_generators(void **state)
 static void test_all_traces(void **state)
 {
 	(void)state;
-	static const char *const logs[] = {
-		"workloads/traces/dtr/resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log",
-		"workloads/traces/dtr/transformer-10-8000000000.0-2020-10-1-10-56-5-default.log",
-		"workloads/traces/dtr/unet-6-8000000000.0-2020-10-1-10-57-18-default.log",
-	};
+	static const char *const logs[] = {DTR_RESNET32, DTR_TRANSFORMER,
+					   DTR_UNET};
 	for (size_t i = 0; i < 3; i++) {
 		gms_err err;
-		struct wl_workload *w = wl_load_dtr(logs[i], &err);
+		char path[GMS_PATH_MAX];
+		dtr_path_or_skip(logs[i], path, sizeof path);
+		struct wl_workload *w = wl_load_dtr(path, &err);
 		if (!w)
 			fail_msg("%s", err.msg);
 		run_all_modes(w, logs[i]);

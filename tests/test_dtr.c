@@ -34,13 +34,9 @@
 #include "wlkit.h"
 
 #define FIX "tests/fixtures/dtr/"
-#define TRACES "workloads/traces/dtr/"
-
-static const char *const shipped[] = {
-	TRACES "resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log",
-	TRACES "transformer-10-8000000000.0-2020-10-1-10-56-5-default.log",
-	TRACES "unet-6-8000000000.0-2020-10-1-10-57-18-default.log",
-};
+/* the DTR logs, in the trace directory (dtr_path_or_skip) */
+static const char *const shipped[] = {DTR_RESNET32, DTR_TRANSFORMER,
+				      DTR_UNET};
 #define N_SHIPPED (sizeof shipped / sizeof *shipped)
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -810,6 +806,72 @@ static void test_malformed(void **state)
 	assert_has(err.msg, FIX "no-such.log: ");
 }
 
+/* remat: simrd on the same log. DTR's simulator rematerialises any op
+ * (dtr-semantics.md 4: `_materialize` re-runs whatever op made an
+ * undefined parent, views included; a MUTATE's results are tensors of
+ * their own there). So, from the walk above: op 0 (y is mutated later:
+ * not recomputable under forward), op 2 (a MUTATE), op 4 (backward) and
+ * op 5 (update) become recomputable; ops 1 and 3 were already. Nothing
+ * else changes: the same 6 ops and 6 tensors, the same reads, writes and
+ * release points, so the same peak 14192 under framework. */
+static void test_fixture_remat_simrd(void **state)
+{
+	(void)state;
+	gms_err err = {{0}};
+	struct wl_workload *f = wl_load_dtr(FIX "mini-4-all.log", &err);
+	struct wl_workload *w = wl_load_dtr_remat(FIX "mini-4-all.log",
+						  WL_DTR_REMAT_SIMRD, &err);
+	if (!w || !f)
+		fail_msg("%s", err.msg);
+	static const bool fwd[6] = {false, true, false, true, false, false};
+	assert_int_equal(w->n_ops, 6);
+	assert_int_equal(w->n_tensors, 6);
+	for (uint32_t o = 0; o < 6; o++) {
+		assert_int_equal(f->ops[o].recomputable, fwd[o]);
+		assert_true(w->ops[o].recomputable);
+		assert_int_equal(w->ops[o].n_in, f->ops[o].n_in);
+		assert_int_equal(w->ops[o].n_out, f->ops[o].n_out);
+	}
+	for (uint32_t t = 0; t < 6; t++)
+		assert_int_equal(w->tensors[t].release_after,
+				 f->tensors[t].release_after);
+	struct st_run st;
+	assert_int_equal(run_policy(w, "framework", NULL, 0, 2, &st), 0);
+	assert_int_equal(st.mem.peak_allocated, 14192);
+	st_run_free(&st);
+	assert_string_equal(wl_dtr_remat_names[WL_DTR_REMAT_SIMRD], "simrd");
+	assert_string_equal(wl_dtr_remat_names[WL_DTR_REMAT_FORWARD],
+			    "forward");
+	wl_free(f);
+	wl_free(w);
+}
+
+/* wl_dtr_resolve: a path is copied; "dtr:F" is F in $GMS_DTR_DIR, or
+ * WL_DTR_ABSENT with the reason when that directory does not exist. */
+static void test_trace_dir(void **state)
+{
+	(void)state;
+	char out[GMS_PATH_MAX];
+	gms_err err = {{0}};
+	assert_int_equal(wl_dtr_resolve("a/b.log", out, sizeof out, &err), 0);
+	assert_string_equal(out, "a/b.log");
+	setenv("GMS_DTR_DIR", "tests/fixtures/dtr", 1);
+	assert_int_equal(wl_dtr_resolve("dtr:mini-4-all.log", out, sizeof out,
+					&err), 0);
+	assert_string_equal(out, "tests/fixtures/dtr/mini-4-all.log");
+	setenv("GMS_DTR_DIR", "/nonexistent/gms-dtr", 1);
+	assert_int_equal(wl_dtr_resolve("dtr:x.log", out, sizeof out, &err),
+			 WL_DTR_ABSENT);
+	assert_has(err.msg, "dtr:x.log: the DTR traces are not here (no "
+			    "directory /nonexistent/gms-dtr); set GMS_DTR_DIR");
+	unsetenv("GMS_DTR_DIR");
+	/* the default: beside the checkout */
+	assert_int_equal(wl_dtr_dir(out, sizeof out), 0);
+	char want[GMS_PATH_MAX];
+	snprintf(want, sizeof want, "%s/../shared/data/dtr", hw_datadir());
+	assert_string_equal(out, want);
+}
+
 /* ---- the shipped logs --------------------------------------------------- */
 
 /* Each shipped log: ops and total time as a plain scan counts them, the
@@ -822,11 +884,13 @@ static void test_shipped(void **state)
 	(void)state;
 	for (size_t i = 0; i < N_SHIPPED; i++) {
 		gms_err err = {{0}};
-		struct wl_workload *w = wl_load_dtr(shipped[i], &err);
+		char path[GMS_PATH_MAX];
+		dtr_path_or_skip(shipped[i], path, sizeof path);
+		struct wl_workload *w = wl_load_dtr(path, &err);
 		if (!w)
 			fail_msg("%s", err.msg);
 		struct scan s;
-		scan_file(shipped[i], &s);
+		scan_file(path, &s);
 		assert_int_equal(w->n_ops, s.ops);
 		uint64_t total = 0;
 		for (uint32_t o = 0; o < w->n_ops; o++)
@@ -882,8 +946,10 @@ static void test_load_time(void **state)
 {
 	(void)state;
 	gms_err err = {{0}};
+	char path[GMS_PATH_MAX];
+	dtr_path_or_skip(shipped[1], path, sizeof path);
 	double t0 = now_s();
-	struct wl_workload *w = wl_load_dtr(shipped[1], &err);
+	struct wl_workload *w = wl_load_dtr(path, &err);
 	double dt = now_s() - t0;
 	if (!w)
 		fail_msg("%s", err.msg);
@@ -903,6 +969,8 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_shipped),
 		cmocka_unit_test(test_load_time),
+		cmocka_unit_test(test_fixture_remat_simrd),
+		cmocka_unit_test(test_trace_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -479,6 +479,60 @@ static void test_jobs_identical(void **state)
 	free(csv);
 }
 
+/* The DTR Pareto plot's data (every policy dtr, budget fractions:
+ * plot-pareto.gp): on tests/fixtures/dtr/mini-4-all.log at the whole
+ * baseline (arena: the log's peak, 14192 B, test_dtr.c) nothing is
+ * evicted, so each heuristic's overhead, iteration time over the kernel
+ * time of the step's own ops (1495 ns of TIME, no recomputation), is
+ * exactly 1: one block per (workload, policy), "1.000000 1.000000". */
+static void test_pareto_data(void **state)
+{
+	(void)state;
+	run_exp(FX "dtr-pareto-mini.yaml", "pareto", "");
+	char p[512];
+	snprintf(p, sizeof p, "%s/pareto/plot.dat", tmpdir);
+	char *dat = slurp(p);
+	assert_string_equal(dat, "# mini-4-all dtr(heuristic=dtr)\n"
+				 "1.000000 1.000000\n\n\n"
+				 "# mini-4-all dtr(heuristic=lru)\n"
+				 "1.000000 1.000000\n\n\n");
+	free(dat);
+	snprintf(p, sizeof p, "%s/pareto/plot.png", tmpdir);
+	struct stat st;
+	assert_int_equal(stat(p, &st), 0);
+}
+
+/* policy dtr, preset serial: the point is DTR's own replay of the log
+ * (dtr_serial_run), not the executor. On tests/fixtures/dtr/mini-4-all.log
+ * (dtr-semantics.md): at the whole baseline every op runs once and the
+ * clock, starting at 1, ends at 1 + 1495 ns of TIME: overhead 1496/1495 =
+ * 1.000669. At half of it: the constants w, x and tmp (4096 + 1000 + 64
+ * = 5160 B) are pinned and never freed in simrd's budgeted runtime, op 0
+ * needs 2000 more, 7160 B, past any half of a peak of at most 14288 B (the
+ * log's 14192 plus the 96 B of constants simrd keeps), and nothing else
+ * is in the pool: OOM before the clock moves (max_memory 5160), absent
+ * from the plot. */
+static void test_serial_preset(void **state)
+{
+	(void)state;
+	run_exp(FX "dtr-serial-mini.yaml", "serial", "");
+	char p[512];
+	snprintf(p, sizeof p, "%s/serial/plot.dat", tmpdir);
+	char *dat = slurp(p);
+	assert_string_equal(dat, "# mini-4-all dtr(heuristic=dtr,preset="
+				 "serial)\n1.000000 1.000669\n"
+				 "0.500000 NaN\n\n\n");
+	free(dat);
+	snprintf(p, sizeof p, "%s/serial/runs.json", tmpdir);
+	char *js = slurp(p);
+	assert_non_null(strstr(js, "\"status ok\""));
+	assert_non_null(strstr(js, "\"clock 1496\""));
+	assert_non_null(strstr(js, "\"status OOM\""));
+	assert_non_null(strstr(js, "\"max_memory 5160\""));
+	assert_non_null(strstr(js, "DTR serial: OOM"));
+	free(js);
+}
+
 /* A malformed file: exit 2, one line naming the file (and line:col and
  * key where there is one), and no output directory. */
 static void bad(const char *file, const char *needle)
@@ -519,6 +573,45 @@ static void test_malformed_files(void **state)
 	bad(FX "bad-pool.yaml", "bad-pool.yaml:3:12: key 'pool_size'");
 	bad(FX "bad-minpool-pool.yaml",
 	    "bad-minpool-pool.yaml:3:12: key 'pool_size': measure min-pool");
+	/* remat: a value of the enum, on traces only; the column is the
+	 * value's: "  - {" 5, "trace: " 7, the 33-character path, ", " 2,
+	 * "remat: " 7 = 54 before it (bad-remat-gen: 5 + "file: " 6 + 26 +
+	 * 2 + "batch: 4" 8 + 2 + 7 = 56) */
+	bad(FX "bad-remat.yaml", "bad-remat.yaml:3:55: workload 1: key "
+				 "'remat'");
+	bad(FX "bad-remat-gen.yaml", "bad-remat-gen.yaml:3:57: workload 1: "
+				     "key 'remat': applies to traces only");
+	/* a trace by dtr: name whose directory is absent: skipped, exit 0,
+	 * one line saying where to get the logs, nothing written; a bad
+	 * key elsewhere is still bad input */
+	char *out, dir[512], a2[1024];
+	snprintf(dir, sizeof dir, "%s/bad-out", tmpdir);
+	snprintf(a2, sizeof a2, "run " FX "dtr-absent.yaml --quiet --out %s",
+		 dir);
+	setenv("GMS_DTR_DIR", "/nonexistent/gms-dtr", 1);
+	assert_int_equal(sh(a2, &out), 0);
+	assert_non_null(strstr(out, "dtr-absent.yaml: skipped: "
+				    "dtr:mini-4-all.log: the DTR traces are "
+				    "not here (no directory "
+				    "/nonexistent/gms-dtr)"));
+	assert_non_null(strstr(out, "github.com/uwsampl/dtr-prototype"));
+	free(out);
+	struct stat st;
+	assert_int_not_equal(stat(dir, &st), 0);
+	bad(FX "dtr-absent-bad.yaml", "unknown policy 'frameworx'");
+	/* with the directory there, the name is a file in it */
+	setenv("GMS_DTR_DIR", "tests/fixtures/dtr", 1);
+	snprintf(a2, sizeof a2, "run " FX "dtr-absent.yaml --quiet --out %s",
+		 dir);
+	assert_int_equal(sh(a2, &out), 0);
+	free(out);
+	unsetenv("GMS_DTR_DIR");
+	snprintf(a2, sizeof a2, "%s/summary.csv", dir);
+	char *csv = slurp(a2);
+	assert_non_null(strstr(csv, "mini-4-all"));
+	free(csv);
+	snprintf(a2, sizeof a2, "rm -rf %s", dir);
+	assert_int_equal(system(a2), 0);
 	/* a --trace-point beyond the rows is caught before anything runs */
 	char args[512];
 	snprintf(args, sizeof args,
@@ -721,7 +814,9 @@ static void test_describe_help_list(void **state)
 	free(out);
 	assert_int_equal(sh("list workloads", &out), 0);
 	assert_non_null(strstr(out, "bert_base"));
-	assert_non_null(strstr(out, "workloads/traces/dtr/"));
+	/* the DTR logs as dtr: names, or where to put them */
+	assert_non_null(strstr(out, "recorded traces"));
+	assert_true(strstr(out, "  dtr:") || strstr(out, "(none: no directory"));
 	free(out);
 	assert_int_equal(sh("list experiments", &out), 0);
 	assert_non_null(strstr(out, "configs/experiments/default.yaml"));
@@ -742,6 +837,8 @@ int main(void)
 		cmocka_unit_test(test_outputs_say_what_ran),
 		cmocka_unit_test(test_jobs_identical),
 		cmocka_unit_test(test_malformed_files),
+		cmocka_unit_test(test_pareto_data),
+		cmocka_unit_test(test_serial_preset),
 		cmocka_unit_test(test_trace),
 		cmocka_unit_test(test_describe_help_list),
 		cmocka_unit_test(test_shared_builds_max_batch),

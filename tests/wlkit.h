@@ -14,6 +14,31 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The DTR trace `file` (a log's name) in the trace directory
+ * (wl_dtr_dir: $GMS_DTR_DIR, else ../shared/data/dtr beside the
+ * checkout), into path. The logs are not shipped (README, "Third-party
+ * data"): when the directory is absent, the test is skipped with the
+ * reason (cmocka's skip() leaves the test). */
+static inline void dtr_path_or_skip(const char *file, char *path, size_t cap)
+{
+	char spec[512];
+	gms_err err = {{0}};
+	snprintf(spec, sizeof spec, "%s%s", WL_DTR_PREFIX, file);
+	int rc = wl_dtr_resolve(spec, path, cap, &err);
+	if (rc == WL_DTR_ABSENT) {
+		print_message("skipped: %s\n", err.msg);
+		skip();
+	}
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* The three DTR logs the project reads (README, "Third-party data"). */
+#define DTR_RESNET32 "resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log"
+#define DTR_TRANSFORMER \
+	"transformer-10-8000000000.0-2020-10-1-10-56-5-default.log"
+#define DTR_UNET "unet-6-8000000000.0-2020-10-1-10-57-18-default.log"
+
 static inline uint32_t tensor_id(const struct wl_workload *w, const char *name)
 {
 	uint32_t id = wl_tensor_id(w, name);

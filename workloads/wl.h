@@ -287,6 +287,40 @@ struct wl_workload *wl_load_dtr(const char *path, gms_err *err);
 struct wl_workload *wl_load_dtr_opt(const char *path, bool profile_times,
 				    gms_err *err);
 
+/* Which recorded ops the trace loader marks recomputable (`remat:` of an
+ * experiment's trace entry, `simulate --remat`):
+ *   forward  a forward CALL whose results no MUTATE writes later (the
+ *            default: what a framework could re-run and get the same
+ *            values back; checkpoint, capuchin);
+ *   simrd    every op, backward and mutated results included, as DTR's
+ *            simulator rematerialises any op (dtr-semantics.md section 4;
+ *            simrd/simrd/runtime/v2.py `_materialize`). */
+enum wl_dtr_remat { WL_DTR_REMAT_FORWARD, WL_DTR_REMAT_SIMRD };
+extern const char *const wl_dtr_remat_names[]; /* "forward", "simrd" */
+
+/* wl_load_dtr with the recomputability rule r. */
+struct wl_workload *wl_load_dtr_remat(const char *path, enum wl_dtr_remat r,
+				      gms_err *err);
+/* Both options: the rule r and profile_times (wl_load_dtr_opt). */
+struct wl_workload *wl_load_dtr_with(const char *path, enum wl_dtr_remat r,
+				     bool profile_times, gms_err *err);
+
+/* The DTR traces' directory (README, "Third-party data"): the logs are
+ * not shipped (their repository carries no licence). It is
+ * $GMS_DTR_DIR when set and not empty, else <data dir>/../shared/data/dtr
+ * (hw_datadir(): $GPUMEMSIM_HOME or the checkout built from). Written
+ * into out (cap bytes); -1 when it does not fit. */
+int wl_dtr_dir(char *out, size_t cap);
+
+/* A trace name as an experiment or the command line gives it: a name
+ * "dtr:FILE" is FILE in wl_dtr_dir(); anything else is a path, copied.
+ * Returns 0 with the path in out; WL_DTR_ABSENT when it is a "dtr:" name
+ * and the directory does not exist (err says so and how to get the
+ * logs: callers skip); -1 with err when it does not fit. */
+#define WL_DTR_PREFIX "dtr:"
+#define WL_DTR_ABSENT 1
+int wl_dtr_resolve(const char *spec, char *out, size_t cap, gms_err *err);
+
 /* Sum of bytes of tensors of a kind. */
 uint64_t wl_bytes_of_kind(const struct wl_workload *w, enum wl_kind k);
 

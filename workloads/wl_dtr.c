@@ -69,16 +69,23 @@
  * their MEMORY and ALIAS lines is an error "path:line:col: ..." naming the
  * key. An ANNOTATE START discards what came before it (a log may hold
  * warm-up steps; the last START marks the recorded one). No global state.
+ *
+ * The same scanner serves readers that build something else (wl_dtr.h,
+ * wl_dtr_scan): with a callback set, each instruction is handed over once
+ * checked, with its handles as numbers, and no workload is built.
  */
-#include "wl.h"
+#include "wl_dtr.h"
 #include "wl_aten.h"
 #include "conv_algo.h"
+#include "../sim/hw.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 
 /* ---- Keys and instructions ------------------------------------------- */
 
@@ -226,6 +233,8 @@ struct dtr_handle {
 	uint32_t hash;	  /* wl_name_hash of name */
 	uint32_t sto;	  /* storage index */
 	bool alive;	  /* defined and not released */
+	uint32_t id;	  /* number in order of first definition since
+			     START (wl_dtr.h) */
 };
 
 /* An op: one CALL or MUTATE. */
@@ -234,7 +243,9 @@ struct dtr_op {
 	uint32_t line;	      /* its line */
 	bool mutate;	      /* a MUTATE (else a CALL) */
 	enum wl_phase phase;  /* forward / backward / update */
-	sim_time_t time;      /* measured time, ns; 0: none given */
+	sim_time_t time;      /* measured time, ns; 0: none given, or
+				 profile times asked for */
+	int64_t logged;	      /* TIME as written (0 stays 0; none: 0) */
 	uint32_t arg0, n_arg; /* its ARGS' storages: args[arg0 ..] */
 	uint32_t res0, n_res; /* fresh storages it made: res[res0 ..] */
 	uint32_t n_result;    /* results listed (aliases included) */
@@ -281,6 +292,18 @@ struct dtr {
 	uint32_t ht_cap;	 /* slots (a power of two) */
 	uint32_t ht_n;		 /* occupied slots (alive or not) */
 	bool bwd;		 /* after ANNOTATE BACKWARD */
+	enum wl_dtr_remat remat; /* which ops are marked recomputable */
+	wl_dtr_fn fn;		 /* wl_dtr_scan's callback, NULL when
+				    loading a workload */
+	void *fn_ctx;		 /* its context */
+	uint32_t def_id;	 /* id of the handle ht_define bound last */
+	uint32_t const_id;	 /* handle of the CONSTANT awaiting MEMORY */
+	struct dtr_vec arg_ids;	 /* uint32_t: ARGS' handle ids, parallel to
+				    args (callback only) */
+	struct dtr_vec ev_res;	 /* struct wl_dtr_result: the closing
+				    CALL's results (callback only) */
+	struct dtr_vec ev_mut;	 /* uint32_t: MUTATE's indices (callback
+				    only) */
 };
 
 /* ---- Small helpers ---------------------------------------------------- */
@@ -382,9 +405,11 @@ static int ht_define(struct dtr *d, const char *name, uint32_t col,
 	if (e->name && e->alive)
 		return fail(d, col, "key '%s': handle '%s' is already defined",
 			    key_names[k], name);
+	uint32_t id = e->name ? e->id : d->ht_n;
 	if (!e->name)
 		d->ht_n++;
-	*e = (struct dtr_handle){name, h, sto, true};
+	*e = (struct dtr_handle){name, h, sto, true, id};
+	d->def_id = id;
 	VEC_AT(d->stos, struct dtr_sto, sto).refs++;
 	return 0;
 }
@@ -740,23 +765,47 @@ static int read_args(struct dtr *d, struct dtr_op *op)
 						"names");
 		if (lookup(d, K_ARGS, it->s, it->col, &h) < 0)
 			return -1;
-		if (vec_push(&d->args, sizeof h->sto, &h->sto) < 0)
+		if (vec_push(&d->args, sizeof h->sto, &h->sto) < 0 ||
+		    (d->fn && vec_push(&d->arg_ids, sizeof h->id, &h->id) < 0))
 			return oom(d);
 	}
 	return 0;
 }
 
-static int get_time(struct dtr *d, sim_time_t *out)
+/* Hand a checked instruction to wl_dtr_scan's callback, if any. */
+static int emit(struct dtr *d, struct wl_dtr_event *ev)
+{
+	if (!d->fn)
+		return 0;
+	ev->line = d->line;
+	return d->fn(d->fn_ctx, ev, d->err) ? -1 : 0;
+}
+
+/* The event of op (a CALL or MUTATE), its handles from arg_ids. */
+static struct wl_dtr_event op_event(const struct dtr *d,
+				    const struct dtr_op *op)
+{
+	return (struct wl_dtr_event){
+		.kind = op->mutate ? WL_DTR_MUTATE : WL_DTR_CALL,
+		.name = op->name,
+		.time = op->logged,
+		.args = &VEC_AT(d->arg_ids, uint32_t, op->arg0),
+		.n_args = op->n_arg};
+}
+
+static int get_time(struct dtr *d, struct dtr_op *op)
 {
 	int64_t t;
-	*out = 0; /* none: the profile's model (wl_aten.c's costs) */
+	op->time = 0; /* none: the profile's model (wl_aten.c's costs) */
+	op->logged = 0;
 	if (!d->f[K_TIME].present)
 		return 0;
 	/* a measured kernel time: at most WL_OP_TIME_MAX (wl.h), 1e15 ns */
 	if (get_int(d, K_TIME, 0, (int64_t)WL_OP_TIME_MAX, &t) < 0)
 		return -1;
+	op->logged = t;
 	if (!d->profile_times)
-		*out = t > 0 ? t : 1; /* 0 would mean "use the profile" */
+		op->time = t > 0 ? t : 1; /* 0 would mean "use the profile" */
 	return 0;
 }
 
@@ -790,7 +839,7 @@ static int do_call(struct dtr *d)
 {
 	struct dtr_op op = {.mutate = false, .line = d->line,
 			    .phase = d->bwd ? WL_BWD : WL_FWD};
-	if (get_str(d, K_NAME, &op.name) < 0 || get_time(d, &op.time) < 0 ||
+	if (get_str(d, K_NAME, &op.name) < 0 || get_time(d, &op) < 0 ||
 	    read_args(d, &op) < 0 || want_array(d, K_RESULT) < 0 ||
 	    read_shapes(d, &op, d->f[K_RESULT].count) < 0)
 		return -1;
@@ -850,10 +899,20 @@ static int close_call(struct dtr *d)
 		}
 		if (ht_define(d, p->name, p->col, K_RESULT, sto) < 0)
 			return -1;
+		struct wl_dtr_result r = {d->def_id, p->bytes, p->alias};
+		if (d->fn && vec_push(&d->ev_res, sizeof r, &r) < 0)
+			return oom(d);
 	}
 	d->pend.n = 0;
 	d->pend_line = 0;
-	return 0;
+	if (!d->fn)
+		return 0;
+	op = &VEC_AT(d->ops, struct dtr_op, o);
+	struct wl_dtr_event ev = op_event(d, op);
+	ev.res = d->ev_res.p;
+	ev.n_res = d->ev_res.n;
+	d->ev_res.n = 0;
+	return emit(d, &ev);
 }
 
 /* All results of the open CALL complete? */
@@ -886,7 +945,11 @@ static int do_memory(struct dtr *d)
 		s->bytes = (uint64_t)bytes;
 		s->sized = true;
 		d->pend_const = NO_STO;
-		return 0;
+		struct wl_dtr_event ev = {.kind = WL_DTR_CONSTANT,
+					  .name = name,
+					  .handle = d->const_id,
+					  .bytes = (uint64_t)bytes};
+		return emit(d, &ev);
 	}
 	struct dtr_pend *p = d->pend_line ? pending(d, name) : NULL;
 	if (!p)
@@ -926,7 +989,7 @@ static int do_mutate(struct dtr *d)
 {
 	struct dtr_op op = {.mutate = true, .line = d->line,
 			    .phase = d->bwd ? WL_BWD : WL_FWD};
-	if (get_str(d, K_NAME, &op.name) < 0 || get_time(d, &op.time) < 0 ||
+	if (get_str(d, K_NAME, &op.name) < 0 || get_time(d, &op) < 0 ||
 	    read_args(d, &op) < 0 || want_array(d, K_MUTATE) < 0 ||
 	    read_shapes(d, &op, 0) < 0)
 		return -1;
@@ -941,11 +1004,22 @@ static int do_mutate(struct dtr *d)
 			VEC_AT(d->args, uint32_t, op.arg0 + (uint32_t)k));
 		s->mutated = true;
 		all_const &= s->constant;
+		uint32_t ki = (uint32_t)k;
+		if (d->fn && vec_push(&d->ev_mut, sizeof ki, &ki) < 0)
+			return oom(d);
 	}
 	if (d->bwd && all_const)
 		op.phase = WL_UPD;
 	op.res0 = d->res.n;
-	return vec_push(&d->ops, sizeof op, &op) < 0 ? oom(d) : 0;
+	if (vec_push(&d->ops, sizeof op, &op) < 0)
+		return oom(d);
+	if (!d->fn)
+		return 0;
+	struct wl_dtr_event ev = op_event(d, &op);
+	ev.mutate = d->ev_mut.p;
+	ev.n_mutate = d->ev_mut.n;
+	d->ev_mut.n = 0;
+	return emit(d, &ev);
 }
 
 static int do_copy(struct dtr *d, bool from)
@@ -956,15 +1030,23 @@ static int do_copy(struct dtr *d, bool from)
 	    lookup(d, K_SRC, src, d->f[K_SRC].col, &hs) < 0)
 		return -1;
 	uint32_t sto = hs->sto;
-	if (!from)
-		return ht_define(d, dst, d->f[K_DST].col, K_DST, sto);
+	struct wl_dtr_event ev = {.kind = from ? WL_DTR_COPY_FROM : WL_DTR_COPY,
+				  .name = dst,
+				  .src = hs->id};
+	if (!from) {
+		if (ht_define(d, dst, d->f[K_DST].col, K_DST, sto) < 0)
+			return -1;
+		ev.handle = d->def_id;
+		return emit(d, &ev);
+	}
 	if (lookup(d, K_DST, dst, d->f[K_DST].col, &hd) < 0)
 		return -1;
 	uint32_t old = hd->sto;
 	hd->sto = sto;
 	VEC_AT(d->stos, struct dtr_sto, sto).refs++;
 	sto_unref(d, old);
-	return 0;
+	ev.handle = hd->id;
+	return emit(d, &ev);
 }
 
 static int do_release(struct dtr *d)
@@ -976,7 +1058,10 @@ static int do_release(struct dtr *d)
 		return -1;
 	h->alive = false;
 	sto_unref(d, h->sto);
-	return 0;
+	struct wl_dtr_event ev = {.kind = WL_DTR_RELEASE,
+				  .name = name,
+				  .handle = h->id};
+	return emit(d, &ev);
 }
 
 /* ANNOTATE START: forget everything before it. */
@@ -984,6 +1069,7 @@ static void restart(struct dtr *d)
 {
 	d->stos.n = d->ops.n = d->args.n = d->res.n = d->pend.n = 0;
 	d->shapes.n = 0;
+	d->arg_ids.n = d->ev_res.n = d->ev_mut.n = 0;
 	d->pend_line = 0;
 	d->pend_const = NO_STO;
 	if (d->ht)
@@ -1040,6 +1126,7 @@ static int dispatch(struct dtr *d)
 		    ht_define(d, name, d->f[K_NAME].col, K_NAME, sto) < 0)
 			return -1;
 		d->pend_const = sto;
+		d->const_id = d->def_id;
 		return 0;
 	}
 	case I_MEMORY:
@@ -1063,15 +1150,20 @@ static int dispatch(struct dtr *d)
 		const char *a;
 		if (get_str(d, K_ANNOTATION, &a) < 0)
 			return -1;
-		if (strcmp(a, "START") == 0)
+		struct wl_dtr_event ev = {.kind = WL_DTR_START};
+		if (strcmp(a, "START") == 0) {
 			restart(d);
-		else if (strcmp(a, "BACKWARD") == 0)
+		} else if (strcmp(a, "BACKWARD") == 0) {
 			d->bwd = true;
-		else if (strncmp(a, "NOTE ", 5) != 0) /* a comment */
+			ev.kind = WL_DTR_BACKWARD;
+		} else if (strncmp(a, "NOTE ", 5) == 0) {
+			return 0; /* a comment: no event */
+		} else {
 			return fail(d, d->f[K_ANNOTATION].col,
 				    "key 'ANNOTATION': unknown annotation "
 				    "'%s' (START, BACKWARD, NOTE ...)", a);
-		return 0;
+		}
+		return emit(d, &ev);
 	}
 	case I_COUNT:
 		break;
@@ -1373,10 +1465,18 @@ static struct wl_workload *build(struct dtr *d)
 			.out = out,
 			.n_out = n_out,
 			.workspace = ws[o],
-			/* a forward CALL can be re-run to regenerate its
-			 * results, unless a MUTATE changed them since */
-			.recomputable = !op->mutate && op->phase == WL_FWD &&
-					!mutated,
+			/* forward: a forward CALL can be re-run to
+			 * regenerate its results, unless a MUTATE changed
+			 * them since. simrd: any op ("rematerializing a view
+			 * re-executes the view op", dtr-semantics.md 4; a
+			 * MUTATE there makes a new tensor its re-run
+			 * regenerates). Here a MUTATE writes no tensor of
+			 * its own, so a mutated result is regenerated by its
+			 * CALL alone: the MUTATE's TIME is not charged
+			 * again (README, "Recorded traces"). */
+			.recomputable = d->remat == WL_DTR_REMAT_SIMRD ||
+					(!op->mutate && op->phase == WL_FWD &&
+					 !mutated),
 		};
 		struct wl_algo algos[CA_MAX_ALGOS];
 		struct wl_conv conv;
@@ -1450,61 +1550,161 @@ static char *read_file(const char *path, size_t *len, gms_err *err)
 	return buf;
 }
 
-struct wl_workload *wl_load_dtr(const char *path, gms_err *err)
+const char *const wl_dtr_remat_names[] = {"forward", "simrd", NULL};
+
+int wl_dtr_dir(char *out, size_t cap)
 {
-	return wl_load_dtr_opt(path, false, err);
+	const char *e = getenv("GMS_DTR_DIR");
+	int k = e && *e ? snprintf(out, cap, "%s", e)
+			: snprintf(out, cap, "%s/../shared/data/dtr",
+				   hw_datadir());
+	return k < 0 || (size_t)k >= cap ? -1 : 0;
 }
 
-struct wl_workload *wl_load_dtr_opt(const char *path, bool profile_times,
-				    gms_err *err)
+int wl_dtr_resolve(const char *spec, char *out, size_t cap, gms_err *err)
 {
-	size_t len;
-	char *buf = read_file(path, &len, err);
-	if (!buf)
-		return NULL;
-	struct dtr d = {.path = path, .err = err, .pend_const = NO_STO,
-			.profile_times = profile_times};
-	struct wl_workload *w = NULL;
+	size_t np = strlen(WL_DTR_PREFIX);
+	if (strncmp(spec, WL_DTR_PREFIX, np) != 0) {
+		if ((size_t)snprintf(out, cap, "%s", spec) >= cap)
+			return gms_errf(err, "%s: path too long", spec);
+		return 0;
+	}
+	char dir[GMS_PATH_MAX];
+	if (wl_dtr_dir(dir, sizeof dir) < 0)
+		return gms_errf(err, "%s: the DTR trace directory's path is "
+				     "too long", spec);
+	struct stat st;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		gms_errf(err, "%s: the DTR traces are not here (no directory "
+			      "%s); set GMS_DTR_DIR to where they are, or get "
+			      "them from github.com/uwsampl/dtr-prototype "
+			      "(README, \"Third-party data\")",
+			 spec, dir);
+		return WL_DTR_ABSENT;
+	}
+	int k = snprintf(out, cap, "%s/%s", dir, spec + np);
+	if (k < 0 || (size_t)k >= cap)
+		return gms_errf(err, "%s: path too long", spec);
+	return 0;
+}
+
+/* Scan the log held in buf (len bytes, NUL-terminated; parsed in place);
+ * 0 or -1 with d->err set. */
+static int scan_buf(struct dtr *d, char *buf, size_t len)
+{
 	int rc = 0;
 	char *p = buf, *end = buf + len;
 	while (p < end && rc == 0) {
 		char *eol = memchr(p, '\n', (size_t)(end - p));
 		if (!eol)
 			eol = end;
-		d.line++;
-		d.line_start = p;
+		d->line++;
+		d->line_start = p;
 		if (memchr(p, '\0', (size_t)(eol - p)))
-			rc = fail(&d, 1, "NUL byte in the line");
+			rc = fail(d, 1, "NUL byte in the line");
 		else if (skip_ws(p, eol) < eol)
-			rc = parse_line(&d, p, eol) < 0 ? -1 : dispatch(&d);
+			rc = parse_line(d, p, eol) < 0 ? -1 : dispatch(d);
 		p = eol + 1;
 	}
 	if (rc == 0) {
-		d.line++;
-		d.line_start = end;
-		if (d.pend_const != NO_STO)
-			rc = fail(&d, 1, "end of file: CONSTANT '%s' has no "
-					 "MEMORY line",
-				  VEC_AT(d.stos, struct dtr_sto, d.pend_const)
+		d->line++;
+		d->line_start = end;
+		if (d->pend_const != NO_STO)
+			rc = fail(d, 1, "end of file: CONSTANT '%s' has no "
+					"MEMORY line",
+				  VEC_AT(d->stos, struct dtr_sto, d->pend_const)
 					  .name);
-		else if (d.pend_line)
-			rc = fail(&d, 1, "end of file: the CALL on line %u "
-					 "lacks MEMORY and ALIAS lines for its "
-					 "results", d.pend_line);
-		else if (d.ops.n == 0)
-			rc = fail(&d, 1, "no CALL or MUTATE: nothing to "
-					 "simulate");
+		else if (d->pend_line)
+			rc = fail(d, 1, "end of file: the CALL on line %u "
+					"lacks MEMORY and ALIAS lines for its "
+					"results", d->pend_line);
+		else if (d->ops.n == 0)
+			rc = fail(d, 1, "no CALL or MUTATE: nothing to "
+					"simulate");
 	}
-	if (rc == 0)
+	return rc;
+}
+
+static void dtr_release(struct dtr *d)
+{
+	free(d->items.p);
+	free(d->stos.p);
+	free(d->ops.p);
+	free(d->args.p);
+	free(d->res.p);
+	free(d->pend.p);
+	free(d->shapes.p);
+	free(d->arg_ids.p);
+	free(d->ev_res.p);
+	free(d->ev_mut.p);
+	free(d->ht);
+}
+
+struct wl_workload *wl_load_dtr(const char *path, gms_err *err)
+{
+	return wl_load_dtr_remat(path, WL_DTR_REMAT_FORWARD, err);
+}
+
+struct wl_workload *wl_load_dtr_remat(const char *path, enum wl_dtr_remat r,
+				      gms_err *err)
+{
+	return wl_load_dtr_with(path, r, false, err);
+}
+
+struct wl_workload *wl_load_dtr_opt(const char *path, bool profile_times,
+				    gms_err *err)
+{
+	return wl_load_dtr_with(path, WL_DTR_REMAT_FORWARD, profile_times, err);
+}
+
+struct wl_workload *wl_load_dtr_with(const char *path, enum wl_dtr_remat r,
+				     bool profile_times, gms_err *err)
+{
+	size_t len;
+	char *buf = read_file(path, &len, err);
+	if (!buf)
+		return NULL;
+	struct dtr d = {.path = path, .err = err, .pend_const = NO_STO,
+			.remat = r, .profile_times = profile_times};
+	struct wl_workload *w = NULL;
+	if (scan_buf(&d, buf, len) == 0)
 		w = build(&d);
-	free(d.items.p);
-	free(d.stos.p);
-	free(d.ops.p);
-	free(d.args.p);
-	free(d.res.p);
-	free(d.pend.p);
-	free(d.shapes.p);
-	free(d.ht);
+	dtr_release(&d);
 	free(buf);
 	return w;
+}
+
+/* wl_dtr_scan over a buffer of ours. */
+static int scan_owned(const char *path, char *buf, size_t len, wl_dtr_fn fn,
+		      void *ctx, gms_err *err)
+{
+	struct dtr d = {.path = path,
+			.err = err,
+			.pend_const = NO_STO,
+			.fn = fn,
+			.fn_ctx = ctx};
+	int rc = scan_buf(&d, buf, len);
+	dtr_release(&d);
+	free(buf);
+	return rc;
+}
+
+int wl_dtr_scan(const char *path, wl_dtr_fn fn, void *ctx, gms_err *err)
+{
+	size_t len;
+	char *buf = read_file(path, &len, err);
+	if (!buf)
+		return -1;
+	return scan_owned(path, buf, len, fn, ctx, err);
+}
+
+int wl_dtr_scan_mem(const char *name, const char *text, size_t len,
+		    wl_dtr_fn fn, void *ctx, gms_err *err)
+{
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return gms_errf(err, "%s: out of memory", name);
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	return scan_owned(name, buf, len, fn, ctx, err);
 }

@@ -1,0 +1,29 @@
+/*
+ * dtr_full.h - the `dtr` policy's presets (policies/dtr_full.c): what an
+ * experiment needs to run a `dtr` point with preset serial through DTR's
+ * own replay (policies/dtr.h, dtr_serial_run) instead of the executor.
+ */
+#ifndef GMS_DTR_FULL_H
+#define GMS_DTR_FULL_H
+
+#include "../sim/stats.h"
+#include "pol.h"
+
+/* True when p is a `dtr` instance with preset serial. */
+bool dtr_full_is_serial(const struct pol *p);
+
+/* Replay the DTR log at path with simrd's engine (dtr_serial_run) under
+ * p's heuristic and remat_limit (x the trace's compute). The budget is
+ * int(simrd's baseline peak x fraction) when fraction > 0 (run_pareto),
+ * else `budget` bytes. Fills st as a one-iteration run: steady.time =
+ * simrd's clock at the end, compute_busy = the ops' TIME run, recompute
+ * = the rematerialised part, n_drop = heuristic evictions, n_recompute =
+ * ops re-run, mem.peak_allocated = max_memory; an OOM or thrash is
+ * st->oom (reason "DTR serial: OOM" / "... thrash"); st->pol_report has
+ * the status, overhead, budget and baseline. *used = the budget. 0, or
+ * -1 with err (the log could not be read). */
+int dtr_full_run_serial(const struct pol *p, const char *path,
+			double fraction, uint64_t budget, int64_t batch,
+			struct st_run *st, uint64_t *used, gms_err *err);
+
+#endif
