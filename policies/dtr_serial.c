@@ -1512,9 +1512,48 @@ static void run_free(struct ds_run *r)
 	free(r->mark2);
 }
 
+/* What a probe asks for: stop after n_cmds commands, copy the storages'
+ * state into sto[0 .. n_sto). */
+struct ds_probe {
+	uint32_t n_cmds;	    /* commands to run */
+	struct dtr_probe_sto *sto; /* where the state goes */
+	uint32_t n_sto;		    /* its room */
+};
+
+/* A set as a mask of the storages below 64. */
+static uint64_t ids_mask(const struct ds_run *r, const struct ds_ids *l)
+{
+	struct ds_iter it = {0};
+	uint64_t m = 0;
+	uint32_t x;
+	while (ids_next(l, r->words, &it, &x))
+		if (x < 64)
+			m |= (uint64_t)1 << x;
+	return m;
+}
+
+static void probe_fill(const struct ds_run *r, const struct ds_probe *pr)
+{
+	for (uint32_t s = 0; s < pr->n_sto && s < r->tr->stos.n; s++) {
+		struct dtr_probe_sto *p = &pr->sto[s];
+		*p = (struct dtr_probe_sto){
+			.material = r->material[s],
+			.pinned = r->ss[s].pinned,
+			.last_access = r->ss[s].last_access,
+			.compute = r->comp[s]};
+		for (int d = 0; r->reg && d < 2; d++) {
+			const struct ds_region *g = &r->reg[2 * (size_t)s + d];
+			p->region_compute[d] = g->compute;
+			p->interior[d] = ids_mask(r, &g->interior);
+			p->frontier[d] = ids_mask(r, &g->frontier);
+		}
+	}
+}
+
 static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 		  uint64_t budget, uint64_t remat_limit, bool v1,
-		  struct dtr_result *res, gms_err *err)
+		  const struct ds_probe *pr, struct dtr_result *res,
+		  gms_err *err)
 {
 	uint32_t nt = tr->ts.n, ns = tr->stos.n;
 	struct ds_run r = {.tr = tr,
@@ -1552,7 +1591,9 @@ static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 					     .ecn = DS_NIL};
 	enum ds_stop st = S_GO;
 	const struct ds_cmd *c = CMDS(tr);
-	for (uint32_t i = 0; i < tr->cmds.n && st == S_GO; i++) {
+	uint32_t n_cmds = pr && pr->n_cmds < tr->cmds.n ? pr->n_cmds
+							: tr->cmds.n;
+	for (uint32_t i = 0; i < n_cmds && st == S_GO; i++) {
 		switch (c[i].kind) {
 		case C_COMPUTE: st = cmd_compute(&r, c[i].arg); break;
 		case C_GET: r.ss[T(&r, c[i].arg)->sto].ref_ext++; break;
@@ -1562,6 +1603,9 @@ static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 		if (r.nomem)
 			st = S_NOMEM;
 	}
+	if (pr && st != S_NOMEM)
+		probe_fill(&r, pr);
+	res->memory_bytes = r.memory;
 	run_free(&r);
 	if (st == S_NOMEM)
 		return gms_errf(err, "dtr: out of memory");
@@ -1577,7 +1621,7 @@ static int run_baseline(const struct dtr_trace *tr, struct dtr_baseline *b,
 {
 	struct dtr_result res;
 	/* run_pareto: RuntimeV1(inf, Heuristic()): no regions, no classes */
-	if (replay(tr, DTR_H_LARGEST, UINT64_MAX, UINT64_MAX, true, &res,
+	if (replay(tr, DTR_H_LARGEST, UINT64_MAX, UINT64_MAX, true, NULL, &res,
 		   err) < 0)
 		return -1;
 	*b = (struct dtr_baseline){.peak_bytes = res.max_memory_bytes,
@@ -1595,18 +1639,34 @@ int dtr_baseline(const struct dtr_trace *tr, struct dtr_baseline *b)
 	return 0;
 }
 
-int dtr_serial_run(const struct dtr_trace *tr, const struct dtr_opts *o,
-		   struct dtr_result *r, gms_err *err)
+/* dtr_serial_run and dtr_serial_probe. */
+static int serial_run(const struct dtr_trace *tr, const struct dtr_opts *o,
+		      const struct ds_probe *pr, struct dtr_result *r,
+		      gms_err *err)
 {
 	if ((unsigned)o->heuristic >= DTR_H_COUNT)
 		return gms_errf(err, "dtr: unknown heuristic %d",
 				(int)o->heuristic);
 	if (replay(tr, o->heuristic, o->budget_bytes, o->remat_limit_ns, false,
-		   r, err) < 0)
+		   pr, r, err) < 0)
 		return -1;
 	r->overhead = tr->base.compute_ns
 			      ? (double)r->clock_end /
 					(double)tr->base.compute_ns
 			      : INFINITY;
 	return 0;
+}
+
+int dtr_serial_run(const struct dtr_trace *tr, const struct dtr_opts *o,
+		   struct dtr_result *r, gms_err *err)
+{
+	return serial_run(tr, o, NULL, r, err);
+}
+
+int dtr_serial_probe(const struct dtr_trace *tr, const struct dtr_opts *o,
+		     uint32_t n_cmds, struct dtr_result *r,
+		     struct dtr_probe_sto *sto, uint32_t n_sto, gms_err *err)
+{
+	struct ds_probe pr = {n_cmds, sto, n_sto};
+	return serial_run(tr, o, &pr, r, err);
 }
