@@ -181,7 +181,9 @@ struct dtr_probe_sto {
 				       [1]: region_rev (parents side);
 				       DTR and MSPS only, else 0. A pinned
 				       storage's regions are not kept up to
-				       date (nothing reads them again) */
+				       date (nothing reads them again), nor
+				       under MSPS the interiors and compute
+				       of [0] (nothing reads them) */
 	uint64_t interior[2];	   /* the regions' interiors, as masks of
 				      the storages numbered below 64 */
 	uint64_t frontier[2];	   /* and their frontiers */

@@ -602,9 +602,12 @@ struct ds_ids {
 };
 
 /* A list this long becomes a bitset (while the replay's DS_BITS_BUDGET
- * lasts; after that, lists stay lists). A measured trade-off, not a
- * constant of simrd. */
+ * lasts; after that, lists stay lists); every set is a bitset from the
+ * start when a bitset has at most DS_BITS_WORDS words (2048 storages):
+ * then membership is a bit test everywhere, clearing and walking a set
+ * cost a few dozen words. Measured trade-offs, not constants of simrd. */
 #define DS_BITS_MIN 64
+#define DS_BITS_WORDS 32
 #define DS_BITS_BUDGET ((uint64_t)64 << 20) /* bytes of bitsets a replay */
 
 static bool bit_has(const uint64_t *b, uint32_t x)
@@ -756,6 +759,12 @@ struct ds_run {
 	const struct dtr_trace *tr;  /* the stream */
 	enum dtr_heuristic h;	     /* the heuristic */
 	bool regions;		     /* h keeps regions (DTR, MSPS) */
+	bool fwd_interior;	     /* and the children-side interiors and
+					compute: DTR scores with them; MSPS
+					reads only region_rev's compute, and
+					a region's interior feeds only the
+					interiors of the same direction, so
+					for MSPS they are never read */
 	bool eqclass;		     /* h keeps equivalence classes */
 	bool v1;		     /* the baseline: RuntimeV1's banishing
 					(free on the last release, pinned
@@ -792,6 +801,8 @@ struct ds_run {
 	struct dtr_result *res;	     /* counters */
 	bool nomem;		     /* out of host memory */
 	uint32_t words;		     /* 64-bit words of a region's bitset */
+	uint32_t bits_min;	     /* a list this long becomes a bitset
+					(DS_BITS_MIN, or 0: all are) */
 	uint64_t bits_left;	     /* bytes of bitsets still allowed */
 	struct ds_arena arena;	     /* the regions' lists and bitsets */
 };
@@ -963,15 +974,16 @@ static void oom_if(struct ds_run *r, int rc)
 
 /* ---- Sets of storages, with the replay's arena ----------------------- */
 
-/* A long list becomes a bitset (DS_BITS_MIN), its array given back. */
-static void ids_index_(struct ds_run *r, struct ds_ids *l)
+/* A long list becomes a bitset (r->bits_min), its array given back; -1
+ * when the bitsets' budget is spent (the list stays a list). */
+static int ids_index_(struct ds_run *r, struct ds_ids *l)
 {
 	size_t bytes = (size_t)r->words * sizeof *l->bits;
 	if (bytes > r->bits_left)
-		return;
+		return -1;
 	uint64_t *b = arena_get(&r->arena, bytes);
 	if (!b)
-		return; /* the list still works */
+		return -1; /* the list still works */
 	memset(b, 0, bytes);
 	r->bits_left -= bytes;
 	for (uint32_t i = 0; i < l->n; i++)
@@ -980,11 +992,17 @@ static void ids_index_(struct ds_run *r, struct ds_ids *l)
 	l->v = NULL;
 	l->cap = 0;
 	l->bits = b;
+	return 0;
 }
 
 /* ids_push when the list is full or about to become a bitset. */
 static void ids_push_slow(struct ds_run *r, struct ds_ids *l, uint32_t x)
 {
+	if (l->n + 1 >= r->bits_min && ids_index_(r, l) == 0) {
+		bit_set(l->bits, x);
+		l->n++;
+		return;
+	}
 	if (l->n == l->cap) {
 		uint32_t cap = l->cap ? l->cap * 2 : 8;
 		uint32_t *v = arena_get(&r->arena, cap * sizeof *v);
@@ -999,8 +1017,6 @@ static void ids_push_slow(struct ds_run *r, struct ds_ids *l, uint32_t x)
 		l->cap = cap;
 	}
 	l->v[l->n++] = x;
-	if (l->n >= DS_BITS_MIN)
-		ids_index_(r, l);
 }
 
 /* Add x, which is not a member. */
@@ -1009,7 +1025,7 @@ static inline void ids_push(struct ds_run *r, struct ds_ids *l, uint32_t x)
 	if (l->bits) {
 		bit_set(l->bits, x);
 		l->n++;
-	} else if (l->n + 1 < l->cap && l->n + 1 < DS_BITS_MIN) {
+	} else if (l->n < l->cap && l->n + 1 < r->bits_min) {
 		l->v[l->n++] = x;
 	} else {
 		ids_push_slow(r, l, x);
@@ -1070,6 +1086,7 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 {
 	struct ds_region *g = region(r, base, dir);
 	uint32_t e = new_epoch(r); /* mark: interior, mark2: frontier */
+	bool keep = dir == DIR_REV || r->fwd_interior;
 	region_clear(r, g);
 	uint32_t sp = 0;
 	r->dfs[sp++] = base;
@@ -1089,9 +1106,11 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 			if (r->mark[us] == e)
 				continue;
 			r->mark[us] = e;
+			r->dfs[sp++] = us;
+			if (!keep)
+				continue;
 			g->compute += r->comp[us];
 			ids_push(r, &g->interior, us);
-			r->dfs[sp++] = us;
 		}
 	}
 }
@@ -1114,6 +1133,8 @@ static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 				ids_push(r, &g->frontier, x);
 			}
 	}
+	if (dir == DIR_FWD && !r->fwd_interior)
+		return;
 	/* interior_diff = o.interior - g.interior, plus s (always summed) */
 	ids_mark(&g->interior, r->mark, e);
 	g->compute += r->comp[s];
@@ -1559,12 +1580,16 @@ static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 	struct ds_run r = {.tr = tr,
 			   .h = h,
 			   .regions = h == DTR_H_DTR || h == DTR_H_MSPS,
+			   .fwd_interior = h == DTR_H_DTR,
 			   .eqclass = h == DTR_H_EQCLASS,
 			   .v1 = v1,
 			   .budget = budget,
 			   .remat_limit = remat_limit,
 			   .clock = 1,
 			   .words = (ns + 63) / 64,
+			   .bits_min = (ns + 63) / 64 <= DS_BITS_WORDS
+					       ? 0
+					       : DS_BITS_MIN,
 			   .bits_left = DS_BITS_BUDGET,
 			   .head = DS_NIL,
 			   .tail = DS_NIL,
