@@ -1119,13 +1119,31 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
  * s: s leaves the frontier, s's own frontier joins it (the base is not
  * filtered out), and the members of s's interior g lacks, and s itself,
  * join the interior with their compute. */
+/* g |= o for two bitsets, word by word; if comp, the compute of each
+ * member new to g is added to *sum. */
+static void bits_union(const struct ds_run *r, struct ds_ids *g,
+		       const struct ds_ids *o, uint64_t *sum)
+{
+	for (uint32_t w = 0; w < r->words; w++) {
+		uint64_t nb = o->bits[w] & ~g->bits[w];
+		if (!nb)
+			continue;
+		g->bits[w] |= nb;
+		g->n += (uint32_t)__builtin_popcountll(nb);
+		for (; sum && nb; nb &= nb - 1)
+			*sum += r->comp[w * 64 + (uint32_t)__builtin_ctzll(nb)];
+	}
+}
+
 static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 {
 	struct ds_region *o = region(r, s, dir);
 	struct ds_iter it = {0};
 	uint32_t x, e = new_epoch(r);
 	ids_remove(&g->frontier, s);
-	if (o != g) {
+	if (o != g && g->frontier.bits && o->frontier.bits) {
+		bits_union(r, &g->frontier, &o->frontier, NULL);
+	} else if (o != g) {
 		ids_mark(&g->frontier, r->mark2, e);
 		while (ids_next(&o->frontier, r->words, &it, &x))
 			if (!ids_has(&g->frontier, r->mark2, e, x)) {
@@ -1141,6 +1159,10 @@ static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 	if (!ids_has(&g->interior, r->mark, e, s)) {
 		r->mark[s] = e;
 		ids_push(r, &g->interior, s);
+	}
+	if (o != g && g->interior.bits && o->interior.bits) {
+		bits_union(r, &g->interior, &o->interior, &g->compute);
+		return;
 	}
 	for (it = (struct ds_iter){0};
 	     o != g && ids_next(&o->interior, r->words, &it, &x);)
