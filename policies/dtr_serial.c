@@ -32,9 +32,10 @@
  *  runtime/v2.py RuntimeV2EagerOptimized  eager eviction on release
  *  optimization/region.py      Region.rebuild, Region.absorb
  *  optimization/eqclass.py     EqClassNode (union-find), CheckpointInfo
- *  heuristic/heuristic.py      choose: the first of the lowest cost in
- *                              pool order... with `cost <= best`, so the
- *                              last of the lowest; stop at a cost of 0
+ *  heuristic/heuristic.py      choose: the pool scanned in order, a
+ *                              storage taken whenever cost <= best, so
+ *                              of equal costs the last; stop at a cost
+ *                              of 0
  *  runtime/v1.py               the baseline: RuntimeV1 at an unlimited
  *                              budget frees (banishes) a storage when its
  *                              last handle goes, pinned ones included
@@ -46,6 +47,13 @@
  * mutable state. "Created so far" is a prefix of the tensor numbers, so a
  * tensor's children and a storage's views as simrd sees them at any point
  * are the prefix of the static lists below n_created.
+ *
+ * Speed (README, "The dtr policy (serial preset)"): the regions walk a
+ * storage graph with each edge once (struct ds_adj); their sets are
+ * lists or bitsets (struct ds_ids) from a per-replay arena; a pinned
+ * storage's regions, and MSPS's children-side interiors, are not kept
+ * because nothing reads them (regions_after, struct ds_run's
+ * fwd_interior). Everything else is simrd's algorithm, step for step.
  */
 #include "dtr.h"
 

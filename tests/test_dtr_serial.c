@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "../policies/dtr.h"
+#include "clikit.h"
 #include "json_check.h"
 #include "tmpkit.h"
 
@@ -532,6 +533,42 @@ static void test_bad_input(void **state)
 	dtr_trace_free(tr);
 }
 
+/* ---- The command line ------------------------------------------------------ */
+
+/* `gpumemsim dtr` on the hand-worked trace: the row is test_hand_six's
+ * figures (overhead 851/750 to 17 digits); bad options exit 2. */
+static void test_cli(void **state)
+{
+	(void)state;
+	char path[64], args[256];
+	tmp_text(path, "six", six_log);
+	char *out;
+	snprintf(args, sizeof args, "dtr %s --budget 400 --csv", path);
+	assert_int_equal(sh(args, &out), 0);
+	assert_non_null(strstr(out, ",dtr,400,ok,1.1346666666666667,851,410,"
+				    "750,100,1,2,3,360\n"));
+	free(out);
+	/* --ratio: int(410 x 0.5) = 205 B, and the human report */
+	snprintf(args, sizeof args, "dtr %s --ratio 0.5 --heuristic lru",
+		 path);
+	assert_int_equal(sh(args, &out), 0);
+	assert_non_null(strstr(out, "budget         205 B"));
+	assert_non_null(strstr(out, "heuristic      lru"));
+	free(out);
+	const char *bad[] = {"--heuristic DTR", "--ratio 0", "--ratio x",
+			     "--ratio 0.5 --budget 1GiB", "--budget 1XB",
+			     "--remat-limit -1", "--frobnicate"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		snprintf(args, sizeof args, "dtr %s %s", path, bad[i]);
+		assert_int_equal(sh(args, &out), 2);
+		free(out);
+	}
+	assert_int_equal(sh("dtr /nonexistent/x.log", &out), 2);
+	assert_non_null(strstr(out, "/nonexistent/x.log"));
+	free(out);
+	remove(path);
+}
+
 /* ---- The reference --------------------------------------------------------- */
 
 static const char *data_dir(void)
@@ -687,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_hand_six_heuristics),
 		cmocka_unit_test(test_hand_six_stops),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
