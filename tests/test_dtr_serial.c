@@ -491,6 +491,92 @@ static void test_hand_six_stops(void **state)
 	dtr_trace_free(tr);
 }
 
+/*
+ * A view, COPY_FROM and MUTATE (none of the shipped traces has a
+ * COPY_FROM), no START line:
+ *
+ *   w const 8;  a = f(w) 100 B, 10 ns;  av = v(a) a view of a (ALIAS 0:
+ *   size 0, a's storage), 1 ns;  b = g(a) 50 B, 20 ns;
+ *   COPY_FROM b <- av: Release(old b), Get(av);
+ *   MUTATE m(a) writes a: a new op over [a] with one fresh output a$ of
+ *   a's storage size (100 B), 5 ns; the name a now means a$;
+ *   Release(a, the old tensor);  RELEASE b: b means av: Release(av).
+ * Schedule: compute w, pin w, compute f, v, g, release b, get av,
+ * compute m, release a, release av, then Pins in the order the names were
+ * first bound: w, a (a$), av, b (av again): 14 commands.
+ * Storages: W=0, A=1 (tensors a, av), B=2, A$=3. A's compute: the TIME of
+ * the distinct ops of its tensors, f and v: 11.
+ * Unlimited budget: memory 8, 108, 108 (a view adds 0), 158; releasing
+ * the old b drops B's last handle: B evicted (eager), 108; m: 208 (the
+ * peak); A keeps handles (a until the MUTATE, av twice): never evicted.
+ * Clock 1 + 10 + 1 + 20 + 5 = 37; baseline the same: peak 208, compute
+ * 36. At 150 B: b needs 108 + 50 > 150 with nothing in the pool (a is
+ * g's locked parent, w pinned): OOM at clock 12.
+ */
+static const char cf_log[] =
+	"{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"w\"}\n"
+	"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"w\",\"MEMORY\":\"8\"}\n"
+	"{\"INSTRUCTION\":\"CALL\",\"NAME\":\"f\",\"ARGS\":[\"w\"],"
+	"\"RESULT\":[\"a\"],\"TIME\":\"10\"}\n"
+	"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"a\",\"MEMORY\":\"100\"}\n"
+	"{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"a\",\"ALIAS\":\"-1\"}\n"
+	"{\"INSTRUCTION\":\"CALL\",\"NAME\":\"v\",\"ARGS\":[\"a\"],"
+	"\"RESULT\":[\"av\"],\"TIME\":\"1\"}\n"
+	"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"av\",\"MEMORY\":\"100\"}\n"
+	"{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"av\",\"ALIAS\":\"0\"}\n"
+	"{\"INSTRUCTION\":\"CALL\",\"NAME\":\"g\",\"ARGS\":[\"a\"],"
+	"\"RESULT\":[\"b\"],\"TIME\":\"20\"}\n"
+	"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"b\",\"MEMORY\":\"50\"}\n"
+	"{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"b\",\"ALIAS\":\"-1\"}\n"
+	"{\"INSTRUCTION\":\"COPY_FROM\",\"DST\":\"b\",\"SRC\":\"av\"}\n"
+	"{\"INSTRUCTION\":\"MUTATE\",\"NAME\":\"m\",\"ARGS\":[\"a\"],"
+	"\"MUTATE\":[0],\"TIME\":\"5\"}\n"
+	"{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"b\"}\n";
+
+static void test_views_copy_from_mutate(void **state)
+{
+	(void)state;
+	struct dtr_trace *tr;
+	gms_err err = {{0}};
+	if (dtr_trace_load_mem("cf.log", cf_log, sizeof cf_log - 1, &tr,
+			       &err) < 0)
+		fail_msg("%s", err.msg);
+	struct dtr_baseline b;
+	dtr_baseline(tr, &b);
+	assert_int_equal(b.peak_bytes, 208);
+	assert_int_equal(b.compute_ns, 36);
+	assert_int_equal(b.n_ops, 5);
+	assert_int_equal(b.n_cmds, 14);
+	assert_int_equal(b.n_storages, 4);
+	struct dtr_opts o = {DTR_H_DTR, UINT64_MAX, 36};
+	struct dtr_result r;
+	struct dtr_probe_sto st[4];
+	assert_int_equal(dtr_serial_probe(tr, &o, 14, &r, st, 4, &err), 0);
+	assert_int_equal(r.status, DTR_OK);
+	assert_int_equal(r.clock_end, 37);
+	assert_int_equal(r.max_memory_bytes, 208);
+	assert_int_equal(r.memory_bytes, 208);
+	assert_int_equal(r.evictions_eager_release, 1);
+	assert_int_equal(r.evictions_heuristic, 0);
+	assert_int_equal(st[0].compute, 0);
+	assert_int_equal(st[1].compute, 11);
+	assert_int_equal(st[2].compute, 20);
+	assert_int_equal(st[3].compute, 5);
+	assert_false(st[2].material);
+	assert_true(st[0].pinned && st[1].pinned && st[3].pinned);
+	/* after 5 commands (up to b's compute; the old b not yet
+	 * released): B is still there, memory 158 */
+	assert_int_equal(dtr_serial_probe(tr, &o, 5, &r, st, 4, &err), 0);
+	assert_int_equal(r.memory_bytes, 158);
+	assert_true(st[2].material);
+	o.budget_bytes = 150;
+	assert_int_equal(dtr_serial_run(tr, &o, &r, &err), 0);
+	assert_int_equal(r.status, DTR_OOM);
+	assert_int_equal(r.clock_end, 12);
+	assert_int_equal(r.max_memory_bytes, 108);
+	dtr_trace_free(tr);
+}
+
 /* ---- Bad input -------------------------------------------------------------- */
 
 static void test_bad_input(void **state)
@@ -723,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_hand_six),
 		cmocka_unit_test(test_hand_six_heuristics),
 		cmocka_unit_test(test_hand_six_stops),
+		cmocka_unit_test(test_views_copy_from_mutate),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_reference),
