@@ -126,6 +126,9 @@ $(eval $(call build_tree,build,))
 # UBSan checks more), so that the two compilers' objects never mix.
 ASAN_DIR := build-asan$(if $(findstring clang,$(CC)),-clang)
 $(eval $(call build_tree,$(ASAN_DIR),$(SAN)))
+# The serial DTR replay's region walks (README, "The dtr policy (serial
+# preset)"): -O3 is about 15% faster there than -O2 (make bench, dtr).
+build/obj/policies/dtr_serial.o: OPT = -O3
 
 TESTS      := $(patsubst tests/%.c,build/tests/%,$(TEST_SRC))
 ASAN_TESTS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRC))

@@ -158,6 +158,7 @@ struct dtr_result {
 					     handle was released */
 	uint64_t remat_ops;		/* ops re-run to rematerialize */
 	uint64_t max_memory_bytes;	/* highest memory counter */
+	uint64_t memory_bytes;		/* the memory counter at the end */
 	uint64_t cost_evals;		/* heuristic scores computed */
 };
 
@@ -165,6 +166,36 @@ struct dtr_result {
  * out of memory). OOM and thrash are results, not errors. */
 int dtr_serial_run(const struct dtr_trace *tr, const struct dtr_opts *o,
 		   struct dtr_result *r, gms_err *err);
+
+/* A storage's state after the first commands of a replay
+ * (dtr_serial_probe): for tests and inspection. Storages are numbered in
+ * creation order (a CONSTANT's, a CALL's fresh results', a MUTATE's
+ * outputs'), from 0. */
+struct dtr_probe_sto {
+	bool material;		   /* its bytes are in memory */
+	bool pinned;		   /* permanently locked */
+	int64_t last_access;	   /* last_access_int (DTR_NEVER: none) */
+	uint64_t compute;	   /* Storage.compute: TIME of the distinct
+				      ops that made its tensors so far */
+	uint64_t region_compute[2]; /* [0]: its region (children side),
+				       [1]: region_rev (parents side);
+				       DTR and MSPS only, else 0. A pinned
+				       storage's regions are not kept up to
+				       date (nothing reads them again), nor
+				       under MSPS the interiors and compute
+				       of [0] (nothing reads them) */
+	uint64_t interior[2];	   /* the regions' interiors, as masks of
+				      the storages numbered below 64 */
+	uint64_t frontier[2];	   /* and their frontiers */
+};
+
+/* Run the first n_cmds commands of the schedule (all if more) under o;
+ * r as dtr_serial_run gives it at that point (clock_end: the clock then;
+ * memory_bytes: the counter then), and the first n_sto storages' state
+ * into sto. 0, or -1 with err set. */
+int dtr_serial_probe(const struct dtr_trace *tr, const struct dtr_opts *o,
+		     uint32_t n_cmds, struct dtr_result *r,
+		     struct dtr_probe_sto *sto, uint32_t n_sto, gms_err *err);
 
 /* run_pareto's budget for a ratio of the baseline peak:
  * int(peak_bytes * ratio) in double arithmetic, as Python computes it. */

@@ -32,9 +32,10 @@
  *  runtime/v2.py RuntimeV2EagerOptimized  eager eviction on release
  *  optimization/region.py      Region.rebuild, Region.absorb
  *  optimization/eqclass.py     EqClassNode (union-find), CheckpointInfo
- *  heuristic/heuristic.py      choose: the first of the lowest cost in
- *                              pool order... with `cost <= best`, so the
- *                              last of the lowest; stop at a cost of 0
+ *  heuristic/heuristic.py      choose: the pool scanned in order, a
+ *                              storage taken whenever cost <= best, so
+ *                              of equal costs the last; stop at a cost
+ *                              of 0
  *  runtime/v1.py               the baseline: RuntimeV1 at an unlimited
  *                              budget frees (banishes) a storage when its
  *                              last handle goes, pinned ones included
@@ -46,6 +47,13 @@
  * mutable state. "Created so far" is a prefix of the tensor numbers, so a
  * tensor's children and a storage's views as simrd sees them at any point
  * are the prefix of the static lists below n_created.
+ *
+ * Speed (README, "The dtr policy (serial preset)"): the regions walk a
+ * storage graph with each edge once (struct ds_adj); their sets are
+ * lists or bitsets (struct ds_ids) from a per-replay arena; a pinned
+ * storage's regions, and MSPS's children-side interiors, are not kept
+ * because nothing reads them (regions_after, struct ds_run's
+ * fwd_interior). Everything else is simrd's algorithm, step for step.
  */
 #include "dtr.h"
 
@@ -602,9 +610,12 @@ struct ds_ids {
 };
 
 /* A list this long becomes a bitset (while the replay's DS_BITS_BUDGET
- * lasts; after that, lists stay lists). A measured trade-off, not a
- * constant of simrd. */
+ * lasts; after that, lists stay lists); every set is a bitset from the
+ * start when a bitset has at most DS_BITS_WORDS words (2048 storages):
+ * then membership is a bit test everywhere, clearing and walking a set
+ * cost a few dozen words. Measured trade-offs, not constants of simrd. */
 #define DS_BITS_MIN 64
+#define DS_BITS_WORDS 32
 #define DS_BITS_BUDGET ((uint64_t)64 << 20) /* bytes of bitsets a replay */
 
 static bool bit_has(const uint64_t *b, uint32_t x)
@@ -756,6 +767,12 @@ struct ds_run {
 	const struct dtr_trace *tr;  /* the stream */
 	enum dtr_heuristic h;	     /* the heuristic */
 	bool regions;		     /* h keeps regions (DTR, MSPS) */
+	bool fwd_interior;	     /* and the children-side interiors and
+					compute: DTR scores with them; MSPS
+					reads only region_rev's compute, and
+					a region's interior feeds only the
+					interiors of the same direction, so
+					for MSPS they are never read */
 	bool eqclass;		     /* h keeps equivalence classes */
 	bool v1;		     /* the baseline: RuntimeV1's banishing
 					(free on the last release, pinned
@@ -792,6 +809,8 @@ struct ds_run {
 	struct dtr_result *res;	     /* counters */
 	bool nomem;		     /* out of host memory */
 	uint32_t words;		     /* 64-bit words of a region's bitset */
+	uint32_t bits_min;	     /* a list this long becomes a bitset
+					(DS_BITS_MIN, or 0: all are) */
 	uint64_t bits_left;	     /* bytes of bitsets still allowed */
 	struct ds_arena arena;	     /* the regions' lists and bitsets */
 };
@@ -963,15 +982,16 @@ static void oom_if(struct ds_run *r, int rc)
 
 /* ---- Sets of storages, with the replay's arena ----------------------- */
 
-/* A long list becomes a bitset (DS_BITS_MIN), its array given back. */
-static void ids_index_(struct ds_run *r, struct ds_ids *l)
+/* A long list becomes a bitset (r->bits_min), its array given back; -1
+ * when the bitsets' budget is spent (the list stays a list). */
+static int ids_index_(struct ds_run *r, struct ds_ids *l)
 {
 	size_t bytes = (size_t)r->words * sizeof *l->bits;
 	if (bytes > r->bits_left)
-		return;
+		return -1;
 	uint64_t *b = arena_get(&r->arena, bytes);
 	if (!b)
-		return; /* the list still works */
+		return -1; /* the list still works */
 	memset(b, 0, bytes);
 	r->bits_left -= bytes;
 	for (uint32_t i = 0; i < l->n; i++)
@@ -980,11 +1000,17 @@ static void ids_index_(struct ds_run *r, struct ds_ids *l)
 	l->v = NULL;
 	l->cap = 0;
 	l->bits = b;
+	return 0;
 }
 
 /* ids_push when the list is full or about to become a bitset. */
 static void ids_push_slow(struct ds_run *r, struct ds_ids *l, uint32_t x)
 {
+	if (l->n + 1 >= r->bits_min && ids_index_(r, l) == 0) {
+		bit_set(l->bits, x);
+		l->n++;
+		return;
+	}
 	if (l->n == l->cap) {
 		uint32_t cap = l->cap ? l->cap * 2 : 8;
 		uint32_t *v = arena_get(&r->arena, cap * sizeof *v);
@@ -999,8 +1025,6 @@ static void ids_push_slow(struct ds_run *r, struct ds_ids *l, uint32_t x)
 		l->cap = cap;
 	}
 	l->v[l->n++] = x;
-	if (l->n >= DS_BITS_MIN)
-		ids_index_(r, l);
 }
 
 /* Add x, which is not a member. */
@@ -1009,7 +1033,7 @@ static inline void ids_push(struct ds_run *r, struct ds_ids *l, uint32_t x)
 	if (l->bits) {
 		bit_set(l->bits, x);
 		l->n++;
-	} else if (l->n + 1 < l->cap && l->n + 1 < DS_BITS_MIN) {
+	} else if (l->n < l->cap && l->n + 1 < r->bits_min) {
 		l->v[l->n++] = x;
 	} else {
 		ids_push_slow(r, l, x);
@@ -1070,6 +1094,7 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 {
 	struct ds_region *g = region(r, base, dir);
 	uint32_t e = new_epoch(r); /* mark: interior, mark2: frontier */
+	bool keep = dir == DIR_REV || r->fwd_interior;
 	region_clear(r, g);
 	uint32_t sp = 0;
 	r->dfs[sp++] = base;
@@ -1089,9 +1114,11 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
 			if (r->mark[us] == e)
 				continue;
 			r->mark[us] = e;
+			r->dfs[sp++] = us;
+			if (!keep)
+				continue;
 			g->compute += r->comp[us];
 			ids_push(r, &g->interior, us);
-			r->dfs[sp++] = us;
 		}
 	}
 }
@@ -1100,13 +1127,31 @@ static void rebuild(struct ds_run *r, uint32_t base, int dir)
  * s: s leaves the frontier, s's own frontier joins it (the base is not
  * filtered out), and the members of s's interior g lacks, and s itself,
  * join the interior with their compute. */
+/* g |= o for two bitsets, word by word; if comp, the compute of each
+ * member new to g is added to *sum. */
+static void bits_union(const struct ds_run *r, struct ds_ids *g,
+		       const struct ds_ids *o, uint64_t *sum)
+{
+	for (uint32_t w = 0; w < r->words; w++) {
+		uint64_t nb = o->bits[w] & ~g->bits[w];
+		if (!nb)
+			continue;
+		g->bits[w] |= nb;
+		g->n += (uint32_t)__builtin_popcountll(nb);
+		for (; sum && nb; nb &= nb - 1)
+			*sum += r->comp[w * 64 + (uint32_t)__builtin_ctzll(nb)];
+	}
+}
+
 static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 {
 	struct ds_region *o = region(r, s, dir);
 	struct ds_iter it = {0};
 	uint32_t x, e = new_epoch(r);
 	ids_remove(&g->frontier, s);
-	if (o != g) {
+	if (o != g && g->frontier.bits && o->frontier.bits) {
+		bits_union(r, &g->frontier, &o->frontier, NULL);
+	} else if (o != g) {
 		ids_mark(&g->frontier, r->mark2, e);
 		while (ids_next(&o->frontier, r->words, &it, &x))
 			if (!ids_has(&g->frontier, r->mark2, e, x)) {
@@ -1114,12 +1159,18 @@ static void absorb(struct ds_run *r, struct ds_region *g, uint32_t s, int dir)
 				ids_push(r, &g->frontier, x);
 			}
 	}
+	if (dir == DIR_FWD && !r->fwd_interior)
+		return;
 	/* interior_diff = o.interior - g.interior, plus s (always summed) */
 	ids_mark(&g->interior, r->mark, e);
 	g->compute += r->comp[s];
 	if (!ids_has(&g->interior, r->mark, e, s)) {
 		r->mark[s] = e;
 		ids_push(r, &g->interior, s);
+	}
+	if (o != g && g->interior.bits && o->interior.bits) {
+		bits_union(r, &g->interior, &o->interior, &g->compute);
+		return;
 	}
 	for (it = (struct ds_iter){0};
 	     o != g && ids_next(&o->interior, r->words, &it, &x);)
@@ -1512,20 +1563,63 @@ static void run_free(struct ds_run *r)
 	free(r->mark2);
 }
 
+/* What a probe asks for: stop after n_cmds commands, copy the storages'
+ * state into sto[0 .. n_sto). */
+struct ds_probe {
+	uint32_t n_cmds;	    /* commands to run */
+	struct dtr_probe_sto *sto; /* where the state goes */
+	uint32_t n_sto;		    /* its room */
+};
+
+/* A set as a mask of the storages below 64. */
+static uint64_t ids_mask(const struct ds_run *r, const struct ds_ids *l)
+{
+	struct ds_iter it = {0};
+	uint64_t m = 0;
+	uint32_t x;
+	while (ids_next(l, r->words, &it, &x))
+		if (x < 64)
+			m |= (uint64_t)1 << x;
+	return m;
+}
+
+static void probe_fill(const struct ds_run *r, const struct ds_probe *pr)
+{
+	for (uint32_t s = 0; s < pr->n_sto && s < r->tr->stos.n; s++) {
+		struct dtr_probe_sto *p = &pr->sto[s];
+		*p = (struct dtr_probe_sto){
+			.material = r->material[s],
+			.pinned = r->ss[s].pinned,
+			.last_access = r->ss[s].last_access,
+			.compute = r->comp[s]};
+		for (int d = 0; r->reg && d < 2; d++) {
+			const struct ds_region *g = &r->reg[2 * (size_t)s + d];
+			p->region_compute[d] = g->compute;
+			p->interior[d] = ids_mask(r, &g->interior);
+			p->frontier[d] = ids_mask(r, &g->frontier);
+		}
+	}
+}
+
 static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 		  uint64_t budget, uint64_t remat_limit, bool v1,
-		  struct dtr_result *res, gms_err *err)
+		  const struct ds_probe *pr, struct dtr_result *res,
+		  gms_err *err)
 {
 	uint32_t nt = tr->ts.n, ns = tr->stos.n;
 	struct ds_run r = {.tr = tr,
 			   .h = h,
 			   .regions = h == DTR_H_DTR || h == DTR_H_MSPS,
+			   .fwd_interior = h == DTR_H_DTR,
 			   .eqclass = h == DTR_H_EQCLASS,
 			   .v1 = v1,
 			   .budget = budget,
 			   .remat_limit = remat_limit,
 			   .clock = 1,
 			   .words = (ns + 63) / 64,
+			   .bits_min = (ns + 63) / 64 <= DS_BITS_WORDS
+					       ? 0
+					       : DS_BITS_MIN,
 			   .bits_left = DS_BITS_BUDGET,
 			   .head = DS_NIL,
 			   .tail = DS_NIL,
@@ -1552,7 +1646,9 @@ static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 					     .ecn = DS_NIL};
 	enum ds_stop st = S_GO;
 	const struct ds_cmd *c = CMDS(tr);
-	for (uint32_t i = 0; i < tr->cmds.n && st == S_GO; i++) {
+	uint32_t n_cmds = pr && pr->n_cmds < tr->cmds.n ? pr->n_cmds
+							: tr->cmds.n;
+	for (uint32_t i = 0; i < n_cmds && st == S_GO; i++) {
 		switch (c[i].kind) {
 		case C_COMPUTE: st = cmd_compute(&r, c[i].arg); break;
 		case C_GET: r.ss[T(&r, c[i].arg)->sto].ref_ext++; break;
@@ -1562,6 +1658,9 @@ static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 		if (r.nomem)
 			st = S_NOMEM;
 	}
+	if (pr && st != S_NOMEM)
+		probe_fill(&r, pr);
+	res->memory_bytes = r.memory;
 	run_free(&r);
 	if (st == S_NOMEM)
 		return gms_errf(err, "dtr: out of memory");
@@ -1577,7 +1676,7 @@ static int run_baseline(const struct dtr_trace *tr, struct dtr_baseline *b,
 {
 	struct dtr_result res;
 	/* run_pareto: RuntimeV1(inf, Heuristic()): no regions, no classes */
-	if (replay(tr, DTR_H_LARGEST, UINT64_MAX, UINT64_MAX, true, &res,
+	if (replay(tr, DTR_H_LARGEST, UINT64_MAX, UINT64_MAX, true, NULL, &res,
 		   err) < 0)
 		return -1;
 	*b = (struct dtr_baseline){.peak_bytes = res.max_memory_bytes,
@@ -1595,18 +1694,34 @@ int dtr_baseline(const struct dtr_trace *tr, struct dtr_baseline *b)
 	return 0;
 }
 
-int dtr_serial_run(const struct dtr_trace *tr, const struct dtr_opts *o,
-		   struct dtr_result *r, gms_err *err)
+/* dtr_serial_run and dtr_serial_probe. */
+static int serial_run(const struct dtr_trace *tr, const struct dtr_opts *o,
+		      const struct ds_probe *pr, struct dtr_result *r,
+		      gms_err *err)
 {
 	if ((unsigned)o->heuristic >= DTR_H_COUNT)
 		return gms_errf(err, "dtr: unknown heuristic %d",
 				(int)o->heuristic);
 	if (replay(tr, o->heuristic, o->budget_bytes, o->remat_limit_ns, false,
-		   r, err) < 0)
+		   pr, r, err) < 0)
 		return -1;
 	r->overhead = tr->base.compute_ns
 			      ? (double)r->clock_end /
 					(double)tr->base.compute_ns
 			      : INFINITY;
 	return 0;
+}
+
+int dtr_serial_run(const struct dtr_trace *tr, const struct dtr_opts *o,
+		   struct dtr_result *r, gms_err *err)
+{
+	return serial_run(tr, o, NULL, r, err);
+}
+
+int dtr_serial_probe(const struct dtr_trace *tr, const struct dtr_opts *o,
+		     uint32_t n_cmds, struct dtr_result *r,
+		     struct dtr_probe_sto *sto, uint32_t n_sto, gms_err *err)
+{
+	struct ds_probe pr = {n_cmds, sto, n_sto};
+	return serial_run(tr, o, &pr, r, err);
 }

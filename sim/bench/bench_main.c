@@ -40,15 +40,25 @@
  *     takes over 10 s). Each run is a child process stopped after
  *     SCALE_LIMIT_S ("did not finish"; larger sizes are then skipped).
  *     The bar: at 1M, within 2x of the figure at 1K.
+ *  9. dtr (issue 19): the serial DTR replay (policies/dtr_serial.c) on
+ *     the three DTR traces of the shared data (../shared/data/dtr), every
+ *     heuristic at simrd's budgets (0.9 .. 0.2 of the baseline peak):
+ *     per trace and heuristic the mean wall time of a budget point (the
+ *     best of 3 runs each; the trace loaded once), beside simrd's own wall
+ *     time for the same points from simrd-reference.json, and the ratio:
+ *     the mean's and the worst point's. The bar: every point >= 100x.
  * Figures are wall-clock on this machine; run it on an idle machine.
  */
 #include "../../policies/accudnn.h"
 #include "../../policies/capuchin.h"
+#include "../../policies/dtr.h"
 #include "../../policies/pol.h"
+#include "../../tests/json_check.h"
 #include "../../workloads/wl_gen.h"
 #include "../ex.h"
 #include "../hw.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -783,11 +793,130 @@ static void bench_scale(uint32_t max_ops, const char *only)
 	}
 }
 
+/* The whole text of a file, or NULL. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0, got;
+	char *buf = malloc(cap + 1);
+	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0)
+		if ((n += got) == cap) {
+			char *b = realloc(buf, 2 * cap + 1);
+			if (!b) {
+				free(buf);
+				buf = NULL;
+			}
+			buf = b;
+			cap *= 2;
+		}
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
+/* 9. the serial DTR replay against simrd's wall time. */
+static void bench_dtr(void)
+{
+	char dir[1100], path[1400];
+	snprintf(dir, sizeof dir, "%s/../shared/data/dtr", hw_datadir());
+	snprintf(path, sizeof path, "%s/simrd-reference.json", dir);
+	char *text = read_text(path);
+	char jerr[128];
+	struct jv *ref = text ? jv_parse(text, jerr, sizeof jerr) : NULL;
+	free(text);
+	const struct jv *models = jv_get(ref, "models");
+	if (!models) {
+		printf("dtr: %s not found or not JSON: skipped\n", path);
+		jv_free(ref);
+		return;
+	}
+	printf("dtr: serial replay per budget point (best of 3), against "
+	       "simrd's wall time (simrd-reference.json)\n");
+	unsigned points = 0, fast = 0;
+	for (size_t m = 0; m < models->n; m++) {
+		const struct jv *mo = models->item[m], *log = jv_get(mo, "log");
+		const struct jv *runs = jv_get(mo, "runs");
+		if (!log || log->type != JV_STR || !runs)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, log->str);
+		struct dtr_trace *tr;
+		gms_err err;
+		double t0 = now_s();
+		if (dtr_trace_load(path, &tr, &err) < 0) {
+			fprintf(stderr, "bench: %s\n", err.msg);
+			exit(1);
+		}
+		struct dtr_baseline b;
+		dtr_baseline(tr, &b);
+		printf("  %s: load and baseline %.1f ms, %u ops, %u storages\n",
+		       models->key[m], (now_s() - t0) * 1e3, b.n_ops,
+		       b.n_storages);
+		for (int h = 0; h < DTR_H_COUNT; h++) {
+			const struct jv *pts =
+				jv_get(runs, dtr_heuristic_simrd_name(h));
+			static const double ratios[] = {0.9, 0.8, 0.7, 0.6,
+							0.5, 0.4, 0.3, 0.2};
+			double sum = 0, simrd = 0, worst = INFINITY;
+			double worst_r = 0;
+			for (size_t i = 0; i < 8; i++) {
+				const struct jv *p =
+					pts && i < pts->n ? pts->item[i] : NULL;
+				const struct jv *jr = jv_get(p, "ratio");
+				const struct jv *ws = jv_get(p, "wall_s");
+				double ratio = jr ? jr->num : ratios[i];
+				struct dtr_opts o = {
+					(enum dtr_heuristic)h,
+					dtr_budget_for_ratio(&b, ratio),
+					b.compute_ns};
+				double best = INFINITY;
+				for (int k = 0; k < 3; k++) {
+					struct dtr_result r;
+					double a = now_s();
+					if (dtr_serial_run(tr, &o, &r, &err) < 0) {
+						fprintf(stderr, "bench: %s\n",
+							err.msg);
+						exit(1);
+					}
+					double z = now_s() - a;
+					best = z < best ? z : best;
+				}
+				sum += best;
+				if (!ws || ws->type != JV_NUM)
+					continue;
+				simrd += ws->num;
+				points++;
+				fast += ws->num >= 100 * best;
+				if (ws->num / best < worst) {
+					worst = ws->num / best;
+					worst_r = ratio;
+				}
+			}
+			printf("    %-12s %8.3f ms/point", dtr_heuristic_name(h),
+			       sum / 8 * 1e3);
+			if (simrd > 0)
+				printf("   simrd %8.1f ms/point   %6.0fx, worst "
+				       "%.0fx (at %.1f)",
+				       simrd / 8 * 1e3, simrd / sum, worst,
+				       worst_r);
+			else
+				printf("   (no simrd figures)");
+			printf("\n");
+		}
+		dtr_trace_free(tr);
+	}
+	printf("  points at least 100x faster than simrd: %u of %u\n", fast,
+	       points);
+	jv_free(ref);
+}
+
 int main(int argc, char **argv)
 {
 	/* optional argument: queue, engine, framework, ondemand, gen, fib,
-	 * plan, tune or scale (default: all); fib takes the op count after
-	 * it, scale the largest chain and a policy's label */
+	 * plan, tune, scale or dtr (default: all); fib takes the op count
+	 * after it, scale the largest chain and a policy's label */
 	const char *only = argc > 1 ? argv[1] : "";
 	if (!*only || strcmp(only, "queue") == 0)
 		bench_queue();
@@ -816,5 +945,7 @@ int main(int argc, char **argv)
 				    ? (uint32_t)strtoul(argv[2], NULL, 10)
 				    : 1000000,
 			    argc > 3 ? argv[3] : NULL);
+	if (!*only || strcmp(only, "dtr") == 0)
+		bench_dtr();
 	return 0;
 }
