@@ -676,6 +676,14 @@ static bool varies_batch(const struct exp *e)
 	       (e->kind == EXP_SWEEP && e->axis == EXP_AXIS_BATCH);
 }
 
+/* Do the measurement's tasks search over the batch from a first batch
+ * (e->start, e->lo) that every search of a workload probes? */
+static bool is_search_kind(const struct exp *e)
+{
+	return e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST ||
+	       e->kind == EXP_EFF || e->kind == EXP_SCALING;
+}
+
 int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	     gms_err *err)
 {
@@ -789,7 +797,14 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 			cfg_err_at(err, d, w->node, "%s", what);
 			goto fail;
 		}
-		wl_free(wl);
+		/* a search's first probe: kept (4 builds of max-batch.yaml's
+		 * 117, and on the one thread before any search starts) */
+		if (is_search_kind(e)) {
+			w->first = wl;
+			w->first_batch = b;
+		} else {
+			wl_free(wl);
+		}
 	}
 	return 0;
 fail:
@@ -799,6 +814,8 @@ fail:
 
 void exp_free(struct exp *e)
 {
+	for (size_t i = 0; e->wl && i < e->n_wl; i++)
+		wl_free(e->wl[i].first);
 	free(e->wl);
 	free(e->pol);
 	free(e->batches);

@@ -57,12 +57,31 @@ struct wl_cache {
 	size_t *users;		  /* per workload: tasks not yet done */
 };
 
-static int cache_init(struct wl_cache *c, size_t n_wl)
+static int64_t cache_key(const struct exp *e, size_t wl, int64_t batch);
+
+/* An empty cache that takes over the builds exp_load kept (struct
+ * exp_workload.first): they are the first probes of the searches. */
+static int cache_init(struct wl_cache *c, const struct exp *e)
 {
 	memset(c, 0, sizeof *c);
+	size_t n_wl = e->n_wl;
 	c->users = calloc(n_wl ? n_wl : 1, sizeof *c->users);
-	if (!c->users)
+	c->ent = calloc(n_wl ? n_wl : 1, sizeof *c->ent);
+	if (!c->users || !c->ent) {
+		free(c->users);
+		free(c->ent);
 		return -1;
+	}
+	c->cap = n_wl ? n_wl : 1;
+	for (size_t i = 0; i < n_wl; i++) {
+		struct exp_workload *w = &e->wl[i];
+		if (!w->first)
+			continue;
+		c->ent[c->n++] = (struct wl_entry){
+			.wl = i, .batch = cache_key(e, i, w->first_batch),
+			.w = w->first};
+		w->first = NULL; /* the cache's now */
+	}
 	pthread_mutex_init(&c->mu, NULL);
 	return 0;
 }
@@ -985,7 +1004,7 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 	memset(r, 0, sizeof *r);
 	tune_malloc();
 	struct wl_cache cache;
-	if (cache_init(&cache, e->n_wl) < 0)
+	if (cache_init(&cache, e) < 0)
 		return gms_errf(err, "out of memory");
 	int rc = run_measure(e, o, r, &cache, err);
 	cache_fini(&cache);
