@@ -797,6 +797,7 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 			cfg_err_at(err, d, w->node, "%s", what);
 			goto fail;
 		}
+		w->ops = wl->n_ops;
 		/* a search's first probe: kept (4 builds of max-batch.yaml's
 		 * 117, and on the one thread before any search starts) */
 		if (is_search_kind(e)) {

@@ -91,14 +91,15 @@ struct exp_workload {
 	char path[PRM_PATH_MAX];   /* EXP_SRC_FILE / TRACE: the file */
 	int64_t batch;		   /* batch to build at; 0 = the file's */
 	const yaml_node_t *node;   /* the entry, for messages */
-	struct wl_workload *first; /* searches: the build exp_load checks
-				      (at the measurement's first batch,
-				      the first probe of every search of
-				      the workload), kept for exp_run,
-				      which takes it over; NULL once
-				      taken, and for the other
-				      measurements. exp_free frees what is
-				      left */
+	uint32_t ops;		   /* ops of the build exp_load checks (at
+				      the measurement's first batch): the
+				      order exp_run starts tasks in */
+	struct wl_workload *first; /* searches: that build (the first
+				      probe of every search of the
+				      workload), kept for exp_run, which
+				      takes it over; NULL once taken, and
+				      for the other measurements. exp_free
+				      frees what is left */
 	int64_t first_batch;	   /* the batch it was built at */
 };
 
