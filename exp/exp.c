@@ -707,6 +707,14 @@ static bool varies_batch(const struct exp *e)
 	       (e->kind == EXP_SWEEP && e->axis == EXP_AXIS_BATCH);
 }
 
+/* Do the measurement's tasks search over the batch from a first batch
+ * (e->start, e->lo) that every search of a workload probes? */
+static bool is_search_kind(const struct exp *e)
+{
+	return e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST ||
+	       e->kind == EXP_EFF || e->kind == EXP_SCALING;
+}
+
 int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	     gms_err *err)
 {
@@ -825,7 +833,15 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 			cfg_err_at(err, d, w->node, "%s", what);
 			goto fail;
 		}
-		wl_free(wl);
+		w->ops = wl->n_ops;
+		/* a search's first probe: kept (4 builds of max-batch.yaml's
+		 * 117, and on the one thread before any search starts) */
+		if (is_search_kind(e)) {
+			w->first = wl;
+			w->first_batch = b;
+		} else {
+			wl_free(wl);
+		}
 	}
 	return 0;
 fail:
@@ -835,6 +851,8 @@ fail:
 
 void exp_free(struct exp *e)
 {
+	for (size_t i = 0; e->wl && i < e->n_wl; i++)
+		wl_free(e->wl[i].first);
 	free(e->wl);
 	free(e->pol);
 	free(e->batches);

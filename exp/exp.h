@@ -93,6 +93,16 @@ struct exp_workload {
 	enum wl_dtr_remat remat;   /* EXP_SRC_TRACE: which ops are
 				      recomputable (`remat:`) */
 	const yaml_node_t *node;   /* the entry, for messages */
+	uint32_t ops;		   /* ops of the build exp_load checks (at
+				      the measurement's first batch): the
+				      order exp_run starts tasks in */
+	struct wl_workload *first; /* searches: that build (the first
+				      probe of every search of the
+				      workload), kept for exp_run, which
+				      takes it over; NULL once taken, and
+				      for the other measurements. exp_free
+				      frees what is left */
+	int64_t first_batch;	   /* the batch it was built at */
 };
 
 /* One entry of `policies:`. */

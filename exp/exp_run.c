@@ -58,12 +58,31 @@ struct wl_cache {
 	size_t *users;		  /* per workload: tasks not yet done */
 };
 
-static int cache_init(struct wl_cache *c, size_t n_wl)
+static int64_t cache_key(const struct exp *e, size_t wl, int64_t batch);
+
+/* An empty cache that takes over the builds exp_load kept (struct
+ * exp_workload.first): they are the first probes of the searches. */
+static int cache_init(struct wl_cache *c, const struct exp *e)
 {
 	memset(c, 0, sizeof *c);
+	size_t n_wl = e->n_wl;
 	c->users = calloc(n_wl ? n_wl : 1, sizeof *c->users);
-	if (!c->users)
+	c->ent = calloc(n_wl ? n_wl : 1, sizeof *c->ent);
+	if (!c->users || !c->ent) {
+		free(c->users);
+		free(c->ent);
 		return -1;
+	}
+	c->cap = n_wl ? n_wl : 1;
+	for (size_t i = 0; i < n_wl; i++) {
+		struct exp_workload *w = &e->wl[i];
+		if (!w->first)
+			continue;
+		c->ent[c->n++] = (struct wl_entry){
+			.wl = i, .batch = cache_key(e, i, w->first_batch),
+			.w = w->first};
+		w->first = NULL; /* the cache's now */
+	}
 	pthread_mutex_init(&c->mu, NULL);
 	return 0;
 }
@@ -308,6 +327,8 @@ struct pool {
 	struct timespec t0;	/* when the run began */
 	const char *what;	/* label of the phase */
 	const bool *only;	/* tasks to run (NULL: all) */
+	const size_t *order;	/* the n tasks in the order they are handed
+				   out (NULL: index order) */
 };
 
 static double since(const struct timespec *t0)
@@ -353,6 +374,8 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		if (i == p->n)
 			return NULL;
+		if (p->order)
+			i = p->order[i];
 		if (!p->only || p->only[i])
 			p->fn(p->ctx, i, p);
 		pthread_mutex_lock(&p->mu);
@@ -364,11 +387,11 @@ static void *worker(void *arg)
 
 static int pool_run(size_t n, int jobs, bool progress, const char *what,
 		    void (*fn)(void *, size_t, struct pool *), void *ctx,
-		    const bool *only, gms_err *err)
+		    const bool *only, const size_t *order, gms_err *err)
 {
 	struct pool p = {.n = n, .fn = fn, .ctx = ctx, .progress = progress,
 			 .what = what, .units = !strcmp(what, "searches"),
-			 .only = only};
+			 .only = only, .order = order};
 	pthread_mutex_init(&p.mu, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &p.t0);
 	if (jobs > (int)n)
@@ -836,6 +859,31 @@ static void min_pool_task(void *ctx, size_t i, struct pool *p)
 	cache_done(c->cache, c->r->srch[i].wl);
 }
 
+/* The order to start n tasks in, per_wl consecutive tasks a workload:
+ * the workloads with the most ops first (ties: file order), each
+ * workload's tasks in index order. A task's cost grows with its
+ * workload's ops (every probe simulates each op per iteration), and the
+ * pool hands tasks out in this order, so the largest start first and the
+ * small ones fill in at the end: greedy longest-processing-time (Graham,
+ * SIAM J. Appl. Math. 1969, as shard.c's plan). In file order, max-batch's
+ * last search (bert_base under ondemand) ran alone on one of two cores
+ * for a fifth of the run (issue 18). Each task writes its own slot, so
+ * the order changes no result. NULL when out of memory (index order). */
+static size_t *task_order(const struct exp *e, size_t n, size_t per_wl)
+{
+	size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+	if (!ord || !per_wl)
+		return ord;
+	for (size_t i = 0; i < n; i++) { /* insertion sort: stable */
+		uint32_t ops = e->wl[i / per_wl].ops;
+		size_t k = i;
+		for (; k > 0 && e->wl[ord[k - 1] / per_wl].ops < ops; k--)
+			ord[k] = ord[k - 1];
+		ord[k] = i;
+	}
+	return ord;
+}
+
 /* Is the measurement a search per (workload, policy)? */
 static bool is_search(const struct exp *e)
 {
@@ -863,8 +911,10 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 			return gms_errf(err, "out of memory");
 		for (size_t i = 0; i < e->n_wl; i++)
 			cache->users[i] = 1;
+		size_t *ord = task_order(e, r->n_eff, 1);
 		rc = pool_run(r->n_eff, jobs, progress, "searches", eff_task,
-			      &c, only, err);
+			      &c, only, ord, err);
+		free(ord);
 		r->n_failed = exp_count_failed(r, only);
 		r->wall_s = since(&t0);
 		return rc;
@@ -880,11 +930,13 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 			r->srch[i].best = -1;
 			cache->users[r->srch[i].wl]++;
 		}
+		size_t *ord = task_order(e, r->n_srch, e->n_pol);
 		rc = pool_run(r->n_srch, jobs, progress, "searches",
 			      e->kind == EXP_BEST	   ? best_task
 			      : e->kind == EXP_MIN_POOL ? min_pool_task
 							: max_batch_task,
-			      &c, only, err);
+			      &c, only, ord, err);
+		free(ord);
 		r->n_failed = exp_count_failed(r, only);
 		r->wall_s = since(&t0);
 		return rc;
@@ -904,7 +956,7 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 		for (size_t i = 0; need && i < e->n_wl * nv * e->n_pol; i++)
 			need[i / (nv * e->n_pol)] |= only[i];
 		rc = pool_run(e->n_wl, jobs, progress, "baselines",
-			      baseline_task, &c, need, err);
+			      baseline_task, &c, need, NULL, err);
 		free(need);
 		if (rc < 0)
 			return -1;
@@ -945,8 +997,10 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 			}
 		}
 	}
+	size_t *ord = task_order(e, r->n_pt, nv * e->n_pol);
 	rc = pool_run(r->n_pt, jobs, progress, "runs", point_task, &c, only,
-		      err);
+		      ord, err);
+	free(ord);
 	r->n_failed = exp_count_failed(r, only);
 	r->wall_s = since(&t0);
 	return rc;
@@ -1003,7 +1057,7 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 	memset(r, 0, sizeof *r);
 	tune_malloc();
 	struct wl_cache cache;
-	if (cache_init(&cache, e->n_wl) < 0)
+	if (cache_init(&cache, e) < 0)
 		return gms_errf(err, "out of memory");
 	int rc = run_measure(e, o, r, &cache, err);
 	cache_fini(&cache);

@@ -2,7 +2,12 @@
 # workload. Called by gpumemsim with: dat (plot.dat: a header row
 # "workload POLICY...", one row per workload), out, term, titles (the
 # number of policies), ptitle.
-if (term eq 'png') { set terminal pngcairo size 1100,600 noenhanced } else { set terminal svg size 1100,600 noenhanced }
+# png: libgd's terminal, not pngcairo. Bars are axis-aligned, so cairo's
+# antialiasing adds nothing to them (the text is antialiased by FreeType
+# in both), and cairo's 32-bit image cost libpng and zlib 270 of the 376
+# million instructions of max-batch.yaml's png; libgd's palette image
+# takes 171 million in all (callgrind, issue 18). The svg is unchanged.
+if (term eq 'png') { set terminal png size 1100,600 noenhanced } else { set terminal svg size 1100,600 noenhanced }
 set output out
 set title ptitle.": largest batch that trains without running out of memory"
 set style data histogram

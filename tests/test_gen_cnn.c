@@ -7,6 +7,7 @@
  * counts and MACs) or worked out by hand in the comments; none is copied
  * from the program's output.
  */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -187,6 +188,33 @@ static void test_name_limit(void **state)
 			    "name too long (512 characters) starting "
 			    "'raaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'");
 	assert_null(gen_finish(g, x, &err));
+}
+
+/* gen_fmt writes what snprintf would (issue 18: the generators' names
+ * no longer go through snprintf). By hand: "%s.conv%d" of "layer1.0" and
+ * 2 is the 14 characters "layer1.0.conv2"; %d of -5 is "-5"; %lld of
+ * LLONG_MIN is -2^63 = "-9223372036854775808" (20 characters); %u of
+ * UINT_MAX (2^32 - 1) is "4294967295"; %c and %% one character each. A
+ * buffer of 8 keeps the first 7 of "features.denseblock12" and returns
+ * its full length, 21; a width (%5d) is left to vsnprintf: "    7". */
+static void test_gen_fmt(void **state)
+{
+	(void)state;
+	char b[64];
+	assert_int_equal(gen_fmt(b, sizeof b, "%s.conv%d", "layer1.0", 2), 14);
+	assert_string_equal(b, "layer1.0.conv2");
+	assert_int_equal(gen_fmt(b, sizeof b, "x%dy", -5), 4);
+	assert_string_equal(b, "x-5y");
+	assert_int_equal(gen_fmt(b, sizeof b, "%lld", LLONG_MIN), 20);
+	assert_string_equal(b, "-9223372036854775808");
+	assert_int_equal(gen_fmt(b, sizeof b, "%u|%c%%", UINT_MAX, 'a'), 13);
+	assert_string_equal(b, "4294967295|a%");
+	assert_int_equal(gen_fmt(b, 8, "features.denseblock%d", 12), 21);
+	assert_string_equal(b, "feature");
+	assert_int_equal(gen_fmt(b, sizeof b, "[%5d]", 7), 7);
+	assert_string_equal(b, "[    7]");
+	assert_int_equal(gen_fmt(b, sizeof b, "%s", ""), 0);
+	assert_string_equal(b, "");
 }
 
 /* Every field of two workloads is the same. */
@@ -1024,6 +1052,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_param_counts),
+		cmocka_unit_test(test_gen_fmt),
 		cmocka_unit_test(test_macs),
 		cmocka_unit_test(test_tiny_sizes),
 		cmocka_unit_test(test_tiny_backward_reads),

@@ -110,6 +110,12 @@ uint32_t gen_tensor_id(const struct gen *g, struct gen_tensor t);
 /* Elements per sample of a value (c*h*w). */
 int64_t gen_numel(struct gen_tensor t);
 
+/* snprintf(buf, cap, fmt, ...) for names, the same bytes and count:
+ * %s, %c, %d, %u, %lld and %% are written directly, anything else by
+ * vsnprintf. */
+int gen_fmt(char *buf, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Record an error of the generator's own (first one wins); returns -1. */
 int gen_fail(struct gen *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

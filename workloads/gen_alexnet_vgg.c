@@ -90,12 +90,12 @@ static struct wl_workload *vgg(const char *name, const struct wl_gen_args *a,
 	struct gen_tensor x = gen_input(g, "input", 3, a->size, a->size);
 	for (int grp = 0; grp < 5; grp++) {
 		for (int i = 1; i <= convs[grp] + extra; i++) {
-			snprintf(n1, sizeof n1, "conv%d_%d", grp + 1, i);
-			snprintf(n2, sizeof n2, "relu%d_%d", grp + 1, i);
+			gen_fmt(n1, sizeof n1, "conv%d_%d", grp + 1, i);
+			gen_fmt(n2, sizeof n2, "relu%d_%d", grp + 1, i);
 			x = gen_conv_sq(g, n1, x, width[grp], 3, 1, 1, true);
 			x = gen_relu(g, n2, x);
 		}
-		snprintf(n1, sizeof n1, "pool%d", grp + 1);
+		gen_fmt(n1, sizeof n1, "pool%d", grp + 1);
 		x = gen_maxpool(g, n1, x, 2, 2, 0, false);
 	}
 	x = gen_adaptive_avgpool(g, "avgpool", x, 7, 7);
@@ -154,13 +154,13 @@ struct wl_workload *gen_build_vdnnpp_table3(const struct wl_gen_args *a,
 	x = gen_conv_sq(g, "conv1", x, 64, 3, 1, 1, true);
 	x = gen_relu(g, "relu1", x);
 	for (int i = 1; i <= 5; i++) {
-		snprintf(n1, sizeof n1, "conv2_%da", i);
+		gen_fmt(n1, sizeof n1, "conv2_%da", i);
 		x = gen_conv_sq(g, n1, x, 64, 1, 1, 0, true);
-		snprintf(n1, sizeof n1, "relu2_%da", i);
+		gen_fmt(n1, sizeof n1, "relu2_%da", i);
 		x = gen_relu(g, n1, x);
-		snprintf(n1, sizeof n1, "conv2_%db", i);
+		gen_fmt(n1, sizeof n1, "conv2_%db", i);
 		x = gen_conv_sq(g, n1, x, 64, 5, 1, 2, true);
-		snprintf(n1, sizeof n1, "relu2_%db", i);
+		gen_fmt(n1, sizeof n1, "relu2_%db", i);
 		x = gen_relu(g, n1, x);
 	}
 	x = gen_maxpool(g, "pool1", x, a->size, a->size, 0, false);

@@ -93,8 +93,8 @@ static struct gen_tensor bert_layer(struct gen *g, const struct bert_cfg *c,
 				    struct gen_tensor mask)
 {
 	char p[48], nm[112];
-	snprintf(p, sizeof p, "encoder.layer.%lld", (long long)l);
-#define N(suffix) (snprintf(nm, sizeof nm, "%s.%s", p, suffix), nm)
+	gen_fmt(p, sizeof p, "encoder.layer.%lld", (long long)l);
+#define N(suffix) (gen_fmt(nm, sizeof nm, "%s.%s", p, suffix), nm)
 	/* BertSelfAttention */
 	struct gen_tensor q =
 		gen_linear(g, N("attention.self.query"), x, c->hidden, true);

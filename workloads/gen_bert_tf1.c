@@ -109,7 +109,7 @@ static const char *nm(char *buf, const char *prefix, const char *suffix)
 {
 	if (!prefix)
 		return NULL;
-	int n = snprintf(buf, NM_LEN, "%s/%s", prefix, suffix);
+	int n = gen_fmt(buf, NM_LEN, "%s/%s", prefix, suffix);
 	return n >= 0 && n < NM_LEN ? buf : NULL;
 }
 
@@ -268,7 +268,7 @@ struct wl_workload *gen_bert_tf1(const struct bert_cfg *c,
 	struct gen_tensor mask = op2(g, mp, "mul", GEN_TF_MUL, ones, to);
 	for (int64_t l = 0; l < c->layers; l++) {
 		char p[NM_LEN];
-		snprintf(p, sizeof p, "bert/encoder/layer_%lld", (long long)l);
+		gen_fmt(p, sizeof p, "bert/encoder/layer_%lld", (long long)l);
 		x = tf1_layer(g, c, p, x, mask);
 	}
 	x = gen_slice(g, "bert/pooler/strided_slice", x, 0, 1);

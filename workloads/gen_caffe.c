@@ -87,11 +87,11 @@ struct wl_workload *gen_caffe_vgg16(const struct wl_gen_args *a,
 	struct gen_tensor x = gen_input(g, "data", 3, a->size, a->size);
 	for (int grp = 0; grp < 5; grp++) {
 		for (int i = 1; i <= convs[grp]; i++) {
-			snprintf(n1, sizeof n1, "conv%d_%d", grp + 1, i);
-			snprintf(n2, sizeof n2, "relu%d_%d", grp + 1, i);
+			gen_fmt(n1, sizeof n1, "conv%d_%d", grp + 1, i);
+			gen_fmt(n2, sizeof n2, "relu%d_%d", grp + 1, i);
 			x = conv_relu(g, n1, n2, x, width[grp], 3, 1, 1, 1);
 		}
-		snprintf(n1, sizeof n1, "pool%d", grp + 1);
+		gen_fmt(n1, sizeof n1, "pool%d", grp + 1);
 		x = gen_maxpool(g, n1, x, 2, 2, 0, true);
 	}
 	return gen_finish(g, gen_vgg_head(g, gen_flatten(g, x)), err);
@@ -109,14 +109,14 @@ static struct gen_tensor unit(struct gen *g, const char *blk,
 			      bool relu)
 {
 	char n[128];
-	snprintf(n, sizeof n, "res%s_branch%s", blk, br);
+	gen_fmt(n, sizeof n, "res%s_branch%s", blk, br);
 	x = gen_conv_sq(g, n, x, cout, k, stride, k / 2, false);
-	snprintf(n, sizeof n, "bn%s_branch%s", blk, br);
+	gen_fmt(n, sizeof n, "bn%s_branch%s", blk, br);
 	x = gen_bn_noaffine(g, n, x);
-	snprintf(n, sizeof n, "scale%s_branch%s", blk, br);
+	gen_fmt(n, sizeof n, "scale%s_branch%s", blk, br);
 	x = gen_affine(g, n, x, true);
 	if (relu) {
-		snprintf(n, sizeof n, "res%s_branch%s_relu", blk, br);
+		gen_fmt(n, sizeof n, "res%s_branch%s_relu", blk, br);
 		x = gen_relu(g, n, x);
 	}
 	return x;
@@ -128,9 +128,9 @@ static struct gen_tensor unit(struct gen *g, const char *blk,
 static void block_name(char *buf, size_t cap, int s, int b, int n)
 {
 	if (n <= 6 || b == 0)
-		snprintf(buf, cap, "%d%c", s, 'a' + b);
+		gen_fmt(buf, cap, "%d%c", s, 'a' + b);
 	else
-		snprintf(buf, cap, "%db%d", s, b);
+		gen_fmt(buf, cap, "%db%d", s, b);
 }
 
 /* prototxt/ResNet-{50,101,152}-deploy.prototxt, as trained (BatchNorm
@@ -178,9 +178,9 @@ struct wl_workload *gen_caffe_resnet(const char *name,
 					 true);
 				y = unit(g, blk, "2b", y, planes, 3, 1, false);
 			}
-			snprintf(n, sizeof n, "res%s", blk);
+			gen_fmt(n, sizeof n, "res%s", blk);
 			x = gen_add(g, n, id, y);
-			snprintf(n, sizeof n, "res%s_relu", blk);
+			gen_fmt(n, sizeof n, "res%s_relu", blk);
 			x = gen_relu(g, n, x);
 		}
 	x = gen_avgpool(g, "pool5", x, 7, 1, 0, true);
@@ -205,8 +205,8 @@ static struct gen_tensor inception(struct gen *g, const struct incep *m,
 {
 	char n1[64], n2[64];
 	struct gen_tensor br[4];
-#define IC(sfx) (snprintf(n1, sizeof n1, "inception_%s/%s", m->name, sfx), \
-		 snprintf(n2, sizeof n2, "inception_%s/relu_%s", m->name,   \
+#define IC(sfx) (gen_fmt(n1, sizeof n1, "inception_%s/%s", m->name, sfx), \
+		 gen_fmt(n2, sizeof n2, "inception_%s/relu_%s", m->name,   \
 			  sfx))
 	IC("1x1");
 	br[0] = conv_relu(g, n1, n2, x, m->c1, 1, 1, 0, 1);
@@ -218,12 +218,12 @@ static struct gen_tensor inception(struct gen *g, const struct incep *m,
 	br[2] = conv_relu(g, n1, n2, x, m->r5, 1, 1, 0, 1);
 	IC("5x5");
 	br[2] = conv_relu(g, n1, n2, br[2], m->c5, 5, 1, 2, 1);
-	snprintf(n1, sizeof n1, "inception_%s/pool", m->name);
+	gen_fmt(n1, sizeof n1, "inception_%s/pool", m->name);
 	br[3] = gen_maxpool(g, n1, x, 3, 1, 1, true);
 	IC("pool_proj");
 	br[3] = conv_relu(g, n1, n2, br[3], m->pp, 1, 1, 0, 1);
 #undef IC
-	snprintf(n1, sizeof n1, "inception_%s/output", m->name);
+	gen_fmt(n1, sizeof n1, "inception_%s/output", m->name);
 	return gen_concat(g, n1, br, 4);
 }
 
@@ -233,21 +233,21 @@ static struct gen_tensor inception(struct gen *g, const struct incep *m,
 static void aux_head(struct gen *g, int k, struct gen_tensor x)
 {
 	char n1[64], n2[64];
-	snprintf(n1, sizeof n1, "loss%d/ave_pool", k);
+	gen_fmt(n1, sizeof n1, "loss%d/ave_pool", k);
 	x = gen_avgpool(g, n1, x, 5, 3, 0, true);
-	snprintf(n1, sizeof n1, "loss%d/conv", k);
-	snprintf(n2, sizeof n2, "loss%d/relu_conv", k);
+	gen_fmt(n1, sizeof n1, "loss%d/conv", k);
+	gen_fmt(n2, sizeof n2, "loss%d/relu_conv", k);
 	x = conv_relu(g, n1, n2, x, 128, 1, 1, 0, 1);
 	x = gen_flatten(g, x);
-	snprintf(n1, sizeof n1, "loss%d/fc", k);
+	gen_fmt(n1, sizeof n1, "loss%d/fc", k);
 	x = gen_linear(g, n1, x, 1024, true);
-	snprintf(n1, sizeof n1, "loss%d/relu_fc", k);
+	gen_fmt(n1, sizeof n1, "loss%d/relu_fc", k);
 	x = gen_relu(g, n1, x);
-	snprintf(n1, sizeof n1, "loss%d/drop_fc", k);
+	gen_fmt(n1, sizeof n1, "loss%d/drop_fc", k);
 	x = gen_dropout(g, n1, x, 0.7);
-	snprintf(n1, sizeof n1, "loss%d/classifier", k);
+	gen_fmt(n1, sizeof n1, "loss%d/classifier", k);
 	x = gen_linear(g, n1, x, 1000, true);
-	snprintf(n1, sizeof n1, "loss%d/loss", k);
+	gen_fmt(n1, sizeof n1, "loss%d/loss", k);
 	gen_loss(g, n1, x);
 }
 

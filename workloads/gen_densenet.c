@@ -81,26 +81,26 @@ static struct gen_tensor dense_block(struct gen *g, int blk,
 	feats[nf++] = x;
 	for (int l = 1; l <= n && nf < DN_MAX_FEATURES; l++) {
 		char p[64];
-		snprintf(p, sizeof p, "features.denseblock%d.denselayer%d",
+		gen_fmt(p, sizeof p, "features.denseblock%d.denselayer%d",
 			 blk, l);
-		snprintf(nm, sizeof nm, "%s.cat", p);
+		gen_fmt(nm, sizeof nm, "%s.cat", p);
 		struct gen_tensor y = gen_concat(g, nm, feats, nf);
-		snprintf(nm, sizeof nm, "%s.norm1", p);
+		gen_fmt(nm, sizeof nm, "%s.norm1", p);
 		y = gen_batchnorm(g, nm, y);
-		snprintf(nm, sizeof nm, "%s.relu1", p);
+		gen_fmt(nm, sizeof nm, "%s.relu1", p);
 		y = gen_relu(g, nm, y);
-		snprintf(nm, sizeof nm, "%s.conv1", p);
+		gen_fmt(nm, sizeof nm, "%s.conv1", p);
 		y = gen_conv_sq(g, nm, y, DN_BN_SIZE * DN_GROWTH, 1, 1, 0,
 				false);
-		snprintf(nm, sizeof nm, "%s.norm2", p);
+		gen_fmt(nm, sizeof nm, "%s.norm2", p);
 		y = gen_batchnorm(g, nm, y);
-		snprintf(nm, sizeof nm, "%s.relu2", p);
+		gen_fmt(nm, sizeof nm, "%s.relu2", p);
 		y = gen_relu(g, nm, y);
-		snprintf(nm, sizeof nm, "%s.conv2", p);
+		gen_fmt(nm, sizeof nm, "%s.conv2", p);
 		y = gen_conv_sq(g, nm, y, DN_GROWTH, 3, 1, 1, false);
 		feats[nf++] = y;
 	}
-	snprintf(nm, sizeof nm, "features.denseblock%d.cat", blk);
+	gen_fmt(nm, sizeof nm, "features.denseblock%d.cat", blk);
 	return gen_concat(g, nm, feats, nf);
 }
 
@@ -108,13 +108,13 @@ static struct gen_tensor dense_block(struct gen *g, int blk,
 static struct gen_tensor transition(struct gen *g, int t, struct gen_tensor x)
 {
 	char nm[64];
-	snprintf(nm, sizeof nm, "features.transition%d.norm", t);
+	gen_fmt(nm, sizeof nm, "features.transition%d.norm", t);
 	x = gen_batchnorm(g, nm, x);
-	snprintf(nm, sizeof nm, "features.transition%d.relu", t);
+	gen_fmt(nm, sizeof nm, "features.transition%d.relu", t);
 	x = gen_relu(g, nm, x);
-	snprintf(nm, sizeof nm, "features.transition%d.conv", t);
+	gen_fmt(nm, sizeof nm, "features.transition%d.conv", t);
 	x = gen_conv_sq(g, nm, x, x.c / 2, 1, 1, 0, false);
-	snprintf(nm, sizeof nm, "features.transition%d.pool", t);
+	gen_fmt(nm, sizeof nm, "features.transition%d.pool", t);
 	return gen_avgpool(g, nm, x, 2, 2, 0, false);
 }
 

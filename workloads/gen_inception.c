@@ -217,7 +217,7 @@ struct block_entry {
 static const char *join(char *buf, const char *prefix, const char *name,
 			const char *suffix)
 {
-	snprintf(buf, NAME_LEN, "%s%s%s%s%s", prefix, *prefix ? "." : "",
+	gen_fmt(buf, NAME_LEN, "%s%s%s%s%s", prefix, *prefix ? "." : "",
 		 name, *suffix ? "." : "", suffix);
 	return buf;
 }

@@ -31,12 +31,12 @@ static struct gen_tensor cbr(struct gen *g, const char *pfx, int k,
 			     int64_t stride, bool relu)
 {
 	char n[128];
-	snprintf(n, sizeof n, "%s.conv%d", pfx, k);
+	gen_fmt(n, sizeof n, "%s.conv%d", pfx, k);
 	x = gen_conv_sq(g, n, x, cout, ks, stride, ks / 2, false);
-	snprintf(n, sizeof n, "%s.bn%d", pfx, k);
+	gen_fmt(n, sizeof n, "%s.bn%d", pfx, k);
 	x = gen_batchnorm(g, n, x);
 	if (relu) {
-		snprintf(n, sizeof n, "%s.relu%d", pfx, k);
+		gen_fmt(n, sizeof n, "%s.relu%d", pfx, k);
 		x = gen_relu(g, n, x);
 	}
 	return x;
@@ -62,14 +62,14 @@ static struct gen_tensor block(struct gen *g, const char *pfx,
 		last = 2;
 	}
 	if (stride != 1 || x.c != cout) {
-		snprintf(n, sizeof n, "%s.downsample.0", pfx);
+		gen_fmt(n, sizeof n, "%s.downsample.0", pfx);
 		id = gen_conv_sq(g, n, x, cout, 1, stride, 0, false);
-		snprintf(n, sizeof n, "%s.downsample.1", pfx);
+		gen_fmt(n, sizeof n, "%s.downsample.1", pfx);
 		id = gen_batchnorm(g, n, id);
 	}
-	snprintf(n, sizeof n, "%s.add", pfx);
+	gen_fmt(n, sizeof n, "%s.add", pfx);
 	y = gen_add(g, n, y, id);
-	snprintf(n, sizeof n, "%s.relu%d", pfx, last);
+	gen_fmt(n, sizeof n, "%s.relu%d", pfx, last);
 	return gen_relu(g, n, y);
 }
 
@@ -91,7 +91,7 @@ static struct wl_workload *resnet(const char *name,
 	x = gen_maxpool(g, "maxpool", x, 3, 2, 1, false);
 	for (int s = 0; s < 4; s++)
 		for (int b = 0; b < blocks[s]; b++) {
-			snprintf(pfx, sizeof pfx, "layer%d.%d", s + 1, b);
+			gen_fmt(pfx, sizeof pfx, "layer%d.%d", s + 1, b);
 			x = block(g, pfx, x, (int64_t)64 << s,
 				  (s > 0 && b == 0) ? 2 : 1, bottleneck);
 		}

@@ -921,6 +921,12 @@ static const char *const *conv_algo_table(enum wl_op_type t,
 	}
 }
 
+const char *const *wl_conv_algo_names(enum wl_op_type t)
+{
+	const char *prefix;
+	return conv_algo_table(t, &prefix);
+}
+
 const char *wl_conv_algo_name(enum wl_op_type t, int v)
 {
 	const char *prefix;

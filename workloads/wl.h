@@ -345,6 +345,9 @@ uint32_t wl_least_workspace_algo(const struct wl_op *op);
  * their prefix ("IMPLICIT_GEMM", "ALGO_0"); NULL when t is not a
  * convolution or v is out of range. */
 const char *wl_conv_algo_name(enum wl_op_type t, int v);
+/* The same names as one NULL-terminated table by enum value; NULL when t
+ * is not a convolution. */
+const char *const *wl_conv_algo_names(enum wl_op_type t);
 
 /* The enum value of an algorithm of op type t's pass written as its
  * decimal value (what `gpumemsim calibrate` records), its name less the
