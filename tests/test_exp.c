@@ -816,7 +816,10 @@ static void test_describe_help_list(void **state)
 	assert_non_null(strstr(out, "bert_base"));
 	/* the DTR logs as dtr: names, or where to put them */
 	assert_non_null(strstr(out, "recorded traces"));
-	assert_true(strstr(out, "  dtr:") || strstr(out, "(none: no directory"));
+	assert_true(strstr(out, "  dtr:") ||
+		    strstr(out, "(no DTR logs: no directory"));
+	/* and the shipped recordings, always */
+	assert_non_null(strstr(out, "workloads/traces/recorded/"));
 	free(out);
 	assert_int_equal(sh("list experiments", &out), 0);
 	assert_non_null(strstr(out, "configs/experiments/default.yaml"));
