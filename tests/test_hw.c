@@ -436,7 +436,9 @@ static void test_unknown_profile_name(void **state)
 	assert_int_equal(hw_load(&hw, "V100-32GB", &err), -1);
 	snprintf(want, sizeof want,
 		 "unknown hardware profile 'V100-32GB' (available in "
-		 "%s/configs/hw: A100-40GB-PCIe, GTX-1080Ti, H100-80GB-HBM3-measured, H100-80GB-PCIe, "
+		 "%s/configs/hw: A100-40GB-PCIe, GTX-1080Ti, "
+		 "H100-80GB-HBM3-measured, H100-80GB-HBM3-tf32-measured, "
+		 "H100-80GB-PCIe, "
 		 "P100-PCIe-16GB, Tesla-M40-24GB, V100-16GB)",
 		 hw_datadir());
 	assert_string_equal(err.msg, want);

@@ -20,7 +20,8 @@ counts), after torch.cuda.reset_peak_memory_stats().
 Settings, each chosen to match what the simulator models:
   - FP32 on CUDA cores: TF32 off for cuDNN and cuBLAS
     (torch.backends.cudnn.allow_tf32 / torch.backends.cuda.matmul.allow_tf32;
-    the profiles' compute model is FP32);
+    the profiles' compute model is FP32); --tf32: both on, for a profile
+    fitted from TF32 measurements;
   - torch.backends.cudnn.benchmark = True: cuDNN's fastest algorithm per
     shape, as the profile's conv_algos pick the fastest measured one;
   - BERT with attn_implementation="eager": the attention that materialises
@@ -77,14 +78,18 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--nets", default="resnet50,bert_base")
+    ap.add_argument("--tf32", action="store_true",
+                    help="TF32 Tensor Cores for cuDNN and cuBLAS (for a "
+                    "profile fitted with --precision tf32 from "
+                    "calibrate-gpu --tf32)")
     ap.add_argument("-o", required=True)
     a = ap.parse_args()
     import torch
     if not torch.cuda.is_available():
         print("torch_step: no CUDA GPU found; nothing measured")
         return 0
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = a.tf32
+    torch.backends.cuda.matmul.allow_tf32 = a.tf32
     torch.backends.cudnn.benchmark = True
     dev = torch.device("cuda")
     rows = []
