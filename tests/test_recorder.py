@@ -26,6 +26,14 @@ def mlp():
                                torch.nn.Linear(8, 3))
 
 
+def model_file(d, name, text):
+    """A user's model file d/name holding text; its path."""
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def kernels(lines):
     """(name, [fresh result bytes]) of each op that is not a pure view."""
     out, i = [], 0
@@ -190,13 +198,12 @@ class Recorder(unittest.TestCase):
                     "FILE.py:FUNCTION", "torchvision:NAME"):
             self.assertIn(opt, help_.stdout)
         with tempfile.TemporaryDirectory() as d:
-            src = os.path.join(d, "mymodel.py")
-            with open(src, "w") as f:
-                f.write("import torch.nn as nn\n"
-                        "def make_model():\n"
-                        "    return nn.Sequential(nn.Conv2d(3, 4, 3, "
-                        "padding=1), nn.ReLU(), nn.Flatten(), "
-                        "nn.Linear(256, 5))\n")
+            src = model_file(d, "mymodel.py",
+                             "import torch.nn as nn\n"
+                             "def make_model():\n"
+                             "    return nn.Sequential(nn.Conv2d(3, 4, 3, "
+                             "padding=1), nn.ReLU(), nn.Flatten(), "
+                             "nn.Linear(256, 5))\n")
             log = os.path.join(d, "mynet-2-recorded.log")
             r = subprocess.run(
                 ["build/gpumemsim-record", "--model", src + ":make_model",
@@ -250,12 +257,11 @@ class Recorder(unittest.TestCase):
         self.bad("not a model", [2, 4], "not a torch.nn.Module")
         # the command: a clear message, exit 1, nothing written
         with tempfile.TemporaryDirectory() as d:
-            src = os.path.join(d, "m.py")
-            with open(src, "w") as f:
-                f.write("import torch\nclass M(torch.nn.Module):\n"
-                        "    def forward(self, x):\n"
-                        "        raise RuntimeError('no')\n"
-                        "def make():\n    return M()\n")
+            src = model_file(d, "m.py",
+                             "import torch\nclass M(torch.nn.Module):\n"
+                             "    def forward(self, x):\n"
+                             "        raise RuntimeError('no')\n"
+                             "def make():\n    return M()\n")
             out = os.path.join(d, "m-2-x.log")
             r = subprocess.run(
                 [sys.executable, "cli/gpumemsim_record.py", "--model",
