@@ -179,7 +179,7 @@ layers:
 
 # Each test binary runs from the repository root (fixtures are found
 # relative to it). A failing test stops the run with its name.
-check: deps layers $(TESTS) build/gpumemsim $(REPLAYS)
+check: deps layers $(TESTS) build/gpumemsim build/gpumemsim-record $(REPLAYS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done; \
 	echo "all $(words $(TESTS)) test programs passed"
 	@echo "== tests/test_recorder.py"; $(PYTORCH_PY) tests/test_recorder.py

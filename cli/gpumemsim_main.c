@@ -73,6 +73,10 @@ static void usage(FILE *f)
 		"                          ../shared/data/dtr beside the checkout)\n"
 		"      --remat forward|simrd  a trace's recomputable ops: forward\n"
 		"                          ops (default) or every op, as DTR\n"
+		"      --times log|profile a trace's op times: the log's TIME\n"
+		"                          (default; the profile where it has\n"
+		"                          none) or the hardware profile for\n"
+		"                          every op\n"
 		"      --hw NAME|PATH      hardware profile (default V100-16GB;\n"
 		"                          `gpumemsim list hw`)\n"
 		"      --policy NAME       policy (default framework; `list policies`)\n"
@@ -297,6 +301,8 @@ struct wl_opts {
 	int framework, optimizer; /* --framework, --optimizer; -1 = default */
 	int remat;		/* --remat (a trace's enum wl_dtr_remat); -1 =
 				   default */
+	int times;		/* --times (a trace's enum wl_dtr_times); -1 =
+				   default (log) */
 };
 
 /* Take option a (value v) if it is a workload option: 1 taken, 0 not
@@ -308,12 +314,17 @@ static int wl_opt(const char *a, const char *v, struct wl_opts *o)
 			       < 0 ? -1 : 1;
 	bool fw = strcmp(a, "--framework") == 0;
 	bool rm = strcmp(a, "--remat") == 0;
-	if (!fw && !rm && strcmp(a, "--optimizer") != 0)
+	bool tm = strcmp(a, "--times") == 0;
+	if (!fw && !rm && !tm && strcmp(a, "--optimizer") != 0)
 		return 0;
 	const char *const *names = fw   ? wl_framework_names
 				   : rm ? wl_dtr_remat_names
+				   : tm ? wl_dtr_times_names
 					: wl_optim_names;
-	int *to = fw ? &o->framework : rm ? &o->remat : &o->optimizer;
+	int *to = fw   ? &o->framework
+		  : rm ? &o->remat
+		  : tm ? &o->times
+		       : &o->optimizer;
 	for (int i = 0; v && names[i]; i++)
 		if (strcmp(names[i], v) == 0) {
 			*to = i;
@@ -336,6 +347,12 @@ static struct wl_workload *load_workload(const char *spec,
 	const struct wl_gen *g = wl_gen_find(spec);
 	size_t l = strlen(spec);
 	int64_t batch = o->batch;
+	bool is_log = l > 4 && strcmp(spec + l - 4, ".log") == 0;
+	if (!is_log && (o->remat >= 0 || o->times >= 0)) {
+		gms_errf(err, "%s applies to DTR traces (.log) only",
+			 o->remat >= 0 ? "--remat" : "--times");
+		return NULL;
+	}
 	if (g) {
 		struct wl_gen_args a = {
 			.batch = batch ? batch : 32, .size = o->size,
@@ -354,11 +371,6 @@ static struct wl_workload *load_workload(const char *spec,
 					     : "--optimizer");
 		return NULL;
 	}
-	bool is_log = l > 4 && strcmp(spec + l - 4, ".log") == 0;
-	if (!is_log && o->remat >= 0) {
-		gms_errf(err, "--remat applies to DTR traces (.log) only");
-		return NULL;
-	}
 	if (is_log) {
 		if (batch) {
 			gms_errf(err, "--batch: a trace's batch is fixed");
@@ -367,12 +379,11 @@ static struct wl_workload *load_workload(const char *spec,
 		char path[GMS_PATH_MAX];
 		int rc = wl_dtr_resolve(spec, path, sizeof path, err);
 		return rc ? NULL
-			  : wl_load_dtr_remat(path,
-					      o->remat < 0
-						      ? WL_DTR_REMAT_FORWARD
-						      : (enum wl_dtr_remat)
-								o->remat,
-					      err);
+			  : wl_load_dtr_with(
+				    path,
+				    o->remat < 0 ? WL_DTR_REMAT_FORWARD
+						 : (enum wl_dtr_remat)o->remat,
+				    o->times == WL_DTR_TIMES_PROFILE, err);
 	}
 	if (!strchr(spec, '/') && !strstr(spec, ".yaml")) {
 		gms_errf(err, "'%s' is no generator (`gpumemsim list "
@@ -401,7 +412,7 @@ static int simulate(int argc, char **argv)
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
 	int64_t iters = 3, warmup = 1;
-	struct wl_opts wo = {0, 0, -1, -1, -1};
+	struct wl_opts wo = {0, 0, -1, -1, -1, -1};
 	int rc = EXIT_INPUT;
 	if (!kv)
 		return EXIT_RUN;
@@ -929,7 +940,7 @@ static int run_experiment(int argc, char **argv)
 static int describe(int argc, char **argv)
 {
 	const char *spec = NULL;
-	struct wl_opts wo = {0, 0, -1, -1, -1};
+	struct wl_opts wo = {0, 0, -1, -1, -1, -1};
 	bool ops = false;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -56,6 +56,42 @@ def _refcount(cdata):
     return ctypes.c_size_t.from_address(cdata + 8).value
 
 
+# The torch whose StorageImpl layout _refcount was checked on (Debian's
+# python3-torch 1.13.0a0, c10/util/intrusive_ptr.h of v1.13: the class has
+# a virtual destructor, so the vtable pointer comes first, then
+# `mutable std::atomic<size_t> refcount_;`). Another version may move the
+# word: the lifetimes would then be silently wrong, so it is refused.
+TORCH_CHECKED = "1.13"
+
+
+def check_torch(version):
+    """Refuse a torch other than TORCH_CHECKED, then probe the layout: a
+    view adds one reference to its storage and deleting it takes it
+    back. RecordError if either fails."""
+    if version.split("+")[0].split(".")[:2] != TORCH_CHECKED.split("."):
+        raise RecordError(
+            "torch %s is not supported: the recorder reads torch %s's "
+            "storage reference count from memory "
+            "(c10::intrusive_ptr_target::refcount_) to know when each "
+            "tensor dies, and that layout was checked on %s only, so "
+            "lifetimes could be wrong; use Debian's python3-torch %s "
+            "(make deps) with /usr/bin/python3"
+            % (version, TORCH_CHECKED, TORCH_CHECKED, TORCH_CHECKED))
+    t = torch.empty(4)
+    st = t.storage()._storage
+    before = _refcount(st._cdata)
+    v = t.view(2, 2)
+    during = _refcount(st._cdata)
+    del v
+    after = _refcount(st._cdata)
+    if during != before + 1 or after != before:
+        raise RecordError(
+            "torch %s: the storage reference count read from memory did "
+            "not follow a view (%d, %d, %d; expected n, n+1, n): this "
+            "build's layout differs from torch %s's"
+            % (version, before, during, after, TORCH_CHECKED))
+
+
 def _shape(t):
     return "%s[%s]" % (str(t.dtype).replace("torch.", ""),
                        ",".join(str(d) for d in t.shape))
@@ -250,6 +286,7 @@ def record(model, input_shape, loss="cross_entropy", optimizer="momentum",
         raise RecordError("torch is not importable by %s (%s): run "
                           "`make deps` and use /usr/bin/python3"
                           % (sys.executable, _IMPORT_ERROR))
+    check_torch(torch.__version__)
     if loss not in LOSSES:
         raise RecordError("unknown loss '%s' (%s)" % (loss, ", ".join(LOSSES)))
     if optimizer not in OPTIMIZERS:

@@ -86,7 +86,7 @@ struct exp_wl_in {
 	char label[PRM_STR_MAX];
 	int64_t batch, size;
 	int framework, optimizer;
-	int remat;
+	int remat, times;
 };
 #define WLI(f) offsetof(struct exp_wl_in, f)
 static const struct prm_def wl_defs[] = {
@@ -104,6 +104,11 @@ static const struct prm_def wl_defs[] = {
 	 "traces: which recorded ops may be re-run: forward (forward ops "
 	 "whose results no in-place op changes) or simrd (every op, as "
 	 "DTR's simulator)", WLI(remat)},
+	{"times", PRM_ENUM, "log", 0, 0, wl_dtr_times_names,
+	 "traces: where op times come from: log (its TIME values; ops "
+	 "without one, as gpumemsim-record's, from the hardware profile) "
+	 "or profile (every op from the hardware profile, by op type, "
+	 "shapes, FLOPs and bytes; the log's TIME ignored)", WLI(times)},
 	{"label", PRM_STR, "", 0, 0, NULL,
 	 "name in results (default: the generator name or file stem)",
 	 WLI(label)},
@@ -320,6 +325,17 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 					"%s: give exactly one of 'name', "
 					"'file', 'trace'",
 					what);
+		/* trace keys given explicitly to a generator or file */
+		static const char *const trace_only[] = {"remat", "times",
+							 NULL};
+		for (int k = 0; !in.trace[0] && trace_only[k]; k++)
+			if (n->type == YAML_MAPPING_NODE &&
+			    cfg_map_get(d, n, trace_only[k]))
+				return cfg_errf(err, d,
+						cfg_map_get(d, n, trace_only[k]),
+						"%s: key '%s': applies to "
+						"traces only",
+						what, trace_only[k]);
 		w->batch = in.batch;
 		char buf[256];
 		if (in.name[0]) {
@@ -339,6 +355,7 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 			bool trace = in.trace[0];
 			w->src = trace ? EXP_SRC_TRACE : EXP_SRC_FILE;
 			w->remat = (enum wl_dtr_remat)in.remat;
+			w->profile_times = in.times == WL_DTR_TIMES_PROFILE;
 			if (trace && !strncmp(in.trace, WL_DTR_PREFIX,
 					      strlen(WL_DTR_PREFIX))) {
 				int rc = wl_dtr_resolve(in.trace, w->path,
@@ -363,13 +380,6 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 			const char *bad = NULL;
 			static const char *const gen_only[] = {
 				"size", "framework", "optimizer", NULL};
-			if (!trace && n->type == YAML_MAPPING_NODE &&
-			    cfg_map_get(d, n, "remat"))
-				return cfg_errf(err, d,
-						cfg_map_get(d, n, "remat"),
-						"%s: key 'remat': applies to "
-						"traces only",
-						what);
 			for (int k = 0; !bad && gen_only[k]; k++)
 				if (n->type == YAML_MAPPING_NODE &&
 				    cfg_map_get(d, n, gen_only[k]))
@@ -887,7 +897,8 @@ struct wl_workload *exp_build_workload_in(const struct exp *e, size_t i,
 	case EXP_SRC_FILE:
 		return wl_load_yaml(w->path, batch ? batch : w->batch, err);
 	case EXP_SRC_TRACE:
-		return wl_load_dtr_remat(w->path, w->remat, err);
+		return wl_load_dtr_with(w->path, w->remat, w->profile_times,
+					err);
 	}
 	gms_errf(err, "bad workload source");
 	return NULL;

@@ -92,6 +92,8 @@ struct exp_workload {
 	int64_t batch;		   /* batch to build at; 0 = the file's */
 	enum wl_dtr_remat remat;   /* EXP_SRC_TRACE: which ops are
 				      recomputable (`remat:`) */
+	bool profile_times;	   /* EXP_SRC_TRACE: every op timed by the
+				      profile (`times: profile`) */
 	const yaml_node_t *node;   /* the entry, for messages */
 	uint32_t ops;		   /* ops of the build exp_load checks (at
 				      the measurement's first batch): the

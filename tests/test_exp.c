@@ -581,6 +581,15 @@ static void test_malformed_files(void **state)
 				 "'remat'");
 	bad(FX "bad-remat-gen.yaml", "bad-remat-gen.yaml:3:57: workload 1: "
 				     "key 'remat': applies to traces only");
+	/* times: log or profile, on traces only (bad-times: 5 + "trace: "
+	 * 7 + the 26-character path + 2 + "times: " 7 = 47 before the value;
+	 * bad-times-gen, a generator: 5 + "name: resnet50" 14 + 2 +
+	 * "batch: 2" 8 + 2 + 7 = 38) */
+	bad(FX "bad-times.yaml", "bad-times.yaml:3:48: workload 1: key "
+				 "'times'");
+	bad(FX "bad-times.yaml", "'measured'");
+	bad(FX "bad-times-gen.yaml", "bad-times-gen.yaml:3:39: workload 1: "
+				     "key 'times': applies to traces only");
 	/* a trace by dtr: name whose directory is absent: skipped, exit 0,
 	 * one line saying where to get the logs, nothing written; a bad
 	 * key elsewhere is still bad input */
@@ -727,6 +736,39 @@ static void load_exp(struct exp *e, const char *path)
 		fail_msg("%s", err.msg);
 }
 
+/* `times:` of a trace entry: the fixture's one op (relu of 100 floats)
+ * has TIME 1000000 ns; `log` (the default) keeps it, `profile` drops it
+ * (time 0: the hardware profile's, from its 800 bytes), and the
+ * simulated iteration is then far below 1 ms (800 bytes at V100's
+ * 900 GB/s is under 1 ns; a kernel launch some microseconds). */
+static void test_trace_times(void **state)
+{
+	(void)state;
+	struct exp e;
+	load_exp(&e, FX "trace-times.yaml");
+	assert_int_equal(e.n_wl, 2);
+	gms_err err = {{0}};
+	struct wl_workload *lg = exp_build_workload(&e, 0, 0, &err);
+	struct wl_workload *pf = exp_build_workload(&e, 1, 0, &err);
+	assert_non_null(lg);
+	assert_non_null(pf);
+	assert_int_equal(lg->n_ops, 1);
+	assert_int_equal(pf->n_ops, 1);
+	assert_int_equal(lg->ops[0].time, 1000000);
+	assert_int_equal(pf->ops[0].time, 0);
+	assert_true(pf->ops[0].bytes == 800);
+	wl_free(lg);
+	wl_free(pf);
+	struct exp_opts o = {.jobs = 1, .quiet = true};
+	struct exp_result r;
+	assert_int_equal(exp_run(&e, &o, &r, &err), 0);
+	assert_int_equal(r.n_pt, 2);
+	assert_int_equal(r.pt[0].st.steady.time, 1000000);
+	assert_true(r.pt[1].st.steady.time < 100000);
+	exp_result_free(&r);
+	exp_free(&e);
+}
+
 /* A max-batch search builds each batch once and shares it between the
  * policies' searches (on two threads): every probe equals a run on a
  * workload built fresh at its batch. The probes must differ among
@@ -844,6 +886,7 @@ int main(void)
 		cmocka_unit_test(test_serial_preset),
 		cmocka_unit_test(test_trace),
 		cmocka_unit_test(test_describe_help_list),
+		cmocka_unit_test(test_trace_times),
 		cmocka_unit_test(test_shared_builds_max_batch),
 		cmocka_unit_test(test_shared_builds_sweeps),
 	};

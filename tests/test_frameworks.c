@@ -181,6 +181,55 @@ static void test_tiny_pytorch(void **state)
 }
 
 /*
+ * pytorch's batch-norm buffers (nn.BatchNorm2d: running_mean and
+ * running_var, fp32 per channel, num_batches_tracked one int64): bn1 of
+ * the tiny net has 4 channels, so 16 + 16 + 8 = 40 bytes of whole-run
+ * tensors beside its parameters, read by bn1's forward and given no
+ * gradient or momentum. The other personalities have none. And
+ * torchvision's residual sum `out += identity` runs in place under
+ * pytorch only (ResNet-34 at batch 1; Caffe's Eltwise has its own top).
+ */
+static void test_pytorch_buffers_and_residual(void **state)
+{
+	(void)state;
+	struct wl_workload *w = tiny1x1(WL_FW_PYTORCH, WL_OPTIM_MOMENTUM);
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM), 2680 + 40);
+	assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), 2680);
+	static const char *const bufs[] = {"bn1.running_mean",
+					   "bn1.running_var",
+					   "bn1.num_batches_tracked"};
+	static const uint64_t sizes[] = {16, 16, 8};
+	uint32_t bn = op_id(w, "bn1");
+	for (int i = 0; i < 3; i++) {
+		const struct wl_tensor *x = tensor(w, bufs[i]);
+		assert_int_equal(x->bytes, sizes[i]);
+		assert_int_equal(x->kind, WL_PARAM);
+		assert_int_equal(x->n_readers, 1);
+		assert_int_equal(x->readers[0], bn);
+		char g[64];
+		snprintf(g, sizeof g, "%s.grad", bufs[i]);
+		assert_int_equal(wl_tensor_id(w, g), WL_NONE);
+	}
+	wl_free(w);
+	for (int f = 0; f < WL_FW_COUNT; f++) {
+		w = tiny1x1((enum wl_framework)f, WL_OPTIM_MOMENTUM);
+		if (f != WL_FW_PYTORCH) {
+			assert_int_equal(wl_tensor_id(w, "bn1.running_mean"),
+					 WL_NONE);
+		}
+		wl_free(w);
+		if (f == WL_FW_CAFFE)
+			continue; /* KaimingHe's names (res2a...): its Eltwise
+				   has its own top, never in place */
+		w = gen_build_ok("resnet34", 1, 64, (enum wl_framework)f,
+				 WL_OPTIM_MOMENTUM);
+		assert_int_equal(w->ops[op_id(w, "layer1.0.add")].inplace,
+				 f == WL_FW_PYTORCH);
+		wl_free(w);
+	}
+}
+
+/*
  * Optimizers: parameters of the tiny net are 12 (conv) + 4 + 4 (bn) +
  * 640 + 10 (fc) = 670 floats, 2,680 bytes. State: none and sgd keep
  * none, momentum one copy (2,680 B), adam two (5,360 B); none has no
@@ -279,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_tiny_tf_graph),
 		cmocka_unit_test(test_tiny_tf_eager),
 		cmocka_unit_test(test_tiny_pytorch),
+		cmocka_unit_test(test_pytorch_buffers_and_residual),
 		cmocka_unit_test(test_optimizers),
 		cmocka_unit_test(test_default_allocator),
 		cmocka_unit_test(test_resnet50_eager_vs_graph),

@@ -26,6 +26,14 @@ def mlp():
                                torch.nn.Linear(8, 3))
 
 
+def model_file(d, name, text):
+    """A user's model file d/name holding text; its path."""
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def kernels(lines):
     """(name, [fresh result bytes]) of each op that is not a pure view."""
     out, i = [], 0
@@ -144,6 +152,87 @@ class Recorder(unittest.TestCase):
         self.assertIsNotNone(m, out)
         self.assertEqual(int(m.group(1)), log_peak(lines))
 
+    def test_torch_version_guard(self):
+        # the refcount word is read at the layout of torch 1.13: other
+        # versions are refused, with what to do, before anything runs
+        for v in ("2.1.0", "1.12.1", "2.0.0+cu118", "1.1.3"):
+            with self.assertRaises(rec.RecordError) as cm:
+                rec.check_torch(v)
+            self.assertIn("torch %s is not supported" % v,
+                          str(cm.exception))
+            self.assertIn("python3-torch 1.13", str(cm.exception))
+        for v in ("1.13.0a0", "1.13.1", "1.13.1+cpu"):
+            rec.check_torch(v)  # accepted; the probe passes here
+        real = torch.__version__
+        try:
+            torch.__version__ = "2.0.1"
+            self.bad(mlp(), [2, 4], "torch 2.0.1 is not supported")
+        finally:
+            torch.__version__ = real
+        # the command: exit 1, the message, nothing written
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "mlp-2-x.log")
+            r = subprocess.run(
+                [sys.executable, "-c",
+                 "import sys, torch; sys.path.insert(0, 'cli'); "
+                 "torch.__version__ = '2.2.0'; "
+                 "import gpumemsim_record as r; "
+                 "sys.exit(r.main(sys.argv[1:]))",
+                 "--model", "nn:transformer_encoder:1:8:2",
+                 "--input", "4,2,8", "--loss", "sum", "-o", out],
+                capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("torch 2.2.0 is not supported", r.stderr)
+            self.assertIn("nothing written", r.stderr)
+            self.assertEqual(os.listdir(d), [])
+
+    def test_command_from_file(self):
+        # README's example end to end through the installed commands: a
+        # user's model from a file, recorded by build/gpumemsim-record,
+        # simulated under checkpoint with a budget. The model: conv 3->4
+        # (3x3, pad 1) on 2x3x8x8, ReLU, flatten, linear 256 -> 5.
+        help_ = subprocess.run(["build/gpumemsim-record", "--help"],
+                               capture_output=True, text=True)
+        self.assertEqual(help_.returncode, 0, help_.stderr)
+        for opt in ("--model", "--input", "--loss", "--optimizer", "-o",
+                    "FILE.py:FUNCTION", "torchvision:NAME"):
+            self.assertIn(opt, help_.stdout)
+        with tempfile.TemporaryDirectory() as d:
+            src = model_file(d, "mymodel.py",
+                             "import torch.nn as nn\n"
+                             "def make_model():\n"
+                             "    return nn.Sequential(nn.Conv2d(3, 4, 3, "
+                             "padding=1), nn.ReLU(), nn.Flatten(), "
+                             "nn.Linear(256, 5))\n")
+            log = os.path.join(d, "mynet-2-recorded.log")
+            r = subprocess.run(
+                ["build/gpumemsim-record", "--model", src + ":make_model",
+                 "--input", "2,3,8,8", "-o", log],
+                capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(log) as f:
+                first = f.readline()
+            self.assertIn("gpumemsim-record %d, torch 1.13" % rec.VERSION,
+                          first)
+            self.assertIn("--input 2,3,8,8", first)
+            # parameters: conv 4*3*3*3 + 4 = 112, linear 5*256 + 5 =
+            # 1285 floats; the momentum buffers as many: 2 * 1397 * 4 =
+            # 11176 bytes are resident throughout, so a 1 MiB budget fits
+            # and 11000 bytes cannot
+            out = subprocess.run(
+                ["build/gpumemsim", "simulate", log, "--policy",
+                 "checkpoint", "--budget", "1MiB"],
+                capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("mynet on V100-16GB, batch 2, policy "
+                          "checkpoint", out.stdout)
+            self.assertNotIn("OOM", out.stdout)
+            out = subprocess.run(
+                ["build/gpumemsim", "simulate", log, "--policy",
+                 "checkpoint", "--budget", "11000"],
+                capture_output=True, text=True)
+            self.assertIn("OOM", out.stdout + out.stderr)
+
     def bad(self, model, shape, msg, **kw):
         with self.assertRaises(rec.RecordError) as cm:
             rec.record(model, shape, **kw)
@@ -168,12 +257,11 @@ class Recorder(unittest.TestCase):
         self.bad("not a model", [2, 4], "not a torch.nn.Module")
         # the command: a clear message, exit 1, nothing written
         with tempfile.TemporaryDirectory() as d:
-            src = os.path.join(d, "m.py")
-            with open(src, "w") as f:
-                f.write("import torch\nclass M(torch.nn.Module):\n"
-                        "    def forward(self, x):\n"
-                        "        raise RuntimeError('no')\n"
-                        "def make():\n    return M()\n")
+            src = model_file(d, "m.py",
+                             "import torch\nclass M(torch.nn.Module):\n"
+                             "    def forward(self, x):\n"
+                             "        raise RuntimeError('no')\n"
+                             "def make():\n    return M()\n")
             out = os.path.join(d, "m-2-x.log")
             r = subprocess.run(
                 [sys.executable, "cli/gpumemsim_record.py", "--model",

@@ -489,6 +489,9 @@ enum gen_ip {
 		     (Caffe's Split backward) */
 	IP_CWISE, /* a TensorFlow cwise forward kernel (gen_tf_op): the
 		     output over input 0 */
+	IP_RESID, /* a residual sum the network definition writes into its
+		     first operand (gen_add_inplace: torchvision's
+		     `out += identity`) */
 };
 
 /* Does the context's framework run an op of in-place kind k in place?
@@ -508,6 +511,10 @@ enum gen_ip {
  *   pytorch   forward ReLU only where the model says inplace=True, as
  *             torchvision's models do (nn.ReLU(inplace=True) in
  *             resnet.py, vgg.py, alexnet.py, densenet.py, googlenet.py);
+ *             the residual sum, which torchvision's BasicBlock and
+ *             Bottleneck write as `out += identity` (resnet.py forward,
+ *             torchvision 0.14: an add_ into bn's output, which batch
+ *             norm's backward does not read);
  *             autograd's threshold_backward allocates its result, and
  *             InputBuffer::accumulate (torch/csrc/autograd/
  *             input_buffer.cpp) sums a second gradient in place into the
@@ -527,9 +534,12 @@ static bool fw_inplace(const struct gen *g, enum gen_ip k)
 {
 	switch (g->fw) {
 	case WL_FW_TF_GRAPH:
-		return k != IP_NO;
+		/* IP_RESID: TF's Add would forward its input too (cwise
+		 * BinaryOp), but gen_add_inplace names a PyTorch model's
+		 * own `+=`; tf-graph models keep their allocating add */
+		return k != IP_NO && k != IP_RESID;
 	case WL_FW_PYTORCH:
-		return k == IP_RELU || k == IP_ACC;
+		return k == IP_RELU || k == IP_ACC || k == IP_RESID;
 	case WL_FW_CAFFE:
 		return k == IP_RELU || k == IP_GRAD || k == IP_SPLIT ||
 		       (k == IP_LAYER && g->layers_inplace);
@@ -1038,6 +1048,31 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 		s.in[s.n_in++] = g->params[L->bp].tensor;
 		s.bytes += 2.0 * (double)xv.c * F32;
 	}
+	if (kind == GL_BN && g->fw == WL_FW_PYTORCH) {
+		/* nn.BatchNorm2d's buffers (_NormBase.__init__, torch
+		 * 1.13 nn/modules/batchnorm.py, track_running_stats=True
+		 * as torchvision builds them): `register_buffer(
+		 * 'running_mean', torch.zeros(num_features))`, the same
+		 * for running_var (fp32), and `num_batches_tracked`
+		 * (torch.tensor(0, dtype=torch.long): 8 bytes). They live
+		 * as long as the model, like the parameters, but get no
+		 * gradient; training-mode forward reads and updates the
+		 * statistics in place (F.batch_norm), counted as read and
+		 * written; num_batches_tracked.add_(1) is its own tiny
+		 * kernel, not modelled. */
+		static const char *const bufs[] = {"running_mean",
+						   "running_var",
+						   "num_batches_tracked"};
+		for (int i = 0; i < 3; i++) {
+			uint32_t t = hidden(g, name, bufs[i],
+					    i < 2 ? (uint64_t)xv.c * 4u : 8u,
+					    WL_PARAM);
+			if (t == WL_NONE)
+				return NONE_T;
+			s.in[s.n_in++] = t;
+		}
+		s.bytes += 4.0 * (double)xv.c * F32;
+	}
 	if (kind == GL_BN && caffe(g)) {
 		/* BatchNormLayer: `temp_.ReshapeLike(*bottom[0]);
 		 * x_norm_.ReshapeLike(*bottom[0]);` (batch_norm_layer.cpp
@@ -1331,8 +1366,9 @@ struct gen_tensor gen_flatten(struct gen *g, struct gen_tensor x)
 	return y;
 }
 
-struct gen_tensor gen_add(struct gen *g, const char *name,
-			  struct gen_tensor a, struct gen_tensor b)
+static struct gen_tensor add_op(struct gen *g, const char *name,
+				struct gen_tensor a, struct gen_tensor b,
+				enum gen_ip ip)
 {
 	if (!start(g, name) || !check_in(g, name, a) || !check_in(g, name, b))
 		return NONE_T;
@@ -1352,11 +1388,23 @@ struct gen_tensor gen_add(struct gen *g, const char *name,
 	struct op_spec s = {.name = name, .layer = name, .type = OT_ADD,
 			    .phase = WL_FWD, .in = {av.tensor, bv.tensor},
 			    .n_in = 2, .out = {g->vals[y.v].tensor},
-			    .n_out = 1};
+			    .n_out = 1, .inplace = ip};
 	s.flops = velems(g, y.v);
 	s.bytes = 3.0 * vbytes(g, y.v);
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
+}
+
+struct gen_tensor gen_add(struct gen *g, const char *name,
+			  struct gen_tensor a, struct gen_tensor b)
+{
+	return add_op(g, name, a, b, IP_NO);
+}
+
+struct gen_tensor gen_add_inplace(struct gen *g, const char *name,
+				  struct gen_tensor a, struct gen_tensor b)
+{
+	return add_op(g, name, a, b, IP_RESID);
 }
 
 struct gen_tensor gen_concat(struct gen *g, const char *name,

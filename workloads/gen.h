@@ -40,6 +40,8 @@
  *	NAME.weight.momentum              SGD state
  *	NAME.weight.adam_m, .adam_v       Adam state
  *	NAME.saved        batchnorm/layernorm saved mean and inverse std
+ *	NAME.running_mean, NAME.running_var, NAME.num_batches_tracked
+ *	                  batchnorm buffers (pytorch; whole-run, no grad)
  *	NAME.mask         dropout mask
  *	NAME.probs, NAME.labels           loss: softmax output, int64 labels
  *	NAME.bwd, NAME.bwd_data, NAME.bwd_filter (conv), NAME.bwd_weight
@@ -222,6 +224,11 @@ struct gen_tensor gen_flatten(struct gen *g, struct gen_tensor x);
  * kernel, dy is passed (the same tensor) to both branches. */
 struct gen_tensor gen_add(struct gen *g, const char *name,
 			  struct gen_tensor a, struct gen_tensor b);
+/* gen_add written by the network as `a += b`: out over a's storage where
+ * the personality runs it so (pytorch: torchvision's `out += identity`;
+ * the others allocate, as gen_add). */
+struct gen_tensor gen_add_inplace(struct gen *g, const char *name,
+				  struct gen_tensor a, struct gen_tensor b);
 
 /* Channel concatenation of n values of equal (h, w): an OT_CONCAT copy.
  * Backward: no kernel; each input's gradient is a view (a channel slice)

@@ -68,7 +68,8 @@ static struct gen_tensor block(struct gen *g, const char *pfx,
 		id = gen_batchnorm(g, n, id);
 	}
 	gen_fmt(n, sizeof n, "%s.add", pfx);
-	y = gen_add(g, n, y, id);
+	/* torchvision resnet.py: `out += identity` */
+	y = gen_add_inplace(g, n, y, id);
 	gen_fmt(n, sizeof n, "%s.relu%d", pfx, last);
 	return gen_relu(g, n, y);
 }

@@ -286,6 +286,12 @@ struct wl_workload *wl_load_dtr(const char *path, gms_err *err);
  * timed either way. */
 struct wl_workload *wl_load_dtr_opt(const char *path, bool profile_times,
 				    gms_err *err);
+/* Where a trace's op times come from (`times:` of an experiment's trace
+ * entry, `simulate --times`): log (the log's TIME where it has one, the
+ * profile elsewhere) or profile (the profile for every op:
+ * profile_times). */
+enum wl_dtr_times { WL_DTR_TIMES_LOG, WL_DTR_TIMES_PROFILE };
+extern const char *const wl_dtr_times_names[]; /* "log", "profile" */
 
 /* Which recorded ops the trace loader marks recomputable (`remat:` of an
  * experiment's trace entry, `simulate --remat`):

@@ -1551,6 +1551,7 @@ static char *read_file(const char *path, size_t *len, gms_err *err)
 }
 
 const char *const wl_dtr_remat_names[] = {"forward", "simrd", NULL};
+const char *const wl_dtr_times_names[] = {"log", "profile", NULL};
 
 int wl_dtr_dir(char *out, size_t cap)
 {
