@@ -711,7 +711,7 @@ static void test_reference(void **state)
 	const struct jv *models = jv_get(ref, "models");
 	assert_non_null(models);
 	assert_int_equal(models->type, JV_OBJ);
-	unsigned points = 0, exact = 0;
+	unsigned points = 0, exact = 0, walked = 0;
 	for (size_t m = 0; m < models->n; m++) {
 		const struct jv *mo = models->item[m];
 		const struct jv *log = jv_get(mo, "log");
@@ -792,6 +792,24 @@ static void test_reference(void **state)
 					      r.max_memory_bytes, where);
 				points++;
 				exact += r.overhead == ov->num;
+				/* the regions by a DFS each (what rebuild does
+				 * past DS_MEMO_WORDS): the same replay, to the
+				 * last counter, as from the shared closures */
+				struct dtr_result w;
+				o.walk_regions = true;
+				if (dtr_serial_run(tr, &o, &w, &err) < 0)
+					fail_msg("%s: %s", where, err.msg);
+				if (w.clock_end != r.clock_end ||
+				    w.remat_compute_ns != r.remat_compute_ns ||
+				    w.evictions_heuristic !=
+					    r.evictions_heuristic ||
+				    w.evictions_eager_release !=
+					    r.evictions_eager_release ||
+				    w.max_memory_bytes != r.max_memory_bytes ||
+				    w.cost_evals != r.cost_evals)
+					fail_msg("%s: walked regions differ",
+						 where);
+				walked++;
 			}
 		}
 		dtr_trace_free(tr);
@@ -801,6 +819,7 @@ static void test_reference(void **state)
 	 * bit (the same clock, the same division) */
 	assert_int_equal(points, 96);
 	assert_int_equal(exact, 96);
+	assert_int_equal(walked, 96);
 }
 
 int main(void)
