@@ -140,6 +140,9 @@ struct dtr_trace {
 	uint32_t *sto_t;     /* tensors of all storages (CSR) */
 	uint64_t const_bytes; /* bytes of all constants */
 	struct dtr_baseline base; /* filled at load */
+	double *inv_size;    /* per storage: LargestStorage's score, 1 /
+				size (it never changes; a division per
+				storage scanned was most of a replay) */
 };
 
 #define OPS(tr) ((struct ds_op *)(tr)->ops.p)
@@ -548,6 +551,7 @@ void dtr_trace_free(struct dtr_trace *tr)
 		free(tr->adj[d].key);
 	}
 	free(tr->sto_t);
+	free(tr->inv_size);
 	free(tr);
 }
 
@@ -573,6 +577,13 @@ static int trace_load(const char *path, const char *text, size_t len,
 	free(ps.tmp.p);
 	if (rc == 0)
 		rc = run_baseline(tr, &tr->base, err);
+	if (rc == 0 &&
+	    !(tr->inv_size = malloc((tr->stos.n ? tr->stos.n : 1) *
+				    sizeof *tr->inv_size)))
+		rc = gms_errf(err, "%s: out of memory", path);
+	for (uint32_t s = 0; rc == 0 && s < tr->stos.n; s++)
+		tr->inv_size[s] =
+			dtr_cost(DTR_H_LARGEST, 0, STOS(tr)[s].size, 0, 0);
 	if (rc < 0) {
 		dtr_trace_free(tr);
 		return -1;
@@ -1543,8 +1554,9 @@ static double score(struct ds_run *r, uint32_t s)
 		return dtr_cost(r->h, (uint64_t)sum, size, x->last_access,
 				r->clock);
 	}
-	case DTR_H_LRU:
 	case DTR_H_LARGEST:
+		return r->tr->inv_size[s];
+	case DTR_H_LRU:
 	case DTR_H_COUNT:
 		break;
 	}
