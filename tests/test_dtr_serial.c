@@ -16,8 +16,9 @@
  *   - the reference: every point of simrd-reference.json (3 traces x 4
  *     heuristics x 8 budgets) replayed, status, clock (hence the overhead
  *     to every digit) and the counters equal. The traces and the reference
- *     are read from ../shared/data/dtr (GMS_DTR_DATA overrides it); when
- *     that is absent the test says so and is skipped.
+ *     are read from the trace directory ($GMS_DTR_DIR, else
+ *     ../shared/data/dtr; README, "Third-party data"); when that is
+ *     absent the test says so and is skipped.
  *
  * The hand-worked numbers were derived on paper (comments below) before
  * the replay ran; the DTR authors' simrd, run on the same log, agrees
@@ -35,6 +36,7 @@
 #include <cmocka.h>
 
 #include "../policies/dtr.h"
+#include "../workloads/wl.h"
 #include "clikit.h"
 #include "json_check.h"
 #include "tmpkit.h"
@@ -659,10 +661,14 @@ static void test_cli(void **state)
 
 /* ---- The reference --------------------------------------------------------- */
 
+/* The trace directory (wl_dtr_dir: $GMS_DTR_DIR, else
+ * ../shared/data/dtr), where the reference lies beside the logs. */
 static const char *data_dir(void)
 {
-	const char *d = getenv("GMS_DTR_DATA");
-	return d && *d ? d : "../shared/data/dtr";
+	static char dir[512]; /* one test thread */
+	if (wl_dtr_dir(dir, sizeof dir) < 0)
+		fail_msg("the trace directory's path is too long");
+	return dir;
 }
 
 static double num(const struct jv *o, const char *key)
@@ -696,9 +702,9 @@ static void test_reference(void **state)
 	snprintf(path, sizeof path, "%s/simrd-reference.json", data_dir());
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		print_message("test_reference: %s not found (the shared DTR "
-			      "data, ../shared/data/dtr, or GMS_DTR_DATA): "
-			      "skipped\n", path);
+		print_message("test_reference: %s not found (the DTR trace "
+			      "directory: $GMS_DTR_DIR, else "
+			      "../shared/data/dtr): skipped\n", path);
 		skip();
 	}
 	fclose(f);

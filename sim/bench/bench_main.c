@@ -821,7 +821,8 @@ static char *read_text(const char *path)
 static void bench_dtr(void)
 {
 	char dir[1100], path[1400];
-	snprintf(dir, sizeof dir, "%s/../shared/data/dtr", hw_datadir());
+	if (wl_dtr_dir(dir, sizeof dir) < 0) /* $GMS_DTR_DIR or the default */
+		snprintf(dir, sizeof dir, "(too long)");
 	snprintf(path, sizeof path, "%s/simrd-reference.json", dir);
 	char *text = read_text(path);
 	char jerr[128];
