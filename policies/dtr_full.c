@@ -382,6 +382,21 @@ bool dtr_full_is_serial(const struct pol *p)
 		       DTR_PRESET_SERIAL;
 }
 
+int dtr_full_fraction_budget(const struct pol *p, const char *path,
+			     double fraction, uint64_t *budget, gms_err *err)
+{
+	if (p->ops != &pol_dtr_ops)
+		return 0;
+	struct dtr_trace *tr;
+	if (dtr_trace_load(path, &tr, err) < 0)
+		return -1;
+	struct dtr_baseline b;
+	dtr_baseline(tr, &b);
+	*budget = dtr_budget_for_ratio(&b, fraction);
+	dtr_trace_free(tr);
+	return 1;
+}
+
 int dtr_full_run_serial(const struct pol *p, const char *path,
 			double fraction, uint64_t budget, int64_t batch,
 			struct st_run *st, uint64_t *used, gms_err *err)
