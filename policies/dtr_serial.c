@@ -486,7 +486,9 @@ static int p_finish(struct ds_parse *ps)
 	struct dtr_trace *tr = ps->tr;
 	for (uint32_t h = 0; h < ps->bound.n; h++) {
 		uint32_t t = p_tensor(ps, h);
-		if (t != DS_NIL && *p_ref(ps, t) > 0 &&
+		/* signed: a name released twice takes _ref below 0
+		 * (wl_dtr.h), and Python's `> 0` is false there */
+		if (t != DS_NIL && (int32_t)*p_ref(ps, t) > 0 &&
 		    p_cmd(ps, C_PIN, t) < 0)
 			return -1;
 	}
