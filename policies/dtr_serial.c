@@ -1525,13 +1525,25 @@ static double score(struct ds_run *r, uint32_t s)
 	const struct ds_sstate *x = &r->ss[s];
 	uint64_t size = STOS(r->tr)[s].size, c = r->comp[s];
 	r->res->cost_evals++;
+	/* dtr_cost's common case inline (choose scores the whole pool for
+	 * each eviction): both operands below 2^53, where one IEEE division
+	 * is Python's correctly rounded int / int (dtr_div's fast path) */
+	const uint64_t exact = (uint64_t)1 << 53;
 	switch (r->h) {
 	case DTR_H_DTR:
 		c += region(r, s, DIR_FWD)->compute +
 		     region(r, s, DIR_REV)->compute;
+		if (size && size < exact && c < exact &&
+		    x->last_access != DTR_NEVER && r->clock > x->last_access &&
+		    (uint64_t)(r->clock - x->last_access) < exact / size)
+			return (double)c /
+			       (double)(size *
+					(uint64_t)(r->clock - x->last_access));
 		break;
 	case DTR_H_MSPS:
 		c += region(r, s, DIR_REV)->compute;
+		if (size && size < exact && c < exact)
+			return (double)c / (double)size;
 		break;
 	case DTR_H_EQCLASS: {
 		/* s.compute plus each distinct neighbouring class's value */
