@@ -616,7 +616,9 @@ int dtr_trace_load_mem(const char *name, const char *text, size_t len,
  * them as lists was a third of the time. */
 struct ds_ids {
 	uint32_t *v;	/* short: the members, in no particular order */
-	uint32_t n;	/* how many members */
+	uint32_t n;	/* a list's members (a bitset's are not counted:
+			   nothing reads it, and counting them was a tenth
+			   of the regions' rebuilds) */
 	uint32_t cap;	/* short: room in v */
 	uint64_t *bits; /* long: the members as a bitset (v unused), or
 			   NULL while short */
@@ -649,15 +651,6 @@ static void bit_set(uint64_t *b, uint32_t x)
 	b[x >> 6] |= (uint64_t)1 << (x & 63);
 }
 
-/* The members of a bitset word (__builtin_popcountll is a call into
- * libgcc without -mpopcnt, a fifth of the regions' time) */
-static inline uint32_t bit_count(uint64_t x)
-{
-	x -= (x >> 1) & 0x5555555555555555u;
-	x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
-	return (uint32_t)((x * 0x0101010101010101u) >> 56);
-}
 
 /* Where a replay's lists and bitsets live: blocks of power-of-two sizes
  * cut from chunks, a block given back kept for the next request of its
@@ -1087,7 +1080,6 @@ static void ids_push_slow(struct ds_run *r, struct ds_ids *l, uint32_t x)
 	if (l->n + 1 >= r->bits_min && ids_index_(r, l) == 0) {
 		bit_set(l->bits, x);
 		ids_span(l, x >> 6);
-		l->n++;
 		return;
 	}
 	if (l->n == l->cap) {
@@ -1112,7 +1104,6 @@ static inline void ids_push(struct ds_run *r, struct ds_ids *l, uint32_t x)
 	if (l->bits) {
 		bit_set(l->bits, x);
 		ids_span(l, x >> 6);
-		l->n++;
 	} else if (l->n < l->cap && l->n + 1 < r->bits_min) {
 		l->v[l->n++] = x;
 	} else {
@@ -1124,10 +1115,7 @@ static inline void ids_push(struct ds_run *r, struct ds_ids *l, uint32_t x)
 static void ids_remove(struct ds_ids *l, uint32_t x)
 {
 	if (l->bits) {
-		if (bit_has(l->bits, x)) {
-			l->bits[x >> 6] &= ~((uint64_t)1 << (x & 63));
-			l->n--;
-		}
+		l->bits[x >> 6] &= ~((uint64_t)1 << (x & 63));
 		return;
 	}
 	for (uint32_t i = 0; i < l->n; i++)
@@ -1330,14 +1318,10 @@ static int rebuild_memo(struct ds_run *r, uint32_t base, int dir)
 	}
 	gf[base >> 6] &= ~((uint64_t)1 << (base & 63));
 	for (uint32_t q = 0; q < words; q++) {
-		if (gf[q]) {
-			g->frontier.n += bit_count(gf[q]);
+		if (gf[q])
 			ids_span(&g->frontier, q);
-		}
-		if (keep && gi[q]) {
-			g->interior.n += bit_count(gi[q]);
+		if (keep && gi[q])
 			ids_span(&g->interior, q);
-		}
 	}
 	return 0;
 }
@@ -1408,7 +1392,6 @@ static void bits_union(const struct ds_run *r, struct ds_ids *g,
 			continue;
 		g->bits[w] |= nb;
 		ids_span(g, w);
-		g->n += bit_count(nb);
 		for (; sum && nb; nb &= nb - 1)
 			*sum += r->comp[w * 64 + (uint32_t)__builtin_ctzll(nb)];
 	}
