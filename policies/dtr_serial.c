@@ -48,9 +48,12 @@
  * tensor's children and a storage's views as simrd sees them at any point
  * are the prefix of the static lists below n_created.
  *
- * Speed (README, "The dtr policy (serial preset)"): the regions walk a
- * storage graph with each edge once (struct ds_adj); their sets are
- * lists or bitsets (struct ds_ids) from a per-replay arena; a pinned
+ * Speed (README, "The serial preset: simrd exactly"): the regions walk a
+ * storage graph with each edge once (struct ds_adj); the regions of one
+ * update are rebuilt from closures shared between them (struct ds_memo:
+ * the same sets simrd's per-region DFS finds, rebuild_walk, which
+ * dtr_opts.walk_regions keeps for tests); their sets are lists or
+ * bitsets with a span (struct ds_ids) from a per-replay arena; a pinned
  * storage's regions, and MSPS's children-side interiors, are not kept
  * because nothing reads them (regions_after, struct ds_run's
  * fwd_interior). Everything else is simrd's algorithm, step for step.
