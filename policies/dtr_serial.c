@@ -795,15 +795,15 @@ struct ds_ecn {
 /* The evicted closures of one direction within one regions_after
  * (memo_closure): for an immaterial storage u, C(u), the immaterial
  * storages reachable from u through immaterial storages (u included),
- * F(u), the material storages next to those, and the compute of C(u).
- * Storages that reach each other (views make cycles in the storage
- * graph) share one entry, a strongly connected component's (Tarjan). A
- * rebuild's interior is the union of the closures of the base's
- * immaterial neighbours, its frontier the union of theirs and the base's
- * material neighbours, less the base: what the DFS from the base finds,
- * without walking a closure again for every base that reaches it (up to
- * 17 times on the traces, README). Valid while nothing becomes material
- * or immaterial and no tensor is created: within one regions_after. */
+ * F(u), the material storages next to those, and the compute of C(u)
+ * (memo_closure's DFS marks what it has, so the cycles views make in the
+ * storage graph end it). A rebuild's interior is the union of the
+ * closures of the base's immaterial neighbours, its frontier the union
+ * of theirs and the base's material neighbours, less the base: what the
+ * DFS from the base finds, without walking a closure again for every
+ * base that reaches it (each storage was walked 11 to 17 times per
+ * update on the traces). Valid while nothing becomes material or
+ * immaterial and no tensor is created: within one regions_after. */
 struct ds_memo {
 	uint32_t *stamp; /* per storage: the call its entry is for */
 	uint32_t *slot;	 /* per storage: its entry (valid if stamp) */
