@@ -758,6 +758,14 @@ static const char *write_plot_data(const struct exp *e,
 		if (e->axis == EXP_AXIS_FRACTION)
 			snprintf(xlabel, xn,
 				 "budget (fraction of the baseline peak)");
+		/* dtr on DTR logs: both presets' fractions are of simrd's
+		 * baseline peak (exp_run.c, dtr_full_fraction_budget) */
+		bool logs = par;
+		for (size_t w = 0; w < e->n_wl; w++)
+			logs = logs && e->wl[w].src == EXP_SRC_TRACE;
+		if (logs)
+			snprintf(xlabel, xn, "budget ratio (of simrd's baseline "
+					     "peak, both presets)");
 		size_t nv = e->n_values, series = 0;
 		for (size_t w = 0; w < e->n_wl; w++)
 			for (size_t q = 0; q < e->n_pol; q++) {

@@ -275,8 +275,18 @@ static void simulate(const struct exp *e, struct exp_point *p,
 		return;
 	}
 	uint64_t budget = p->budget ? p->budget : e->budget;
+	const struct exp_workload *w = &e->wl[p->wl];
+	/* dtr on a DTR log: a fraction is of simrd's baseline peak, in both
+	 * presets (not of the executor's baseline) */
+	if (p->fraction > 0 && w->src == EXP_SRC_TRACE &&
+	    dtr_full_fraction_budget(&pol, w->path, p->fraction, &budget,
+				     &err) < 0) {
+		snprintf(p->error, sizeof p->error, "%s", err.msg);
+		p->st.failed = true;
+		pol_destroy(&pol);
+		return;
+	}
 	if (dtr_full_is_serial(&pol)) { /* DTR's own replay, not ex_run */
-		const struct exp_workload *w = &e->wl[p->wl];
 		if (w->src != EXP_SRC_TRACE ||
 		    dtr_full_run_serial(&pol, w->path, p->fraction, budget,
 					wl->batch, &p->st, &p->budget,

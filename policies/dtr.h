@@ -128,6 +128,11 @@ struct dtr_opts {
 					 rematerialized compute exceeds this;
 					 UINT64_MAX: never. run_pareto uses
 					 the baseline compute x 1 */
+	bool walk_regions;	      /* rebuild every region by its own DFS,
+					 as simrd does, instead of from the
+					 closures shared within one update
+					 (README, "The serial preset");
+					 slower, the same results: for tests */
 };
 
 /* How a replay ended (simrd: pass, fail (OOM), fail (thrashed)). */

@@ -22,9 +22,13 @@
  *   - thrash: simrd stops a run once its rematerialised compute exceeds
  *     remat_limit (run_pareto: the baseline compute x (2.0 - 1),
  *     dtr-semantics.md 0). Here remat_limit x the iteration's own kernel
- *     time, per iteration; the executor has no hook to stop a run
- *     elsewhere, so the check is made at the next failed allocation,
- *     which then ends the run as OOM with `stop thrash` in the report.
+ *     time, per iteration; the executor has no call that ends a run from
+ *     a hook (sim/ex.h: hooks evict, drop, prefetch and wait; only
+ *     on_alloc_fail's EX_FAIL ends one), so the check is made at the
+ *     next failed allocation, which then ends the run as OOM with `stop
+ *     thrash` in the report. An iteration that passes the limit with no
+ *     failure after it runs to its end: it is counted in the report's
+ *     `unchecked_thrash` (simrd would have stopped it).
  *   - nothing evictable: OOM (simrd's MemoryError), `stop oom`.
  * The evicted neighbourhoods of the scores (region, region_rev; for
  * dtr-eqclass the evicted component around the tensor) are computed by a
@@ -120,6 +124,9 @@ struct dtr_full {
 				   but no block that large */
 	uint64_t fail_free, fail_largest, fail_bytes; /* the last failure */
 	enum dtr_stop stop;	/* why the run ended, if it did */
+	uint64_t unchecked;	/* iterations that ended with their remat
+				   time past the limit and no failed
+				   allocation after it to stop the run */
 	char refusal[256];	/* the first refusal's reason */
 };
 
@@ -188,6 +195,27 @@ static void dtr_full_iter_begin(struct pol *p, struct ex *ex, int iter)
 		s->in_pool[s->pool[i]] = false;
 	s->n_pool = 0;
 	s->last_op = WL_NONE;
+}
+
+/* The thrash check simrd makes after every materialize, here only at a
+ * failed allocation (the executor offers no call to end a run from any
+ * other hook, sim/ex.h): an iteration that passed remat_limit without a
+ * failure after it is counted and reported. */
+static bool past_limit(const struct dtr_full *s,
+		       const struct dtr_full_params *prm)
+{
+	return (double)s->remat_ns > prm->remat_limit * (double)s->iter_compute;
+}
+
+static void dtr_full_iter_end(struct pol *p, struct ex *ex, int iter,
+			      const struct st_iter *st)
+{
+	(void)ex;
+	(void)iter;
+	(void)st;
+	struct dtr_full *s = p->priv;
+	if (past_limit(s, p->params))
+		s->unchecked++;
 }
 
 static void dtr_full_on_access(struct pol *p, struct ex *ex,
@@ -308,7 +336,7 @@ static enum ex_verdict dtr_full_on_alloc_fail(struct pol *p, struct ex *ex,
 		if (free_b >= req->bytes)
 			s->frag_fails++;
 	}
-	if ((double)s->remat_ns > prm->remat_limit * (double)s->iter_compute) {
+	if (past_limit(s, prm)) {
 		s->stop = STOP_THRASH;
 		return EX_FAIL;
 	}
@@ -370,7 +398,8 @@ static void dtr_full_report(struct pol *p, FILE *out)
 			(unsigned long long)s->fail_bytes,
 			(unsigned long long)s->fail_free,
 			(unsigned long long)s->fail_largest);
-	fprintf(out, "stop %s\n", stop_names[s->stop]);
+	fprintf(out, "unchecked_thrash %llu\nstop %s\n",
+		(unsigned long long)s->unchecked, stop_names[s->stop]);
 }
 
 extern const struct pol_ops pol_dtr_ops;
@@ -380,6 +409,21 @@ bool dtr_full_is_serial(const struct pol *p)
 	return p->ops == &pol_dtr_ops &&
 	       ((const struct dtr_full_params *)p->params)->preset ==
 		       DTR_PRESET_SERIAL;
+}
+
+int dtr_full_fraction_budget(const struct pol *p, const char *path,
+			     double fraction, uint64_t *budget, gms_err *err)
+{
+	if (p->ops != &pol_dtr_ops)
+		return 0;
+	struct dtr_trace *tr;
+	if (dtr_trace_load(path, &tr, err) < 0)
+		return -1;
+	struct dtr_baseline b;
+	dtr_baseline(tr, &b);
+	*budget = dtr_budget_for_ratio(&b, fraction);
+	dtr_trace_free(tr);
+	return 1;
 }
 
 int dtr_full_run_serial(const struct pol *p, const char *path,
@@ -474,5 +518,6 @@ const struct pol_ops pol_dtr_ops = {
 	.iter_begin = dtr_full_iter_begin,
 	.on_access = dtr_full_on_access,
 	.on_alloc_fail = dtr_full_on_alloc_fail,
+	.iter_end = dtr_full_iter_end,
 	.report = dtr_full_report,
 };

@@ -12,6 +12,14 @@
 /* True when p is a `dtr` instance with preset serial. */
 bool dtr_full_is_serial(const struct pol *p);
 
+/* A budget fraction for a `dtr` point on the DTR log at path, either
+ * preset: *budget = int(simrd's baseline peak x fraction), run_pareto's
+ * budget, so that the two presets' points at one fraction have the same
+ * bytes (README, "The dtr policy"). 1 when p is a `dtr` instance, 0 (and
+ * *budget untouched) when not, -1 with err when the log cannot be read. */
+int dtr_full_fraction_budget(const struct pol *p, const char *path,
+			     double fraction, uint64_t *budget, gms_err *err);
+
 /* Replay the DTR log at path with simrd's engine (dtr_serial_run) under
  * p's heuristic and remat_limit (x the trace's compute). The budget is
  * int(simrd's baseline peak x fraction) when fraction > 0 (run_pareto),

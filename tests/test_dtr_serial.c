@@ -16,8 +16,9 @@
  *   - the reference: every point of simrd-reference.json (3 traces x 4
  *     heuristics x 8 budgets) replayed, status, clock (hence the overhead
  *     to every digit) and the counters equal. The traces and the reference
- *     are read from ../shared/data/dtr (GMS_DTR_DATA overrides it); when
- *     that is absent the test says so and is skipped.
+ *     are read from the trace directory ($GMS_DTR_DIR, else
+ *     ../shared/data/dtr; README, "Third-party data"); when that is
+ *     absent the test says so and is skipped.
  *
  * The hand-worked numbers were derived on paper (comments below) before
  * the replay ran; the DTR authors' simrd, run on the same log, agrees
@@ -35,6 +36,7 @@
 #include <cmocka.h>
 
 #include "../policies/dtr.h"
+#include "../workloads/wl.h"
 #include "clikit.h"
 #include "json_check.h"
 #include "tmpkit.h"
@@ -579,6 +581,83 @@ static void test_views_copy_from_mutate(void **state)
 	dtr_trace_free(tr);
 }
 
+/*
+ * simrd's parse rules where the workload loader's differ (wl_dtr.h):
+ * the first ANNOTATE START begins the recorded part, a RELEASE of a name
+ * never bound since is skipped, and one of a name released already
+ * releases its tensor again:
+ *
+ *   CONSTANT p 8 (before the START: dropped); START; CONSTANT w 8;
+ *   a = f(w) 100 B, 10 ns; COPY c <- a; RELEASE zz (never bound:
+ *   skipped); RELEASE p (bound before the START only: skipped); a second
+ *   START (no-op); b = g(a) 50 B, 20 ns; RELEASE a; RELEASE a (again).
+ *
+ * Schedule: compute w, pin w, compute f, get a (COPY), compute g,
+ * release a, release a; then Pins, names in the order first bound, for a
+ * tensor whose parse refcount is > 0: w (1), a and c (one tensor: 1 + 1
+ * - 1 - 1 = 0: no Pin), b (1): 9 commands; storages W, A, B (p
+ * dropped); ops w, f, g.
+ * Unlimited budget: 8, 108 (f), 158 (g: the peak); A's handles 2 (a,
+ * the COPY), 1, then 0 at the second release: evicted at once (eager),
+ * 58, though c still names it. Clock 1 + 10 + 20 = 31; the baseline
+ * (RuntimeV1) banishes A at the same release: peak 158, compute 30.
+ * The workload loader rejects the log: line 10 releases an unknown
+ * handle ('{"INSTRUCTION":"RELEASE",' is columns 1-25, '"NAME":' 26-32,
+ * "zz" at 33); and past that, dropping all before the LAST START, it
+ * would not know g's argument a.
+ */
+static const char simrd_rules_log[] =
+	"{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"p\"}\n"
+	"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"p\",\"MEMORY\":\"8\"}\n"
+	"{\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"START\"}\n"
+	"{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"w\"}\n"
+	"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"w\",\"MEMORY\":\"8\"}\n"
+	"{\"INSTRUCTION\":\"CALL\",\"NAME\":\"f\",\"ARGS\":[\"w\"],"
+	"\"RESULT\":[\"a\"],\"TIME\":\"10\"}\n"
+	"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"a\",\"MEMORY\":\"100\"}\n"
+	"{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"a\",\"ALIAS\":\"-1\"}\n"
+	"{\"INSTRUCTION\":\"COPY\",\"DST\":\"c\",\"SRC\":\"a\"}\n"
+	"{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"zz\"}\n"
+	"{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"p\"}\n"
+	"{\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"START\"}\n"
+	"{\"INSTRUCTION\":\"CALL\",\"NAME\":\"g\",\"ARGS\":[\"a\"],"
+	"\"RESULT\":[\"b\"],\"TIME\":\"20\"}\n"
+	"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"b\",\"MEMORY\":\"50\"}\n"
+	"{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"b\",\"ALIAS\":\"-1\"}\n"
+	"{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"a\"}\n"
+	"{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"a\"}\n";
+
+static void test_simrd_parse_rules(void **state)
+{
+	(void)state;
+	struct dtr_trace *tr = load_text("rules.log", simrd_rules_log);
+	gms_err err = {{0}};
+	struct dtr_baseline b;
+	dtr_baseline(tr, &b);
+	assert_int_equal(b.n_cmds, 9);
+	assert_int_equal(b.n_ops, 3);
+	assert_int_equal(b.n_storages, 3);
+	assert_int_equal(b.peak_bytes, 158);
+	assert_int_equal(b.compute_ns, 30);
+	struct dtr_opts o = {DTR_H_DTR, UINT64_MAX, 30};
+	struct dtr_result r;
+	assert_int_equal(dtr_serial_run(tr, &o, &r, &err), 0);
+	assert_int_equal(r.status, DTR_OK);
+	assert_int_equal(r.clock_end, 31);
+	assert_int_equal(r.max_memory_bytes, 158);
+	assert_int_equal(r.memory_bytes, 58);
+	assert_int_equal(r.evictions_eager_release, 1);
+	dtr_trace_free(tr);
+	/* the workload loader keeps its rules */
+	char path[64];
+	tmp_text(path, "rules", simrd_rules_log);
+	struct wl_workload *w = wl_load_dtr(path, &err);
+	assert_null(w);
+	assert_non_null(strstr(err.msg, ":10:33: key 'NAME': unknown handle "
+					"'zz'"));
+	remove(path);
+}
+
 /* ---- Bad input -------------------------------------------------------------- */
 
 static void test_bad_input(void **state)
@@ -586,18 +665,22 @@ static void test_bad_input(void **state)
 	(void)state;
 	struct dtr_trace *tr = NULL;
 	gms_err err = {{0}};
-	/* the loader's own check and message: an unknown handle at its
-	 * column (the scanner is wl_dtr.c's) */
+	/* the loader's own check and message: an unknown handle read by a
+	 * CALL, at its column (the scanner is wl_dtr.c's; simrd fails there
+	 * too, on its tensor_map lookup): '{' 1, "INSTRUCTION":"CALL", 2-22,
+	 * "NAME":"f", 23-33, "ARGS":[ 34-41, "v" at 42 */
 	const char *bad = "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"w\"}\n"
 			  "{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"w\","
 			  "\"MEMORY\":\"10\"}\n"
-			  "{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"v\"}\n";
+			  "{\"INSTRUCTION\":\"CALL\",\"NAME\":\"f\","
+			  "\"ARGS\":[\"v\"],\"RESULT\":[\"a\"],"
+			  "\"TIME\":\"5\"}\n";
 	assert_int_equal(dtr_trace_load_mem("bad.log", bad, strlen(bad), &tr,
 					    &err),
 			 -1);
 	assert_null(tr);
 	assert_string_equal(err.msg,
-			    "bad.log:3:33: key 'NAME': unknown handle 'v'");
+			    "bad.log:3:42: key 'ARGS': unknown handle 'v'");
 	/* a CALL without results: simrd's compute() takes its first output */
 	const char *none = "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"w\"}\n"
 			   "{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"w\","
@@ -659,10 +742,14 @@ static void test_cli(void **state)
 
 /* ---- The reference --------------------------------------------------------- */
 
+/* The trace directory (wl_dtr_dir: $GMS_DTR_DIR, else
+ * ../shared/data/dtr), where the reference lies beside the logs. */
 static const char *data_dir(void)
 {
-	const char *d = getenv("GMS_DTR_DATA");
-	return d && *d ? d : "../shared/data/dtr";
+	static char dir[512]; /* one test thread */
+	if (wl_dtr_dir(dir, sizeof dir) < 0)
+		fail_msg("the trace directory's path is too long");
+	return dir;
 }
 
 static double num(const struct jv *o, const char *key)
@@ -696,9 +783,9 @@ static void test_reference(void **state)
 	snprintf(path, sizeof path, "%s/simrd-reference.json", data_dir());
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		print_message("test_reference: %s not found (the shared DTR "
-			      "data, ../shared/data/dtr, or GMS_DTR_DATA): "
-			      "skipped\n", path);
+		print_message("test_reference: %s not found (the DTR trace "
+			      "directory: $GMS_DTR_DIR, else "
+			      "../shared/data/dtr): skipped\n", path);
 		skip();
 	}
 	fclose(f);
@@ -711,7 +798,7 @@ static void test_reference(void **state)
 	const struct jv *models = jv_get(ref, "models");
 	assert_non_null(models);
 	assert_int_equal(models->type, JV_OBJ);
-	unsigned points = 0, exact = 0;
+	unsigned points = 0, exact = 0, walked = 0;
 	for (size_t m = 0; m < models->n; m++) {
 		const struct jv *mo = models->item[m];
 		const struct jv *log = jv_get(mo, "log");
@@ -792,6 +879,24 @@ static void test_reference(void **state)
 					      r.max_memory_bytes, where);
 				points++;
 				exact += r.overhead == ov->num;
+				/* the regions by a DFS each (what rebuild does
+				 * past DS_MEMO_WORDS): the same replay, to the
+				 * last counter, as from the shared closures */
+				struct dtr_result w;
+				o.walk_regions = true;
+				if (dtr_serial_run(tr, &o, &w, &err) < 0)
+					fail_msg("%s: %s", where, err.msg);
+				if (w.clock_end != r.clock_end ||
+				    w.remat_compute_ns != r.remat_compute_ns ||
+				    w.evictions_heuristic !=
+					    r.evictions_heuristic ||
+				    w.evictions_eager_release !=
+					    r.evictions_eager_release ||
+				    w.max_memory_bytes != r.max_memory_bytes ||
+				    w.cost_evals != r.cost_evals)
+					fail_msg("%s: walked regions differ",
+						 where);
+				walked++;
 			}
 		}
 		dtr_trace_free(tr);
@@ -801,6 +906,7 @@ static void test_reference(void **state)
 	 * bit (the same clock, the same division) */
 	assert_int_equal(points, 96);
 	assert_int_equal(exact, 96);
+	assert_int_equal(walked, 96);
 }
 
 int main(void)
@@ -812,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_hand_six_heuristics),
 		cmocka_unit_test(test_hand_six_stops),
 		cmocka_unit_test(test_views_copy_from_mutate),
+		cmocka_unit_test(test_simrd_parse_rules),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_reference),

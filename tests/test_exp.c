@@ -481,10 +481,18 @@ static void test_jobs_identical(void **state)
 
 /* The DTR Pareto plot's data (every policy dtr, budget fractions:
  * plot-pareto.gp): on tests/fixtures/dtr/mini-4-all.log at the whole
- * baseline (arena: the log's peak, 14192 B, test_dtr.c) nothing is
- * evicted, so each heuristic's overhead, iteration time over the kernel
- * time of the step's own ops (1495 ns of TIME, no recomputation), is
- * exactly 1: one block per (workload, policy), "1.000000 1.000000". */
+ * baseline nothing is evicted, so each heuristic's overhead, iteration
+ * time over the kernel time of the step's own ops (1495 ns of TIME, no
+ * recomputation), is exactly 1: one block per (workload, policy),
+ * "1.000000 1.000000"; preset serial's is simrd's clock, which starts at
+ * 1, over the same 1495 ns: 1.000669.
+ * The budget: a fraction of simrd's baseline peak in both presets (not
+ * of the executor's, 14192 B, test_dtr.c). simrd's RuntimeV1 frees what
+ * is released, constants included, and makes a MUTATE a new tensor: the
+ * log's memory runs as the executor's (test_dtr.c: 10192 B after op 4's
+ * m and h are released) until op 5, add_(w1, gw), holds a fresh 4096 B
+ * copy of w1 beside the old one: 10192 + 4096 = 14288 B, the peak, so
+ * all three points have budget_bytes 14288. */
 static void test_pareto_data(void **state)
 {
 	(void)state;
@@ -495,8 +503,19 @@ static void test_pareto_data(void **state)
 	assert_string_equal(dat, "# mini-4-all dtr(heuristic=dtr)\n"
 				 "1.000000 1.000000\n\n\n"
 				 "# mini-4-all dtr(heuristic=lru)\n"
-				 "1.000000 1.000000\n\n\n");
+				 "1.000000 1.000000\n\n\n"
+				 "# mini-4-all dtr(heuristic=dtr,preset="
+				 "serial)\n1.000000 1.000669\n\n\n");
 	free(dat);
+	snprintf(p, sizeof p, "%s/pareto/summary.csv", tmpdir);
+	char *csv = slurp(p);
+	assert_non_null(strstr(csv, "\n0,mini-4-all,4,14288,1.0000,"
+				    "dtr(heuristic=dtr),"));
+	assert_non_null(strstr(csv, "\n1,mini-4-all,4,14288,1.0000,"
+				    "dtr(heuristic=lru),"));
+	assert_non_null(strstr(csv, "\n2,mini-4-all,4,14288,1.0000,"
+				    "\"dtr(heuristic=dtr,preset=serial)\","));
+	free(csv);
 	snprintf(p, sizeof p, "%s/pareto/plot.png", tmpdir);
 	struct stat st;
 	assert_int_equal(stat(p, &st), 0);
@@ -508,8 +527,8 @@ static void test_pareto_data(void **state)
  * clock, starting at 1, ends at 1 + 1495 ns of TIME: overhead 1496/1495 =
  * 1.000669. At half of it: the constants w, x and tmp (4096 + 1000 + 64
  * = 5160 B) are pinned and never freed in simrd's budgeted runtime, op 0
- * needs 2000 more, 7160 B, past any half of a peak of at most 14288 B (the
- * log's 14192 plus the 96 B of constants simrd keeps), and nothing else
+ * needs 2000 more, 7160 B, past half of simrd's baseline peak, 14288 B
+ * (test_pareto_data), and nothing else
  * is in the pool: OOM before the clock moves (max_memory 5160), absent
  * from the plot. */
 static void test_serial_preset(void **state)

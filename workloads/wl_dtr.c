@@ -295,6 +295,9 @@ struct dtr {
 	enum wl_dtr_remat remat; /* which ops are marked recomputable */
 	wl_dtr_fn fn;		 /* wl_dtr_scan's callback, NULL when
 				    loading a workload */
+	bool simrd_rules;	 /* wl_dtr_scan: simrd's parse rules for
+				    START and RELEASE (wl_dtr.h) */
+	bool started;		 /* an ANNOTATE START was seen */
 	void *fn_ctx;		 /* its context */
 	uint32_t def_id;	 /* id of the handle ht_define bound last */
 	uint32_t const_id;	 /* handle of the CONSTANT awaiting MEMORY */
@@ -1053,8 +1056,23 @@ static int do_release(struct dtr *d)
 {
 	const char *name;
 	struct dtr_handle *h;
-	if (get_str(d, K_NAME, &name) < 0 ||
-	    lookup(d, K_NAME, name, d->f[K_NAME].col, &h) < 0)
+	if (get_str(d, K_NAME, &name) < 0)
+		return -1;
+	if (d->simrd_rules && !ht_find(d, name)) {
+		/* simrd's parse_file (ignore_undefined_release): a name
+		 * not bound since the START is skipped; its tensor_map keeps
+		 * released names, so one released already is released
+		 * again */
+		struct dtr_handle *e =
+			d->ht ? ht_slot(d, name, wl_name_hash(name)) : NULL;
+		if (!e || !e->name)
+			return 0;
+		struct wl_dtr_event ev = {.kind = WL_DTR_RELEASE,
+					  .name = name,
+					  .handle = e->id};
+		return emit(d, &ev);
+	}
+	if (lookup(d, K_NAME, name, d->f[K_NAME].col, &h) < 0)
 		return -1;
 	h->alive = false;
 	sto_unref(d, h->sto);
@@ -1152,6 +1170,11 @@ static int dispatch(struct dtr *d)
 			return -1;
 		struct wl_dtr_event ev = {.kind = WL_DTR_START};
 		if (strcmp(a, "START") == 0) {
+			/* simrd drops the lines up to the first START only;
+			 * a later one is an annotation it ignores */
+			if (d->simrd_rules && d->started)
+				return 0;
+			d->started = true;
 			restart(d);
 		} else if (strcmp(a, "BACKWARD") == 0) {
 			d->bwd = true;
@@ -1683,7 +1706,8 @@ static int scan_owned(const char *path, char *buf, size_t len, wl_dtr_fn fn,
 			.err = err,
 			.pend_const = NO_STO,
 			.fn = fn,
-			.fn_ctx = ctx};
+			.fn_ctx = ctx,
+			.simrd_rules = true};
 	int rc = scan_buf(&d, buf, len);
 	dtr_release(&d);
 	free(buf);

@@ -3,14 +3,27 @@
  * for readers that build something other than a workload (the serial DTR
  * replay, policies/dtr_serial.c).
  *
- * wl_dtr_scan reads a log with exactly the checks and messages of
- * wl_load_dtr ("path:line:col: ..."), and calls fn once per instruction
- * that completes, in log order, after the loader has checked it. Handles
- * are named by number: the n-th distinct name defined since the last
- * ANNOTATE START is handle n (0-based); a name released and defined again
- * keeps its number, so numbers follow the order in which names were first
- * bound (the order of a Python dict keyed by name). The pointers in an
- * event are valid during the call only.
+ * wl_dtr_scan reads a log with the checks and messages of wl_load_dtr
+ * ("path:line:col: ..."), and calls fn once per instruction that
+ * completes, in log order, after the loader has checked it. Handles are
+ * named by number: the n-th distinct name defined since the START is
+ * handle n (0-based); a name released and defined again keeps its number,
+ * so numbers follow the order in which names were first bound (the order
+ * of a Python dict keyed by name). The pointers in an event are valid
+ * during the call only.
+ *
+ * Its one reader is simrd's replay, so where the loader and simrd's
+ * parser (parse/parse.py parse_file, uwsampl/dtr-prototype eff53cc)
+ * differ, it follows simrd:
+ *  - the recorded part begins after the FIRST ANNOTATE START (the loader:
+ *    the last; a log may hold warm-up steps); a later START is no event;
+ *  - a RELEASE of a name not bound since that START is skipped, and one
+ *    of a name released already is a RELEASE of the tensor it named
+ *    again (simrd's tensor_map keeps released names; the loader rejects
+ *    both: "unknown handle").
+ * Where simrd cannot replay a log at all it is not followed: a log
+ * without START is read whole (simrd's pop() fails), and a name defined
+ * again after its release is a new binding (simrd's parser asserts).
  */
 #ifndef GMS_WL_DTR_H
 #define GMS_WL_DTR_H
