@@ -79,6 +79,9 @@ struct mb_st {
 	struct mb_rec *rec;	/* batches run, in order */
 	size_t n, cap;
 	unsigned failed;	/* failed predictions */
+	int64_t aimed;		/* the largest prediction aimed at the budget
+				   (a line through two runs, no OOM peak above)
+				   that fitted, 0: none */
 	unsigned predicted;	/* predictions run */
 };
 
@@ -230,7 +233,7 @@ static void mb_bracket(const struct mb_st *s, long *iL, long *iH, int64_t *H)
  * prediction is "calibrated"), else the budget (then only an upper
  * estimate, and none is made beyond hi). A calibrated prediction at or
  * beyond hi is hi - 1: the line says the boundary is at hi. */
-static int64_t mb_predict(const struct mb_st *s)
+static int64_t mb_predict(const struct mb_st *s, bool *aim)
 {
 	long iL, iH;
 	int64_t H;
@@ -247,6 +250,13 @@ static int64_t mb_predict(const struct mb_st *s)
 			l2 = r;
 	}
 	bool cal = iH >= 0 && s->rec[iH].o.peak > l->o.peak;
+	/* a batch above a fitted prediction aimed at the budget fitted too:
+	 * the policy does not stop where its peak reaches the budget (it
+	 * swaps or recomputes), so neither the budget nor an OOM run's peak
+	 * predicts where it stops */
+	if (s->aimed && L > s->aimed)
+		return 0;
+	*aim = !cal && l2;
 	double T = (double)(cal ? s->rec[iH].o.peak : l->o.budget);
 	double g = (double)l->o.peak;
 	if (g > T)
@@ -315,12 +325,14 @@ int mb_search(const struct mb_cfg *c, mb_probe_fn fn, void *ctx,
 		mb_walk(&s, p);
 		if (p->need) {
 			int64_t x = p->need, q = 0;
+			bool ok = true, aim = false;
 			if (!walk_next && s.failed < MB_FAILED_MAX)
-				q = mb_predict(&s);
-			bool ok = true;
+				q = mb_predict(&s, &aim);
 			if (q && q != x) {
 				if (mb_run_predicted(&s, q, &ok) < 0)
 					goto out;
+				if (aim && s.rec[s.n - 1].o.fits && q > s.aimed)
+					s.aimed = q;
 			} else if (mb_run(&s, x) < 0) {
 				goto out;
 			}

@@ -157,6 +157,44 @@ static void test_step_misses(void **state)
 	assert_true(r.runs <= mb_runs_max(&range8k));
 }
 
+/* ---- an adaptive policy (swapping, as ondemand): the peak grows
+ * 100 a batch to 49,500 at 485, then 1 a batch (it swaps the rest);
+ * it fits up to 800 (where the working set of one op no longer does) */
+
+static uint64_t swap_peak(int64_t b)
+{
+	return b <= 485 ? 1000 + 100 * (uint64_t)b
+			: 49500 + (uint64_t)(b - 485);
+}
+
+static bool swap_fits(int64_t b)
+{
+	return b <= 800;
+}
+
+/* 1 (1100), 45 (5500) and 490 (49505, fits) as in test_linear_exact;
+ * 490 was aimed at the budget (a line through two runs). Walk needs 512;
+ * line 45-490: slope 44005 / 445 = 98.9, d = (50000 - 49505) / 98.9 =
+ * 5.0, p = 495 (49510, fits): neither halves [490, 8193) nor doubles
+ * 490, failed; aimed 495. The walk's 512 fits (49527): above the aimed
+ * 495, so no more predictions (the line 495-512, slope 1, would aim at
+ * 985). The walk: 1024 not, 768 fits, 896 832 not, 800 fits, 816 808 804
+ * 802 801 not: answer 800; the check runs nothing more; confirm adds
+ * 803. 16 runs; the reference search: 1..512 (10), 1024, 768, 896, 832,
+ * 800, 816, 808, 804, 802, 801, then 803: 22. */
+static void test_adaptive_stops_predicting(void **state)
+{
+	(void)state;
+	struct oracle q = {.fits = swap_fits, .peak = swap_peak,
+			   .budget = 50000};
+	struct mb_result r;
+	expect(&q, &range8k, 800, false, 0, &r);
+	const int64_t want[] = {1,   45,  490, 495, 512, 1024, 768, 896,
+				832, 800, 816, 808, 804, 802,  801, 803};
+	assert_ran(&q, want, 16);
+	assert_int_equal(r.predicted, 3);
+}
+
 /* ---- everything fits, peak 1000 + b, budget 1e9: capped at limit ---- */
 
 static uint64_t flat_peak(int64_t b)
@@ -279,6 +317,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_linear_exact),
 		cmocka_unit_test(test_step_misses),
+		cmocka_unit_test(test_adaptive_stops_predicting),
 		cmocka_unit_test(test_capped),
 		cmocka_unit_test(test_start_is_limit),
 		cmocka_unit_test(test_start_infeasible),
