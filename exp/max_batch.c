@@ -17,7 +17,10 @@
  * batch for one network and policy (activations scale with it, weights
  * and workspaces do not), so the line through the two largest batches
  * that fitted reaches, at the boundary, the peak an OOM run reached
- * before it failed (or, with no OOM run yet, the budget).
+ * before it failed (or, with no OOM run yet, the budget). A policy that
+ * swaps or recomputes keeps its peak near the budget and stops fitting
+ * elsewhere (one op's working set); once a batch fits above a prediction
+ * aimed at the budget, the search stops predicting.
  *
  * Why the answer is mb_walk's when feasibility is monotonic in the batch
  * (fits(x) and y < x imply fits(y)): every question of the walk is then
@@ -231,8 +234,12 @@ static void mb_bracket(const struct mb_st *s, long *iL, long *iH, int64_t *H)
  * when it is above lo's (that run failed when its requests reached what
  * the allocator could serve, so that is the most a run fits in: the
  * prediction is "calibrated"), else the budget (then only an upper
- * estimate, and none is made beyond hi). A calibrated prediction at or
- * beyond hi is hi - 1: the line says the boundary is at hi. */
+ * estimate, and none is made beyond hi). Less than one batch of headroom
+ * above lo predicts lo + 1, its neighbour. A calibrated prediction at or
+ * beyond hi is hi - 1: the line says the boundary is at hi. *aim: the
+ * prediction is aimed at the budget along a line through two runs; when
+ * one such fitted and a larger batch fitted too, the search stops
+ * predicting (mb_st.aimed). */
 static int64_t mb_predict(const struct mb_st *s, bool *aim)
 {
 	long iL, iH;
