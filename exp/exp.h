@@ -20,9 +20,11 @@
  *                   with the experiment's allocator, found to 1 MiB by
  *                   bisection from its peak of live tensor bytes;
  *   max-batch       the largest batch each policy trains without OOM:
- *                   doubling from measure.start, bisection, then the next
- *                   measure.confirm batches above the answer are checked
- *                   too, because fragmentation makes feasibility
+ *                   the answer of doubling from measure.start and
+ *                   bisection, found with fewer runs from a boundary
+ *                   predicted by the runs' peak bytes (max_batch.h), then
+ *                   the next measure.confirm batches above the answer are
+ *                   checked too, because fragmentation makes feasibility
  *                   non-monotonic; any that fits is reported;
  *   best-throughput the batch in [measure.min, measure.max] with the most
  *                   samples/s: a grid (measure.step, or powers of two),

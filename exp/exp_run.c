@@ -7,6 +7,7 @@
  * from them in index order) do not depend on the number of threads.
  */
 #include "exp.h"
+#include "max_batch.h"
 #include "../policies/dtr_full.h"
 
 #include "../policies/pol.h"
@@ -581,57 +582,43 @@ static struct exp_point *probe(struct exp_search *s,
 	return pt;
 }
 
-static long index_of(const struct exp_search *s, const struct exp_point *pt)
+/* The max-batch search's run of a batch (mb_probe_fn): a probe of s. */
+struct mb_ctx {
+	const struct run_ctx *c; /* the experiment's run */
+	struct exp_search *s;	 /* the search the probes go to */
+	struct pool *p;		 /* for progress */
+};
+
+static int mb_probe(void *ctx, int64_t batch, struct mb_obs *o)
 {
-	return pt ? (long)(pt - s->probe) : -1;
+	struct mb_ctx *m = ctx;
+	struct exp_point *pt = probe(m->s, m->c, batch, m->p);
+	if (!pt)
+		return -1;
+	o->fits = fits(pt);
+	o->peak = pt->st.mem.peak_requested;
+	o->budget = pt->budget;
+	return 0;
 }
 
-static bool probe_fits(struct exp_search *s, const struct run_ctx *c,
-		       int64_t b, struct pool *p)
-{
-	struct exp_point *pt = probe(s, c, b, p);
-	return pt && fits(pt);
-}
-
-/* Doubling from start, bisection, then `confirm` batches above: the
- * largest batch of search s's (workload, policy). */
+/* The largest batch of search s's (workload, policy): mb_search
+ * (max_batch.c: the answer of the doubling-and-bisection search, from
+ * fewer runs), then `confirm` batches above it. */
 static void max_batch_search(const struct run_ctx *c, struct exp_search *s,
 			     struct pool *p)
 {
 	const struct exp *e = c->e;
+	struct mb_cfg cfg = {e->start, e->limit, e->confirm};
+	struct mb_ctx m = {c, s, p};
+	struct mb_result r;
 	s->best = -1;
-	int64_t lo = e->start, hi;
-	if (!probe_fits(s, c, lo, p))
-		return; /* nothing fits: best stays -1 */
-	for (;;) {
-		int64_t b = lo * 2 > e->limit ? e->limit : lo * 2;
-		if (b == lo) {
-			s->capped = true;
-			hi = lo + 1;
-			break;
-		}
-		if (!probe_fits(s, c, b, p)) {
-			hi = b;
-			break;
-		}
-		lo = b;
-	}
-	while (hi - lo > 1) {
-		int64_t mid = lo + (hi - lo) / 2;
-		if (probe_fits(s, c, mid, p))
-			lo = mid;
-		else
-			hi = mid;
-	}
-	s->best = index_of(s, probe(s, c, lo, p));
-	for (int64_t b = lo + 1; b <= lo + e->confirm && b <= e->limit; b++)
-		if (probe_fits(s, c, b, p) && b > s->larger_fit)
-			s->larger_fit = b;
-	/* any other checked batch above the answer that fitted */
+	if (mb_search(&cfg, mb_probe, &m, &r) < 0 || !r.best)
+		return; /* out of memory, or nothing fits */
 	for (size_t k = 0; k < s->n_probe; k++)
-		if (fits(&s->probe[k]) && s->probe[k].batch > lo &&
-		    s->probe[k].batch > s->larger_fit)
-			s->larger_fit = s->probe[k].batch;
+		if (s->probe[k].batch == r.best)
+			s->best = (long)k;
+	s->capped = r.capped;
+	s->larger_fit = r.larger_fit;
 }
 
 static void max_batch_task(void *ctx, size_t i, struct pool *p)

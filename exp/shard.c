@@ -541,8 +541,10 @@ static uint64_t doublings(uint64_t a, uint64_t b)
 }
 
 /* The probes a task of e is expected to run, from each search's
- * algorithm (exp_run.c): max-batch doubles from start to at most limit,
- * bisects at most as many steps, then checks `confirm` batches;
+ * algorithm (exp_run.c): max-batch, the reference search it answers
+ * for (max_batch.c): doubling from start to at most limit, at most as
+ * many bisection steps, then `confirm` batches (it runs fewer where the
+ * boundary is predicted; an estimate is all the plan needs);
  * best-throughput runs its grid, then a ternary search (two probes a
  * round, the range shrinking to 2/3) over two grid gaps, then three
  * exhaustively; min-pool runs the peak run and the attempt that serves

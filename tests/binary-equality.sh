@@ -10,9 +10,16 @@
 # the same hardware profile path. Experiments whose inputs are absent
 # (../shared/data/dtr) are skipped.
 #
+# PROBES=answer compares what a search found, not how: for a change of
+# search that may run other batches for the same answers (the max-batch
+# search, issue 18), the `probes` and `baseline_probes` columns of the
+# CSV files and every probe of runs.json but the answer's (the batch of
+# its "answer" or "baseline_max_batch") are left out; the answer's probe,
+# its summary row and everything else are still compared byte for byte.
+#
 #   OLD=/tmp/ref/build/gpumemsim tests/binary-equality.sh [EXP.yaml...]
 #   env: OLD (required), NEW (build/gpumemsim), JOBS (-j per run, 2),
-#        TMPDIR
+#        PROBES (all: every probe, the default; answer), TMPDIR
 # To build the reference: git archive REF | tar -x -C DIR; make -C DIR
 set -eu
 NEW=${NEW:-build/gpumemsim}
@@ -23,6 +30,58 @@ GPUMEMSIM_HOME=$(pwd)
 export GPUMEMSIM_HOME
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gms-bineq-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+PROBES=${PROBES:-all}
+# csv_drop FILE: FILE without its probes and baseline_probes columns
+# (fields split on commas outside double quotes, as exp_csv_str quotes)
+csv_drop() {
+	awk '
+	function split_csv(line, f,   n, i, c, q, cur) {
+		n = 0; q = 0; cur = ""
+		for (i = 1; i <= length(line); i++) {
+			c = substr(line, i, 1)
+			if (c == "\"") q = !q
+			if (c == "," && !q) { f[++n] = cur; cur = "" }
+			else cur = cur c
+		}
+		f[++n] = cur
+		return n
+	}
+	{
+		n = split_csv($0, f)
+		if (NR == 1)
+			for (i = 1; i <= n; i++)
+				drop[i] = f[i] == "probes" || f[i] == "baseline_probes"
+		out = ""
+		for (i = 1; i <= n; i++)
+			if (!drop[i]) out = out (out == "" && i == 1 ? "" : ",") f[i]
+		print out
+	}' "$1"
+}
+# json_drop FILE: runs.json less its version line and, but for the
+# answer'"'"'s, its probes (one a line, "  {" ...); the end of each list kept
+json_drop() {
+	awk '
+	/^"gpumemsim":/ { next }
+	{
+		if (match($0, /"(answer|baseline_max_batch)":[0-9]+/)) {
+			a = substr($0, RSTART, RLENGTH); sub(/.*:/, "", a); ans = a
+		}
+	}
+	/^  \{/ {
+		b = $0
+		if (match(b, /"batch":[0-9]+/)) {
+			b = substr(b, RSTART + 8, RLENGTH - 8)
+		}
+		t = $0
+		match(t, /\}[],}]*$/)
+		tail = substr(t, RSTART + 1)
+		body = substr(t, 1, RSTART)
+		if (b == ans) print body
+		if (tail ~ /]/) print tail
+		next
+	}
+	{ print }' "$1"
+}
 fail=0
 for exp in "$@"; do
 	name=$(basename "$exp" .yaml)
@@ -40,9 +99,17 @@ for exp in "$@"; do
 		a=$tmp/$name/old/$f b=$tmp/$name/new/$f
 		[ -e "$a" ] || [ -e "$b" ] || continue
 		n=$((n + 1))
-		if [ "$f" = runs.json ]; then
+		if [ "$f" = runs.json ] && [ "$PROBES" = answer ]; then
+			json_drop "$a" >"$a.cmp" 2>/dev/null || true
+			json_drop "$b" >"$b.cmp" 2>/dev/null || true
+			a=$a.cmp b=$b.cmp
+		elif [ "$f" = runs.json ]; then
 			grep -v '^"gpumemsim":' "$a" >"$a.cmp" 2>/dev/null || true
 			grep -v '^"gpumemsim":' "$b" >"$b.cmp" 2>/dev/null || true
+			a=$a.cmp b=$b.cmp
+		elif [ "$PROBES" = answer ] && [ "${f%.csv}" != "$f" ]; then
+			csv_drop "$a" >"$a.cmp" 2>/dev/null || true
+			csv_drop "$b" >"$b.cmp" 2>/dev/null || true
 			a=$a.cmp b=$b.cmp
 		fi
 		cmp -s "$a" "$b" || bad="$bad $f"

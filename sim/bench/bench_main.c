@@ -662,6 +662,9 @@ static const struct {
 	{"ckpt-memory", "checkpoint", "mode=memory", NULL},
 	{"capuchin", "capuchin", NULL, NULL},
 	{"accudnn", "accudnn", NULL, NULL},
+	/* preset full (the executor's), the default heuristic (dtr's
+	 * h_DTR); the chain's forward ops are recomputable */
+	{"dtr", "dtr", NULL, NULL},
 };
 
 /* One run of the chain in a child; writes its wall seconds to fd, or
