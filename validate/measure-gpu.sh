@@ -80,12 +80,19 @@ mv "$tmp/m.csv" "$CAL/measurements.csv" || exit 1
 LOG=$VAL/log.txt
 : >"$LOG"
 
-run() {	# run CMD...: logged with its output; failures counted
+run_to() {	# run_to FILE CMD...: logged, its output also kept in FILE;
+		# failures counted
+	out=$1
+	shift
 	echo "\$ $*" >>"$LOG"
-	"$@" >>"$LOG" 2>&1
+	"$@" >"$out" 2>&1
 	rc=$?
+	cat "$out" >>"$LOG"
 	[ $rc -eq 0 ] || { echo "measure-gpu: failed ($rc): $*" | tee -a "$LOG" >&2; failed=1; }
 	return $rc
+}
+run() {	# run CMD...: run_to, the output only logged
+	run_to "$tmp/out.txt" "$@"
 }
 
 # 2. Fit. A fit below R^2 0.9 is refused; then it is written with --force
@@ -107,10 +114,11 @@ for net in resnet50 bert_base; do
 	opt=momentum
 	[ "$net" = bert_base ] && opt=adam
 	common="$net --hw $HW --framework pytorch --optimizer $opt --batch $BATCH"
-	run "$GMS" simulate $common --policy framework \
+	# the framework run's report: the budgets here, the prediction in 4.
+	base="$tmp/$net-$opt-$BATCH.txt"
+	run_to "$base" "$GMS" simulate $common --policy framework \
 		--schedule "$VAL/$net-framework.sched"
-	"$GMS" simulate $common --policy framework >"$tmp/base.txt" 2>&1
-	peak=$(peak_of "$tmp/base.txt")
+	peak=$(peak_of "$base")
 	budget=$((peak * 6 / 10))
 	echo "$net: framework peak $peak B; 60% budget $budget B" >>"$LOG"
 	run "$GMS" simulate $common --policy ondemand --budget "$budget" \
@@ -145,10 +153,12 @@ if $PYTHON -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
 		{
 			echo "net,optimizer,batch,measured_ms,measured_peak_bytes,predicted_ms,predicted_peak_bytes,time_error,peak_error"
 			tail -n +2 "$tmp/torch.csv" | while IFS=, read -r net opt b ms pk; do
-				"$GMS" simulate "$net" --hw "$HW" --framework pytorch \
-					--optimizer "$opt" --batch "$b" >"$tmp/p.txt" 2>&1
-				pms=$(sed -n 's/^  iteration time *\([0-9.]*\) ms.*/\1/p' "$tmp/p.txt")
-				ppk=$(peak_of "$tmp/p.txt")
+				rep="$tmp/$net-$opt-$b.txt"	# step 3's, if it ran
+				[ -f "$rep" ] || "$GMS" simulate "$net" --hw "$HW" \
+					--framework pytorch --optimizer "$opt" --batch "$b" \
+					>"$rep" 2>&1
+				pms=$(sed -n 's/^  iteration time *\([0-9.]*\) ms.*/\1/p' "$rep")
+				ppk=$(peak_of "$rep")
 				awk -v n="$net" -v o="$opt" -v b="$b" -v m="$ms" -v k="$pk" \
 					-v pm="$pms" -v pk="$ppk" 'BEGIN {
 					printf "%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f\n", n, o, b, m, k,
