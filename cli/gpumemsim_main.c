@@ -16,6 +16,7 @@
 #include "../workloads/wl.h"
 #include "../workloads/wl_gen.h"
 #include "../sim/ex.h"
+#include "../sim/heap.h"
 #include "../sim/hw.h"
 #include "../sim/mem.h"
 #include "../sim/sched.h"
@@ -1346,5 +1347,9 @@ static int finish(int rc)
 
 int main(int argc, char **argv)
 {
+	/* the simulator's own memory in huge pages (sim/heap.h; issue 18:
+	 * page faults were half of max-batch.yaml's wall time) */
+	heap_exec_huge(argv);
+	heap_tune();
 	return finish(dispatch(argc, argv));
 }

@@ -9,12 +9,9 @@
 #include "exp.h"
 #include "max_batch.h"
 #include "../policies/dtr_full.h"
-
 #include "../policies/pol.h"
+#include "../sim/heap.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1029,30 +1026,11 @@ size_t exp_count_failed(const struct exp_result *r, const bool *only)
 	return n;
 }
 
-/* The simulator's own memory: every run allocates and frees its
- * executor's, allocator's and policy's arrays, and glibc gave the freed
- * top of each heap back to the kernel (trim) and served the larger arrays
- * with mmap, so the next run faulted the same pages in again (about a
- * quarter of an experiment's samples were page faults, issue 18). Keep
- * up to 256 MiB of freed memory per arena, and serve blocks below 32 MiB
- * (glibc's largest mmap threshold on 64-bit, DEFAULT_MMAP_THRESHOLD_MAX in
- * malloc/malloc.c) from the heap. Measured on capuchin-maxbatch.yaml with
- * -j 2: minor faults 37,000 -> 30,000; the rest is first touch of the
- * peak (about 120 MB resident). Process settings, the same every call;
- * without glibc nothing is changed. */
-static void tune_malloc(void)
-{
-#ifdef __GLIBC__
-	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-#endif
-}
-
 int exp_run(const struct exp *e, const struct exp_opts *o,
 	    struct exp_result *r, gms_err *err)
 {
 	memset(r, 0, sizeof *r);
-	tune_malloc();
+	heap_tune(); /* sim/heap.h: the same every call */
 	struct wl_cache cache;
 	if (cache_init(&cache, e) < 0)
 		return gms_errf(err, "out of memory");
