@@ -116,11 +116,14 @@ static const struct wl_entry *cache_find(const struct wl_cache *c,
 	return NULL;
 }
 
-/* Caller holds mu: the counts of workload wl built at another batch
- * (the newest entry), for the next build to reserve (wl_reserve): a
- * max-batch search builds the same network at each probe, and grew its
- * arrays and name tables from empty every time (issue 18). Zeros when
- * none is built. */
+/* Caller holds mu: workload wl built at another batch (the newest
+ * entry), for the next build to reserve room from and follow as its
+ * template (wl_reserve): a max-batch search builds the same network at
+ * each probe, and grew its arrays and name tables from empty and copied
+ * and hashed every name every time (issue 18). Zeros when none is built.
+ * The entry outlives the wl_reserve that takes its reference: entries
+ * are freed only when wl's last task is done, and the build is for one
+ * of them. */
 static void cache_room(const struct wl_cache *c, size_t wl,
 		       struct wl_reserve *r)
 {
@@ -128,7 +131,7 @@ static void cache_room(const struct wl_cache *c, size_t wl,
 		const struct wl_workload *w = c->ent[i].w;
 		if (c->ent[i].wl == wl && w) {
 			*r = (struct wl_reserve){w->n_tensors, w->n_ops,
-						 w->n_layers};
+						 w->n_layers, w};
 			return;
 		}
 	}

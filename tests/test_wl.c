@@ -174,17 +174,22 @@ static void test_names(void **state)
  * a f2 f3 b3 (f3); b f3 b3 (f3); c b3 (none: b3 is backward); gb b1;
  * gw upd. Layers: L1 0, L2 1, f3 2, upd 3.
  */
-static struct wl_workload *build_small(void)
+/* The small workload, activations k times as large, after reserving r
+ * (NULL: nothing). */
+static struct wl_workload *build_small_like(const struct wl_reserve *r,
+					    uint64_t k)
 {
-	struct wl_workload *w = wl_new("small", 2);
+	struct wl_workload *w = wl_new("small", 2 * (int64_t)k);
 	assert_non_null(w);
-	uint32_t x = add_t(w, "x", 100, WL_INPUT);
+	if (r)
+		assert_int_equal(wl_reserve(w, r), 0);
+	uint32_t x = add_t(w, "x", 100 * k, WL_INPUT);
 	uint32_t wt = add_t(w, "w", 10, WL_PARAM);
 	uint32_t m = add_t(w, "m", 10, WL_OPT_STATE);
-	uint32_t a = add_t(w, "a", 200, WL_ACT);
-	uint32_t b = add_t(w, "b", 300, WL_ACT);
-	uint32_t c = add_t(w, "c", 400, WL_ACT);
-	uint32_t gb = add_t(w, "gb", 300, WL_ACT_GRAD);
+	uint32_t a = add_t(w, "a", 200 * k, WL_ACT);
+	uint32_t b = add_t(w, "b", 300 * k, WL_ACT);
+	uint32_t c = add_t(w, "c", 400 * k, WL_ACT);
+	uint32_t gb = add_t(w, "gb", 300 * k, WL_ACT_GRAD);
 	uint32_t gw = add_t(w, "gw", 10, WL_PARAM_GRAD);
 	assert_int_equal(add_ok(w, "f1", OT_MATMUL, WL_FWD, "L1", IDS(x, wt),
 				IDS(a)),
@@ -205,6 +210,11 @@ static struct wl_workload *build_small(void)
 				IDS(wt, gw, m), NOIDS),
 			 5);
 	return w;
+}
+
+static struct wl_workload *build_small(void)
+{
+	return build_small_like(NULL, 1);
 }
 
 static void test_builder_finalize(void **state)
@@ -481,6 +491,125 @@ static void test_builder_reserve(void **state)
 	assert_int_equal(wl_op_id(w, "op123"), 123);
 	assert_int_equal(w->tensors[124].producer, 123);
 	wl_free(w);
+}
+
+/* A build that follows a template (wl_reserve's like, issue 18) shares
+ * its strings while it matches, and leaves it at the first difference
+ * to go on as any build. Template: build_small (tensors x w m a b c gb
+ * gw, ops f1 f2 f3 b3 b1 upd). */
+static void test_builder_template(void **state)
+{
+	(void)state;
+	gms_err e = {{0}};
+	struct wl_workload *l = build_small();
+	assert_int_equal(wl_finalize(l, &e), 0);
+	struct wl_reserve r = {l->n_tensors, l->n_ops, l->n_layers, l};
+
+	/* 1. the same workload (other sizes): shares every name and the
+	 * reader lists, and outlives the template */
+	struct wl_workload *d = build_small_like(&r, 2);
+	assert_true(wl_follows_template(d));
+	assert_int_equal(wl_finalize(d, &e), 0);
+	assert_ptr_equal(d->tensors[3].name, l->tensors[3].name);
+	assert_ptr_equal(d->ops[4].in, l->ops[4].in);
+	assert_ptr_equal(d->tensors[3].readers, l->tensors[3].readers);
+	wl_free(l); /* d holds it: its names stay */
+	/* the template's derivations (test_builder_finalize): a is read by
+	 * f2 (twice, counted once), f3, b3; f3's layer is its own name */
+	assert_readers(d, "a", "f2 f3 b3");
+	assert_int_equal(T(d, "a")->last_fwd_reader, 2);
+	assert_int_equal(T(d, "b")->bytes, 600);
+	assert_int_equal(T(d, "w")->bytes, 10);
+	assert_int_equal(d->n_layers, 4); /* L1 L2 f3 upd */
+	assert_string_equal(d->layers[O(d, "f3")->layer], "f3");
+	assert_int_equal(O(d, "b1")->layer, O(d, "f1")->layer);
+
+	/* 2. a build following d follows d's template, l (freed above but
+	 * held by d): its names are l's strings */
+	struct wl_workload *d2 = wl_new("small", 6);
+	struct wl_reserve r2 = {0, 0, 0, d};
+	assert_int_equal(wl_reserve(d2, &r2), 0);
+	add_t(d2, "x", 300, WL_INPUT);
+	assert_ptr_equal(d2->tensors[0].name, d->tensors[0].name);
+	/* it finds names through the template's tables only up to what it
+	 * has: "a" is the template's tensor 3, f1 its op 0 */
+	assert_int_equal(wl_tensor_id(d2, "x"), 0);
+	assert_int_equal(wl_tensor_id(d2, "a"), WL_NONE);
+	assert_int_equal(wl_op_id(d2, "f1"), WL_NONE);
+	/* 3. it leaves at a different name: the name is its own, look-ups
+	 * find what it has and only that, and a repeated name is refused
+	 * as without a template */
+	add_t(d2, "y", 10, WL_PARAM);
+	assert_false(wl_follows_template(d2));
+	assert_int_equal(wl_tensor_id(d2, "x"), 0);
+	assert_int_equal(wl_tensor_id(d2, "y"), 1);
+	assert_int_equal(wl_tensor_id(d2, "w"), WL_NONE);
+	assert_int_equal(wl_add_tensor(d2, "x", 8, WL_ACT, &e), WL_NONE);
+	assert_has(e.msg, "tensor 'x' is defined twice");
+	uint32_t z = add_t(d2, "a", 40, WL_ACT);
+	add_ok(d2, "f1", OT_MATMUL, WL_FWD, "L1", IDS(0, 1), IDS(z));
+	assert_int_equal(wl_add_tensor(d2, "a", 8, WL_ACT, &e), WL_NONE);
+	assert_int_equal(wl_finalize(d2, &e), 0);
+	assert_readers(d2, "x", "f1");
+	assert_int_equal(T(d2, "a")->producer, 0);
+	wl_free(d2);
+
+	/* 4. an op whose layer differs leaves it: f1 in "L9" gets the
+	 * next layer index, as without a template */
+	struct wl_workload *d3 = wl_new("small", 2);
+	struct wl_reserve r3 = {0, 0, 0, d};
+	assert_int_equal(wl_reserve(d3, &r3), 0);
+	add_t(d3, "x", 100, WL_INPUT);
+	add_t(d3, "w", 10, WL_PARAM);
+	add_t(d3, "m", 10, WL_OPT_STATE);
+	add_t(d3, "a", 200, WL_ACT);
+	assert_true(wl_follows_template(d3));
+	add_ok(d3, "f1", OT_MATMUL, WL_FWD, "L9", IDS(0, 1), IDS(3));
+	assert_false(wl_follows_template(d3));
+	assert_int_equal(d3->n_layers, 1);
+	assert_string_equal(d3->layers[0], "L9");
+	assert_int_equal(wl_op_id(d3, "f1"), 0);
+	wl_free(d3);
+
+	/* 5. the same names, but an op reads other tensors: it still
+	 * follows, and the readers are its own (f2 reads x, not a) */
+	struct wl_workload *d4 = wl_new("small", 2);
+	struct wl_reserve r4 = {0, 0, 0, d};
+	assert_int_equal(wl_reserve(d4, &r4), 0);
+	const char *nm[] = {"x", "w", "m", "a", "b", "c", "gb", "gw"};
+	enum wl_kind kd[] = {WL_INPUT, WL_PARAM, WL_OPT_STATE, WL_ACT,
+			     WL_ACT, WL_ACT, WL_ACT_GRAD, WL_PARAM_GRAD};
+	for (int i = 0; i < 8; i++)
+		add_t(d4, nm[i], 100, kd[i]);
+	add_ok(d4, "f1", OT_MATMUL, WL_FWD, "L1", IDS(0, 1), IDS(3));
+	add_ok(d4, "f2", OT_ADD, WL_FWD, "L2", IDS(0, 3), IDS(4));
+	add_ok(d4, "f3", OT_CONCAT, WL_FWD, NULL, IDS(3, 4), IDS(5));
+	add_ok(d4, "b3", OT_OTHER, WL_BWD, "f3", IDS(5, 4, 3), IDS(6));
+	add_ok(d4, "b1", OT_MATMUL_BWD, WL_BWD, "L1", IDS(6, 0, 1), IDS(7));
+	add_ok(d4, "upd", OT_UPDATE, WL_UPD, NULL, IDS(1, 7, 2), NOIDS);
+	assert_true(wl_follows_template(d4));
+	assert_int_equal(wl_finalize(d4, &e), 0);
+	assert_readers(d4, "x", "f1 f2 b1");
+	assert_readers(d4, "a", "f2 f3 b3");
+	wl_free(d4);
+
+	/* a tensor of another kind leaves it (the name alone is not the
+	 * template's tensor); a template is taken only by an empty build,
+	 * and only a finalized one */
+	struct wl_workload *d5 = wl_new("small", 2);
+	assert_int_equal(wl_reserve(d5, &r4), 0);
+	add_t(d5, "x", 100, WL_PARAM);
+	assert_false(wl_follows_template(d5));
+	wl_free(d5);
+	d5 = wl_new("small", 2);
+	add_t(d5, "x", 100, WL_INPUT);
+	assert_int_equal(wl_reserve(d5, &r4), -1);
+	struct wl_reserve r5 = {0, 0, 0, d5};
+	struct wl_workload *d6 = wl_new("small", 2);
+	assert_int_equal(wl_reserve(d6, &r5), -1);
+	wl_free(d5);
+	wl_free(d6);
+	wl_free(d);
 }
 
 /* ---- builder errors ------------------------------------------------- */
@@ -1175,6 +1304,7 @@ int main(void)
 		cmocka_unit_test(test_describe_workspace),
 		cmocka_unit_test(test_builder_many),
 		cmocka_unit_test(test_builder_reserve),
+		cmocka_unit_test(test_builder_template),
 		cmocka_unit_test(test_add_errors),
 		cmocka_unit_test(test_finalize_errors),
 		cmocka_unit_test(test_yaml_chain3),

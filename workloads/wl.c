@@ -42,6 +42,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -157,7 +158,24 @@ struct wl_store {
 	struct wl_htab tensor_ix; /* tensor name -> id */
 	struct wl_htab op_ix;	 /* op name -> id */
 	struct wl_htab layer_ix; /* layer name -> layer index */
+	atomic_uint refs;	 /* holders of the workload: its owner and
+				    each build following it; freed at 0 */
+	struct wl_workload *like; /* the template followed (wl_reserve; a
+				    reference held for its strings), NULL */
+	bool diverged;		 /* left the template: own tables since */
+	bool same_ids;		 /* every op so far read and wrote the
+				    template's tensors in its phase */
+	const struct wl_store *ix; /* whose name tables serve look-ups:
+				    this store's, or while following, the
+				    template's (ids >= this build's counts
+				    are not in it yet) */
 };
+
+/* Is the build following its template (struct wl_reserve.like)? */
+static bool following(const struct wl_store *s)
+{
+	return s->like && !s->diverged;
+}
 
 static void *arena_alloc(struct wl_store *s, size_t n)
 {
@@ -335,6 +353,8 @@ struct wl_workload *wl_new(const char *name, int64_t batch)
 		free(w);
 		return NULL;
 	}
+	atomic_init(&w->store->refs, 1u);
+	w->store->ix = w->store;
 	w->name = arena_strdup(w->store, name ? name : "");
 	if (!w->name) {
 		wl_free(w);
@@ -349,6 +369,21 @@ int wl_reserve(struct wl_workload *w, const struct wl_reserve *r)
 	if (!w || !w->store || !r)
 		return -1;
 	struct wl_store *s = w->store;
+	if (r->like) {
+		if (s->like || w->n_tensors || w->n_ops || w->finalized ||
+		    !r->like->finalized || !r->like->store)
+			return -1;
+		/* a template that followed its own wholly is a prefix of
+		 * that one: follow the older, so that no chain grows */
+		const struct wl_workload *l = r->like;
+		while (following(l->store))
+			l = l->store->like;
+		s->like = (struct wl_workload *)l; /* a reference: wl_free */
+		atomic_fetch_add_explicit(&l->store->refs, 1u,
+					  memory_order_relaxed);
+		s->ix = l->store->ix;
+		s->same_ids = true;
+	}
 	if (r->tensors > s->tensors_cap &&
 	    resize((void **)&w->tensors, &s->tensors_cap, r->tensors,
 		   sizeof *w->tensors) < 0)
@@ -360,10 +395,53 @@ int wl_reserve(struct wl_workload *w, const struct wl_reserve *r)
 	    resize((void **)&w->layers, &s->layers_cap, r->layers,
 		   sizeof *w->layers) < 0)
 		return -1;
-	if (htab_reserve(&s->tensor_ix, r->tensors) < 0 ||
-	    htab_reserve(&s->op_ix, r->ops) < 0 ||
-	    htab_reserve(&s->layer_ix, r->layers) < 0)
+	/* a build that follows makes its tables only if it leaves */
+	if (!following(s) &&
+	    (htab_reserve(&s->tensor_ix, r->tensors) < 0 ||
+	     htab_reserve(&s->op_ix, r->ops) < 0 ||
+	     htab_reserve(&s->layer_ix, r->layers) < 0))
 		return -1;
+	return 0;
+}
+
+bool wl_follows_template(const struct wl_workload *w)
+{
+	return w && w->store && following(w->store);
+}
+
+/* Leave the template: the tables of what the build has so far (their
+ * strings stay the template's, whose reference is kept), then every
+ * addition as without one. -1 on out of memory. */
+static int leave_template(struct wl_workload *w)
+{
+	struct wl_store *s = w->store;
+	s->diverged = true;
+	s->same_ids = false;
+	s->ix = s;
+	uint32_t nt = s->tensors_cap > w->n_tensors ? s->tensors_cap
+						    : w->n_tensors;
+	uint32_t no = s->ops_cap > w->n_ops ? s->ops_cap : w->n_ops;
+	uint32_t nl = s->layers_cap > w->n_layers ? s->layers_cap
+						  : w->n_layers;
+	if (htab_reserve(&s->tensor_ix, nt) < 0 ||
+	    htab_reserve(&s->op_ix, no) < 0 ||
+	    htab_reserve(&s->layer_ix, nl) < 0)
+		return -1;
+	for (uint32_t i = 0; i < w->n_tensors; i++) {
+		const char *k = w->tensors[i].name;
+		if (htab_put_h(&s->tensor_ix, k, wl_name_hash(k), i) < 0)
+			return -1;
+	}
+	for (uint32_t i = 0; i < w->n_ops; i++) {
+		const char *k = w->ops[i].name;
+		if (htab_put_h(&s->op_ix, k, wl_name_hash(k), i) < 0)
+			return -1;
+	}
+	for (uint32_t i = 0; i < w->n_layers; i++) {
+		const char *k = w->layers[i];
+		if (htab_put_h(&s->layer_ix, k, wl_name_hash(k), i) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -372,6 +450,11 @@ void wl_free(struct wl_workload *w)
 	if (!w)
 		return;
 	struct wl_store *s = w->store;
+	/* the last holder frees (a build following w holds it) */
+	if (s && atomic_fetch_sub_explicit(&s->refs, 1u,
+					   memory_order_acq_rel) != 1u)
+		return;
+	struct wl_workload *like = s ? s->like : NULL;
 	if (s) {
 		struct wl_chunk *c = s->arena;
 		while (c) {
@@ -388,16 +471,45 @@ void wl_free(struct wl_workload *w)
 	free(w->ops);
 	free((void *)w->layers);
 	free(w);
+	wl_free(like);
 }
 
+/* A look-up in the tables serving w; ids w does not have yet (in its
+ * template's tables) are absent. */
 uint32_t wl_tensor_id(const struct wl_workload *w, const char *name)
 {
-	return w && w->store ? htab_get(&w->store->tensor_ix, name) : WL_NONE;
+	if (!w || !w->store)
+		return WL_NONE;
+	uint32_t id = htab_get(&w->store->ix->tensor_ix, name);
+	return id < w->n_tensors ? id : WL_NONE;
 }
 
 uint32_t wl_op_id(const struct wl_workload *w, const char *name)
 {
-	return w && w->store ? htab_get(&w->store->op_ix, name) : WL_NONE;
+	if (!w || !w->store)
+		return WL_NONE;
+	uint32_t id = htab_get(&w->store->ix->op_ix, name);
+	return id < w->n_ops ? id : WL_NONE;
+}
+
+/* Append a tensor named nm (a string that lives as long as w); room
+ * made. */
+static uint32_t new_tensor(struct wl_workload *w, const char *nm,
+			   uint64_t bytes, enum wl_kind kind)
+{
+	uint32_t id = w->n_tensors++;
+	w->tensors[id] = (struct wl_tensor){
+		.id = id,
+		.name = nm,
+		.bytes = bytes,
+		.kind = kind,
+		.producer = WL_NONE,
+		.readers = NULL,
+		.n_readers = 0,
+		.last_fwd_reader = WL_NONE,
+		.release_after = WL_NONE,
+	};
+	return id;
 }
 
 uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
@@ -426,6 +538,22 @@ uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 		gms_errf(err, "tensor '%s': size is 0 bytes", name);
 		return WL_NONE;
 	}
+	if (following(s)) {
+		/* the template's tensor at this index, by name and kind:
+		 * its names are unique, so this one is new here */
+		const struct wl_tensor *lt =
+			w->n_tensors < s->like->n_tensors
+				? &s->like->tensors[w->n_tensors]
+				: NULL;
+		if (lt && lt->kind == kind && strcmp(lt->name, name) == 0) {
+			if (grow((void **)&w->tensors, &s->tensors_cap,
+				 w->n_tensors, sizeof *w->tensors) < 0)
+				goto oom;
+			return new_tensor(w, lt->name, bytes, kind);
+		}
+		if (leave_template(w) < 0)
+			goto oom;
+	}
 	uint32_t h = wl_name_hash(name);
 	if (htab_get_h(&s->tensor_ix, name, h) != WL_NONE) {
 		gms_errf(err, "tensor '%s' is defined twice", name);
@@ -435,22 +563,9 @@ uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 		 sizeof *w->tensors) < 0)
 		goto oom;
 	const char *nm = arena_strdup(s, name);
-	uint32_t id = w->n_tensors;
-	if (!nm || htab_put_h(&s->tensor_ix, nm, h, id) < 0)
+	if (!nm || htab_put_h(&s->tensor_ix, nm, h, w->n_tensors) < 0)
 		goto oom;
-	w->tensors[id] = (struct wl_tensor){
-		.id = id,
-		.name = nm,
-		.bytes = bytes,
-		.kind = kind,
-		.producer = WL_NONE,
-		.readers = NULL,
-		.n_readers = 0,
-		.last_fwd_reader = WL_NONE,
-		.release_after = WL_NONE,
-	};
-	w->n_tensors++;
-	return id;
+	return new_tensor(w, nm, bytes, kind);
 oom:
 	gms_errf(err, "tensor '%s': out of memory", name);
 	return WL_NONE;
@@ -554,6 +669,39 @@ static void sort_algos(struct wl_algo *a, uint32_t n)
 	}
 }
 
+/* The template's op at the next index when d is it: its name, and its
+ * layer's name at the index a look-up would give (the build's layers so
+ * far are the template's first ones, each name once: an index below
+ * their count is found, the next one is new). NULL when not. */
+static const struct wl_op *template_op(const struct wl_workload *w,
+				       const struct wl_op_desc *d)
+{
+	const struct wl_workload *l = w->store->like;
+	if (w->n_ops >= l->n_ops)
+		return NULL;
+	const struct wl_op *lo = &l->ops[w->n_ops];
+	const char *layer = d->layer ? d->layer : d->name;
+	if (strcmp(lo->name, d->name) != 0 || lo->layer > w->n_layers ||
+	    strcmp(l->layers[lo->layer], layer) != 0)
+		return NULL;
+	return lo;
+}
+
+static bool same_ids(const uint32_t *a, uint32_t na, const uint32_t *b,
+		     uint32_t nb)
+{
+	return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
+}
+
+/* The template op's string for an algorithm named nm, NULL if none. */
+static const char *algo_name_in(const struct wl_op *lo, const char *nm)
+{
+	for (uint32_t i = 0; i < lo->n_algos; i++)
+		if (strcmp(lo->algos[i].name, nm) == 0)
+			return lo->algos[i].name;
+	return NULL;
+}
+
 uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 		   gms_err *err)
 {
@@ -573,10 +721,16 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 			 w->name);
 		return WL_NONE;
 	}
-	uint32_t h = wl_name_hash(nm);
-	if (htab_get_h(&s->op_ix, nm, h) != WL_NONE) {
-		gms_errf(err, "op '%s' is defined twice", nm);
-		return WL_NONE;
+	const struct wl_op *lo = NULL; /* the template's op, when this is it */
+	uint32_t h = 0;
+	if (following(s) && !(lo = template_op(w, d)) && leave_template(w) < 0)
+		goto oom;
+	if (!lo) {
+		h = wl_name_hash(nm);
+		if (htab_get_h(&s->op_ix, nm, h) != WL_NONE) {
+			gms_errf(err, "op '%s' is defined twice", nm);
+			return WL_NONE;
+		}
 	}
 	if (check_desc(w, d, err) < 0)
 		return WL_NONE;
@@ -598,9 +752,14 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 		.inplace = d->inplace,
 		.n_algos = d->n_algos,
 	};
-	op.name = arena_strdup(s, nm);
-	op.in = arena_ids(s, d->in, d->n_in);
-	op.out = arena_ids(s, d->out, d->n_out);
+	bool same_in = lo && same_ids(lo->in, lo->n_in, d->in, d->n_in);
+	bool same_out = lo && same_ids(lo->out, lo->n_out, d->out, d->n_out);
+	if (lo)
+		s->same_ids = s->same_ids && same_in && same_out &&
+			      lo->phase == d->phase;
+	op.name = lo ? lo->name : arena_strdup(s, nm);
+	op.in = same_in ? lo->in : arena_ids(s, d->in, d->n_in);
+	op.out = same_out ? lo->out : arena_ids(s, d->out, d->n_out);
 	if (!op.name || (d->n_in && !op.in) || (d->n_out && !op.out))
 		goto oom;
 	if (d->n_algos) {
@@ -610,7 +769,10 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 			goto oom;
 		for (uint32_t i = 0; i < d->n_algos; i++) {
 			op.algos[i] = d->algos[i];
-			op.algos[i].name = arena_strdup(s, d->algos[i].name);
+			const char *an = lo ? algo_name_in(lo, d->algos[i].name)
+					    : NULL;
+			op.algos[i].name =
+				an ? an : arena_strdup(s, d->algos[i].name);
 			if (!op.algos[i].name)
 				goto oom;
 		}
@@ -623,10 +785,22 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 		*cv = *d->conv;
 		op.conv = cv;
 	}
-	op.layer = d->layer ? layer_index(w, d->layer, wl_name_hash(d->layer))
-			    : layer_index(w, nm, h);
-	if (op.layer == WL_NONE || htab_put_h(&s->op_ix, op.name, h, id) < 0)
-		goto oom;
+	if (lo) { /* template_op checked its layer */
+		op.layer = lo->layer;
+		if (op.layer == w->n_layers) {
+			if (grow((void **)&w->layers, &s->layers_cap,
+				 w->n_layers, sizeof *w->layers) < 0)
+				goto oom;
+			w->layers[w->n_layers++] = s->like->layers[op.layer];
+		}
+	} else {
+		op.layer = d->layer ? layer_index(w, d->layer,
+						  wl_name_hash(d->layer))
+				    : layer_index(w, nm, h);
+		if (op.layer == WL_NONE ||
+		    htab_put_h(&s->op_ix, op.name, h, id) < 0)
+			goto oom;
+	}
 	w->ops[id] = op;
 	w->n_ops++;
 	return id;
@@ -862,6 +1036,29 @@ static int check_release_points(const struct wl_workload *w, gms_err *err)
 	return 0;
 }
 
+/* A build that followed its template to the end, every op reading and
+ * writing the template's tensors (of the same kinds) in its phase, has
+ * the template's producers, readers and last forward readers, and passes
+ * the checks that derive them as the template did: copied (the reader
+ * lists shared). False when not. */
+static bool template_links(struct wl_workload *w)
+{
+	const struct wl_store *s = w->store;
+	const struct wl_workload *l = s->like;
+	if (!following(s) || !s->same_ids || w->n_tensors != l->n_tensors ||
+	    w->n_ops != l->n_ops)
+		return false;
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		struct wl_tensor *x = &w->tensors[t];
+		const struct wl_tensor *y = &l->tensors[t];
+		x->producer = y->producer;
+		x->readers = y->readers;
+		x->n_readers = y->n_readers;
+		x->last_fwd_reader = y->last_fwd_reader;
+	}
+	return true;
+}
+
 uint32_t wl_unread_input(const struct wl_workload *w)
 {
 	bool *read = calloc(w->n_tensors ? w->n_tensors : 1, sizeof *read);
@@ -882,8 +1079,10 @@ int wl_finalize(struct wl_workload *w, gms_err *err)
 		return gms_errf(err, "wl_finalize: no workload");
 	if (w->finalized)
 		return 0;
-	if (set_producers(w, err) < 0 || set_readers(w, err) < 0 ||
-	    check_release_points(w, err) < 0)
+	if (!template_links(w) &&
+	    (set_producers(w, err) < 0 || set_readers(w, err) < 0))
+		return gms_err_prefix(err, "workload '%s'", w->name);
+	if (check_release_points(w, err) < 0)
 		return gms_err_prefix(err, "workload '%s'", w->name);
 	w->finalized = true;
 	return 0;

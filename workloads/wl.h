@@ -175,15 +175,36 @@ struct wl_workload *wl_new(const char *name, int64_t batch);
 
 /* Room for a workload's arrays and name tables, taken from one built
  * earlier (the same network at another batch): building then grows
- * nothing. A hint only; no output depends on it. Zeros: none. */
+ * nothing. A hint only; no output depends on it. Zeros: none.
+ *
+ * `like`, a finalized workload (the same network built at another batch,
+ * as exp_run's cache passes it), is followed as a template: while each
+ * tensor and op added has the name (and a tensor the kind) of the
+ * template's at the same index, the build shares the template's strings,
+ * name tables and id lists instead of copying and hashing them, and
+ * wl_finalize copies the template's producers and readers when every op
+ * read and wrote the template's tensors in the same phase. At the first
+ * difference the build makes its own tables of what it has and goes on
+ * as any build, so the result is the same, field by field and in every
+ * error, as without a template (tests/test_gen_cnn.c, tests/test_wl.c).
+ * The build holds a reference to the template (wl_free of either, in any
+ * order). Issue 18: names and tables were most of a build's memory and
+ * hashing its hottest code. */
 struct wl_reserve {
 	uint32_t tensors; /* tensors to make room for */
 	uint32_t ops;	  /* ops */
 	uint32_t layers;  /* layer names */
+	const struct wl_workload *like; /* template, NULL: none */
 };
 
-/* Reserve room in a workload being built; -1 on out of memory. */
+/* Reserve room in a workload being built, and take r->like as its
+ * template (before anything is added; a finalized one); -1 on out of
+ * memory or when the workload is not empty. */
 int wl_reserve(struct wl_workload *w, const struct wl_reserve *r);
+
+/* Does w share its template's names (it matched the template, or a
+ * prefix of it, wholly)? For tests. */
+bool wl_follows_template(const struct wl_workload *w);
 
 /* The hash of a name in the workload's (and the DTR reader's) name
  * tables; for lookups only, so its values are in no output. */
