@@ -304,9 +304,9 @@ const char *exp_status(const struct exp_point *p);
  * break). */
 void exp_csv_str(FILE *f, const char *s);
 /* Run gnuplot on <datadir>/results/<script> for the png and the svg
- * terminal, the two at once, with the variables dat, out, term, titles,
- * xlabel and ptitle set; each image goes to a temporary renamed onto
- * png / svg. */
+ * terminal, one after the other in one gnuplot (exp_out.c), with the
+ * variables dat, out, term, titles, xlabel and ptitle set; each image
+ * goes to a temporary renamed onto png / svg. */
 int exp_gnuplot(const char *script, const char *dat, const char *titles,
 		const char *xlabel, const char *title, const char *png,
 		const char *svg, gms_err *err);

@@ -945,39 +945,60 @@ static void gp_quoted(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-/* One gnuplot process drawing one image. */
+/* One gnuplot drawing the png and then the svg of a plot. One process
+ * for both, not one each at once (issue 18): each costs 25-45 ms, most
+ * of it starting (its dynamic linker resolving 80 libraries: 30% of a
+ * png's samples), and two at once on two busy cores took 130 ms where
+ * one drawing both took 77 (max-batch.yaml's plot, median of 6, load
+ * average 1.7); the images are the same bytes. */
 struct gp_job {
 	pid_t pid;			 /* the process, 0: not started */
-	char *expr;			 /* its -e variables (for messages) */
+	char *expr;			 /* its -e commands (for messages) */
 	char sp[GMS_PATH_MAX + 32];	 /* the script's path */
-	char tmp[GMS_PATH_MAX + 32];	 /* the image's temporary */
-	const char *out;		 /* where it goes */
+	char tmp[2][GMS_PATH_MAX + 32];	 /* the images' temporaries */
+	const char *out[2];		 /* where they go: png, svg */
 };
 
-/* Start gnuplot on a script from <datadir>/results/ for one terminal;
- * the image goes to out's temporary. */
-static int gp_start(struct gp_job *j, const char *script, const char *term,
-		    const char *dat, const char *titles, const char *xlabel,
-		    const char *title, const char *out, gms_err *err)
+/* The variables of one image (gp_start). */
+static void gp_vars(FILE *ef, const char *const *names,
+		    const char *const *vals, int n)
+{
+	for (int i = 0; i < n; i++) {
+		fprintf(ef, "%s=", names[i]);
+		gp_quoted(ef, vals[i]);
+		fputs("; ", ef);
+	}
+}
+
+/* Start gnuplot on a script from <datadir>/results/ for the png
+ * terminal, then (after `reset`, so that nothing carries over) the svg;
+ * the images go to their outputs' temporaries. */
+static int gp_start(struct gp_job *j, const char *script, const char *dat,
+		    const char *titles, const char *xlabel, const char *title,
+		    const char *png, const char *svg, gms_err *err)
 {
 	memset(j, 0, sizeof *j);
-	j->out = out;
-	snprintf(j->tmp, sizeof j->tmp, "%s.tmp", out);
+	const char *out[2] = {png, svg}, *term[2] = {"png", "svg"};
 	snprintf(j->sp, sizeof j->sp, "%s/results/%s", hw_datadir(), script);
 	size_t len = 0;
 	FILE *ef = open_memstream(&j->expr, &len);
 	if (!ef)
 		return gms_errf(err, "out of memory");
-	const char *names[] = {"dat", "out", "term", "titles", "xlabel",
-			       "ptitle"};
-	const char *vals[] = {dat, j->tmp, term, titles, xlabel, title};
-	for (int i = 0; i < 6; i++) {
-		fprintf(ef, "%s=", names[i]);
-		gp_quoted(ef, vals[i]);
-		fputs("; ", ef);
+	const char *names[] = {"dat", "titles", "xlabel", "ptitle"};
+	const char *vals[] = {dat, titles, xlabel, title};
+	gp_vars(ef, names, vals, 4);
+	for (int k = 0; k < 2; k++) {
+		j->out[k] = out[k];
+		snprintf(j->tmp[k], sizeof j->tmp[k], "%s.tmp", out[k]);
+		const char *kn[] = {"out", "term"};
+		const char *kv[] = {j->tmp[k], term[k]};
+		gp_vars(ef, kn, kv, 2);
+		fputs("load ", ef);
+		gp_quoted(ef, j->sp);
+		fputs(k == 0 ? "; reset; " : "", ef);
 	}
 	fclose(ef);
-	char *argv[] = {"gnuplot", "-e", j->expr, j->sp, NULL};
+	char *argv[] = {"gnuplot", "-e", j->expr, NULL};
 	/* gnuplot warns about series with no points (a policy that ran out
 	 * of memory everywhere): keep its chatter out, say on failure how to
 	 * see it */
@@ -997,78 +1018,41 @@ static int gp_start(struct gp_job *j, const char *script, const char *term,
 	return 0;
 }
 
-/* Wait for j and rename its image into place. */
+/* Wait for j and rename its images into place. */
 static int gp_finish(struct gp_job *j, gms_err *err)
 {
 	if (!j->pid)
 		return -1; /* never started: gp_start said why */
 	int st, rc = 0;
 	if (waitpid(j->pid, &st, 0) < 0 || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0) {
-		unlink(j->tmp);
+	    WEXITSTATUS(st) != 0)
 		rc = gms_errf(err, "gnuplot failed on %s; to see why: "
-				   "gnuplot -e \"%.300s\" %s",
-			      j->sp, j->expr, j->sp);
-	} else if (gms_out_check(j->out, err) < 0) {
-		unlink(j->tmp);
-		rc = -1;
-	} else if (rename(j->tmp, j->out) != 0) {
-		unlink(j->tmp);
-		rc = gms_errf(err, "%s: %s", j->out, strerror(errno));
+				   "gnuplot -e \"%.600s\"",
+			      j->sp, j->expr);
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		if (gms_out_check(j->out[k], err) < 0)
+			rc = -1;
+		else if (rename(j->tmp[k], j->out[k]) != 0)
+			rc = gms_errf(err, "%s: %s", j->out[k],
+				      strerror(errno));
 	}
+	for (int k = 0; k < 2; k++)
+		unlink(j->tmp[k]); /* what is left of a failure */
 	free(j->expr);
 	j->expr = NULL;
+	j->pid = 0;
 	return rc;
-}
-
-/* The png and the svg of one plot, drawn at once: each gnuplot costs
- * about 50 ms, mostly starting (loading its libraries), more than
- * simulating a budget sweep (issue 18). */
-struct gp_pair {
-	struct gp_job j[2]; /* the png's and the svg's */
-	int svg;	    /* 0: the svg's started, -1: e2 says why not */
-	gms_err e2;	    /* the svg's error, reported when the png is
-			       fine */
-};
-
-static int gp_pair_start(struct gp_pair *g, const char *script,
-			 const char *dat, const char *titles,
-			 const char *xlabel, const char *title,
-			 const char *png, const char *svg, gms_err *err)
-{
-	memset(&g->e2, 0, sizeof g->e2);
-	if (gp_start(&g->j[0], script, "png", dat, titles, xlabel, title, png,
-		     err) < 0)
-		return -1;
-	g->svg = gp_start(&g->j[1], script, "svg", dat, titles, xlabel, title,
-			  svg, &g->e2);
-	return 0;
-}
-
-/* Wait for both and rename their images into place. */
-static int gp_pair_finish(struct gp_pair *g, gms_err *err)
-{
-	if (gp_finish(&g->j[0], err) < 0) {
-		if (g->svg == 0)
-			gp_finish(&g->j[1], &g->e2); /* reaped, not reported */
-		return -1;
-	}
-	if (g->svg == 0)
-		g->svg = gp_finish(&g->j[1], &g->e2);
-	if (g->svg < 0)
-		return gms_errf(err, "%s", g->e2.msg);
-	return 0;
 }
 
 int exp_gnuplot(const char *script, const char *dat, const char *titles,
 		const char *xlabel, const char *title, const char *png,
 		const char *svg, gms_err *err)
 {
-	struct gp_pair g;
-	if (gp_pair_start(&g, script, dat, titles, xlabel, title, png, svg,
-			  err) < 0)
+	struct gp_job g;
+	if (gp_start(&g, script, dat, titles, xlabel, title, png, svg, err) <
+	    0)
 		return -1;
-	return gp_pair_finish(&g, err);
+	return gp_finish(&g, err);
 }
 
 /* scaling: the efficiency-optimal table its rows come from, tuning.csv. */
@@ -1125,15 +1109,15 @@ static int write_set(const struct exp *e, const struct exp_result *r,
 	 * goes first, and gnuplot draws while the other files are written
 	 * (summary.csv and runs.json took 3 ms of max-batch.yaml after its
 	 * last search, issue 18) */
-	struct gp_pair gp;
+	struct gp_job gp;
 	bool drawing = false;
 	if (e->plot) {
 		char title[300];
 		snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
 		if (!(script = write_plot_data(e, r, p[3], titles, 1 << 20,
 					       xlabel, sizeof xlabel, err)) ||
-		    gp_pair_start(&gp, script, p[3], titles, xlabel, title,
-				  p[4], p[5], err) < 0)
+		    gp_start(&gp, script, p[3], titles, xlabel, title, p[4],
+			     p[5], err) < 0)
 			goto out;
 		drawing = true;
 	}
@@ -1141,10 +1125,10 @@ static int write_set(const struct exp *e, const struct exp_result *r,
 	    (e->kind == EXP_SCALING && write_tuning(e, r, p[2], err) < 0)) {
 		gms_err ignore;
 		if (drawing)
-			gp_pair_finish(&gp, &ignore); /* reaped: the set goes */
+			gp_finish(&gp, &ignore); /* reaped: the set goes */
 		goto out;
 	}
-	rc = drawing ? gp_pair_finish(&gp, err) : 0;
+	rc = drawing ? gp_finish(&gp, err) : 0;
 out:
 	free(titles);
 	return rc;

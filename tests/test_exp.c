@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "clikit.h"
+#include "tmpkit.h"
 
 #include "../exp/exp.h"
 #include "../workloads/wl_gen.h"
@@ -899,10 +900,75 @@ static void test_describe_help_list(void **state)
 	free(out);
 }
 
+/* exp_gnuplot draws the png and the svg of a plot with one gnuplot, png
+ * first then svg (issue 18): both images are there, each of its format
+ * (PNG's 8-byte signature, RFC 2083 3.1; an svg element), and no
+ * temporary is left. With a gnuplot that fails (a stand-in first on
+ * PATH that exits 3), neither image nor temporary is left and the error
+ * says how to see gnuplot's own message. */
+static void test_gnuplot_png_and_svg(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/gms-gp-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char dat[64], png[64], svg[64], tmp[80];
+	snprintf(dat, sizeof dat, "%s/plot.dat", dir);
+	snprintf(png, sizeof png, "%s/plot.png", dir);
+	snprintf(svg, sizeof svg, "%s/plot.svg", dir);
+	FILE *f = fopen(dat, "w");
+	assert_non_null(f);
+	fputs("workload framework ondemand\nvgg16 235 360\nbert 94 511\n", f);
+	fclose(f);
+	gms_err err = {{0}};
+	if (exp_gnuplot("plot-max-batch.gp", dat, "2", "workload", "t", png,
+			svg, &err) < 0)
+		fail_msg("%s", err.msg);
+	char *p = tmp_slurp(png), *v = tmp_slurp(svg);
+	assert_memory_equal(p, "\x89PNG\r\n\x1a\n", 8);
+	assert_non_null(strstr(v, "<svg"));
+	free(p);
+	free(v);
+	snprintf(tmp, sizeof tmp, "%s.tmp", png);
+	assert_int_not_equal(access(tmp, F_OK), 0);
+	unlink(png);
+	unlink(svg);
+
+	/* a gnuplot that fails */
+	char bin[80], fake[96], path[4200];
+	snprintf(bin, sizeof bin, "%s/bin", dir);
+	assert_int_equal(mkdir(bin, 0700), 0);
+	snprintf(fake, sizeof fake, "%s/gnuplot", bin);
+	f = fopen(fake, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\nexit 3\n", f);
+	fclose(f);
+	assert_int_equal(chmod(fake, 0700), 0);
+	const char *old = getenv("PATH");
+	char *saved = old ? strdup(old) : NULL;
+	snprintf(path, sizeof path, "%s:%s", bin, old ? old : "");
+	setenv("PATH", path, 1);
+	int rc = exp_gnuplot("plot-max-batch.gp", dat, "2", "workload", "t",
+			     png, svg, &err);
+	if (saved)
+		setenv("PATH", saved, 1);
+	free(saved);
+	assert_int_equal(rc, -1);
+	assert_non_null(strstr(err.msg, "gnuplot failed on"));
+	assert_non_null(strstr(err.msg, "to see why: gnuplot -e"));
+	assert_int_not_equal(access(png, F_OK), 0);
+	assert_int_not_equal(access(svg, F_OK), 0);
+	assert_int_not_equal(access(tmp, F_OK), 0);
+	unlink(fake);
+	rmdir(bin);
+	unlink(dat);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_max_batch_chain3),
+		cmocka_unit_test(test_gnuplot_png_and_svg),
 		cmocka_unit_test(test_max_batch_passive_fits),
 		cmocka_unit_test(test_min_pool_chain3),
 		cmocka_unit_test(test_alloc_costs_chain3),
