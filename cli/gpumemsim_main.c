@@ -1348,8 +1348,12 @@ static int finish(int rc)
 int main(int argc, char **argv)
 {
 	/* the simulator's own memory in huge pages (sim/heap.h; issue 18:
-	 * page faults were half of max-batch.yaml's wall time) */
-	heap_exec_huge(argv);
+	 * page faults were half of max-batch.yaml's wall time), for the
+	 * commands that simulate: the others would only start twice */
+	if (argc > 1 && (!strcmp(argv[1], "run") ||
+			 !strcmp(argv[1], "simulate") ||
+			 !strcmp(argv[1], "dtr") || !strcmp(argv[1], "compare")))
+		heap_exec_huge(argv);
 	heap_tune();
 	return finish(dispatch(argc, argv));
 }

@@ -10,6 +10,16 @@
  * ops and one for layers, so look-ups stay O(1) on traces with tens of
  * thousands of tensors.
  *
+ * Templates (wl_reserve's like, issue 18). A build of a network at a new
+ * batch has the names, kinds, layers and id lists of its build at
+ * another: while each addition matches the template's at the same index
+ * the build points at the template's strings and id lists, looks names up
+ * in the template's tables (ids it does not have yet are absent), and
+ * wl_finalize copies the template's producers and readers; at the first
+ * difference it makes its own tables of what it has (leave_template) and
+ * goes on as without. Every workload is reference-counted (wl_store.refs):
+ * a follower holds its template until the follower is freed.
+ *
  * Rules wl_finalize enforces (each error names the op and/or tensor):
  *   - a tensor is produced (listed as an output) by at most one op;
  *   - a tensor of kind input, parameter or opt_state has no producer: these
