@@ -34,4 +34,18 @@ int dtr_full_run_serial(const struct pol *p, const char *path,
 			double fraction, uint64_t budget, int64_t batch,
 			struct st_run *st, uint64_t *used, gms_err *err);
 
+/* For tests and checks: keep beside p's pool (a `dtr` instance, preset
+ * full, after init and before its run) the list simrd's whole scan keeps,
+ * scan it at each choice as the pool's tree replaced, and count the
+ * choices, or lists of resident tensors, that differ. Built with
+ * -DDTR_FULL_VERIFY, every instance does, and aborts at a difference.
+ * 0, or -1 when out of memory. */
+int dtr_full_verify(struct pol *p);
+
+/* p's differences found by dtr_full_verify (0 when off), tensors scored
+ * by the tree's searches, and searches (one per scan of simrd's), so
+ * far. */
+void dtr_full_counts(const struct pol *p, uint64_t *mismatches,
+		     uint64_t *scored, uint64_t *searches);
+
 #endif
