@@ -204,6 +204,7 @@ struct dtr_ref {
 	bool *in_pool;	  /* per tensor: listed */
 	uint32_t *seq;	  /* scratch: the tree's resident tensors */
 	uint64_t mismatches; /* choices or lists that differed */
+	uint64_t scored;  /* tensors the whole scan scored */
 };
 
 struct dtr_full {
@@ -262,13 +263,13 @@ int dtr_full_verify(struct pol *p)
 	return s->ref ? 0 : -1;
 }
 
-void dtr_full_counts(const struct pol *p, uint64_t *mismatches,
-		     uint64_t *scored, uint64_t *searches)
+void dtr_full_counts(const struct pol *p, struct dtr_full_counts *c)
 {
 	const struct dtr_full *s = p->priv;
-	*mismatches = s->ref ? s->ref->mismatches : 0;
-	*scored = s->pool.scored;
-	*searches = s->pool.searches;
+	c->mismatches = s->ref ? s->ref->mismatches : 0;
+	c->scan_scored = s->ref ? s->ref->scored : 0;
+	c->scored = s->pool.scored;
+	c->searches = s->pool.searches;
 }
 
 static void ref_free(struct dtr_ref *r)
@@ -877,6 +878,7 @@ static uint32_t ref_choose(struct dtr_full *s, struct ex *ex,
 		    s->refused[t] == stamp)
 			continue;
 		double c = score(s, ex, h, t, cost(s, ex, h, t, WL_NONE));
+		r->scored++;
 		if (best == WL_NONE || c <= best_c) {
 			best = t;
 			best_c = c;

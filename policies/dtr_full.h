@@ -42,10 +42,15 @@ int dtr_full_run_serial(const struct pol *p, const char *path,
  * 0, or -1 when out of memory. */
 int dtr_full_verify(struct pol *p);
 
-/* p's differences found by dtr_full_verify (0 when off), tensors scored
- * by the tree's searches, and searches (one per scan of simrd's), so
- * far. */
-void dtr_full_counts(const struct pol *p, uint64_t *mismatches,
-		     uint64_t *scored, uint64_t *searches);
+/* What a `dtr` instance (preset full) did so far. */
+struct dtr_full_counts {
+	uint64_t searches;    /* choices of a victim (one per scan of
+				 simrd's) */
+	uint64_t scored;      /* tensors scored by them */
+	uint64_t scan_scored; /* tensors the whole scan scored beside them
+				 (dtr_full_verify; else 0) */
+	uint64_t mismatches;  /* differences dtr_full_verify found */
+};
+void dtr_full_counts(const struct pol *p, struct dtr_full_counts *c);
 
 #endif
