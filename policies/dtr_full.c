@@ -11,8 +11,10 @@
  *     the evictable tensor of least dtr_cost() (the same score function as
  *     the serial replay, policies/dtr.c) and retry; ties go to the later
  *     tensor of the pool, as simrd's `choose` takes `cost <= best`
- *     (dtr-semantics.md 6). Evictable: resident (IN), not persistent, not
- *     used by a kernel being prepared or running (simrd's locks), and
+ *     (dtr-semantics.md 6); found by a best-first search of a tree of
+ *     score bounds, not a scan (below, "The pool"). Evictable: resident
+ *     (IN), not persistent, not used by a kernel being prepared or
+ *     running (simrd's locks), and
  *     droppable by the executor (ex_drop refuses a tensor whose producer
  *     cannot be re-run or whose inputs are gone; each refusal is counted);
  *     a refused tensor is skipped for the rest of that failure.
@@ -106,16 +108,19 @@ static const char *const stop_names[] = {"none", "oom", "thrash",
  * later one), and the list drops a storage that is no longer resident
  * when a scan finds it so (dtr-semantics.md 6). Scoring the whole pool at
  * each failed allocation makes a run quadratic in its length (half of a
- * long chain is evicted, README "Scaling"). Here the same choice, exactly,
- * in O(log n) amortised per failure on a chain:
+ * long chain is evicted: README, "Other targets", the scaling table).
+ * Here the same choice, exactly, in O(log n) amortised per failure on a
+ * chain:
  *
  * The pool's positions (the order of the list) are the leaves of a
  * segment tree; each node keeps, over the tensors below it that may be
- * candidates, the least own kernel time (c), the largest size (bytes) and
+ * candidates, the least remembered cost (c), the largest size (bytes) and
  * the earliest last access (last). A tensor's score is
- * dtr_cost(h, c + r, bytes, last, now) with r >= 0 (its evicted
- * neighbourhoods), and dtr_cost(h, node.c, node.bytes, node.last, now) is
- * <= that of every tensor below the node, for every heuristic:
+ * dtr_cost(h, cost, bytes, last, now), where cost is its producer's
+ * kernel time plus r >= 0, the kernel time of its evicted neighbourhoods
+ * (region()); its leaf remembers a cost <= the current one (below), and
+ * dtr_cost(h, node.c, node.bytes, node.last, now) is <= the score of
+ * every tensor below the node, for every heuristic:
  *   dtr, dtr-eqclass: the exact c / (bytes x (now - last)) correctly
  *     rounded (dtr_div); the node's numerator is no larger, its
  *     denominator no smaller, and correct rounding is monotonic. Special
@@ -129,9 +134,23 @@ static const char *const stop_names[] = {"none", "oom", "thrash",
  * nodes by bound, the later range first on equal bounds) and drops a node
  * whose bound is greater than the best score found, or equal to it with
  * every position of the node before the best's (a tie goes to the later
- * tensor): what remains is simrd's choice. A node's c and bytes never go
- * stale (a tensor's producer time and size are fixed in a run: the dtr
- * policy picks no algorithm); its last is refreshed at each access.
+ * tensor): what remains is simrd's choice. bytes never goes stale, last
+ * is refreshed at each access (a stale one would be earlier: lower).
+ *
+ * Remembered costs: a leaf starts from its producer's kernel time (the
+ * dtr policy picks no algorithm, so it is fixed) and remembers the cost
+ * of its last score. A neighbourhood only grows while its evicted tensors
+ * stay evicted (its paths run through them), and an evicted tensor (made
+ * this iteration, RECOMPUTE or NONE) stops being one only when it is
+ * written again. So each evicted tensor met while scoring x gets a note
+ * naming x; when it is written again, the leaves its notes name forget
+ * back to their producer's time. Without them the bound ignores the
+ * neighbourhoods, which on the bench's chain (about half evicted) triple
+ * a cost: a search scored about 990 tensors a failure at 10K ops, 2.7
+ * with them (the scan: 2,200; README, "Other targets", the scaling
+ * table). A walk from the rewritten tensor instead of the notes would
+ * cross every freed gradient of the chain (freed tensors count as
+ * evicted): linear per write.
  *
  * Leaving the list: the scan drops every listed tensor that is not
  * resident (TS_IN) when it runs, and a tensor written again after that is
