@@ -59,8 +59,6 @@ struct ex_tensor {
 	eng_event written;	/* fires when the kernel writing it is done */
 	uint32_t regen_mark;	/* ex.regen_gen when regenerable() last
 				   reached it (0: never) */
-	uint64_t left_in;	/* ex.n_left_in when it last left TS_IN
-				   (0: never): ex_tensor_left_in */
 };
 
 #define EX_MAX_WAITS 64 /* pending ex_wait events at once */
@@ -164,6 +162,9 @@ struct ex {
 	uint32_t regen_gen;	    /* generation of regenerable()'s marks */
 	uint64_t n_left_in;	    /* times a tensor left TS_IN this run:
 				       ex_departures */
+	uint64_t *left_in;	    /* per tensor: n_left_in when it last
+				       left TS_IN (0: never), kept out of
+				       ex_tensor, which every step reads */
 	uint32_t *walk;		    /* n_tensors + 1 ids: the explicit stack
 				       of regenerable() and lineage_take() */
 	struct ex_unref *unref;	    /* n_tensors + 1 frames: the explicit
@@ -216,7 +217,7 @@ static bool persistent(const struct ex *ex, uint32_t t)
 static void set_state(struct ex *ex, struct ex_tensor *x, enum ex_state st)
 {
 	if (x->state == TS_IN && st != TS_IN)
-		x->left_in = ++ex->n_left_in;
+		ex->left_in[x - ex->t] = ++ex->n_left_in;
 	x->state = (uint8_t)st;
 }
 
@@ -688,7 +689,7 @@ uint64_t ex_departures(const struct ex *ex) { return ex->n_left_in; }
 
 uint64_t ex_tensor_left_in(const struct ex *ex, uint32_t t)
 {
-	return ex->t[t].left_in;
+	return ex->left_in[t];
 }
 void ex_mem_stats(const struct ex *ex, struct mem_stats *out)
 {
@@ -1844,6 +1845,7 @@ static void ex_free(struct ex *ex)
 	free(ex->drv);
 	free(ex->walk);
 	free(ex->unref);
+	free(ex->left_in);
 	free(ex->kout);
 	free(ex);
 }
@@ -1923,8 +1925,11 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 			     sizeof *ex->n_algos);
 	ex->walk = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->walk);
 	ex->unref = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->unref);
+	ex->left_in = calloc((size_t)cfg->wl->n_tensors + 1,
+			     sizeof *ex->left_in);
 	struct mem_cfg mc = {.budget = budget, .pool_size = cfg->pool_size};
 	if (!out->iter || !ex->t || !ex->algo || !ex->walk || !ex->unref ||
+	    !ex->left_in ||
 	    !ex->algos || !ex->n_algos || index_release_points(ex) < 0 ||
 	    bind_conv_algos(ex) < 0 || eng_init(&ex->eng, &ex->evq, hw) < 0) {
 		ex_free(ex);
