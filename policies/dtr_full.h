@@ -34,4 +34,23 @@ int dtr_full_run_serial(const struct pol *p, const char *path,
 			double fraction, uint64_t budget, int64_t batch,
 			struct st_run *st, uint64_t *used, gms_err *err);
 
+/* For tests and checks: keep beside p's pool (a `dtr` instance, preset
+ * full, after init and before its run) the list simrd's whole scan keeps,
+ * scan it at each choice as the pool's tree replaced, and count the
+ * choices, or lists of resident tensors, that differ. Built with
+ * -DDTR_FULL_VERIFY, every instance does, and aborts at a difference.
+ * 0, or -1 when out of memory. */
+int dtr_full_verify(struct pol *p);
+
+/* What a `dtr` instance (preset full) did so far. */
+struct dtr_full_counts {
+	uint64_t searches;    /* choices of a victim (one per scan of
+				 simrd's) */
+	uint64_t scored;      /* tensors scored by them */
+	uint64_t scan_scored; /* tensors the whole scan scored beside them
+				 (dtr_full_verify; else 0) */
+	uint64_t mismatches;  /* differences dtr_full_verify found */
+};
+void dtr_full_counts(const struct pol *p, struct dtr_full_counts *c);
+
 #endif

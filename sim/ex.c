@@ -160,6 +160,11 @@ struct ex {
 	struct mem_frag_track frag; /* fragmentation, sampled after every
 				       device allocation and free */
 	uint32_t regen_gen;	    /* generation of regenerable()'s marks */
+	uint64_t n_left_in;	    /* times a tensor left TS_IN this run:
+				       ex_departures */
+	uint64_t *left_in;	    /* per tensor: n_left_in when it last
+				       left TS_IN (0: never), kept out of
+				       ex_tensor, which every step reads */
 	uint32_t *walk;		    /* n_tensors + 1 ids: the explicit stack
 				       of regenerable() and lineage_take() */
 	struct ex_unref *unref;	    /* n_tensors + 1 frames: the explicit
@@ -203,6 +208,17 @@ static bool whole_run(const struct ex *ex, uint32_t t)
 static bool persistent(const struct ex *ex, uint32_t t)
 {
 	return whole_run(ex, t) || (ex->wl->tensors[t].held && !ex->po->own_memory);
+}
+
+/* Every change of a tensor's state goes through here: a departure from
+ * TS_IN is stamped (ex_tensor_left_in), so that a policy can tell which
+ * tensors left the device since a moment it noted (ex_departures) without
+ * a look at each one (the dtr policy's pool, policies/dtr_full.c). */
+static void set_state(struct ex *ex, struct ex_tensor *x, enum ex_state st)
+{
+	if (x->state == TS_IN && st != TS_IN)
+		ex->left_in[x - ex->t] = ++ex->n_left_in;
+	x->state = (uint8_t)st;
 }
 
 static const char *tname(const struct ex *ex, uint32_t t)
@@ -570,7 +586,7 @@ static bool settle_one(struct ex *ex, uint32_t t)
 		dev_free(ex, t, ex->wl->tensors[t].bytes, &x->h);
 		x->release_pending = false;
 		ex->pending_release--;
-		x->state = TS_OUT;
+		set_state(ex, x, TS_OUT);
 	}
 	if (x->state == TS_RECOMPUTE && x->drop_deferred) {
 		dev_free(ex, t, ex->wl->tensors[t].bytes, &x->h);
@@ -586,14 +602,14 @@ static bool settle_one(struct ex *ex, uint32_t t)
 					 again */
 		dev_free(ex, t, ex->wl->tensors[t].bytes, &x->h);
 		host_drop(ex, t);
-		x->state = TS_NONE;
+		set_state(ex, x, TS_NONE);
 		break;
 	case TS_OUT:
 		host_drop(ex, t);
-		x->state = TS_NONE;
+		set_state(ex, x, TS_NONE);
 		break;
 	case TS_RECOMPUTE:
-		x->state = TS_NONE;
+		set_state(ex, x, TS_NONE);
 		return true; /* its lineage references are due */
 	default:
 		break; /* SWAPPING_*: the copy's completion settles it */
@@ -640,7 +656,7 @@ static void undo_drop(struct ex *ex, uint32_t t)
 	assert(x->state == TS_RECOMPUTE && x->drop_deferred);
 	x->drop_deferred = false;
 	ex->pending_release--;
-	x->state = TS_IN;
+	set_state(ex, x, TS_IN);
 	lineage_release(ex, t);
 }
 
@@ -667,6 +683,13 @@ enum ex_state ex_tensor_state(const struct ex *ex, uint32_t t)
 bool ex_tensor_persistent(const struct ex *ex, uint32_t t)
 {
 	return persistent(ex, t);
+}
+
+uint64_t ex_departures(const struct ex *ex) { return ex->n_left_in; }
+
+uint64_t ex_tensor_left_in(const struct ex *ex, uint32_t t)
+{
+	return ex->left_in[t];
 }
 void ex_mem_stats(const struct ex *ex, struct mem_stats *out)
 {
@@ -934,7 +957,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 		eng_event ev = x->copying_out ? eng_record(&ex->eng, ENG_D2H)
 					      : done_event(ex);
 		if (flags & EX_RELEASE) {
-			x->state = TS_SWAPPING_OUT;
+			set_state(ex, x, TS_SWAPPING_OUT);
 			x->release_pending = true;
 			ex->pending_release++;
 			ex->cur->n_swap_out++;
@@ -965,7 +988,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 	x->copying_out = true;
 	x->out_issued = ev_now(&ex->evq);
 	if (flags & EX_RELEASE) {
-		x->state = TS_SWAPPING_OUT;
+		set_state(ex, x, TS_SWAPPING_OUT);
 		x->release_pending = true;
 		ex->pending_release++;
 		observe_mark(ex, EX_MARK_EVICT, t);
@@ -982,7 +1005,7 @@ static void swap_in_done(void *obj, uint64_t t)
 	struct ex_tensor *x = &ex->t[t];
 	uint64_t bytes = ex->wl->tensors[t].bytes;
 	ex->cur->bytes_h2d += bytes;
-	x->state = TS_IN;
+	set_state(ex, x, TS_IN);
 	host_drop(ex, (uint32_t)t);
 	settle(ex, (uint32_t)t);
 	if (ex->po->on_copy_done && ex->rs != RS_DONE) {
@@ -1005,7 +1028,7 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 			ex->pending_release--;
 			ex->cur->n_swap_out_cancelled++;
 		}
-		x->state = TS_IN;
+		set_state(ex, x, TS_IN);
 		return done_event(ex);
 	}
 	if (x->state == TS_SWAPPING_IN)
@@ -1031,7 +1054,7 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 	}
 	drv_gate(ex, ENG_H2D);
 	x->ready = eng_event_new(&ex->eng, ENG_H2D);
-	x->state = TS_SWAPPING_IN;
+	set_state(ex, x, TS_SWAPPING_IN);
 	x->in_issued = ev_now(&ex->evq);
 	ex->cur->n_swap_in++;
 	struct eng_item it = {.type = ENG_COPY, .q = ENG_H2D, .bytes = bytes,
@@ -1107,7 +1130,7 @@ static void lineage_take(struct ex *ex, uint32_t t)
 		for (uint32_t i = 0; i < p->n_in; i++) {
 			uint32_t u = p->in[i];
 			if (!persistent(ex, u) && ex->t[u].state == TS_NONE) {
-				ex->t[u].state = TS_RECOMPUTE;
+				set_state(ex, &ex->t[u], TS_RECOMPUTE);
 				ex->walk[n++] = u;
 			}
 			ex->t[u].lineage++;
@@ -1144,7 +1167,7 @@ int ex_drop(struct ex *ex, uint32_t t)
 			      wt->name);
 	lineage_take(ex, t);
 	host_drop(ex, t);
-	x->state = TS_RECOMPUTE;
+	set_state(ex, x, TS_RECOMPUTE);
 	ex->cur->n_drop++;
 	observe_mark(ex, EX_MARK_DROP, t);
 	if (x->inflight || x->held) {
@@ -1479,7 +1502,7 @@ static enum step_rc alloc_outputs(struct ex *ex)
 				 * bottom): one block serves both for the
 				 * rest of the run; neither is ever freed */
 				y->h = x->h;
-				y->state = TS_IN;
+				set_state(ex, y, TS_IN);
 				observe_block(ex, true, t, s,
 					      ex->wl->tensors[t].bytes, y->h);
 				continue;
@@ -1492,7 +1515,7 @@ static enum step_rc alloc_outputs(struct ex *ex)
 				/* the output takes over the input's block */
 				y->h = x->h;
 				x->h = MEM_HANDLE_NONE;
-				x->state = TS_NONE;
+				set_state(ex, x, TS_NONE);
 				observe_block(ex, true, t, s,
 					      ex->wl->tensors[t].bytes, y->h);
 				continue;
@@ -1533,7 +1556,7 @@ static void issue(struct ex *ex)
 			   (y->state == TS_NONE || y->state == TS_RECOMPUTE)) {
 			if (y->state == TS_RECOMPUTE)
 				lineage_release(ex, t);
-			y->state = TS_IN;
+			set_state(ex, y, TS_IN);
 			y->written = ev;
 		}
 	}
@@ -1725,7 +1748,7 @@ static int alloc_resident(struct ex *ex, uint32_t t)
 		stop_oom(ex, WL_NONE, t, bytes, why);
 		return -1;
 	}
-	x->state = TS_IN;
+	set_state(ex, x, TS_IN);
 	return 0;
 }
 
@@ -1822,6 +1845,7 @@ static void ex_free(struct ex *ex)
 	free(ex->drv);
 	free(ex->walk);
 	free(ex->unref);
+	free(ex->left_in);
 	free(ex->kout);
 	free(ex);
 }
@@ -1901,8 +1925,11 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 			     sizeof *ex->n_algos);
 	ex->walk = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->walk);
 	ex->unref = calloc((size_t)cfg->wl->n_tensors + 1, sizeof *ex->unref);
+	ex->left_in = calloc((size_t)cfg->wl->n_tensors + 1,
+			     sizeof *ex->left_in);
 	struct mem_cfg mc = {.budget = budget, .pool_size = cfg->pool_size};
 	if (!out->iter || !ex->t || !ex->algo || !ex->walk || !ex->unref ||
+	    !ex->left_in ||
 	    !ex->algos || !ex->n_algos || index_release_points(ex) < 0 ||
 	    bind_conv_algos(ex) < 0 || eng_init(&ex->eng, &ex->evq, hw) < 0) {
 		ex_free(ex);

@@ -255,6 +255,14 @@ void ex_mem_stats(const struct ex *ex, struct mem_stats *out);
 bool ex_tensor_busy(const struct ex *ex, uint32_t t);
 /* True for tensors that live for the whole run (params, optimizer state). */
 bool ex_tensor_persistent(const struct ex *ex, uint32_t t);
+/* Departures from TS_IN so far in the run, of any tensor (a drop, a free
+ * after the last use, a swap-out, a block taken over in place). */
+uint64_t ex_departures(const struct ex *ex);
+/* The value ex_departures() took when t last left TS_IN, 0 if it never
+ * did. A policy that noted ex_departures() at some moment knows whether t
+ * left the device before that moment (<=) or after it, without having
+ * been told of the departure (a free after the last use has no hook). */
+uint64_t ex_tensor_left_in(const struct ex *ex, uint32_t t);
 
 /* ---- Actions, for policies -------------------------------------------
  * Each returns 0 (or an event) on success, -1 (ENG_EVENT_NONE) when the

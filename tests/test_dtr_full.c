@@ -13,8 +13,10 @@
 #include <cmocka.h>
 
 #include "testkit.h"
+#include "wlkit.h"
 #include "../policies/dtr.h"
 #include "../policies/dtr_full.h"
+#include "../workloads/wl_gen.h"
 
 /* The graph (arena allocator, the test profile: a kernel takes its
  * time, no gaps between kernels):
@@ -62,15 +64,24 @@ static struct wl_workload *graph(void)
 	return w;
 }
 
+/* A `dtr` instance with heuristic heur; verify: the whole scan kept
+ * beside the tree (dtr_full_verify). */
+static void make_dtr(struct pol *pol, const char *heur, bool verify)
+{
+	char kv[64];
+	snprintf(kv, sizeof kv, "heuristic=%s", heur);
+	const char *kvs[] = {kv};
+	make_policy(pol, "dtr", kvs, 1);
+	if (verify)
+		assert_int_equal(dtr_full_verify(pol), 0);
+}
+
 static void check(const char *heur, uint64_t evictions, uint64_t remats,
 		  sim_time_t remat_ns, sim_time_t iter_ns)
 {
 	struct wl_workload *w = graph();
-	char kv[64];
-	snprintf(kv, sizeof kv, "heuristic=%s", heur);
-	const char *kvs[] = {kv};
 	struct pol pol;
-	make_policy(&pol, "dtr", kvs, 1);
+	make_dtr(&pol, heur, false);
 	struct st_run st;
 	memset(&st, 0, sizeof st);
 	assert_int_equal(run_hw(w, &pol, 300, 2, &st, false), 0);
@@ -188,12 +199,8 @@ static void test_params(void **state)
 	(void)state;
 	/* the parameter table's names are dtr.h's */
 	for (int h = 0; h < DTR_H_COUNT; h++) {
-		char kv[64];
-		snprintf(kv, sizeof kv, "heuristic=%s",
-			 dtr_heuristic_name((enum dtr_heuristic)h));
-		const char *kvs[] = {kv};
 		struct pol pol;
-		make_policy(&pol, "dtr", kvs, 1);
+		make_dtr(&pol, dtr_heuristic_name((enum dtr_heuristic)h), false);
 		pol_destroy(&pol);
 	}
 	struct pol pol;
@@ -224,6 +231,227 @@ static void test_params(void **state)
 	pol_destroy(&pol);
 }
 
+
+/* ---- the choice of a victim: the pool's tree against the whole scan ----
+ * (policies/dtr_full.c, "The pool"). The tree must choose what simrd's
+ * whole scan chooses, a tie to the later tensor of the pool, skipping
+ * busy and refused tensors however low their score. */
+
+/* An op of `time` ns reading in, writing out, recomputable or not. */
+static void op_rc(struct wl_workload *w, const char *name, sim_time_t time,
+		  const uint32_t *in, uint32_t n_in, uint32_t out, bool rc)
+{
+	gms_err err;
+	struct wl_op_desc d = {.name = name, .type = OT_OTHER,
+			       .phase = WL_FWD, .in = in, .n_in = n_in,
+			       .out = &out, .n_out = 1, .time = time,
+			       .flops = (double)time, .recomputable = rc};
+	if (wl_add_op(w, &d, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+}
+
+/* n ops op0, op1, ... reading wt, op i writing x[i] ("xi", bytes[i])
+ * in ns[i] ns; op `fixed` not recomputable (-1: none). */
+static void fan(struct wl_workload *w, uint32_t wt, int n,
+		const uint64_t *bytes, const sim_time_t *ns, int fixed,
+		uint32_t *x)
+{
+	for (int i = 0; i < n; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "x%d", i);
+		x[i] = T(w, name, bytes[i], WL_ACT);
+		snprintf(name, sizeof name, "op%d", i);
+		op_rc(w, name, ns[i], &wt, 1, x[i], i != fixed);
+	}
+}
+
+/* Run w for 2 iterations at budget under `heuristic` with the whole scan
+ * kept beside the tree (dtr_full_verify); each iteration must drop once
+ * and rematerialise remat_ns; the report must hold `want`. */
+static void victim_case(struct wl_workload *w, const char *heuristic,
+			uint64_t budget, sim_time_t remat_ns, const char *want)
+{
+	struct pol pol;
+	make_dtr(&pol, heuristic, true);
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_hw(w, &pol, budget, 2, &st, false), 0);
+	if (st.oom.hit)
+		fail_msg("%s: OOM at %s: %s", heuristic, st.oom.op,
+			 st.oom.reason);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(st.iter[i].n_drop, 1);
+		assert_int_equal(st.iter[i].recompute, remat_ns);
+	}
+	struct dtr_full_counts c;
+	dtr_full_counts(&pol, &c);
+	assert_int_equal(c.mismatches, 0);
+	char *rep = NULL;
+	gms_err err;
+	assert_int_equal(pol_report_text(&pol, &rep, &err), 0);
+	if (!strstr(rep, want))
+		fail_msg("%s: want \"%s\" in the report:\n%s", heuristic, want,
+			 rep);
+	free(rep);
+	st_run_free(&st);
+	pol_destroy(&pol);
+}
+
+/* A tie across the tree. w 50 B (persistent); op0..op4 read w and write
+ * x0..x4 of 100, 60, 100, 60, 80 B in 1000, 1, 200, 1, 1 ns; op5 reads
+ * w, writes z (100 B, read by nobody: freed at once); op6 reads x0..x4,
+ * writes y (10 B). Budget 500 B.
+ * op5's z: 50 + 400 + 100 = 550 > 500, a failure. Candidates x0..x4
+ * (op5 reads only w). largest scores 1 / bytes: 1/100 for x0 and x2, more
+ * for the others: a tie, which simrd gives to the later in the pool, x2
+ * (positions in write order: x0 0, x1 1, x2 2, ...; x0 and x2 sit under
+ * different nodes of the tree, both of bound 1/100). Dropping x2 leaves
+ * 350; z fits (450) and is freed. op6 rematerialises x2 (op2, 200 ns):
+ * 350 + 100 = 450, y 460 <= 500. So one drop and 200 ns of remat per
+ * iteration; x0 would have cost 1000 ns. */
+static void test_tie_later(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("tie", 1);
+	uint32_t wt = T(w, "w", 50, WL_PARAM), x[5], z, y;
+	const uint64_t bytes[5] = {100, 60, 100, 60, 80};
+	const sim_time_t ns[5] = {1000, 1, 200, 1, 1};
+	fan(w, wt, 5, bytes, ns, -1, x);
+	z = T(w, "z", 100, WL_ACT);
+	y = T(w, "y", 10, WL_ACT);
+	op_rc(w, "op5", 1, &wt, 1, z, true);
+	op_rc(w, "op6", 1, x, 5, y, true);
+	finalize(w);
+	victim_case(w, "largest", 500, 200, "refusals 0\n");
+	wl_free(w);
+}
+
+/* The true argmin busy, the next refused. w 50 B; op0..op3 read w and
+ * write x0..x3 of 100, 90, 80, 60 B in 1000, 100, 30, 7 ns; op1 is not
+ * recomputable. op4 reads x0, writes z (100 B, freed at once); op5 reads
+ * x0..x3, writes y (10 B). Budget 430 B.
+ * op4's z: 50 + 330 + 100 = 480 > 430, a failure. largest: x0 (1/100) is
+ * the least but op4 reads it (busy); x1 (1/90) next, but ex_drop refuses
+ * it (op1 is not recomputable): a refusal, and a second scan without it;
+ * x2 (1/80) then, dropped: 400 <= 430. op5 rematerialises x2 (op2, 30
+ * ns): 300 + 80 = 380, y 390. Per iteration one drop, one refusal and 30
+ * ns of remat (x0 would have been 1000). */
+static void test_busy_refused(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("skip", 1);
+	uint32_t wt = T(w, "w", 50, WL_PARAM), x[4], z, y;
+	const uint64_t bytes[4] = {100, 90, 80, 60};
+	const sim_time_t ns[4] = {1000, 100, 30, 7};
+	fan(w, wt, 4, bytes, ns, 1, x);
+	z = T(w, "z", 100, WL_ACT);
+	y = T(w, "y", 10, WL_ACT);
+	op_rc(w, "op4", 1, &x[0], 1, z, true);
+	op_rc(w, "op5", 1, x, 4, y, true);
+	finalize(w);
+	victim_case(w, "largest", 430, 30,
+		    "refusals 2 first: drop x1: producer op1 is not "
+		    "recomputable\n");
+	wl_free(w);
+}
+
+/* The chain of `gpumemsim-bench scale` (sim/bench/bench_main.c): n
+ * layers, a_i = fwd_i(a_i-1, w_i), then g_i-1, gw_i = bwd_i(g_i (a_n for
+ * the last), a_i-1, w_i); activations 96 B, weights 12 B. */
+static struct wl_workload *chain(int n)
+{
+	struct wl_workload *w = wl_new("chain", 1);
+	uint32_t *a = calloc((size_t)n + 1, sizeof *a),
+		 *g = calloc((size_t)n + 1, sizeof *g),
+		 *wt = calloc((size_t)n + 1, sizeof *wt),
+		 *gw = calloc((size_t)n + 1, sizeof *gw);
+	assert_non_null(a && g && wt && gw);
+	char name[32];
+	a[0] = T(w, "x", 96, WL_INPUT);
+	for (int i = 1; i <= n; i++) {
+		snprintf(name, sizeof name, "a%d", i);
+		a[i] = T(w, name, 96, WL_ACT);
+		snprintf(name, sizeof name, "w%d", i);
+		wt[i] = T(w, name, 12, WL_PARAM);
+		snprintf(name, sizeof name, "gw%d", i);
+		gw[i] = T(w, name, 12, WL_PARAM_GRAD);
+		snprintf(name, sizeof name, "g%d", i - 1);
+		g[i - 1] = T(w, name, 96, WL_ACT_GRAD);
+	}
+	for (int i = 1; i <= n; i++) {
+		uint32_t in[2] = {a[i - 1], wt[i]};
+		snprintf(name, sizeof name, "fwd%d", i);
+		OPX(w, name, WL_FWD, 10, in, 2, &a[i], 1, NULL, 0);
+	}
+	for (int i = n; i >= 1; i--) {
+		uint32_t in[3] = {i == n ? a[i] : g[i], a[i - 1], wt[i]};
+		uint32_t out[2] = {g[i - 1], gw[i]};
+		snprintf(name, sizeof name, "bwd%d", i);
+		OPX(w, name, WL_BWD, 20, in, 3, out, 2, NULL, 0);
+	}
+	finalize(w);
+	free(a);
+	free(g);
+	free(wt);
+	free(gw);
+	return w;
+}
+
+/* Every heuristic, the tree against the whole scan at every choice: the
+ * same victim and the same resident tensors listed in the same order
+ * (dtr_full_verify), on the chain at half its activations and on
+ * ResNet-50 and BERT-base at budgets where they evict and ex_drop refuses
+ * (a gradient's producer is not recomputable). On the chain the tree must
+ * score under a tenth of the tensors the scan scores: each failure finds
+ * about half the chain resident (the scan scores all of it), the tree
+ * about the few near the least bound. */
+static void verify_run(struct wl_workload *w, const struct hw_profile *hw,
+		       const char *alloc, uint64_t budget, bool pruned)
+{
+	for (int h = 0; h < DTR_H_COUNT; h++) {
+		const char *heur = dtr_heuristic_name((enum dtr_heuristic)h);
+		struct pol pol;
+		make_dtr(&pol, heur, true);
+		struct st_run st;
+		memset(&st, 0, sizeof st);
+		assert_int_equal(run_on(w, &pol, hw, alloc, budget, 0, 2, &st),
+				 0);
+		struct dtr_full_counts c;
+		dtr_full_counts(&pol, &c);
+		if (c.mismatches || !c.searches ||
+		    (pruned && c.scored * 10 > c.scan_scored))
+			fail_msg("%s %s: %llu differences, %llu searches "
+				 "scoring %llu, the scan %llu",
+				 w->name, heur,
+				 (unsigned long long)c.mismatches,
+				 (unsigned long long)c.searches,
+				 (unsigned long long)c.scored,
+				 (unsigned long long)c.scan_scored);
+		st_run_free(&st);
+		pol_destroy(&pol);
+	}
+}
+
+static void test_tree_is_scan(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	struct wl_workload *w = chain(400);
+	/* the activations (400 x 96) and weights with their gradients
+	 * (800 x 12): half of that */
+	verify_run(w, &hw, "arena", (400 * 96 + 800 * 12) / 2, true);
+	wl_free(w);
+	gms_err err;
+	assert_int_equal(hw_load(&hw, "V100-16GB", &err), 0);
+	w = gen_build_ok("resnet50", 64, 0, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
+	verify_run(w, &hw, "bfc", 2ull << 30, false);
+	wl_free(w);
+	w = gen_build_ok("bert_base", 32, 0, WL_FW_TF_GRAPH, WL_OPTIM_MOMENTUM);
+	verify_run(w, &hw, "bfc", 2ull << 30, false);
+	wl_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +459,9 @@ int main(void)
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_unchecked_thrash),
 		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_tie_later),
+		cmocka_unit_test(test_busy_refused),
+		cmocka_unit_test(test_tree_is_scan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
