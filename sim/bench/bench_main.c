@@ -56,6 +56,7 @@
 #include "../../tests/json_check.h"
 #include "../../workloads/wl_gen.h"
 #include "../ex.h"
+#include "../heap.h"
 #include "../hw.h"
 
 #include <math.h>
@@ -925,6 +926,10 @@ int main(int argc, char **argv)
 	 * plan, tune, scale or dtr (default: all); fib takes the op count
 	 * after it, scale the largest chain and a policy's label, dtr a
 	 * model of the reference (resnet32, transformer, unet) */
+	/* the simulator's memory as gpumemsim has it (sim/heap.h: huge
+	 * pages, 64 MiB top pad), so that the figures are the program's */
+	heap_exec_huge(argv);
+	heap_tune();
 	const char *only = argc > 1 ? argv[1] : "";
 	if (!*only || strcmp(only, "queue") == 0)
 		bench_queue();
