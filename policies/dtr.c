@@ -79,6 +79,12 @@ double dtr_div(unsigned __int128 num, unsigned __int128 den)
 		return 0.0;
 	if (num < exact && den < exact)
 		return (double)(uint64_t)num / (double)(uint64_t)den;
+	/* den >= 2^127 is out of the domain (dtr_cost's size x staleness
+	 * is below 2^64 x 2^63): the long division below would shift r out
+	 * of 128 bits and never end. Two roundings instead of one, and an
+	 * answer, for inputs no score makes */
+	if (bitlen(den) > 127)
+		return (double)num / (double)den;
 	int sh = 127 - bitlen(num); /* num << sh fits in 128 bits */
 	unsigned __int128 n = num << sh;
 	unsigned __int128 q = n / den, r = n % den;

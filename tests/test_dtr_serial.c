@@ -85,6 +85,11 @@ static void test_div_rounding(void **state)
 		    0x1p63 + 0x1p11);
 	/* A power of two over a huge one: exact. 3 / 2^120 = 3 * 2^-120. */
 	assert_true(dtr_div(3, one << 120) == 3.0 * 0x1p-120);
+	/* Out of the domain (den >= 2^127, which no score reaches): an
+	 * answer, not an endless loop; here still exact, 2^64 / 2^127 =
+	 * 2^-63 and 1 / (2^128 - 1) rounds to 2^-128. */
+	assert_true(dtr_div(one << 64, one << 127) == 0x1p-63);
+	assert_true(dtr_div(1, ~(unsigned __int128)0) == 0x1p-128);
 }
 
 /* ---- dtr_cost ------------------------------------------------------------ */
