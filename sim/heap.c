@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #ifdef __GLIBC__
@@ -74,6 +75,13 @@ void heap_exec_huge(char **argv)
 		return;
 	const char *pre = getenv("LD_PRELOAD");
 	if (pre && strstr(pre, "vgpreload")) /* valgrind's preload */
+		return;
+	/* started by the dynamic loader itself (`ld.so ./gpumemsim`, as
+	 * relocatable installs do): /proc/self/exe is ld.so, which would
+	 * take argv[1] for the program. Secure mode (setuid, file
+	 * capabilities): glibc drops the tunable, so it would exec again
+	 * and again */
+	if (getauxval(AT_BASE) == 0 || getauxval(AT_SECURE) != 0)
 		return;
 	const char *tun = getenv("GLIBC_TUNABLES");
 	if (tun && strstr(tun, "glibc.malloc.hugetlb"))
