@@ -953,7 +953,10 @@ static void gp_quoted(FILE *f, const char *s)
  * average 1.7); the images are the same bytes. */
 struct gp_job {
 	pid_t pid;			 /* the process, 0: not started */
-	char *expr;			 /* its -e commands (for messages) */
+	char *expr;			 /* its -e commands */
+	char *see;			 /* the png's variables alone: the
+					    command that shows why it
+					    failed (gp_finish) */
 	char sp[GMS_PATH_MAX + 32];	 /* the script's path */
 	char tmp[2][GMS_PATH_MAX + 32];	 /* the images' temporaries */
 	const char *out[2];		 /* where they go: png, svg */
@@ -987,17 +990,28 @@ static int gp_start(struct gp_job *j, const char *script, const char *dat,
 	const char *names[] = {"dat", "titles", "xlabel", "ptitle"};
 	const char *vals[] = {dat, titles, xlabel, title};
 	gp_vars(ef, names, vals, 4);
+	size_t slen = 0;
+	FILE *sf = open_memstream(&j->see, &slen);
+	if (!sf) {
+		fclose(ef);
+		free(j->expr);
+		return gms_errf(err, "out of memory");
+	}
+	gp_vars(sf, names, vals, 4);
 	for (int k = 0; k < 2; k++) {
 		j->out[k] = out[k];
 		snprintf(j->tmp[k], sizeof j->tmp[k], "%s.tmp", out[k]);
 		const char *kn[] = {"out", "term"};
 		const char *kv[] = {j->tmp[k], term[k]};
 		gp_vars(ef, kn, kv, 2);
+		if (k == 0)
+			gp_vars(sf, kn, kv, 2);
 		fputs("load ", ef);
 		gp_quoted(ef, j->sp);
 		fputs(k == 0 ? "; reset; " : "", ef);
 	}
 	fclose(ef);
+	fclose(sf);
 	char *argv[] = {"gnuplot", "-e", j->expr, NULL};
 	/* gnuplot warns about series with no points (a policy that ran out
 	 * of memory everywhere): keep its chatter out, say on failure how to
@@ -1010,7 +1024,8 @@ static int gp_start(struct gp_job *j, const char *script, const char *dat,
 	if (rc != 0) {
 		j->pid = 0;
 		free(j->expr);
-		j->expr = NULL;
+		free(j->see);
+		j->expr = j->see = NULL;
 		return gms_errf(err, "cannot run gnuplot: %s (install it: "
 				     "make deps)",
 				strerror(rc));
@@ -1027,8 +1042,8 @@ static int gp_finish(struct gp_job *j, gms_err *err)
 	if (waitpid(j->pid, &st, 0) < 0 || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0)
 		rc = gms_errf(err, "gnuplot failed on %s; to see why: "
-				   "gnuplot -e \"%.600s\"",
-			      j->sp, j->expr);
+				   "gnuplot -e \"%.400s\" %s",
+			      j->sp, j->see, j->sp);
 	for (int k = 0; k < 2 && rc == 0; k++) {
 		if (gms_out_check(j->out[k], err) < 0)
 			rc = -1;
@@ -1039,7 +1054,8 @@ static int gp_finish(struct gp_job *j, gms_err *err)
 	for (int k = 0; k < 2; k++)
 		unlink(j->tmp[k]); /* what is left of a failure */
 	free(j->expr);
-	j->expr = NULL;
+	free(j->see);
+	j->expr = j->see = NULL;
 	j->pid = 0;
 	return rc;
 }

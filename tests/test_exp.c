@@ -905,7 +905,8 @@ static void test_describe_help_list(void **state)
  * (PNG's 8-byte signature, RFC 2083 3.1; an svg element), and no
  * temporary is left. With a gnuplot that fails (a stand-in first on
  * PATH that exits 3), neither image nor temporary is left and the error
- * says how to see gnuplot's own message. */
+ * says how to see gnuplot's own message: the png's pass as a command
+ * (its variables, then the script). */
 static void test_gnuplot_png_and_svg(void **state)
 {
 	(void)state;
@@ -955,6 +956,14 @@ static void test_gnuplot_png_and_svg(void **state)
 	assert_int_equal(rc, -1);
 	assert_non_null(strstr(err.msg, "gnuplot failed on"));
 	assert_non_null(strstr(err.msg, "to see why: gnuplot -e"));
+	/* the command to see why is the png's pass, whole: it ends with
+	 * the script, after the variables (whatever their length) */
+	const char *end = "results/plot-max-batch.gp";
+	size_t ml = strlen(err.msg), el = strlen(end);
+	assert_true(ml > el);
+	assert_string_equal(err.msg + ml - el, end);
+	assert_non_null(strstr(err.msg, "term='png'"));
+	assert_null(strstr(err.msg, "term='svg'"));
 	assert_int_not_equal(access(png, F_OK), 0);
 	assert_int_not_equal(access(svg, F_OK), 0);
 	assert_int_not_equal(access(tmp, F_OK), 0);
