@@ -983,35 +983,33 @@ static int gp_start(struct gp_job *j, const char *script, const char *dat,
 	memset(j, 0, sizeof *j);
 	const char *out[2] = {png, svg}, *term[2] = {"png", "svg"};
 	snprintf(j->sp, sizeof j->sp, "%s/results/%s", hw_datadir(), script);
-	size_t len = 0;
-	FILE *ef = open_memstream(&j->expr, &len);
-	if (!ef)
-		return gms_errf(err, "out of memory");
-	const char *names[] = {"dat", "titles", "xlabel", "ptitle"};
-	const char *vals[] = {dat, titles, xlabel, title};
-	gp_vars(ef, names, vals, 4);
-	size_t slen = 0;
-	FILE *sf = open_memstream(&j->see, &slen);
-	if (!sf) {
-		fclose(ef);
-		free(j->expr);
-		return gms_errf(err, "out of memory");
-	}
-	gp_vars(sf, names, vals, 4);
 	for (int k = 0; k < 2; k++) {
 		j->out[k] = out[k];
 		snprintf(j->tmp[k], sizeof j->tmp[k], "%s.tmp", out[k]);
-		const char *kn[] = {"out", "term"};
-		const char *kv[] = {j->tmp[k], term[k]};
-		gp_vars(ef, kn, kv, 2);
-		if (k == 0)
-			gp_vars(sf, kn, kv, 2);
-		fputs("load ", ef);
-		gp_quoted(ef, j->sp);
-		fputs(k == 0 ? "; reset; " : "", ef);
 	}
-	fclose(ef);
+	/* the png pass's variables (j->see), then the commands: load the
+	 * script, reset, the svg's out and term, load it again */
+	size_t slen = 0, len = 0;
+	FILE *sf = open_memstream(&j->see, &slen);
+	if (!sf)
+		return gms_errf(err, "out of memory");
+	const char *names[] = {"dat", "titles", "xlabel", "ptitle", "out",
+			       "term"};
+	const char *vals[] = {dat, titles, xlabel, title, j->tmp[0], term[0]};
+	gp_vars(sf, names, vals, 6);
 	fclose(sf);
+	FILE *ef = open_memstream(&j->expr, &len);
+	if (!ef) {
+		free(j->see);
+		return gms_errf(err, "out of memory");
+	}
+	fprintf(ef, "%sload ", j->see);
+	gp_quoted(ef, j->sp);
+	fputs("; reset; ", ef);
+	gp_vars(ef, names + 4, (const char *const[]){j->tmp[1], term[1]}, 2);
+	fputs("load ", ef);
+	gp_quoted(ef, j->sp);
+	fclose(ef);
 	char *argv[] = {"gnuplot", "-e", j->expr, NULL};
 	/* gnuplot warns about series with no points (a policy that ran out
 	 * of memory everywhere): keep its chatter out, say on failure how to

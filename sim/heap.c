@@ -9,7 +9,7 @@
  * MAP_POPULATE and 0.24 us in a transparent huge page; a loop over 64 MiB,
  * median of 2), which was about half of the experiment's wall time. With
  * heaps that grow in 64 MiB steps and glibc asking for huge pages on them
- * the same experiment takes about 300 faults (README, "Speed").
+ * the same experiment takes 400 to 700 faults (README, "Speed").
  *
  * Before that, glibc gave the freed top of each heap back to the kernel
  * (trim) and served the larger arrays with mmap, so each run faulted the

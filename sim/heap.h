@@ -32,10 +32,9 @@ void heap_tune(void);
  * cannot be done: not glibc, a sanitizer's allocator, under valgrind
  * (its exec would leave the tool), started by the dynamic loader
  * (`ld.so PROGRAM`), in secure mode (setuid: glibc drops the tunable),
- * GLIBC_TUNABLES already naming
- * glibc.malloc.hugetlb (the user's choice is kept), the kernel's
- * transparent huge pages `never`, or the exec failing. Call it first in
- * main, before threads or open files. */
+ * GLIBC_TUNABLES already naming glibc.malloc.hugetlb (the user's choice
+ * is kept), the kernel's transparent huge pages `never`, or the exec
+ * failing. Call it first in main, before threads or open files. */
 void heap_exec_huge(char **argv);
 
 #endif

@@ -175,16 +175,20 @@ struct wl_store {
 	bool diverged;		 /* left the template: own tables since */
 	bool same_ids;		 /* every op so far read and wrote the
 				    template's tensors in its phase */
-	const struct wl_store *ix; /* whose name tables serve look-ups:
-				    this store's, or while following, the
-				    template's (ids >= this build's counts
-				    are not in it yet) */
 };
 
 /* Is the build following its template (struct wl_reserve.like)? */
 static bool following(const struct wl_store *s)
 {
 	return s->like && !s->diverged;
+}
+
+/* The store whose name tables serve s's look-ups: its own, or while it
+ * follows, its template's, which never follows one itself (wl_reserve);
+ * ids at or above the build's counts are not the build's yet. */
+static const struct wl_store *tables(const struct wl_store *s)
+{
+	return following(s) ? s->like->store : s;
 }
 
 static void *arena_alloc(struct wl_store *s, size_t n)
@@ -328,6 +332,12 @@ static int htab_put_h(struct wl_htab *t, const char *key, uint32_t h,
 	return 0;
 }
 
+/* The same, hashing key here. */
+static int htab_put(struct wl_htab *t, const char *key, uint32_t val)
+{
+	return htab_put_h(t, key, wl_name_hash(key), val);
+}
+
 /* Reallocate an array to hold c elements. */
 static int resize(void **arr, uint32_t *cap, uint64_t c, size_t elem)
 {
@@ -364,7 +374,6 @@ struct wl_workload *wl_new(const char *name, int64_t batch)
 		return NULL;
 	}
 	atomic_init(&w->store->refs, 1u);
-	w->store->ix = w->store;
 	w->name = arena_strdup(w->store, name ? name : "");
 	if (!w->name) {
 		wl_free(w);
@@ -384,14 +393,14 @@ int wl_reserve(struct wl_workload *w, const struct wl_reserve *r)
 		    !r->like->finalized || !r->like->store)
 			return -1;
 		/* a template that followed its own wholly is a prefix of
-		 * that one: follow the older, so that no chain grows */
+		 * that one: follow the older, so that no chain grows and
+		 * the template has its own tables */
 		const struct wl_workload *l = r->like;
 		while (following(l->store))
 			l = l->store->like;
 		s->like = (struct wl_workload *)l; /* a reference: wl_free */
 		atomic_fetch_add_explicit(&l->store->refs, 1u,
 					  memory_order_relaxed);
-		s->ix = l->store->ix;
 		s->same_ids = true;
 	}
 	if (r->tensors > s->tensors_cap &&
@@ -427,31 +436,20 @@ static int leave_template(struct wl_workload *w)
 	struct wl_store *s = w->store;
 	s->diverged = true;
 	s->same_ids = false;
-	s->ix = s;
-	uint32_t nt = s->tensors_cap > w->n_tensors ? s->tensors_cap
-						    : w->n_tensors;
-	uint32_t no = s->ops_cap > w->n_ops ? s->ops_cap : w->n_ops;
-	uint32_t nl = s->layers_cap > w->n_layers ? s->layers_cap
-						  : w->n_layers;
-	if (htab_reserve(&s->tensor_ix, nt) < 0 ||
-	    htab_reserve(&s->op_ix, no) < 0 ||
-	    htab_reserve(&s->layer_ix, nl) < 0)
+	/* room for the arrays' capacities (each at least its count) */
+	if (htab_reserve(&s->tensor_ix, s->tensors_cap) < 0 ||
+	    htab_reserve(&s->op_ix, s->ops_cap) < 0 ||
+	    htab_reserve(&s->layer_ix, s->layers_cap) < 0)
 		return -1;
-	for (uint32_t i = 0; i < w->n_tensors; i++) {
-		const char *k = w->tensors[i].name;
-		if (htab_put_h(&s->tensor_ix, k, wl_name_hash(k), i) < 0)
+	for (uint32_t i = 0; i < w->n_tensors; i++)
+		if (htab_put(&s->tensor_ix, w->tensors[i].name, i) < 0)
 			return -1;
-	}
-	for (uint32_t i = 0; i < w->n_ops; i++) {
-		const char *k = w->ops[i].name;
-		if (htab_put_h(&s->op_ix, k, wl_name_hash(k), i) < 0)
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		if (htab_put(&s->op_ix, w->ops[i].name, i) < 0)
 			return -1;
-	}
-	for (uint32_t i = 0; i < w->n_layers; i++) {
-		const char *k = w->layers[i];
-		if (htab_put_h(&s->layer_ix, k, wl_name_hash(k), i) < 0)
+	for (uint32_t i = 0; i < w->n_layers; i++)
+		if (htab_put(&s->layer_ix, w->layers[i], i) < 0)
 			return -1;
-	}
 	return 0;
 }
 
@@ -490,7 +488,7 @@ uint32_t wl_tensor_id(const struct wl_workload *w, const char *name)
 {
 	if (!w || !w->store)
 		return WL_NONE;
-	uint32_t id = htab_get(&w->store->ix->tensor_ix, name);
+	uint32_t id = htab_get(&tables(w->store)->tensor_ix, name);
 	return id < w->n_tensors ? id : WL_NONE;
 }
 
@@ -498,7 +496,7 @@ uint32_t wl_op_id(const struct wl_workload *w, const char *name)
 {
 	if (!w || !w->store)
 		return WL_NONE;
-	uint32_t id = htab_get(&w->store->ix->op_ix, name);
+	uint32_t id = htab_get(&tables(w->store)->op_ix, name);
 	return id < w->n_ops ? id : WL_NONE;
 }
 
@@ -548,6 +546,7 @@ uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 		gms_errf(err, "tensor '%s': size is 0 bytes", name);
 		return WL_NONE;
 	}
+	const char *nm = NULL; /* the template's string, when its tensor */
 	if (following(s)) {
 		/* the template's tensor at this index, by name and kind:
 		 * its names are unique, so this one is new here */
@@ -555,25 +554,24 @@ uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 			w->n_tensors < s->like->n_tensors
 				? &s->like->tensors[w->n_tensors]
 				: NULL;
-		if (lt && lt->kind == kind && strcmp(lt->name, name) == 0) {
-			if (grow((void **)&w->tensors, &s->tensors_cap,
-				 w->n_tensors, sizeof *w->tensors) < 0)
-				goto oom;
-			return new_tensor(w, lt->name, bytes, kind);
-		}
-		if (leave_template(w) < 0)
+		if (lt && lt->kind == kind && strcmp(lt->name, name) == 0)
+			nm = lt->name;
+		else if (leave_template(w) < 0)
 			goto oom;
 	}
-	uint32_t h = wl_name_hash(name);
-	if (htab_get_h(&s->tensor_ix, name, h) != WL_NONE) {
-		gms_errf(err, "tensor '%s' is defined twice", name);
-		return WL_NONE;
+	uint32_t h = 0;
+	if (!nm) {
+		h = wl_name_hash(name);
+		if (htab_get_h(&s->tensor_ix, name, h) != WL_NONE) {
+			gms_errf(err, "tensor '%s' is defined twice", name);
+			return WL_NONE;
+		}
 	}
 	if (grow((void **)&w->tensors, &s->tensors_cap, w->n_tensors,
 		 sizeof *w->tensors) < 0)
 		goto oom;
-	const char *nm = arena_strdup(s, name);
-	if (!nm || htab_put_h(&s->tensor_ix, nm, h, w->n_tensors) < 0)
+	if (!nm && (!(nm = arena_strdup(s, name)) ||
+		    htab_put_h(&s->tensor_ix, nm, h, w->n_tensors) < 0))
 		goto oom;
 	return new_tensor(w, nm, bytes, kind);
 oom:
