@@ -99,6 +99,10 @@ static void usage(FILE *f)
 		"                          pytorch, caffe\n"
 		"      --optimizer NAME    none, sgd, momentum (default), adam\n"
 		"      --iterations N      iterations to simulate (default 3)\n"
+		"      --settle-max N      a learning policy (capuchin): up to N\n"
+		"                          more warm-up iterations until it\n"
+		"                          reports its plan stable (default\n"
+		"                          100; 0: none)\n"
 		"      --warmup N          leading iterations left out of the\n"
 		"                          steady state (default 1)\n"
 		"      --trace FILE        Chrome trace of the run\n"
@@ -412,7 +416,7 @@ static int simulate(int argc, char **argv)
 	const char **kv = calloc((size_t)argc, sizeof *kv);
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
-	int64_t iters = 3, warmup = 1;
+	int64_t iters = 3, warmup = 1, settle_max = 100;
 	struct wl_opts wo = {0, 0, -1, -1, -1, -1};
 	int rc = EXIT_INPUT;
 	if (!kv)
@@ -453,6 +457,15 @@ static int simulate(int argc, char **argv)
 		} else if (strcmp(a, "--iterations") == 0) {
 			if (parse_count(a, v, 1, &iters) < 0)
 				goto out;
+		} else if (strcmp(a, "--settle-max") == 0) {
+			if (parse_count(a, v, 0, &settle_max) < 0)
+				goto out;
+			if (settle_max > EX_SETTLE_MAX) {
+				fprintf(stderr, "gpumemsim: --settle-max: %lld "
+						"is above %d\n",
+					(long long)settle_max, EX_SETTLE_MAX);
+				goto out;
+			}
 		} else if (strcmp(a, "--warmup") == 0) {
 			if (parse_count(a, v, 0, &warmup) < 0)
 				goto out;
@@ -530,6 +543,7 @@ static int simulate(int argc, char **argv)
 			     .allocator = allocator, .budget = budget,
 			     .pool_size = pool, .iterations = (int)iters,
 			     .warmup = (int)warmup,
+			     .settle_max = (int)settle_max,
 			     .obs = trace ? tr_observer(&tr)
 				    : sw  ? sch_writer_observer(sw)
 					  : NULL};
@@ -537,6 +551,8 @@ static int simulate(int argc, char **argv)
 	int r = ex_run(&cfg, &st, &err);
 	if (sw) {
 		gms_err serr;
+		sch_writer_set_length(sw, (int)iters + st.settle_extra,
+				      st.warmup);
 		if (sch_writer_close(sw, st.mem.peak_allocated,
 				     st.mem.peak_reserved, &serr) < 0) {
 			if (r == 0)
@@ -625,6 +641,8 @@ static int write_point_schedule(const struct exp *e,
 		return -1;
 	}
 	exp_simulate(e, &p, wl, sch_writer_observer(w));
+	sch_writer_set_length(w, e->iterations + p.st.settle_extra,
+			      p.st.warmup);
 	int rc = sch_writer_close(w, p.st.mem.peak_allocated,
 				  p.st.mem.peak_reserved, err);
 	st_run_free(&p.st);

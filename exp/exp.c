@@ -31,7 +31,7 @@ struct exp_top {
 	char hw[PRM_PATH_MAX];
 	char allocator[PRM_STR_MAX];
 	uint64_t budget, pool_size;
-	int64_t iterations, warmup;
+	int64_t iterations, warmup, settle_max;
 	char out[PRM_PATH_MAX];
 	bool plot;
 	yaml_node_t *workloads, *policies, *measure, *cluster;
@@ -61,6 +61,11 @@ static const struct prm_def top_defs[] = {
 	{"warmup", PRM_INT, "1", 0, 999, NULL,
 	 "leading iterations left out of the steady-state figures (< "
 	 "iterations)", TOP(warmup)},
+	{"settle_max", PRM_INT, "100", 0, 500, NULL,
+	 "for a policy that learns (capuchin): up to this many more warm-up "
+	 "iterations until it reports its plan stable (Capuchin 6.3.2: "
+	 "\"usually within 50 iterations\"); 0: measure after `warmup` "
+	 "whatever the policy does", TOP(settle_max)},
 	{"out", PRM_PATH, "results", 0, 0, NULL,
 	 "directory that holds <name>/ (relative to the working directory)",
 	 TOP(out)},
@@ -782,6 +787,7 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	}
 	e->iterations = (int)top.iterations;
 	e->warmup = (int)top.warmup;
+	e->settle_max = (int)top.settle_max;
 	e->plot = top.plot;
 	e->budget = top.budget;
 	e->pool_size = top.pool_size;

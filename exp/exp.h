@@ -127,6 +127,7 @@ struct exp {
 	uint64_t budget;	     /* device bytes for tensors; 0 = usable */
 	uint64_t pool_size;	     /* allocator's initial pool; 0 = budget */
 	int iterations, warmup;	     /* per run */
+	int settle_max;		     /* ex_cfg.settle_max of each run */
 	bool plot;		     /* draw the plot with gnuplot */
 	struct exp_workload *wl;     /* workloads, in file order */
 	size_t n_wl;

@@ -56,6 +56,7 @@ static const char stat_header[] =
 	"peak_reserved_bytes,pinned_peak_bytes,frag_at_peak,frag_max,"
 	"allocations,frees,alloc_failures,device_mallocs,device_frees,"
 	"alloc_ms,cuda_mallocs,cuda_frees,cuda_host_allocs,events,"
+	"late_swap_ins,replans,warmup_iters,settled_iter,"
 	"oom_iteration,oom_op,oom_tensor,oom_bytes,oom_reason,error";
 
 /* The statistics of p; `error` replaces the point's own error when set. */
@@ -94,6 +95,13 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 		(unsigned long long)s->n_cuda_free,
 		(unsigned long long)s->n_host_alloc,
 		(unsigned long long)r->events);
+	/* settled_iter: empty when the policy does not learn or settling
+	 * was not asked for; -1 when it had not settled by the cap */
+	fprintf(f, "%llu,%llu,%d,", (unsigned long long)s->n_late_in,
+		(unsigned long long)s->n_replan, r->warmup);
+	if (r->settle_asked)
+		fprintf(f, "%d", r->settled_iter);
+	fputc(',', f);
 	if (r->oom.hit) {
 		fprintf(f, "%d,", r->oom.iter);
 		exp_csv_str(f, r->oom.op);
@@ -327,7 +335,8 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		"\"algo_fallbacks\":%llu,\"recomputes\":%llu,"
 		"\"recompute_flops\":%.17g,\"kernels\":%llu,"
 		"\"alloc_ns\":%lld,\"cuda_mallocs\":%llu,\"cuda_frees\":%llu,"
-		"\"cuda_host_allocs\":%llu}",
+		"\"cuda_host_allocs\":%llu,\"late_swap_ins\":%llu,"
+		"\"replans\":%llu}",
 		(long long)s->time, (long long)s->compute_busy,
 		(long long)s->recompute, (long long)s->stall[ST_STALL_H2D],
 		(long long)s->stall[ST_STALL_D2H],
@@ -343,7 +352,9 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		(unsigned long long)s->n_kernels, (long long)s->alloc_time,
 		(unsigned long long)s->n_cuda_malloc,
 		(unsigned long long)s->n_cuda_free,
-		(unsigned long long)s->n_host_alloc);
+		(unsigned long long)s->n_host_alloc,
+		(unsigned long long)s->n_late_in,
+		(unsigned long long)s->n_replan);
 }
 
 /* The policy's report as an array of its lines, each trimmed of the
@@ -388,7 +399,11 @@ static void json_point(FILE *f, const struct exp *e,
 	gms_json_str(f, p->error[0] ? p->error : r->error);
 	fprintf(f, ",\"samples_per_s\":%.17g,\"steady\":", r->samples_per_s);
 	json_iter(f, &r->steady);
-	fprintf(f, ",\"warmup\":%d,\"iterations\":[", r->warmup);
+	fprintf(f, ",\"warmup\":%d,\"settle_extra\":%d", r->warmup,
+		r->settle_extra);
+	if (r->settle_asked)
+		fprintf(f, ",\"settled_iter\":%d", r->settled_iter);
+	fputs(",\"iterations\":[", f);
 	for (int i = 0; i < r->n_iter; i++) {
 		if (i)
 			fputc(',', f);
@@ -580,9 +595,10 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 		exp_kind_names[e->kind]);
 	gms_json_str(f, e->allocator);
 	fprintf(f, ",\"budget\":%llu,\"pool_size\":%llu,\"iterations\":%d,"
-		   "\"warmup\":%d},\n\"workloads\":[",
+		   "\"warmup\":%d,\"settle_max\":%d},\n\"workloads\":[",
 		(unsigned long long)e->budget,
-		(unsigned long long)e->pool_size, e->iterations, e->warmup);
+		(unsigned long long)e->pool_size, e->iterations, e->warmup,
+		e->settle_max);
 	for (size_t i = 0; i < e->n_wl; i++) {
 		const struct exp_workload *w = &e->wl[i];
 		fputs(i ? ",\n {\"label\":" : "\n {\"label\":", f);

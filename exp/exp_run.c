@@ -244,6 +244,7 @@ static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 			     .pool_size = pool_size ? pool_size
 						    : e->pool_size,
 			     .iterations = e->iterations, .warmup = e->warmup,
+			     .settle_max = e->settle_max,
 			     .obs = obs};
 	if (ex_run(&cfg, st, &err) < 0) {
 		snprintf(error, n, "%s", err.msg);

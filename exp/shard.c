@@ -285,6 +285,8 @@ static void sio_iter(struct sio *x, struct st_iter *s)
 	F(u64, s, n_cuda_malloc);
 	F(u64, s, n_cuda_free);
 	F(u64, s, n_host_alloc);
+	F(u64, s, n_late_in);
+	F(u64, s, n_replan);
 }
 
 static void sio_run(struct sio *x, struct st_run *r)
@@ -295,6 +297,9 @@ static void sio_run(struct sio *x, struct st_run *r)
 	for (int i = 0; i < r->n_iter; i++)
 		sio_iter(x, &r->iter[i]);
 	F(int, r, warmup);
+	F(int, r, settle_extra);
+	F(int, r, settled_iter);
+	F(bool, r, settle_asked);
 	sio_iter(x, &r->steady);
 	F(i64, r, batch);
 	F(f64, r, samples_per_s);

@@ -74,6 +74,17 @@
  *               completed (state already updated). May issue more work.
  *   iter_end    after an iteration has drained (all streams idle), with
  *               its statistics; learning policies adjust here.
+ *   settled     right after iter_end, by the executor, only when the
+ *               run allows settling (ex_cfg.settle_max > 0) and the
+ *               iteration just ended was the last warm-up one: a
+ *               learning policy answers the first iteration from which
+ *               its decisions have stopped changing (Capuchin: no
+ *               in-trigger moved, no re-plan, no late prefetch feedback
+ *               could still move), or -1 while they still change. The
+ *               executor then extends the warm-up by one iteration, up
+ *               to settle_max times, so that the steady state is
+ *               measured only once the policy is stable (Capuchin
+ *               6.3.2). NULL: the policy does not learn.
  *   report      at the end of the run (after ex_run, by whoever ran it,
  *               through pol_report_text): print the policy's own
  *               statistics as "key value" lines; they go to st_run's
@@ -200,6 +211,7 @@ struct pol_ops {
 			     const struct ex_copy *c);
 	void (*iter_end)(struct pol *p, struct ex *ex, int iter,
 			 const struct st_iter *st);
+	int (*settled)(const struct pol *p);
 	void (*report)(struct pol *p, FILE *out);
 };
 

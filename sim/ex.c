@@ -1228,6 +1228,8 @@ int ex_recompute(struct ex *ex, uint32_t t)
 		       ex->rs == RS_KERNEL);
 }
 
+void ex_note_replan(struct ex *ex) { ex->cur->n_replan++; }
+
 void ex_wait(struct ex *ex, eng_event ev)
 {
 	if (ev == ENG_EVENT_NONE || eng_event_done(&ex->eng, ev))
@@ -1399,6 +1401,9 @@ static enum step_rc ensure_inputs(struct ex *ex)
 		case TS_SWAPPING_OUT:
 			continue;
 		case TS_SWAPPING_IN:
+			/* a prefetch too late: counted once per access (after
+			 * the wait the copy is done and t is IN) */
+			ex->cur->n_late_in++;
 			ex_wait(ex, x->ready);
 			return S_NEXT;
 		case TS_OUT: {
@@ -1784,6 +1789,27 @@ static void iter_begin(struct ex *ex)
 		ex->po->iter_begin(ex->pol, ex, ex->iter);
 }
 
+/* After the last warm-up iteration, a learning policy that has not
+ * settled gets one more (pol_ops.settled; Capuchin 6.3.2: "we will
+ * ignore those iterations and only measure the performance until the
+ * policy is stable"), at most settle_max in all. ex->cfg is the run's
+ * copy: its iterations and warmup grow together, so the steady window
+ * keeps its length. */
+static void settle_policy(struct ex *ex)
+{
+	if (!ex->po->settled || ex->cfg.settle_max <= 0 ||
+	    ex->iter + 1 != ex->cfg.warmup)
+		return;
+	int from = ex->po->settled(ex->pol);
+	ex->st->settled_iter = from;
+	if (from >= 0 || ex->st->settle_extra >= ex->cfg.settle_max)
+		return;
+	ex->st->settle_extra++;
+	ex->cfg.warmup++;
+	ex->cfg.iterations++;
+	ex->st->warmup = ex->cfg.warmup;
+}
+
 static void iter_end(struct ex *ex)
 {
 	const struct wl_workload *wl = ex->wl;
@@ -1818,6 +1844,7 @@ static void iter_end(struct ex *ex)
 		ex->po->iter_end(ex->pol, ex, ex->iter, s);
 	if (ex->rs == RS_DONE)
 		return;
+	settle_policy(ex);
 	if (++ex->iter >= ex->cfg.iterations) {
 		ex->rs = RS_DONE;
 		return;
@@ -1914,7 +1941,17 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	ev_init(&ex->evq);
 	out->warmup = cfg->warmup;
 	out->batch = cfg->wl->batch;
-	out->iter = calloc((size_t)cfg->iterations, sizeof *out->iter);
+	out->settled_iter = -1;
+	out->settle_asked = cfg->settle_max > 0 && cfg->warmup > 0 &&
+			    ex->po->settled;
+	if (cfg->settle_max < 0 || cfg->settle_max > EX_SETTLE_MAX) {
+		ex_free(ex);
+		return gms_errf(err, "settle_max must be in [0, %d] (got %d)",
+				EX_SETTLE_MAX, cfg->settle_max);
+	}
+	out->iter = calloc((size_t)cfg->iterations +
+				   (size_t)(out->settle_asked ? cfg->settle_max : 0),
+			   sizeof *out->iter);
 	ex->t = calloc(cfg->wl->n_tensors ? cfg->wl->n_tensors : 1,
 		       sizeof *ex->t);
 	ex->algo = calloc(cfg->wl->n_ops ? cfg->wl->n_ops : 1,

@@ -209,10 +209,20 @@ struct ex_cfg {
 	uint64_t pool_size;		 /* mem_cfg.pool_size */
 	int iterations;			 /* iterations to simulate (>= 1) */
 	int warmup;			 /* of which not steady (< iterations) */
+	int settle_max;			 /* for a policy with a settled hook:
+					    up to this many more warm-up
+					    iterations while it has not
+					    settled (the run then has up to
+					    iterations + settle_max); 0:
+					    none */
 	const struct ex_observer *obs;	 /* optional timeline observer */
 };
 
 struct ex; /* opaque to policies */
+
+/* The most extra warm-up iterations a run may allow (ex_cfg.settle_max):
+ * ten times the paper's "usually within 50 iterations" (Capuchin 6.3.2). */
+#define EX_SETTLE_MAX 500
 
 /* Simulate. Always fills *out (an OOM is a result, out->oom.hit); returns
  * 0, or -1 with err when the run could not be set up or a policy misused
@@ -323,6 +333,10 @@ int ex_recompute(struct ex *ex, uint32_t t);
  * may be pending; all are honoured. Events are valid only within the
  * iteration that made them (ids are reused after it drains). */
 void ex_wait(struct ex *ex, eng_event ev);
+
+/* The policy remade its plan (Capuchin's runtime refinement, 5.2):
+ * counted in the current iteration's st_iter.n_replan. */
+void ex_note_replan(struct ex *ex);
 
 /* Keep t's host copies compressed (vDNN++ section IV-C): after a D2H copy
  * of t, the host CPU (ENG_HOST, FIFO) compresses it for `comp` ns into

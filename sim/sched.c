@@ -25,7 +25,10 @@ struct sch_writer {
 	const struct wl_workload *wl; /* names, ops */
 	const struct hw_profile *hw;  /* name, shared copy engine */
 	char policy[128];	      /* policy label */
-	int iterations, warmup;	      /* as configured */
+	int iterations, warmup;	      /* as configured, then as run
+					 (sch_writer_set_length) */
+	long length_at;		      /* file offset of the meta line's
+					 iterations=, -1: not written */
 	bool meta;		      /* the meta line is written */
 	bool failed;		      /* out of memory: close fails */
 	int iter;		      /* iteration buffered, -1: set-up */
@@ -210,9 +213,12 @@ static void on_run(void *obj, const char *allocator, uint64_t budget)
 	put_name(f, "policy", w->policy);
 	put_name(f, "allocator", allocator);
 	put_u(f, "budget", budget);
-	fprintf(f, " batch=%lld iterations=%d warmup=%d shared=%d\n",
-		(long long)w->wl->batch, w->iterations, w->warmup,
-		(int)w->hw->shared_engine);
+	fprintf(f, " batch=%lld ", (long long)w->wl->batch);
+	w->length_at = ftell(f);
+	/* fixed width: sch_writer_set_length rewrites them in place once a
+	 * learning policy's extra warm-up (ex_cfg.settle_max) is known */
+	fprintf(f, "iterations=%010d warmup=%010d shared=%d\n", w->iterations,
+		w->warmup, (int)w->hw->shared_engine);
 	w->meta = true;
 }
 
@@ -416,6 +422,7 @@ struct sch_writer *sch_writer_open(const char *path,
 	w->hw = hw;
 	snprintf(w->policy, sizeof w->policy, "%s", policy ? policy : "");
 	w->iterations = iterations;
+	w->length_at = -1;
 	w->warmup = warmup;
 	w->iter = -1;
 	w->waiting = SIZE_MAX;
@@ -445,6 +452,23 @@ void sch_writer_abort(struct sch_writer *w)
 		return;
 	gms_out_abort(&w->out);
 	writer_free(w);
+}
+
+void sch_writer_set_length(struct sch_writer *w, int iterations, int warmup)
+{
+	w->iterations = iterations;
+	w->warmup = warmup;
+	if (w->length_at < 0 || w->failed)
+		return;
+	FILE *f = w->out.f;
+	long end = ftell(f);
+	if (end < 0 || fseek(f, w->length_at, SEEK_SET) != 0) {
+		w->failed = true;
+		return;
+	}
+	fprintf(f, "iterations=%010d warmup=%010d", iterations, warmup);
+	if (fseek(f, end, SEEK_SET) != 0)
+		w->failed = true;
 }
 
 int sch_writer_close(struct sch_writer *w, uint64_t peak_allocated,

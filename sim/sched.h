@@ -182,6 +182,10 @@ struct sch_writer *sch_writer_open(const char *path,
 				   const char *policy, int iterations,
 				   int warmup, gms_err *err);
 const struct ex_observer *sch_writer_observer(struct sch_writer *w);
+/* The run's real length: its iterations and warm-up once a learning
+ * policy's extra warm-up is known (st_run: n_iter planned, warmup);
+ * rewrites the meta line in place. */
+void sch_writer_set_length(struct sch_writer *w, int iterations, int warmup);
 /* Write the peaks, rename into place, free w (also on an error). */
 int sch_writer_close(struct sch_writer *w, uint64_t peak_allocated,
 		     uint64_t peak_reserved, gms_err *err);

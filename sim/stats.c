@@ -47,6 +47,8 @@ void st_finish(struct st_run *r)
 		s->n_recompute += it->n_recompute;
 		s->recompute_flops += it->recompute_flops;
 		s->n_kernels += it->n_kernels;
+		s->n_late_in += it->n_late_in;
+		s->n_replan += it->n_replan;
 	}
 	s->time /= n;
 	s->compute_busy /= n;
@@ -68,6 +70,10 @@ void st_finish(struct st_run *r)
 	s->n_recompute /= (uint64_t)n;
 	s->recompute_flops /= n;
 	s->n_kernels /= (uint64_t)n;
+	/* rounded up: one late prefetch or re-plan in the steady window
+	 * is not hidden as 0 */
+	s->n_late_in = (s->n_late_in + (uint64_t)n - 1) / (uint64_t)n;
+	s->n_replan = (s->n_replan + (uint64_t)n - 1) / (uint64_t)n;
 	r->samples_per_s =
 		s->time > 0 ? (double)r->batch * 1e9 / (double)s->time : 0.0;
 }
@@ -94,6 +100,14 @@ void st_print(const struct st_run *r, FILE *f)
 		fprintf(f, "  allocator          %s\n", r->allocator);
 	fprintf(f, "  iterations         %d (warm-up %d)\n", r->n_iter,
 		r->warmup);
+	if (r->settle_asked && r->settled_iter >= 0)
+		fprintf(f, "  policy settled     from iteration %d (warm-up "
+			   "extended by %d)\n",
+			r->settled_iter, r->settle_extra);
+	else if (r->settle_asked)
+		fprintf(f, "  policy settled     no: still changing after %d "
+			   "extra warm-up iterations (the cap)\n",
+			r->settle_extra);
 	if (r->n_iter > r->warmup) {
 		fprintf(f, "  iteration time     %.3f ms\n", ms(s->time));
 		fprintf(f, "  samples/s          %.2f\n", r->samples_per_s);
@@ -132,6 +146,10 @@ void st_print(const struct st_run *r, FILE *f)
 			(unsigned long long)s->n_algo_fallback);
 		fprintf(f, "  drops              %llu\n",
 			(unsigned long long)s->n_drop);
+		fprintf(f, "  late swap-ins      %llu\n",
+			(unsigned long long)s->n_late_in);
+		fprintf(f, "  re-plans           %llu\n",
+			(unsigned long long)s->n_replan);
 	}
 	if (r->conv_bound)
 		fprintf(f, "  measured convs     %llu ops took the profile's "

@@ -53,6 +53,12 @@ struct st_iter {
 	uint64_t n_cuda_free;		/* cudaFree calls (device) */
 	uint64_t n_host_alloc;		/* cudaMallocHost calls (pinned
 					   pool growths) */
+	uint64_t n_late_in;		/* accesses that found their tensor
+					   still SWAPPING_IN (a prefetch too
+					   late: the kernel waited for it) */
+	uint64_t n_replan;		/* times the policy remade its plan
+					   after this iteration
+					   (ex_note_replan) */
 };
 
 /* Where and why a run ran out of memory. */
@@ -70,10 +76,21 @@ struct st_oom {
 /* A whole run. */
 struct st_run {
 	int n_iter;		 /* iterations simulated (completed) */
-	int warmup;		 /* leading iterations not in the steady state */
+	int warmup;		 /* leading iterations not in the steady state
+				    (ex_cfg.warmup plus settle_extra) */
+	int settle_extra;	 /* warm-up iterations added because the
+				    policy had not settled (pol_ops.settled) */
+	int settled_iter;	 /* the first iteration from which the policy
+				    reported itself settled; -1: it never did
+				    within ex_cfg.settle_max, or settling was
+				    not asked for or the policy does not learn
+				    (see settle_asked) */
+	bool settle_asked;	 /* the policy learns and the run allowed
+				    settling: settled_iter is meaningful */
 	struct st_iter *iter;	 /* per iteration, n_iter entries */
 	struct st_iter steady;	 /* mean over iterations >= warmup (sums
-				    divided, rounded down) */
+				    divided, rounded down; n_late_in and
+				    n_replan rounded up) */
 	int64_t batch;		 /* samples per iteration */
 	double samples_per_s;	 /* batch / steady.time */
 	char allocator[32];	 /* device allocator model used (the

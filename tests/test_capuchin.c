@@ -139,9 +139,11 @@ static bool has_line(const char *report, const char *line)
 static void test_plan(void **state)
 {
 	(void)state;
+	/* feedback off: the report shows the in-triggers as planned */
+	static const char *const kv[] = {"fa=false"};
 	struct st_run st;
 	char *rep = NULL;
-	run_capuchin(NULL, 0, 2, &st, &rep);
+	run_capuchin(kv, 1, 2, &st, &rep);
 	print_message("%s", rep);
 	assert_true(has_line(rep, "mem_saving_required 1500"));
 	assert_true(has_line(rep, "peak_period_ns 300 1300"));
@@ -166,18 +168,19 @@ static void test_plan(void **state)
  * 4200-5200), S3..S6 to 4300, Gz at 4300 finds z IN, S7..S11 4400-4900;
  * Ga at 4900 finds a still SWAPPING_IN: late, waits 300 until 5200; ends
  * 5300. D2H stall 1300, H2D stall 300.
- * Feedback: a's start 2600 - 5% of 1000 = 2550: the first access before
- * it is still S2 (@2500): no move. Iteration 2 the same; start 2500: S1
- * (@2400): moved. Now both prefetches are at S1's access; the moved one
- * goes first (it was linked last).
- * Iteration 3: S1 at 3700: a 3700-4700, z 4700-5200; Gz at 4300 finds z
- * late (900): Gz 5200-5300, S7..S11 -5800, Ga at 5800 finds a IN; ends
- * 5900. z's start 2500 - 25 = 2475: still S1. Iterations 4, 5, 6 the
- * same; after 6, z's start is 2400 and the first access before it is
- * L's write of l (@1400): moved.
- * Iteration 7: L at 2700 prefetches z (2700-3200), S1 at 3700 prefetches
- * a (3700-4700); Gz at 4300 and Ga at 4900 find both IN; ends 5000.
- * Stable from iteration 7.
+ * Feedback moves the in-trigger itself: from its time on the measured
+ * timeline, 5% of a's swap time (50) earlier. a's trigger is S2's write
+ * of s2 (@2500): target 2450, and the first access earlier than it,
+ * walking back, is S1's write of s1 (@2400): moved to S1.
+ * Iteration 2: both prefetches at S1, in back-access order (z's Gz
+ * before a's Ga): z 3700-4200, a 4200-5200, as in iteration 1: a late
+ * again, 5300. Target 2400 - 50 = 2350: the first access earlier is L's
+ * write of l (@1400; L is after the peak period [300, 1300]): moved.
+ * Iteration 3: L at 2700 prefetches a (2700-3700; a's swap-out ended at
+ * 1100, and p died with Q), S1 at 3700 prefetches z (3700-4200); Gz at
+ * 4300 and Ga at 4900 find both IN; ends 5000. Nothing late, nothing
+ * moves: the plan is stable from iteration 3 (and settled once
+ * iterations 3 and 4 have run with it, CAP_STABLE_K = 2).
  */
 static void test_feedback(void **state)
 {
@@ -186,23 +189,75 @@ static void test_feedback(void **state)
 	char *rep = NULL;
 	run_capuchin(NULL, 0, 8, &st, &rep);
 	print_message("%s", rep);
-	static const sim_time_t want[] = {0, 5300, 5300, 5900, 5900,
-					  5900, 5900, 5000};
+	static const sim_time_t want[] = {0, 5300, 5300, 5000, 5000,
+					  5000, 5000, 5000};
 	for (int i = 1; i < 8; i++)
 		assert_int_equal(st.iter[i].time, want[i]);
 	assert_int_equal(st.iter[1].stall[ST_STALL_D2H], 1300);
 	assert_int_equal(st.iter[1].stall[ST_STALL_H2D], 300);
 	assert_int_equal(st.iter[7].stall[ST_STALL_H2D], 0);
-	assert_true(has_line(rep, "plan_stable_iter 7"));
-	assert_non_null(strstr(rep, "plan z swap evict 2 back 3 trigger l:1 moves 1 "));
-	assert_non_null(strstr(rep, "plan a swap evict 2 back 3 trigger s1:1 moves 1 "));
-	/* iteration 2: a late, moved; iteration 3: z late, not moved */
-	assert_non_null(strstr(rep, "iter 2 swap_outs 2 drops 0 prefetches 2 "
-				    "late 1 missed 0 recomputed 0 moves 1 "));
+	assert_true(has_line(rep, "plan_stable_iter 3"));
+	assert_non_null(strstr(rep, "plan z swap evict 2 back 3 trigger s1:1 moves 0 "));
+	assert_non_null(strstr(rep, "plan a swap evict 2 back 3 trigger l:1 moves 2 "));
+	/* iterations 1 and 2: a late, moved; 3: nothing late */
+	for (int i = 1; i <= 2; i++) {
+		char line[128];
+		snprintf(line, sizeof line, "iter %d swap_outs 2 drops 0 "
+			 "prefetches 2 late 1 missed 0 recomputed 0 moves 1 ", i);
+		assert_non_null(strstr(rep, line));
+	}
 	assert_non_null(strstr(rep, "iter 3 swap_outs 2 drops 0 prefetches 2 "
-				    "late 1 missed 0 recomputed 0 moves 0 "));
+				    "late 0 missed 0 recomputed 0 moves 0 "));
+	/* the executor's count of late swap-ins agrees */
+	assert_int_equal(st.iter[2].n_late_in, 1);
+	assert_int_equal(st.iter[3].n_late_in, 0);
 	free(rep);
 	st_run_free(&st);
+}
+
+/*
+ * Run until stable (6.3.2: "only measure the performance until the
+ * policy is stable"): iterations 3, warmup 1, settle_max 10 on
+ * test_feedback's run. The executor asks after the last warm-up
+ * iteration and adds one while the policy has not settled: after 0 (no
+ * guided iteration yet), 1 and 2 (a moved), 3 (one clean iteration with
+ * the final plan), then after 4 the plan has run clean twice
+ * (CAP_STABLE_K): settled from 3. Warm-up 1 + 4 = 5, iterations 3 + 4 =
+ * 7: the steady window is iterations 5 and 6, 5000 each. With
+ * settle_max 2 it stops at warm-up 3 unsettled, and the steady window
+ * (3, 4) is already the stable 5000.
+ */
+static void test_settle(void **state)
+{
+	(void)state;
+	static const struct {
+		int max, extra, settled, warmup;
+	} want[] = {{10, 4, 3, 5}, {2, 2, -1, 3}};
+	for (size_t i = 0; i < 2; i++) {
+		struct wl_workload *w = capuchin_net(100);
+		struct pol pol;
+		make_policy(&pol, "capuchin", NULL, 0);
+		struct hw_profile hw;
+		hw_test_profile(&hw, 1 << 20);
+		struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+				     .allocator = "arena", .budget = 3200,
+				     .iterations = 3, .warmup = 1,
+				     .settle_max = want[i].max};
+		struct st_run st;
+		gms_err err;
+		assert_int_equal(ex_run(&cfg, &st, &err), 0);
+		st_finish(&st);
+		assert_true(st.settle_asked);
+		assert_int_equal(st.settle_extra, want[i].extra);
+		assert_int_equal(st.settled_iter, want[i].settled);
+		assert_int_equal(st.warmup, want[i].warmup);
+		assert_int_equal(st.n_iter, want[i].warmup + 2);
+		assert_int_equal(st.steady.time, 5000);
+		assert_int_equal(st.steady.n_late_in, 0);
+		st_run_free(&st);
+		pol_destroy(&pol);
+		wl_free(w);
+	}
 }
 
 /* Without feedback the in-triggers stay: every guided iteration is
@@ -244,11 +299,12 @@ static void test_no_feedback(void **state)
 static void test_decoupled_swapping(void **state)
 {
 	(void)state;
-	static const char *const kv[] = {"ds=false"};
+	/* feedback off: the in-triggers stay as planned */
+	static const char *const kv[] = {"fa=false", "ds=false"};
 	static const struct {
 		size_t n;
 		sim_time_t time, d2h, h2d;
-	} want[] = {{0, 5400, 0, 300}, {1, 6300, 900, 300}};
+	} want[] = {{1, 5400, 0, 300}, {2, 6300, 900, 300}};
 	for (size_t i = 0; i < 2; i++) {
 		struct st_run st;
 		char *rep = NULL;
@@ -316,6 +372,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_feedback),
+		cmocka_unit_test(test_settle),
 		cmocka_unit_test(test_no_feedback),
 		cmocka_unit_test(test_decoupled_swapping),
 		cmocka_unit_test(test_all_generators),
