@@ -30,7 +30,7 @@ struct exp_top {
 	char description[PRM_STR_MAX];
 	char hw[PRM_PATH_MAX];
 	char allocator[PRM_STR_MAX];
-	uint64_t budget, pool_size;
+	uint64_t budget, pool_size, host_pinned;
 	int64_t iterations, warmup, settle_max;
 	char out[PRM_PATH_MAX];
 	bool plot;
@@ -54,6 +54,10 @@ static const struct prm_def top_defs[] = {
 	{"budget", PRM_BYTES, "0", 0, 0, NULL,
 	 "device bytes for tensors; 0 = the profile's capacity minus its "
 	 "reserved bytes", TOP(budget)},
+	{"host_pinned", PRM_BYTES, "0", 0, 0, NULL,
+	 "pinned host bytes available, in place of the profile's host: "
+	 "{pinned} (the host of a paper's machine on the same GPU); 0 = the "
+	 "profile's", TOP(host_pinned)},
 	{"pool_size", PRM_BYTES, "0", 0, 0, NULL,
 	 "allocator's initial pool; 0 = the budget", TOP(pool_size)},
 	{"iterations", PRM_INT, "3", 1, 1000, NULL,
@@ -802,6 +806,8 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 		cfg_err_at(err, d, cfg_map_get(d, root, "hw"), "key 'hw'");
 		goto fail;
 	}
+	if (top.host_pinned)
+		e->hw.host_pinned = top.host_pinned;
 	if (parse_measure(e, top.measure, err) < 0 ||
 	    parse_workloads(e, top.workloads, err) < 0 ||
 	    parse_policies(e, top.policies, err) < 0 ||

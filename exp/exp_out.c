@@ -595,10 +595,11 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 		exp_kind_names[e->kind]);
 	gms_json_str(f, e->allocator);
 	fprintf(f, ",\"budget\":%llu,\"pool_size\":%llu,\"iterations\":%d,"
-		   "\"warmup\":%d,\"settle_max\":%d},\n\"workloads\":[",
+		   "\"warmup\":%d,\"settle_max\":%d,\"host_pinned\":%llu},"
+		   "\n\"workloads\":[",
 		(unsigned long long)e->budget,
 		(unsigned long long)e->pool_size, e->iterations, e->warmup,
-		e->settle_max);
+		e->settle_max, (unsigned long long)e->hw.host_pinned);
 	for (size_t i = 0; i < e->n_wl; i++) {
 		const struct exp_workload *w = &e->wl[i];
 		fputs(i ? ",\n {\"label\":" : "\n {\"label\":", f);

@@ -1372,17 +1372,42 @@ static enum step_rc alloc_failed(struct ex *ex, uint32_t t, uint64_t bytes)
 	}
 }
 
+/* Of op's inputs from `from` on that are to be recomputed (RECOMPUTE,
+ * block not held), the one whose producer comes first in the iteration.
+ * Regeneration replays the lineage in forward order, as Capuchin's
+ * runtime does: "T4's recomputation will start from T1 ... and generate
+ * T2, T3 during this process" (5.3), from "the closest input tensors"
+ * (5.2). Taking the inputs in argument order instead regenerates a
+ * residual block's branch (bn3_k, from tensors of block k) before the
+ * shortcut (out_k-1, itself a target): on a chain of dropped blocks every
+ * branch output is then held for an add still waiting on the stack --
+ * 33 x 368 MB on ResNet-152 b480, an OOM with the memory free. */
+static uint32_t first_regen(const struct ex *ex, const struct wl_op *op,
+			    uint32_t from)
+{
+	uint32_t best = op->in[from];
+	for (uint32_t k = from + 1; k < op->n_in; k++) {
+		uint32_t u = op->in[k];
+		const struct ex_tensor *y = &ex->t[u];
+		if (y->state == TS_RECOMPUTE && !y->drop_deferred &&
+		    ex->wl->tensors[u].producer < ex->wl->tensors[best].producer)
+			best = u;
+	}
+	return best;
+}
+
 /* Make the inputs of the top item resident. */
 static enum step_rc ensure_inputs(struct ex *ex)
 {
 	struct ex_work *w = &ex->stack[ex->n_stack - 1];
 	const struct wl_op *op = &ex->wl->ops[w->op];
-	for (uint32_t i = 0; i < op->n_in; i++) {
-		uint32_t t = op->in[i];
+	/* before_access once per input of the item, all of them before any
+	 * state is acted on: a back-access sees SWAPPING_IN, OUT or
+	 * RECOMPUTE as the op finds it when it is prepared */
+	while (w->seen < op->n_in && ex->po->before_access) {
+		uint32_t t = op->in[w->seen];
 		struct ex_tensor *x = &ex->t[t];
-		if (i == w->seen && ex->po->before_access) {
-			/* once per input of the item, before its state is
-			 * acted on: a back-access sees SWAPPING_IN */
+		{
 			w->seen++;
 			struct ex_access a = {
 				.tensor = t, .op = w->op, .write = false,
@@ -1396,6 +1421,10 @@ static enum step_rc ensure_inputs(struct ex *ex)
 			/* the hook may have pushed work or swapped t in */
 			return S_NEXT;
 		}
+	}
+	for (uint32_t i = 0; i < op->n_in; i++) {
+		uint32_t t = op->in[i];
+		struct ex_tensor *x = &ex->t[t];
 		switch ((enum ex_state)x->state) {
 		case TS_IN:
 		case TS_SWAPPING_OUT:
@@ -1420,6 +1449,7 @@ static enum step_rc ensure_inputs(struct ex *ex)
 				undo_drop(ex, t);
 				continue;
 			}
+			t = first_regen(ex, op, i);
 			if (push(ex, ex->wl->tensors[t].producer, true) < 0)
 				return S_STOP;
 			return S_NEXT;

@@ -908,6 +908,65 @@ static void test_determinism(void **state)
 	wl_free(w);
 }
 
+/*
+ * Regeneration replays the lineage in forward order (Capuchin 5.3: "T4's
+ * recomputation will start from T1 ... and generate T2, T3 during this
+ * process"). Three residual blocks, each o_k = R_k(b_k, o_k-1) with the
+ * branch b_k = B_k(c_k) from a small c_k = C_k(o_k-1) that the backward
+ * op keeps resident; R_k lists the branch first, as the generators do:
+ *
+ *   A: x -> o0 (100)   then for k = 1..3: C_k: o_k-1 -> c_k (10),
+ *   B_k: c_k -> b_k (1000), R_k: b_k, o_k-1 -> o_k (100)
+ *   G (backward): o3, o0, c1, c2, c3 -> g (10)
+ *
+ * o3 is dropped after R3; b_k and o1, o2 die in forward. At G, live are
+ * o0 and c1..c3: 130. Regenerating o3 needs R3(b3, o2), o2 needs R2(b2,
+ * o1), o1 needs R1(b1, o0).
+ * Forward order (the earliest producer first: o2 before b3): b1 1130,
+ * o1 1230, b1 dies 230, b2 1230, o2 1330, b2 and o1 die 230, b3 1230, o3
+ * 1330, b3 and o2 die 230, g 240. Peak 1330 (forward's is 1240: x o0 c1
+ * b1 o1 less x = 1220 at R1, 1230 at R2 with c1, c2; at R3 1240).
+ * Argument order would regenerate b3, then b2, then b1 before any add
+ * runs: 130 + 3000 + o1 = 3230. With a 2000-byte budget the run fits.
+ */
+static void test_regen_forward_order(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("blocks", 1);
+	uint32_t x = T(w, "x", 10, WL_INPUT), o[4], c[4], b[4];
+	o[0] = T(w, "o0", 100, WL_ACT);
+	OP(w, "A", WL_FWD, 10, &x, 1, &o[0], 1);
+	char name[8];
+	for (int k = 1; k <= 3; k++) {
+		snprintf(name, sizeof name, "c%d", k);
+		c[k] = T(w, name, 10, WL_ACT);
+		snprintf(name, sizeof name, "b%d", k);
+		b[k] = T(w, name, 1000, WL_ACT);
+		snprintf(name, sizeof name, "o%d", k);
+		o[k] = T(w, name, 100, WL_ACT);
+		snprintf(name, sizeof name, "C%d", k);
+		OP(w, name, WL_FWD, 10, &o[k - 1], 1, &c[k], 1);
+		snprintf(name, sizeof name, "B%d", k);
+		OP(w, name, WL_FWD, 10, &c[k], 1, &b[k], 1);
+		uint32_t in[] = {b[k], o[k - 1]};
+		snprintf(name, sizeof name, "R%d", k);
+		OP(w, name, WL_FWD, 10, in, 2, &o[k], 1);
+	}
+	uint32_t g = T(w, "g", 10, WL_ACT);
+	uint32_t gin[] = {o[3], o[0], c[1], c[2], c[3]};
+	OP(w, "G", WL_BWD, 10, gin, 5, &g, 1);
+	finalize(w);
+	/* R3 is op 9 (A, then C/B/R per block) */
+	const struct script s[] = {{9, false, A_DROP, o[3]}};
+	struct st_run st;
+	script_run(w, s, 1, 2000, &st);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.mem.peak_requested, 1330);
+	assert_int_equal(st.iter[1].n_recompute, 6);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -927,6 +986,7 @@ int main(void)
 		cmocka_unit_test(test_pinned_pool_grows_once),
 		cmocka_unit_test(test_caching_segments_and_retry),
 		cmocka_unit_test(test_pool_growth_charged_once),
+		cmocka_unit_test(test_regen_forward_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
