@@ -408,10 +408,12 @@ static int sn_plan(struct pol *p, struct ex *ex, gms_err *err)
 	s->releasing = calloc(nt + 1, sizeof *s->releasing);
 	uint32_t *key = calloc(nt + 1, sizeof *key);
 	bool *pick = calloc(nt + 1, sizeof *pick);
+	bool *ok = calloc(nt + 1, sizeof *ok); /* alive or regenerable */
 	if (!s->role || !s->seg || !s->seg_mem || !s->mem_centric ||
 	    !s->drop_at || !s->drop_list || !s->off_at || !s->off_list ||
 	    !s->pre || !s->first_bwd || !s->lru_prev || !s->lru_next ||
-	    !s->in_lru || !s->releasing || !key || !pick) {
+	    !s->in_lru || !s->releasing || !key || !pick || !ok) {
+		free(ok);
 		free(key);
 		free(pick);
 		return gms_errf(err, "out of memory");
@@ -427,28 +429,30 @@ static int sn_plan(struct pol *p, struct ex *ex, gms_err *err)
 				return gms_errf(err, "%s", ex_last_error(ex));
 		}
 	}
+	for (uint32_t t = 0; t < nt; t++)
+		ok[t] = ex_tensor_persistent(ex, t) ||
+			wl->tensors[t].kind == WL_INPUT ||
+			wl->tensors[t].producer == WL_NONE;
 	/* roles, in issue order (a producer comes before its readers) */
 	for (uint32_t o = 0; o < no; o++) {
 		const struct wl_op *op = &wl->ops[o];
 		if (op->phase != WL_FWD)
 			continue;
 		/* the lineage a drop needs: every input of the producer
-		 * dropped itself or alive until backward (recompute.cpp
-		 * regenerates from the checkpoint, never through it) */
+		 * alive until backward, or itself regenerable from such
+		 * tensors through cheap layers (recompute.cpp regenerates
+		 * from the checkpoint, never through one) */
 		bool regen = op->recomputable;
-		for (uint32_t i = 0; i < op->n_in && regen; i++) {
-			uint32_t u = op->in[i];
-			const struct wl_tensor *y = &wl->tensors[u];
-			uint32_t fb;
-			regen = ex_tensor_persistent(ex, u) ||
-				y->kind == WL_INPUT || s->role[u] == SN_DROP ||
-				read_in_backward(wl, u, &fb) ||
-				(y->held && !s->prm.liveness);
-		}
+		for (uint32_t i = 0; i < op->n_in && regen; i++)
+			regen = ok[op->in[i]];
 		for (uint32_t k = 0; k < op->n_out; k++) {
 			uint32_t t = op->out[k];
 			const struct wl_tensor *x = &wl->tensors[t];
+			uint32_t fb;
 			s->seg[t] = t;
+			ok[t] = read_in_backward(wl, t, &fb) ||
+				(x->held && !s->prm.liveness) ||
+				(cheap(op->type) && regen);
 			if (x->kind != WL_ACT ||
 			    !read_in_backward(wl, t, &s->first_bwd[t]))
 				continue;
@@ -558,6 +562,7 @@ static int sn_plan(struct pol *p, struct ex *ex, gms_err *err)
 	if (!pat) {
 		free(key);
 		free(pick);
+		free(ok);
 		return gms_errf(err, "out of memory");
 	}
 	group_by(s->first_bwd, no, pick, nt, pat, s->pre);
@@ -565,6 +570,7 @@ static int sn_plan(struct pol *p, struct ex *ex, gms_err *err)
 	free(pat);
 	free(key);
 	free(pick);
+	free(ok);
 	return 0;
 }
 
