@@ -57,7 +57,14 @@
  * last forward reader when some backward op reads it; one that is read
  * first in backward is kept (dropping it saves nothing), and so is one
  * whose producer the workload marks not recomputable (our dropout: its
- * mask). Where the workload runs a cheap op in place over a checkpoint's
+ * mask), and so is one whose regeneration would pass through a
+ * checkpoint the framework has freed by then (SuperNeurons' liveness
+ * keeps checkpoint outputs through forward for this, set_outs under
+ * RECOMPUTE_ON; our executor frees a tensor after its last reader, and
+ * re-running the convolution is what SuperNeurons avoids): Caffe's
+ * BatchNorm saves x_norm and backward never reads the convolution's
+ * output. Tensors a backward op reads first are dropped after their
+ * producer. Where the workload runs a cheap op in place over a checkpoint's
  * output (caffe's and pytorch's ReLU after a convolution), the checkpoint
  * moves to the in-place result: the convolution's output is gone, so the
  * result is what must be kept.
@@ -89,15 +96,20 @@
  *   enables that rule.)
  *
  * UNIFIED TENSOR POOL (`offload`, `cache`, `prefetch`). The tensors that
- * may leave the device are the checkpoints' outputs the backward pass
- * reads: recompute.cpp's offload_to_recompute removes the recomputed
- * ones from the LRU, so only checkpoints stay in it (include/util/lru.h;
- * tensor.cpp acquireSpaceGPU puts every DATA tensor it allocates at the
- * LRU's head, "lru->update(this)"). The papers citing SuperNeurons
- * describe offloading convolution outputs (the issue and Capuchin's
- * "Conv layer is time-consuming" rationale); offload=conv (default)
- * takes the convolutions' outputs (through in-place results), offload=
- * checkpoints every checkpoint output, offload=none nothing.
+ * may leave the device are the kept activations (not dropped for
+ * recomputation) the backward pass reads: recompute.cpp's
+ * offload_to_recompute removes the recomputed ones from the LRU, and
+ * tensor.cpp acquireSpaceGPU puts every other DATA tensor it allocates at
+ * the LRU's head ("lru->update(this)"): offload=all. The papers citing
+ * SuperNeurons describe it offloading around convolutions (Capuchin:
+ * "based on the assumption that convolution layer is more expensive";
+ * the issue: the outputs of convolution layers): offload=conv (default)
+ * takes the kept tensors a forward convolution reads or writes -- its
+ * output, and its input, which its backward reads for the filter
+ * gradient (our workloads' batch-norm backward reads its own saved
+ * x_norm rather than the convolution's output, so the output alone
+ * would leave nothing to offload in Caffe's ResNets). offload=none:
+ * nothing. A tensor is offloaded after its last forward reader.
  *   cache=true (default): the Tensor Cache. An offloaded tensor is copied
  *   to pinned host memory on the D2H engine after its last forward
  *   reader without leaving the device (ex_swap_out without release) and
@@ -140,7 +152,7 @@ enum sn_recompute { SN_RC_OFF, SN_RC_SPEED, SN_RC_MEMORY, SN_RC_COST };
 static const char *const sn_recompute_names[] = {
 	"off", "speed-centric", "memory-centric", "cost-aware", NULL};
 enum sn_offload { SN_OFF_NONE, SN_OFF_CONV, SN_OFF_CKPT };
-static const char *const sn_offload_names[] = {"none", "conv", "checkpoints",
+static const char *const sn_offload_names[] = {"none", "conv", "all",
 					       NULL};
 
 struct sn_params {
@@ -165,9 +177,9 @@ static const struct prm_def sn_params[] = {
 	 "segment's memory exceeds the largest backward layer's)",
 	 P_(recompute)},
 	{"offload", PRM_ENUM, "conv", 0, 0, sn_offload_names,
-	 "unified tensor pool: which checkpoint outputs may go to host "
-	 "memory: none, conv (convolution outputs) or checkpoints (every "
-	 "checkpoint layer's)",
+	 "unified tensor pool: which kept activations the backward pass reads "
+	 "may go to host memory: none, conv (those a convolution reads or "
+	 "writes) or all",
 	 P_(offload)},
 	{"cache", PRM_BOOL, "true", 0, 0, NULL,
 	 "tensor cache: offloaded tensors are copied out but stay on the "
