@@ -422,7 +422,43 @@ static void test_pressure(void **state)
 	assert_true(fit40 > 0);
 }
 
-/* Every recorded trace runs (or is skipped when the logs are absent). */
+/* Run the trace at `path` under superneurons on the V100 with the whole
+ * device: it trains. */
+static void trace_trains(const char *path)
+{
+	gms_err err;
+	struct wl_workload *w = wl_load_dtr(path, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	struct pol p;
+	make_policy(&p, "superneurons", NULL, 0);
+	struct hw_profile hw;
+	if (hw_load(&hw, "V100-16GB", &err) < 0)
+		fail_msg("%s", err.msg);
+	struct st_run st;
+	assert_int_equal(run_on(w, &p, &hw, NULL, 0, 0, 2, &st), 0);
+	if (st.oom.hit)
+		fail_msg("%s: OOM %s", path, st.oom.reason);
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
+/* The traces the project recorded itself (shipped). */
+static void test_recorded_traces(void **state)
+{
+	(void)state;
+	static const char *const logs[] = {
+		"workloads/traces/recorded/densenet121-2-recorded.log",
+		"workloads/traces/recorded/resnet50-2-recorded.log",
+		"workloads/traces/recorded/transformer_encoder-4-recorded.log",
+		"workloads/traces/recorded/vgg16-2-recorded.log",
+	};
+	for (size_t i = 0; i < 4; i++)
+		trace_trains(logs[i]);
+}
+
+/* The DTR traces (skipped when the logs are absent). */
 static void test_traces(void **state)
 {
 	(void)state;
@@ -431,21 +467,7 @@ static void test_traces(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		char path[1024];
 		dtr_path_or_skip(logs[i], path, sizeof path);
-		gms_err err;
-		struct wl_workload *w = wl_load_dtr(path, &err);
-		if (!w)
-			fail_msg("%s", err.msg);
-		struct pol p;
-		make_policy(&p, "superneurons", NULL, 0);
-		struct hw_profile hw;
-		if (hw_load(&hw, "V100-16GB", &err) < 0)
-			fail_msg("%s", err.msg);
-		struct st_run st;
-		assert_int_equal(run_on(w, &p, &hw, NULL, 0, 0, 2, &st), 0);
-		assert_false(st.oom.hit);
-		st_run_free(&st);
-		pol_destroy(&p);
-		wl_free(w);
+		trace_trains(path);
 	}
 }
 
@@ -476,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_cache_eviction),
 		cmocka_unit_test(test_recompute_strategies),
 		cmocka_unit_test(test_pressure),
+		cmocka_unit_test(test_recorded_traces),
 		cmocka_unit_test(test_traces),
 		cmocka_unit_test(test_params),
 	};
