@@ -109,7 +109,8 @@
  * gradient (our workloads' batch-norm backward reads its own saved
  * x_norm rather than the convolution's output, so the output alone
  * would leave nothing to offload in Caffe's ResNets). offload=none:
- * nothing. A tensor is offloaded after its last forward reader.
+ * nothing. A tensor is offloaded after its last forward reader, or after
+ * its producer when only backward reads it (a batch-norm's x_norm).
  *   cache=true (default): the Tensor Cache. An offloaded tensor is copied
  *   to pinned host memory on the D2H engine after its last forward
  *   reader without leaving the device (ex_swap_out without release) and
@@ -260,8 +261,8 @@ static void sn_report(struct pol *p, FILE *out);
 
 #define SN_OPS(own)                                                            \
 	.name = "superneurons",                                                \
-	.summary = "SuperNeurons: liveness analysis, unified tensor pool "     \
-		   "(conv outputs offloaded, LRU cache, prefetch), "           \
+	.summary = "SuperNeurons: liveness analysis, unified tensor pool "      \
+		   "(offload around convolutions, LRU cache, prefetch), "           \
 		   "cost-aware recomputation",                                 \
 	.params = sn_params, .params_size = sizeof(struct sn_params),          \
 	.own_memory = (own), .init = sn_init, .fini = sn_fini,                 \
@@ -496,8 +497,7 @@ static int sn_plan(struct pol *p, struct ex *ex, gms_err *err)
 		for (uint32_t k = 0; k < op->n_in + op->n_out; k++) {
 			uint32_t t = k < op->n_in ? op->in[k]
 						  : op->out[k - op->n_in];
-			if ((s->role[t] == SN_CKPT || s->role[t] == SN_KEPT) &&
-			    wl->tensors[t].last_fwd_reader != WL_NONE)
+			if (s->role[t] == SN_CKPT || s->role[t] == SN_KEPT)
 				s->role[t] = SN_OFFLOAD;
 		}
 	}
