@@ -54,17 +54,16 @@
  * attention, embedding and anything unknown are checkpoints; pool, relu,
  * batchnorm, layernorm, dropout and other elementwise kernels (LRN,
  * padding) are cheap. A cheap op's output is dropped (ex_drop) after its
- * last forward reader when some backward op reads it; one that is read
- * first in backward is kept (dropping it saves nothing), and so is one
- * whose producer the workload marks not recomputable (our dropout: its
- * mask), and so is one whose regeneration would pass through a
+ * last forward reader when some backward op reads it (after its
+ * producer when only backward reads it); one whose producer the workload
+ * marks not recomputable is kept (our dropout: its mask), and so is one
+ * whose regeneration would pass through a
  * checkpoint the framework has freed by then (SuperNeurons' liveness
  * keeps checkpoint outputs through forward for this, set_outs under
  * RECOMPUTE_ON; our executor frees a tensor after its last reader, and
  * re-running the convolution is what SuperNeurons avoids): Caffe's
  * BatchNorm saves x_norm and backward never reads the convolution's
- * output. Tensors a backward op reads first are dropped after their
- * producer. Where the workload runs a cheap op in place over a checkpoint's
+ * output. Where the workload runs a cheap op in place over a checkpoint's
  * output (caffe's and pytorch's ReLU after a convolution), the checkpoint
  * moves to the in-place result: the convolution's output is gone, so the
  * result is what must be kept.
@@ -120,6 +119,10 @@
  *   ... t->GPUtoCPU(); t->free_gpu_space(CPU);", acquireSpaceGPU under
  *   LRU_ON); with its host copy already made, the release costs no copy
  *   unless the copy is still running (then the allocation waits for it).
+ *   The released code copies at eviction, synchronously (GPUtoCPU); here
+ *   the copy is made ahead on the D2H engine, overlapping compute -- our
+ *   choice, the paper's overlap of transfers being what we could not
+ *   read.
  *   cache=false: every offloaded tensor leaves the device after its last
  *   forward reader (ex_swap_out with release), as vDNN does.
  *   prefetch=true (default): at each backward op the policy issues the
