@@ -823,7 +823,11 @@ static void test_queue_planner(void **state)
  * framework`). Planned once (replans=0), passive mode still evicts in
  * every guided iteration (the issue: 3.49 of 6.22 GB). With refinement,
  * the last guided iterations evict nothing on demand, within the cap of
- * re-plans. */
+ * re-plans.
+ * Size floor: P100-PCIe-16GB's links (configs/hw) have 10 us latency and
+ * 12e9 B/s pinned both ways: 10e-6 x 12e9 = 120000 B. Every tensor
+ * planned is at least that; batch-norm's saved statistics (bn1.saved,
+ * 2 x 64 channels x 4 B = 512 B), planned before, are not. */
 static char *resnet50_half(const char *replans)
 {
 	struct wl_workload *w = gen_build_ok("resnet50", 128, 0,
@@ -842,6 +846,13 @@ static char *resnet50_half(const char *replans)
 	assert_false(st.oom.hit);
 	char *rep = NULL;
 	assert_int_equal(pol_report_text(&pol, &rep, &err), 0);
+	assert_true(tensor(w, "bn1.saved")->bytes < 120000);
+	for (const char *l = strstr(rep, "\nplan "); l;
+	     l = strstr(l + 1, "\nplan ")) {
+		char name[128];
+		assert_int_equal(sscanf(l + 6, "%127s", name), 1);
+		assert_true(tensor(w, name)->bytes >= 120000);
+	}
 	int n = capuchin_replans(&pol);
 	char want[32];
 	snprintf(want, sizeof want, "plan_replans %d\n", n);
