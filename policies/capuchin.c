@@ -233,6 +233,10 @@ struct capuchin {
 				       summed over the re-plans so far
 				       (cp_input.demand) */
 	uint64_t *pend;		    /* the same, this iteration */
+	uint64_t *best_demand;	    /* the demand of the plan whose guided
+				       iteration evicted least on demand */
+	uint64_t best_bytes;	    /* what that iteration evicted */
+	bool refined;		    /* refinement is over */
 	int n_replans;		    /* re-plans so far */
 	/* this iteration */
 	size_t pos;		    /* own accesses seen so far */
@@ -281,6 +285,7 @@ static void capuchin_fini(struct pol *p)
 	free(s->trig_head);
 	free(s->demand);
 	free(s->pend);
+	free(s->best_demand);
 	free(s->outs);
 	free(s->out_ev);
 	free(s->drops);
@@ -622,8 +627,10 @@ static int make_input(struct capuchin *s, struct ex *ex)
 	s->trig_head = malloc((s->n_acc + 1) * sizeof *s->trig_head);
 	s->demand = calloc(s->n_acc + 1, sizeof *s->demand);
 	s->pend = calloc(s->n_acc + 1, sizeof *s->pend);
+	s->best_demand = calloc(s->n_acc + 1, sizeof *s->best_demand);
+	s->best_bytes = UINT64_MAX;
 	if (!s->op_time || !s->swap_t || !s->persistent || !s->trig_head ||
-	    !s->demand || !s->pend)
+	    !s->demand || !s->pend || !s->best_demand)
 		return -1;
 	for (uint32_t o = 0; o < wl->n_ops; o++)
 		s->op_time[o] = ex_op_time(ex, o);
@@ -750,11 +757,42 @@ static int make_plan(struct capuchin *s, struct ex *ex, gms_err *err)
  * accesses become candidates, and the plan must free the bytes there
  * too. At most `replans` re-plans in a run (default 10, one per guided
  * iteration at most: the paper gives no bound; 10 leaves most of its
- * "usually within 50 iterations" to feedback). */
+ * "usually within 50 iterations" to feedback). Refinement must not leave
+ * a plan worse than one it has tried (recomputations take memory at
+ * their back-accesses that the profile does not show, so a re-plan can
+ * evict more on demand than the plan before it): when it stops (the cap,
+ * or nothing left it could re-plan for) with the last guided iteration
+ * evicting more on demand than the best one so far, the best plan is
+ * made again from the demand it was made from (the same plan: the Policy
+ * Maker is deterministic), one re-plan beyond the cap, and refinement
+ * ends. */
+static int replan(struct capuchin *s, int iter)
+{
+	cp_peak_period(&s->in, s->in.room, &s->in.peak_begin, &s->in.peak_end);
+	gms_err err;
+	struct cp_plan p;
+	if (cp_plan(&s->in, &p, &err) < 0 || install_plan(s, &p) < 0) {
+		/* reported; the plan in force carries on */
+		snprintf(s->plan_error, sizeof s->plan_error, "%s",
+			 p.d ? "out of memory" : err.msg);
+		cp_plan_free(&p);
+		return -1;
+	}
+	s->n_replans++;
+	cur(s)->replans++;
+	s->stable_iter = iter + 1;
+	return 0;
+}
+
 static void refine(struct capuchin *s, int iter)
 {
-	if (!s->pend)
+	if (!s->pend || s->refined)
 		return;
+	uint64_t now = cur(s)->passive_bytes;
+	if (now < s->best_bytes) { /* the plan in force is the best yet */
+		s->best_bytes = now;
+		memcpy(s->best_demand, s->demand, s->n_acc * sizeof *s->demand);
+	}
 	/* evictions where the plan in force is already over the budget
 	 * (it ran out of candidates there) are left alone: a re-plan would
 	 * find nothing more to evict there */
@@ -776,20 +814,11 @@ static void refine(struct capuchin *s, int iter)
 				s->demand[k] += (uint64_t)slack[k];
 			last = s->acc[k].time;
 		}
-		cp_peak_period(&s->in, s->in.room, &s->in.peak_begin,
-			       &s->in.peak_end);
-		gms_err err;
-		struct cp_plan p;
-		if (cp_plan(&s->in, &p, &err) < 0 || install_plan(s, &p) < 0) {
-			/* reported; the plan in force carries on */
-			snprintf(s->plan_error, sizeof s->plan_error, "%s",
-				 p.d ? "out of memory" : err.msg);
-			cp_plan_free(&p);
-		} else {
-			s->n_replans++;
-			cur(s)->replans++;
-			s->stable_iter = iter + 1;
-		}
+		replan(s, iter);
+	} else if (now > s->best_bytes) {
+		memcpy(s->demand, s->best_demand, s->n_acc * sizeof *s->demand);
+		s->refined = true;
+		replan(s, iter);
 	}
 	memset(s->pend, 0, s->n_acc * sizeof *s->pend);
 }
