@@ -80,6 +80,8 @@
 
 static const char *const cap_mode_names[] = {"hybrid", "swap-only",
 					     "recompute-only", NULL};
+static const char *const cap_planner_names[] = {"paper", "queue", NULL};
+static const char *const cap_saving_names[] = {"scalar", "profile", NULL};
 
 struct capuchin_params {
 	int mode;	/* enum cp_mode, in cap_mode_names order */
@@ -91,6 +93,11 @@ struct capuchin_params {
 	bool fa_peak;	/* feedback may move an in-trigger into the
 			   peak-memory period */
 	int evict;	/* passive mode's rule, enum pas_rule */
+	int planner;	/* enum cp_planner, in cap_planner_names order */
+	int saving;	/* enum cp_saving, in cap_saving_names order */
+	int64_t replans;       /* most re-plans over a run */
+	uint64_t replan_bytes; /* re-plan when a guided iteration evicts
+				  more than this on demand */
 };
 
 static const struct prm_def capuchin_params[] = {
@@ -128,6 +135,25 @@ static const struct prm_def capuchin_params[] = {
 	 "passive mode's choice on OOM: size (first tensor of req to 2*req "
 	 "bytes in access order, section 5.2) or order",
 	 offsetof(struct capuchin_params, evict)},
+	{"planner", PRM_ENUM, "paper", 0, 0, cap_planner_names,
+	 "how the Policy Maker prices a swap: paper (alone, on an idle link, "
+	 "section 4.4) or queue (behind the swaps already chosen, on one FIFO "
+	 "copy queue per direction over the measured timeline)",
+	 offsetof(struct capuchin_params, planner)},
+	{"saving", PRM_ENUM, "profile", 0, 0, cap_saving_names,
+	 "when the plan frees enough: profile (the stall-free usage is within "
+	 "the budget at every instant, each evicted tensor counted off only "
+	 "while it is out) or scalar (the chosen tensors' bytes reach the "
+	 "bytes the measured iteration evicted: Algorithm 1 line 12 as "
+	 "printed)",
+	 offsetof(struct capuchin_params, saving)},
+	{"replans", PRM_INT, "10", 0, 1000, NULL,
+	 "most re-plans over a run: a guided iteration whose on-demand "
+	 "evictions pass replan_bytes re-plans with them (0: plan once)",
+	 offsetof(struct capuchin_params, replans)},
+	{"replan_bytes", PRM_BYTES, "0", 0, 1e18, NULL,
+	 "bytes a guided iteration may evict on demand without a re-plan",
+	 offsetof(struct capuchin_params, replan_bytes)},
 	PRM_END,
 };
 
@@ -166,8 +192,8 @@ struct cap_iter {
 	uint32_t moves;		   /* in-triggers moved by feedback after it */
 	uint32_t late_bound;	   /* late ones feedback could not move: the
 				      in-trigger is already the access right
-				      after the evicted-access */
-	uint32_t replans;	   /* plans remade after it */
+				      after the evicted-access, or at the
+				      end of the peak-memory period */
 	uint32_t room;		   /* prefetches that found no device memory
 				      at their in-trigger and made room as
 				      passive mode does */
@@ -184,6 +210,8 @@ struct cap_iter {
 	uint32_t refused_in;	   /* prefetches the executor refused */
 	uint32_t diverged;	   /* accesses that did not match the
 				      measured sequence */
+	uint32_t replans;	   /* re-plans after it (runtime
+				      refinement) */
 };
 
 struct capuchin {
@@ -216,6 +244,17 @@ struct capuchin {
 	uint32_t *retry;	    /* items whose prefetch made room at the
 				       last own access: issued at the next */
 	size_t n_retry;		    /* how many */
+	/* runtime refinement (issue 28) */
+	uint64_t *demand;	    /* per measured access: bytes guided
+				       iterations evicted on demand there,
+				       summed over the re-plans so far
+				       (cp_input.demand) */
+	uint64_t *pend;		    /* the same, this iteration */
+	uint64_t *best_demand;	    /* the demand of the plan whose guided
+				       iteration evicted least on demand */
+	uint64_t best_bytes;	    /* what that iteration evicted */
+	bool refined;		    /* refinement is over */
+	int n_replans;		    /* re-plans so far */
 	/* this iteration */
 	size_t pos;		    /* own accesses seen so far */
 	uint32_t *outs;		    /* swap-outs with release issued, in
@@ -261,6 +300,9 @@ static void capuchin_fini(struct pol *p)
 	free(s->items);
 	free(s->item_of);
 	free(s->trig_head);
+	free(s->demand);
+	free(s->pend);
+	free(s->best_demand);
 	free(s->outs);
 	free(s->out_ev);
 	free(s->drops);
@@ -525,6 +567,14 @@ static void capuchin_after_op(struct pol *p, struct ex *ex,
 
 /* ---- memory runs out ----------------------------------------------- */
 
+/* Runtime refinement: bytes passive mode evicted in a guided iteration,
+ * at the measured access the iteration has reached. */
+static void note_demand(struct capuchin *s, uint64_t bytes)
+{
+	if (s->pend && s->n_acc)
+		s->pend[s->pos < s->n_acc ? s->pos : s->n_acc - 1] += bytes;
+}
+
 /* passive mode's candidates: a prefetched tensor is one again */
 static void capuchin_on_copy_done(struct pol *p, struct ex *ex,
 				  const struct ex_copy *c)
@@ -581,6 +631,7 @@ static enum ex_verdict capuchin_on_alloc_fail(struct pol *p, struct ex *ex,
 			  s->prm.ds ? note_out_cb : NULL, s);
 	if (r.first == ENG_EVENT_NONE)
 		return EX_FAIL; /* nothing left to evict */
+	note_demand(s, r.bytes);
 	/* synchronous in passive mode (4.2: "copied to CPU memory
 	 * synchronously"); decoupled, the earliest unfinished one (the
 	 * next OOM waits for the next) */
@@ -615,6 +666,21 @@ static void unlink_trigger(struct capuchin *s, uint32_t j)
 	*pp = s->items[j].next;
 }
 
+/* The Policy Maker's size floor (capuchin_plan.c, find_candidates): one
+ * copy latency's worth of bytes, latency x pinned bandwidth, the larger
+ * of the two directions (P100-PCIe-16GB: 10 us x 12e9 B/s = 120 kB). */
+static uint64_t size_floor(const struct hw_profile *hw)
+{
+	double f = 0;
+	for (int d = 0; d < HW_DIR_COUNT; d++) {
+		const struct hw_link *l = &hw->link[d];
+		double b = (double)l->latency * l->bw_pinned / 1e9;
+		if (b > f)
+			f = b;
+	}
+	return (uint64_t)f;
+}
+
 /* Fill the Policy Maker's input from the measured iteration. */
 static int make_input(struct capuchin *s, struct ex *ex)
 {
@@ -624,7 +690,12 @@ static int make_input(struct capuchin *s, struct ex *ex)
 	s->swap_t = malloc(2 * nt * sizeof *s->swap_t);
 	s->persistent = malloc(nt * sizeof *s->persistent);
 	s->trig_head = malloc((s->n_acc + 1) * sizeof *s->trig_head);
-	if (!s->op_time || !s->swap_t || !s->persistent || !s->trig_head)
+	s->demand = calloc(s->n_acc + 1, sizeof *s->demand);
+	s->pend = calloc(s->n_acc + 1, sizeof *s->pend);
+	s->best_demand = calloc(s->n_acc + 1, sizeof *s->best_demand);
+	s->best_bytes = UINT64_MAX;
+	if (!s->op_time || !s->swap_t || !s->persistent || !s->trig_head ||
+	    !s->demand || !s->pend || !s->best_demand)
 		return -1;
 	for (uint32_t o = 0; o < wl->n_ops; o++)
 		s->op_time[o] = ex_op_time(ex, o);
@@ -652,8 +723,58 @@ static int make_input(struct capuchin *s, struct ex *ex)
 		.n_acc = s->n_acc, .op_time = s->op_time,
 		.swap_out = s->swap_t, .swap_in = s->swap_t + nt,
 		.mem_saving = s->pas.bytes_iter,
-		.mode = (enum cp_mode)s->prm.mode};
+		.mode = (enum cp_mode)s->prm.mode,
+		.saving = (enum cp_saving)s->prm.saving,
+		.planner = (enum cp_planner)s->prm.planner, .room = room,
+		.min_bytes = size_floor(ex_hw(ex)), .demand = s->demand};
 	cp_peak_period(&s->in, room, &s->in.peak_begin, &s->in.peak_end);
+	return 0;
+}
+
+/* Put plan p in force from the next iteration (p is taken over): its
+ * items replace the plan's in force. A swap planned again for the same
+ * pair keeps where feedback has moved its in-trigger. 0, or -1 (out of
+ * memory: nothing changed, p still the caller's). */
+static int install_plan(struct capuchin *s, struct cp_plan *p)
+{
+	struct cap_item *items = calloc(p->n ? p->n : 1, sizeof *items);
+	if (!items)
+		return -1;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct cp_decision *d = &p->d[i];
+		struct cap_item *it = &items[i];
+		*it = (struct cap_item){
+			.tensor = d->tensor, .how = (uint8_t)d->how,
+			.evict_key = s->acc[d->evict].key,
+			.back_key = s->acc[d->back].key, .evict = d->evict,
+			.back = d->back, .next = CAP_NONE,
+			.trigger = d->how == CP_SWAP ? d->trigger : d->back};
+		uint32_t j = s->item_of[d->tensor]; /* the old plan's */
+		const struct cap_item *o = j != CAP_NONE ? &s->items[j] : NULL;
+		if (o && o->how == CP_SWAP && d->how == CP_SWAP &&
+		    o->evict == d->evict && o->back == d->back) {
+			it->moves = o->moves;
+			if (o->trigger < it->trigger)
+				it->trigger = o->trigger;
+		}
+	}
+	for (size_t i = 0; i < s->n_items; i++)
+		s->item_of[s->items[i].tensor] = CAP_NONE;
+	for (size_t k = 0; k <= s->n_acc; k++)
+		s->trig_head[k] = CAP_NONE;
+	free(s->items);
+	cp_plan_free(&s->plan);
+	s->plan = *p;
+	s->items = items;
+	s->n_items = p->n;
+	for (size_t i = 0; i < p->n; i++) {
+		struct cap_item *it = &items[i];
+		assert(s->item_of[it->tensor] == CAP_NONE);
+		s->item_of[it->tensor] = (uint32_t)i;
+		if (it->how == CP_SWAP && it->trigger < it->back)
+			link_trigger(s, (uint32_t)i, it->trigger);
+	}
+	s->planned = s->n_items > 0;
 	return 0;
 }
 
@@ -673,28 +794,96 @@ static int make_plan(struct capuchin *s, struct ex *ex, gms_err *err)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->planning_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
 				    (t1.tv_nsec - t0.tv_nsec));
-	s->items = calloc(s->plan.n ? s->plan.n : 1, sizeof *s->items);
-	if (!s->items)
+	struct cp_plan p = s->plan;
+	s->plan = (struct cp_plan){0};
+	if (install_plan(s, &p) < 0) {
+		cp_plan_free(&p);
 		return gms_errf(err, "out of memory");
-	for (size_t i = 0; i < s->plan.n; i++) {
-		const struct cp_decision *d = &s->plan.d[i];
-		struct cap_item *it = &s->items[i];
-		*it = (struct cap_item){
-			.tensor = d->tensor, .how = (uint8_t)d->how,
-			.evict_key = s->acc[d->evict].key,
-			.back_key = s->acc[d->back].key, .evict = d->evict,
-			.back = d->back, .next = CAP_NONE};
-		assert(s->item_of[d->tensor] == CAP_NONE);
-		s->item_of[d->tensor] = (uint32_t)i;
-		if (d->how == CP_SWAP && d->trigger < d->back)
-			link_trigger(s, (uint32_t)i, d->trigger);
-		else
-			it->trigger = d->back;
 	}
-	s->n_items = s->plan.n;
-	s->planned = s->n_items > 0;
 	s->stable_iter = 1;
 	return 0;
+}
+
+/* Runtime refinement (issue 28). Section 5.2: the Tensor Access Tracker
+ * "tracks tensor access pattern so that the PM can make and dynamically
+ * adjust the memory optimization decisions", and 6.3.2: "As Capuchin will
+ * refine the policy at runtime, we will ignore those iterations and only
+ * measure the performance until the policy is stable". The paper does not
+ * say what the refinement reads; here it is what passive mode still had
+ * to evict in a guided iteration: each on-demand eviction is a
+ * synchronous copy in the critical path (4.2) the plan did not prevent.
+ * When a guided iteration evicts more than replan_bytes (default 0: any)
+ * on demand, the bytes, at the measured access where each eviction
+ * happened, are added to the profile the Policy Maker plans against
+ * (cp_input.demand; kept over later re-plans), the peak period is swept
+ * again, and the plan is made again: the tensors live across those
+ * accesses become candidates, and the plan must free the bytes there
+ * too. At most `replans` re-plans in a run (default 10, one per guided
+ * iteration at most: the paper gives no bound; 10 leaves most of its
+ * "usually within 50 iterations" to feedback). Refinement must not leave
+ * a plan worse than one it has tried (recomputations take memory at
+ * their back-accesses that the profile does not show, so a re-plan can
+ * evict more on demand than the plan before it): when it stops (the cap,
+ * or nothing left it could re-plan for) with the last guided iteration
+ * evicting more on demand than the best one so far, the best plan is
+ * made again from the demand it was made from (the same plan: the Policy
+ * Maker is deterministic), one re-plan beyond the cap, and refinement
+ * ends. */
+static int replan(struct capuchin *s, int iter)
+{
+	cp_peak_period(&s->in, s->in.room, &s->in.peak_begin, &s->in.peak_end);
+	gms_err err;
+	struct cp_plan p;
+	if (cp_plan(&s->in, &p, &err) < 0 || install_plan(s, &p) < 0) {
+		/* reported; the plan in force carries on */
+		snprintf(s->plan_error, sizeof s->plan_error, "%s",
+			 p.d ? "out of memory" : err.msg);
+		cp_plan_free(&p);
+		return -1;
+	}
+	s->n_replans++;
+	cur(s)->replans++;
+	s->stable_iter = iter + 1;
+	return 0;
+}
+
+static void refine(struct capuchin *s, int iter)
+{
+	if (!s->pend || s->refined)
+		return;
+	uint64_t now = cur(s)->passive_bytes;
+	if (now < s->best_bytes) { /* the plan in force is the best yet */
+		s->best_bytes = now;
+		memcpy(s->best_demand, s->demand, s->n_acc * sizeof *s->demand);
+	}
+	/* evictions where the plan in force is already over the budget
+	 * (it ran out of candidates there) are left alone: a re-plan would
+	 * find nothing more to evict there */
+	const int64_t *slack = s->plan.slack;
+	uint64_t b = 0;
+	for (size_t k = 0; k < s->n_acc; k++)
+		if (!slack || slack[k] >= 0)
+			b += s->pend[k];
+	if (b > s->prm.replan_bytes && s->n_replans < s->prm.replans) {
+		/* the plan in force left slack[k] under the budget at k and
+		 * the run still evicted pend[k] there: what the profile does
+		 * not see at k is their sum (slack once per instant) */
+		sim_time_t last = -1;
+		for (size_t k = 0; k < s->n_acc; k++) {
+			if (!s->pend[k] || (slack && slack[k] < 0))
+				continue;
+			s->demand[k] += s->pend[k];
+			if (slack && s->acc[k].time != last)
+				s->demand[k] += (uint64_t)slack[k];
+			last = s->acc[k].time;
+		}
+		replan(s, iter);
+	} else if (now > s->best_bytes) {
+		memcpy(s->demand, s->best_demand, s->n_acc * sizeof *s->demand);
+		s->refined = true;
+		replan(s, iter);
+	}
+	memset(s->pend, 0, s->n_acc * sizeof *s->pend);
 }
 
 /* Feedback (4.4): "if the tensor is still being swapped in, it means
@@ -790,6 +979,19 @@ static void capuchin_iter_end(struct pol *p, struct ex *ex, int iter,
 	} else if (s->planned && s->prm.fa) {
 		feedback(s, iter);
 	}
+	if (s->plan_made) {
+		int before = s->n_replans;
+		refine(s, iter);
+		for (int r = before; r < s->n_replans; r++)
+			ex_note_replan(ex); /* summary.csv's replans */
+	}
+}
+
+int capuchin_replans(const struct pol *p)
+{
+	assert(p->ops == &pol_capuchin_ops);
+	const struct capuchin *s = p->priv;
+	return s ? s->n_replans : 0;
 }
 
 uint64_t capuchin_planning_ns(const struct pol *p)
@@ -826,6 +1028,8 @@ static void capuchin_report(struct pol *p, FILE *out)
 			s->plan.n_candidates, n_swap, s->n_items - n_swap,
 			(unsigned long long)s->plan.saved,
 			capuchin_settled(p));
+		fprintf(out, "plan_shortfall %llu\nplan_replans %d\n",
+			(unsigned long long)s->plan.shortfall, s->n_replans);
 	}
 	for (int i = 0; i < s->n_it; i++) {
 		const struct cap_iter *c = &s->it[i];

@@ -1,7 +1,8 @@
 /*
  * capuchin.h - what the capuchin policy exposes besides its pol_ops: the
- * wall-clock time its Policy Maker took, for `make bench`. Kept out of
- * the report so that results stay byte-identical from run to run.
+ * wall-clock time its Policy Maker took, for `make bench` (kept out of
+ * the report so that results stay byte-identical from run to run), and
+ * the re-plans of its runtime refinement.
  */
 #ifndef GMS_CAPUCHIN_H
 #define GMS_CAPUCHIN_H
@@ -12,5 +13,9 @@
  * measured iteration (cp_peak_period and cp_plan), 0 when none was made.
  * p must be a capuchin instance. */
 uint64_t capuchin_planning_ns(const struct pol *p);
+
+/* Re-plans of the runtime refinement over the run so far (the report's
+ * plan_replans). p must be a capuchin instance. */
+int capuchin_replans(const struct pol *p);
 
 #endif

@@ -21,6 +21,10 @@
  * Lines 23-27's inner loop over recomps is a per-tensor count of the
  * recomps whose sources hold it (the same sum, kept as the sources
  * change).
+ * The usage profile (issue 28): O(n) to build, a segment tree over its
+ * instants; each candidate looked at costs a range maximum and each
+ * decision a range addition, O(log n). planner: queue prices a swap on
+ * two more segment trees over the accesses, O(log n) a swap.
  *
  * DETERMINISM. Every choice is a total order on integers (FT, tensor id)
  * or on an MSPS (an IEEE double from integers) then tensor id; no hashing,
@@ -109,40 +113,63 @@ static void cp_lifetimes(const struct cp_input *in, size_t *first,
  * time is the bytes of the non-persistent tensors whose first access is
  * at or before it and whose last access is at or after it: accesses of
  * equal time form one instant (all their first accesses counted, then
- * all their last accesses released). */
-static void cp_sweep(const struct cp_input *in, const size_t *first,
-		     const size_t *last, uint64_t budget, sim_time_t *begin,
-		     sim_time_t *end)
+ * all their last accesses released). Fills grp (per access: its instant)
+ * and use (per instant: the usage, plus in->demand of its accesses) and
+ * returns the number of instants. O(n). */
+static size_t cp_profile(const struct cp_input *in, const size_t *first,
+			 const size_t *last, size_t *grp, int64_t *use)
 {
 	const struct wl_tensor *tt = in->wl->tensors;
-	uint64_t use = 0, max = 0;
-	bool over = false;
-	*begin = *end = in->n_acc ? in->acc[0].time : 0;
-	sim_time_t at_max = *begin;
-	for (size_t i = 0; i < in->n_acc;) {
+	int64_t u = 0;
+	size_t g = 0;
+	for (size_t i = 0; i < in->n_acc; g++) {
 		size_t j = i;
 		sim_time_t now = in->acc[i].time;
+		int64_t extra = 0;
 		for (; j < in->n_acc && in->acc[j].time == now; j++) {
 			uint32_t t = in->acc[j].tensor;
+			grp[j] = g;
 			if (first[t] == j && !in->persistent[t])
-				use += tt[t].bytes;
+				u += (int64_t)tt[t].bytes;
+			if (in->demand)
+				extra += (int64_t)in->demand[j];
 		}
-		if (use > budget) {
+		use[g] = u + extra;
+		for (size_t k = i; k < j; k++) {
+			uint32_t t = in->acc[k].tensor;
+			if (last[t] == k && !in->persistent[t])
+				u -= (int64_t)tt[t].bytes;
+		}
+		i = j;
+	}
+	return g;
+}
+
+/* The period over the profile: [first, last] instant over budget, or the
+ * instant of the maximum. */
+static void cp_sweep(const struct cp_input *in, const size_t *grp,
+		     const int64_t *use, size_t ng, uint64_t budget,
+		     sim_time_t *begin, sim_time_t *end)
+{
+	*begin = *end = in->n_acc ? in->acc[0].time : 0;
+	bool over = false;
+	int64_t max = 0;
+	sim_time_t at_max = *begin;
+	size_t i = 0;
+	for (size_t g = 0; g < ng; g++) {
+		while (grp[i] != g)
+			i++;
+		sim_time_t now = in->acc[i].time;
+		if (use[g] > 0 && (uint64_t)use[g] > budget) {
 			if (!over)
 				*begin = now;
 			*end = now;
 			over = true;
 		}
-		if (use > max) {
-			max = use;
+		if (use[g] > max) {
+			max = use[g];
 			at_max = now;
 		}
-		for (size_t k = i; k < j; k++) {
-			uint32_t t = in->acc[k].tensor;
-			if (last[t] == k && !in->persistent[t])
-				use -= tt[t].bytes;
-		}
-		i = j;
 	}
 	if (!over)
 		*begin = *end = at_max;
@@ -152,18 +179,164 @@ void cp_peak_period(const struct cp_input *in, uint64_t budget,
 		    sim_time_t *begin, sim_time_t *end)
 {
 	uint32_t nt = in->wl->n_tensors;
+	size_t na = in->n_acc ? in->n_acc : 1;
 	size_t *first = malloc((nt ? nt : 1) * sizeof *first);
 	size_t *last = malloc((nt ? nt : 1) * sizeof *last);
-	if (!first || !last) {
+	size_t *grp = malloc(na * sizeof *grp);
+	int64_t *use = malloc(na * sizeof *use);
+	if (!first || !last || !grp || !use) {
 		/* no memory to sweep: the whole iteration is the period */
 		*begin = in->n_acc ? in->acc[0].time : 0;
 		*end = in->n_acc ? in->acc[in->n_acc - 1].time : 0;
 	} else {
 		cp_lifetimes(in, first, last, NULL);
-		cp_sweep(in, first, last, budget, begin, end);
+		size_t ng = cp_profile(in, first, last, grp, use);
+		cp_sweep(in, grp, use, ng, budget, begin, end);
 	}
 	free(first);
 	free(last);
+	free(grp);
+	free(use);
+}
+
+/* ---- A segment tree: add over a range, maximum over a range --------
+ * The usage profile (issue 28: each chosen tensor lowers it over the
+ * span it is out) and the copy queues of planner: queue (a swap added at
+ * one position delays everything queued after it) are both ranges of
+ * additions with maxima asked over ranges: O(log n) each. Node k holds
+ * the maximum under it including its own pending addition lz[k]. */
+struct cp_seg {
+	size_t n;	/* positions */
+	size_t tn;	/* leaves: a power of two >= n */
+	int64_t *mx;	/* per node: max under it, lz[k] included */
+	int64_t *lz;	/* per node: added to all under it */
+};
+
+/* Positions past n never win a maximum. */
+#define CP_SEG_NONE (INT64_MIN / 4)
+
+static int seg_init(struct cp_seg *s, size_t n, const int64_t *v)
+{
+	s->n = n;
+	s->tn = 1;
+	while (s->tn < n)
+		s->tn *= 2;
+	s->mx = malloc(2 * s->tn * sizeof *s->mx);
+	s->lz = calloc(2 * s->tn, sizeof *s->lz);
+	if (!s->mx || !s->lz)
+		return -1;
+	for (size_t i = 0; i < s->tn; i++)
+		s->mx[s->tn + i] = i < n ? (v ? v[i] : 0) : CP_SEG_NONE;
+	for (size_t k = s->tn; k-- > 1;)
+		s->mx[k] = s->mx[2 * k] > s->mx[2 * k + 1] ? s->mx[2 * k]
+							    : s->mx[2 * k + 1];
+	return 0;
+}
+
+static void seg_free(struct cp_seg *s)
+{
+	free(s->mx);
+	free(s->lz);
+	memset(s, 0, sizeof *s);
+}
+
+static void seg_add_at(struct cp_seg *s, size_t k, size_t nl, size_t nr,
+		       size_t l, size_t r, int64_t v)
+{
+	if (r <= nl || nr <= l)
+		return;
+	if (l <= nl && nr <= r) {
+		s->mx[k] += v;
+		s->lz[k] += v;
+		return;
+	}
+	size_t m = nl + (nr - nl) / 2;
+	seg_add_at(s, 2 * k, nl, m, l, r, v);
+	seg_add_at(s, 2 * k + 1, m, nr, l, r, v);
+	int64_t a = s->mx[2 * k], b = s->mx[2 * k + 1];
+	s->mx[k] = (a > b ? a : b) + s->lz[k];
+}
+
+/* Add v at positions [l, r). */
+static void seg_add(struct cp_seg *s, size_t l, size_t r, int64_t v)
+{
+	if (l < r)
+		seg_add_at(s, 1, 0, s->tn, l, r, v);
+}
+
+static int64_t seg_max_at(const struct cp_seg *s, size_t k, size_t nl,
+			  size_t nr, size_t l, size_t r)
+{
+	if (r <= nl || nr <= l)
+		return CP_SEG_NONE;
+	if (l <= nl && nr <= r)
+		return s->mx[k];
+	size_t m = nl + (nr - nl) / 2;
+	int64_t a = seg_max_at(s, 2 * k, nl, m, l, r);
+	int64_t b = seg_max_at(s, 2 * k + 1, m, nr, l, r);
+	return (a > b ? a : b) + s->lz[k];
+}
+
+/* The maximum over [l, r); CP_SEG_NONE when empty. */
+static int64_t seg_max(const struct cp_seg *s, size_t l, size_t r)
+{
+	return l < r ? seg_max_at(s, 1, 0, s->tn, l, r) : CP_SEG_NONE;
+}
+
+/* ---- planner: queue: one FIFO copy queue per direction ---------------
+ * A copy queued at position p (an access of the measured list, in time
+ * order) with issue time time(p) finishes, behind everything queued at or
+ * before p, at W(p) = max over queued positions q <= p of (time(q) +
+ * D(q)) - D(p + 1), D(q) being the duration queued at q or later (a
+ * single server, first come first served: the busy period that contains
+ * p started at some queued q). key[q] holds time(q) + D(q), less
+ * CP_Q_IDLE while nothing is queued at q; dur[q] holds D(q). Adding a
+ * copy of d at p adds d to both over [0, p]: O(log n). */
+#define CP_Q_IDLE ((int64_t)1 << 60)
+
+struct cp_queue {
+	struct cp_seg key; /* per position: time + D, or less CP_Q_IDLE */
+	struct cp_seg dur; /* per position (n + 1): D */
+	uint32_t *cnt;	   /* per position: copies queued there */
+};
+
+static int q_init(struct cp_queue *q, const struct cp_input *in)
+{
+	size_t n = in->n_acc;
+	int64_t *v = malloc((n ? n : 1) * sizeof *v);
+	q->cnt = calloc(n ? n : 1, sizeof *q->cnt);
+	int rc = -1;
+	if (v && q->cnt) {
+		for (size_t i = 0; i < n; i++)
+			v[i] = in->acc[i].time - CP_Q_IDLE;
+		rc = seg_init(&q->key, n, v) | seg_init(&q->dur, n + 1, NULL);
+	}
+	free(v);
+	return rc;
+}
+
+static void q_free(struct cp_queue *q)
+{
+	seg_free(&q->key);
+	seg_free(&q->dur);
+	free(q->cnt);
+}
+
+/* Queue (d > 0) or take back (d < 0) a copy of |d| at position p. */
+static void q_add(struct cp_queue *q, size_t p, sim_time_t d)
+{
+	seg_add(&q->key, 0, p + 1, d);
+	seg_add(&q->dur, 0, p + 1, d);
+	if (d > 0 && q->cnt[p]++ == 0)
+		seg_add(&q->key, p, p + 1, CP_Q_IDLE);
+	else if (d < 0 && --q->cnt[p] == 0)
+		seg_add(&q->key, p, p + 1, -CP_Q_IDLE);
+}
+
+/* W(p): when the last copy queued at or before p finishes. */
+static sim_time_t q_finish(const struct cp_queue *q, size_t p)
+{
+	return seg_max(&q->key, 0, p + 1) - seg_max(&q->dur, p + 1, p + 2);
 }
 
 /* ---- In-triggers ----------------------------------------------------- */
@@ -279,7 +452,14 @@ struct cp_ctx {
 	uint32_t *vis;		   /* per slot: visit stamp of a holders
 				      walk */
 	uint32_t vstamp;	   /* current holders walk */
-	uint64_t need;		   /* mem_saving still to find */
+	uint64_t need;		   /* CP_SAVING_SCALAR: mem_saving still
+				      to find */
+	size_t *grp;		   /* per access: its instant */
+	size_t ng;		   /* instants */
+	struct cp_seg prof;	   /* CP_SAVING_PROFILE: per instant, the
+				      usage left by the decisions so far */
+	int64_t room;		   /* in->room */
+	struct cp_queue qout, qin; /* planner: queue: D2H and H2D */
 	struct cp_plan *out;	   /* the plan */
 };
 
@@ -301,13 +481,22 @@ static sim_time_t pair_ft(const struct cp_input *in, uint32_t t, size_t i,
 	       (in->acc[i].time + in->swap_out[t]);
 }
 
+/* Size floor (issue 28): a tensor smaller than in->min_bytes is never a
+ * candidate. capuchin.c sets it to one copy latency's worth of bytes
+ * (latency x pinned bandwidth of the link, the larger direction): below
+ * it a swap's time is mostly the fixed latency, not the bytes, so the
+ * FT of equation (1) -- SwapTime "calculated by dividing tensor's memory
+ * size by PCIe bandwidth" (4.3) -- misprices it, and what it frees is
+ * less than the link moves in that latency. Batch-norm's saved
+ * statistics (0.5-4 KiB at ResNet-50 b128) are such tensors. */
 static void find_candidates(struct cp_ctx *x, const size_t *next)
 {
 	const struct cp_input *in = x->in;
 	for (size_t i = 0; i < in->n_acc; i++) {
 		uint32_t t = in->acc[i].tensor;
 		size_t j = next[i];
-		if (in->persistent[t] || j == SIZE_MAX)
+		if (in->persistent[t] || j == SIZE_MAX ||
+		    in->wl->tensors[t].bytes < in->min_bytes)
 			continue;
 		if (in->acc[i].time > in->peak_end ||
 		    in->acc[j].time < in->peak_begin)
@@ -496,35 +685,139 @@ static long holders_of(struct cp_ctx *x, uint32_t t, struct cp_set *out)
 
 /* ---- Decisions ------------------------------------------------------- */
 
-/* Swap overhead (section 4.4) of candidate s with its in-trigger: the
+/* A priced swap of a candidate: its in-trigger, when its swap-out ends,
+ * and what the back-access waits. */
+struct cp_price {
+	size_t trigger;
+	sim_time_t out_end;
+	sim_time_t overhead;
+};
+
+/* Swap overhead (section 4.4) of candidate c with its in-trigger: the
  * swap-in starts at the later of the trigger and the end of the swap-out
- * ("a swap cannot start until its preceding swap finishes" is the
- * runtime's matter; the tensor's own swap-out must end first) and the
- * back-access waits for what is left of it. */
-static sim_time_t swap_overhead(const struct cp_input *in,
-				const struct cp_cand *c, size_t *trigger)
+ * (the tensor's own swap-out must end first) and the back-access waits
+ * for what is left of it.
+ * planner: paper prices it alone, "based on the ideal scenario without
+ * considering the overall execution environment and other tensors"
+ * (4.4), and leaves the rest to feedback ("because pinned memory
+ * transfer occupies unidirectional PCIe lane exclusively, a swap cannot
+ * start until its preceding swap finishes"). planner: queue (issue 28)
+ * departs from that sentence: the swap-out joins the D2H queue at its
+ * evicted-access and the swap-in the H2D queue at its in-trigger, behind
+ * the swaps chosen so far (FIFO in time order, as 5.3's "two separate
+ * CUDA streams to perform swapping out/in"), and is priced by when each
+ * finishes there. Pricing queues it; unqueue() takes it back. Only the
+ * candidate's own delay is priced: what it adds to chosen swaps queued
+ * after it is left to feedback, as in the paper. */
+static struct cp_price price_swap(struct cp_ctx *x, const struct cp_cand *c)
 {
+	const struct cp_input *in = x->in;
 	uint32_t t = c->tensor;
+	struct cp_price p;
 	sim_time_t back = in->acc[c->back].time;
-	*trigger = cp_choose_trigger(in, c->evict, c->back, back - in->swap_in[t]);
-	sim_time_t out_end = in->acc[c->evict].time + in->swap_out[t];
-	sim_time_t from = in->acc[*trigger].time;
-	if (out_end > from)
-		from = out_end;
-	sim_time_t o = from + in->swap_in[t] - back;
-	return o > 0 ? o : 0;
+	p.trigger = cp_choose_trigger(in, c->evict, c->back, back - in->swap_in[t]);
+	sim_time_t from = in->acc[p.trigger].time, in_end;
+	if (in->planner == CP_PLANNER_QUEUE) {
+		q_add(&x->qout, c->evict, in->swap_out[t]);
+		q_add(&x->qin, p.trigger, in->swap_in[t]);
+		p.out_end = q_finish(&x->qout, c->evict);
+		in_end = q_finish(&x->qin, p.trigger);
+		if (in_end < p.out_end + in->swap_in[t])
+			in_end = p.out_end + in->swap_in[t];
+	} else {
+		p.out_end = in->acc[c->evict].time + in->swap_out[t];
+		if (p.out_end > from)
+			from = p.out_end;
+		in_end = from + in->swap_in[t];
+	}
+	sim_time_t o = in_end - back;
+	p.overhead = o > 0 ? o : 0;
+	return p;
 }
 
-/* Record a decision and take the candidate out of the set. */
+/* Take back what price_swap queued (a swap not chosen). */
+static void unqueue(struct cp_ctx *x, const struct cp_cand *c,
+		    const struct cp_price *p)
+{
+	if (x->in->planner != CP_PLANNER_QUEUE)
+		return;
+	q_add(&x->qout, c->evict, -x->in->swap_out[c->tensor]);
+	q_add(&x->qin, p->trigger, -x->in->swap_in[c->tensor]);
+}
+
+/* The instants [*lo, *hi) over which c is out of memory: a swap from the
+ * end of its swap-out (its block is released then) to its in-trigger
+ * (the swap-in allocates there); a recomputation from after its
+ * evicted-access's instant to its back-access's. p is NULL for a
+ * recomputation. */
+static void out_span(const struct cp_ctx *x, const struct cp_cand *c,
+		     const struct cp_price *p, size_t *lo, size_t *hi)
+{
+	const struct cp_input *in = x->in;
+	if (!p) {
+		*lo = x->grp[c->evict] + 1;
+		*hi = x->grp[c->back];
+		return;
+	}
+	/* the first access after the evicted-access at or after out_end */
+	size_t a = c->evict + 1, b = p->trigger;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (in->acc[mid].time >= p->out_end)
+			b = mid;
+		else
+			a = mid + 1;
+	}
+	*lo = x->grp[a];
+	*hi = x->grp[p->trigger];
+}
+
+/* Whether the plan frees enough. Section 4.5: "Note that the required
+ * memory reduction to make the whole training fit in GPU memory can be
+ * obtained from measured execution -- with passive mode the amount is the
+ * total memory size of evicted tensors. If the reduced memory using swap
+ * is larger than this amount, we have selected enough tensors in
+ * eviction set and the process can terminate." and Algorithm 1 line 12,
+ * "mem_saving <- mem_saving - t.mem". CP_SAVING_SCALAR does that. But an
+ * evicted tensor reduces memory only while it is out, and "to make the
+ * whole training fit" is a condition at every instant, not on a sum: a
+ * tensor out from the first layers to the last backward ones and one out
+ * over a few ops of the backward pass count the same in the sum, while
+ * only the first lowers the forward-to-backward peak. CP_SAVING_PROFILE
+ * (issue 28) reads the requirement as the paper's own measure of memory
+ * ("keep track allocation and deallocation time of tensors to infer
+ * memory usage", 4.5): the stall-free usage at each instant, which must
+ * come within the budget everywhere; each chosen tensor lowers it over
+ * its out_span. */
+static bool enough(const struct cp_ctx *x)
+{
+	if (x->in->saving == CP_SAVING_SCALAR)
+		return x->need == 0;
+	return x->ng == 0 || seg_max(&x->prof, 0, x->ng) <= x->room;
+}
+
+/* Whether evicting c over [lo, hi) lowers an instant still over the
+ * budget (CP_SAVING_SCALAR: always). A candidate that does not is left
+ * out of the set: the profile only comes down, so it never will. */
+static bool helps(const struct cp_ctx *x, size_t lo, size_t hi)
+{
+	if (x->in->saving == CP_SAVING_SCALAR)
+		return true;
+	return lo < hi && seg_max(&x->prof, lo, hi) > x->room;
+}
+
+/* Record a decision and take the candidate out of the set. p: the
+ * swap's price (its copies stay queued), NULL for a recomputation. */
 static void decide(struct cp_ctx *x, struct cp_cand *c, enum cp_how how,
-		   size_t trigger, sim_time_t overhead)
+		   const struct cp_price *p)
 {
 	struct cp_decision *d = &x->out->d[x->out->n++];
 	uint64_t bytes = x->in->wl->tensors[c->tensor].bytes;
 	*d = (struct cp_decision){.tensor = c->tensor, .how = how,
 				  .evict = c->evict, .back = c->back,
-				  .trigger = trigger, .free_time = c->ft,
-				  .overhead = overhead};
+				  .trigger = p ? p->trigger : c->back,
+				  .free_time = c->ft,
+				  .overhead = p ? p->overhead : recomp_time(c)};
 	if (how == CP_RECOMPUTE) {
 		d->msps = c->msps;
 		d->rp_time = recomp_time(c);
@@ -535,6 +828,17 @@ static void decide(struct cp_ctx *x, struct cp_cand *c, enum cp_how how,
 	x->out->saved += bytes;
 	/* Algorithm 1 line 12 / Algorithm 2 line 15: mem_saving -= t.mem */
 	x->need = bytes >= x->need ? 0 : x->need - bytes;
+	size_t lo, hi;
+	out_span(x, c, p, &lo, &hi);
+	seg_add(&x->prof, lo, hi, -(int64_t)bytes);
+}
+
+/* Leave c out of the set (it lowers no instant still over the budget);
+ * it stays resident, so it stays a recomputation source. */
+static void drop_cand(struct cp_ctx *x, struct cp_cand *c)
+{
+	c->live = false;
+	tree_update(x, (size_t)(c - x->c));
 }
 
 /* ---- Algorithm 2: recomputation -------------------------------------- */
@@ -658,7 +962,7 @@ static int confirm_recompute(struct cp_ctx *x, struct cp_cand *t)
 	/* lines 13-15 */
 	for (uint32_t k = 0; k < t->srcs.n; k++)
 		x->nref[t->srcs.v[k]]++;
-	decide(x, t, CP_RECOMPUTE, t->back, recomp_time(t));
+	decide(x, t, CP_RECOMPUTE, NULL);
 	/* lines 17-29: the candidates whose sources hold t */
 	for (uint32_t k = 0; k < h.n; k++) {
 		struct cp_cand *cand = &x->c[h.v[k]];
@@ -739,6 +1043,33 @@ static int init_all(struct cp_ctx *x)
 
 /* ---- Algorithm 1 and the swap phase ---------------------------------- */
 
+/* Price c's swap into *p (its copies queued). false, with the copies
+ * taken back and c left out of the set, when its span lowers no instant
+ * still over the budget. */
+static bool swap_useful(struct cp_ctx *x, struct cp_cand *c,
+			struct cp_price *p)
+{
+	*p = price_swap(x, c);
+	size_t lo, hi;
+	out_span(x, c, p, &lo, &hi);
+	if (helps(x, lo, hi))
+		return true;
+	unqueue(x, c, p);
+	drop_cand(x, c);
+	return false;
+}
+
+/* The same for recomputing c. */
+static bool recomp_useful(struct cp_ctx *x, struct cp_cand *c)
+{
+	size_t lo, hi;
+	out_span(x, c, NULL, &lo, &hi);
+	if (helps(x, lo, hi))
+		return true;
+	drop_cand(x, c);
+	return false;
+}
+
 /* The next live candidate in FT order from *pos (the ranked list), or
  * NULL at its end. */
 static struct cp_cand *next_swap(struct cp_ctx *x, size_t *pos)
@@ -761,18 +1092,24 @@ static int plan_hybrid(struct cp_ctx *x, size_t pos)
 	 * first choice" decides ties for the swap here. */
 	if (init_all(x) < 0)
 		return -1;
-	while (x->need > 0) {
+	while (!enough(x)) {
 		struct cp_cand *s = next_swap(x, &pos);
 		if (!s)
 			break;
-		size_t trig;
-		sim_time_t so = swap_overhead(x->in, s, &trig);
+		struct cp_price sp;
+		if (!swap_useful(x, s, &sp))
+			continue;
 		struct cp_cand *r = max_msps(x);
-		if (r && recomp_time(r) < so) {
+		if (r && !recomp_useful(x, r)) {
+			unqueue(x, s, &sp);
+			continue;
+		}
+		if (r && recomp_time(r) < sp.overhead) {
+			unqueue(x, s, &sp);
 			if (confirm_recompute(x, r) < 0)
 				return -1;
 		} else {
-			decide(x, s, CP_SWAP, trig, so);
+			decide(x, s, CP_SWAP, &sp);
 			if (swap_confirmed(x, s) < 0)
 				return -1;
 		}
@@ -786,8 +1123,8 @@ static int plan_recompute(struct cp_ctx *x)
 	if (init_all(x) < 0)
 		return -1;
 	struct cp_cand *t;
-	while (x->need > 0 && (t = max_msps(x)))
-		if (confirm_recompute(x, t) < 0)
+	while (!enough(x) && (t = max_msps(x)))
+		if (recomp_useful(x, t) && confirm_recompute(x, t) < 0)
 			return -1;
 	return 0;
 }
@@ -801,12 +1138,15 @@ static size_t plan_swaps(struct cp_ctx *x)
 {
 	size_t pos = 0;
 	struct cp_cand *c;
-	while (x->need > 0 && (c = next_swap(x, &pos))) {
-		size_t trig;
-		sim_time_t o = swap_overhead(x->in, c, &trig);
-		if (o > 0 && x->in->mode != CP_SWAP_ONLY)
+	while (!enough(x) && (c = next_swap(x, &pos))) {
+		struct cp_price p;
+		if (!swap_useful(x, c, &p))
+			continue;
+		if (p.overhead > 0 && x->in->mode != CP_SWAP_ONLY) {
+			unqueue(x, c, &p);
 			break;
-		decide(x, c, CP_SWAP, trig, o);
+		}
+		decide(x, c, CP_SWAP, &p);
 	}
 	return pos;
 }
@@ -827,6 +1167,10 @@ static void ctx_free(struct cp_ctx *x)
 	free(x->hn);
 	free(x->hhead);
 	free(x->vis);
+	free(x->grp);
+	seg_free(&x->prof);
+	q_free(&x->qout);
+	q_free(&x->qin);
 }
 
 int cp_plan(const struct cp_input *in, struct cp_plan *out, gms_err *err)
@@ -836,9 +1180,13 @@ int cp_plan(const struct cp_input *in, struct cp_plan *out, gms_err *err)
 	size_t nt = wl->n_tensors ? wl->n_tensors : 1;
 	size_t no = wl->n_ops ? wl->n_ops : 1;
 	size_t na = in->n_acc ? in->n_acc : 1;
-	struct cp_ctx x = {.in = in, .out = out, .need = in->mem_saving};
+	struct cp_ctx x = {.in = in, .out = out, .need = in->mem_saving,
+			   .room = in->room > INT64_MAX ? INT64_MAX
+							 : (int64_t)in->room};
 	size_t *first = malloc(nt * sizeof *first);
 	size_t *next = malloc(na * sizeof *next);
+	int64_t *use = malloc(na * sizeof *use);
+	x.grp = malloc(na * sizeof *x.grp);
 	x.c = malloc(nt * sizeof *x.c);
 	x.slot = malloc(nt * sizeof *x.slot);
 	x.state = calloc(nt, sizeof *x.state);
@@ -849,12 +1197,22 @@ int cp_plan(const struct cp_input *in, struct cp_plan *out, gms_err *err)
 	x.hhead = malloc(nt * sizeof *x.hhead);
 	x.vis = calloc(nt, sizeof *x.vis);
 	int rc = -1;
-	if (!first || !next || !x.c || !x.slot || !x.state || !x.last ||
-	    !x.nref || !x.seen_t || !x.seen_o || !x.hhead || !x.vis)
+	if (!first || !next || !use || !x.grp || !x.c || !x.slot ||
+	    !x.state || !x.last || !x.nref || !x.seen_t || !x.seen_o ||
+	    !x.hhead || !x.vis)
 		goto done;
 	memset(x.slot, 0xff, nt * sizeof *x.slot);
 	memset(x.hhead, 0xff, nt * sizeof *x.hhead);
 	cp_lifetimes(in, first, x.last, next);
+	x.ng = cp_profile(in, first, x.last, x.grp, use);
+	if (seg_init(&x.prof, x.ng, use) < 0 ||
+	    (in->planner == CP_PLANNER_QUEUE &&
+	     (q_init(&x.qout, in) < 0 || q_init(&x.qin, in) < 0)))
+		goto done;
+	/* CP_SAVING_SCALAR: what guided iterations still evicted adds to
+	 * the measured reduction */
+	for (size_t i = 0; in->demand && i < in->n_acc; i++)
+		x.need += in->demand[i];
 	find_candidates(&x, next);
 	out->n_candidates = x.nc;
 	/* the ranked list; slots follow the new order */
@@ -872,12 +1230,28 @@ int cp_plan(const struct cp_input *in, struct cp_plan *out, gms_err *err)
 		rc = plan_recompute(&x);
 	} else {
 		size_t pos = plan_swaps(&x);
-		if (in->mode == CP_HYBRID && x.need > 0)
+		if (in->mode == CP_HYBRID && !enough(&x))
 			rc = plan_hybrid(&x, pos);
+	}
+	if (in->saving == CP_SAVING_SCALAR) {
+		out->shortfall = x.need;
+	} else if (x.ng) {
+		int64_t m = seg_max(&x.prof, 0, x.ng) - x.room;
+		out->shortfall = m > 0 ? (uint64_t)m : 0;
+		out->slack = malloc(na * sizeof *out->slack);
+		if (!out->slack) {
+			rc = -1;
+			goto done;
+		}
+		for (size_t i = 0; i < in->n_acc; i++) {
+			out->slack[i] = x.room - seg_max(&x.prof, x.grp[i],
+							 x.grp[i] + 1);
+		}
 	}
 done:
 	free(first);
 	free(next);
+	free(use);
 	ctx_free(&x);
 	if (rc < 0) {
 		cp_plan_free(out);
@@ -889,5 +1263,6 @@ done:
 void cp_plan_free(struct cp_plan *p)
 {
 	free(p->d);
+	free(p->slack);
 	memset(p, 0, sizeof *p);
 }

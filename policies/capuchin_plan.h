@@ -50,6 +50,24 @@ enum cp_mode {
 
 enum cp_how { CP_SWAP, CP_RECOMPUTE };
 
+/* When the eviction set is enough (issue 28). */
+enum cp_saving {
+	CP_SAVING_SCALAR,  /* Algorithm 1 line 12 as printed: mem_saving -=
+			      t.mem, enough once mem_saving <= 0 */
+	CP_SAVING_PROFILE, /* time-resolved: each chosen tensor is taken off
+			      the stall-free usage profile over the span it
+			      is out of memory; enough once the profile is
+			      within `room` at every instant */
+};
+
+/* How a swap's overhead is priced (issue 28). */
+enum cp_planner {
+	CP_PLANNER_PAPER, /* alone, on an idle link (section 4.4) */
+	CP_PLANNER_QUEUE, /* behind the swaps already chosen, on one FIFO
+			     queue per direction over the measured
+			     timeline */
+};
+
 /* What the Policy Maker is given. */
 struct cp_input {
 	const struct wl_workload *wl;  /* lineage: tensors' producers, ops'
@@ -71,11 +89,26 @@ struct cp_input {
 					  device */
 	uint64_t mem_saving;	       /* required reduction: the bytes the
 					  measured iteration evicted on
-					  demand (section 4.5) */
+					  demand (section 4.5); 0: the empty
+					  plan; CP_SAVING_SCALAR's stop
+					  rule */
 	sim_time_t peak_begin;	       /* the peak-memory period [begin,
 					  end] on the access timeline */
 	sim_time_t peak_end;
 	enum cp_mode mode;	       /* which regeneration methods */
+	enum cp_saving saving;	       /* the stop rule */
+	enum cp_planner planner;       /* how swaps are priced */
+	uint64_t room;		       /* CP_SAVING_PROFILE: bytes the
+					  non-persistent tensors may hold
+					  (the budget less the persistent
+					  tensors) */
+	const uint64_t *demand;	       /* per access, or NULL: bytes passive
+					  mode still had to evict at it in
+					  guided iterations, added to the
+					  profile at its instant (runtime
+					  refinement; capuchin.c) */
+	uint64_t min_bytes;	       /* size floor: tensors smaller are
+					  never candidates */
 };
 
 /* One tensor of the eviction set. */
@@ -105,13 +138,23 @@ struct cp_decision {
 struct cp_plan {
 	struct cp_decision *d; /* eviction set, in the order chosen */
 	size_t n, cap;	       /* its size and capacity */
-	uint64_t saved;	       /* bytes the eviction set frees */
+	uint64_t saved;	       /* bytes of the tensors in the eviction
+				  set */
+	uint64_t shortfall;    /* what the plan could not save: the
+				  profile's excess over room at its worst
+				  instant (CP_SAVING_PROFILE), or
+				  mem_saving left (CP_SAVING_SCALAR) */
 	size_t n_candidates;   /* tensors in the initial candidate set */
+	int64_t *slack;	       /* per access (n_acc): room less the
+				  profile the plan leaves at its instant,
+				  negative where over (CP_SAVING_PROFILE;
+				  NULL otherwise) */
 };
 
 /* The peak-memory period of the measured iteration: the stall-free usage
- * (each non-persistent tensor counted from its first access to its last)
- * is computed over the access list; the period is [first, last] access
+ * (each non-persistent tensor counted from its first access to its last,
+ * plus in->demand where given) is computed over the access list; the
+ * period is [first, last] access
  * time at which it exceeds `budget`, or the single instant of its maximum
  * when it never does. */
 void cp_peak_period(const struct cp_input *in, uint64_t budget,

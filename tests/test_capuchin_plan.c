@@ -9,6 +9,7 @@
  * Times are in ns. Ops carry their times twice: in the workload (for the
  * builder) and in op_time (what the planner reads).
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,8 +18,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../policies/capuchin.h"
 #include "../policies/capuchin_plan.h"
+#include "../sim/ex.h"
 #include "testkit.h"
+#include "wlkit.h"
 
 /* A small planning problem: a workload, its per-tensor and per-op
  * arrays, and an access list. */
@@ -54,7 +58,17 @@ static void at(struct fx *f, uint32_t t, sim_time_t time)
 	f->n++;
 }
 
-/* Finalize and fill the input: mode, mem_saving, peak [pb, pe]. */
+/* Append n accesses: tensor t[i] at time[i]. */
+static void ats(struct fx *f, size_t n, const uint32_t *t,
+		const sim_time_t *time)
+{
+	for (size_t i = 0; i < n; i++)
+		at(f, t[i], time[i]);
+}
+
+/* Finalize and fill the input: mode, mem_saving, peak [pb, pe]. The
+ * tests written for Algorithm 1 line 12 as printed (mem_saving -= t.mem)
+ * stop by it (CP_SAVING_SCALAR); the profile's are below. */
 static void fx_input(struct fx *f, enum cp_mode mode, uint64_t saving,
 		     sim_time_t pb, sim_time_t pe)
 {
@@ -65,7 +79,7 @@ static void fx_input(struct fx *f, enum cp_mode mode, uint64_t saving,
 				  .op_time = f->opt, .swap_out = f->sout,
 				  .swap_in = f->sin, .mem_saving = saving,
 				  .peak_begin = pb, .peak_end = pe,
-				  .mode = mode};
+				  .mode = mode, .saving = CP_SAVING_SCALAR};
 }
 
 static void plan_ok(struct fx *f, struct cp_plan *p)
@@ -605,6 +619,299 @@ static void test_hybrid_swapped_source(void **state)
 	wl_free(f.w);
 }
 
+
+/* ---- the time-resolved saving (issue 28) --------------------------------
+ * A, E 100 B, B 60 B, inputs (no producers), swap-in = swap-out = 1 ns:
+ *   idx 0 B@0  1 E@10  2 B@20  3 A@30  4 E@60  5 A@100
+ * Lives: B [0, 20], E [10, 60], A [30, 100]. Instants and usage:
+ *   g0 t0: B = 60; g1 t10: B+E = 160; g2 t20: 160 (B's last access
+ *   counted); g3 t30: E+A = 200; g4 t60: 200; g5 t100: A = 100.
+ * room 100: over at t10..t60, so the peak period is [10, 60] (asserted).
+ * Candidates, one pair each: A (3, 5) FT (100-1) - (30+1) = 68; E (1, 4)
+ * 59 - 11 = 48; B (0, 2) 19 - 1 = 18: ranking A, E, B. Swap only, so
+ * overheads do not stop the swap phase. In-triggers: A's start 99 finds
+ * idx 4 (60), inside the peak, moved to the first access after 60:
+ * idx 5 = back; E's start 59 finds idx 3 (30), inside: the first after
+ * 60 before idx 4 is none: back; B's start 19 finds idx 1 (10), inside:
+ * back. So each is out from the first access at or after its swap-out's
+ * end to its back-access:
+ *   A from idx 4 (60 >= 31): g4 only; E from idx 2 (20 >= 11): g2, g3;
+ *   B from idx 1 (10 >= 1): g1.
+ * Scalar rule, mem_saving 200 (what passive mode evicted): A (100) and E
+ * (100) make 200: it stops with usage g1 160 > 100 still over.
+ * Profile rule: after A, E: [60, 160, 60, 100, 100, 100]: over at g1
+ * only; B takes g1 to 100: done with all three, nothing short.
+ * Size floor 61 B leaves B out (60 < 61): two candidates, the plan A, E,
+ * and 160 - 100 = 60 bytes short; a floor of 60 keeps it (not below). */
+static void profile_fx(struct fx *f, uint64_t floor)
+{
+	fx_init(f, "profile");
+	uint32_t A = T(f->w, "A", 100, WL_INPUT);
+	uint32_t B = T(f->w, "B", 60, WL_INPUT);
+	uint32_t E = T(f->w, "E", 100, WL_INPUT);
+	for (uint32_t t = 0; t < 3; t++)
+		f->sin[t] = f->sout[t] = 1;
+	ats(f, 6, (const uint32_t[]){B, E, B, A, E, A},
+	    (const sim_time_t[]){0, 10, 20, 30, 60, 100});
+	fx_input(f, CP_SWAP_ONLY, 200, 10, 60);
+	f->in.room = 100;
+	f->in.min_bytes = floor;
+}
+
+static void test_profile_saving(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct cp_plan p;
+	profile_fx(&f, 0);
+	sim_time_t pb, pe;
+	cp_peak_period(&f.in, 100, &pb, &pe);
+	assert_int_equal(pb, 10);
+	assert_int_equal(pe, 60);
+
+	plan_ok(&f, &p); /* scalar */
+	assert_int_equal(p.n_candidates, 3);
+	assert_int_equal(p.n, 2);
+	assert_int_equal(p.d[0].tensor, 0); /* A */
+	assert_int_equal(p.d[0].trigger, 5);
+	assert_int_equal(p.d[1].tensor, 2); /* E */
+	assert_int_equal(p.d[1].trigger, 4);
+	assert_int_equal(p.shortfall, 0);
+	cp_plan_free(&p);
+
+	f.in.saving = CP_SAVING_PROFILE;
+	plan_ok(&f, &p);
+	assert_int_equal(p.n, 3);
+	assert_int_equal(p.d[2].tensor, 1); /* B */
+	assert_int_equal(p.d[2].trigger, 2);
+	assert_int_equal(p.saved, 260);
+	assert_int_equal(p.shortfall, 0);
+	/* what is left under room at each access: 100 - [60, 100, 60,
+	 * 100, 100, 100] (idx 2 is g2: 60) */
+	static const int64_t slack[] = {40, 0, 40, 0, 0, 0};
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(p.slack[i], slack[i]);
+	cp_plan_free(&p);
+	wl_free(f.w);
+
+	profile_fx(&f, 61);
+	f.in.saving = CP_SAVING_PROFILE;
+	plan_ok(&f, &p);
+	assert_int_equal(p.n_candidates, 2);
+	assert_int_equal(p.n, 2);
+	assert_int_equal(p.shortfall, 60);
+	cp_plan_free(&p);
+	f.in.min_bytes = 60;
+	plan_ok(&f, &p);
+	assert_int_equal(p.n_candidates, 3);
+	assert_int_equal(p.n, 3);
+	cp_plan_free(&p);
+	wl_free(f.w);
+}
+
+/* A candidate whose span lowers no instant still over the budget is left
+ * out, and demand (runtime refinement) raises the profile where it is
+ * given. The list above with room 200: no instant is over (the maximum
+ * is 200), so the plan is empty whatever mem_saving says. With 50 B of
+ * demand at idx 1: g1 160 + 50 = 210 is over, nothing else. A (first by
+ * FT) is out over g4 (200, not over): left out; E over g2, g3 (160, 200):
+ * left out; B over g1: chosen, 210 - 60 = 150. The plan is B alone
+ * (taking every candidate in turn, as the scalar rule would, gives A, E,
+ * B). */
+static void test_profile_helps(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct cp_plan p;
+	profile_fx(&f, 0);
+	f.in.saving = CP_SAVING_PROFILE;
+	f.in.room = 200;
+	plan_ok(&f, &p);
+	assert_int_equal(p.n, 0);
+	assert_int_equal(p.shortfall, 0);
+	cp_plan_free(&p);
+	uint64_t demand[6] = {0, 50, 0, 0, 0, 0};
+	f.in.demand = demand;
+	plan_ok(&f, &p);
+	assert_int_equal(p.n, 1);
+	assert_int_equal(p.d[0].tensor, 1);
+	assert_int_equal(p.shortfall, 0);
+	assert_int_equal(p.slack[1], 50);
+	cp_plan_free(&p);
+	wl_free(f.w);
+}
+
+/* ---- planner: queue (issue 28) ------------------------------------------
+ * P persistent (10 B); X, Y 100 B, swap-in = swap-out = 40 ns; opX (50
+ * ns) and opY (10 ns) make X and Y from P; W an input read twice:
+ *   idx 0 P@0  1 X@0  2 P@10  3 Y@10  4 X@20  5 Y@20  6 W@100  7 W@150
+ *       8 Y@200  9 X@210
+ * Peak [20, 30]. Pairs: X (4, 9) FT (210-40) - (20+40) = 110 (its (1, 4)
+ * is -60); Y (5, 8) (200-40) - 60 = 100 (its (3, 5) -70); W's (6, 7)
+ * starts after the peak: not a candidate. Ranking X, Y. mem_saving 200:
+ * both needed.
+ * In-triggers: X's start 170: idx 7 (150); Y's start 160: idx 7.
+ * planner: paper, each alone: X max(150, 20+40) + 40 = 190 <= 210; Y
+ * max(150, 60) + 40 = 190 <= 200: both swapped in the swap phase,
+ * overhead 0.
+ * planner: queue: X first on empty queues: D2H 20-60, H2D 150-190:
+ * overhead 0, swapped. Y: D2H behind X's (both issued at 20): 60-100;
+ * H2D behind X's at idx 7: 190-230: overhead 230 - 200 = 30 > 0: the swap
+ * phase ends. Hybrid: Y's recomputation from P costs opY, 10 ns < 30:
+ * recomputed (overhead 10). Swap-only keeps the swap, overhead 30. */
+static void queue_fx(struct fx *f, enum cp_mode mode, enum cp_planner pl)
+{
+	fx_init(f, "queue");
+	uint32_t P = T(f->w, "P", 10, WL_INPUT);
+	uint32_t X = T(f->w, "X", 100, WL_ACT);
+	uint32_t Y = T(f->w, "Y", 100, WL_ACT);
+	uint32_t W = T(f->w, "W", 100, WL_INPUT);
+	f->pers[P] = true;
+	op1(f, "opX", 50, &P, 1, X);
+	op1(f, "opY", 10, &P, 1, Y);
+	f->sin[X] = f->sout[X] = f->sin[Y] = f->sout[Y] = 40;
+	f->sin[W] = f->sout[W] = 40;
+	ats(f, 10, (const uint32_t[]){P, X, P, Y, X, Y, W, W, Y, X},
+	    (const sim_time_t[]){0, 0, 10, 10, 20, 20, 100, 150, 200, 210});
+	fx_input(f, mode, 200, 20, 30);
+	f->in.planner = pl;
+}
+
+/* The i-th decision is of tensor t, `how`, with that trigger and
+ * overhead. */
+static void assert_dec(const struct cp_plan *p, size_t i, uint32_t t,
+		       enum cp_how how, size_t trigger, sim_time_t overhead)
+{
+	assert_true(i < p->n);
+	assert_int_equal(p->d[i].tensor, t);
+	assert_int_equal(p->d[i].how, how);
+	assert_int_equal(p->d[i].trigger, trigger);
+	assert_int_equal(p->d[i].overhead, overhead);
+}
+
+/* Plan queue_fx under mode and planner: two decisions, X swapped first
+ * and hidden, then Y `how` with overhead o (trigger 7 or, recomputed,
+ * its back-access 8). */
+static void queue_case(enum cp_mode mode, enum cp_planner pl,
+		       enum cp_how how, sim_time_t o)
+{
+	struct fx f;
+	struct cp_plan p;
+	queue_fx(&f, mode, pl);
+	plan_ok(&f, &p);
+	assert_int_equal(p.n_candidates, 2);
+	assert_int_equal(p.n, 2);
+	assert_dec(&p, 0, 1, CP_SWAP, 7, 0);
+	assert_dec(&p, 1, 2, how, how == CP_SWAP ? 7 : 8, o);
+	if (how == CP_RECOMPUTE)
+		assert_recomp(&p, 1, 2, 10, 100);
+	cp_plan_free(&p);
+	wl_free(f.w);
+}
+
+static void test_queue_planner(void **state)
+{
+	(void)state;
+	queue_case(CP_HYBRID, CP_PLANNER_PAPER, CP_SWAP, 0);
+	queue_case(CP_HYBRID, CP_PLANNER_QUEUE, CP_RECOMPUTE, 10);
+	queue_case(CP_SWAP_ONLY, CP_PLANNER_QUEUE, CP_SWAP, 30);
+}
+
+/* ---- runtime refinement on a real generator (issue 28) ------------------
+ * The issue's repro: ResNet-50 b128 on P100-PCIe-16GB, SGD, TF graph
+ * mode, the framework's allocator (bfc), budget 5798923136 = 50% of the
+ * framework policy's peak there (11597846272, `simulate --policy
+ * framework`). Planned once (replans=0), passive mode still evicts in
+ * every guided iteration (the issue: 3.49 of 6.22 GB). With refinement,
+ * the last guided iterations evict nothing on demand, within the cap of
+ * re-plans.
+ * Size floor: P100-PCIe-16GB's links (configs/hw) have 10 us latency and
+ * 12e9 B/s pinned both ways: 10e-6 x 12e9 = 120000 B. Every tensor
+ * planned is at least that; batch-norm's saved statistics (bn1.saved,
+ * 2 x 64 channels x 4 B = 512 B), planned before, are not. */
+static char *resnet50_run(uint64_t budget, const char *const *kv, size_t n)
+{
+	struct wl_workload *w = gen_build_ok("resnet50", 128, 0,
+					     WL_FW_TF_GRAPH, WL_OPTIM_SGD);
+	struct hw_profile hw;
+	gms_err err;
+	if (hw_load(&hw, "P100-PCIe-16GB", &err) < 0)
+		fail_msg("%s", err.msg);
+	struct pol pol;
+	make_policy(&pol, "capuchin", kv, n);
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_on(w, &pol, &hw, "bfc", budget, 0, 10, &st), 0);
+	assert_false(st.oom.hit);
+	char *rep = NULL;
+	assert_int_equal(pol_report_text(&pol, &rep, &err), 0);
+	assert_true(tensor(w, "bn1.saved")->bytes < 120000);
+	for (const char *l = strstr(rep, "\nplan "); l;
+	     l = strstr(l + 1, "\nplan ")) {
+		char name[128];
+		assert_int_equal(sscanf(l + 6, "%127s", name), 1);
+		assert_true(tensor(w, name)->bytes >= 120000);
+	}
+	char want[32];
+	snprintf(want, sizeof want, "plan_replans %d\n", capuchin_replans(&pol));
+	assert_non_null(strstr(rep, want));
+	pol_destroy(&pol);
+	st_run_free(&st);
+	wl_free(w);
+	return rep;
+}
+
+/* The passive bytes of iteration i in a report. */
+static unsigned long long passive_bytes(const char *rep, int i)
+{
+	char key[32];
+	snprintf(key, sizeof key, "\niter %d ", i);
+	const char *l = strstr(rep, key);
+	assert_non_null(l);
+	const char *b = strstr(l, " passive_bytes ");
+	assert_non_null(b);
+	return strtoull(b + 15, NULL, 10);
+}
+
+static void test_refinement(void **state)
+{
+	(void)state;
+	const char *kv = "replans=0";
+	char *rep = resnet50_run(5798923136ULL, &kv, 1);
+	assert_non_null(strstr(rep, "plan_replans 0\n"));
+	for (int i = 7; i < 10; i++)
+		assert_true(passive_bytes(rep, i) > 0);
+	free(rep);
+	rep = resnet50_run(5798923136ULL, NULL, 0);
+	assert_null(strstr(rep, "plan_replans 0\n"));
+	assert_null(strstr(rep, "plan_replans 10\n"));
+	for (int i = 7; i < 10; i++)
+		assert_int_equal(passive_bytes(rep, i), 0);
+	free(rep);
+}
+
+/* Refinement keeps the best plan it tried. Recompute-only at 40% of the
+ * framework's peak (4639138508, the issue's figure): re-plans can evict
+ * more on demand than the plan before them (recomputations take memory
+ * at their back-accesses that the profile does not show); when it stops,
+ * the plan of the guided iteration that evicted least is made again, so
+ * the last iteration evicts that least, below the worst tried. */
+static void test_refinement_best(void **state)
+{
+	(void)state;
+	const char *kv = "mode=recompute-only";
+	char *rep = resnet50_run(4639138508ULL, &kv, 1);
+	unsigned long long lo = ULLONG_MAX, hi = 0;
+	for (int i = 1; i < 9; i++) {
+		unsigned long long b = passive_bytes(rep, i);
+		lo = b < lo ? b : lo;
+		hi = b > hi ? b : hi;
+	}
+	assert_int_equal(passive_bytes(rep, 9), lo);
+	assert_true(lo < hi);
+	free(rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +923,11 @@ int main(void)
 		cmocka_unit_test(test_algorithm2_ext_ct),
 		cmocka_unit_test(test_hybrid),
 		cmocka_unit_test(test_hybrid_swapped_source),
+		cmocka_unit_test(test_profile_saving),
+		cmocka_unit_test(test_profile_helps),
+		cmocka_unit_test(test_queue_planner),
+		cmocka_unit_test(test_refinement),
+		cmocka_unit_test(test_refinement_best),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
