@@ -960,7 +960,9 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 			set_state(ex, x, TS_SWAPPING_OUT);
 			x->release_pending = true;
 			ex->pending_release++;
-			ex->cur->n_swap_out++;
+			/* no copy: the one that made the host copy was
+			 * counted as the swap-out (issue 29) */
+			ex->cur->n_release++;
 			observe_mark(ex, EX_MARK_EVICT, t);
 			settle(ex, t);
 		}
