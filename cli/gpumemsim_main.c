@@ -620,7 +620,7 @@ static struct wl_workload *point_again(const struct exp *e,
 {
 	*p = (struct exp_point){.wl = row->wl, .pol = row->pol,
 				.batch = row->batch, .budget = row->budget,
-				.fraction = row->fraction};
+				.fraction = row->fraction, .plan = row->plan};
 	return exp_build_workload(e, p->wl, p->batch, err);
 }
 

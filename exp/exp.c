@@ -146,6 +146,7 @@ struct exp_meas {
 	int64_t min, max, step;
 	uint64_t pool_limit;
 	bool pool_shrink;
+	int64_t lr_batch;
 	double lr_base, lr_c;
 };
 #define MS(f) offsetof(struct exp_meas, f)
@@ -177,14 +178,20 @@ static const struct prm_def sweep_defs[] = {
 	 "feasibility)", MS(confirm)}
 static const struct prm_def maxb_defs[] = {KIND_DEF, MAXB_DEFS, PRM_END};
 /* efficiency-optimal and scaling: the baseline's max-batch search, then
- * the tuner. lr_base: He et al. 2016 (ResNet), section 3.4, "The
- * learning rate starts from 0.1", as KaimingHe's Caffe solver sets
- * base_lr; c: AccUDNN gives no value for the convexity of equation 9, so
- * 1 is a placeholder to set per network. */
+ * the tuner. lr_base and lr_batch: He et al. 2016 (ResNet), section 3.4,
+ * "We use SGD with a mini-batch size of 256. The learning rate starts
+ * from 0.1": 0.1 is the rate of batch 256, so equation 9's base is 256
+ * (q = k* / 256), not the batch the tuner starts from (Caffe's largest,
+ * which that rate was never set for; issue 29); c: AccUDNN gives no
+ * value for the convexity of equation 9, so 1 is a placeholder to set
+ * per network. */
 #define TUNE_DEFS                                                              \
 	{"lr_base", PRM_DOUBLE, "0.1", 0, 0, NULL,                             \
-	 "learning rate at the tuner's base batch (AccUDNN eq 9's "            \
-	 "alpha_base; He et al.'s 0.1)", MS(lr_base)},                         \
+	 "learning rate at batch lr_batch (AccUDNN eq 9's alpha_base; He "     \
+	 "et al.'s 0.1)", MS(lr_base)},                                        \
+	{"lr_batch", PRM_INT, "256", 1, 1 << 24, NULL,                         \
+	 "the batch lr_base was set for (eq 9's base; He et al.'s 256)",       \
+	 MS(lr_batch)},                                                        \
 	{"c", PRM_DOUBLE, "1", 0, 0, NULL,                                     \
 	 "convexity constant c of AccUDNN eq 9 (the paper gives none)",        \
 	 MS(lr_c)}
@@ -685,6 +692,7 @@ static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 					"measure: keys 'lr_base' and 'c': must "
 					"be > 0");
 		e->lr_base = m.lr_base;
+		e->lr_batch = m.lr_batch;
 		e->lr_c = m.lr_c;
 		/* then the baseline's max-batch search's keys */
 		/* fall through */

@@ -145,6 +145,8 @@ struct exp {
 					for the smallest pool that serves */
 	uint64_t pool_limit;	     /* min-pool: largest pool tried; 0 = the
 					budget of the aggregate-peak run */
+	int64_t lr_batch;	     /* efficiency-optimal, scaling: the
+					batch lr_base belongs to */
 	double lr_base, lr_c;	     /* efficiency-optimal, scaling: the
 					tuner's base learning rate and the
 					convexity c of equation 9 */
@@ -192,6 +194,10 @@ struct exp_point {
 	struct tr_rec *tl;	/* `run` measurements: its timeline (for the
 				   memory plot; no workload names), else
 				   NULL */
+	const struct accudnn_plan *plan; /* efficiency-optimal, scaling: the
+					    tuner's strategy the run at k*
+					    deploys (accudnn only), else
+					    NULL */
 };
 
 /* A max-batch, best-throughput or min-pool search for one (workload,
@@ -220,6 +226,12 @@ struct exp_eff {
 	struct accudnn_tune_out tune; /* what it found */
 	bool tuned;		      /* tune is valid */
 	struct exp_point run;	      /* the second policy at k_star */
+	bool assessed;		      /* run deployed the tuner's strategy
+					 and judged it (accudnn) */
+	uint32_t run_pinned;	      /* then: the maps it pinned */
+	uint32_t run_violations;      /* and the violations of (6) it found
+					 on its own GMAP with the tuner's
+					 model */
 	uint64_t param_bytes;	      /* parameter bytes (Δ's P) */
 	char error[1024];	      /* why the row is incomplete */
 };

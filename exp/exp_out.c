@@ -51,7 +51,7 @@ static const char stat_header[] =
 	"status,iter_time_ms,samples_per_s,compute_busy_ms,recompute_ms,"
 	"recompute_kernels,recompute_gflop,stall_h2d_ms,stall_d2h_ms,"
 	"stall_memory_ms,stall_alloc_ms,h2d_bytes,d2h_bytes,swap_outs,"
-	"swap_ins,drops,swap_out_cancels,algo_fallbacks,"
+	"swap_ins,drops,swap_out_cancels,releases,algo_fallbacks,"
 	"kernels,peak_requested_bytes,peak_allocated_bytes,"
 	"peak_reserved_bytes,pinned_peak_bytes,frag_at_peak,frag_max,"
 	"allocations,frees,alloc_failures,device_mallocs,device_frees,"
@@ -68,7 +68,7 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 	fputc(',', f);
 	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,"
 		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-		   "%llu,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%.6f,%llu,%llu,"
+		   "%llu,%llu,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%.6f,%llu,%llu,"
 		   "%llu,%llu,",
 		exp_status(p), ms(s->time), r->samples_per_s,
 		ms(s->compute_busy), ms(s->recompute),
@@ -80,6 +80,7 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 		(unsigned long long)s->n_swap_out,
 		(unsigned long long)s->n_swap_in, (unsigned long long)s->n_drop,
 		(unsigned long long)s->n_swap_out_cancelled,
+		(unsigned long long)s->n_release,
 		(unsigned long long)s->n_algo_fallback,
 		(unsigned long long)s->n_kernels,
 		(unsigned long long)r->mem.peak_requested,
@@ -174,7 +175,8 @@ static void write_eff_rows(FILE *f, const struct exp *e,
 		   "baseline_samples_per_s,baseline_iter_time_ms,"
 		   "baseline_probes,k_base,k_max,k_star,batch_gain,"
 		   "t_iter_pred_ms,t_iter_pred_over_sim,learning_rate,"
-		   "feature_maps,pinned,profile_runs,param_bytes,policy,%s\n",
+		   "feature_maps,pinned,violations,run_pinned,"
+		   "run_violations,profile_runs,param_bytes,policy,%s\n",
 		stat_header);
 	for (size_t i = 0; i < r->n_eff; i++) {
 		const struct exp_eff *x = &r->eff[i];
@@ -191,14 +193,22 @@ static void write_eff_rows(FILE *f, const struct exp *e,
 			(long long)x->k_base);
 		if (x->tuned) {
 			double sim = (double)x->run.st.steady.time / 1e9;
-			fprintf(f, "%lld,%lld,%.4f,%.6f,%.4f,%.6g,%u,%u,%d,",
+			fprintf(f, "%lld,%lld,%.4f,%.6f,%.4f,%.6g,%u,%u,%u,",
 				(long long)t->k_max, (long long)t->k_star,
 				b ? (double)t->k_star / (double)b->batch : 0.0,
 				t->t_iter_pred * 1e3,
 				sim > 0 ? t->t_iter_pred / sim : 0.0, t->lr,
-				t->n_fm, t->n_pinned, t->profile_runs);
+				t->n_fm, t->n_pinned, t->n_violations);
+			/* the runtime's own count of what it deployed
+			 * (empty: the second policy is not accudnn) */
+			if (x->assessed)
+				fprintf(f, "%u,%u,", x->run_pinned,
+					x->run_violations);
+			else
+				fputs(",,", f);
+			fprintf(f, "%d,", t->profile_runs);
 		} else {
-			fputs(",,,,,,,,,", f);
+			fputs(",,,,,,,,,,,,", f);
 		}
 		fprintf(f, "%llu,", (unsigned long long)x->param_bytes);
 		exp_csv_str(f, e->pol[1].label);
@@ -332,6 +342,7 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		"\"stall_alloc_ns\":%lld,"
 		"\"h2d_bytes\":%llu,\"d2h_bytes\":%llu,\"swap_outs\":%llu,"
 		"\"swap_ins\":%llu,\"drops\":%llu,\"swap_out_cancels\":%llu,"
+		"\"releases\":%llu,"
 		"\"algo_fallbacks\":%llu,\"recomputes\":%llu,"
 		"\"recompute_flops\":%.17g,\"kernels\":%llu,"
 		"\"alloc_ns\":%lld,\"cuda_mallocs\":%llu,\"cuda_frees\":%llu,"
@@ -347,6 +358,7 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		(unsigned long long)s->n_swap_out,
 		(unsigned long long)s->n_swap_in, (unsigned long long)s->n_drop,
 		(unsigned long long)s->n_swap_out_cancelled,
+		(unsigned long long)s->n_release,
 		(unsigned long long)s->n_algo_fallback,
 		(unsigned long long)s->n_recompute, s->recompute_flops,
 		(unsigned long long)s->n_kernels, (long long)s->alloc_time,
@@ -530,10 +542,15 @@ static void json_eff(FILE *f, const struct exp *e, const struct exp_result *r)
 			fprintf(f, ",\"tune\":{\"k_base\":%lld,\"k_max\":%lld,"
 				   "\"k_star\":%lld,\"t_iter_pred_s\":%.17g,"
 				   "\"learning_rate\":%.17g,\"feature_maps\":%u,"
-				   "\"pinned\":%u,\"profile_runs\":%d}",
+				   "\"pinned\":%u,\"violations\":%u,"
+				   "\"profile_runs\":%d}",
 				(long long)t->k_base, (long long)t->k_max,
 				(long long)t->k_star, t->t_iter_pred, t->lr,
-				t->n_fm, t->n_pinned, t->profile_runs);
+				t->n_fm, t->n_pinned, t->n_violations,
+				t->profile_runs);
+		if (x->assessed)
+			fprintf(f, ",\"run_pinned\":%u,\"run_violations\":%u",
+				x->run_pinned, x->run_violations);
 		fputs(",\"error\":", f);
 		gms_json_str(f, x->error);
 		fputs(",\"baseline_probes\":[", f);

@@ -8,6 +8,7 @@
  */
 #include "exp.h"
 #include "max_batch.h"
+#include "../policies/accudnn.h"
 #include "../policies/dtr_full.h"
 #include "../policies/pol.h"
 #include "../sim/heap.h"
@@ -274,6 +275,14 @@ static void simulate(const struct exp *e, struct exp_point *p,
 	if (pol_create(&pol, ep->name, e->doc, ep->node, NULL, 0, &err) < 0) {
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
 		p->st.failed = true;
+		return;
+	}
+	/* the tuner's strategy, carried out as it is (AccUDNN section 2) */
+	if (p->plan && pol.ops == pol_find("accudnn") &&
+	    accudnn_deploy(&pol, p->plan, &err) < 0) {
+		snprintf(p->error, sizeof p->error, "%s", err.msg);
+		p->st.failed = true;
+		pol_destroy(&pol);
 		return;
 	}
 	uint64_t budget = p->budget ? p->budget : e->budget;
@@ -661,7 +670,8 @@ static void eff_one(struct run_ctx *c, size_t i, struct pool *p)
 			f->param_bytes += wl->tensors[t].bytes;
 	struct accudnn_tune_in in = {.gen = e->wl[i].gen, .args = e->wl[i].args,
 				     .hw = &e->hw, .budget = e->budget,
-				     .lr_base = e->lr_base, .c = e->lr_c};
+				     .lr_base = e->lr_base,
+				     .lr_batch = e->lr_batch, .c = e->lr_c};
 	in.args.batch = f->k_base;
 	if (c->tune(&in, &f->tune, &err) < 0) {
 		snprintf(f->error, sizeof f->error, "tuner: %.1000s", err.msg);
@@ -671,8 +681,18 @@ static void eff_one(struct run_ctx *c, size_t i, struct pool *p)
 	f->run.wl = i;
 	f->run.pol = 1;
 	f->run.batch = f->tune.k_star;
+	f->run.plan = f->tune.plan;
 	simulate_shared(c, &f->run, NULL);
 	f->run.batch = f->tune.k_star;
+	/* what the runtime reported of the strategy it deployed */
+	const char *rep = f->run.st.pol_report;
+	const char *a = rep ? strstr(rep, "\nviolations_left ") : NULL;
+	const char *q = rep ? strstr(rep, "\npinned ") : NULL;
+	if (f->run.plan && rep && strstr(rep, "strategy tuner\n") && a && q) {
+		f->assessed = true;
+		f->run_violations = (uint32_t)strtoul(a + 17, NULL, 10);
+		f->run_pinned = (uint32_t)strtoul(q + 8, NULL, 10);
+	}
 	unit_done(p);
 }
 
@@ -1063,6 +1083,7 @@ void exp_result_free(struct exp_result *r)
 			st_run_free(&f->base.probe[k].st);
 		free(f->base.probe);
 		st_run_free(&f->run.st);
+		accudnn_plan_free(f->tune.plan);
 	}
 	free(r->eff);
 	free(r->pt);

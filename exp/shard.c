@@ -273,6 +273,7 @@ static void sio_iter(struct sio *x, struct st_iter *s)
 	F(u64, s, bytes_h2d);
 	F(u64, s, bytes_d2h);
 	F(u64, s, n_swap_out);
+	F(u64, s, n_release);
 	F(u64, s, n_swap_in);
 	F(u64, s, n_swap_out_cancelled);
 	F(u64, s, n_algo_fallback);
@@ -441,11 +442,19 @@ static void sio_eff(struct sio *x, const struct exp *e, struct exp_eff *f)
 	F(i64, t, k_star);
 	F(f64, t, t_iter_pred);
 	F(f64, t, lr);
-	unsigned fm = t->n_fm, pin = t->n_pinned;
+	unsigned fm = t->n_fm, pin = t->n_pinned, vi = t->n_violations;
+	unsigned rp = f->run_pinned, rv = f->run_violations;
 	sio_uint(x, "n_fm", &fm);
 	sio_uint(x, "n_pinned", &pin);
+	sio_uint(x, "n_violations", &vi);
+	sio_uint(x, "run_pinned", &rp);
+	sio_uint(x, "run_violations", &rv);
 	t->n_fm = fm;
 	t->n_pinned = pin;
+	t->n_violations = vi;
+	f->run_pinned = rp;
+	f->run_violations = rv;
+	F(bool, f, assessed);
 	F(int, t, profile_runs);
 	F(bool, f, tuned);
 	sio_point(x, e, &f->run);

@@ -112,7 +112,13 @@ struct accudnn {
 	uint64_t area;		   /* the active area the swap-in stream fills
 				      (section 3.3.2), parameters and pinned
 				      maps included */
-	bool profiled;		   /* dynamic: the profiling pass trained */
+	bool profiled;		   /* dynamic: a model was fitted (the
+				      profiling pass trained, or the
+				      tuner's plan was given) */
+	const struct accudnn_plan *given; /* the tuner's strategy, deployed
+					     as it is (accudnn_deploy) */
+	bool stall_free;	   /* dynamic: no violation left, so
+				      pred_iter is equation 2 */
 	char why[160];		   /* dynamic: why nothing was pinned, if so */
 	/* statistics, whole run */
 	uint64_t offloads, offload_bytes; /* offloads issued */
@@ -283,10 +289,75 @@ static int plan_dynamic(struct accudnn *s, struct ex *ex,
 		s->n_pinned = st.n_pinned;
 		s->n_violations = st.n_violations;
 		s->pred_iter = st.t_iter;
+		s->stall_free = st.stall_free;
 	}
 	ac_strategy_free(&st);
 	prof_free(&pr);
 	return rc;
+}
+
+/* The tuner's strategy (accudnn_deploy): pin exactly its feature maps,
+ * and judge it with its own fitted model on this run's GMAP -- the
+ * violations found here are reported beside the tuner's. */
+static int plan_given(struct accudnn *s, struct ex *ex,
+		      const struct ac_gmap *g, bool *pinned, gms_err *err)
+{
+	const struct accudnn_plan *pl = s->given;
+	if (g->k_base != pl->k || g->n_fm != pl->n_fm)
+		return gms_errf(err, "accudnn: the tuner's strategy is for "
+				     "batch %lld with %u feature maps; the "
+				     "run is at batch %lld with %zu",
+				(long long)pl->k, pl->n_fm,
+				(long long)g->k_base, g->n_fm);
+	for (size_t i = 0; i < g->n_fm; i++)
+		if (g->fm[i].tensor != pl->fm_tensor[i])
+			return gms_errf(err, "accudnn: the tuner's feature "
+					     "map %zu is tensor %u, the run's "
+					     "%u: not the same network",
+					i, pl->fm_tensor[i], g->fm[i].tensor);
+	struct mem_stats ms;
+	ex_mem_stats(ex, &ms);
+	struct ac_strategy st = {0};
+	if (ac_assess(g, &pl->perf, ms.budget, pl->k, pl->pinned, &st, err) <
+	    0)
+		return -1;
+	s->profiled = true;
+	for (size_t i = 0; i < g->n_fm; i++)
+		if (pl->pinned[i]) {
+			pinned[g->fm[i].tensor] = true;
+			s->pinned_bytes += g->fm[i].bytes;
+		}
+	s->n_pinned = pl->n_pinned;
+	s->n_violations = st.n_violations;
+	s->pred_iter = st.t_iter;
+	s->stall_free = st.stall_free;
+	ac_strategy_free(&st);
+	return 0;
+}
+
+int accudnn_deploy(struct pol *p, const struct accudnn_plan *plan,
+		   gms_err *err)
+{
+	if (p->ops != &pol_accudnn_ops)
+		return gms_errf(err, "policy %s: the tuner's strategy is "
+				     "accudnn's",
+				p->label);
+	struct accudnn *s = p->priv;
+	if (s->prm.mode != AD_DYNAMIC)
+		return gms_errf(err, "policy %s: the tuner's strategy pins "
+				     "feature maps: mode dynamic only",
+				p->label);
+	s->given = plan;
+	return 0;
+}
+
+void accudnn_plan_free(struct accudnn_plan *plan)
+{
+	if (!plan)
+		return;
+	free(plan->fm_tensor);
+	free(plan->pinned);
+	free(plan);
 }
 
 /* ---- plan: which feature maps, released where, prefetched in what order */
@@ -341,7 +412,9 @@ static int accudnn_plan(struct pol *p, struct ex *ex, gms_err *err)
 	struct ac_gmap g = {0};
 	int rc = ac_gmap_build(wl, pers, &g, err);
 	free(pers);
-	if (rc == 0 && s->prm.mode == AD_DYNAMIC)
+	if (rc == 0 && s->given)
+		rc = plan_given(s, ex, &g, pinned, err);
+	else if (rc == 0 && s->prm.mode == AD_DYNAMIC)
 		rc = plan_dynamic(s, ex, &g, pinned, err);
 	/* "an active area with size of peak memory usage is assigned in GPU
 	 * memory to serve cyclically for per layer's computation" (3.3.2):
@@ -574,10 +647,18 @@ static void accudnn_report(struct pol *p, FILE *out)
 		ad_mode_names[s->prm.mode], s->n_fm, s->n_queue, s->n_pinned);
 	fprintf(out, "active_area_bytes %llu\n", (unsigned long long)s->area);
 	if (s->prm.mode == AD_DYNAMIC) {
+		if (s->given)
+			fprintf(out, "strategy tuner\nviolations_tuner %u\n",
+				s->given->n_violations);
+		else if (s->profiled)
+			fputs("strategy profiled\n", out);
+		/* equation 2 is stall-free; with violations left the
+		 * prediction comes from t_ready (ac_t_iter_ready) */
 		if (s->profiled)
-			fprintf(out, "predicted_iter_ns %.0f\npinned_bytes %llu\n"
-				     "violations_left %u\n",
+			fprintf(out, "predicted_iter_ns %.0f\nprediction %s\n"
+				     "pinned_bytes %llu\nviolations_left %u\n",
 				s->pred_iter * 1e9,
+				s->stall_free ? "eq2" : "t_ready",
 				(unsigned long long)s->pinned_bytes,
 				s->n_violations);
 		if (s->why[0])
@@ -674,6 +755,36 @@ static int profile_all(const struct accudnn_tune_in *in, uint64_t budget,
 	return 0;
 }
 
+/* The strategy Algorithm 2 chose, with the model it was chosen by, for
+ * the runtime (accudnn_deploy). */
+static int make_plan(const struct ac_gmap *g, const struct ac_perf *perf,
+		     const struct ac_strategy *st, struct accudnn_tune_out *out,
+		     gms_err *err)
+{
+	struct accudnn_plan *pl = calloc(1, sizeof *pl);
+	size_t n = g->n_fm ? g->n_fm : 1;
+	if (pl) {
+		pl->fm_tensor = malloc(n * sizeof *pl->fm_tensor);
+		pl->pinned = calloc(n, sizeof *pl->pinned);
+	}
+	if (!pl || !pl->fm_tensor || !pl->pinned) {
+		accudnn_plan_free(pl);
+		return gms_errf(err, "out of memory");
+	}
+	pl->perf = *perf;
+	pl->k = st->k_star;
+	pl->n_fm = (uint32_t)g->n_fm;
+	for (size_t i = 0; i < g->n_fm; i++) {
+		pl->fm_tensor[i] = g->fm[i].tensor;
+		pl->pinned[i] = st->pinned && st->pinned[i];
+	}
+	pl->n_pinned = st->n_pinned;
+	pl->n_violations = st->n_violations;
+	pl->t_iter = st->t_iter;
+	out->plan = pl;
+	return 0;
+}
+
 int accudnn_tune(const struct accudnn_tune_in *in, struct accudnn_tune_out *out,
 		 gms_err *err)
 {
@@ -701,13 +812,19 @@ int accudnn_tune(const struct accudnn_tune_in *in, struct accudnn_tune_out *out,
 				 &perf, err);
 	if (rc == 0)
 		rc = ac_search(&g, &perf, budget, &st, err);
+	if (rc == 0)
+		rc = make_plan(&g, &perf, &st, out, err);
 	if (rc == 0) {
 		out->k_star = st.k_star;
 		out->n_pinned = st.n_pinned;
+		out->n_violations = st.n_violations;
 		out->t_iter_pred = st.t_iter;
+		/* (8) relates a base minibatch and its rate to k*: the
+		 * base is the batch lr_base was set for, which need not be
+		 * the batch the tuner started from */
+		int64_t lb = in->lr_batch > 0 ? in->lr_batch : g.k_base;
 		out->lr = ac_learning_rate(in->lr_base, in->c,
-					   (double)st.k_star /
-						   (double)g.k_base);
+					   (double)st.k_star / (double)lb);
 	}
 	ac_strategy_free(&st);
 	ac_gmap_free(&g);

@@ -613,6 +613,17 @@ size_t ac_violations(size_t n, const double *t_comp, const double *t_ready,
 	return v;
 }
 
+double ac_t_iter_ready(size_t n, const double *t_comp, const double *t_ready)
+{
+	double S = 0, late = 0;
+	for (size_t j = 0; j < n; j++) {
+		if (t_ready[j] - S > late)
+			late = t_ready[j] - S;
+		S += t_comp[j];
+	}
+	return S + late;
+}
+
 /* ---- Algorithm 2 (section 4.1) --------------------------------------- */
 
 /* "k_max = k_base * [M_budget - M_others - M_para(in Seq_peak) -
@@ -744,6 +755,18 @@ static int evaluate(struct search *s, int64_t k, double budget, size_t *v,
 	return 0;
 }
 
+/* Pin feature map f: it is no longer prefetched. */
+static void pin_one(struct search *s, uint32_t f)
+{
+	const struct ac_fm *m = &s->g->fm[f];
+	s->pinned[f] = true;
+	s->pinned_bytes += m->bytes;
+	s->alloc[m->needed] -= m->bytes;
+	s->rel[m->bwd_last] -= m->bytes;
+	s->pre[m->needed] -= m->bytes;
+	s->n_pinned++;
+}
+
 /* "Identify layer index set Ω that don't satisfy (6); Try to pin data
  * involved in Ω in GPU memory area (M_budget - M_peak(k))": the feature
  * maps prefetched for the processes of Ω, in process order, then in the
@@ -768,13 +791,8 @@ static uint32_t pin_step(struct search *s, int64_t k, double room)
 			double b = at_k(m->bytes, k, g->k_base);
 			if (s->pinned[f] || used + b > room)
 				continue;
-			s->pinned[f] = true;
+			pin_one(s, f);
 			used += b;
-			s->pinned_bytes += m->bytes;
-			s->alloc[m->needed] -= m->bytes;
-			s->rel[m->bwd_last] -= m->bytes;
-			s->pre[m->needed] -= m->bytes;
-			s->n_pinned++;
 			added++;
 		}
 	}
@@ -790,7 +808,10 @@ static void search_out(struct search *s, int64_t k_max, int64_t k,
 	out->pinned = s->pinned;
 	s->pinned = NULL;
 	out->n_pinned = s->n_pinned;
-	out->t_iter = ac_t_iter(s->p, s->g, k);
+	/* the last evaluate's t_compute and t_ready are at k */
+	out->stall_free = viol == 0;
+	out->t_iter = viol ? ac_t_iter_ready(s->g->n, s->tc, s->tr)
+			   : ac_t_iter(s->p, s->g, k);
 	out->steps = (int)(k_max - k);
 	out->n_violations = (uint32_t)viol;
 }
@@ -834,6 +855,23 @@ int ac_search(const struct ac_gmap *g, const struct ac_perf *p,
 	return rc;
 }
 
+/* The active area (budget less parameters) and the all-swap peak at a
+ * fixed batch k; -1 with err when the peak does not fit. */
+static int fixed_k(const struct ac_gmap *g, uint64_t budget, int64_t k,
+		   double *area, double *peak, gms_err *err)
+{
+	*area = (double)budget - (double)g->m_para;
+	*peak = at_k(g->m_peak, k, g->k_base);
+	if (*peak > *area)
+		return gms_errf(err, "accudnn: not trainable at batch %lld: "
+				     "the all-swap peak %.0f bytes and %llu "
+				     "of parameters exceed %llu",
+				(long long)k, *peak,
+				(unsigned long long)g->m_para,
+				(unsigned long long)budget);
+	return 0;
+}
+
 int ac_pin_at(const struct ac_gmap *g, const struct ac_perf *p,
 	      uint64_t budget, int64_t k, struct ac_strategy *out,
 	      gms_err *err)
@@ -845,15 +883,9 @@ int ac_pin_at(const struct ac_gmap *g, const struct ac_perf *p,
 	gms_err ignored;
 	if (ac_k_max(g, budget, &k_max, &ignored) < 0)
 		k_max = 0; /* reported, not required: k itself is checked */
-	double area = (double)budget - (double)g->m_para;
-	double peak = at_k(g->m_peak, k, g->k_base);
-	if (peak > area)
-		return gms_errf(err, "accudnn: not trainable at batch %lld: "
-				     "the all-swap peak %.0f bytes and %llu "
-				     "of parameters exceed %llu",
-				(long long)k, peak,
-				(unsigned long long)g->m_para,
-				(unsigned long long)budget);
+	double area, peak;
+	if (fixed_k(g, budget, k, &area, &peak, err) < 0)
+		return -1;
 	struct search s;
 	if (search_init(&s, g, p, err) < 0)
 		return -1;
@@ -867,6 +899,30 @@ int ac_pin_at(const struct ac_gmap *g, const struct ac_perf *p,
 		search_out(&s, k_max, k, v, out);
 		out->steps = 0;
 	}
+	search_free(&s);
+	return rc;
+}
+
+int ac_assess(const struct ac_gmap *g, const struct ac_perf *p,
+	      uint64_t budget, int64_t k, const bool *pinned,
+	      struct ac_strategy *out, gms_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (k < 1)
+		return gms_errf(err, "accudnn: batch %lld", (long long)k);
+	double area, peak;
+	if (fixed_k(g, budget, k, &area, &peak, err) < 0)
+		return -1;
+	struct search s;
+	if (search_init(&s, g, p, err) < 0)
+		return -1;
+	for (uint32_t f = 0; f < g->n_fm; f++)
+		if (pinned && pinned[f])
+			pin_one(&s, f);
+	size_t v;
+	int rc = evaluate(&s, k, peak, &v, err);
+	if (rc == 0)
+		search_out(&s, 0, k, v, out);
 	search_free(&s);
 	return rc;
 }

@@ -196,7 +196,11 @@ struct ac_strategy {
 	bool *pinned;	    /* per feature map (index in gmap.fm): kept on
 			       the device at k_star */
 	uint32_t n_pinned;  /* how many */
-	double t_iter;	    /* predicted t_iter(k_star), seconds */
+	double t_iter;	    /* predicted t_iter(k_star), seconds:
+			       equation 2 when (6) holds everywhere
+			       (stall_free), else from t_ready (see
+			       ac_t_iter_ready) */
+	bool stall_free;    /* n_violations == 0: equation 2 applies */
 	int steps;	    /* batches tried below k_max */
 	uint32_t n_violations; /* processes still violating (6) at k_star
 				  (0 unless the search reached k = 1, or
@@ -219,6 +223,23 @@ int ac_search(const struct ac_gmap *g, const struct ac_perf *p,
  * all-swap peak allows. */
 int ac_pin_at(const struct ac_gmap *g, const struct ac_perf *p,
 	      uint64_t budget, int64_t k, struct ac_strategy *s, gms_err *err);
+/* A given pinned set (per feature map of g, e.g. the tuner's at k_star
+ * applied to the GMAP of the network built at k) evaluated at batch k:
+ * the violations of (6) left and the predicted t_iter, as Algorithm 2
+ * would report them; nothing is pinned or unpinned. s->pinned is a copy.
+ * Returns 0, or -1 with err (not trainable at k). */
+int ac_assess(const struct ac_gmap *g, const struct ac_perf *p,
+	      uint64_t budget, int64_t k, const bool *pinned,
+	      struct ac_strategy *s, gms_err *err);
+/* The iteration time when (6) fails somewhere: equation 2 assumes "the
+ * elimination of GPU computation stall"; with a process j whose data are
+ * ready only at t_ready[j], after processes 0 .. j-1 have computed
+ * (S_{j-1}), compute waits t_ready[j] - S_{j-1}. t_ready is worked out
+ * on the stall-free schedule (Algorithm 1), so the prediction is that
+ * schedule delayed by its largest lateness: sum t_comp + max_j
+ * max(0, t_ready[j] - S_{j-1}) (S_{-1} = 0). Equal to equation 2 when
+ * (6) holds. */
+double ac_t_iter_ready(size_t n, const double *t_comp, const double *t_ready);
 void ac_strategy_free(struct ac_strategy *s);
 
 /* Equation 9: the learning rate for q = k* / k_base. */

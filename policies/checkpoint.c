@@ -100,6 +100,13 @@
  *     would not be kept (TensorFlow keeps it because the recomputed copies
  *     read it, 266). Of the shipped networks this concerns densenet121 (12
  *     bottlenecks read in backward < sqrt(366)).
+ *   - what it may recompute: only fwd_ops, the forward walk from the
+ *     variables (lines 80-95), and its bottleneck test intersects with
+ *     ts_all, their outputs: followed (fwd_act: a tensor with no
+ *     trainable parameter upstream, like BERT's attention mask or TF 1.x
+ *     dropout's random chain, whose noise shape array_ops.shape folds to
+ *     a constant for a static x, is neither a candidate, a shortcut nor
+ *     dropped).
  *   - what is re-run: it copies every op between checkpoints, dropout
  *     included (copy_with_input_replacements, 215 and 261); whether the
  *     copy draws the same mask is left to TensorFlow's op seeds (the
@@ -224,6 +231,10 @@ struct ck_graph {
 	bool *held;		      /* per tensor: a forward activation
 					 alive after the forward pass (read
 					 in backward or released later) */
+	bool *trained;		      /* per tensor: produced by an op with
+					 a trainable parameter upstream
+					 (gradient-checkpointing's fwd_ops,
+					 see fwd_act) */
 	uint32_t *cnt;		      /* per position: frontier size */
 	uint64_t *idsum;	      /* per position: sum of frontier ids */
 };
@@ -233,12 +244,21 @@ static bool constant(enum wl_kind k)
 	return k == WL_INPUT || k == WL_PARAM || k == WL_OPT_STATE;
 }
 
-/* A forward activation: produced by a forward op, not a constant. */
+/* A forward activation the tool would recompute: produced by a forward
+ * op that has a trainable parameter upstream. memory_saving_gradients.py
+ * takes its candidates from "fwd_ops = ge.get_forward_walk_ops([x.op for
+ * x in xs], inclusive=True, within_ops=bwd_ops)" (xs: the variables
+ * differentiated, line 80) and "ts_all = ge.filter_ts(fwd_ops, True)",
+ * and its bottleneck test intersects b_inp and f_inp with ts_all, so a
+ * tensor built from the input alone -- BERT's attention mask, read by
+ * every layer -- is neither a candidate nor a shortcut: it is an input of
+ * the recomputed copies, kept (issue 29: it made no layer boundary an
+ * articulation point, and memory mode reached batch 97 on BERT-base). */
 static bool fwd_act(const struct ck_graph *g, uint32_t t)
 {
 	const struct wl_tensor *wt = &g->wl->tensors[t];
 	return !constant(wt->kind) && wt->producer != WL_NONE &&
-	       g->wl->ops[wt->producer].phase == WL_FWD;
+	       g->wl->ops[wt->producer].phase == WL_FWD && g->trained[t];
 }
 
 /* Position (forward index) interval [from, to) over which t is on the
@@ -261,6 +281,7 @@ static void graph_free(struct ck_graph *g)
 	free(g->fpos);
 	free(g->last_use);
 	free(g->held);
+	free(g->trained);
 	free(g->cnt);
 	free(g->idsum);
 }
@@ -274,17 +295,33 @@ static int graph_build(struct ck_graph *g, const struct wl_workload *wl)
 	g->fpos = calloc(no, sizeof *g->fpos);
 	g->last_use = calloc(nt, sizeof *g->last_use);
 	g->held = calloc(nt, sizeof *g->held);
+	g->trained = calloc(nt, sizeof *g->trained);
 	g->cnt = calloc(no + 1, sizeof *g->cnt);
 	g->idsum = calloc(no + 1, sizeof *g->idsum);
 	if (!g->fop || !g->fpos || !g->last_use || !g->held || !g->cnt ||
-	    !g->idsum)
+	    !g->idsum || !g->trained)
 		return -1;
+	/* xs: the parameters; a workload that declares none (a graph built
+	 * by hand) has only its inputs to start the walk from */
+	enum wl_kind xs = WL_INPUT;
+	for (uint32_t t = 0; t < wl->n_tensors && xs == WL_INPUT; t++)
+		if (wl->tensors[t].kind == WL_PARAM)
+			xs = WL_PARAM;
 	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
 		g->fpos[o] = WL_NONE;
-		if (wl->ops[o].phase == WL_FWD) {
-			g->fpos[o] = g->nf;
-			g->fop[g->nf++] = o;
-		}
+		if (op->phase != WL_FWD)
+			continue;
+		g->fpos[o] = g->nf;
+		g->fop[g->nf++] = o;
+		/* the forward walk from the parameters, in issue order (a
+		 * topological order): one pass over the reads */
+		bool tr = false;
+		for (uint32_t i = 0; i < op->n_in && !tr; i++)
+			tr = wl->tensors[op->in[i]].kind == xs ||
+			     g->trained[op->in[i]];
+		for (uint32_t i = 0; i < op->n_out && tr; i++)
+			g->trained[op->out[i]] = true;
 	}
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
 		const struct wl_tensor *wt = &wl->tensors[t];
@@ -919,6 +956,22 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 		   " %.1f MiB\n",
 		nd, nheld, mib(bd));
 	fprintf(f, "    drops planned      %u per iteration\n", s->planned);
+	uint32_t nu = 0;
+	uint64_t bu = 0;
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		const struct wl_tensor *wt = &wl->tensors[t];
+		if (!g.trained[t] && !constant(wt->kind) &&
+		    wt->producer != WL_NONE &&
+		    wl->ops[wt->producer].phase == WL_FWD) {
+			nu++;
+			bu += wt->bytes;
+		}
+	}
+	if (nu)
+		fprintf(f, "    untrained inputs   %u activations, %.1f MiB, "
+			   "with no parameter upstream: not recomputed "
+			   "(the tool's fwd_ops)\n",
+			nu, mib(bu));
 	if (prm->mode == CK_MEMORY)
 		report_gaps(f, &g, bn, nb, role, seg);
 	rc = 0;

@@ -51,10 +51,12 @@
  *               kernel); a wait applies before the next kernel.
  *   after_op    when the op's kernel has completed and its dead tensors
  *               are freed: may offload (ex_swap_out), drop, prefetch, wait.
- *   on_alloc_fail  when the allocator cannot serve a request even after
- *               the executor's own fallback (a convolution falls back to
- *               its smallest-workspace algorithm first). May evict, drop
- *               or wait, then returns what the executor should do:
+ *   on_alloc_fail  when the allocator cannot serve a request. The
+ *               executor has no fallback of its own: a workspace request
+ *               carries the cheaper algorithm it could fall back to
+ *               (ex_alloc_req.fallback), and only the policy decides to
+ *               take it (EX_FALLBACK). May evict, drop or wait, then
+ *               returns what the executor should do:
  *                 EX_RETRY  try the allocation again now (if a wait was
  *                           requested with ex_wait, after it fires);
  *                 EX_WAIT   block until some device memory is released,

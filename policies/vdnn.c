@@ -196,6 +196,10 @@ struct vdnn {
 	uint32_t n_off_layers;	/* layers offloading */
 	uint64_t n_refused;	/* offloads the engine refused (tensor not
 				   resident, pinned memory exhausted) */
+	uint64_t n_fetch_failed; /* prefetches the allocator could not
+				    serve: the tensor stays out and the
+				    executor brings it in when backward
+				    reads it (on demand, stalling) */
 	uint64_t n_barrier;	/* vDNN++: end-of-forward barriers waited on
 				   (one per iteration) */
 	uint32_t n_comp;	/* tensors compressed */
@@ -651,6 +655,8 @@ static eng_event fetch(struct vdnn *s, struct ex *ex, uint32_t l)
 		eng_event ev = ex_swap_in(ex, t, ENG_EVENT_NONE);
 		if (ev != ENG_EVENT_NONE)
 			last = ev;
+		else
+			s->n_fetch_failed++; /* no block: never silently */
 	}
 	return last;
 }
@@ -782,7 +788,9 @@ static void vdnn_report(struct pol *p, FILE *out)
 	fprintf(out, "offload_layers %u\noffload_tensors %u\n"
 		     "offload_bytes_per_iter %llu\n",
 		s->n_off_layers, s->n_off, (unsigned long long)s->off_bytes);
-	fprintf(out, "offloads_refused %llu\n", (unsigned long long)s->n_refused);
+	fprintf(out, "offloads_refused %llu\nprefetches_failed %llu\n",
+		(unsigned long long)s->n_refused,
+		(unsigned long long)s->n_fetch_failed);
 	if (s->pp)
 		fprintf(out, "forward_barriers %llu\n",
 			(unsigned long long)s->n_barrier);

@@ -495,13 +495,14 @@ static void observe_mark(struct ex *ex, enum ex_mark what, uint32_t t)
 /* Tell the observer of block h of tensor t (WL_NONE: workspace) being
  * allocated (in place over `share`'s block, or fresh: WL_NONE) or freed. */
 static void observe_block(struct ex *ex, bool alloc, uint32_t t,
-			  uint32_t share, uint64_t bytes, mem_handle h)
+			  uint32_t share, uint64_t bytes, mem_handle h,
+			  bool high)
 {
 	const struct ex_observer *o = ex->cfg.obs;
 	if (!o || !o->block)
 		return;
 	struct ex_block b = {t, share, bytes, ex->dev.ops->addr(ex->dev.a, h),
-			     ev_now(&ex->evq)};
+			     ev_now(&ex->evq), high};
 	o->block(o->obj, alloc, &b);
 }
 
@@ -521,7 +522,7 @@ static int dev_alloc(struct ex *ex, uint32_t t, uint64_t bytes, bool high,
 	 * bites, and a model may release cached memory while failing */
 	mem_changed(ex, rc == 0, &m1);
 	if (rc == 0)
-		observe_block(ex, true, t, WL_NONE, bytes, *h);
+		observe_block(ex, true, t, WL_NONE, bytes, *h, high);
 	return rc;
 }
 
@@ -530,7 +531,7 @@ static void dev_free(struct ex *ex, uint32_t t, uint64_t bytes,
 		     mem_handle *h)
 {
 	assert(*h != MEM_HANDLE_NONE);
-	observe_block(ex, false, t, WL_NONE, bytes, *h);
+	observe_block(ex, false, t, WL_NONE, bytes, *h, false);
 	ex->dev.ops->free(ex->dev.a, *h);
 	*h = MEM_HANDLE_NONE;
 	ex->mem_version++;
@@ -960,7 +961,9 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 			set_state(ex, x, TS_SWAPPING_OUT);
 			x->release_pending = true;
 			ex->pending_release++;
-			ex->cur->n_swap_out++;
+			/* no copy: the one that made the host copy was
+			 * counted as the swap-out (issue 29) */
+			ex->cur->n_release++;
 			observe_mark(ex, EX_MARK_EVICT, t);
 			settle(ex, t);
 		}
@@ -1539,7 +1542,8 @@ static enum step_rc alloc_outputs(struct ex *ex)
 				y->h = x->h;
 				set_state(ex, y, TS_IN);
 				observe_block(ex, true, t, s,
-					      ex->wl->tensors[t].bytes, y->h);
+					      ex->wl->tensors[t].bytes, y->h,
+					      false);
 				continue;
 			}
 			if (!persistent(ex, s) && x->state == TS_IN &&
@@ -1552,7 +1556,8 @@ static enum step_rc alloc_outputs(struct ex *ex)
 				x->h = MEM_HANDLE_NONE;
 				set_state(ex, x, TS_NONE);
 				observe_block(ex, true, t, s,
-					      ex->wl->tensors[t].bytes, y->h);
+					      ex->wl->tensors[t].bytes, y->h,
+					      false);
 				continue;
 			}
 		}
@@ -1775,7 +1780,10 @@ static int alloc_resident(struct ex *ex, uint32_t t)
 {
 	struct ex_tensor *x = &ex->t[t];
 	uint64_t bytes = ex->wl->tensors[t].bytes;
-	if (dev_alloc(ex, t, bytes, false, &x->h) < 0) {
+	/* an input a policy placed high (vDNN++ offloads the image of the
+	 * first convolution) is allocated high too (issue 29: it was
+	 * always low) */
+	if (dev_alloc(ex, t, bytes, block_high(ex, t), &x->h) < 0) {
 		char why[160];
 		snprintf(why, sizeof why,
 			 "%s tensor does not fit in the device budget",

@@ -144,6 +144,10 @@ struct ex_block {
 	uint64_t bytes;	       /* the tensor's (or workspace's) bytes */
 	uint64_t addr;	       /* the allocator model's address */
 	sim_time_t time;       /* when */
+	bool high;	       /* alloc of a fresh block: asked for at the
+				  high end (ex_place_high, its in-place
+				  chain); a taken-over block keeps its
+				  share's placement */
 };
 
 /* Driver calls the host made (driver): it is busy in them, after a

@@ -40,6 +40,7 @@ void st_finish(struct st_run *r)
 		s->bytes_h2d += it->bytes_h2d;
 		s->bytes_d2h += it->bytes_d2h;
 		s->n_swap_out += it->n_swap_out;
+		s->n_release += it->n_release;
 		s->n_swap_in += it->n_swap_in;
 		s->n_swap_out_cancelled += it->n_swap_out_cancelled;
 		s->n_algo_fallback += it->n_algo_fallback;
@@ -63,6 +64,7 @@ void st_finish(struct st_run *r)
 	s->bytes_h2d /= (uint64_t)n;
 	s->bytes_d2h /= (uint64_t)n;
 	s->n_swap_out /= (uint64_t)n;
+	s->n_release /= (uint64_t)n;
 	s->n_swap_in /= (uint64_t)n;
 	s->n_swap_out_cancelled /= (uint64_t)n;
 	s->n_algo_fallback /= (uint64_t)n;
@@ -138,6 +140,8 @@ void st_print(const struct st_run *r, FILE *f)
 			(unsigned long long)s->bytes_d2h, mib(s->bytes_d2h));
 		fprintf(f, "  swap-outs          %llu\n",
 			(unsigned long long)s->n_swap_out);
+		fprintf(f, "  releases (no copy) %llu\n",
+			(unsigned long long)s->n_release);
 		fprintf(f, "  swap-ins           %llu\n",
 			(unsigned long long)s->n_swap_in);
 		fprintf(f, "  swap-out cancels   %llu\n",

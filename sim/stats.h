@@ -30,7 +30,13 @@ struct st_iter {
 	sim_time_t stall[ST_STALL_COUNT]; /* compute idle, by cause */
 	uint64_t bytes_h2d;		/* bytes copied host to device */
 	uint64_t bytes_d2h;		/* bytes copied device to host */
-	uint64_t n_swap_out;		/* swap-outs issued (evictions) */
+	uint64_t n_swap_out;		/* swap-outs issued: one per D2H
+					   copy (with or without release) */
+	uint64_t n_release;		/* releases without a copy: a
+					   swap-out with release of a tensor
+					   whose host copy is already valid
+					   or being made (the copy was
+					   counted when issued) */
 	uint64_t n_swap_in;		/* swap-ins issued */
 	uint64_t n_swap_out_cancelled;	/* swap-outs with release whose
 					   release a swap-in took back

@@ -328,6 +328,72 @@ static void test_memory_residual(void **state)
 	wl_free(w);
 }
 
+/* ---- memory with a mask built from the input -----------------------------
+ *   mk: x -> m (a mask from the input alone, as BERT's attention mask)
+ *   f1: x, p -> a1 (p a parameter)   f2: a1, m -> a2   f3: a2, m -> a3
+ *   f4: a3, m -> a4   loss: a4 -> L
+ *   lb: L -> gL   b4: gL, a3, m -> g3   b3: g3, a2, m -> g2
+ *   b2: g2, a1, m -> g1   b1: g1, x -> gp
+ * m has no parameter upstream: it is not in memory_saving_gradients.py's
+ * fwd_ops, so it neither counts as a shortcut nor is recomputed (issue
+ * 29: read by every layer, it was on every frontier and only a4 was a
+ * bottleneck, "1 separate the graph, 0 read in backward"). Frontiers of
+ * the trained tensors after f1..f4 (positions 1..4 of mk f1 f2 f3 f4
+ * loss): {a1} {a2} {a3} {a4}: 4 bottlenecks, of which a1 a2 a3 are read
+ * in backward. N = |{a1, a2, a3, L}| = 4, target 2, 3 > 2: every
+ * ceil(3/2) = 2nd from index 2: a3 kept. a4 and L after it: L the kept
+ * tail (a4 is read by nothing in backward). Dropped: a1 and a2, of the 4
+ * backward-read activations. m is never re-run (op 0). */
+static void test_memory_untrained_mask(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("mask", 1);
+	const char *names[] = {"x", "m", "a1", "a2", "a3", "a4", "L",
+			       "gL", "g3", "g2", "g1", "gp"};
+	uint32_t id[12];
+	add_named(w, names, 12, 7, id);
+	enum { x, m, a1, a2, a3, a4, L, gL, g3, g2, g1, gp };
+	uint32_t pp = T(w, "p", 1000, WL_PARAM);
+	K(w, "mk", OT_OTHER, WL_FWD, 1e6, &id[x], 1, &id[m], 1);
+	uint32_t i1[] = {id[x], pp}, i2[] = {id[a1], id[m]},
+		 i3[] = {id[a2], id[m]}, i4[] = {id[a3], id[m]};
+	K(w, "f1", OT_OTHER, WL_FWD, 1e6, i1, 2, &id[a1], 1);
+	K(w, "f2", OT_OTHER, WL_FWD, 1e6, i2, 2, &id[a2], 1);
+	K(w, "f3", OT_OTHER, WL_FWD, 1e6, i3, 2, &id[a3], 1);
+	K(w, "f4", OT_OTHER, WL_FWD, 1e6, i4, 2, &id[a4], 1);
+	K(w, "loss", OT_LOSS, WL_FWD, 1e6, &id[a4], 1, &id[L], 1);
+	K(w, "lb", OT_LOSS_BWD, WL_BWD, 1e6, &id[L], 1, &id[gL], 1);
+	uint32_t j4[] = {id[gL], id[a3], id[m]}, j3[] = {id[g3], id[a2], id[m]},
+		 j2[] = {id[g2], id[a1], id[m]}, j1[] = {id[g1], id[x]};
+	K(w, "b4", OT_OTHER, WL_BWD, 1e6, j4, 3, &id[g3], 1);
+	K(w, "b3", OT_OTHER, WL_BWD, 1e6, j3, 3, &id[g2], 1);
+	K(w, "b2", OT_OTHER, WL_BWD, 1e6, j2, 3, &id[g1], 1);
+	K(w, "b1", OT_OTHER, WL_BWD, 1e6, j1, 2, &id[gp], 1);
+	finalize(w);
+	struct pol p;
+	make(&p, NULL, 0);
+	struct st_run st;
+	struct recs r;
+	gms_err err = {{0}};
+	assert_int_equal(run_rec(w, &p, &st, &r, &err), 0);
+	assert_false(st.oom.hit);
+	char rep[4096];
+	report(&p, rep, sizeof rep);
+	assert_has(rep, "articulation pts   4 separate the graph, 3 read in "
+			"backward: a1 a2 a3\n");
+	assert_has(rep, "N = 4, target 2.0: every 2 from index 2\n");
+	assert_has(rep, "checkpoints        1 tensors, 0.0 MiB: a3\n");
+	assert_has(rep, "kept tail          1 tensors, 0.0 MiB: L\n");
+	assert_has(rep, "dropped            2 of 4");
+	assert_has(rep, "untrained inputs   1 activations");
+	assert_int_equal(st.iter[1].n_drop, 2);
+	for (size_t i = 0; i < r.n; i++)
+		assert_int_not_equal(r.op[i], 0); /* mk */
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
 /* ---- speed on a conv-bn-relu chain ----------------------------------------
  *   conv1: x -> c1   bn1: c1 -> b1, s1 (saved stats)   relu1: b1 -> r1
  *   conv2: r1 -> c2  bn2: c2 -> b2, s2                 relu2: b2 -> r2
@@ -635,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_sqrt_chain),
 		cmocka_unit_test(test_sqrt_options),
 		cmocka_unit_test(test_memory_residual),
+		cmocka_unit_test(test_memory_untrained_mask),
 		cmocka_unit_test(test_speed_cbr),
 		cmocka_unit_test(test_unregenerable_add),
 		cmocka_unit_test(test_lineage_drop),

@@ -345,7 +345,12 @@ static void test_reserve_same_workload(void **state)
 			if (!five)
 				fail_msg("%s: %s", g->name, err.msg);
 			assert_ptr_equal(five->ops[0].name, name0);
-			assert_true(wl_follows_template(five));
+			/* followed, unless batch 5's network differs (the
+			 * workspace blobs of the algorithms Caffe picks) */
+			if (wl_follows_template(five) != same_names(tpl, five))
+				fail_msg("%s/%s: batch 5 followed %d",
+					 g->name, wl_framework_names[fw],
+					 wl_follows_template(five));
 			wl_free(plain);
 			wl_free(room);
 			wl_free(tpl);
@@ -602,9 +607,12 @@ static void test_pool_shapes(void **state)
 
 /*
  * FFT for a 5x5 stride-1 convolution: AlexNet conv2 at 224, batch 1:
- * input 64x27x27, pad 2 -> Hf = Wf = 31, 31 * 16 = 496 bins; planes
- * 1*64 + 64*192 + 1*192 = 12,544; workspace 8 * 496 * 12,544 =
- * 49,774,592 bytes. Arithmetic: products 8 * 496 * 64 * 192 =
+ * input 64x27x27, pad 2 -> Hf = Wf = 31, 31 * 16 = 496 bins. Workspace
+ * (cuDNN 9.14's rule, conv_algo.c): transforms of N = 32, 16 * 32 * 17
+ * = 8,704 bytes a plane, max(64*192 + 1*64, 1*192) = 12,352 planes, plus
+ * the filter 4 * 25 * 12,288 = 1,228,800: 108,740,608 bytes (the rule
+ * before issue 29: 8 * 496 * 12,544 = 49,774,592). Arithmetic
+ * (unchanged), planes 1*64 + 64*192 + 1*192 = 12,544: products 8 * 496 * 64 * 192 =
  * 48,758,784; transforms 2.5 * 961 * log2(961) * 12,544 = 298,228,... ;
  * direct 2 * 27*27*192*64*25 = 447,897,600: time_scale about 0.774
  * (FFT_TILING: one 32x32 tile of 28x28 outputs, (8 * 544 * 12,288 +
@@ -619,7 +627,7 @@ static void test_fft_rule(void **state)
 				      WL_OPTIM_MOMENTUM);
 	const struct wl_op *o = op(w, "conv2");
 	assert_string_equal(o->algos[0].name, "FFT");
-	assert_int_equal(o->algos[0].workspace, 49774592);
+	assert_int_equal(o->algos[0].workspace, 108740608);
 	double tr = 2.5 * 961.0 * log2(961.0) * 12544.0;
 	double want = (48758784.0 + tr) / 447897600.0;
 	assert_true(fabs(o->algos[0].time_scale - want) < 1e-9);

@@ -109,9 +109,9 @@ static struct wl_workload *table1(void)
 
 
 /* One iteration of w under the policy on the test device. */
-static void run1(const struct wl_workload *w, const char *name,
-		 const char *const *kv, size_t n, uint64_t budget,
-		 struct st_run *st)
+static void run1_rep(const struct wl_workload *w, const char *name,
+		     const char *const *kv, size_t n, uint64_t budget,
+		     struct st_run *st, char **rep)
 {
 	struct pol p;
 	make_policy(&p, name, kv, n);
@@ -122,9 +122,18 @@ static void run1(const struct wl_workload *w, const char *name,
 	gms_err err = {{0}};
 	if (ex_run(&cfg, st, &err) < 0)
 		fail_msg("ex_run: %s", err.msg);
+	if (rep)
+		assert_int_equal(pol_report_text(&p, rep, &err), 0);
 	pol_destroy(&p);
 	assert_false(st->oom.hit);
 	assert_int_equal(st->n_iter, 1);
+}
+
+static void run1(const struct wl_workload *w, const char *name,
+		 const char *const *kv, size_t n, uint64_t budget,
+		 struct st_run *st)
+{
+	run1_rep(w, name, kv, n, budget, st, NULL);
 }
 
 static sim_time_t stalls(const struct st_iter *it)
@@ -343,6 +352,128 @@ static void test_forward_barrier(void **state)
 	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 120 * MS);
 	assert_int_equal(st.iter[0].n_swap_in, 2);
 	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
+ * A prefetch the allocator cannot serve is counted (issue 29: vDNN++'s
+ * fetch dropped it silently). two_pools under vDNN++ with
+ * order=derivative-first and a 200e6-byte budget: a tensor takes a block
+ * of 62,000,128 bytes (512-byte rounding), so three fit and four do not.
+ * Forward: l1 0-3 (x out 0-62); l2 3-6 (a1 out 62-124): x a1 a2; l3's a3
+ * would be a fourth block: it waits for x's release at 62 (56 ms memory
+ * stall) and runs 62-63; the barrier holds until 124. l3_bwd: g2, then
+ * a1's prefetch 124-186; l3_bwd 124-125 frees a3. l2_bwd: g1 (g2 a1 g1),
+ * then x's prefetch would be a fourth block: it fails, counted; l2_bwd
+ * waits for a1 until 186 (61 ms H2D), runs 186-189 and frees g2 and a1.
+ * l1_bwd reads x, still out: the executor brings it in on demand 189-251
+ * (62 ms H2D), l1_bwd 251-254. 254 ms, H2D stall 123, 2 swap-ins. With
+ * 250e6 (four blocks fit) nothing fails: test_forward_barrier's 251 ms.
+ */
+static void run_budget(const struct wl_workload *w, uint64_t budget,
+		       struct st_run *st, char **rep)
+{
+	const char *kv[] = {"offload=all", "order=derivative-first"};
+	run1_rep(w, "vdnnpp", kv, 2, budget, st, rep);
+}
+
+static void test_fetch_failed_counted(void **state)
+{
+	(void)state;
+	struct wl_workload *w = two_pools();
+	struct st_run st;
+	char *rep = NULL;
+	run_budget(w, 200000000, &st, &rep);
+	assert_non_null(strstr(rep, "prefetches_failed 1\n"));
+	assert_int_equal(st.iter[0].time, 254 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_H2D], 123 * MS);
+	assert_int_equal(st.iter[0].stall[ST_STALL_MEMORY], 56 * MS);
+	assert_int_equal(st.iter[0].n_swap_in, 2);
+	free(rep);
+	st_run_free(&st);
+	run_budget(w, 250000000, &st, &rep);
+	assert_non_null(strstr(rep, "prefetches_failed 0\n"));
+	assert_int_equal(st.iter[0].time, 251 * MS);
+	free(rep);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* Per tensor, whether its block is at the high end, and of the
+ * offloaded tensors (D2H copies) how many went out of a high block. */
+struct placed {
+	bool *high;	  /* per tensor: its current block's placement */
+	bool *seen;	  /* per tensor: its offload counted */
+	uint32_t n_high, n_low;
+};
+
+static void placed_block(void *obj, bool alloc, const struct ex_block *b)
+{
+	struct placed *pl = obj;
+	if (!alloc || b->tensor == WL_NONE)
+		return;
+	pl->high[b->tensor] =
+		b->share == WL_NONE ? b->high : pl->high[b->share];
+}
+
+static void placed_issue(void *obj, enum eng_q q, const struct eng_item *it,
+			 const struct ex_kernel *k, sim_time_t now)
+{
+	struct placed *pl = obj;
+	(void)k;
+	(void)now;
+	if (q != ENG_D2H || it->type != ENG_COPY || pl->seen[it->tag])
+		return;
+	pl->seen[it->tag] = true;
+	if (pl->high[it->tag])
+		pl->n_high++;
+	else
+		pl->n_low++;
+}
+
+/*
+ * vDNN++ IV-B places the tensors to be offloaded at the high end. VGG-16
+ * (tf-graph: ReLU in place) under offload=conv offloads the input of each
+ * of its 13 convolutions: the image (conv1_1), the outputs of the 4
+ * pools (conv2_1, 3_1, 4_1, 5_1) and 8 ReLU outputs (conv1_2, 2_2, 3_2,
+ * 3_3, 4_2, 4_3, 5_2, 5_3). Each ReLU output lives in the block its
+ * convolution's output was allocated in (in place); the executor places
+ * that block high because its chain reaches a marked tensor, so all 13
+ * go out of high blocks (the 8 ReLU outputs used to be low, 8 of 13,
+ * when only the marked tensor's own allocation was placed; issue 29
+ * found the image low as well, 12 of 13: inputs were allocated low
+ * whatever the policy asked).
+ */
+static void test_highend_vgg16(void **state)
+{
+	(void)state;
+	struct wl_workload *w = gen_build_ok("vgg16", 2, 224, WL_FW_TF_GRAPH,
+					     WL_OPTIM_MOMENTUM);
+	struct placed pl = {calloc(w->n_tensors, 1), calloc(w->n_tensors, 1),
+			    0, 0};
+	assert_non_null(pl.high);
+	assert_non_null(pl.seen);
+	struct ex_observer obs = {.obj = &pl, .block = placed_block,
+				  .issue = placed_issue};
+	const char *kv[] = {"offload=conv", "algo=p", "heuristic=highend"};
+	struct pol p;
+	make_policy(&p, "vdnnpp", kv, 3);
+	struct hw_profile hw;
+	hw_test_profile(&hw, 64ULL << 30);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p, .iterations = 1,
+			     .warmup = 0, .obs = &obs};
+	struct st_run st;
+	gms_err err = {{0}};
+	if (ex_run(&cfg, &st, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.iter[0].n_swap_out, 13);
+	assert_int_equal(pl.n_high, 13);
+	assert_int_equal(pl.n_low, 0);
+	st_run_free(&st);
+	pol_destroy(&p);
+	free(pl.high);
+	free(pl.seen);
 	wl_free(w);
 }
 
@@ -931,6 +1062,8 @@ int main(void)
 		cmocka_unit_test(test_table1_vdnnpp_all),
 		cmocka_unit_test(test_table1_none),
 		cmocka_unit_test(test_forward_barrier),
+		cmocka_unit_test(test_fetch_failed_counted),
+		cmocka_unit_test(test_highend_vgg16),
 		cmocka_unit_test(test_compression_pinned_peak),
 		cmocka_unit_test(test_zvc_stored),
 		cmocka_unit_test(test_vdnnpp_not_slower),

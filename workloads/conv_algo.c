@@ -58,13 +58,35 @@
  *         ShouldIncludeWinogradNonfusedAlgo (stream_executor/cuda/
  *         cuda_dnn.cc, cuDNN < 7) bounds ceil(B / 16) * max(C, K) * H * W *
  *         4 bytes, the same padded-batch planes.
- *   FFT   the frequency planes of the whole padded input: Hf = H + 2 pad_h,
- *         Wf = W + 2 pad_w, Hf * (floor(Wf / 2) + 1) complex bins of 8
- *         bytes, for B * C + C * K + B * K planes.
- *   FFT_TILING  32x32 tiles (17 x 32 = 544 bins), each yielding (33 - r) x
- *         (33 - s) outputs of P (overlap-save): T = ceil(P_h / (33 - r)) *
- *         ceil(P_w / (33 - s)) tiles, 8 * 544 * (T * B * C + C * K +
- *         T * B * K) bytes.
+ *   FFT and FFT_TILING follow cuDNN 9.14: the forward rules below give
+ *   cudnnGetConvolutionForwardWorkspaceSize exactly, byte for byte, on
+ *   all 62 FFT and FFT_TILING shapes of the H100 calibration
+ *   (results/calibration/H100-80GB-HBM3/measurements.csv, batch 32:
+ *   every forward convolution of AlexNet, VGG-16 and ResNet-50, 1x1 to
+ *   7x7; issue 29 -- the rules before were first-principles guesses,
+ *   FFT_TILING up to 21x too large, FFT about 2x too small). The
+ *   backward passes were not measured; they take the same planes with
+ *   the roles of the tensors exchanged (an assumption).
+ *   FFT   N_h = the power of two >= H + 2 pad_h, at least 16 (N_w
+ *         likewise); 16 * N_h * (N_w / 2 + 1) bytes a plane (the complex
+ *         bins of a real transform, twice); the transformed filter and
+ *         input planes, which the output's then reuse: max(C * K + B * C,
+ *         B * K) planes forward (bwd data: max(C * K + B * K, B * C); bwd
+ *         filter: max(B * C + B * K, C * K)); plus the filter in fp32,
+ *         4 * r * s * C * K.
+ *   FFT_TILING  32x32 tiles, 8 * 32 * 17 = 4352 bytes a plane, for C * K
+ *         filter planes and t * B * (C + K) data planes, t = 1 when the
+ *         padded input fits one tile (H + 2 pad_h <= 32 and W + 2 pad_w
+ *         <= 32), else 2 (cuDNN works through the tiles two at a time);
+ *         1x1 filters use 32-point rows instead, 8 * 17 = 136 bytes a
+ *         plane, t = H * ceil(W / 32) rows. The same for every pass (the
+ *         expression is symmetric in C and K).
+ *   (WINOGRAD_NONFUSED's rule above gives cuDNN 9.14's forward
+ *   workspace exactly on the 3x3 shapes of the same calibration, 16 of
+ *   them; on AlexNet's 5x5 conv2 cuDNN asks 55% of it. Fused WINOGRAD's
+ *   is cuDNN 7's (LBANN); cuDNN 9.14 offers no fused Winograd for FP32
+ *   there. The support constraints are the cuDNN 7 guide's, although
+ *   cuDNN 9.14 also runs FFT_TILING at stride 2.)
  *
  * TIME SCALE: the algorithm's arithmetic, in multiply-accumulates, over
  * direct convolution's B * K * C * Ho * Wo * r * s (first principles, as
@@ -94,11 +116,13 @@
 #include "conv_algo.h"
 
 #include <math.h>
+#include <string.h>
 
 #define F32 4.0	       /* bytes of an fp32 element */
 #define CPLX 8.0       /* bytes of a complex fp32 bin */
 #define FFT_TILE 32    /* FFT_TILING's tile side (cuDNN docs) */
 #define FFT_MAX 256    /* FFT's largest padded side (cuDNN docs) */
+#define FFT_MIN 16     /* FFT's smallest transform (cuDNN 9.14, measured) */
 #define WINO_M 4       /* WINOGRAD_NONFUSED's output tile (4x4 kernels) */
 #define WINO_BATCH 16  /* WINOGRAD_NONFUSED pads the batch to this */
 
@@ -154,6 +178,70 @@ static double fft_macs(double prods, double n, double planes)
 	return 4.0 * prods + 1.25 * n * log2(n) * planes;
 }
 
+/* The power of two >= x, at least FFT_MIN (cuDNN 9.14's FFT sizes). */
+static double fft_size(int64_t x)
+{
+	int64_t n = FFT_MIN;
+	while (n < x)
+		n *= 2;
+	return (double)n;
+}
+
+/* FFT's workspace in pass p (header comment: cuDNN 9.14). */
+static uint64_t fft_ws(const struct wl_conv *g, enum ca_pass p)
+{
+	double B = (double)g->n, C = (double)g->c, K = (double)g->k;
+	double nh = fft_size(g->h + 2 * g->pad_h);
+	double nw = fft_size(g->w + 2 * g->pad_w);
+	double in = p == CA_FWD ? C * K + B * C
+		    : p == CA_BWD_DATA ? C * K + B * K
+				       : B * C + B * K;
+	double out = p == CA_FWD ? B * K : p == CA_BWD_DATA ? B * C : C * K;
+	double planes = in > out ? in : out;
+	return (uint64_t)(2.0 * CPLX * nh * (floor(nw / 2.0) + 1.0) * planes +
+			  F32 * (double)(g->r * g->s) * C * K);
+}
+
+/* FFT_TILING's workspace, every pass (header comment: cuDNN 9.14). */
+static uint64_t fft_tiling_ws(const struct wl_conv *g)
+{
+	double B = (double)g->n, C = (double)g->c, K = (double)g->k;
+	double half = FFT_TILE / 2 + 1;
+	if (g->r == 1 && g->s == 1) { /* 32-point rows */
+		double t = (double)g->h * cdiv((double)g->w, FFT_TILE);
+		return (uint64_t)(CPLX * half * (C * K + t * B * (C + K)));
+	}
+	double t = g->h + 2 * g->pad_h <= FFT_TILE &&
+				   g->w + 2 * g->pad_w <= FFT_TILE
+			   ? 1.0
+			   : 2.0;
+	return (uint64_t)(CPLX * FFT_TILE * half * (C * K + t * B * (C + K)));
+}
+
+/* WINOGRAD_NONFUSED's workspace (header comment). */
+static uint64_t nonfused_ws(const struct wl_conv *g, enum ca_pass p)
+{
+	double r = (double)g->r, al = WINO_M + r - 1.0;
+	double ph = p == CA_BWD_DATA ? (double)g->h : (double)g->ho;
+	double pw = p == CA_BWD_DATA ? (double)g->w : (double)g->wo;
+	double t = cdiv(ph, WINO_M) * cdiv(pw, WINO_M);
+	double b16 = cdiv((double)g->n, WINO_BATCH) * WINO_BATCH;
+	double C = (double)g->c, K = (double)g->k;
+	return (uint64_t)(F32 * al * al * (t * b16 * (C + K) + C * K));
+}
+
+uint64_t ca_workspace(const struct wl_conv *g, enum ca_pass p,
+		      const char *name)
+{
+	if (!strcmp(name, "FFT"))
+		return fft_ws(g, p);
+	if (!strcmp(name, "FFT_TILING"))
+		return fft_tiling_ws(g);
+	if (!strcmp(name, "WINOGRAD_NONFUSED"))
+		return nonfused_ws(g, p);
+	return 0;
+}
+
 uint32_t ca_algos(const struct wl_conv *g, enum ca_pass p,
 		  struct wl_algo out[CA_MAX_ALGOS])
 {
@@ -196,8 +284,8 @@ uint32_t ca_algos(const struct wl_conv *g, enum ca_pass p,
 		double sc = fft_macs(bins * B * C * K, hf * wf, planes) /
 			    direct;
 		if (sc < 1.0)
-			out[n++] = (struct wl_algo){
-				"FFT", (uint64_t)(CPLX * bins * planes), sc, 0};
+			out[n++] = (struct wl_algo){"FFT", fft_ws(g, p), sc,
+						    0};
 	}
 	if (s1 && pad_ok && g->r <= FFT_TILE && g->s <= FFT_TILE) {
 		double t = cdiv(ph, FFT_TILE + 1 - r) *
@@ -208,9 +296,8 @@ uint32_t ca_algos(const struct wl_conv *g, enum ca_pass p,
 				     FFT_TILE * FFT_TILE, planes) /
 			    direct;
 		if (sc < 1.0)
-			out[n++] = (struct wl_algo){
-				"FFT_TILING", (uint64_t)(CPLX * bins * planes),
-				sc, 0};
+			out[n++] = (struct wl_algo){"FFT_TILING",
+						    fft_tiling_ws(g), sc, 0};
 	}
 	bool k3 = g->r == 3 && g->s == 3, k5 = g->r == 5 && g->s == 5;
 	if (s1 && k3 && p != CA_BWD_FILTER) {
@@ -221,12 +308,10 @@ uint32_t ca_algos(const struct wl_conv *g, enum ca_pass p,
 			wino_macs(g, p, 2.0, t, B) / direct, 0};
 	}
 	if (s1 && (k3 || k5)) {
-		double al = WINO_M + r - 1.0;
 		double t = cdiv(ph, WINO_M) * cdiv(pw, WINO_M);
 		double b16 = cdiv(B, WINO_BATCH) * WINO_BATCH;
 		out[n++] = (struct wl_algo){
-			"WINOGRAD_NONFUSED",
-			(uint64_t)(F32 * al * al * (t * b16 * (C + K) + C * K)),
+			"WINOGRAD_NONFUSED", nonfused_ws(g, p),
 			wino_macs(g, p, WINO_M, t, b16) / direct, 0};
 	}
 	return n;

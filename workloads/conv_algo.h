@@ -33,6 +33,12 @@ enum ca_pass {
 uint32_t ca_algos(const struct wl_conv *g, enum ca_pass p,
 		  struct wl_algo out[CA_MAX_ALGOS]);
 
+/* The workspace rule of algorithm `name` ("FFT", "FFT_TILING",
+ * "WINOGRAD_NONFUSED") in pass p, whether or not ca_algos would list it
+ * for g; 0 for any other name. */
+uint64_t ca_workspace(const struct wl_conv *g, enum ca_pass p,
+		      const char *name);
+
 /* The pass of a convolution op type; -1 for any other type. */
 int ca_pass_of(enum wl_op_type t);
 
