@@ -401,24 +401,26 @@ static void test_workspace(void **state)
 
 /*
  * Under memory pressure on the generated CNNs (tf-graph personality,
- * batch 16, V100): budgets of 60% and 40% of what the framework policy
- * needs beyond the whole-run tensors. SuperNeurons' promise is to bring
- * the peak down towards the largest layer's ("reduce the network-wide
- * peak memory usage down to the maximal memory usage among layers",
- * abstract): at 60% every network trains, within the budget; at 40% a
- * run either trains within it or ends as an OOM naming the op, never an
- * engine error, and some networks still train. The exception at 60%:
- * parameter gradients are not the pool's (tensor.h allocates every tensor
- * but DATA and CONV_BUFF when it is constructed), so a network whose
- * budget does not even hold them beside the whole-run tensors (AlexNet:
- * 233 MiB of gradients, 46 MiB of saved activations) must end as an OOM.
+ * batch 16): budgets of 60% and 40% of what the framework policy needs
+ * beyond the whole-run tensors and the parameter gradients. Gradients
+ * are not the pool's (tensor.h allocates every tensor but DATA and
+ * CONV_BUFF when it is constructed): they are held whatever the policy
+ * does, so the pressure is put on what SuperNeurons manages. Its promise
+ * is to bring the peak down towards the largest layer's ("reduce the
+ * network-wide peak memory usage down to the maximal memory usage among
+ * layers", abstract): at 60% every network trains, within the budget; at
+ * 40% a run either trains within it or ends as an OOM naming the op,
+ * never an engine error, and some networks still train. (Budgets taken
+ * over the gradients too left AlexNet 30 MB above its gradients once
+ * cuDNN 9's larger FFT workspaces raised its framework peak: an OOM that
+ * says nothing about the policy.)
  */
 static void test_pressure(void **state)
 {
 	(void)state;
 	struct hw_profile hw;
 	hw_test_profile(&hw, (uint64_t)64 << 30);
-	int n = 0, fit60 = 0, fit40 = 0, n_small = 0;
+	int n = 0, fit60 = 0, fit40 = 0;
 	for (const struct wl_gen *g = wl_gens; g->name; g++) {
 		if (strcmp(g->size_name, "image"))
 			continue;
@@ -431,8 +433,8 @@ static void test_pressure(void **state)
 		uint64_t grads = wl_bytes_of_kind(w, WL_PARAM_GRAD);
 		n++;
 		for (int k = 0; k < 2; k++) {
-			uint64_t budget =
-				whole + (peak - whole) / 10 * (k ? 4 : 6);
+			uint64_t budget = whole + grads +
+					  (peak - whole - grads) / 10 * (k ? 4 : 6);
 			struct pol p;
 			make_policy(&p, "superneurons", NULL, 0);
 			struct st_run st;
@@ -440,12 +442,8 @@ static void test_pressure(void **state)
 			assert_int_equal(rc, 0);
 			print_message("%s %d%%: %s\n", g->name, k ? 40 : 60,
 				      st.oom.hit ? st.oom.reason : "ok");
-			if (!k && budget < whole + grads) {
-				assert_true(st.oom.hit);
-				n_small++;
-			} else if (!k) {
+			if (!k)
 				assert_false(st.oom.hit);
-			}
 			if (st.oom.hit) {
 				assert_true(st.oom.op[0] != '\0');
 			} else {
@@ -464,8 +462,7 @@ static void test_pressure(void **state)
 		      "CNNs\n",
 		      fit60, fit40, n);
 	assert_true(n >= 10);
-	assert_int_equal(fit60, n - n_small);
-	assert_true(n_small < n / 2);
+	assert_int_equal(fit60, n);
 	assert_true(fit40 > 0);
 }
 
