@@ -705,12 +705,18 @@ static int cmp_batch(const void *a, const void *b)
 }
 
 /* The plot's data (blocks separated by two blank lines, one per series)
- * and the series titles; returns the gnuplot script's name. */
+ * and the series titles; returns the gnuplot script's name:
+ * plot-empty.gp when no row has a value to draw (a sweep where every
+ * point ran out of memory is a legal result, issue 38: the kind's own
+ * script fails on its empty range and took the whole set with it). */
 static const char *write_plot_data(const struct exp *e,
 				   const struct exp_result *r,
 				   const char *path, char *titles, size_t tn,
 				   char *xlabel, size_t xn, gms_err *err)
 {
+	/* rows with a value: max-batch's and eff's tables draw zeros */
+	size_t drawn = e->kind == EXP_MAX_BATCH || e->kind == EXP_EFF ||
+		       e->kind == EXP_RUN;
 	struct gms_out o;
 	if (gms_out_open(&o, path, err) < 0)
 		return NULL;
@@ -783,14 +789,18 @@ static const char *write_plot_data(const struct exp *e,
 					if (par && isnan(overhead(p)))
 						fprintf(f, "%.6f NaN\n", x);
 					else if (par)
-						fprintf(f, "%.6f %.6f\n", x,
-							overhead(p));
+						drawn += fprintf(f,
+								 "%.6f %.6f\n",
+								 x,
+								 overhead(p)) >
+							 0;
 					else if (strcmp(exp_status(p), "ok"))
 						fprintf(f, "%.6f NaN NaN\n", x);
 					else
-						fprintf(f, "%.6f %.6f %.6f\n",
+						drawn += fprintf(
+							f, "%.6f %.6f %.6f\n",
 							x, p->st.samples_per_s,
-							ms(p->st.steady.time));
+							ms(p->st.steady.time)) > 0;
 				}
 				fputs("\n\n", f);
 			}
@@ -820,10 +830,11 @@ static const char *write_plot_data(const struct exp *e,
 					fprintf(f, "%lld NaN NaN\n",
 						(long long)p->batch);
 				else
-					fprintf(f, "%lld %.6f %.6f\n",
-						(long long)p->batch,
-						p->st.samples_per_s,
-						ms(p->st.steady.time));
+					drawn += fprintf(f, "%lld %.6f %.6f\n",
+							 (long long)p->batch,
+							 p->st.samples_per_s,
+							 ms(p->st.steady.time)) >
+						 0;
 			}
 			fputs("\n\n", f);
 			free(ord);
@@ -869,12 +880,15 @@ static const char *write_plot_data(const struct exp *e,
 				const struct exp_search *s = &r->srch[i];
 				double mib = (double)GMS_MIB;
 				if (s->peak)
-					fprintf(f, " %.3f", (double)s->peak / mib);
+					drawn += fprintf(f, " %.3f",
+							 (double)s->peak /
+								 mib) > 0;
 				else
 					fputs(" NaN", f);
 				if (exp_row(r, i))
-					fprintf(f, " %.3f",
-						(double)s->mp.pool / mib);
+					drawn += fprintf(f, " %.3f",
+							 (double)s->mp.pool /
+								 mib) > 0;
 				else
 					fputs(" NaN", f);
 			}
@@ -913,9 +927,10 @@ static const char *write_plot_data(const struct exp *e,
 					int64_t n = e->cluster.gpus[g];
 					struct exp_scale x;
 					if (scale_row(e, &r->eff[w], cfg, n, &x))
-						fprintf(f, "%lld %.6f %.6f\n",
+						drawn += fprintf(
+							f, "%lld %.6f %.6f\n",
 							(long long)n, x.thr,
-							x.speedup);
+							x.speedup) > 0;
 					else
 						fprintf(f, "%lld NaN NaN\n",
 							(long long)n);
@@ -930,7 +945,7 @@ static const char *write_plot_data(const struct exp *e,
 	fclose(t);
 	if (gms_out_commit(&o, err) < 0)
 		return NULL;
-	return script;
+	return drawn ? script : "plot-empty.gp";
 }
 
 /* Append s to a gnuplot single-quoted string ('' stands for '). */

@@ -415,6 +415,39 @@ static void test_setup_failure_is_failed(void **state)
 	free(csv);
 }
 
+/* A sweep in which every point runs out of memory keeps its set (issue
+ * 38, item 3): the fixture's 300-byte budget is below chain3's smallest
+ * tensor (1 MiB), so both rows are oom, and OOM is a result, not a
+ * failure: exit 0, both rows in summary.csv and runs.json, the plot
+ * drawn (it says there is nothing to draw). Before the fix gnuplot failed
+ * on the empty range and the whole set went: exit 1, no summary.csv. */
+static void test_all_oom_sweep_keeps_set(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-all-oom.yaml", "oom", NULL);
+	char path[512], v[64], *csv = out_text("oom", "summary.csv");
+	for (int row = 1; row <= 2; row++) {
+		csv_get(csv, row, "status", v, sizeof v);
+		assert_string_equal(v, "oom");
+		csv_get(csv, row, "batch", v, sizeof v);
+		assert_int_equal(atoi(v), row);
+	}
+	free(csv);
+	char *js;
+	struct jv *root = runs_json("oom", &js);
+	assert_int_equal(jv_get(root, "points")->n, 2);
+	jv_free(root);
+	free(js);
+	const char *img[] = {"plot.png", "plot.svg", "plot.dat"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/oom/%s", tmpdir, img[i]);
+		assert_int_equal(access(path, F_OK), 0);
+	}
+	char *svg = out_text("oom", "plot.svg");
+	assert_non_null(strstr(svg, "nothing to plot"));
+	free(svg);
+}
+
 /* Does the JSON array `a` hold the string s? */
 static bool jv_has(const struct jv *a, const char *s)
 {
@@ -985,6 +1018,7 @@ int main(void)
 		cmocka_unit_test(test_budget_fraction_chain3),
 		cmocka_unit_test(test_budget_fraction_bfc),
 		cmocka_unit_test(test_setup_failure_is_failed),
+		cmocka_unit_test(test_all_oom_sweep_keeps_set),
 		cmocka_unit_test(test_outputs_say_what_ran),
 		cmocka_unit_test(test_jobs_identical),
 		cmocka_unit_test(test_malformed_files),
