@@ -1100,11 +1100,15 @@ static const char *const set_files[] = {"summary.csv", "runs.json",
 					"tuning.csv",  "plot.dat",
 					"plot.png",    "plot.svg", NULL};
 
+static int set_recover(const char *dir, const char *mine, gms_err *err);
+
 int exp_check_out(const struct exp *e, const struct exp_opts *o,
 		  gms_err *err)
 {
 	char p[GMS_PATH_MAX + 32];
 	if (gms_mkdirs(e->out_dir, err) < 0)
+		return gms_err_prefix(err, "output directory");
+	if (set_recover(e->out_dir, NULL, err) < 0)
 		return gms_err_prefix(err, "output directory");
 	for (int i = 0; set_files[i]; i++) {
 		snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[i]);
@@ -1180,41 +1184,84 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* The set is all or nothing: written into a temporary directory inside
- * out_dir (.set-XXXXXX); on failure that is removed and the previous set
- * stays as it was; on success each file is renamed into place and a file
- * of the set this run does not write (plot.png/.svg with plot: false,
- * tuning.csv but for scaling) is removed, so no stale file survives. */
-int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
-	      gms_err *err)
+/*
+ * The commit of a set is atomic (issue 38, item 5). It used to be one
+ * rename per file: a SIGKILL between two (a cluster's time limit, the
+ * OOM killer) left a new summary.csv beside the old runs.json and plots,
+ * and every kill left a .set-XXXXXX folder that no later run removed.
+ * Now, as a journal (redo log) does it:
+ *
+ *   1. the set is written into DIR/.set-XXXXXX, whose lock file
+ *      (.set-XXXXXX/.lock, a POSIX record lock held while the run lives)
+ *      says that it is in use, and the list of its files last
+ *      (.set-XXXXXX/.files);
+ *   2. the commit is one rename of that directory to DIR/.set-commit:
+ *      before it DIR holds the old set whole, after it the new one is
+ *      decided;
+ *   3. each file is moved from .set-commit into DIR (a file of the set
+ *      not on the list is removed from DIR), then .set-commit goes.
+ *
+ * A kill in step 3 leaves DIR/.set-commit: whoever next commits into DIR,
+ * or checks it before a run (exp_check_out), first finishes that commit
+ * (set_recover), and removes every .set-XXXXXX whose lock no live process
+ * holds. While DIR/.set-commit exists, the set in DIR is not complete.
+ */
+#define SET_COMMIT ".set-commit"
+#define SET_LOCK ".lock"
+#define SET_LIST ".files"
+
+/* Take (wait) or test (!wait) the write lock of the set directory dir's
+ * lock file; returns its descriptor (keep it open: closing it drops the
+ * lock), -1 when another process holds it (!wait) or it is missing. */
+static int set_lock(const char *dir, bool create, bool wait)
 {
-	if (gms_mkdirs(e->out_dir, err) < 0)
+	char p[GMS_PATH_MAX + 32];
+	snprintf(p, sizeof p, "%s/" SET_LOCK, dir);
+	int fd = open(p, O_RDWR | (create ? O_CREAT : 0) | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -1;
-	char tmp[GMS_PATH_MAX + 32], from[GMS_PATH_MAX + 64],
-		to[GMS_PATH_MAX + 64];
-	snprintf(tmp, sizeof tmp, "%s/.set-XXXXXX", e->out_dir);
-	if (!mkdtemp(tmp))
-		return gms_errf(err, "%s: cannot create a temporary directory: "
-				     "%s",
-				e->out_dir, strerror(errno));
-	if (write_set(e, r, tmp, err) < 0) {
-		remove_dir(tmp);
+	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	int rc;
+	while ((rc = fcntl(fd, wait ? F_SETLKW : F_SETLK, &l)) < 0 &&
+	       errno == EINTR)
+		;
+	if (rc < 0) {
+		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+/* Step 3: move the files of the committed set dir/.set-commit into dir
+ * (logging them to log) and remove it. A file already moved (a commit
+ * finished by a later run) is no longer there; one not on the list is
+ * not part of the set and goes from dir. */
+static int set_roll_forward(const char *dir, FILE *log, gms_err *err)
+{
+	char cd[GMS_PATH_MAX + 32], from[GMS_PATH_MAX + 64],
+		to[GMS_PATH_MAX + 64], list[256] = "";
+	snprintf(cd, sizeof cd, "%s/" SET_COMMIT, dir);
+	snprintf(from, sizeof from, "%s/" SET_LIST, cd);
+	FILE *lf = fopen(from, "r");
+	if (!lf) { /* the list goes after every move: they are done */
+		remove_dir(cd);
+		return 0;
+	}
+	size_t n = fread(list, 1, sizeof list - 1, lf);
+	list[n] = '\0';
+	fclose(lf);
 	for (int i = 0; set_files[i]; i++) {
-		snprintf(from, sizeof from, "%s/%s", tmp, set_files[i]);
-		snprintf(to, sizeof to, "%s/%s", e->out_dir, set_files[i]);
-		if (gms_out_check(to, err) < 0) {
-			remove_dir(tmp);
+		char want[64];
+		snprintf(want, sizeof want, "\n%s\n", set_files[i]);
+		snprintf(from, sizeof from, "%s/%s", cd, set_files[i]);
+		snprintf(to, sizeof to, "%s/%s", dir, set_files[i]);
+		if (gms_out_check(to, err) < 0)
 			return -1;
-		}
-		if (access(from, F_OK) != 0) {
+		if (!strstr(list, want)) {
 			unlink(to); /* stale: not part of this set */
-		} else if (rename(from, to) != 0) {
-			gms_errf(err, "%s: cannot rename into place: %s", to,
-				 strerror(errno));
-			remove_dir(tmp);
-			return -1;
+		} else if (rename(from, to) != 0 && errno != ENOENT) {
+			return gms_errf(err, "%s: cannot rename into place: %s",
+					to, strerror(errno));
 		} else if (log && i != 3) { /* plot.dat: not announced */
 			static const char *const lbl[] = {
 				"summary: ", "runs:    ", "tuning:  ", "",
@@ -1222,6 +1269,104 @@ int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 			fprintf(log, "%s%s\n", lbl[i], to);
 		}
 	}
-	rmdir(tmp);
+	remove_dir(cd);
 	return 0;
+}
+
+/* Before a commit into dir, or a run that will commit there: finish an
+ * interrupted commit (waiting for one in progress) and remove the
+ * temporaries of dead runs (.set-XXXXXX whose lock nobody holds), but
+ * not `mine` (this process's own: testing its lock here would release
+ * it, as closing any descriptor of a file drops the process's locks). */
+static int set_recover(const char *dir, const char *mine, gms_err *err)
+{
+	char p[GMS_PATH_MAX + 300];
+	snprintf(p, sizeof p, "%s/" SET_COMMIT, dir);
+	int fd = set_lock(p, false, true);
+	int rc = 0;
+	if (access(p, F_OK) == 0) /* (still) there once its lock is had */
+		rc = set_roll_forward(dir, NULL, err);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		return gms_err_prefix(err, "finishing an interrupted commit");
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		if (strncmp(de->d_name, ".set-", 5) ||
+		    !strcmp(de->d_name, SET_COMMIT) ||
+		    (mine && !strcmp(p, mine)))
+			continue;
+		/* a live run holds its lock from just after mkdtemp; one
+		 * killed in between left a directory with no lock file */
+		int lk = set_lock(p, false, false);
+		char lp[GMS_PATH_MAX + 320];
+		snprintf(lp, sizeof lp, "%s/" SET_LOCK, p);
+		if (lk >= 0 || access(lp, F_OK) != 0)
+			remove_dir(p);
+		if (lk >= 0)
+			close(lk);
+	}
+	if (d)
+		closedir(d);
+	return 0;
+}
+
+/* The set is all or nothing, and its commit atomic (above): on a failure
+ * before the commit the temporary is removed and the previous set stays
+ * as it was; a file of the set this run does not write (plot.png/.svg
+ * with plot: false, tuning.csv but for scaling) is removed, so no stale
+ * file survives. */
+int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
+	      gms_err *err)
+{
+	if (gms_mkdirs(e->out_dir, err) < 0)
+		return -1;
+	char tmp[GMS_PATH_MAX + 32], p[GMS_PATH_MAX + 64];
+	snprintf(tmp, sizeof tmp, "%s/.set-XXXXXX", e->out_dir);
+	if (!mkdtemp(tmp))
+		return gms_errf(err, "%s: cannot create a temporary directory: "
+				     "%s",
+				e->out_dir, strerror(errno));
+	int lk = set_lock(tmp, true, false);
+	if (lk < 0) {
+		remove_dir(tmp);
+		return gms_errf(err, "%s: cannot lock it: %s", tmp,
+				strerror(errno));
+	}
+	int rc = write_set(e, r, tmp, err);
+	/* the list of the set's files, last: "\nsummary.csv\n..." */
+	snprintf(p, sizeof p, "%s/" SET_LIST, tmp);
+	struct gms_out o;
+	if (rc == 0 && (rc = gms_out_open(&o, p, err)) == 0) {
+		for (int i = 0; set_files[i]; i++) {
+			char f[GMS_PATH_MAX + 64];
+			snprintf(f, sizeof f, "%s/%s", tmp, set_files[i]);
+			if (access(f, F_OK) == 0)
+				fprintf(o.f, "\n%s", set_files[i]);
+		}
+		fputc('\n', o.f);
+		rc = gms_out_commit(&o, err);
+	}
+	/* every target checked before the commit: a refusal keeps the old
+	 * set */
+	for (int i = 0; rc == 0 && set_files[i]; i++) {
+		snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[i]);
+		rc = gms_out_check(p, err);
+	}
+	if (rc == 0)
+		rc = set_recover(e->out_dir, tmp, err);
+	snprintf(p, sizeof p, "%s/" SET_COMMIT, e->out_dir);
+	if (rc == 0 && rename(tmp, p) != 0)
+		rc = gms_errf(err, "%s: cannot commit the set: %s", p,
+			      strerror(errno));
+	if (rc < 0) {
+		remove_dir(tmp);
+		close(lk);
+		return -1;
+	}
+	rc = set_roll_forward(e->out_dir, log, err);
+	close(lk);
+	return rc;
 }
