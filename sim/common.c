@@ -300,6 +300,115 @@ FILE *gms_fopen_in(const char *path, const char *mode, gms_err *err)
 	return f;
 }
 
+/* The two "too large" messages of gms_read_all and gms_in_line. */
+static int too_large(const char *path, long line,
+		     const struct gms_limit *lim, gms_err *err)
+{
+	if (line > 0)
+		return gms_errf(err,
+				"%s:%ld: too large: a line of more than %zu "
+				"bytes (the limit of a line of %s; README, "
+				"\"Input limits\")",
+				path, line, lim->line, lim->what);
+	return gms_errf(err,
+			"%s: too large: more than %llu bytes (%llu MiB, the "
+			"limit of %s; README, \"Input limits\")",
+			path, (unsigned long long)lim->bytes,
+			(unsigned long long)(lim->bytes >> 20), lim->what);
+}
+
+char *gms_read_all(const char *path, const struct gms_limit *lim,
+		   size_t *len, gms_err *err)
+{
+	*len = 0;
+	FILE *f = gms_fopen_in(path, "rb", err);
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t n = 0, cap = 0, cur = 0; /* cur: the current line's length */
+	long line = 1;
+	int rc = 0;
+	for (;;) {
+		if (cap - n < 65536) {
+			/* at most one byte past the limit is read */
+			uint64_t want = cap ? 2 * (uint64_t)cap : 1 << 16;
+			if (want > lim->bytes + 2)
+				want = lim->bytes + 2;
+			char *b = want > cap ? realloc(buf, (size_t)want) : NULL;
+			if (want > cap && !b) {
+				rc = gms_errf(err, "%s: out of memory", path);
+				break;
+			}
+			if (b) {
+				buf = b;
+				cap = (size_t)want;
+			}
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		for (size_t i = n; i < n + r; i++) {
+			if (buf[i] == '\n') {
+				line++;
+				cur = 0;
+			} else if (++cur > lim->line) {
+				rc = too_large(path, line, lim, err);
+				break;
+			}
+		}
+		n += r;
+		if (rc == 0 && n > lim->bytes)
+			rc = too_large(path, 0, lim, err);
+		if (rc < 0 || r == 0)
+			break;
+	}
+	if (rc == 0 && ferror(f))
+		rc = gms_errf(err, "%s: cannot read: %s", path,
+			      strerror(errno));
+	fclose(f);
+	if (rc < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+ptrdiff_t gms_in_line(struct gms_in *in, char **buf, size_t *cap,
+		      gms_err *err)
+{
+	size_t n = 0;
+	int c = 0;
+	in->line++;
+	for (;;) {
+		if (n + 2 > *cap) {
+			size_t nc = *cap ? 2 * *cap : 256;
+			char *b = realloc(*buf, nc);
+			if (!b)
+				return gms_errf(err, "%s: out of memory",
+						in->path),
+				       -2;
+			*buf = b;
+			*cap = nc;
+		}
+		if ((c = getc(in->f)) == EOF)
+			break;
+		if (++in->nread > in->lim.bytes)
+			return too_large(in->path, 0, &in->lim, err), -2;
+		(*buf)[n++] = (char)c;
+		if (c == '\n')
+			break;
+		if (n > in->lim.line)
+			return too_large(in->path, in->line, &in->lim, err),
+			       -2;
+	}
+	(*buf)[n] = '\0';
+	if (c == EOF && ferror(in->f))
+		return gms_errf(err, "%s: cannot read: %s", in->path,
+				strerror(errno)),
+		       -2;
+	return n || c != EOF ? (ptrdiff_t)n : -1;
+}
+
 const char *gms_quote(char *buf, const char *s)
 {
 	size_t n = 0;

@@ -867,45 +867,19 @@ static int read_meta(struct sch_line *l, struct sch_log *log)
 
 static int read_text(const char *path, struct sch_log *log, gms_err *err)
 {
-	FILE *f = gms_fopen_in(path, "rb", err);
-	if (!f)
-		return -1;
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf)
-			break;
-		if (n + 1 >= cap) {
-			char *b = realloc(buf, cap * 2);
-			if (!b) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = b;
-			cap *= 2;
-		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
-		if (got == 0)
-			break;
-		n += got;
-	}
-	bool rerr = ferror(f);
-	fclose(f);
+	const struct gms_limit lim = {SCH_MAX_BYTES, GMS_MAX_LINE,
+				      "a schedule log"};
+	size_t n;
+	char *buf = gms_read_all(path, &lim, &n, err);
 	if (!buf)
-		return gms_errf(err, "%s: out of memory", path);
-	if (rerr) {
-		free(buf);
-		return gms_errf(err, "%s: read error", path);
-	}
-	buf[n] = '\0';
+		return -1;
 	if (memchr(buf, '\0', n)) {
 		free(buf);
 		return gms_errf(err, "%s: a NUL byte: not a schedule log", path);
 	}
 	log->strings = buf;
 	log->n_str = n + 1;
-	log->cap_str = cap;
+	log->cap_str = n + 1;
 	return 0;
 }
 

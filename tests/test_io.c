@@ -19,6 +19,8 @@
 
 #include "clikit.h"
 
+#include "../sim/common.h"
+
 #define WL "workloads/examples/tiny-cnn.yaml"
 
 /* Run the shell line fmt, where each "@" stands for the program, with
@@ -260,6 +262,109 @@ static void test_directory_as_input(void **state)
 	unscratch(d);
 }
 
+/* Issue 38, items 1 and 2: the DTR/recorded log, calibration CSV,
+ * measurement CSV, schedule log and shard readers had no size limit: a
+ * symlink to /dev/zero, or one 2 GB line, grew memory until allocation
+ * failed (15-35 s, about 2.1 GB each), then a wrong message ("empty
+ * file", "ends before the header"); a workload YAML refused a 2 GB
+ * `name:` only after 36 s and 4.26 GB. Now each is refused at its limit,
+ * "too large" with the limit: a line of more than GMS_MAX_LINE = 1 MiB
+ * (a line of 1048577 bytes here, and /dev/zero: one endless line), a
+ * streamed YAML item of more than CFG_MAX_ITEM = 1 MiB (a 2 MiB name). */
+static void test_readers_capped(void **state)
+{
+	(void)state;
+	char d[256], cmd[2400];
+	scratch(d, sizeof d, "cap");
+	snprintf(cmd, sizeof cmd,
+		 "cd %s && head -c 1048577 /dev/zero | tr '\\0' a > line && "
+		 "echo >> line && for x in z-4-x.log z.csv z.sched z.shard; do "
+		 "ln -s /dev/zero $x; done && for x in l-4-x.log l.csv "
+		 "l.sched l.shard; do cp line $x; done && "
+		 "{ printf 'name: '; tr -d '\\n' < line; tr -d '\\n' < line; "
+		 "echo; grep -v '^name: chain3' $OLDPWD/tests/fixtures/chain3.yaml; "
+		 "} > big.yaml",
+		 d);
+	assert_int_equal(system(cmd), 0);
+	expect_sh(0, NULL,
+		  "@ simulate " WL " --budget 6MiB --schedule %s/ok.sched "
+		  ">/dev/null",
+		  d);
+	const char *line = "1: too large: a line of more than 1048576 bytes";
+	for (int i = 0; i < 2; i++) {
+		char z = "zl"[i];
+		expect_sh(2, line, "@ simulate %s/%c-4-x.log", d, z);
+		expect_sh(2, line, "@ dtr %s/%c-4-x.log", d, z);
+		expect_sh(2, line, "@ fit %s/%c.csv -o %s/p.yaml", d, z, d);
+		expect_sh(2, line, "@ compare %s/%c.sched %s/%c.csv --out %s/c",
+			  d, z, d, z, d);
+		expect_sh(2, line, "@ compare %s/ok.sched %s/%c.csv --out %s/c",
+			  d, d, z, d);
+		expect_sh(2, line, "@ merge %s/%c.shard --out %s/m", d, z, d);
+	}
+	expect_sh(2, "too large: more than 1048576 bytes after here",
+		  "@ simulate %s/big.yaml", d);
+	expect_sh(2, NULL, "ls %s/p.yaml %s/c %s/m 2>/dev/null", d, d, d);
+	unscratch(d);
+}
+
+/* The limits of issue 38 as parameters: a whole file (gms_read_all) and
+ * line by line (gms_in_line), with limits of 10 bytes a file and 4 a
+ * line: a file of 10 bytes and lines of 4 are read, one more byte of
+ * either is refused with the limit named. */
+static void test_read_limits(void **state)
+{
+	(void)state;
+	char d[256], p[300];
+	scratch(d, sizeof d, "lim");
+	snprintf(p, sizeof p, "%s/f", d);
+	const struct gms_limit lim = {10, 4, "a test input"};
+	const char *ok[] = {"abcd\nefgh\n", "abcd\nefg\n"};
+	const char *bad[] = {"abcd\nefgh\nx", "abcde\n", "ab\nabcde"};
+	const char *why[] = {"f: too large: more than 10 bytes (0 MiB, the "
+			     "limit of a test input;",
+			     "f:1: too large: a line of more than 4 bytes "
+			     "(the limit of a line of a test input;",
+			     "f:2: too large: a line of more than 4 bytes"};
+	for (int i = 0; i < 5; i++) {
+		const char *t = i < 2 ? ok[i] : bad[i - 2];
+		FILE *f = fopen(p, "w");
+		assert_non_null(f);
+		fputs(t, f);
+		assert_int_equal(fclose(f), 0);
+		gms_err err = {0};
+		size_t len = 0;
+		char *all = gms_read_all(p, &lim, &len, &err);
+		/* the same line by line */
+		f = fopen(p, "r");
+		assert_non_null(f);
+		struct gms_in in = {.f = f, .path = p, .lim = lim};
+		char *buf = NULL;
+		size_t cap = 0, got = 0;
+		ptrdiff_t n;
+		gms_err err2 = {0};
+		while ((n = gms_in_line(&in, &buf, &cap, &err2)) >= 0)
+			got += (size_t)n;
+		fclose(f);
+		free(buf);
+		if (i < 2) {
+			if (!all)
+				fail_msg("%s", err.msg);
+			assert_int_equal(len, strlen(t));
+			assert_string_equal(all, t);
+			assert_int_equal(n, -1);
+			assert_int_equal(got, strlen(t));
+		} else {
+			assert_null(all);
+			assert_non_null(strstr(err.msg, why[i - 2]));
+			assert_int_equal(n, -2);
+			assert_non_null(strstr(err2.msg, why[i - 2]));
+		}
+		free(all);
+	}
+	unscratch(d);
+}
+
 /* Defect 7: messages quoted a file's content without limit (`--hw
  * /etc/passwd` printed the file). The fixture's budget is "1", \x01, a
  * line break and 100 A's: quoted as its first 64 bytes (1, \x01, \n and
@@ -370,6 +475,8 @@ int main(void)
 		cmocka_unit_test(test_quoted_content_capped),
 		cmocka_unit_test(test_long_paths_in_experiment),
 		cmocka_unit_test(test_result_set_all_or_nothing),
+		cmocka_unit_test(test_readers_capped),
+		cmocka_unit_test(test_read_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
