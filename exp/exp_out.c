@@ -28,13 +28,20 @@ static double ms(sim_time_t t) { return (double)t / 1e6; }
 
 /* ---- CSV ----------------------------------------------------------------- */
 
+/* A cell a spreadsheet would take for a formula (one beginning with =,
+ * +, -, @, a tab or a CR) is quoted and prefixed with ', as OWASP's "CSV
+ * Injection" advises ("prepend each cell field with a single quote (')
+ * ... ensure that each cell field is quoted") (issue 38). */
 void exp_csv_str(FILE *f, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
+	bool formula = *s && strchr("=+-@\t\r", *s);
+	if (!formula && !strpbrk(s, ",\"\n\r")) {
 		fputs(s, f);
 		return;
 	}
 	fputc('"', f);
+	if (formula)
+		fputc('\'', f);
 	for (; *s; s++) {
 		if (*s == '"')
 			fputc('"', f);
@@ -654,11 +661,30 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 
 /* ---- plot ---------------------------------------------------------------- */
 
-/* A title without blanks (gnuplot's word() splits on them). */
-static void word(FILE *f, const char *s)
+/* A label in the plot's data or titles: a control character (a line
+ * break in a label wrote lines of data into plot.dat, issue 38) becomes
+ * '?'; with `blanks`, blanks and quotes become '_' too. */
+static void clean(FILE *f, const char *s, bool blanks)
 {
-	for (; *s; s++)
-		fputc(*s == ' ' || *s == '\'' || *s == '"' ? '_' : *s, f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		fputc(c < 0x20 || c == 0x7f			    ? '?'
+		      : blanks && (c == ' ' || c == '\'' || c == '"') ? '_'
+								    : c,
+		      f);
+	}
+}
+
+/* A title without blanks (gnuplot's word() splits on them). */
+static void word(FILE *f, const char *s) { clean(f, s, true); }
+
+/* A series' comment line in the plot's data: "# WORKLOAD POLICY". */
+static void comment(FILE *f, const char *wl, const char *pol)
+{
+	fputs("# ", f);
+	clean(f, wl, false);
+	fputc(' ', f);
+	clean(f, pol, false);
 }
 
 /* A series of (workload w, policy q): its comment in the data and its
@@ -666,7 +692,8 @@ static void word(FILE *f, const char *s)
 static void series_head(FILE *f, FILE *t, const struct exp *e, size_t w,
 			size_t q, size_t *series)
 {
-	fprintf(f, "# %s %s\n", e->wl[w].label, e->pol[q].label);
+	comment(f, e->wl[w].label, e->pol[q].label);
+	fputc('\n', f);
 	fprintf(t, "%s", (*series)++ ? " " : "");
 	word(t, e->wl[w].label);
 	fputc('/', t);
@@ -734,8 +761,8 @@ static const char *write_plot_data(const struct exp *e,
 		script = "plot-run.gp";
 		for (size_t i = 0; i < r->n_pt; i++) {
 			const struct exp_point *p = &r->pt[i];
-			fprintf(f, "# %s %s batch %lld\n", e->wl[p->wl].label,
-				e->pol[p->pol].label, (long long)p->batch);
+			comment(f, e->wl[p->wl].label, e->pol[p->pol].label);
+			fprintf(f, " batch %lld\n", (long long)p->batch);
 			fprintf(t, "%s", i ? " " : "");
 			word(t, e->wl[p->wl].label);
 			fputc('/', t);
@@ -818,8 +845,8 @@ static const char *write_plot_data(const struct exp *e,
 			for (size_t k = 0; k < s->n_probe; k++)
 				ord[k] = &s->probe[k];
 			qsort(ord, s->n_probe, sizeof *ord, cmp_batch);
-			fprintf(f, "# %s %s\n", e->wl[s->wl].label,
-				e->pol[s->pol].label);
+			comment(f, e->wl[s->wl].label, e->pol[s->pol].label);
+			fputc('\n', f);
 			fprintf(t, "%s", i ? " " : "");
 			word(t, e->wl[s->wl].label);
 			fputc('/', t);

@@ -995,6 +995,8 @@ static int merge_body(struct sio *x, const struct exp *e,
 	return x->bad ? -1 : 0;
 }
 
+const char *shd_version(void) { return GMS_VERSION; }
+
 int shd_merge(char *const *inputs, size_t n_in, const char *out,
 	      struct exp *e, struct exp_result *r, gms_err *err)
 {

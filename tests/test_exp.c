@@ -449,6 +449,44 @@ static void test_all_oom_sweep_keeps_set(void **state)
 	free(svg);
 }
 
+/* Spreadsheet-safe CSV (issue 38, item 7): a cell beginning with =, +,
+ * -, @, a tab or a CR went through as a formula; now quoted with a '
+ * before it (OWASP's advice). Other cells as before: plain, or quoted
+ * when they hold a comma, a quote or a line break. */
+static void test_csv_formula_quoted(void **state)
+{
+	(void)state;
+	static const char *const in[] = {"=1+2", "+x", "-y", "@SUM(A1)",
+					 "\tz", "plain", "a,b", "q\"q", ""};
+	static const char *const out[] = {"\"'=1+2\"", "\"'+x\"", "\"'-y\"",
+					  "\"'@SUM(A1)\"", "\"'\tz\"", "plain",
+					  "\"a,b\"", "\"q\"\"q\"", ""};
+	for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&buf, &n);
+		assert_non_null(f);
+		exp_csv_str(f, in[i]);
+		fclose(f);
+		assert_string_equal(buf, out[i]);
+		free(buf);
+	}
+}
+
+/* A label with a line break wrote a line of data into plot.dat (issue
+ * 38, item 7): the fixture's label is "evil\n0 1 2"; its comment line is
+ * now "# evil?0 1 2 framework" and no line of plot.dat is "0 1 2". */
+static void test_label_newline_plot(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-label-newline.yaml", "nl", NULL);
+	char *dat = out_text("nl", "plot.dat");
+	assert_non_null(strstr(dat, "# evil?0 1 2 framework\n"));
+	assert_null(strstr(dat, "\n0 1 2\n"));
+	assert_true(strncmp(dat, "0 1 2\n", 6) != 0);
+	free(dat);
+}
+
 /* Write text into the file dir/name. */
 static void put(const char *dir, const char *name, const char *text)
 {
@@ -1122,6 +1160,8 @@ int main(void)
 		cmocka_unit_test(test_setup_failure_is_failed),
 		cmocka_unit_test(test_all_oom_sweep_keeps_set),
 		cmocka_unit_test(test_commit_finished_after_kill),
+		cmocka_unit_test(test_csv_formula_quoted),
+		cmocka_unit_test(test_label_newline_plot),
 		cmocka_unit_test(test_outputs_say_what_ran),
 		cmocka_unit_test(test_jobs_identical),
 		cmocka_unit_test(test_malformed_files),
