@@ -285,15 +285,27 @@ static int help(const char *topic)
 	return EXIT_INPUT;
 }
 
-static int parse_count(const char *opt, const char *v, int64_t lo,
-		       int64_t *out)
+static int parse_range(const char *opt, const char *v, int64_t lo,
+		       int64_t hi, int64_t *out)
 {
-	if (!v || gms_parse_int(v, out) < 0 || *out < lo) {
-		fprintf(stderr, "gpumemsim: %s needs an integer >= %lld\n", opt,
-			(long long)lo);
+	if (!v || gms_parse_int(v, out) < 0 || *out < lo || *out > hi) {
+		if (hi == INT64_MAX)
+			fprintf(stderr, "gpumemsim: %s needs an integer >= %lld\n",
+				opt, (long long)lo);
+		else
+			fprintf(stderr,
+				"gpumemsim: %s needs an integer from %lld to "
+				"%lld\n",
+				opt, (long long)lo, (long long)hi);
 		return -1;
 	}
 	return 0;
+}
+
+static int parse_count(const char *opt, const char *v, int64_t lo,
+		       int64_t *out)
+{
+	return parse_range(opt, v, lo, INT64_MAX, out);
 }
 
 /* The workload options simulate and describe share. */
@@ -451,10 +463,12 @@ static int simulate(int argc, char **argv)
 				goto out;
 			}
 		} else if (strcmp(a, "--iterations") == 0) {
-			if (parse_count(a, v, 1, &iters) < 0)
+			/* an experiment's limits (exp.c): 1e8 iterations took
+			 * 7.5 GB of statistics (issue 38) */
+			if (parse_range(a, v, 1, 1000, &iters) < 0)
 				goto out;
 		} else if (strcmp(a, "--warmup") == 0) {
-			if (parse_count(a, v, 0, &warmup) < 0)
+			if (parse_range(a, v, 0, 999, &warmup) < 0)
 				goto out;
 		} else if (takes) {
 			fprintf(stderr, "gpumemsim: unknown option %s\n", a);
@@ -686,6 +700,10 @@ static int compare(int argc, char **argv)
 	struct msr m = {0};
 	struct cmp_result r;
 	gms_err err = {{0}};
+	if (cmp_check_out(out, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --out: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
 	if (sch_read(path[0], &log, &err) < 0 || sch_check(&log, &err) < 0 ||
 	    msr_read(path[1], &m, &err) < 0 ||
 	    cmp_run(&log, &m, &r, &err) < 0) {
@@ -1013,6 +1031,11 @@ static int fit(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	gms_err err = {{0}};
+	/* where the profile goes, before the fit (issue 38) */
+	if (gms_out_probe(out, &err) < 0) {
+		fprintf(stderr, "gpumemsim: -o: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
 	if (cal_fit_file(csv, out, &o, stdout, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
@@ -1191,9 +1214,10 @@ static int dtr_cmd(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	struct dtr_opts o = {.heuristic = h};
-	if (budget_s && gms_parse_bytes(budget_s, &o.budget_bytes) < 0) {
-		fprintf(stderr, "gpumemsim: dtr: --budget: '%s' is not a byte "
-				"size\n", budget_s);
+	if (budget_s && (gms_parse_bytes(budget_s, &o.budget_bytes) < 0 ||
+			 !o.budget_bytes)) {
+		fprintf(stderr, "gpumemsim: dtr: --budget: '%s' is not a "
+				"positive byte size\n", budget_s);
 		return EXIT_INPUT;
 	}
 	gms_err err = {{0}};

@@ -1133,23 +1133,38 @@ int exp_check_out(const struct exp *e, const struct exp_opts *o,
 		  gms_err *err)
 {
 	char p[GMS_PATH_MAX + 32];
+	/* the folders this call makes go again when a check fails: a bad
+	 * --trace left an empty results directory (issue 38) */
+	snprintf(p, sizeof p, "%s", e->out_dir);
+	size_t have = strlen(p);
+	while (have && access(p, F_OK) != 0) {
+		while (have && p[have - 1] != '/')
+			have--;
+		while (have && p[have - 1] == '/')
+			have--;
+		p[have] = '\0';
+	}
 	if (gms_mkdirs(e->out_dir, err) < 0)
 		return gms_err_prefix(err, "output directory");
-	if (set_recover(e->out_dir, NULL, err) < 0)
-		return gms_err_prefix(err, "output directory");
-	for (int i = 0; set_files[i]; i++) {
+	int rc = set_recover(e->out_dir, NULL, err);
+	for (int i = 0; rc == 0 && set_files[i]; i++) {
 		snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[i]);
-		if (gms_out_check(p, err) < 0)
-			return -1;
+		rc = gms_out_check(p, err);
 	}
 	snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[0]);
-	if (gms_out_probe(p, err) < 0)
-		return gms_err_prefix(err, "output directory");
-	if (o && o->trace && gms_out_probe(o->trace, err) < 0)
-		return gms_err_prefix(err, "--trace");
-	if (o && o->schedule && gms_out_probe(o->schedule, err) < 0)
-		return gms_err_prefix(err, "--schedule");
-	return 0;
+	if (rc == 0 && gms_out_probe(p, err) < 0)
+		rc = gms_err_prefix(err, "output directory");
+	if (rc == 0 && o && o->trace && gms_out_probe(o->trace, err) < 0)
+		rc = gms_err_prefix(err, "--trace");
+	if (rc == 0 && o && o->schedule && gms_out_probe(o->schedule, err) < 0)
+		rc = gms_err_prefix(err, "--schedule");
+	snprintf(p, sizeof p, "%s", e->out_dir);
+	for (size_t n = strlen(p); rc < 0 && n > have; n--)
+		if (p[n] == '/' || !p[n]) { /* each made folder, deepest first */
+			p[n] = '\0';
+			rmdir(p);
+		}
+	return rc;
 }
 
 /* Write the files of the set that apply into dir. */

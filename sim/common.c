@@ -157,6 +157,8 @@ static const char *file_kind(mode_t m)
 int gms_out_check(const char *path, gms_err *err)
 {
 	struct stat st;
+	if (!*path) /* `--trace ''` was found only at the rename */
+		return gms_errf(err, "an empty output path");
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT ? 0
 				       : gms_errf(err, "%s: %s", path,

@@ -308,6 +308,43 @@ static void test_readers_capped(void **state)
 	unscratch(d);
 }
 
+/* Issue 38, item 7: output paths checked before the work, and nothing
+ * left of a refusal. `simulate --trace ''` failed only at the rename,
+ * after the run; `fit -o DIR/missing/p.yaml` after the fit; `compare
+ * --out D` with a symlink at D/trace.json wrote compare.csv and
+ * summary.txt, then refused (half a set); `run --trace` into a missing
+ * folder left the new, empty --out folder. And two values refused:
+ * `simulate --iterations 1001` (an experiment's limit is 1000; 1e8 took
+ * 7.5 GB) and `dtr --budget 0`. */
+static void test_outputs_checked_first(void **state)
+{
+	(void)state;
+	char d[256], cmd[800];
+	scratch(d, sizeof d, "first");
+	expect_sh(2, "--trace: an empty output path",
+		  "@ simulate " WL " --trace ''");
+	expect_sh(2, "gpumemsim: -o: ",
+		  "@ fit tests/fixtures/fuzz/calib/synthetic.csv -o "
+		  "%s/missing/p.yaml",
+		  d);
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/c && ln -s /dev/null %s/c/trace.json",
+		 d, d);
+	assert_int_equal(system(cmd), 0);
+	expect_sh(2, "trace.json: is a symlink",
+		  "@ compare tests/fixtures/fuzz/sched/tiny-cnn-ondemand.sched "
+		  "tests/fixtures/fuzz/msr/tiny-cnn-ondemand.csv --out %s/c",
+		  d);
+	expect_sh(0, NULL, "test ! -e %s/c/compare.csv", d);
+	expect_sh(2, "--trace", "@ run " EXP " --out %s/nd/a --trace %s/no/t.json",
+		  d, d);
+	expect_sh(0, NULL, "test ! -e %s/nd", d);
+	expect_sh(2, "--iterations needs an integer from 1 to 1000",
+		  "@ simulate " WL " --iterations 1001");
+	expect_sh(2, "--budget: '0' is not a positive",
+		  "@ dtr tests/fixtures/dtr-1ms.log --budget 0");
+	unscratch(d);
+}
+
 /* The limits of issue 38 as parameters: a whole file (gms_read_all) and
  * line by line (gms_in_line), with limits of 10 bytes a file and 4 a
  * line: a file of 10 bytes and lines of 4 are read, one more byte of
@@ -477,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_result_set_all_or_nothing),
 		cmocka_unit_test(test_readers_capped),
 		cmocka_unit_test(test_read_limits),
+		cmocka_unit_test(test_outputs_checked_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
