@@ -180,6 +180,29 @@ int gms_out_probe(const char *path, gms_err *err)
 	return 0;
 }
 
+/* The mode open(2) gives a new file, 0666 less the umask, for the
+ * temporary that mkstemp makes 0600 (results were 0644 under any umask,
+ * issue 38). The umask from /proc/self/status (Linux 4.7 on): reading it
+ * with umask(2) sets it, a race with a thread creating a file; that only
+ * where /proc is not there. */
+static mode_t new_file_mode(void)
+{
+	unsigned mask = 0;
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	while (f && !found && fgets(line, sizeof line, f))
+		found = sscanf(line, "Umask: %o", &mask) == 1;
+	if (f)
+		fclose(f);
+	if (!found) {
+		mode_t m = umask(022);
+		umask(m);
+		mask = m;
+	}
+	return (mode_t)(0666 & ~mask);
+}
+
 int gms_out_open(struct gms_out *o, const char *path, gms_err *err)
 {
 	memset(o, 0, sizeof *o);
@@ -194,7 +217,7 @@ int gms_out_open(struct gms_out *o, const char *path, gms_err *err)
 		return gms_errf(err, "%s: cannot create: %s", path,
 				strerror(errno));
 	/* mkstemp makes the file 0600; results are ordinary files */
-	fchmod(fd, 0644);
+	fchmod(fd, new_file_mode());
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		close(fd);

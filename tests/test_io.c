@@ -345,6 +345,26 @@ static void test_outputs_checked_first(void **state)
 	unscratch(d);
 }
 
+/* Result files follow the umask (issue 38, item 7): they were 0644 under
+ * any umask (mkstemp's 0600, then fchmod 0644). Under umask 027 a trace
+ * and a result set's files are 0640, under 002 0664: 0666 less the
+ * mask, as open(2) makes a file. */
+static void test_files_follow_umask(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "umask");
+	expect_sh(0, "640 640 640",
+		  "umask 027; @ simulate " WL " --trace %s/t.json >/dev/null "
+		  "2>&1; @ run " EXP " --quiet --out %s/o >/dev/null; stat -c "
+		  "%%a %s/t.json %s/o/summary.csv %s/o/runs.json | tr '\\n' ' '",
+		  d, d, d, d, d);
+	expect_sh(0, "664", "umask 002; @ simulate " WL " --trace %s/u.json "
+			    ">/dev/null 2>&1; stat -c %%a %s/u.json",
+		  d, d);
+	unscratch(d);
+}
+
 /* The limits of issue 38 as parameters: a whole file (gms_read_all) and
  * line by line (gms_in_line), with limits of 10 bytes a file and 4 a
  * line: a file of 10 bytes and lines of 4 are read, one more byte of
@@ -515,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_readers_capped),
 		cmocka_unit_test(test_read_limits),
 		cmocka_unit_test(test_outputs_checked_first),
+		cmocka_unit_test(test_files_follow_umask),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
