@@ -1266,15 +1266,30 @@ int sch_check(const struct sch_log *log, gms_err *err)
 		rc = gms_errf(err, "out of memory");
 	bool arena = strcmp(log->allocator, "arena") == 0;
 	sim_time_t busy[ENG_Q_COUNT] = {0};
+	/* the iteration's start and the latest end of the work queued in
+	 * it: its `end` may not come before (an iteration that ended before
+	 * its kernels was accepted, issue 38) */
+	sim_time_t begun = 0, last = 0;
 	for (size_t i = 0; i < log->n && rc == 0; i++) {
 		const struct sch_item *it = &log->it[i];
 		if (it->kind == SCH_ITER) {
 			memset(c.sig, 0, (size_t)c.n_ev + 1);
 			for (int q = 0; q < ENG_Q_COUNT; q++)
 				busy[q] = it->start;
+			begun = last = it->start;
+			continue;
+		}
+		if (it->kind == SCH_END) {
+			if (it->end < last - begun)
+				rc = chk_fail(&c, it, "the iteration ends before "
+						      "the work queued in it");
 			continue;
 		}
 		rc = chk_item(&c, it, busy, arena);
+		if ((it->kind == SCH_KERNEL || it->kind == SCH_COPY ||
+		     it->kind == SCH_CPU) &&
+		    it->end > last)
+			last = it->end;
 	}
 	free(c.b);
 	free(c.of);

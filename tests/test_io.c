@@ -365,6 +365,24 @@ static void test_files_follow_umask(void **state)
 	unscratch(d);
 }
 
+/* sch_check accepted an iteration whose end precedes its kernels (issue
+ * 38, item 7): the seed schedule's iteration 0 ends after 1 ns, before
+ * its first kernel does. */
+static void test_sched_end_before_work(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "schend");
+	expect_sh(2, "line 74: iteration 0, seq 0 (end): the iteration ends "
+		     "before the work queued in it",
+		  "sed 's/^end i=0 time=.*/end i=0 time=1/' "
+		  "tests/fixtures/fuzz/sched/tiny-cnn-ondemand.sched > "
+		  "%s/s.sched && @ compare %s/s.sched "
+		  "tests/fixtures/fuzz/msr/tiny-cnn-ondemand.csv --out %s/c",
+		  d, d, d);
+	unscratch(d);
+}
+
 /* The limits of issue 38 as parameters: a whole file (gms_read_all) and
  * line by line (gms_in_line), with limits of 10 bytes a file and 4 a
  * line: a file of 10 bytes and lines of 4 are read, one more byte of
@@ -536,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_read_limits),
 		cmocka_unit_test(test_outputs_checked_first),
 		cmocka_unit_test(test_files_follow_umask),
+		cmocka_unit_test(test_sched_end_before_work),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
