@@ -416,6 +416,14 @@ static void out_failed(struct st_run *st, gms_err *err, const gms_err *why)
 	snprintf(st->error, sizeof st->error, "%s", why->msg);
 }
 
+/* An allocation of the command line's own failed: say so (it exited 1
+ * silently, issue 38). */
+static int oom_exit(void)
+{
+	fputs("gpumemsim: out of memory\n", stderr);
+	return EXIT_RUN;
+}
+
 static int simulate(int argc, char **argv)
 {
 	const char *wl_path = NULL, *hw_spec = "V100-16GB",
@@ -428,7 +436,7 @@ static int simulate(int argc, char **argv)
 	struct wl_opts wo = {0, 0, -1, -1, -1, -1};
 	int rc = EXIT_INPUT;
 	if (!kv)
-		return EXIT_RUN;
+		return oom_exit();
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool takes = a[0] == '-' && a[1] == '-';
@@ -755,7 +763,7 @@ static int merge(int argc, char **argv)
 	char **in = calloc((size_t)argc + 1, sizeof *in);
 	size_t n_in = 0;
 	if (!in)
-		return EXIT_RUN;
+		return oom_exit();
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
 			quiet = true;
