@@ -294,22 +294,60 @@ void gms_json_str(FILE *f, const char *s)
 	gms_json_strn(f, s, strlen(s));
 }
 
+/* The length of the well-formed UTF-8 sequence at p (before end), 0 if
+ * there is none: the Unicode Standard's table 3-7 (well-formed byte
+ * sequences: no overlong forms, no surrogates, nothing past U+10FFFF). */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned char c = p[0];
+	size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2
+			 : c >= 0xe0 && c <= 0xef	 ? 3
+			 : c >= 0xf0 && c <= 0xf4	 ? 4
+						 : 0;
+	if (!n || (size_t)(end - p) < n)
+		return 0;
+	unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+	unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	for (size_t i = 1; i < n; i++)
+		if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf))
+			return 0;
+	return n;
+}
+
 void gms_json_strn(FILE *f, const char *s, size_t n)
 {
 	fputc('"', f);
 	const unsigned char *end = (const unsigned char *)s + n;
 	for (const unsigned char *p = (const unsigned char *)s; p < end && *p;
 	     p++) {
+		size_t k = utf8_len(p, end);
 		if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", f);
 		else if (*p < 0x20)
 			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
+		else if (!k) /* not UTF-8: JSON is (RFC 8259, 8.1; issue 38) */
+			fputs("\\ufffd", f);
+		else {
+			fwrite(p, 1, k, f);
+			p += k - 1;
+		}
 	}
 	fputc('"', f);
+}
+
+void gms_utf8_text(FILE *f, const char *s)
+{
+	const unsigned char *end = (const unsigned char *)s + strlen(s);
+	for (const unsigned char *p = (const unsigned char *)s; p < end;) {
+		size_t k = utf8_len(p, end);
+		if (k)
+			fwrite(p, 1, k, f);
+		else
+			fputs("\xef\xbf\xbd", f); /* U+FFFD */
+		p += k ? k : 1;
+	}
 }
 
 FILE *gms_fopen_in(const char *path, const char *mode, gms_err *err)

@@ -186,7 +186,12 @@ void gms_list_add(char *buf, size_t n, const char *item);
 int gms_lookup(const char *const *list, const char *s, char *known,
 	       size_t n);
 
-/* Write s as a JSON string literal (quotes and escapes included). */
+/* Write s with each byte that is not part of well-formed UTF-8 as
+ * U+FFFD (a YAML output: libyaml refuses a file that is not UTF-8). */
+void gms_utf8_text(FILE *f, const char *s);
+
+/* Write s as a JSON string literal (quotes and escapes included; a byte
+ * that is not part of well-formed UTF-8 as \ufffd). */
 void gms_json_str(FILE *f, const char *s);
 /* The same for the first n bytes of s (or up to its NUL). */
 void gms_json_strn(FILE *f, const char *s, size_t n);

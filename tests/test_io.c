@@ -415,6 +415,55 @@ static void test_memory_limit(void **state)
 #endif
 }
 
+/* Invalid UTF-8 went raw into trace.json (not JSON, RFC 8259 8.1) and
+ * into a fitted profile's metadata (a YAML file libyaml then refused to
+ * load) (issue 38, item 7). Each byte not part of well-formed UTF-8
+ * (Unicode table 3-7) is now U+FFFD; well-formed text is kept. */
+static void test_invalid_utf8(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} t[] = {
+		{"caf\xc3\xa9", "\"caf\xc3\xa9\""},	       /* kept */
+		{"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""}, /* U+1F600 */
+		{"re\xfflu", "\"re\\ufffdlu\""},
+		{"\xc0\xaf", "\"\\ufffd\\ufffd\""},	     /* overlong */
+		{"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""}, /* surrogate */
+		{"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""},
+		{"x\xe2\x82", "\"x\\ufffd\\ufffd\""}, /* cut short */
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&buf, &n);
+		assert_non_null(f);
+		gms_json_str(f, t[i].in);
+		fclose(f);
+		assert_string_equal(buf, t[i].out);
+		free(buf);
+	}
+	char d[256];
+	scratch(d, sizeof d, "utf8");
+	/* a DTR log whose op and tensor names are not UTF-8 */
+	expect_sh(0, NULL,
+		  "sed 's/\"relu\"/\"re\\xfflu\"/' tests/fixtures/dtr-1ms.log > "
+		  "%s/u-1-x.log && grep -q \"$(printf 're\\377lu')\" "
+		  "%s/u-1-x.log && @ simulate %s/u-1-x.log --trace %s/t.json",
+		  d, d, d, d);
+	expect_sh(0, NULL, "grep -q 're\\\\ufffdlu' %s/t.json && ! grep -q "
+			   "\"$(printf '\\377')\" %s/t.json",
+		  d, d);
+	/* a calibration whose device name is not */
+	expect_sh(0, NULL,
+		  "sed 's/^# device: .*/# device: GPU \\xff\\xfe/' "
+		  "tests/fixtures/fuzz/calib/synthetic.csv > %s/m.csv && "
+		  "@ fit %s/m.csv -o %s/p.yaml >/dev/null && @ simulate " WL
+		  " --hw %s/p.yaml >/dev/null",
+		  d, d, d, d);
+	unscratch(d);
+}
+
 /* The limits of issue 38 as parameters: a whole file (gms_read_all) and
  * line by line (gms_in_line), with limits of 10 bytes a file and 4 a
  * line: a file of 10 bytes and lines of 4 are read, one more byte of
@@ -588,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_files_follow_umask),
 		cmocka_unit_test(test_sched_end_before_work),
 		cmocka_unit_test(test_memory_limit),
+		cmocka_unit_test(test_invalid_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
