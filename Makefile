@@ -77,7 +77,7 @@ HDRS      := $(wildcard cli/*.h sim/*.h policies/*.h workloads/*.h exp/*.h calib
 # with libFuzzer by `make fuzz` and with the replay driver
 # fuzz/replay_main.c by every build tree, so `make check` and `make asan`
 # replay the committed corpora and regression inputs without clang.
-FUZZ_NAMES := exp workload hw dtr calib sched msr
+FUZZ_NAMES := exp workload hw dtr calib sched msr shard wlsim
 FUZZ_SEEDS := tests/fixtures/fuzz
 FUZZ_S     ?= 60
 FUZZ_CC    ?= clang

@@ -51,6 +51,10 @@
 
 #include "../sim/hw.h"
 
+/* The largest calibration CSV cal_csv_read reads (README "Input
+ * limits"): 64 MiB, some 1.5 million rows (a calibration writes a few
+ * thousand); lines at most GMS_MAX_LINE. */
+#define CAL_CSV_MAX_BYTES ((uint64_t)64 << 20)
 #define CAL_CSV_MAGIC "# gpumemsim calibration v1"
 #define CAL_CSV_HEADER                                                     \
 	"bench,kind,param,size_bytes,flops,repeats,median_ns,p10_ns,p90_ns"

@@ -177,7 +177,11 @@ int cal_csv_read(struct cal_csv *c, const char *path, gms_err *err)
 	long line = 0;
 	bool header = false;
 	int rc = 0;
-	while (getline(&s, &sn, f) >= 0) {
+	struct gms_in in = {.f = f, .path = path,
+			    .lim = {CAL_CSV_MAX_BYTES, GMS_MAX_LINE,
+				    "a calibration CSV"}};
+	ptrdiff_t got;
+	while ((got = gms_in_line(&in, &s, &sn, err)) >= 0) {
 		line++;
 		chomp(s);
 		if (line == 1) {
@@ -226,8 +230,8 @@ int cal_csv_read(struct cal_csv *c, const char *path, gms_err *err)
 		}
 		c->n_rows++;
 	}
-	if (rc == 0 && ferror(f))
-		rc = gms_errf(err, "%s: read error", path);
+	if (got == -2)
+		rc = -1; /* gms_in_line said why */
 	if (rc == 0 && line == 0)
 		rc = gms_errf(err, "%s:1: empty file", path);
 	else if (rc == 0 && !header)

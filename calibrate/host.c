@@ -317,29 +317,13 @@ static void put_host(FILE *f, uint64_t pinned, const struct cal_host_opts *o,
 		r->zvc_decompress_bps, r->memcpy_bps);
 }
 
-/* Read a whole file. */
+/* Read a whole profile (a YAML input: CFG_MAX_BYTES, issue 38). */
 static char *slurp(const char *path, gms_err *err)
 {
-	FILE *f = gms_fopen_in(path, "r", err);
-	if (!f)
-		return NULL;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	char buf[4096];
-	size_t n;
-	while (m && (n = fread(buf, 1, sizeof buf, f)) > 0)
-		fwrite(buf, 1, n, m);
-	bool bad = ferror(f) || !m;
-	fclose(f);
-	if (m)
-		fclose(m);
-	if (bad) {
-		free(text);
-		gms_errf(err, "%s: read error", path);
-		return NULL;
-	}
-	return text;
+	const struct gms_limit lim = {CFG_MAX_BYTES, CFG_MAX_BYTES,
+				      "a YAML input"};
+	size_t len;
+	return gms_read_all(path, &lim, &len, err);
 }
 
 int cal_host_write(const char *base_path, const char *out,

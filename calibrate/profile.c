@@ -467,12 +467,20 @@ static int put_host(FILE *f, const char *base, gms_err *err)
 /* The metadata as comments, and the device: section. */
 static int put_device(FILE *f, const struct cal_csv *c, gms_err *err)
 {
+	/* measured text and a path, UTF-8 or not: the profile must load
+	 * (issue 38) */
 	fprintf(f, "# Measured by build/calibrate-gpu; fitted by gpumemsim "
-		   "%s (`gpumemsim fit`)\n# from %s (%zu measurements). "
-		   "Measurement metadata:\n",
-		GMS_VERSION, c->path, c->n_rows);
-	for (size_t i = 0; i < c->n_meta; i++)
-		fprintf(f, "#   %s: %s\n", c->meta[i].key, c->meta[i].value);
+		   "%s (`gpumemsim fit`)\n# from ",
+		GMS_VERSION);
+	gms_utf8_text(f, c->path);
+	fprintf(f, " (%zu measurements). Measurement metadata:\n", c->n_rows);
+	for (size_t i = 0; i < c->n_meta; i++) {
+		fputs("#   ", f);
+		gms_utf8_text(f, c->meta[i].key);
+		fputs(": ", f);
+		gms_utf8_text(f, c->meta[i].value);
+		fputc('\n', f);
+	}
 	fprintf(f, "# Each figure comes with `fit: {r2, worst_rel, points}`: "
 		   "R^2, the largest\n# relative residual and the points "
 		   "fitted (`gpumemsim help hw`).\n");

@@ -289,15 +289,27 @@ static int help(const char *topic)
 	return EXIT_INPUT;
 }
 
-static int parse_count(const char *opt, const char *v, int64_t lo,
-		       int64_t *out)
+static int parse_range(const char *opt, const char *v, int64_t lo,
+		       int64_t hi, int64_t *out)
 {
-	if (!v || gms_parse_int(v, out) < 0 || *out < lo) {
-		fprintf(stderr, "gpumemsim: %s needs an integer >= %lld\n", opt,
-			(long long)lo);
+	if (!v || gms_parse_int(v, out) < 0 || *out < lo || *out > hi) {
+		if (hi == INT64_MAX)
+			fprintf(stderr, "gpumemsim: %s needs an integer >= %lld\n",
+				opt, (long long)lo);
+		else
+			fprintf(stderr,
+				"gpumemsim: %s needs an integer from %lld to "
+				"%lld\n",
+				opt, (long long)lo, (long long)hi);
 		return -1;
 	}
 	return 0;
+}
+
+static int parse_count(const char *opt, const char *v, int64_t lo,
+		       int64_t *out)
+{
+	return parse_range(opt, v, lo, INT64_MAX, out);
 }
 
 /* The workload options simulate and describe share. */
@@ -408,6 +420,14 @@ static void out_failed(struct st_run *st, gms_err *err, const gms_err *why)
 	snprintf(st->error, sizeof st->error, "%s", why->msg);
 }
 
+/* An allocation of the command line's own failed: say so (it exited 1
+ * silently, issue 38). */
+static int oom_exit(void)
+{
+	fputs("gpumemsim: out of memory\n", stderr);
+	return EXIT_RUN;
+}
+
 static int simulate(int argc, char **argv)
 {
 	const char *wl_path = NULL, *hw_spec = "V100-16GB",
@@ -420,7 +440,7 @@ static int simulate(int argc, char **argv)
 	struct wl_opts wo = {0, 0, -1, -1, -1, -1};
 	int rc = EXIT_INPUT;
 	if (!kv)
-		return EXIT_RUN;
+		return oom_exit();
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool takes = a[0] == '-' && a[1] == '-';
@@ -455,7 +475,9 @@ static int simulate(int argc, char **argv)
 				goto out;
 			}
 		} else if (strcmp(a, "--iterations") == 0) {
-			if (parse_count(a, v, 1, &iters) < 0)
+			/* an experiment's limits (exp.c): 1e8 iterations took
+			 * 7.5 GB of statistics (issue 38) */
+			if (parse_range(a, v, 1, 1000, &iters) < 0)
 				goto out;
 		} else if (strcmp(a, "--settle-max") == 0) {
 			if (parse_count(a, v, 0, &settle_max) < 0)
@@ -467,7 +489,7 @@ static int simulate(int argc, char **argv)
 				goto out;
 			}
 		} else if (strcmp(a, "--warmup") == 0) {
-			if (parse_count(a, v, 0, &warmup) < 0)
+			if (parse_range(a, v, 0, 999, &warmup) < 0)
 				goto out;
 		} else if (takes) {
 			fprintf(stderr, "gpumemsim: unknown option %s\n", a);
@@ -704,6 +726,10 @@ static int compare(int argc, char **argv)
 	struct msr m = {0};
 	struct cmp_result r;
 	gms_err err = {{0}};
+	if (cmp_check_out(out, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --out: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
 	if (sch_read(path[0], &log, &err) < 0 || sch_check(&log, &err) < 0 ||
 	    msr_read(path[1], &m, &err) < 0 ||
 	    cmp_run(&log, &m, &r, &err) < 0) {
@@ -755,7 +781,7 @@ static int merge(int argc, char **argv)
 	char **in = calloc((size_t)argc + 1, sizeof *in);
 	size_t n_in = 0;
 	if (!in)
-		return EXIT_RUN;
+		return oom_exit();
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
 			quiet = true;
@@ -1031,6 +1057,11 @@ static int fit(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	gms_err err = {{0}};
+	/* where the profile goes, before the fit (issue 38) */
+	if (gms_out_probe(out, &err) < 0) {
+		fprintf(stderr, "gpumemsim: -o: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
 	if (cal_fit_file(csv, out, &o, stdout, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
@@ -1209,9 +1240,10 @@ static int dtr_cmd(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	struct dtr_opts o = {.heuristic = h};
-	if (budget_s && gms_parse_bytes(budget_s, &o.budget_bytes) < 0) {
-		fprintf(stderr, "gpumemsim: dtr: --budget: '%s' is not a byte "
-				"size\n", budget_s);
+	if (budget_s && (gms_parse_bytes(budget_s, &o.budget_bytes) < 0 ||
+			 !o.budget_bytes)) {
+		fprintf(stderr, "gpumemsim: dtr: --budget: '%s' is not a "
+				"positive byte size\n", budget_s);
 		return EXIT_INPUT;
 	}
 	gms_err err = {{0}};

@@ -355,18 +355,59 @@ def _format(line):
                           for k, v in sorted(line.items())) + "}\n"
 
 
-def write_log(lines, path):
-    """Write lines to path through a temporary file in the same folder."""
+def check_out(path):
+    """The rule of output targets, as gpumemsim's (gms_out_check,
+    sim/common.c): a path that exists must be a regular file (not
+    followed if a symlink), since the rename of the temporary replaces
+    it: -o /dev/null as root would replace the system's /dev/null (issue
+    38). Its folder must exist. RecordError if not."""
+    import stat
+    try:
+        m = os.lstat(path).st_mode
+    except FileNotFoundError:
+        m = None
+    except OSError as e:
+        raise RecordError("-o %s: %s" % (path, e.strerror))
+    if m is not None and not stat.S_ISREG(m):
+        kind = ("a symlink" if stat.S_ISLNK(m) else
+                "a directory" if stat.S_ISDIR(m) else
+                "a FIFO" if stat.S_ISFIFO(m) else
+                "a character device" if stat.S_ISCHR(m) else
+                "a block device" if stat.S_ISBLK(m) else
+                "a socket" if stat.S_ISSOCK(m) else "not a regular file")
+        raise RecordError("-o %s: is %s; output files are regular files "
+                          "only (it would be replaced, not written "
+                          "through)" % (path, kind))
     d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=d)
+    if not os.path.isdir(d):
+        raise RecordError("-o %s: its folder %s does not exist" % (path, d))
+
+
+def write_log(lines, path):
+    """Write lines to path through a temporary file in the same folder,
+    renamed into place after check_out (again: the target may have
+    appeared meanwhile); mode 0666 less the umask, as open(2) gives."""
+    check_out(path)
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=d)
+    except OSError as e:
+        raise RecordError("-o %s: cannot create a file there: %s"
+                          % (path, e.strerror))
     try:
         with os.fdopen(fd, "w") as f:
             for line in lines:
                 f.write(_format(line))
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 is for secrets
+        mask = os.umask(0o022)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp's 0600 is for secrets
+        check_out(path)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise RecordError("-o %s: cannot write: %s"
+                              % (path, e.strerror))
         raise
 
 
@@ -414,7 +455,9 @@ def main(argv=None):
         "it. Needs /usr/bin/python3 with python3-torch (make deps).")
     ap.add_argument("--model", required=True,
                     help="torchvision:NAME, nn:transformer_encoder"
-                    "[:LAYERS:DMODEL:HEADS] or FILE.py:FUNCTION")
+                    "[:LAYERS:DMODEL:HEADS] or FILE.py:FUNCTION (FILE.py "
+                    "is executed, as Python, with your rights: give only "
+                    "a file you trust)")
     ap.add_argument("--input", required=True,
                     help="input shape, e.g. 2,3,224,224")
     ap.add_argument("--input-dtype", default="float32",
@@ -434,6 +477,7 @@ def main(argv=None):
         except ValueError:
             raise RecordError("--input '%s': expected integers separated "
                               "by commas" % a.input)
+        check_out(a.out)  # before the work, as gpumemsim checks
         if torch is None:
             record(None, shape)  # raises the message
         lines = record(_model(a.model), shape, a.loss, a.optimizer, a.lr,

@@ -694,10 +694,28 @@ static int write_plot_data(const struct cmp_result *r, int it,
 	return gms_out_commit(&o, err);
 }
 
+/* The files cmp_write writes into its directory. */
+static const char *const cmp_files[] = {"compare.csv",	"summary.txt",
+					"trace.json",	"timeline.dat",
+					"timeline.png", "timeline.svg", NULL};
+
+int cmp_check_out(const char *dir, gms_err *err)
+{
+	char p[GMS_PATH_MAX + 32];
+	for (int i = 0; cmp_files[i]; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, cmp_files[i]);
+		if (gms_out_check(p, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int cmp_write(const struct cmp_result *r, const char *dir, bool plot,
 	      FILE *log, gms_err *err)
 {
-	if (gms_mkdirs(dir, err) < 0)
+	/* every target first: a refusal after compare.csv was written left
+	 * half a set (issue 38) */
+	if (cmp_check_out(dir, err) < 0 || gms_mkdirs(dir, err) < 0)
 		return -1;
 	char csv[1100], sum[1100], trace[1100], dat[1100], png[1100],
 		svg[1100];

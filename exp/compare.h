@@ -127,6 +127,10 @@ void cmp_report(const struct cmp_result *r, FILE *f);
  * plot, timeline.dat and timeline.png/.svg (results/plot-compare.gp);
  * each through a temporary renamed into place. The paths written go to
  * log (may be NULL). */
+/* Check, before anything is read or written, that each file cmp_write
+ * writes into dir may be written (gms_out_check). Returns 0 or -1. */
+int cmp_check_out(const char *dir, gms_err *err);
+
 int cmp_write(const struct cmp_result *r, const char *dir, bool plot,
 	      FILE *log, gms_err *err);
 

@@ -28,13 +28,20 @@ static double ms(sim_time_t t) { return (double)t / 1e6; }
 
 /* ---- CSV ----------------------------------------------------------------- */
 
+/* A cell a spreadsheet would take for a formula (one beginning with =,
+ * +, -, @, a tab or a CR) is quoted and prefixed with ', as OWASP's "CSV
+ * Injection" advises ("prepend each cell field with a single quote (')
+ * ... ensure that each cell field is quoted") (issue 38). */
 void exp_csv_str(FILE *f, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
+	bool formula = *s && strchr("=+-@\t\r", *s);
+	if (!formula && !strpbrk(s, ",\"\n\r")) {
 		fputs(s, f);
 		return;
 	}
 	fputc('"', f);
+	if (formula)
+		fputc('\'', f);
 	for (; *s; s++) {
 		if (*s == '"')
 			fputc('"', f);
@@ -688,11 +695,30 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 
 /* ---- plot ---------------------------------------------------------------- */
 
-/* A title without blanks (gnuplot's word() splits on them). */
-static void word(FILE *f, const char *s)
+/* A label in the plot's data or titles: a control character (a line
+ * break in a label wrote lines of data into plot.dat, issue 38) becomes
+ * '?'; with `blanks`, blanks and quotes become '_' too. */
+static void clean(FILE *f, const char *s, bool blanks)
 {
-	for (; *s; s++)
-		fputc(*s == ' ' || *s == '\'' || *s == '"' ? '_' : *s, f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		fputc(c < 0x20 || c == 0x7f			    ? '?'
+		      : blanks && (c == ' ' || c == '\'' || c == '"') ? '_'
+								    : c,
+		      f);
+	}
+}
+
+/* A title without blanks (gnuplot's word() splits on them). */
+static void word(FILE *f, const char *s) { clean(f, s, true); }
+
+/* A series' comment line in the plot's data: "# WORKLOAD POLICY". */
+static void comment(FILE *f, const char *wl, const char *pol)
+{
+	fputs("# ", f);
+	clean(f, wl, false);
+	fputc(' ', f);
+	clean(f, pol, false);
 }
 
 /* A series of (workload w, policy q): its comment in the data and its
@@ -700,7 +726,8 @@ static void word(FILE *f, const char *s)
 static void series_head(FILE *f, FILE *t, const struct exp *e, size_t w,
 			size_t q, size_t *series)
 {
-	fprintf(f, "# %s %s\n", e->wl[w].label, e->pol[q].label);
+	comment(f, e->wl[w].label, e->pol[q].label);
+	fputc('\n', f);
 	fprintf(t, "%s", (*series)++ ? " " : "");
 	word(t, e->wl[w].label);
 	fputc('/', t);
@@ -739,12 +766,18 @@ static int cmp_batch(const void *a, const void *b)
 }
 
 /* The plot's data (blocks separated by two blank lines, one per series)
- * and the series titles; returns the gnuplot script's name. */
+ * and the series titles; returns the gnuplot script's name:
+ * plot-empty.gp when no row has a value to draw (a sweep where every
+ * point ran out of memory is a legal result, issue 38: the kind's own
+ * script fails on its empty range and took the whole set with it). */
 static const char *write_plot_data(const struct exp *e,
 				   const struct exp_result *r,
 				   const char *path, char *titles, size_t tn,
 				   char *xlabel, size_t xn, gms_err *err)
 {
+	/* rows with a value: max-batch's and eff's tables draw zeros */
+	size_t drawn = e->kind == EXP_MAX_BATCH || e->kind == EXP_EFF ||
+		       e->kind == EXP_RUN;
 	struct gms_out o;
 	if (gms_out_open(&o, path, err) < 0)
 		return NULL;
@@ -762,8 +795,8 @@ static const char *write_plot_data(const struct exp *e,
 		script = "plot-run.gp";
 		for (size_t i = 0; i < r->n_pt; i++) {
 			const struct exp_point *p = &r->pt[i];
-			fprintf(f, "# %s %s batch %lld\n", e->wl[p->wl].label,
-				e->pol[p->pol].label, (long long)p->batch);
+			comment(f, e->wl[p->wl].label, e->pol[p->pol].label);
+			fprintf(f, " batch %lld\n", (long long)p->batch);
 			fprintf(t, "%s", i ? " " : "");
 			word(t, e->wl[p->wl].label);
 			fputc('/', t);
@@ -817,14 +850,18 @@ static const char *write_plot_data(const struct exp *e,
 					if (par && isnan(overhead(p)))
 						fprintf(f, "%.6f NaN\n", x);
 					else if (par)
-						fprintf(f, "%.6f %.6f\n", x,
-							overhead(p));
+						drawn += fprintf(f,
+								 "%.6f %.6f\n",
+								 x,
+								 overhead(p)) >
+							 0;
 					else if (strcmp(exp_status(p), "ok"))
 						fprintf(f, "%.6f NaN NaN\n", x);
 					else
-						fprintf(f, "%.6f %.6f %.6f\n",
+						drawn += fprintf(
+							f, "%.6f %.6f %.6f\n",
 							x, p->st.samples_per_s,
-							ms(p->st.steady.time));
+							ms(p->st.steady.time)) > 0;
 				}
 				fputs("\n\n", f);
 			}
@@ -842,8 +879,8 @@ static const char *write_plot_data(const struct exp *e,
 			for (size_t k = 0; k < s->n_probe; k++)
 				ord[k] = &s->probe[k];
 			qsort(ord, s->n_probe, sizeof *ord, cmp_batch);
-			fprintf(f, "# %s %s\n", e->wl[s->wl].label,
-				e->pol[s->pol].label);
+			comment(f, e->wl[s->wl].label, e->pol[s->pol].label);
+			fputc('\n', f);
 			fprintf(t, "%s", i ? " " : "");
 			word(t, e->wl[s->wl].label);
 			fputc('/', t);
@@ -854,10 +891,11 @@ static const char *write_plot_data(const struct exp *e,
 					fprintf(f, "%lld NaN NaN\n",
 						(long long)p->batch);
 				else
-					fprintf(f, "%lld %.6f %.6f\n",
-						(long long)p->batch,
-						p->st.samples_per_s,
-						ms(p->st.steady.time));
+					drawn += fprintf(f, "%lld %.6f %.6f\n",
+							 (long long)p->batch,
+							 p->st.samples_per_s,
+							 ms(p->st.steady.time)) >
+						 0;
 			}
 			fputs("\n\n", f);
 			free(ord);
@@ -903,12 +941,15 @@ static const char *write_plot_data(const struct exp *e,
 				const struct exp_search *s = &r->srch[i];
 				double mib = (double)GMS_MIB;
 				if (s->peak)
-					fprintf(f, " %.3f", (double)s->peak / mib);
+					drawn += fprintf(f, " %.3f",
+							 (double)s->peak /
+								 mib) > 0;
 				else
 					fputs(" NaN", f);
 				if (exp_row(r, i))
-					fprintf(f, " %.3f",
-						(double)s->mp.pool / mib);
+					drawn += fprintf(f, " %.3f",
+							 (double)s->mp.pool /
+								 mib) > 0;
 				else
 					fputs(" NaN", f);
 			}
@@ -947,9 +988,10 @@ static const char *write_plot_data(const struct exp *e,
 					int64_t n = e->cluster.gpus[g];
 					struct exp_scale x;
 					if (scale_row(e, &r->eff[w], cfg, n, &x))
-						fprintf(f, "%lld %.6f %.6f\n",
+						drawn += fprintf(
+							f, "%lld %.6f %.6f\n",
 							(long long)n, x.thr,
-							x.speedup);
+							x.speedup) > 0;
 					else
 						fprintf(f, "%lld NaN NaN\n",
 							(long long)n);
@@ -964,7 +1006,7 @@ static const char *write_plot_data(const struct exp *e,
 	fclose(t);
 	if (gms_out_commit(&o, err) < 0)
 		return NULL;
-	return script;
+	return drawn ? script : "plot-empty.gp";
 }
 
 /* Append s to a gnuplot single-quoted string ('' stands for '). */
@@ -1119,25 +1161,44 @@ static const char *const set_files[] = {"summary.csv", "runs.json",
 					"tuning.csv",  "plot.dat",
 					"plot.png",    "plot.svg", NULL};
 
+static int set_recover(const char *dir, const char *mine, gms_err *err);
+
 int exp_check_out(const struct exp *e, const struct exp_opts *o,
 		  gms_err *err)
 {
 	char p[GMS_PATH_MAX + 32];
+	/* the folders this call makes go again when a check fails: a bad
+	 * --trace left an empty results directory (issue 38) */
+	snprintf(p, sizeof p, "%s", e->out_dir);
+	size_t have = strlen(p);
+	while (have && access(p, F_OK) != 0) {
+		while (have && p[have - 1] != '/')
+			have--;
+		while (have && p[have - 1] == '/')
+			have--;
+		p[have] = '\0';
+	}
 	if (gms_mkdirs(e->out_dir, err) < 0)
 		return gms_err_prefix(err, "output directory");
-	for (int i = 0; set_files[i]; i++) {
+	int rc = set_recover(e->out_dir, NULL, err);
+	for (int i = 0; rc == 0 && set_files[i]; i++) {
 		snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[i]);
-		if (gms_out_check(p, err) < 0)
-			return -1;
+		rc = gms_out_check(p, err);
 	}
 	snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[0]);
-	if (gms_out_probe(p, err) < 0)
-		return gms_err_prefix(err, "output directory");
-	if (o && o->trace && gms_out_probe(o->trace, err) < 0)
-		return gms_err_prefix(err, "--trace");
-	if (o && o->schedule && gms_out_probe(o->schedule, err) < 0)
-		return gms_err_prefix(err, "--schedule");
-	return 0;
+	if (rc == 0 && gms_out_probe(p, err) < 0)
+		rc = gms_err_prefix(err, "output directory");
+	if (rc == 0 && o && o->trace && gms_out_probe(o->trace, err) < 0)
+		rc = gms_err_prefix(err, "--trace");
+	if (rc == 0 && o && o->schedule && gms_out_probe(o->schedule, err) < 0)
+		rc = gms_err_prefix(err, "--schedule");
+	snprintf(p, sizeof p, "%s", e->out_dir);
+	for (size_t n = strlen(p); rc < 0 && n > have; n--)
+		if (p[n] == '/' || !p[n]) { /* each made folder, deepest first */
+			p[n] = '\0';
+			rmdir(p);
+		}
+	return rc;
 }
 
 /* Write the files of the set that apply into dir. */
@@ -1199,41 +1260,84 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* The set is all or nothing: written into a temporary directory inside
- * out_dir (.set-XXXXXX); on failure that is removed and the previous set
- * stays as it was; on success each file is renamed into place and a file
- * of the set this run does not write (plot.png/.svg with plot: false,
- * tuning.csv but for scaling) is removed, so no stale file survives. */
-int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
-	      gms_err *err)
+/*
+ * The commit of a set is atomic (issue 38, item 5). It used to be one
+ * rename per file: a SIGKILL between two (a cluster's time limit, the
+ * OOM killer) left a new summary.csv beside the old runs.json and plots,
+ * and every kill left a .set-XXXXXX folder that no later run removed.
+ * Now, as a journal (redo log) does it:
+ *
+ *   1. the set is written into DIR/.set-XXXXXX, whose lock file
+ *      (.set-XXXXXX/.lock, a POSIX record lock held while the run lives)
+ *      says that it is in use, and the list of its files last
+ *      (.set-XXXXXX/.files);
+ *   2. the commit is one rename of that directory to DIR/.set-commit:
+ *      before it DIR holds the old set whole, after it the new one is
+ *      decided;
+ *   3. each file is moved from .set-commit into DIR (a file of the set
+ *      not on the list is removed from DIR), then .set-commit goes.
+ *
+ * A kill in step 3 leaves DIR/.set-commit: whoever next commits into DIR,
+ * or checks it before a run (exp_check_out), first finishes that commit
+ * (set_recover), and removes every .set-XXXXXX whose lock no live process
+ * holds. While DIR/.set-commit exists, the set in DIR is not complete.
+ */
+#define SET_COMMIT ".set-commit"
+#define SET_LOCK ".lock"
+#define SET_LIST ".files"
+
+/* Take (wait) or test (!wait) the write lock of the set directory dir's
+ * lock file; returns its descriptor (keep it open: closing it drops the
+ * lock), -1 when another process holds it (!wait) or it is missing. */
+static int set_lock(const char *dir, bool create, bool wait)
 {
-	if (gms_mkdirs(e->out_dir, err) < 0)
+	char p[GMS_PATH_MAX + 32];
+	snprintf(p, sizeof p, "%s/" SET_LOCK, dir);
+	int fd = open(p, O_RDWR | (create ? O_CREAT : 0) | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -1;
-	char tmp[GMS_PATH_MAX + 32], from[GMS_PATH_MAX + 64],
-		to[GMS_PATH_MAX + 64];
-	snprintf(tmp, sizeof tmp, "%s/.set-XXXXXX", e->out_dir);
-	if (!mkdtemp(tmp))
-		return gms_errf(err, "%s: cannot create a temporary directory: "
-				     "%s",
-				e->out_dir, strerror(errno));
-	if (write_set(e, r, tmp, err) < 0) {
-		remove_dir(tmp);
+	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	int rc;
+	while ((rc = fcntl(fd, wait ? F_SETLKW : F_SETLK, &l)) < 0 &&
+	       errno == EINTR)
+		;
+	if (rc < 0) {
+		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+/* Step 3: move the files of the committed set dir/.set-commit into dir
+ * (logging them to log) and remove it. A file already moved (a commit
+ * finished by a later run) is no longer there; one not on the list is
+ * not part of the set and goes from dir. */
+static int set_roll_forward(const char *dir, FILE *log, gms_err *err)
+{
+	char cd[GMS_PATH_MAX + 32], from[GMS_PATH_MAX + 64],
+		to[GMS_PATH_MAX + 64], list[256] = "";
+	snprintf(cd, sizeof cd, "%s/" SET_COMMIT, dir);
+	snprintf(from, sizeof from, "%s/" SET_LIST, cd);
+	FILE *lf = fopen(from, "r");
+	if (!lf) { /* the list goes after every move: they are done */
+		remove_dir(cd);
+		return 0;
+	}
+	size_t n = fread(list, 1, sizeof list - 1, lf);
+	list[n] = '\0';
+	fclose(lf);
 	for (int i = 0; set_files[i]; i++) {
-		snprintf(from, sizeof from, "%s/%s", tmp, set_files[i]);
-		snprintf(to, sizeof to, "%s/%s", e->out_dir, set_files[i]);
-		if (gms_out_check(to, err) < 0) {
-			remove_dir(tmp);
+		char want[64];
+		snprintf(want, sizeof want, "\n%s\n", set_files[i]);
+		snprintf(from, sizeof from, "%s/%s", cd, set_files[i]);
+		snprintf(to, sizeof to, "%s/%s", dir, set_files[i]);
+		if (gms_out_check(to, err) < 0)
 			return -1;
-		}
-		if (access(from, F_OK) != 0) {
+		if (!strstr(list, want)) {
 			unlink(to); /* stale: not part of this set */
-		} else if (rename(from, to) != 0) {
-			gms_errf(err, "%s: cannot rename into place: %s", to,
-				 strerror(errno));
-			remove_dir(tmp);
-			return -1;
+		} else if (rename(from, to) != 0 && errno != ENOENT) {
+			return gms_errf(err, "%s: cannot rename into place: %s",
+					to, strerror(errno));
 		} else if (log && i != 3) { /* plot.dat: not announced */
 			static const char *const lbl[] = {
 				"summary: ", "runs:    ", "tuning:  ", "",
@@ -1241,6 +1345,104 @@ int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
 			fprintf(log, "%s%s\n", lbl[i], to);
 		}
 	}
-	rmdir(tmp);
+	remove_dir(cd);
 	return 0;
+}
+
+/* Before a commit into dir, or a run that will commit there: finish an
+ * interrupted commit (waiting for one in progress) and remove the
+ * temporaries of dead runs (.set-XXXXXX whose lock nobody holds), but
+ * not `mine` (this process's own: testing its lock here would release
+ * it, as closing any descriptor of a file drops the process's locks). */
+static int set_recover(const char *dir, const char *mine, gms_err *err)
+{
+	char p[GMS_PATH_MAX + 300];
+	snprintf(p, sizeof p, "%s/" SET_COMMIT, dir);
+	int fd = set_lock(p, false, true);
+	int rc = 0;
+	if (access(p, F_OK) == 0) /* (still) there once its lock is had */
+		rc = set_roll_forward(dir, NULL, err);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		return gms_err_prefix(err, "finishing an interrupted commit");
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		if (strncmp(de->d_name, ".set-", 5) ||
+		    !strcmp(de->d_name, SET_COMMIT) ||
+		    (mine && !strcmp(p, mine)))
+			continue;
+		/* a live run holds its lock from just after mkdtemp; one
+		 * killed in between left a directory with no lock file */
+		int lk = set_lock(p, false, false);
+		char lp[GMS_PATH_MAX + 320];
+		snprintf(lp, sizeof lp, "%s/" SET_LOCK, p);
+		if (lk >= 0 || access(lp, F_OK) != 0)
+			remove_dir(p);
+		if (lk >= 0)
+			close(lk);
+	}
+	if (d)
+		closedir(d);
+	return 0;
+}
+
+/* The set is all or nothing, and its commit atomic (above): on a failure
+ * before the commit the temporary is removed and the previous set stays
+ * as it was; a file of the set this run does not write (plot.png/.svg
+ * with plot: false, tuning.csv but for scaling) is removed, so no stale
+ * file survives. */
+int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,
+	      gms_err *err)
+{
+	if (gms_mkdirs(e->out_dir, err) < 0)
+		return -1;
+	char tmp[GMS_PATH_MAX + 32], p[GMS_PATH_MAX + 64];
+	snprintf(tmp, sizeof tmp, "%s/.set-XXXXXX", e->out_dir);
+	if (!mkdtemp(tmp))
+		return gms_errf(err, "%s: cannot create a temporary directory: "
+				     "%s",
+				e->out_dir, strerror(errno));
+	int lk = set_lock(tmp, true, false);
+	if (lk < 0) {
+		remove_dir(tmp);
+		return gms_errf(err, "%s: cannot lock it: %s", tmp,
+				strerror(errno));
+	}
+	int rc = write_set(e, r, tmp, err);
+	/* the list of the set's files, last: "\nsummary.csv\n..." */
+	snprintf(p, sizeof p, "%s/" SET_LIST, tmp);
+	struct gms_out o;
+	if (rc == 0 && (rc = gms_out_open(&o, p, err)) == 0) {
+		for (int i = 0; set_files[i]; i++) {
+			char f[GMS_PATH_MAX + 64];
+			snprintf(f, sizeof f, "%s/%s", tmp, set_files[i]);
+			if (access(f, F_OK) == 0)
+				fprintf(o.f, "\n%s", set_files[i]);
+		}
+		fputc('\n', o.f);
+		rc = gms_out_commit(&o, err);
+	}
+	/* every target checked before the commit: a refusal keeps the old
+	 * set */
+	for (int i = 0; rc == 0 && set_files[i]; i++) {
+		snprintf(p, sizeof p, "%s/%s", e->out_dir, set_files[i]);
+		rc = gms_out_check(p, err);
+	}
+	if (rc == 0)
+		rc = set_recover(e->out_dir, tmp, err);
+	snprintf(p, sizeof p, "%s/" SET_COMMIT, e->out_dir);
+	if (rc == 0 && rename(tmp, p) != 0)
+		rc = gms_errf(err, "%s: cannot commit the set: %s", p,
+			      strerror(errno));
+	if (rc < 0) {
+		remove_dir(tmp);
+		close(lk);
+		return -1;
+	}
+	rc = set_roll_forward(e->out_dir, log, err);
+	close(lk);
+	return rc;
 }

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +20,10 @@
 #endif
 
 #define SHD_FORMAT 1		    /* the file format's number */
+/* The largest shard file merge reads (README "Input limits"): 1 GiB. A
+ * point is about 1.7 KB (chain3-batches' shards: 21019 bytes for 12) plus
+ * 30 bytes an event of a timeline: some 600,000 points a shard. */
+#define SHD_MAX_BYTES ((uint64_t)1 << 30)
 #define SHD_MAX_ITEMS ((size_t)1 << 28) /* an array longer than this in a
 					   file is corrupt (refused before
 					   allocating it) */
@@ -30,6 +35,7 @@ struct sio {
 	bool rd;	  /* reading it (else writing) */
 	const char *path; /* its name, for messages */
 	long line;	  /* lines read */
+	uint64_t nread;	  /* bytes read */
 	char *buf;	  /* the line read (getline's) */
 	size_t cap;	  /* its allocation */
 	gms_err *err;	  /* where the first error goes */
@@ -53,14 +59,26 @@ static char *sio_next(struct sio *x, const char *name)
 {
 	if (x->bad)
 		return NULL;
-	ssize_t n = getline(&x->buf, &x->cap, x->f);
+	struct gms_in in = {.f = x->f, .path = x->path,
+			    .lim = {SHD_MAX_BYTES, GMS_MAX_LINE, "a shard file"},
+			    .nread = x->nread, .line = x->line};
+	ptrdiff_t n = gms_in_line(&in, &x->buf, &x->cap, x->err);
+	x->nread = in.nread;
 	x->line++;
+	if (n == -2) {
+		x->bad = true; /* gms_in_line said why */
+		return NULL;
+	}
 	if (n <= 0) {
 		sio_fail(x, "the file ends where '%s' should be%s", name, "");
 		return NULL;
 	}
 	if (x->buf[n - 1] == '\n')
 		x->buf[--n] = '\0';
+	if (memchr(x->buf, '\0', (size_t)n)) {
+		sio_fail(x, "a NUL byte in the line of '%s'%s", name, "");
+		return NULL;
+	}
 	size_t k = strlen(name);
 	if (strncmp(x->buf, name, k) != 0 ||
 	    (x->buf[k] != ' ' && x->buf[k] != '\0')) {
@@ -80,7 +98,16 @@ static void sio_mark(struct sio *x, const char *name)
 		fprintf(x->f, "%s\n", name);
 }
 
-static void sio_i64(struct sio *x, const char *name, int64_t *v)
+/*
+ * Read back, every field is checked against the range its writer can give
+ * (issue 38, item 6: garbled shards that still parsed were merged:
+ * negative times and counters, nan and inf, 2^64-1 counters, batch 0):
+ * times and batches in [0, SIM_TIME_OVER] (the clock's limit and its
+ * overflow mark, common.h), counters at most INT64_MAX, numbers finite and
+ * not negative; the few fields with another range say so.
+ */
+static void sio_range(struct sio *x, const char *name, int64_t *v,
+		      int64_t lo, int64_t hi)
 {
 	if (!x->rd) {
 		fprintf(x->f, "%s %" PRId64 "\n", name, *v);
@@ -93,7 +120,15 @@ static void sio_i64(struct sio *x, const char *name, int64_t *v)
 	long long n = strtoll(s, &end, 10);
 	if (errno || end == s || *end)
 		sio_fail(x, "'%s': not an integer: %.40s", name, s);
+	else if (n < lo || n > hi)
+		sio_fail(x, "'%s': %.40s is out of range", name, s);
 	*v = n;
+}
+
+/* A time, a batch: 0 to SIM_TIME_OVER. */
+static void sio_i64(struct sio *x, const char *name, int64_t *v)
+{
+	sio_range(x, name, v, 0, SIM_TIME_OVER);
 }
 
 static void sio_u64(struct sio *x, const char *name, uint64_t *v)
@@ -112,6 +147,15 @@ static void sio_u64(struct sio *x, const char *name, uint64_t *v)
 	*v = n;
 }
 
+/* A count (of events, of bytes moved): at most INT64_MAX. */
+static void sio_cnt(struct sio *x, const char *name, uint64_t *v)
+{
+	sio_u64(x, name, v);
+	if (x->rd && !x->bad && *v > (uint64_t)INT64_MAX)
+		sio_fail(x, "'%s': %s is out of range", name,
+			 "a count past INT64_MAX");
+}
+
 /* C99 hex floats: read back bit for bit. */
 static void sio_f64(struct sio *x, const char *name, double *v)
 {
@@ -125,14 +169,17 @@ static void sio_f64(struct sio *x, const char *name, double *v)
 	*v = strtod(s, &end);
 	if (end == s || *end)
 		sio_fail(x, "'%s': not a number: %.40s", name, s);
+	else if (!isfinite(*v) || *v < 0)
+		sio_fail(x, "'%s': %.40s is out of range (a finite number, "
+			    "not negative)",
+			 name, s);
 }
 
+/* An int: 0 to INT32_MAX (an iteration: -1 too, sio_iter_no). */
 static void sio_int(struct sio *x, const char *name, int *v)
 {
 	int64_t t = *v;
-	sio_i64(x, name, &t);
-	if (x->rd && (t < INT32_MIN || t > INT32_MAX))
-		sio_fail(x, "'%s': out of range%s", name, "");
+	sio_range(x, name, &t, 0, INT32_MAX);
 	*v = (int)t;
 }
 
@@ -270,24 +317,24 @@ static void sio_iter(struct sio *x, struct st_iter *s)
 	F(i64, s, recompute);
 	for (int k = 0; k < ST_STALL_COUNT; k++)
 		sio_i64(x, st_stall_names[k], &s->stall[k]);
-	F(u64, s, bytes_h2d);
-	F(u64, s, bytes_d2h);
-	F(u64, s, n_swap_out);
-	F(u64, s, n_release);
-	F(u64, s, n_swap_in);
-	F(u64, s, n_swap_out_cancelled);
-	F(u64, s, n_algo_fallback);
-	F(u64, s, n_drop);
-	F(u64, s, n_recompute);
+	F(cnt, s, bytes_h2d);
+	F(cnt, s, bytes_d2h);
+	F(cnt, s, n_swap_out);
+	F(cnt, s, n_release);
+	F(cnt, s, n_swap_in);
+	F(cnt, s, n_swap_out_cancelled);
+	F(cnt, s, n_algo_fallback);
+	F(cnt, s, n_drop);
+	F(cnt, s, n_recompute);
 	F(f64, s, recompute_flops);
-	F(u64, s, n_kernels);
+	F(cnt, s, n_kernels);
 	F(i64, s, host_busy);
 	F(i64, s, alloc_time);
-	F(u64, s, n_cuda_malloc);
-	F(u64, s, n_cuda_free);
-	F(u64, s, n_host_alloc);
-	F(u64, s, n_late_in);
-	F(u64, s, n_replan);
+	F(cnt, s, n_cuda_malloc);
+	F(cnt, s, n_cuda_free);
+	F(cnt, s, n_host_alloc);
+	F(cnt, s, n_late_in);
+	F(cnt, s, n_replan);
 }
 
 static void sio_run(struct sio *x, struct st_run *r)
@@ -299,7 +346,9 @@ static void sio_run(struct sio *x, struct st_run *r)
 		sio_iter(x, &r->iter[i]);
 	F(int, r, warmup);
 	F(int, r, settle_extra);
-	F(int, r, settled_iter);
+	int64_t settled = r->settled_iter; /* -1: never settled */
+	sio_range(x, "settled_iter", &settled, -1, INT32_MAX);
+	r->settled_iter = (int)settled;
 	F(bool, r, settle_asked);
 	sio_iter(x, &r->steady);
 	F(i64, r, batch);
@@ -314,26 +363,28 @@ static void sio_run(struct sio *x, struct st_run *r)
 	F(u64, m, peak_allocated);
 	F(u64, m, peak_reserved);
 	F(u64, m, largest_free);
-	F(u64, m, n_alloc);
-	F(u64, m, n_free);
-	F(u64, m, n_fail);
-	F(u64, m, n_device_malloc);
-	F(u64, m, n_device_free);
+	F(cnt, m, n_alloc);
+	F(cnt, m, n_free);
+	F(cnt, m, n_fail);
+	F(cnt, m, n_device_malloc);
+	F(cnt, m, n_device_free);
 	F(f64, r, frag_at_peak);
 	F(f64, r, frag_max);
 	F(u64, r, pinned_peak);
-	F(u64, r, events);
+	F(cnt, r, events);
 	struct st_oom *o = &r->oom;
 	F(bool, o, hit);
-	F(int, o, iter);
+	int64_t it = o->iter; /* -1: during the setup (ex.c) */
+	sio_range(x, "iter", &it, -1, INT32_MAX);
+	o->iter = (int)it;
 	FS(o, op);
 	FS(o, tensor);
 	F(u64, o, bytes);
 	F(u64, o, largest_free);
 	FS(o, reason);
-	F(u64, r, fallbacks);
+	F(cnt, r, fallbacks);
 	F(u64, r, fallback_bytes);
-	F(u64, r, conv_bound);
+	F(cnt, r, conv_bound);
 	F(u64, r, fallback_largest_free);
 	F(bool, r, failed);
 	FS(r, error);
@@ -399,6 +450,8 @@ static void sio_point(struct sio *x, const struct exp *e,
 	sio_run(x, &p->st);
 	FS(p, error);
 	F(bool, p, ran);
+	if (x->rd && !x->bad && p->ran && (p->batch < 1 || p->st.batch < 1))
+		sio_fail(x, "a point that ran at batch %s%s", "0", "");
 	sio_timeline(x, p);
 	sio_mark(x, "point_end");
 }
@@ -414,9 +467,7 @@ static void sio_search(struct sio *x, const struct exp *e,
 	for (size_t k = 0; k < s->n_probe; k++)
 		sio_point(x, e, &s->probe[k]);
 	int64_t best = s->best;
-	sio_i64(x, "best", &best);
-	if (x->rd && (best < -1 || best >= (int64_t)s->n_probe))
-		sio_fail(x, "'best': out of range%s%s", "", "");
+	sio_range(x, "best", &best, -1, (int64_t)s->n_probe - 1);
 	s->best = (long)best;
 	F(bool, s, capped);
 	F(i64, s, larger_fit);
@@ -487,7 +538,7 @@ struct shd_head {
 
 static void sio_head(struct sio *x, struct shd_head *h)
 {
-	sio_i64(x, "gpumemsim-shard", &h->format);
+	sio_range(x, "gpumemsim-shard", &h->format, 0, INT64_MAX);
 	if (x->rd && !x->bad && h->format != SHD_FORMAT)
 		sio_fail(x, "not shard file format %s (another gpumemsim's)%s",
 			 "1", "");
@@ -952,8 +1003,15 @@ static int merge_body(struct sio *x, const struct exp *e,
 		sio_mark(x, "end");
 	}
 	sio_mark(x, "end");
+	/* and nothing after it */
+	if (!x->bad && getc(x->f) != EOF) {
+		x->line++;
+		sio_fail(x, "more after the last '%s'%s", "end", "");
+	}
 	return x->bad ? -1 : 0;
 }
+
+const char *shd_version(void) { return GMS_VERSION; }
 
 int shd_merge(char *const *inputs, size_t n_in, const char *out,
 	      struct exp *e, struct exp_result *r, gms_err *err)
@@ -1008,6 +1066,13 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 				x.bad = shd_plan(e, (unsigned)h.n, &pl, err) < 0 ||
 					merge_alloc(e, r, pl.n_tasks, err) < 0;
 			}
+			if (!x.bad && strcmp(h.name, e->name)) {
+				char a[GMS_QUOTE_BUF], b[GMS_QUOTE_BUF];
+				sio_fail(&x, "its header names the experiment "
+					     "%s; its file names %s",
+					 gms_quote(a, h.name),
+					 gms_quote(b, e->name));
+			}
 			if (!x.bad && (pl.identity != h.identity ||
 				       pl.n_tasks != h.tasks))
 				sio_fail(&x, "the experiment %s (or a file it "
@@ -1024,7 +1089,8 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 				of[k] = -1;
 		}
 		if (!x.bad && (h.identity != h0.identity ||
-			       strcmp(h.path, h0.path) || h.tasks != h0.tasks))
+			       strcmp(h.path, h0.path) || h.tasks != h0.tasks ||
+			       strcmp(h.name, h0.name)))
 			sio_fail(&x, "a shard of another experiment (%s) than "
 				     "the first shard's (%s)",
 				 h.path, h0.path);

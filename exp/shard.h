@@ -82,4 +82,8 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 int shd_merge(char *const *inputs, size_t n_in, const char *out,
 	      struct exp *e, struct exp_result *r, gms_err *err);
 
+/* The version a shard file of this build carries and merge wants
+ * (GMS_VERSION as this library was compiled; for fuzz/shard.c). */
+const char *shd_version(void);
+
 #endif

@@ -949,11 +949,16 @@ static int stream_read(void *data, unsigned char *buf, size_t size,
 		}
 		return !ferror(s->f);
 	}
+	if (s->since_event > s->max_item) {
+		s->too_long = true;
+		return 0;
+	}
 	uint64_t left = s->max_bytes - s->nread;
 	if (size > left)
 		size = (size_t)left;
 	*size_read = fread(buf, 1, size, s->f);
 	s->nread += *size_read;
+	s->since_event += *size_read;
 	return *size_read > 0 || !ferror(s->f);
 }
 
@@ -964,6 +969,9 @@ static int stream_start(struct cfg_stream *s, gms_err *err)
 	s->started = true;
 	s->nread = 0;
 	s->too_big = false;
+	s->too_long = false;
+	s->since_event = 0;
+	memset(&s->last, 0, sizeof s->last);
 	s->depth = 0;
 	yaml_parser_set_input(&s->parser, stream_read, s);
 	return 0;
@@ -976,6 +984,7 @@ int cfg_stream_open(struct cfg_stream *s, const char *path,
 	if (!path || !*path)
 		return gms_errf(err, "no configuration file named");
 	s->max_bytes = max_bytes;
+	s->max_item = CFG_MAX_ITEM;
 	s->path = dup_str(path);
 	if (!s->path)
 		return gms_errf(err, "%s: out of memory", path);
@@ -1010,11 +1019,24 @@ int cfg_stream_next(struct cfg_stream *s, yaml_event_t *e, gms_err *err)
 					s->path,
 					(unsigned long long)s->max_bytes + 1,
 					(unsigned long long)s->max_bytes);
+		if (s->too_long)
+			return gms_errf(err,
+					"%s:%zu:%zu: too large: more than %llu "
+					"bytes after here without a YAML event "
+					"(a scalar or a comment that long; the "
+					"limit of one item of a streamed "
+					"workload file; README, \"Input "
+					"limits\")",
+					s->path, s->last.line + 1,
+					s->last.column + 1,
+					(unsigned long long)s->max_item);
 		if (ferror(s->f))
 			return gms_errf(err, "%s: cannot read: %s", s->path,
 					strerror(errno));
 		return parser_error(err, s->path, &s->parser);
 	}
+	s->since_event = 0;
+	s->last = e->end_mark;
 	if (depth_step(&s->depth, e, s->path, err) < 0) {
 		yaml_event_delete(e);
 		return -1;

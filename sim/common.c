@@ -157,6 +157,8 @@ static const char *file_kind(mode_t m)
 int gms_out_check(const char *path, gms_err *err)
 {
 	struct stat st;
+	if (!*path) /* `--trace ''` was found only at the rename */
+		return gms_errf(err, "an empty output path");
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT ? 0
 				       : gms_errf(err, "%s: %s", path,
@@ -178,6 +180,29 @@ int gms_out_probe(const char *path, gms_err *err)
 	return 0;
 }
 
+/* The mode open(2) gives a new file, 0666 less the umask, for the
+ * temporary that mkstemp makes 0600 (results were 0644 under any umask,
+ * issue 38). The umask from /proc/self/status (Linux 4.7 on): reading it
+ * with umask(2) sets it, a race with a thread creating a file; that only
+ * where /proc is not there. */
+static mode_t new_file_mode(void)
+{
+	unsigned mask = 0;
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	while (f && !found && fgets(line, sizeof line, f))
+		found = sscanf(line, "Umask: %o", &mask) == 1;
+	if (f)
+		fclose(f);
+	if (!found) {
+		mode_t m = umask(022);
+		umask(m);
+		mask = m;
+	}
+	return (mode_t)(0666 & ~mask);
+}
+
 int gms_out_open(struct gms_out *o, const char *path, gms_err *err)
 {
 	memset(o, 0, sizeof *o);
@@ -192,7 +217,7 @@ int gms_out_open(struct gms_out *o, const char *path, gms_err *err)
 		return gms_errf(err, "%s: cannot create: %s", path,
 				strerror(errno));
 	/* mkstemp makes the file 0600; results are ordinary files */
-	fchmod(fd, 0644);
+	fchmod(fd, new_file_mode());
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		close(fd);
@@ -269,22 +294,60 @@ void gms_json_str(FILE *f, const char *s)
 	gms_json_strn(f, s, strlen(s));
 }
 
+/* The length of the well-formed UTF-8 sequence at p (before end), 0 if
+ * there is none: the Unicode Standard's table 3-7 (well-formed byte
+ * sequences: no overlong forms, no surrogates, nothing past U+10FFFF). */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned char c = p[0];
+	size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2
+			 : c >= 0xe0 && c <= 0xef	 ? 3
+			 : c >= 0xf0 && c <= 0xf4	 ? 4
+						 : 0;
+	if (!n || (size_t)(end - p) < n)
+		return 0;
+	unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+	unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	for (size_t i = 1; i < n; i++)
+		if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf))
+			return 0;
+	return n;
+}
+
 void gms_json_strn(FILE *f, const char *s, size_t n)
 {
 	fputc('"', f);
 	const unsigned char *end = (const unsigned char *)s + n;
 	for (const unsigned char *p = (const unsigned char *)s; p < end && *p;
 	     p++) {
+		size_t k = utf8_len(p, end);
 		if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", f);
 		else if (*p < 0x20)
 			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
+		else if (!k) /* not UTF-8: JSON is (RFC 8259, 8.1; issue 38) */
+			fputs("\\ufffd", f);
+		else {
+			fwrite(p, 1, k, f);
+			p += k - 1;
+		}
 	}
 	fputc('"', f);
+}
+
+void gms_utf8_text(FILE *f, const char *s)
+{
+	const unsigned char *end = (const unsigned char *)s + strlen(s);
+	for (const unsigned char *p = (const unsigned char *)s; p < end;) {
+		size_t k = utf8_len(p, end);
+		if (k)
+			fwrite(p, 1, k, f);
+		else
+			fputs("\xef\xbf\xbd", f); /* U+FFFD */
+		p += k ? k : 1;
+	}
 }
 
 FILE *gms_fopen_in(const char *path, const char *mode, gms_err *err)
@@ -298,6 +361,115 @@ FILE *gms_fopen_in(const char *path, const char *mode, gms_err *err)
 	if (!f)
 		gms_errf(err, "%s: cannot open: %s", path, strerror(errno));
 	return f;
+}
+
+/* The two "too large" messages of gms_read_all and gms_in_line. */
+static int too_large(const char *path, long line,
+		     const struct gms_limit *lim, gms_err *err)
+{
+	if (line > 0)
+		return gms_errf(err,
+				"%s:%ld: too large: a line of more than %zu "
+				"bytes (the limit of a line of %s; README, "
+				"\"Input limits\")",
+				path, line, lim->line, lim->what);
+	return gms_errf(err,
+			"%s: too large: more than %llu bytes (%llu MiB, the "
+			"limit of %s; README, \"Input limits\")",
+			path, (unsigned long long)lim->bytes,
+			(unsigned long long)(lim->bytes >> 20), lim->what);
+}
+
+char *gms_read_all(const char *path, const struct gms_limit *lim,
+		   size_t *len, gms_err *err)
+{
+	*len = 0;
+	FILE *f = gms_fopen_in(path, "rb", err);
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t n = 0, cap = 0, cur = 0; /* cur: the current line's length */
+	long line = 1;
+	int rc = 0;
+	for (;;) {
+		if (cap - n < 65536) {
+			/* at most one byte past the limit is read */
+			uint64_t want = cap ? 2 * (uint64_t)cap : 1 << 16;
+			if (want > lim->bytes + 2)
+				want = lim->bytes + 2;
+			char *b = want > cap ? realloc(buf, (size_t)want) : NULL;
+			if (want > cap && !b) {
+				rc = gms_errf(err, "%s: out of memory", path);
+				break;
+			}
+			if (b) {
+				buf = b;
+				cap = (size_t)want;
+			}
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		for (size_t i = n; i < n + r; i++) {
+			if (buf[i] == '\n') {
+				line++;
+				cur = 0;
+			} else if (++cur > lim->line) {
+				rc = too_large(path, line, lim, err);
+				break;
+			}
+		}
+		n += r;
+		if (rc == 0 && n > lim->bytes)
+			rc = too_large(path, 0, lim, err);
+		if (rc < 0 || r == 0)
+			break;
+	}
+	if (rc == 0 && ferror(f))
+		rc = gms_errf(err, "%s: cannot read: %s", path,
+			      strerror(errno));
+	fclose(f);
+	if (rc < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+ptrdiff_t gms_in_line(struct gms_in *in, char **buf, size_t *cap,
+		      gms_err *err)
+{
+	size_t n = 0;
+	int c = 0;
+	in->line++;
+	for (;;) {
+		if (n + 2 > *cap) {
+			size_t nc = *cap ? 2 * *cap : 256;
+			char *b = realloc(*buf, nc);
+			if (!b)
+				return gms_errf(err, "%s: out of memory",
+						in->path),
+				       -2;
+			*buf = b;
+			*cap = nc;
+		}
+		if ((c = getc(in->f)) == EOF)
+			break;
+		if (++in->nread > in->lim.bytes)
+			return too_large(in->path, 0, &in->lim, err), -2;
+		(*buf)[n++] = (char)c;
+		if (c == '\n')
+			break;
+		if (n > in->lim.line)
+			return too_large(in->path, in->line, &in->lim, err),
+			       -2;
+	}
+	(*buf)[n] = '\0';
+	if (c == EOF && ferror(in->f))
+		return gms_errf(err, "%s: cannot read: %s", in->path,
+				strerror(errno)),
+		       -2;
+	return n || c != EOF ? (ptrdiff_t)n : -1;
 }
 
 const char *gms_quote(char *buf, const char *s)

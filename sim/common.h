@@ -135,6 +135,40 @@ int gms_out_probe(const char *path, gms_err *err);
  * instead of failing later on a read error. NULL with err on failure. */
 FILE *gms_fopen_in(const char *path, const char *mode, gms_err *err);
 
+/* Input limits (issue 38; README, "Input limits"). Every reader is
+ * bounded, so an endless input (a symlink to /dev/zero) or a 2 GB line
+ * ends in one located "too large" error at the limit, not in an
+ * allocation failure after gigabytes and a wrong message. The YAML
+ * inputs have theirs in cfg.h and wl.h. */
+#define GMS_MAX_LINE ((size_t)1 << 20) /* 1 MiB: a line of a text input */
+struct gms_limit {
+	uint64_t bytes;	  /* the most a file may hold */
+	size_t line;	  /* the longest line, its '\n' excluded */
+	const char *what; /* "a schedule log", for the message */
+};
+
+/* Read all of path (gms_fopen_in) into a NUL-terminated buffer (caller
+ * frees; its length in *len), refusing, as soon as it is read, a line
+ * longer than lim->line ("PATH:LINE: too large: a line of more than N
+ * bytes (the limit of a line of WHAT; ...)") and a file of more than
+ * lim->bytes ("PATH: too large: more than N bytes (...)"). */
+char *gms_read_all(const char *path, const struct gms_limit *lim,
+		   size_t *len, gms_err *err);
+
+/* A line-by-line reader with the same limits (getline(3) otherwise). */
+struct gms_in {
+	FILE *f;
+	const char *path;
+	struct gms_limit lim;
+	uint64_t nread; /* bytes read */
+	long line;	/* lines read */
+};
+/* The next line into *buf (*cap its allocation, as getline's), its
+ * '\n' kept; returns its length, -1 at the end of the file, -2 with err
+ * (too large, cannot read, out of memory). */
+ptrdiff_t gms_in_line(struct gms_in *in, char **buf, size_t *cap,
+		      gms_err *err);
+
 /* User content quoted for a message: at most GMS_QUOTE_MAX bytes of s in
  * single quotes, control characters escaped (\n, \t, \xNN), "..." after
  * a cut; so a message never echoes a file's content without limit. Into
@@ -152,7 +186,12 @@ void gms_list_add(char *buf, size_t n, const char *item);
 int gms_lookup(const char *const *list, const char *s, char *known,
 	       size_t n);
 
-/* Write s as a JSON string literal (quotes and escapes included). */
+/* Write s with each byte that is not part of well-formed UTF-8 as
+ * U+FFFD (a YAML output: libyaml refuses a file that is not UTF-8). */
+void gms_utf8_text(FILE *f, const char *s);
+
+/* Write s as a JSON string literal (quotes and escapes included; a byte
+ * that is not part of well-formed UTF-8 as \ufffd). */
 void gms_json_str(FILE *f, const char *s);
 /* The same for the first n bytes of s (or up to its NUL). */
 void gms_json_strn(FILE *f, const char *s, size_t n);

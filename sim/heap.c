@@ -21,22 +21,40 @@
 #define _GNU_SOURCE
 #include "heap.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 
+int heap_top_pad(void)
+{
+	/* under a memory limit (ulimit -v, -d) each heap's growth needs
+	 * the pad too: 64 MiB made every malloc fail under 50 MB (issue
+	 * 38); at most a 16th of the limit then */
+	uint64_t pad = HEAP_TOP_PAD;
+	int res[] = {RLIMIT_AS, RLIMIT_DATA};
+	for (int i = 0; i < 2; i++) {
+		struct rlimit rl;
+		if (getrlimit(res[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    (uint64_t)rl.rlim_cur / 16 < pad)
+			pad = (uint64_t)rl.rlim_cur / 16;
+	}
+	return (int)pad;
+}
+
 void heap_tune(void)
 {
 #ifdef __GLIBC__
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	mallopt(M_TOP_PAD, HEAP_TOP_PAD);
+	mallopt(M_TOP_PAD, heap_top_pad());
 #endif
 }
 

@@ -23,6 +23,11 @@
  * and grow heaps by HEAP_TOP_PAD (M_TOP_PAD). */
 void heap_tune(void);
 
+/* The top pad heap_tune sets: HEAP_TOP_PAD, or under a memory limit
+ * (RLIMIT_AS, RLIMIT_DATA: ulimit -v, -d) a 16th of the smaller, so that
+ * a heap's growth does not need more than the process may have. */
+int heap_top_pad(void);
+
 /* Re-execute this program (/proc/self/exe, the same argv) with glibc's
  * tunable glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES, so that malloc
  * asks for transparent huge pages (madvise MADV_HUGEPAGE) on the memory

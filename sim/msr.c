@@ -355,11 +355,14 @@ int msr_read(const char *path, struct msr *m, gms_err *err)
 	if (!f)
 		return -1;
 	struct pos p = {.path = path};
+	struct gms_in in = {.f = f, .path = path,
+			    .lim = {MSR_MAX_BYTES, GMS_MAX_LINE,
+				    "a measurement CSV"}};
 	char *buf = NULL;
 	size_t cap = 0;
-	ssize_t len;
+	ptrdiff_t len;
 	int rc = 0;
-	while ((len = getline(&buf, &cap, f)) >= 0) {
+	while ((len = gms_in_line(&in, &buf, &cap, err)) >= 0) {
 		p.line++;
 		if (len && buf[len - 1] == '\n')
 			buf[--len] = 0;
@@ -418,8 +421,8 @@ int msr_read(const char *path, struct msr *m, gms_err *err)
 		m->row[m->n - 1].line = r.line;
 	}
 	free(buf);
-	if (rc == 0 && ferror(f))
-		rc = gms_errf(err, "%s: read error", path);
+	if (len == -2)
+		rc = -1; /* gms_in_line said why */
 	fclose(f);
 	if (rc == 0 && p.line < 3)
 		rc = gms_errf(err, "%s:%ld:1: the file ends before the "

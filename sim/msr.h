@@ -45,6 +45,10 @@ extern "C" {
 #endif
 
 #define MSR_VERSION 1
+/* The largest measurement CSV msr_read reads (README "Input limits"):
+ * 1 GiB, about 20 million rows of 40-60 bytes; lines at most
+ * GMS_MAX_LINE. */
+#define MSR_MAX_BYTES ((uint64_t)1 << 30)
 
 enum msr_kind { MSR_ITER, MSR_KERNEL, MSR_COPY, MSR_KIND_COUNT };
 extern const char *const msr_kind_names[]; /* "iter", "kernel", "copy" */

@@ -891,45 +891,19 @@ static int read_meta(struct sch_line *l, struct sch_log *log)
 
 static int read_text(const char *path, struct sch_log *log, gms_err *err)
 {
-	FILE *f = gms_fopen_in(path, "rb", err);
-	if (!f)
-		return -1;
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf)
-			break;
-		if (n + 1 >= cap) {
-			char *b = realloc(buf, cap * 2);
-			if (!b) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = b;
-			cap *= 2;
-		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
-		if (got == 0)
-			break;
-		n += got;
-	}
-	bool rerr = ferror(f);
-	fclose(f);
+	const struct gms_limit lim = {SCH_MAX_BYTES, GMS_MAX_LINE,
+				      "a schedule log"};
+	size_t n;
+	char *buf = gms_read_all(path, &lim, &n, err);
 	if (!buf)
-		return gms_errf(err, "%s: out of memory", path);
-	if (rerr) {
-		free(buf);
-		return gms_errf(err, "%s: read error", path);
-	}
-	buf[n] = '\0';
+		return -1;
 	if (memchr(buf, '\0', n)) {
 		free(buf);
 		return gms_errf(err, "%s: a NUL byte: not a schedule log", path);
 	}
 	log->strings = buf;
 	log->n_str = n + 1;
-	log->cap_str = cap;
+	log->cap_str = n + 1;
 	return 0;
 }
 
@@ -1316,15 +1290,30 @@ int sch_check(const struct sch_log *log, gms_err *err)
 		rc = gms_errf(err, "out of memory");
 	bool arena = strcmp(log->allocator, "arena") == 0;
 	sim_time_t busy[ENG_Q_COUNT] = {0};
+	/* the iteration's start and the latest end of the work queued in
+	 * it: its `end` may not come before (an iteration that ended before
+	 * its kernels was accepted, issue 38) */
+	sim_time_t begun = 0, last = 0;
 	for (size_t i = 0; i < log->n && rc == 0; i++) {
 		const struct sch_item *it = &log->it[i];
 		if (it->kind == SCH_ITER) {
 			memset(c.sig, 0, (size_t)c.n_ev + 1);
 			for (int q = 0; q < ENG_Q_COUNT; q++)
 				busy[q] = it->start;
+			begun = last = it->start;
+			continue;
+		}
+		if (it->kind == SCH_END) {
+			if (it->end < last - begun)
+				rc = chk_fail(&c, it, "the iteration ends before "
+						      "the work queued in it");
 			continue;
 		}
 		rc = chk_item(&c, it, busy, arena);
+		if ((it->kind == SCH_KERNEL || it->kind == SCH_COPY ||
+		     it->kind == SCH_CPU) &&
+		    it->end > last)
+			last = it->end;
 	}
 	free(c.b);
 	free(c.of);

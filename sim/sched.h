@@ -72,6 +72,10 @@
 
 #define SCH_VERSION 1
 #define SCH_NONE UINT32_MAX /* no event / workspace tensor */
+/* The largest schedule log sch_read reads (whole, into memory; README
+ * "Input limits"): 1 GiB, about 10 million kernel lines (80-120 bytes
+ * each); lines at most GMS_MAX_LINE. */
+#define SCH_MAX_BYTES ((uint64_t)1 << 30)
 
 enum sch_kind {
 	SCH_ITER,     /* iteration start */

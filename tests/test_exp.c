@@ -5,6 +5,7 @@
  * written), -j 1 and -j 2 giving identical files, and the Chrome trace
  * (valid JSON, three tracks, a memory counter, no overlapping spans).
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -413,6 +414,178 @@ static void test_setup_failure_is_failed(void **state)
 	csv_field(csv, 2, cs, v, sizeof v);
 	assert_string_equal(v, "failed");
 	free(csv);
+}
+
+/* A sweep in which every point runs out of memory keeps its set (issue
+ * 38, item 3): the fixture's 300-byte budget is below chain3's smallest
+ * tensor (1 MiB), so both rows are oom, and OOM is a result, not a
+ * failure: exit 0, both rows in summary.csv and runs.json, the plot
+ * drawn (it says there is nothing to draw). Before the fix gnuplot failed
+ * on the empty range and the whole set went: exit 1, no summary.csv. */
+static void test_all_oom_sweep_keeps_set(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-all-oom.yaml", "oom", NULL);
+	char path[512], v[64], *csv = out_text("oom", "summary.csv");
+	for (int row = 1; row <= 2; row++) {
+		csv_get(csv, row, "status", v, sizeof v);
+		assert_string_equal(v, "oom");
+		csv_get(csv, row, "batch", v, sizeof v);
+		assert_int_equal(atoi(v), row);
+	}
+	free(csv);
+	char *js;
+	struct jv *root = runs_json("oom", &js);
+	assert_int_equal(jv_get(root, "points")->n, 2);
+	jv_free(root);
+	free(js);
+	const char *img[] = {"plot.png", "plot.svg", "plot.dat"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/oom/%s", tmpdir, img[i]);
+		assert_int_equal(access(path, F_OK), 0);
+	}
+	char *svg = out_text("oom", "plot.svg");
+	assert_non_null(strstr(svg, "nothing to plot"));
+	free(svg);
+}
+
+/* Spreadsheet-safe CSV (issue 38, item 7): a cell beginning with =, +,
+ * -, @, a tab or a CR went through as a formula; now quoted with a '
+ * before it (OWASP's advice). Other cells as before: plain, or quoted
+ * when they hold a comma, a quote or a line break. */
+static void test_csv_formula_quoted(void **state)
+{
+	(void)state;
+	static const char *const in[] = {"=1+2", "+x", "-y", "@SUM(A1)",
+					 "\tz", "plain", "a,b", "q\"q", ""};
+	static const char *const out[] = {"\"'=1+2\"", "\"'+x\"", "\"'-y\"",
+					  "\"'@SUM(A1)\"", "\"'\tz\"", "plain",
+					  "\"a,b\"", "\"q\"\"q\"", ""};
+	for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&buf, &n);
+		assert_non_null(f);
+		exp_csv_str(f, in[i]);
+		fclose(f);
+		assert_string_equal(buf, out[i]);
+		free(buf);
+	}
+}
+
+/* A label with a line break wrote a line of data into plot.dat (issue
+ * 38, item 7): the fixture's label is "evil\n0 1 2"; its comment line is
+ * now "# evil?0 1 2 framework" and no line of plot.dat is "0 1 2". */
+static void test_label_newline_plot(void **state)
+{
+	(void)state;
+	run_exp(FX "chain3-label-newline.yaml", "nl", NULL);
+	char *dat = out_text("nl", "plot.dat");
+	assert_non_null(strstr(dat, "# evil?0 1 2 framework\n"));
+	assert_null(strstr(dat, "\n0 1 2\n"));
+	assert_true(strncmp(dat, "0 1 2\n", 6) != 0);
+	free(dat);
+}
+
+/* Write text into the file dir/name. */
+static void put(const char *dir, const char *name, const char *text)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	return access(p, F_OK) == 0;
+}
+
+/* The commit of a result set is atomic (issue 38, item 5): a kill in the
+ * middle of moving the files of a committed set (.set-commit) is
+ * finished by the next run into the directory, before anything else
+ * (exp_check_out), and the temporaries of dead runs are removed, but not
+ * a live run's. The directory below is the state a SIGKILL left after
+ * the first move of a commit: summary.csv new, the rest still old, and
+ * tuning.csv (not part of the new set) not yet removed; two dead runs'
+ * temporaries (one killed before it took its lock) and a live one's (its
+ * lock held by a child process). Before the fix the old and the new set
+ * stayed mixed and every temporary stayed. */
+static void test_commit_finished_after_kill(void **state)
+{
+	(void)state;
+	static struct exp e; /* only out_dir is read */
+	char d[300], sub[400];
+	snprintf(d, sizeof d, "%s/kill", tmpdir);
+	snprintf(e.out_dir, sizeof e.out_dir, "%s", d);
+	assert_int_equal(mkdir(d, 0755), 0);
+	put(d, "summary.csv", "new");
+	put(d, "runs.json", "old");
+	put(d, "tuning.csv", "old");
+	put(d, "plot.png", "old");
+	snprintf(sub, sizeof sub, "%s/.set-commit", d);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	put(sub, ".files", "\nsummary.csv\nruns.json\nplot.dat\nplot.png\n"
+			   "plot.svg\n");
+	put(sub, ".lock", "");
+	const char *rest[] = {"runs.json", "plot.dat", "plot.png", "plot.svg"};
+	for (int i = 0; i < 4; i++)
+		put(sub, rest[i], "new");
+	const char *tmp[] = {".set-dead01", ".set-dead02", ".set-live01"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(sub, sizeof sub, "%s/%s", d, tmp[i]);
+		assert_int_equal(mkdir(sub, 0700), 0);
+		put(sub, "summary.csv", "partial");
+		if (i != 1)
+			put(sub, ".lock", "");
+	}
+	/* the live run: a child holding the lock until told to go */
+	int go[2], ready[2];
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char lp[600];
+		snprintf(lp, sizeof lp, "%s/.lock", sub);
+		int fd = open(lp, O_RDWR);
+		struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+		char c = fcntl(fd, F_SETLK, &l) == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	char c = 0;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(c, 'y');
+	gms_err err = {0};
+	int rc = exp_check_out(&e, NULL, &err);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	int st;
+	waitpid(pid, &st, 0);
+	for (int i = 0; i < 2; i++) {
+		close(go[i]);
+		close(ready[i]);
+	}
+	if (rc != 0)
+		fail_msg("%s", err.msg);
+	const char *set[] = {"summary.csv", "runs.json", "plot.dat",
+			     "plot.png", "plot.svg"};
+	for (int i = 0; i < 5; i++) {
+		char *t = out_text("kill", set[i]);
+		if (strcmp(t, "new"))
+			fail_msg("%s: '%s', not the new set's", set[i], t);
+		free(t);
+	}
+	assert_false(exists(d, "tuning.csv"));
+	assert_false(exists(d, ".set-commit"));
+	assert_false(exists(d, ".set-dead01"));
+	assert_false(exists(d, ".set-dead02"));
+	assert_true(exists(d, ".set-live01"));
 }
 
 /* Does the JSON array `a` hold the string s? */
@@ -985,6 +1158,10 @@ int main(void)
 		cmocka_unit_test(test_budget_fraction_chain3),
 		cmocka_unit_test(test_budget_fraction_bfc),
 		cmocka_unit_test(test_setup_failure_is_failed),
+		cmocka_unit_test(test_all_oom_sweep_keeps_set),
+		cmocka_unit_test(test_commit_finished_after_kill),
+		cmocka_unit_test(test_csv_formula_quoted),
+		cmocka_unit_test(test_label_newline_plot),
 		cmocka_unit_test(test_outputs_say_what_ran),
 		cmocka_unit_test(test_jobs_identical),
 		cmocka_unit_test(test_malformed_files),

@@ -19,6 +19,11 @@
 
 #include "clikit.h"
 
+#include "../sim/common.h"
+#include "../sim/heap.h"
+
+#include <sys/resource.h>
+
 #define WL "workloads/examples/tiny-cnn.yaml"
 
 /* Run the shell line fmt, where each "@" stands for the program, with
@@ -260,6 +265,262 @@ static void test_directory_as_input(void **state)
 	unscratch(d);
 }
 
+/* Issue 38, items 1 and 2: the DTR/recorded log, calibration CSV,
+ * measurement CSV, schedule log and shard readers had no size limit: a
+ * symlink to /dev/zero, or one 2 GB line, grew memory until allocation
+ * failed (15-35 s, about 2.1 GB each), then a wrong message ("empty
+ * file", "ends before the header"); a workload YAML refused a 2 GB
+ * `name:` only after 36 s and 4.26 GB. Now each is refused at its limit,
+ * "too large" with the limit: a line of more than GMS_MAX_LINE = 1 MiB
+ * (a line of 1048577 bytes here, and /dev/zero: one endless line), a
+ * streamed YAML item of more than CFG_MAX_ITEM = 1 MiB (a 2 MiB name). */
+static void test_readers_capped(void **state)
+{
+	(void)state;
+	char d[256], cmd[2400];
+	scratch(d, sizeof d, "cap");
+	snprintf(cmd, sizeof cmd,
+		 "cd %s && head -c 1048577 /dev/zero | tr '\\0' a > line && "
+		 "echo >> line && for x in z-4-x.log z.csv z.sched z.shard; do "
+		 "ln -s /dev/zero $x; done && for x in l-4-x.log l.csv "
+		 "l.sched l.shard; do cp line $x; done && "
+		 "{ printf 'name: '; tr -d '\\n' < line; tr -d '\\n' < line; "
+		 "echo; grep -v '^name: chain3' $OLDPWD/tests/fixtures/chain3.yaml; "
+		 "} > big.yaml",
+		 d);
+	assert_int_equal(system(cmd), 0);
+	expect_sh(0, NULL,
+		  "@ simulate " WL " --budget 6MiB --schedule %s/ok.sched "
+		  ">/dev/null",
+		  d);
+	const char *line = "1: too large: a line of more than 1048576 bytes";
+	for (int i = 0; i < 2; i++) {
+		char z = "zl"[i];
+		expect_sh(2, line, "@ simulate %s/%c-4-x.log", d, z);
+		expect_sh(2, line, "@ dtr %s/%c-4-x.log", d, z);
+		expect_sh(2, line, "@ fit %s/%c.csv -o %s/p.yaml", d, z, d);
+		expect_sh(2, line, "@ compare %s/%c.sched %s/%c.csv --out %s/c",
+			  d, z, d, z, d);
+		expect_sh(2, line, "@ compare %s/ok.sched %s/%c.csv --out %s/c",
+			  d, d, z, d);
+		expect_sh(2, line, "@ merge %s/%c.shard --out %s/m", d, z, d);
+	}
+	expect_sh(2, "too large: more than 1048576 bytes after here",
+		  "@ simulate %s/big.yaml", d);
+	expect_sh(2, NULL, "ls %s/p.yaml %s/c %s/m 2>/dev/null", d, d, d);
+	unscratch(d);
+}
+
+/* Issue 38, item 7: output paths checked before the work, and nothing
+ * left of a refusal. `simulate --trace ''` failed only at the rename,
+ * after the run; `fit -o DIR/missing/p.yaml` after the fit; `compare
+ * --out D` with a symlink at D/trace.json wrote compare.csv and
+ * summary.txt, then refused (half a set); `run --trace` into a missing
+ * folder left the new, empty --out folder. And two values refused:
+ * `simulate --iterations 1001` (an experiment's limit is 1000; 1e8 took
+ * 7.5 GB) and `dtr --budget 0`. */
+static void test_outputs_checked_first(void **state)
+{
+	(void)state;
+	char d[256], cmd[800];
+	scratch(d, sizeof d, "first");
+	expect_sh(2, "--trace: an empty output path",
+		  "@ simulate " WL " --trace ''");
+	expect_sh(2, "gpumemsim: -o: ",
+		  "@ fit tests/fixtures/fuzz/calib/synthetic.csv -o "
+		  "%s/missing/p.yaml",
+		  d);
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/c && ln -s /dev/null %s/c/trace.json",
+		 d, d);
+	assert_int_equal(system(cmd), 0);
+	expect_sh(2, "trace.json: is a symlink",
+		  "@ compare tests/fixtures/fuzz/sched/tiny-cnn-ondemand.sched "
+		  "tests/fixtures/fuzz/msr/tiny-cnn-ondemand.csv --out %s/c",
+		  d);
+	expect_sh(0, NULL, "test ! -e %s/c/compare.csv", d);
+	expect_sh(2, "--trace", "@ run " EXP " --out %s/nd/a --trace %s/no/t.json",
+		  d, d);
+	expect_sh(0, NULL, "test ! -e %s/nd", d);
+	expect_sh(2, "--iterations needs an integer from 1 to 1000",
+		  "@ simulate " WL " --iterations 1001");
+	expect_sh(2, "--budget: '0' is not a positive",
+		  "@ dtr tests/fixtures/dtr-1ms.log --budget 0");
+	unscratch(d);
+}
+
+/* Result files follow the umask (issue 38, item 7): they were 0644 under
+ * any umask (mkstemp's 0600, then fchmod 0644). Under umask 027 a trace
+ * and a result set's files are 0640, under 002 0664: 0666 less the
+ * mask, as open(2) makes a file. */
+static void test_files_follow_umask(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "umask");
+	expect_sh(0, "640 640 640",
+		  "umask 027; @ simulate " WL " --trace %s/t.json >/dev/null "
+		  "2>&1; @ run " EXP " --quiet --out %s/o >/dev/null; stat -c "
+		  "%%a %s/t.json %s/o/summary.csv %s/o/runs.json | tr '\\n' ' '",
+		  d, d, d, d, d);
+	expect_sh(0, "664", "umask 002; @ simulate " WL " --trace %s/u.json "
+			    ">/dev/null 2>&1; stat -c %%a %s/u.json",
+		  d, d);
+	unscratch(d);
+}
+
+/* sch_check accepted an iteration whose end precedes its kernels (issue
+ * 38, item 7): the seed schedule's iteration 0 ends after 1 ns, before
+ * its first kernel does. */
+static void test_sched_end_before_work(void **state)
+{
+	(void)state;
+	char d[256];
+	scratch(d, sizeof d, "schend");
+	expect_sh(2, "line 74: iteration 0, seq 0 (end): the iteration ends "
+		     "before the work queued in it",
+		  "sed 's/^end i=0 time=.*/end i=0 time=1/' "
+		  "tests/fixtures/fuzz/sched/tiny-cnn-ondemand.sched > "
+		  "%s/s.sched && @ compare %s/s.sched "
+		  "tests/fixtures/fuzz/msr/tiny-cnn-ondemand.csv --out %s/c",
+		  d, d, d);
+	unscratch(d);
+}
+
+/* Short of memory (issue 38, item 7): under `ulimit -v 50000` simulate
+ * exited 1 without a word. glibc's heaps grew by the 64 MiB top pad
+ * (sim/heap.h), more than the whole limit, so every malloc failed, and
+ * the first (of the command line) returned silently. The pad is now a
+ * 16th of a limit (50000 KiB: 3.05 MiB) and the run completes; a failed
+ * allocation of the command line says "out of memory". heap_top_pad
+ * under a 32 MiB RLIMIT_DATA, in a child: 2 MiB. (The run is left out
+ * under ASan, whose shadow memory alone exceeds any such limit.) */
+static void test_memory_limit(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = {32 << 20, 32 << 20};
+		_exit(setrlimit(RLIMIT_DATA, &rl) != 0	       ? 2
+		      : heap_top_pad() == (2 << 20) ? 0
+						      : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+#ifndef __SANITIZE_ADDRESS__
+	expect_sh(0, "iteration time     12.000 ms",
+		  "ulimit -v 50000; @ simulate tests/fixtures/chain3.yaml");
+#endif
+}
+
+/* Invalid UTF-8 went raw into trace.json (not JSON, RFC 8259 8.1) and
+ * into a fitted profile's metadata (a YAML file libyaml then refused to
+ * load) (issue 38, item 7). Each byte not part of well-formed UTF-8
+ * (Unicode table 3-7) is now U+FFFD; well-formed text is kept. */
+static void test_invalid_utf8(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} t[] = {
+		{"caf\xc3\xa9", "\"caf\xc3\xa9\""},	       /* kept */
+		{"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""}, /* U+1F600 */
+		{"re\xfflu", "\"re\\ufffdlu\""},
+		{"\xc0\xaf", "\"\\ufffd\\ufffd\""},	     /* overlong */
+		{"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""}, /* surrogate */
+		{"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""},
+		{"x\xe2\x82", "\"x\\ufffd\\ufffd\""}, /* cut short */
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&buf, &n);
+		assert_non_null(f);
+		gms_json_str(f, t[i].in);
+		fclose(f);
+		assert_string_equal(buf, t[i].out);
+		free(buf);
+	}
+	char d[256];
+	scratch(d, sizeof d, "utf8");
+	/* a DTR log whose op and tensor names are not UTF-8 */
+	expect_sh(0, NULL,
+		  "sed 's/\"relu\"/\"re\\xfflu\"/' tests/fixtures/dtr-1ms.log > "
+		  "%s/u-1-x.log && grep -q \"$(printf 're\\377lu')\" "
+		  "%s/u-1-x.log && @ simulate %s/u-1-x.log --trace %s/t.json",
+		  d, d, d, d);
+	expect_sh(0, NULL, "grep -q 're\\\\ufffdlu' %s/t.json && ! grep -q "
+			   "\"$(printf '\\377')\" %s/t.json",
+		  d, d);
+	/* a calibration whose device name is not */
+	expect_sh(0, NULL,
+		  "sed 's/^# device: .*/# device: GPU \\xff\\xfe/' "
+		  "tests/fixtures/fuzz/calib/synthetic.csv > %s/m.csv && "
+		  "@ fit %s/m.csv -o %s/p.yaml >/dev/null && @ simulate " WL
+		  " --hw %s/p.yaml >/dev/null",
+		  d, d, d, d);
+	unscratch(d);
+}
+
+/* The limits of issue 38 as parameters: a whole file (gms_read_all) and
+ * line by line (gms_in_line), with limits of 10 bytes a file and 4 a
+ * line: a file of 10 bytes and lines of 4 are read, one more byte of
+ * either is refused with the limit named. */
+static void test_read_limits(void **state)
+{
+	(void)state;
+	char d[256], p[300];
+	scratch(d, sizeof d, "lim");
+	snprintf(p, sizeof p, "%s/f", d);
+	const struct gms_limit lim = {10, 4, "a test input"};
+	const char *ok[] = {"abcd\nefgh\n", "abcd\nefg\n"};
+	const char *bad[] = {"abcd\nefgh\nx", "abcde\n", "ab\nabcde"};
+	const char *why[] = {"f: too large: more than 10 bytes (0 MiB, the "
+			     "limit of a test input;",
+			     "f:1: too large: a line of more than 4 bytes "
+			     "(the limit of a line of a test input;",
+			     "f:2: too large: a line of more than 4 bytes"};
+	for (int i = 0; i < 5; i++) {
+		const char *t = i < 2 ? ok[i] : bad[i - 2];
+		FILE *f = fopen(p, "w");
+		assert_non_null(f);
+		fputs(t, f);
+		assert_int_equal(fclose(f), 0);
+		gms_err err = {0};
+		size_t len = 0;
+		char *all = gms_read_all(p, &lim, &len, &err);
+		/* the same line by line */
+		f = fopen(p, "r");
+		assert_non_null(f);
+		struct gms_in in = {.f = f, .path = p, .lim = lim};
+		char *buf = NULL;
+		size_t cap = 0, got = 0;
+		ptrdiff_t n;
+		gms_err err2 = {0};
+		while ((n = gms_in_line(&in, &buf, &cap, &err2)) >= 0)
+			got += (size_t)n;
+		fclose(f);
+		free(buf);
+		if (i < 2) {
+			if (!all)
+				fail_msg("%s", err.msg);
+			assert_int_equal(len, strlen(t));
+			assert_string_equal(all, t);
+			assert_int_equal(n, -1);
+			assert_int_equal(got, strlen(t));
+		} else {
+			assert_null(all);
+			assert_non_null(strstr(err.msg, why[i - 2]));
+			assert_int_equal(n, -2);
+			assert_non_null(strstr(err2.msg, why[i - 2]));
+		}
+		free(all);
+	}
+	unscratch(d);
+}
+
 /* Defect 7: messages quoted a file's content without limit (`--hw
  * /etc/passwd` printed the file). The fixture's budget is "1", \x01, a
  * line break and 100 A's: quoted as its first 64 bytes (1, \x01, \n and
@@ -370,6 +631,13 @@ int main(void)
 		cmocka_unit_test(test_quoted_content_capped),
 		cmocka_unit_test(test_long_paths_in_experiment),
 		cmocka_unit_test(test_result_set_all_or_nothing),
+		cmocka_unit_test(test_readers_capped),
+		cmocka_unit_test(test_read_limits),
+		cmocka_unit_test(test_outputs_checked_first),
+		cmocka_unit_test(test_files_follow_umask),
+		cmocka_unit_test(test_sched_end_before_work),
+		cmocka_unit_test(test_memory_limit),
+		cmocka_unit_test(test_invalid_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

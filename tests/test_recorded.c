@@ -199,6 +199,16 @@ static void test_bad_shapes(void **state)
 		{"[\"float32[4]\",\"float32[4]x\"]", "characters after ']'"},
 		{"[\"float32[4]\",4]", "expected a string"},
 		{"\"float32[4]\"", "expected an array"},
+		/* issue 38: a shape of more bytes than a tensor may hold
+		 * (WL_BYTES_MAX, 1e15: 2.5e14 float32 elements) ran as a
+		 * 44-day iteration; 2.5e14 elements of 4 bytes are 1e15 and
+		 * pass, one more element of 8 bytes does not */
+		{"[\"float32[4]\",\"float32[1000000000000000]\"]",
+		 "more than 1e15 bytes"},
+		{"[\"float32[4]\",\"int64[125000000000001]\"]",
+		 "more than 1e15 bytes"},
+		{"[\"float32[4]\",\"float32[1000000,1000000,1000000]\"]",
+		 "more than 1e15 bytes"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char log[512];

@@ -273,5 +273,69 @@ class Recorder(unittest.TestCase):
             self.assertEqual(os.listdir(d), ["m.py"])
 
 
+class OutputTest(unittest.TestCase):
+    """-o follows gpumemsim's rule of output targets (issue 38, item 4):
+    write_log's os.replace replaced a symlink or a device node at -o (as
+    root, -o /dev/null replaced the system's /dev/null), a missing folder
+    ended in a traceback, and the log was 0644 under any umask. No torch
+    needed: these run the output code alone."""
+
+    LINES = [{"INSTRUCTION": "MEMORY", "NAME": "x", "SIZE": 4}]
+
+    def test_not_regular_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            target = os.path.join(d, "target")
+            with open(target, "w") as f:
+                f.write("kept\n")
+            link = os.path.join(d, "link.log")
+            os.symlink(target, link)
+            fifo = os.path.join(d, "fifo.log")
+            os.mkfifo(fifo)
+            sub = os.path.join(d, "sub.log")
+            os.mkdir(sub)
+            for path, kind in ((link, "a symlink"), (fifo, "a FIFO"),
+                               (sub, "a directory")):
+                with self.assertRaises(rec.RecordError) as cm:
+                    rec.write_log(self.LINES, path)
+                self.assertIn("-o %s: is %s; output files are regular "
+                              "files only" % (path, kind), str(cm.exception))
+            self.assertTrue(os.path.islink(link))
+            with open(target) as f:
+                self.assertEqual(f.read(), "kept\n")
+            self.assertTrue(os.path.isdir(sub))
+            # nothing else was left in d (no temporary)
+            self.assertEqual(sorted(os.listdir(d)),
+                             ["fifo.log", "link.log", "sub.log", "target"])
+
+    def test_missing_folder_is_a_message(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "missing", "x.log")
+            r = subprocess.run(
+                [sys.executable, "cli/gpumemsim_record.py", "--model",
+                 "nn:transformer_encoder", "--input", "2,4,256", "-o", out],
+                capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertIn("-o %s: its folder %s does not exist"
+                          % (out, os.path.dirname(out)), r.stderr)
+            self.assertIn("nothing written", r.stderr)
+
+    def test_mode_follows_umask(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.log")
+            old = os.umask(0o027)
+            try:
+                rec.write_log(self.LINES, path)
+            finally:
+                os.umask(old)
+            self.assertEqual(os.stat(path).st_mode & 0o777, 0o640)
+
+    def test_help_says_model_file_runs(self):
+        r = subprocess.run([sys.executable, "cli/gpumemsim_record.py",
+                            "--help"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("FILE.py is executed", " ".join(r.stdout.split()))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

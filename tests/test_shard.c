@@ -213,6 +213,59 @@ static void test_merge_refuses(void **state)
 	assert_int_equal(system(a), 0);
 }
 
+/* merge checks every field's range and the header's identity (issue
+ * 38, item 6): each garbled copy of a good shard below (best.yaml run as
+ * shard 0/1) parsed, and was merged, before. Each edit changes one line
+ * (the first that matches): a negative time, nan and inf, a count of
+ * 2^64-1, a point that ran at batch 0, a NUL inside a number, a line
+ * after the last `end`, another experiment's name in the header. */
+static void test_merge_refuses_garbled(void **state)
+{
+	(void)state;
+	char d[128], a[1400];
+	snprintf(d, sizeof d, "/tmp/gms_test_shardg_%ld", (long)getpid());
+	snprintf(a, sizeof a, "rm -rf %s && mkdir -p %s", d, d);
+	assert_int_equal(system(a), 0);
+	snprintf(a, sizeof a, "run " F "best.yaml --out %s/g --shard 0/1 -q",
+		 d);
+	expect(a, 0, NULL);
+	static const struct {
+		const char *sed, *want;
+	} bad[] = {
+		{"0,/^time /s/^time .*/time -5/", "'time': -5 is out of range"},
+		{"0,/^samples_per_s /s/^samples_per_s .*/samples_per_s nan/",
+		 "'samples_per_s': nan is out of range"},
+		{"0,/^recompute_flops /s/^recompute_flops .*/recompute_flops "
+		 "inf/",
+		 "'recompute_flops': inf is out of range"},
+		{"0,/^n_kernels /s/^n_kernels .*/n_kernels "
+		 "18446744073709551615/",
+		 "'n_kernels': a count past INT64_MAX is out of range"},
+		{"0,/^batch /s/^batch .*/batch 0/", "a point that ran at batch 0"},
+		{"0,/^n_kernels /s/^n_kernels \\(.*\\)/n_kernels \\1\\x0012/",
+		 "a NUL byte in the line of 'n_kernels'"},
+		{"$a junk", "more after the last 'end'"},
+		{"s/^experiment .*/experiment \"other\"/",
+		 "its header names the experiment 'other'; its file names "
+		 "'shard-best'"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		snprintf(a, sizeof a,
+			 "mkdir -p %s/b%zu && sed '%s' %s/g/shard-0-of-1.shard > "
+			 "%s/b%zu/shard-0-of-1.shard && ! cmp -s "
+			 "%s/g/shard-0-of-1.shard %s/b%zu/shard-0-of-1.shard",
+			 d, i, bad[i].sed, d, d, i, d, d, i);
+		if (system(a) != 0)
+			fail_msg("the edit did not change the file: %s", a);
+		snprintf(a, sizeof a, "merge %s/b%zu --out %s/o", d, i, d);
+		expect(a, 2, bad[i].want);
+	}
+	snprintf(a, sizeof a, "merge %s/g --out %s/o", d, d);
+	expect(a, 0, "merged");
+	snprintf(a, sizeof a, "rm -rf %s", d);
+	assert_int_equal(system(a), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_plan_cost),
 		cmocka_unit_test(test_merge_refuses),
+		cmocka_unit_test(test_merge_refuses_garbled),
 		cmocka_unit_test(test_sharded_equals_unsharded),
 		cmocka_unit_test(test_through_gnu_parallel),
 	};

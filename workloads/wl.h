@@ -345,6 +345,12 @@ int wl_dtr_dir(char *out, size_t cap);
  * and the directory does not exist (err says so and how to get the
  * logs: callers skip); -1 with err when it does not fit. */
 #define WL_DTR_PREFIX "dtr:"
+/* The largest DTR or recorded log read (whole, into memory; README
+ * "Input limits"): 1 GiB, some 600 times the largest shipped
+ * (densenet121-2-recorded.log, 1.7 MB) and 1000 times simrd's largest
+ * (transformer, 1.06 MB); lines at most GMS_MAX_LINE (shipped: 1100
+ * bytes). */
+#define WL_DTR_MAX_BYTES ((uint64_t)1 << 30)
 #define WL_DTR_ABSENT 1
 int wl_dtr_resolve(const char *spec, char *out, size_t cap, gms_err *err);
 

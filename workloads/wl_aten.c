@@ -68,8 +68,23 @@ int wl_aten_shape_parse(const char *s, struct wl_aten_shape *out,
 			return -1;
 		}
 		out->dim[out->ndim++] = v;
-		if (*q == ']')
-			return q[1] ? (*why = "characters after ']'", -1) : 0;
+		if (*q == ']' && q[1]) {
+			*why = "characters after ']'";
+			return -1;
+		}
+		if (*q == ']') {
+			/* a tensor's limit (wl.h): a 1e15-long dimension ran
+			 * as a 44-day iteration (issue 38) */
+			double b = out->elem;
+			for (uint32_t i = 0; i < out->ndim; i++)
+				b *= (double)out->dim[i];
+			if (b > WL_BYTES_MAX) {
+				*why = "a shape of more than 1e15 bytes (the "
+				       "limit of a tensor)";
+				return -1;
+			}
+			return 0;
+		}
 		if (*q != ',') {
 			*why = "expected ',' or ']' after a dimension";
 			return -1;

@@ -1540,37 +1540,9 @@ fail:
 
 static char *read_file(const char *path, size_t *len, gms_err *err)
 {
-	FILE *f = gms_fopen_in(path, "rb", err);
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (cap - n < 65536) {
-			cap = cap ? cap * 2 : 1 << 20;
-			char *b = realloc(buf, cap + 1);
-			if (!b) {
-				free(buf);
-				fclose(f);
-				return gms_errf(err, "%s: out of memory", path),
-				       NULL;
-			}
-			buf = b;
-		}
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return gms_errf(err, "%s: read error", path), NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
+	const struct gms_limit lim = {WL_DTR_MAX_BYTES, GMS_MAX_LINE,
+				      "a DTR or recorded log"};
+	return gms_read_all(path, &lim, len, err);
 }
 
 const char *const wl_dtr_remat_names[] = {"forward", "simrd", NULL};
