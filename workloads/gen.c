@@ -142,6 +142,8 @@ enum gen_lk {
 	GL_SCALE, GL_MASK_ADD, GL_SOFTMAX, GL_LAYERNORM, GL_EMBEDDING,
 	GL_ATTN_SCORES, GL_ATTN_CONTEXT, GL_LOSS, GL_AFFINE, GL_LRN,
 	GL_TF,	  /* one TensorFlow op (gen_tf_op; gen_layer.tf says which) */
+	GL_RMSNORM, GL_SILU, GL_CAST, GL_SDPA,
+	GL_FUSED_LOSS, /* gen_fused_lm_loss */
 	GL_PARAM  /* a parameter used as a value (gen_param_value): no op */
 };
 
@@ -160,6 +162,8 @@ struct gen_val {
 			       parameter (gen_param_value: not batch-sized,
 			       its gradient goes to the parameter),
 			       GEN_NONE otherwise */
+	int esz;	    /* bytes an element (4 fp32, 2 fp16/bf16;
+			       PRECISION); its gradient's too */
 };
 
 /* A parameter tensor. */
@@ -199,6 +203,10 @@ struct gen_layer {
 	uint32_t fwd_op;    /* its forward op (the op named as the layer),
 			       WL_NONE for views */
 	enum gen_tf_op tf;  /* GL_TF: which TensorFlow op */
+	uint32_t wcast;	    /* tensor: the autocast copy of the weight the
+			       forward and bwd_data read, WL_NONE */
+	double causal;	    /* GL_SDPA: FLOP fraction computed (0.5 causal,
+			       1 full) */
 };
 
 struct gen {
@@ -207,6 +215,10 @@ struct gen {
 	int64_t size;		 /* wl_gen_args.size as given */
 	enum wl_framework fw;	 /* framework personality */
 	enum wl_optim optim;	 /* update rule */
+	enum wl_precision prec;	 /* PRECISION */
+	bool autocast;		 /* fp16-/bf16-autocast */
+	int aesz;		 /* bytes of a matmul output element */
+	int pesz;		 /* bytes of a parameter (and .grad) element */
 	gms_err err;		 /* first error, msg[0] == 0 when none */
 	struct gen_val *vals;	 /* forward values */
 	uint32_t n_vals;	 /* values in use */
@@ -451,7 +463,10 @@ static double velems(const struct gen *g, uint32_t v)
 /* Bytes of a value at the batch (fp32). */
 static double vbytes(const struct gen *g, uint32_t v)
 {
-	return velems(g, v) * F32;
+	const struct gen_val *x = &g->vals[v];
+	if (x->param != GEN_NONE)
+		return velems(g, v) * (double)g->pesz;
+	return velems(g, v) * (double)x->esz;
 }
 
 static const char *tname(const struct gen *g, uint32_t t)
@@ -566,6 +581,7 @@ struct op_spec {
 	const struct wl_algo *algos; /* convolution algorithms */
 	uint32_t n_algos;	/* entries of algos */
 	const struct wl_conv *conv; /* convolution geometry, NULL */
+	uint64_t workspace;	/* scratch of the kernel (no algos) */
 };
 
 static int emit(struct gen *g, const struct op_spec *s)
@@ -588,6 +604,7 @@ static int emit(struct gen *g, const struct op_spec *s)
 		.algos = s->algos,
 		.n_algos = s->n_algos,
 		.conv = s->conv,
+		.workspace = s->workspace,
 	};
 	gms_err e;
 	uint32_t id = wl_add_op(g->w, &d, &e);
@@ -626,7 +643,7 @@ static bool same_size(const struct gen *g, uint32_t a, uint32_t b)
 /* New value over tensor t. */
 static struct gen_tensor new_val(struct gen *g, uint32_t t, uint32_t root,
 				 int64_t c, int64_t h, int64_t w,
-				 bool needs_grad)
+				 bool needs_grad, int esz)
 {
 	if (!gen_ok(g) || t == WL_NONE ||
 	    grow(g, (void **)&g->vals, &g->cap_vals, g->n_vals,
@@ -637,7 +654,8 @@ static struct gen_tensor new_val(struct gen *g, uint32_t t, uint32_t root,
 				      .root = root == GEN_NONE ? v : root,
 				      .c = c, .h = h, .w = w,
 				      .needs_grad = needs_grad,
-				      .grad = WL_NONE, .param = GEN_NONE};
+				      .grad = WL_NONE, .param = GEN_NONE,
+				      .esz = esz};
 	return (struct gen_tensor){v, c, h, w};
 }
 
@@ -667,7 +685,8 @@ static bool start(struct gen *g, const char *name)
 
 /* Output activation NAME.out of a forward op, per-sample shape. */
 static struct gen_tensor out_val(struct gen *g, const char *name, int64_t c,
-				 int64_t h, int64_t w, bool needs_grad)
+				 int64_t h, int64_t w, bool needs_grad,
+				 int esz)
 {
 	char buf[NAME_MAX_LEN];
 	if (c < 1 || h < 1 || w < 1) {
@@ -681,8 +700,10 @@ static struct gen_tensor out_val(struct gen *g, const char *name, int64_t c,
 		return NONE_T;
 	}
 	uint32_t t = add_tensor(g, fmt_name(g, buf, "%s.out", name),
-				fbytes(g, c * h * w), WL_ACT);
-	return new_val(g, t, GEN_NONE, c, h, w, needs_grad);
+				(uint64_t)(c * h * w) * (uint64_t)g->batch *
+					(uint64_t)esz,
+				WL_ACT);
+	return new_val(g, t, GEN_NONE, c, h, w, needs_grad, esz);
 }
 
 /* Record a tape entry; returns its index or GEN_NONE. */
@@ -713,9 +734,31 @@ static uint32_t tape_add(struct gen *g, enum gen_lk kind, const char *name,
 					.aux2 = WL_NONE, .wp = GEN_NONE,
 					.groups = 1,
 					.hid = {WL_NONE, WL_NONE},
-					.bp = GEN_NONE, .fwd_op = WL_NONE};
+					.bp = GEN_NONE, .fwd_op = WL_NONE,
+					.wcast = WL_NONE};
 	g->n_ins += n_in;
 	return l;
+}
+
+/* Bytes of one optimizer state tensor of a parameter of numel elements:
+ * the parameter's dtype (fp32 master weights keep fp32 states; pure bf16
+ * keeps bf16 ones), except adam8bit, as bitsandbytes' Optimizer2State
+ * (bitsandbytes/optim/optimizer.py, init_state): a parameter of fewer
+ * than min_8bit_size = 4096 elements keeps fp32 states ("if
+ * config['optim_bits'] == 32 or p.numel() < config['min_8bit_size']"),
+ * a larger one a uint8 state (torch.zeros_like(p, dtype=torch.uint8))
+ * plus, blockwise (block_wise=True, the default), one fp32 absmax per
+ * block of 256 elements ("blocks = n // 256; blocks += 1 if n % 256 > 0
+ * else 0"). The 256-entry quantisation maps (state['qmap1'], 'qmap2',
+ * 1 KiB each) are not counted. */
+static uint64_t state_bytes(const struct gen *g, int64_t numel)
+{
+	uint64_t n = (uint64_t)numel;
+	if (g->optim != WL_OPTIM_ADAM8BIT)
+		return n * (uint64_t)g->pesz;
+	if (n < 4096)
+		return n * 4u;
+	return n + (n / 256 + (n % 256 > 0)) * 4u;
 }
 
 /* A parameter of `numel` elements named NAME.SUFFIX, with its optimizer
@@ -730,7 +773,8 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 		return gen_fail(g, "%s: empty parameter", name), GEN_NONE;
 	const char *pn = sfx ? fmt_name(g, buf, "%s.%s", name, sfx)
 			     : fmt_name(g, buf, "%s", name);
-	uint64_t b = (uint64_t)numel * 4u;
+	uint64_t b = (uint64_t)numel * (uint64_t)g->pesz;
+	uint64_t sb8 = state_bytes(g, numel);
 	uint32_t t = add_tensor(g, pn, b, WL_PARAM);
 	if (t == WL_NONE ||
 	    grow(g, (void **)&g->params, &g->cap_params, g->n_params,
@@ -741,13 +785,13 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 			      .layer = layer};
 	if (g->optim == WL_OPTIM_MOMENTUM) {
 		p.state[0] = add_tensor(
-			g, fmt_name(g, sb, "%s.momentum", pn), b,
+			g, fmt_name(g, sb, "%s.momentum", pn), sb8,
 			WL_OPT_STATE);
-	} else if (g->optim == WL_OPTIM_ADAM) {
+	} else if (g->optim >= WL_OPTIM_ADAM) {
 		p.state[0] = add_tensor(g, fmt_name(g, sb, "%s.adam_m", pn),
-					b, WL_OPT_STATE);
+					sb8, WL_OPT_STATE);
 		p.state[1] = add_tensor(g, fmt_name(g, sb, "%s.adam_v", pn),
-					b, WL_OPT_STATE);
+					sb8, WL_OPT_STATE);
 	}
 	if (!gen_ok(g))
 		return GEN_NONE;
@@ -757,7 +801,8 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 
 static double pbytes(const struct gen *g, uint32_t p)
 {
-	return p == GEN_NONE ? 0.0 : (double)g->params[p].numel * F32;
+	return p == GEN_NONE ? 0.0
+			     : (double)g->params[p].numel * (double)g->pesz;
 }
 
 /* ---- Context ------------------------------------------------------ */
@@ -775,8 +820,10 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 		return NULL;
 	}
 	if ((unsigned)a->framework >= WL_FW_COUNT ||
-	    (unsigned)a->optimizer >= WL_OPTIM_COUNT) {
-		gms_errf(err, "%s: invalid framework or optimizer", name);
+	    (unsigned)a->optimizer >= WL_OPTIM_COUNT ||
+	    (unsigned)a->precision >= WL_PREC_COUNT) {
+		gms_errf(err, "%s: invalid framework, optimizer or precision",
+			 name);
 		return NULL;
 	}
 	struct gen *g = calloc(1, sizeof *g);
@@ -792,6 +839,11 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 	g->size = a->size;
 	g->fw = a->framework;
 	g->optim = a->optimizer;
+	g->prec = a->precision;
+	g->autocast = a->precision == WL_PREC_FP16_AUTO ||
+		      a->precision == WL_PREC_BF16_AUTO;
+	g->aesz = a->precision >= WL_PREC_FP16_AUTO ? 2 : 4;
+	g->pesz = a->precision == WL_PREC_BF16_PURE ? 2 : 4;
 	return g;
 }
 
@@ -833,7 +885,7 @@ struct gen_tensor gen_input(struct gen *g, const char *name, int64_t c,
 		return NONE_T;
 	}
 	uint32_t t = add_tensor(g, name, fbytes(g, c * h * w), WL_INPUT);
-	return new_val(g, t, GEN_NONE, c, h, w, false);
+	return new_val(g, t, GEN_NONE, c, h, w, false, 4);
 }
 
 struct gen_tensor gen_input_ids(struct gen *g, const char *name, int64_t seq)
@@ -846,7 +898,52 @@ struct gen_tensor gen_input_ids(struct gen *g, const char *name, int64_t seq)
 	}
 	uint32_t t = add_tensor(g, name, (uint64_t)seq * (uint64_t)g->batch * 8u,
 				WL_INPUT);
-	return new_val(g, t, GEN_NONE, 1, seq, 1, false);
+	/* esz 4: the cost figures of ops reading ids count 4 bytes an
+	 * element (vbytes), as they always have; the tensor is int64 */
+	return new_val(g, t, GEN_NONE, 1, seq, 1, false, 4);
+}
+
+/* PRECISION, autocast. torch.autocast casts the inputs of an op on its
+ * lower-precision list (linear, matmul, bmm, addmm, conv*; "CUDA Ops
+ * that can autocast to float16", docs/source/amp.rst, torch 2.x) to the
+ * autocast dtype: an activation of another dtype is copied (the copy,
+ * not the original, is what the op saves for backward: q, k and v
+ * projections of one input each make their own), and a weight through
+ * the cast cache, one copy per use ("cached_cast ... only for leaf
+ * tensors that require grad", aten/src/ATen/autocast_mode.h), which
+ * lives until the autocast region ends and then as long as the op's
+ * backward holds it. ac_input makes the activation's copy as a layer of
+ * its own (NAME.autocast_in, gen_cast); ac_weight emits the weight's
+ * copy NAME.weight.autocast (op NAME.weight_cast) that the forward and
+ * bwd_data read instead of the fp32 weight; the weight's gradient is
+ * written in the parameter's dtype (the cast's backward folded in). */
+static struct gen_tensor ac_input(struct gen *g, const char *name,
+				  struct gen_tensor x)
+{
+	char buf[NAME_MAX_LEN];
+	if (!g->autocast || g->vals[x.v].esz == g->aesz)
+		return x;
+	return gen_cast(g, fmt_name(g, buf, "%s.autocast_in", name), x,
+			g->aesz);
+}
+
+static uint32_t ac_weight(struct gen *g, const char *name, uint32_t p)
+{
+	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
+	uint32_t wt = g->params[p].tensor;
+	if (!g->autocast || g->aesz == g->pesz || !gen_ok(g))
+		return wt;
+	double n = (double)g->params[p].numel;
+	uint32_t c = add_tensor(g, fmt_name(g, b1, "%s.autocast", tname(g, wt)),
+				g->params[p].numel * (uint64_t)g->aesz, WL_ACT);
+	struct op_spec s = {.name = fmt_name(g, b2, "%s.weight_cast", name),
+			    .layer = name, .type = OT_ELEMWISE,
+			    .phase = WL_FWD, .in = {wt}, .n_in = 1,
+			    .out = {c}, .n_out = 1, .flops = n,
+			    .bytes = n * (double)(g->pesz + g->aesz)};
+	if (emit(g, &s) < 0)
+		return WL_NONE;
+	return c;
 }
 
 /* ---- Convolutional layers ---------------------------------------- */
@@ -917,6 +1014,9 @@ static struct gen_tensor conv(struct gen *g, const char *name,
 {
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
+	x = ac_input(g, name, x);
+	if (!gen_ok(g))
+		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
 	if (cout < 1 || kh < 1 || kw < 1 || stride < 1 || pad_h < 0 ||
 	    pad_w < 0 || groups < 1 || xv.c % groups || cout % groups) {
@@ -934,7 +1034,7 @@ static struct gen_tensor conv(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	int64_t ho = (hp - kh) / stride + 1, wo = (wp - kw) / stride + 1;
-	struct gen_tensor y = out_val(g, name, cout, ho, wo, true);
+	struct gen_tensor y = out_val(g, name, cout, ho, wo, true, g->aesz);
 	uint32_t l = tape_add(g, GL_CONV, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -954,9 +1054,12 @@ static struct gen_tensor conv(struct gen *g, const char *name,
 	conv_choice(g, &cg, CA_BWD_DATA, tmp, &wd);
 	conv_choice(g, &cg, CA_BWD_FILTER, tmp, &wb);
 	double macs = conv_macs(&cg);
+	uint32_t wt = ac_weight(g, name, L->wp);
+	L = &g->tape[l];
+	L->wcast = wt != g->params[L->wp].tensor ? wt : WL_NONE;
 	struct op_spec s = {.name = name, .layer = name, .type = OT_CONV,
 			    .phase = WL_FWD,
-			    .in = {xv.tensor, g->params[L->wp].tensor},
+			    .in = {xv.tensor, wt},
 			    .n_in = 2, .out = {g->vals[y.v].tensor},
 			    .n_out = 1, .algos = al, .n_algos = na,
 			    .conv = &cg};
@@ -1021,10 +1124,17 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
-	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true);
+	/* autocast runs layer_norm in fp32 (its fp32 list); RMSNorm as
+	 * Hugging Face writes it returns weight * x.to(input_dtype): the
+	 * wider of the weight's and x's dtypes (PRECISION) */
+	int oe = kind == GL_LAYERNORM && g->autocast ? 4 : xv.esz;
+	if (kind == GL_RMSNORM && g->pesz > oe)
+		oe = g->pesz;
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true, oe);
 	uint32_t saved = add_tensor(g, fmt_name(g, buf, "%s.saved", name),
 				    kind == GL_BN ? (uint64_t)xv.c * 2u * 4u
-						  : fbytes(g, 2 * xv.h * xv.w),
+				    : fbytes(g, (kind == GL_RMSNORM ? 1 : 2) *
+						       xv.h * xv.w),
 				    WL_ACT);
 	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
@@ -1033,7 +1143,8 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 	L->aux = saved;
 	if (affine) {
 		L->wp = new_param(g, name, "weight", xv.c, l);
-		L->bp = new_param(g, name, "bias", xv.c, l);
+		if (kind != GL_RMSNORM)
+			L->bp = new_param(g, name, "bias", xv.c, l);
 	}
 	if (!gen_ok(g))
 		return NONE_T;
@@ -1041,12 +1152,18 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
 			    .out = {g->vals[y.v].tensor, saved},
 			    .n_out = 2};
-	s.flops = (affine ? 7.0 : 5.0) * velems(g, x.v);
-	s.bytes = 2.0 * vbytes(g, x.v) + (double)g->w->tensors[saved].bytes;
+	/* RMSNorm: square, row sum, scale, weight: 4 / element */
+	s.flops = (kind == GL_RMSNORM ? 4.0 : affine ? 7.0 : 5.0) *
+		  velems(g, x.v);
+	s.bytes = vbytes(g, x.v) + vbytes(g, y.v) +
+		  (double)g->w->tensors[saved].bytes;
 	if (affine) {
 		s.in[s.n_in++] = g->params[L->wp].tensor;
+		s.bytes += pbytes(g, L->wp);
+	}
+	if (L->bp != GEN_NONE) {
 		s.in[s.n_in++] = g->params[L->bp].tensor;
-		s.bytes += 2.0 * (double)xv.c * F32;
+		s.bytes += pbytes(g, L->bp);
 	}
 	if (kind == GL_BN && g->fw == WL_FW_PYTORCH) {
 		/* nn.BatchNorm2d's buffers (_NormBase.__init__, torch
@@ -1118,7 +1235,7 @@ struct gen_tensor gen_affine(struct gen *g, const char *name,
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
-	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true);
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true, xv.esz);
 	uint32_t l = tape_add(g, GL_AFFINE, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1147,17 +1264,18 @@ struct gen_tensor gen_affine(struct gen *g, const char *name,
 	return gen_ok(g) ? y : NONE_T;
 }
 
-/* An elementwise forward layer: one input, same shape out. */
-static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
-			       const char *name, struct gen_tensor x,
-			       enum wl_op_type type, double flops_per_el,
-			       enum gen_ip inplace)
+/* An elementwise forward layer: one input, same shape out, elements of
+ * esz bytes (0: x's). */
+static struct gen_tensor unary_e(struct gen *g, enum gen_lk kind,
+				 const char *name, struct gen_tensor x,
+				 enum wl_op_type type, double flops_per_el,
+				 enum gen_ip inplace, int esz)
 {
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
 	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
-				      xv.needs_grad);
+				      xv.needs_grad, esz ? esz : xv.esz);
 	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1166,9 +1284,17 @@ static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
 			    .out = {g->vals[y.v].tensor}, .n_out = 1};
 	s.inplace = same_size(g, xv.tensor, s.out[0]) ? inplace : IP_NO;
 	s.flops = flops_per_el * velems(g, x.v);
-	s.bytes = 2.0 * vbytes(g, x.v);
+	s.bytes = vbytes(g, x.v) + vbytes(g, y.v);
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
+}
+
+static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
+			       const char *name, struct gen_tensor x,
+			       enum wl_op_type type, double flops_per_el,
+			       enum gen_ip inplace)
+{
+	return unary_e(g, kind, name, x, type, flops_per_el, inplace, 0);
 }
 
 struct gen_tensor gen_relu(struct gen *g, const char *name,
@@ -1195,10 +1321,66 @@ struct gen_tensor gen_scale(struct gen *g, const char *name,
 	return unary(g, GL_SCALE, name, x, OT_ELEMWISE, 1.0, IP_NO);
 }
 
+/* softmax is on autocast's fp32 list ("CUDA Ops that can autocast to
+ * float32", amp.rst): its output is fp32 under autocast. */
 struct gen_tensor gen_softmax(struct gen *g, const char *name,
 			      struct gen_tensor x)
 {
-	return unary(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, IP_NO);
+	return unary_e(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, IP_NO,
+		       g && g->autocast ? 4 : 0);
+}
+
+struct gen_tensor gen_softmax_fp32(struct gen *g, const char *name,
+				   struct gen_tensor x)
+{
+	return unary_e(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, IP_NO, 4);
+}
+
+/* SiLU x * sigmoid(x): exp (4), add, divide, multiply: 7 / element;
+ * backward sigmoid again and s * (1 + x * (1 - s)) * dy: 10 (estimates,
+ * transcendental functions as 4, as GELU). torch's silu_backward reads
+ * dy and x (derivatives.yaml: silu_backward(grad, self)). */
+struct gen_tensor gen_silu(struct gen *g, const char *name,
+			   struct gen_tensor x)
+{
+	return unary(g, GL_SILU, name, x, OT_ELEMWISE, 7.0, IP_NO);
+}
+
+/* A dtype conversion (Tensor.to / autocast's cast): a copy, 1 FLOP an
+ * element counted; backward converts dy back (reads dy only). The same
+ * value when x already has that element size. */
+struct gen_tensor gen_cast(struct gen *g, const char *name,
+			   struct gen_tensor x, int esz)
+{
+	if (!gen_ok(g) || !check_in(g, name ? name : "cast", x))
+		return NONE_T;
+	if (g->vals[x.v].esz == esz)
+		return x;
+	if (esz != 1 && esz != 2 && esz != 4 && esz != 8) {
+		gen_fail(g, "%s: element size %d", name, esz);
+		return NONE_T;
+	}
+	return unary_e(g, GL_CAST, name, x, OT_ELEMWISE, 1.0, IP_NO, esz);
+}
+
+int gen_esz(const struct gen *g, struct gen_tensor x)
+{
+	return g && x.v < g->n_vals ? g->vals[x.v].esz : 0;
+}
+
+int gen_compute_esz(const struct gen *g)
+{
+	return g ? g->aesz : 4;
+}
+
+int gen_param_esz(const struct gen *g)
+{
+	return g ? g->pesz : 4;
+}
+
+enum wl_precision gen_precision(const struct gen *g)
+{
+	return g ? g->prec : WL_PREC_FP32;
 }
 
 /* LRN across channels: per element the window's sum of squares (2n
@@ -1259,7 +1441,8 @@ static struct gen_tensor pool(struct gen *g, enum gen_lk kind,
 			 (long long)k, (long long)k);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, xv.c, ho, wo, xv.needs_grad);
+	struct gen_tensor y = out_val(g, name, xv.c, ho, wo, xv.needs_grad,
+				      xv.esz);
 	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1329,7 +1512,8 @@ struct gen_tensor gen_adaptive_avgpool(struct gen *g, const char *name,
 			 (long long)oh, (long long)ow);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, xv.c, oh, ow, xv.needs_grad);
+	struct gen_tensor y = out_val(g, name, xv.c, oh, ow, xv.needs_grad,
+				      xv.esz);
 	uint32_t l = tape_add(g, GL_AVGPOOL, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1360,7 +1544,7 @@ struct gen_tensor gen_flatten(struct gen *g, struct gen_tensor x)
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
 	struct gen_tensor y = new_val(g, xv.tensor, xv.root, vnumel(&xv), 1,
-				      1, xv.needs_grad);
+				      1, xv.needs_grad, xv.esz);
 	if (tape_add(g, GL_FLATTEN, NULL, &x.v, 1, y.v) == GEN_NONE)
 		return NONE_T;
 	return y;
@@ -1380,8 +1564,11 @@ static struct gen_tensor add_op(struct gen *g, const char *name,
 			 (long long)bv.h, (long long)bv.w);
 		return NONE_T;
 	}
+	/* type promotion: the wider of the two (an fp32 residual plus a
+	 * half-precision branch under autocast is fp32) */
 	struct gen_tensor y = out_val(g, name, av.c, av.h, av.w,
-				      av.needs_grad || bv.needs_grad);
+				      av.needs_grad || bv.needs_grad,
+				      av.esz > bv.esz ? av.esz : bv.esz);
 	uint32_t in[2] = {a.v, b.v};
 	if (tape_add(g, GL_ADD, name, in, 2, y.v) == GEN_NONE)
 		return NONE_T;
@@ -1443,7 +1630,7 @@ struct gen_tensor gen_concat(struct gen *g, const char *name,
 		tin[i] = v->tensor;
 	}
 	const struct gen_val v0 = g->vals[xs[0].v];
-	y = out_val(g, name, c, v0.h, v0.w, ng);
+	y = out_val(g, name, c, v0.h, v0.w, ng, v0.esz);
 	if (tape_add(g, GL_CONCAT, name, vin, n, y.v) == GEN_NONE) {
 		y = NONE_T;
 		goto out;
@@ -1477,7 +1664,7 @@ struct gen_tensor gen_slice(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	struct gen_tensor y = new_val(g, xv.tensor, xv.root, xv.c, nh, xv.w,
-				      xv.needs_grad);
+				      xv.needs_grad, xv.esz);
 	if (tape_add(g, GL_SLICE, name, &x.v, 1, y.v) == GEN_NONE)
 		return NONE_T;
 	return y;
@@ -1491,6 +1678,9 @@ static struct gen_tensor linear(struct gen *g, const char *name,
 {
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
+	x = ac_input(g, name, x);
+	if (!gen_ok(g))
+		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
 	if (out < 1) {
 		gen_fail(g, "%s: no output features", name);
@@ -1503,7 +1693,7 @@ static struct gen_tensor linear(struct gen *g, const char *name,
 			 (long long)out, (long long)xv.c);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, out, xv.h, xv.w, true);
+	struct gen_tensor y = out_val(g, name, out, xv.h, xv.w, true, g->aesz);
 	uint32_t l = tape_add(g, GL_LINEAR, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1515,10 +1705,13 @@ static struct gen_tensor linear(struct gen *g, const char *name,
 		L->bp = new_param(g, name, "bias", out, l);
 	if (!gen_ok(g))
 		return NONE_T;
+	uint32_t wt = ac_weight(g, name, L->wp);
+	L = &g->tape[l];
+	L->wcast = wt != g->params[L->wp].tensor ? wt : WL_NONE;
 	double rows = (double)g->batch * (double)(xv.h * xv.w);
 	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
 			    .phase = WL_FWD,
-			    .in = {xv.tensor, g->params[L->wp].tensor},
+			    .in = {xv.tensor, wt},
 			    .n_in = 2, .out = {g->vals[y.v].tensor},
 			    .n_out = 1};
 	s.flops = 2.0 * rows * (double)xv.c * (double)out;
@@ -1562,7 +1755,7 @@ struct gen_tensor gen_dropout(struct gen *g, const char *name,
 	}
 	const struct gen_val xv = g->vals[x.v];
 	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
-				      xv.needs_grad);
+				      xv.needs_grad, xv.esz);
 	/* caffe: `Blob<unsigned int> rand_vec_` of the bottom's shape
 	 * (dropout_layer.hpp), 4 bytes an element; else a 1-byte mask */
 	uint64_t mb = caffe(g) ? 4u : 1u;
@@ -1597,7 +1790,7 @@ struct gen_tensor gen_mask_add(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
-				      xv.needs_grad);
+				      xv.needs_grad, xv.esz);
 	uint32_t l = tape_add(g, GL_MASK_ADD, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1618,6 +1811,12 @@ struct gen_tensor gen_layernorm(struct gen *g, const char *name,
 	return norm_fwd(g, GL_LAYERNORM, OT_LAYERNORM, name, x, true);
 }
 
+struct gen_tensor gen_rmsnorm(struct gen *g, const char *name,
+			      struct gen_tensor x)
+{
+	return norm_fwd(g, GL_RMSNORM, OT_LAYERNORM, name, x, true);
+}
+
 struct gen_tensor gen_embedding(struct gen *g, const char *name,
 				struct gen_tensor ids, int64_t vocab,
 				int64_t dim)
@@ -1631,7 +1830,7 @@ struct gen_tensor gen_embedding(struct gen *g, const char *name,
 			 (long long)dim, (long long)iv.c);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, dim, iv.h, iv.w, true);
+	struct gen_tensor y = out_val(g, name, dim, iv.h, iv.w, true, g->pesz);
 	uint32_t l = tape_add(g, GL_EMBEDDING, name, &ids.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1668,7 +1867,7 @@ struct gen_tensor gen_attn_scores(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	struct gen_tensor y = out_val(g, name, kv.h, qv.h, heads,
-				      qv.needs_grad || kv.needs_grad);
+				      qv.needs_grad || kv.needs_grad, g->aesz);
 	uint32_t in[2] = {q.v, k.v};
 	uint32_t l = tape_add(g, GL_ATTN_SCORES, name, in, 2, y.v);
 	if (l == GEN_NONE)
@@ -1699,7 +1898,7 @@ struct gen_tensor gen_attn_context(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	struct gen_tensor y = out_val(g, name, vv.c, pv.h, 1,
-				      pv.needs_grad || vv.needs_grad);
+				      pv.needs_grad || vv.needs_grad, g->aesz);
 	uint32_t in[2] = {p.v, v.v};
 	uint32_t l = tape_add(g, GL_ATTN_CONTEXT, name, in, 2, y.v);
 	if (l == GEN_NONE)
@@ -1712,6 +1911,67 @@ struct gen_tensor gen_attn_context(struct gen *g, const char *name,
 	s.flops = 2.0 * (double)g->batch * (double)pv.h * (double)pv.c *
 		  (double)vv.c;
 	s.bytes = vbytes(g, p.v) + vbytes(g, v.v) + vbytes(g, y.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+/* Fused attention (FlashAttention; torch's scaled_dot_product_attention
+ * on its flash or memory-efficient kernel). FlashAttention-2 (Dao 2023,
+ * section 3.1.1): "we only need to store the output O and the logsumexp
+ * L for the backward pass"; PyTorch's _scaled_dot_product_flash_attention
+ * returns (output, logsumexp, ..., philox_seed, philox_offset, ...) and
+ * its backward takes grad_out, query, key, value, out, logsumexp and the
+ * seed and offset (tools/autograd/derivatives.yaml, torch 2.1+). So the
+ * op writes NAME.out (hidden, seq, 1) in the compute dtype and
+ * NAME.logsumexp (fp32, batch * heads * seq_q) -- the RNG state is two
+ * int64 scalars, not counted -- and its backward NAME.bwd reads q, k, v,
+ * out, logsumexp and dy and writes dq, dk, dv. Grouped-query attention
+ * reads k and v with kv_heads heads as they are (flash-attn's
+ * flash_attn_func takes "number of heads in KV ... divides the number of
+ * heads in Q"): no repeat. FLOPs: 4 * seq_q * seq_k * hidden a sample
+ * forward (QK^T and PV), 2.5 times that backward (the FlashAttention-2
+ * paper's count: five matmuls in place of two), times `frac` (0.5 for a
+ * causal mask, whose upper blocks the kernel skips; FlashAttention-2
+ * section 4.1 counts causal FLOPs so). Scratch the backward allocates
+ * (dq_accum, softmax_d) is not modelled. */
+struct gen_tensor gen_sdpa(struct gen *g, const char *name,
+			   struct gen_tensor q, struct gen_tensor k,
+			   struct gen_tensor v, int64_t heads, bool causal)
+{
+	char buf[NAME_MAX_LEN];
+	if (!start(g, name) || !check_in(g, name, q) ||
+	    !check_in(g, name, k) || !check_in(g, name, v))
+		return NONE_T;
+	const struct gen_val qv = g->vals[q.v], kv = g->vals[k.v],
+			     vv = g->vals[v.v];
+	if (heads < 1 || qv.c % heads || kv.c != vv.c || kv.h != vv.h ||
+	    (kv.c * heads) % qv.c || heads % ((kv.c * heads) / qv.c)) {
+		gen_fail(g, "%s: q (%lld features), k and v (%lld) do not "
+			    "split into %lld query heads", name,
+			 (long long)qv.c, (long long)kv.c, (long long)heads);
+		return NONE_T;
+	}
+	bool ng = qv.needs_grad || kv.needs_grad || vv.needs_grad;
+	struct gen_tensor y = out_val(g, name, qv.c, qv.h, 1, ng, g->aesz);
+	uint32_t lse = add_tensor(g, fmt_name(g, buf, "%s.logsumexp", name),
+				  (uint64_t)(heads * qv.h) *
+					  (uint64_t)g->batch * 4u,
+				  WL_ACT);
+	uint32_t in[3] = {q.v, k.v, v.v};
+	uint32_t l = tape_add(g, GL_SDPA, name, in, 3, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	g->tape[l].heads = heads;
+	g->tape[l].aux = lse;
+	g->tape[l].causal = causal ? 0.5 : 1.0;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
+			    .phase = WL_FWD,
+			    .in = {qv.tensor, kv.tensor, vv.tensor}, .n_in = 3,
+			    .out = {g->vals[y.v].tensor, lse}, .n_out = 2};
+	s.flops = g->tape[l].causal * 4.0 * (double)g->batch *
+		  (double)qv.h * (double)kv.h * (double)qv.c;
+	s.bytes = vbytes(g, q.v) + vbytes(g, k.v) + vbytes(g, v.v) +
+		  vbytes(g, y.v) + (double)g->w->tensors[lse].bytes;
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
 }
@@ -1857,7 +2117,12 @@ struct gen_tensor gen_tf_op(struct gen *g, const char *name,
 		oc = 1; /* over the feature axis, keep_dims */
 	if (c > 0)
 		oc = c, oh = h, ow = w;
-	struct gen_tensor out = out_val(g, name, oc, oh, ow, ng);
+	int esz = 0;
+	for (uint32_t i = 0; i < d->n_in; i++)
+		if (g->vals[vin[i]].esz > esz)
+			esz = g->vals[vin[i]].esz;
+	struct gen_tensor out = out_val(g, name, oc, oh, ow, ng,
+					esz ? esz : 4);
 	uint32_t l = tape_add(g, GL_TF, name, vin, d->n_in, out.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1899,7 +2164,7 @@ struct gen_tensor gen_stop_gradient(struct gen *g, struct gen_tensor x)
 	if (!gen_ok(g) || !check_in(g, "stop_gradient", x))
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
-	return new_val(g, xv.tensor, xv.root, xv.c, xv.h, xv.w, false);
+	return new_val(g, xv.tensor, xv.root, xv.c, xv.h, xv.w, false, xv.esz);
 }
 
 struct gen_tensor gen_param_value(struct gen *g, const char *name,
@@ -1921,7 +2186,7 @@ struct gen_tensor gen_param_value(struct gen *g, const char *name,
 	if (p == GEN_NONE)
 		return NONE_T;
 	struct gen_tensor v = new_val(g, g->params[p].tensor, GEN_NONE, c, h,
-				      w, true);
+				      w, true, g->pesz);
 	if (v.v != GEN_NONE)
 		g->vals[v.v].param = p;
 	return v;
@@ -1941,8 +2206,15 @@ void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 	 * fp32; else int64 */
 	uint32_t labels = add_tensor(g, fmt_name(g, b1, "%s.labels", name),
 				     rows * (caffe(g) ? 4u : 8u), WL_INPUT);
+	/* cross_entropy is on autocast's fp32 list; otherwise its
+	 * log-probabilities have the logits' dtype */
 	uint32_t probs = add_tensor(g, fmt_name(g, b2, "%s.probs", name),
-				    fbytes(g, vnumel(&lv)), WL_ACT);
+				    g->autocast || lv.esz > 4
+					    ? fbytes(g, vnumel(&lv))
+					    : (uint64_t)vnumel(&lv) *
+						      (uint64_t)g->batch *
+						      (uint64_t)lv.esz,
+				    WL_ACT);
 	uint32_t loss = add_tensor(g, fmt_name(g, b3, "%s.out", name), 4,
 				   WL_ACT);
 	uint32_t l = tape_add(g, GL_LOSS, name, &logits.v, 1, GEN_NONE);
@@ -1971,6 +2243,81 @@ void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 	emit(g, &s);
 }
 
+static void pcontrib(struct gen *g, uint32_t p, uint32_t t,
+		     const char *layer);
+static uint32_t pgrad_tensor(struct gen *g, uint32_t p);
+
+/* Fused linear cross-entropy, as Liger Kernel's
+ * LigerFusedLinearCrossEntropyFunction (src/liger_kernel/ops/
+ * fused_linear_cross_entropy.py, fused_linear_cross_entropy_forward): the
+ * rows are taken in chunks ("inc_factor = triton.cdiv(V, H)",
+ * "chunk_size = triton.next_power_of_2(triton.cdiv(BT, inc_factor))");
+ * per chunk the logits are computed in the input's dtype, the softmax
+ * cross-entropy's gradient written over them in place by the kernel, and
+ * grad_input (torch.zeros_like(_input)) and grad_weight
+ * (torch.zeros_like(weight), the weight's dtype) filled in the forward.
+ * The backward multiplies grad_input by the loss's gradient. So: one
+ * forward op reading x, the (cast) weight and the labels, writing the
+ * loss, NAME.grad_input (saved; x's size) and the weight's gradient
+ * (held to the update, as every .grad), with the chunk's logits as
+ * scratch (workspace: chunk * V elements of the compute dtype); backward
+ * NAME.bwd reads grad_input and writes dx. FLOPs: three matmuls (logits,
+ * grad_input, grad_weight) and 7 an element of logits (softmax and its
+ * gradient). weight: a tied parameter index, or GEN_NONE for a new
+ * NAME.weight (vocab x x.c). */
+void gen_fused_lm_loss(struct gen *g, const char *name, struct gen_tensor x,
+		       int64_t vocab, uint32_t weight)
+{
+	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN], b3[NAME_MAX_LEN];
+	if (!start(g, name) || !check_in(g, name, x))
+		return;
+	x = ac_input(g, name, x);
+	if (!gen_ok(g))
+		return;
+	const struct gen_val xv = g->vals[x.v];
+	int64_t rows = (xv.h * xv.w) * g->batch, hdim = xv.c;
+	if (vocab < 1 || (weight != GEN_NONE &&
+			  (weight >= g->n_params ||
+			   g->params[weight].numel !=
+				   (uint64_t)(vocab * hdim)))) {
+		gen_fail(g, "%s: weight is not %lld x %lld", name,
+			 (long long)vocab, (long long)hdim);
+		return;
+	}
+	uint32_t labels = add_tensor(g, fmt_name(g, b1, "%s.labels", name),
+				     (uint64_t)rows * 8u, WL_INPUT);
+	uint32_t loss = add_tensor(g, fmt_name(g, b2, "%s.out", name), 4,
+				   WL_ACT);
+	uint32_t gin = add_tensor(g, fmt_name(g, b3, "%s.grad_input", name),
+				  (uint64_t)vbytes(g, x.v), WL_ACT);
+	uint32_t l = tape_add(g, GL_FUSED_LOSS, name, &x.v, 1, GEN_NONE);
+	if (l == GEN_NONE)
+		return;
+	uint32_t p = weight != GEN_NONE
+			     ? weight
+			     : new_param(g, name, "weight", vocab * hdim, l);
+	if (!gen_ok(g))
+		return;
+	g->tape[l].wp = p;
+	g->tape[l].aux = gin;
+	g->tape[l].aux2 = labels;
+	uint32_t wt = ac_weight(g, name, p);
+	uint32_t dw = pgrad_tensor(g, p);
+	int64_t inc = (vocab + hdim - 1) / hdim, chunk = 1;
+	while (chunk < (rows + inc - 1) / inc)
+		chunk *= 2;
+	double mm = 2.0 * (double)rows * (double)hdim * (double)vocab;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
+			    .phase = WL_FWD, .in = {xv.tensor, wt, labels},
+			    .n_in = 3, .out = {loss, gin, dw}, .n_out = 3};
+	s.flops = 3.0 * mm + 7.0 * (double)rows * (double)vocab;
+	s.bytes = 2.0 * vbytes(g, x.v) + 2.0 * pbytes(g, p) +
+		  (double)rows * 8.0 + 4.0;
+	s.workspace = (uint64_t)chunk * (uint64_t)vocab * (uint64_t)g->aesz;
+	if (emit(g, &s) == 0)
+		pcontrib(g, p, dw, name);
+}
+
 /* ---- Backward ----------------------------------------------------- */
 
 /* A new gradient tensor for value v (its full size), named
@@ -1995,7 +2342,7 @@ static uint32_t pgrad_tensor(struct gen *g, uint32_t p)
 	const char *t = tname(g, P->tensor);
 	const char *nm = k == 1 ? fmt_name(g, buf, "%s.grad", t)
 				: fmt_name(g, buf, "%s.grad.%u", t, k);
-	return add_tensor(g, nm, P->numel * 4u, WL_PARAM_GRAD);
+	return add_tensor(g, nm, P->numel * (uint64_t)g->pesz, WL_PARAM_GRAD);
 }
 
 /* Sum gradient `t` into accumulator *acc (of `bytes`, named after tensor
@@ -2057,7 +2404,8 @@ static void pcontrib(struct gen *g, uint32_t p, uint32_t t,
 {
 	struct gen_param *P = &g->params[p];
 	uint32_t acc = P->grad;
-	accumulate(g, &acc, t, P->numel * 4u, tname(g, P->tensor),
+	accumulate(g, &acc, t, P->numel * (uint64_t)g->pesz,
+		   tname(g, P->tensor),
 		   &P->n_sums, WL_PARAM_GRAD, layer);
 	g->params[p].grad = acc;
 }
@@ -2102,7 +2450,7 @@ static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	double macs = conv_macs(&cg);
 	struct wl_algo al[CA_MAX_ALGOS];
 	uint64_t ws;
-	uint32_t wt = g->params[L->wp].tensor;
+	uint32_t wt = L->wcast != WL_NONE ? L->wcast : g->params[L->wp].tensor;
 	if (needs(g, x)) {
 		dx = grad_tensor(g, x);
 		uint32_t na = conv_choice(g, &cg, CA_BWD_DATA, al, &ws);
@@ -2149,7 +2497,7 @@ static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	const struct gen_val *xv = &g->vals[x], *yv = &g->vals[y];
 	double rows = (double)g->batch * (double)(xv->h * xv->w);
 	double fl = 2.0 * rows * (double)xv->c * (double)yv->c;
-	uint32_t wt = g->params[L->wp].tensor;
+	uint32_t wt = L->wcast != WL_NONE ? L->wcast : g->params[L->wp].tensor;
 	if (needs(g, x)) {
 		dx = grad_tensor(g, x);
 		struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd_data",
@@ -2219,19 +2567,22 @@ static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
 	uint32_t dg = WL_NONE, dbeta = WL_NONE;
 	if (affine) {
 		dg = pgrad_tensor(g, L->wp);
-		dbeta = pgrad_tensor(g, L->bp);
+		if (L->bp != GEN_NONE)
+			dbeta = pgrad_tensor(g, L->bp);
 		if (L->hid[1] != WL_NONE)
 			s.in[s.n_in++] = g->params[L->wp].tensor;
 		s.out[s.n_out++] = dg;
-		s.out[s.n_out++] = dbeta;
-		s.bytes += 3.0 * pbytes(g, L->wp);
+		if (dbeta != WL_NONE)
+			s.out[s.n_out++] = dbeta;
+		s.bytes += (dbeta != WL_NONE ? 3.0 : 2.0) * pbytes(g, L->wp);
 	}
 	if (emit(g, &s) == 0) {
 		if (dx != WL_NONE)
 			contrib(g, x, dx, L->name);
 		if (affine) {
 			pcontrib(g, L->wp, dg, L->name);
-			pcontrib(g, L->bp, dbeta, L->name);
+			if (dbeta != WL_NONE)
+				pcontrib(g, L->bp, dbeta, L->name);
 		}
 	}
 }
@@ -2404,10 +2755,38 @@ static void bwd_tf(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	}
 }
 
+/* gen_sdpa's backward: one kernel, dq, dk, dv. */
+static void bwd_sdpa(struct gen *g, const struct gen_layer *L, uint32_t dy)
+{
+	char b1[NAME_MAX_LEN];
+	uint32_t q = lin(g, L, 0), k = lin(g, L, 1), v = lin(g, L, 2);
+	struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd", L->name),
+			    .layer = L->name, .type = OT_MATMUL_BWD,
+			    .phase = WL_BWD,
+			    .in = {vt(g, q), vt(g, k), vt(g, v), vt(g, L->out),
+				   L->aux, dy},
+			    .n_in = 6};
+	s.flops = 2.5 * L->causal * 4.0 * (double)g->batch *
+		  (double)g->vals[q].h * (double)g->vals[k].h *
+		  (double)g->vals[q].c;
+	s.bytes = 2.0 * (vbytes(g, q) + vbytes(g, k) + vbytes(g, v)) +
+		  2.0 * vbytes(g, L->out) +
+		  (double)g->w->tensors[L->aux].bytes;
+	uint32_t xs[3] = {q, k, v}, dx[3] = {WL_NONE, WL_NONE, WL_NONE};
+	for (int i = 0; i < 3; i++)
+		if (needs(g, xs[i]))
+			s.out[s.n_out++] = dx[i] = grad_tensor(g, xs[i]);
+	if (!s.n_out || emit(g, &s) < 0)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (dx[i] != WL_NONE)
+			contrib(g, xs[i], dx[i], L->name);
+}
+
 static void bwd_layer(struct gen *g, const struct gen_layer *L)
 {
 	uint32_t dy = L->out != GEN_NONE ? g->vals[L->out].grad : WL_NONE;
-	if (L->kind != GL_LOSS && dy == WL_NONE)
+	if (L->kind != GL_LOSS && L->kind != GL_FUSED_LOSS && dy == WL_NONE)
 		return; /* nothing downstream reached the loss */
 	if (L->name)
 		g->cur_layer = L->name;
@@ -2425,6 +2804,7 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		bwd_norm(g, L, dy, OT_BATCHNORM_BWD);
 		break;
 	case GL_LAYERNORM:
+	case GL_RMSNORM:
 		bwd_norm(g, L, dy, OT_LAYERNORM_BWD);
 		break;
 	case GL_RELU: {
@@ -2486,6 +2866,28 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		uint32_t in[2] = {dy, vt(g, x)};
 		bwd_simple(g, L, OT_ELEMWISE, in, 2, 12.0 * ny, 3.0 * by,
 			   IP_GRAD);
+		break;
+	}
+	case GL_SILU: {
+		uint32_t in[2] = {dy, vt(g, x)};
+		bwd_simple(g, L, OT_ELEMWISE, in, 2, 10.0 * ny,
+			   2.0 * by + vbytes(g, x), IP_GRAD);
+		break;
+	}
+	case GL_CAST: {
+		uint32_t in[1] = {dy};
+		bwd_simple(g, L, OT_ELEMWISE, in, 1, ny, by + vbytes(g, x),
+			   IP_NO);
+		break;
+	}
+	case GL_SDPA:
+		bwd_sdpa(g, L, dy);
+		break;
+	case GL_FUSED_LOSS: {
+		/* grad_input * grad_output (1 for the loss itself) */
+		uint32_t in[1] = {L->aux};
+		bwd_simple(g, L, OT_ELEMWISE, in, 1, velems(g, x),
+			   2.0 * vbytes(g, x), IP_NO);
 		break;
 	}
 	case GL_TANH: {
@@ -2608,18 +3010,31 @@ static void updates(struct gen *g)
 		for (int k = 0; k < 2; k++)
 			if (P->state[k] != WL_NONE)
 				s.in[s.n_in++] = P->state[k];
+		/* p and g read, p written (the parameter's dtype); each
+		 * state read and written (state_bytes) */
+		double pb = 3.0 * n * (double)g->pesz;
+		double sb = 2.0 * (double)g->w->tensors[P->state[0] != WL_NONE
+							 ? P->state[0]
+							 : P->tensor].bytes;
 		switch (g->optim) {
 		case WL_OPTIM_ADAM:
+		case WL_OPTIM_ADAM8BIT:
 			s.flops = 13.0 * n;
-			s.bytes = 28.0 * n;
+			s.bytes = pb + 2.0 * sb;
+			break;
+		case WL_OPTIM_ADAMW:
+			/* torch.optim.AdamW: param.mul_(1 - lr * wd)
+			 * first, 2 more */
+			s.flops = 15.0 * n;
+			s.bytes = pb + 2.0 * sb;
 			break;
 		case WL_OPTIM_MOMENTUM:
 			s.flops = 4.0 * n;
-			s.bytes = 20.0 * n;
+			s.bytes = pb + sb;
 			break;
 		default: /* sgd: p -= lr*g reads p and g, writes p */
 			s.flops = 2.0 * n;
-			s.bytes = 12.0 * n;
+			s.bytes = pb;
 			break;
 		}
 		emit(g, &s);
@@ -2797,7 +3212,8 @@ struct wl_workload *gen_finish(struct gen *g, struct gen_tensor logits,
 	if (gen_ok(g)) {
 		bool any = false;
 		for (uint32_t i = 0; i < g->n_tape; i++)
-			any = any || g->tape[i].kind == GL_LOSS;
+			any = any || g->tape[i].kind == GL_LOSS ||
+			      g->tape[i].kind == GL_FUSED_LOSS;
 		if (!any)
 			gen_fail(g, "%s: no loss (gen_finish without logits "
 				    "and no gen_loss)", g->w->name);
