@@ -3,7 +3,8 @@
  *
  * Each forward call emits its op into the workload at once and records a
  * tape entry; gen_finish walks the tape backwards emitting the backward
- * ops, then the updates. Everything below is fp32 (4 bytes an element).
+ * ops, then the updates. Element sizes follow the precision (PRECISION
+ * below; fp32, 4 bytes an element, unless the workload asks otherwise).
  *
  * CONVENTIONS (also in workloads/README.md, "Generators"). B = batch,
  * n = elements of the tensor concerned (whole batch), MAC = multiply-
@@ -113,6 +114,36 @@
  * (gen_conv_grouped) count parameters, FLOPs and algorithms per group.
  * LRN (gen_lrn): forward 2n+7 FLOPs an element, backward 4n+10, reads
  * dY, Y, X; Scale (gen_affine): 2 forward, 4 backward.
+ *
+ * PRECISION (wl_gen_args.precision; every value carries its element
+ * size, gen_val.esz, and every tensor states it, wl_tensor.esz):
+ *   fp32, tf32  everything 4 bytes; tf32 changes only the matmul and
+ *          convolution math (the profile's tensor-core figures, sim/hw.c)
+ *   fp16-autocast, bf16-autocast  torch.autocast around the forward
+ *          and loss, model and optimizer in fp32 (torch.cuda.amp's
+ *          recipe; docs/source/amp.rst, "Autocast Op Reference", torch
+ *          2.x): parameters, their .grad and the optimizer states stay
+ *          fp32 (4 bytes: the "master weights" are the parameters
+ *          themselves); ops on the lower-precision list (linear, matmul,
+ *          bmm, baddbmm, addmm, conv*) write 2-byte outputs and read
+ *          2-byte copies of their inputs (ac_input, ac_weight, with
+ *          torch's cast cache for weights); ops on the fp32 list
+ *          (layer_norm, softmax, log_softmax, cross_entropy / nll_loss,
+ *          pow, ...) write fp32; any other op writes its inputs' widest
+ *          type (type promotion: an fp32 residual plus a half-precision
+ *          branch is fp32), batch_norm its input's (cuDNN's mixed
+ *          batchnorm). Activation gradients have their value's size.
+ *          Embeddings read the fp32 table: fp32 output.
+ *   bf16-pure  model.to(torch.bfloat16): parameters, gradients,
+ *          optimizer states and every activation bf16 (2 bytes); the
+ *          losses still see fp32 logits where the network upcasts them
+ *          (gen_cast; Hugging Face's loss does). Images and ids stay as
+ *          loaded (fp32, int64).
+ *   Optimizer states: the parameter's size, except adam8bit (state_bytes,
+ *   bitsandbytes' rule). Gradient scaling (GradScaler, fp16) keeps no
+ *   tensor of parameter size and is not modelled. Not scaled with
+ *   precision: cuDNN workspaces (conv_algo.c works them out for fp32)
+ *   and the FLOP count of a gradient accumulation (bytes / 4).
  *
  * CONVOLUTION ALGORITHMS (every conv, conv_bwd_data and conv_bwd_filter
  * op): cuDNN's algorithms as workloads/conv_algo.c models them (names,
@@ -476,7 +507,7 @@ static const char *tname(const struct gen *g, uint32_t t)
 
 /* Add a tensor; WL_NONE with the error recorded. */
 static uint32_t add_tensor(struct gen *g, const char *name, uint64_t bytes,
-			   enum wl_kind k)
+			   enum wl_kind k, int esz)
 {
 	if (!gen_ok(g) || !name)
 		return WL_NONE;
@@ -484,6 +515,8 @@ static uint32_t add_tensor(struct gen *g, const char *name, uint64_t bytes,
 	uint32_t id = wl_add_tensor(g->w, name, bytes, k, &e);
 	if (id == WL_NONE)
 		gen_fail(g, "%s", e.msg);
+	else
+		wl_set_esz(g->w, id, (unsigned)esz);
 	return id;
 }
 
@@ -621,10 +654,11 @@ static int emit(struct gen *g, const struct op_spec *s)
 /* A caffe hidden buffer NAME.SFX of `bytes` (fw_hidden); WL_NONE with
  * the error recorded. */
 static uint32_t hidden(struct gen *g, const char *name, const char *sfx,
-		       uint64_t bytes, enum wl_kind k)
+		       uint64_t bytes, enum wl_kind k, int esz)
 {
 	char buf[NAME_MAX_LEN];
-	return add_tensor(g, fmt_name(g, buf, "%s.%s", name, sfx), bytes, k);
+	return add_tensor(g, fmt_name(g, buf, "%s.%s", name, sfx), bytes, k,
+			  esz);
 }
 
 /* Is the context's personality Caffe (fw_hidden buffers, the limited
@@ -702,7 +736,7 @@ static struct gen_tensor out_val(struct gen *g, const char *name, int64_t c,
 	uint32_t t = add_tensor(g, fmt_name(g, buf, "%s.out", name),
 				(uint64_t)(c * h * w) * (uint64_t)g->batch *
 					(uint64_t)esz,
-				WL_ACT);
+				WL_ACT, esz);
 	return new_val(g, t, GEN_NONE, c, h, w, needs_grad, esz);
 }
 
@@ -775,7 +809,8 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 			     : fmt_name(g, buf, "%s", name);
 	uint64_t b = (uint64_t)numel * (uint64_t)g->pesz;
 	uint64_t sb8 = state_bytes(g, numel);
-	uint32_t t = add_tensor(g, pn, b, WL_PARAM);
+	uint32_t t = add_tensor(g, pn, b, WL_PARAM, g->pesz);
+	int se = g->optim != WL_OPTIM_ADAM8BIT ? g->pesz : numel < 4096 ? 4 : 1;
 	if (t == WL_NONE ||
 	    grow(g, (void **)&g->params, &g->cap_params, g->n_params,
 		 sizeof *g->params) < 0)
@@ -786,12 +821,12 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 	if (g->optim == WL_OPTIM_MOMENTUM) {
 		p.state[0] = add_tensor(
 			g, fmt_name(g, sb, "%s.momentum", pn), sb8,
-			WL_OPT_STATE);
+			WL_OPT_STATE, se);
 	} else if (g->optim >= WL_OPTIM_ADAM) {
 		p.state[0] = add_tensor(g, fmt_name(g, sb, "%s.adam_m", pn),
-					sb8, WL_OPT_STATE);
+					sb8, WL_OPT_STATE, se);
 		p.state[1] = add_tensor(g, fmt_name(g, sb, "%s.adam_v", pn),
-					sb8, WL_OPT_STATE);
+					sb8, WL_OPT_STATE, se);
 	}
 	if (!gen_ok(g))
 		return GEN_NONE;
@@ -884,7 +919,7 @@ struct gen_tensor gen_input(struct gen *g, const char *name, int64_t c,
 			 (long long)c, (long long)h, (long long)w);
 		return NONE_T;
 	}
-	uint32_t t = add_tensor(g, name, fbytes(g, c * h * w), WL_INPUT);
+	uint32_t t = add_tensor(g, name, fbytes(g, c * h * w), WL_INPUT, 4);
 	return new_val(g, t, GEN_NONE, c, h, w, false, 4);
 }
 
@@ -897,7 +932,7 @@ struct gen_tensor gen_input_ids(struct gen *g, const char *name, int64_t seq)
 		return NONE_T;
 	}
 	uint32_t t = add_tensor(g, name, (uint64_t)seq * (uint64_t)g->batch * 8u,
-				WL_INPUT);
+				WL_INPUT, 8);
 	/* esz 4: the cost figures of ops reading ids count 4 bytes an
 	 * element (vbytes), as they always have; the tensor is int64 */
 	return new_val(g, t, GEN_NONE, 1, seq, 1, false, 4);
@@ -935,7 +970,8 @@ static uint32_t ac_weight(struct gen *g, const char *name, uint32_t p)
 		return wt;
 	double n = (double)g->params[p].numel;
 	uint32_t c = add_tensor(g, fmt_name(g, b1, "%s.autocast", tname(g, wt)),
-				g->params[p].numel * (uint64_t)g->aesz, WL_ACT);
+				g->params[p].numel * (uint64_t)g->aesz, WL_ACT,
+				g->aesz);
 	struct op_spec s = {.name = fmt_name(g, b2, "%s.weight_cast", name),
 			    .layer = name, .type = OT_ELEMWISE,
 			    .phase = WL_FWD, .in = {wt}, .n_in = 1,
@@ -1074,7 +1110,7 @@ static struct gen_tensor conv(struct gen *g, const char *name,
 		L->hid[0] = hidden(g, name, "workspace",
 				   wmax * (uint64_t)groups *
 					   CAFFE_STREAMS_PER_GROUP,
-				   WL_WORKSPACE);
+				   WL_WORKSPACE, 1);
 		s.out[s.n_out++] = L->hid[0];
 	}
 	s.flops = 2.0 * macs;
@@ -1135,7 +1171,7 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 				    kind == GL_BN ? (uint64_t)xv.c * 2u * 4u
 				    : fbytes(g, (kind == GL_RMSNORM ? 1 : 2) *
 						       xv.h * xv.w),
-				    WL_ACT);
+				    WL_ACT, 4);
 	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1183,7 +1219,7 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 		for (int i = 0; i < 3; i++) {
 			uint32_t t = hidden(g, name, bufs[i],
 					    i < 2 ? (uint64_t)xv.c * 4u : 8u,
-					    WL_PARAM);
+					    WL_PARAM, i < 2 ? 4 : 8);
 			if (t == WL_NONE)
 				return NONE_T;
 			s.in[s.n_in++] = t;
@@ -1197,9 +1233,9 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 		 * broadcast) and copies top into x_norm_ ("later in-place
 		 * layers might clobber the data", batch_norm_layer.cu) */
 		L->hid[0] = hidden(g, name, "temp", fbytes(g, vnumel(&xv)),
-				   WL_ACT);
+				   WL_ACT, 4);
 		L->hid[1] = hidden(g, name, "x_norm", fbytes(g, vnumel(&xv)),
-				   WL_ACT);
+				   WL_ACT, 4);
 		s.out[s.n_out++] = L->hid[0];
 		s.out[s.n_out++] = L->hid[1];
 		s.bytes += 2.0 * vbytes(g, x.v);
@@ -1256,7 +1292,7 @@ struct gen_tensor gen_affine(struct gen *g, const char *name,
 		s.in[s.n_in++] = g->params[L->bp].tensor;
 	if (caffe(g) && fw_inplace(g, IP_LAYER)) {
 		L->hid[0] = hidden(g, name, "temp", fbytes(g, vnumel(&xv)),
-				   WL_ACT);
+				   WL_ACT, 4);
 		s.out[s.n_out++] = L->hid[0];
 		s.bytes += vbytes(g, x.v);
 	}
@@ -1460,7 +1496,7 @@ static struct gen_tensor pool(struct gen *g, enum gen_lk kind,
 		 * (tools/autograd/derivatives.yaml) */
 		char buf[NAME_MAX_LEN];
 		L->aux = add_tensor(g, fmt_name(g, buf, "%s.indices", name),
-				    (uint64_t)velems(g, y.v) * 8u, WL_ACT);
+				    (uint64_t)velems(g, y.v) * 8u, WL_ACT, 8);
 		s.out[s.n_out++] = L->aux;
 		s.bytes += velems(g, y.v) * 8.0;
 	}
@@ -1469,7 +1505,7 @@ static struct gen_tensor pool(struct gen *g, enum gen_lk kind,
 		 * Caffe layer to max pooling"): `Blob<int> max_idx_`
 		 * reshaped to the top's shape (pooling_layer.cpp), int32 */
 		L->hid[0] = hidden(g, name, "max_idx",
-				   (uint64_t)velems(g, y.v) * 4u, WL_ACT);
+				   (uint64_t)velems(g, y.v) * 4u, WL_ACT, 4);
 		s.out[s.n_out++] = L->hid[0];
 		s.bytes += velems(g, y.v) * 4.0;
 	}
@@ -1762,7 +1798,7 @@ struct gen_tensor gen_dropout(struct gen *g, const char *name,
 	uint32_t mask = add_tensor(g, fmt_name(g, buf, "%s.mask", name),
 				   (uint64_t)vnumel(&xv) *
 					   (uint64_t)g->batch * mb,
-				   WL_ACT);
+				   WL_ACT, (int)mb);
 	uint32_t l = tape_add(g, GL_DROPOUT, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1956,7 +1992,7 @@ struct gen_tensor gen_sdpa(struct gen *g, const char *name,
 	uint32_t lse = add_tensor(g, fmt_name(g, buf, "%s.logsumexp", name),
 				  (uint64_t)(heads * qv.h) *
 					  (uint64_t)g->batch * 4u,
-				  WL_ACT);
+				  WL_ACT, 4);
 	uint32_t in[3] = {q.v, k.v, v.v};
 	uint32_t l = tape_add(g, GL_SDPA, name, in, 3, y.v);
 	if (l == GEN_NONE)
@@ -2205,18 +2241,17 @@ void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 	 * (base_data_layer.cpp, data_layer.cpp: label_shape(1, batch)),
 	 * fp32; else int64 */
 	uint32_t labels = add_tensor(g, fmt_name(g, b1, "%s.labels", name),
-				     rows * (caffe(g) ? 4u : 8u), WL_INPUT);
+				     rows * (caffe(g) ? 4u : 8u), WL_INPUT,
+				     caffe(g) ? 4 : 8);
 	/* cross_entropy is on autocast's fp32 list; otherwise its
 	 * log-probabilities have the logits' dtype */
+	int pe = g->autocast || lv.esz > 4 ? 4 : lv.esz;
 	uint32_t probs = add_tensor(g, fmt_name(g, b2, "%s.probs", name),
-				    g->autocast || lv.esz > 4
-					    ? fbytes(g, vnumel(&lv))
-					    : (uint64_t)vnumel(&lv) *
-						      (uint64_t)g->batch *
-						      (uint64_t)lv.esz,
-				    WL_ACT);
+				    (uint64_t)vnumel(&lv) *
+					    (uint64_t)g->batch * (uint64_t)pe,
+				    WL_ACT, pe);
 	uint32_t loss = add_tensor(g, fmt_name(g, b3, "%s.out", name), 4,
-				   WL_ACT);
+				   WL_ACT, 4);
 	uint32_t l = tape_add(g, GL_LOSS, name, &logits.v, 1, GEN_NONE);
 	if (l == GEN_NONE)
 		return;
@@ -2237,7 +2272,7 @@ void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 		 * blob; the backward writes dlogits over it (in place) */
 		g->tape[l].hid[0] = hidden(g, name, "scratch",
 					   fbytes(g, vnumel(&lv)),
-					   WL_ACT_GRAD);
+					   WL_ACT_GRAD, 4);
 		s.out[s.n_out++] = g->tape[l].hid[0];
 	}
 	emit(g, &s);
@@ -2285,11 +2320,11 @@ void gen_fused_lm_loss(struct gen *g, const char *name, struct gen_tensor x,
 		return;
 	}
 	uint32_t labels = add_tensor(g, fmt_name(g, b1, "%s.labels", name),
-				     (uint64_t)rows * 8u, WL_INPUT);
+				     (uint64_t)rows * 8u, WL_INPUT, 8);
 	uint32_t loss = add_tensor(g, fmt_name(g, b2, "%s.out", name), 4,
-				   WL_ACT);
+				   WL_ACT, 4);
 	uint32_t gin = add_tensor(g, fmt_name(g, b3, "%s.grad_input", name),
-				  (uint64_t)vbytes(g, x.v), WL_ACT);
+				  (uint64_t)vbytes(g, x.v), WL_ACT, xv.esz);
 	uint32_t l = tape_add(g, GL_FUSED_LOSS, name, &x.v, 1, GEN_NONE);
 	if (l == GEN_NONE)
 		return;
@@ -2330,7 +2365,8 @@ static uint32_t grad_tensor(struct gen *g, uint32_t v)
 	const char *t = tname(g, r->tensor);
 	const char *nm = k == 1 ? fmt_name(g, buf, "%s.grad", t)
 				: fmt_name(g, buf, "%s.grad.%u", t, k);
-	return add_tensor(g, nm, (uint64_t)vbytes(g, v), WL_ACT_GRAD);
+	return add_tensor(g, nm, (uint64_t)vbytes(g, v), WL_ACT_GRAD,
+			  g->vals[v].esz);
 }
 
 /* A new gradient tensor for parameter p. */
@@ -2342,7 +2378,8 @@ static uint32_t pgrad_tensor(struct gen *g, uint32_t p)
 	const char *t = tname(g, P->tensor);
 	const char *nm = k == 1 ? fmt_name(g, buf, "%s.grad", t)
 				: fmt_name(g, buf, "%s.grad.%u", t, k);
-	return add_tensor(g, nm, P->numel * (uint64_t)g->pesz, WL_PARAM_GRAD);
+	return add_tensor(g, nm, P->numel * (uint64_t)g->pesz, WL_PARAM_GRAD,
+			  g->pesz);
 }
 
 /* Sum gradient `t` into accumulator *acc (of `bytes`, named after tensor
@@ -2361,7 +2398,7 @@ static void accumulate(struct gen *g, uint32_t *acc, uint32_t t,
 	}
 	uint32_t k = ++*n_sums + 1;
 	uint32_t sum = add_tensor(g, fmt_name(g, tb, "%s.grad.sum%u", base, k),
-				  bytes, kind);
+				  bytes, kind, g->w->tensors[t].esz);
 	if (sum == WL_NONE)
 		return;
 	/* in place into an addend of the sum's own size (not a view),
@@ -2561,7 +2598,8 @@ static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
 	}
 	if (L->hid[1] != WL_NONE && L->inplace) {
 		s.out[s.n_out++] = hidden(g, L->name, "x_norm.diff",
-					  (uint64_t)vbytes(g, x), WL_ACT_GRAD);
+					  (uint64_t)vbytes(g, x), WL_ACT_GRAD,
+					  g->vals[x].esz);
 		s.bytes += vbytes(g, x);
 	}
 	uint32_t dg = WL_NONE, dbeta = WL_NONE;

@@ -29,7 +29,8 @@
  * (c, h, w) = (channels, height, width); token tensors are
  * (features, seq, 1). The "feature" axis c is the one linear, layernorm,
  * softmax and the loss act on; every (h, w) position is a row. All
- * tensors are fp32 (4 bytes an element) except token ids and labels
+ * tensors are fp32 (4 bytes an element) at precision fp32 (other
+ * precisions: gen.c, "PRECISION") except token ids and labels
  * (int64) and dropout masks (1 byte an element); under caffe labels are
  * fp32 and masks 4 bytes (Caffe's Blob<Dtype> label, uint32 rand_vec_).
  *

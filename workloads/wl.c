@@ -520,6 +520,13 @@ static uint32_t new_tensor(struct wl_workload *w, const char *nm,
 	return id;
 }
 
+void wl_set_esz(struct wl_workload *w, uint32_t t, unsigned esz)
+{
+	if (w && t < w->n_tensors && !w->finalized &&
+	    (esz == 1 || esz == 2 || esz == 4 || esz == 8))
+		w->tensors[t].esz = (uint8_t)esz;
+}
+
 uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 		       uint64_t bytes, enum wl_kind kind, gms_err *err)
 {

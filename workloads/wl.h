@@ -103,6 +103,9 @@ struct wl_tensor {
 	bool held;		  /* allocated when first written and never
 				     freed: kept for the rest of the run
 				     (Caffe's blobs, wl_set_held) */
+	uint8_t esz;		  /* bytes an element as a generator stated
+				     it (1, 2, 4, 8: its dtype; wl_set_esz),
+				     0 = not stated (files, traces) */
 };
 
 /* A convolution algorithm choice (cuDNN-like). */
@@ -213,6 +216,10 @@ void wl_free(struct wl_workload *w);
 
 /* Add a tensor; returns its id, or WL_NONE with err (duplicate name,
  * zero size). */
+/* State tensor t's element size (1, 2, 4 or 8 bytes; struct
+ * wl_tensor.esz). Does nothing to a bad id or size. */
+void wl_set_esz(struct wl_workload *w, uint32_t t, unsigned esz);
+
 uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 		       uint64_t bytes, enum wl_kind kind, gms_err *err);
 

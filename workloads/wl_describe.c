@@ -81,6 +81,58 @@ static void per_op(const struct wl_workload *w, FILE *f)
 	}
 }
 
+/* Elements of the parameters (bytes / the stated element size; 4 when
+ * none is stated). */
+static uint64_t param_elems(const struct wl_workload *w)
+{
+	uint64_t n = 0;
+	for (uint32_t t = 0; t < w->n_tensors; t++)
+		if (w->tensors[t].kind == WL_PARAM)
+			n += w->tensors[t].bytes /
+			     (w->tensors[t].esz ? w->tensors[t].esz : 4);
+	return n;
+}
+
+/* Memory by kind and element size (a generator's dtypes: 4 fp32, 2
+ * fp16/bf16, 1 masks and 8-bit states, 8 int64), and the model state in
+ * bytes per parameter: the figure users reckon with (16 for fp32 Adam or
+ * mixed precision with fp32 master weights, grads and Adam states). */
+static void by_dtype(const struct wl_workload *w, FILE *f)
+{
+	static const int cols[] = {4, 2, 1, 8, 0};
+	static const char *const hdr[] = {"4-byte", "2-byte", "1-byte",
+					  "8-byte", "unstated"};
+	uint64_t b[WL_KIND_COUNT][5] = {{0}};
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		for (int c = 0; c < 5; c++)
+			if (x->esz == cols[c])
+				b[x->kind][c] += x->bytes;
+	}
+	fprintf(f, "\nby kind and element size (MiB, sum over tensors; "
+		   "4-byte fp32, 2-byte fp16/bf16):\n  %-14s", "");
+	for (int c = 0; c < 5; c++)
+		fprintf(f, " %10s", hdr[c]);
+	fputc('\n', f);
+	for (int k = 0; k < WL_KIND_COUNT; k++) {
+		if (!wl_bytes_of_kind(w, (enum wl_kind)k))
+			continue;
+		fprintf(f, "  %-14s", wl_kind_name((enum wl_kind)k));
+		for (int c = 0; c < 5; c++)
+			fprintf(f, " %10.2f", mib((double)b[k][c]));
+		fputc('\n', f);
+	}
+	uint64_t n = param_elems(w);
+	if (!n)
+		return;
+	double pp = (double)wl_bytes_of_kind(w, WL_PARAM) / (double)n;
+	double pg = (double)wl_bytes_of_kind(w, WL_PARAM_GRAD) / (double)n;
+	double ps = (double)wl_bytes_of_kind(w, WL_OPT_STATE) / (double)n;
+	fprintf(f, "model state per parameter: %.2f B weights + %.2f B "
+		   "gradients + %.2f B optimizer state = %.2f B\n",
+		pp, pg, ps, pp + pg + ps);
+}
+
 /* What the framework keeps, by category (static: from readers, release
  * points and held flags; in-place take-overs are not subtracted). */
 static void kept(const struct wl_workload *w, FILE *f)
@@ -144,8 +196,8 @@ void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 	}
 	uint64_t p = wl_bytes_of_kind(w, WL_PARAM);
 	fprintf(f, "\ntotals:\n");
-	fprintf(f, "  parameters          %llu (%.2f MiB as fp32)\n",
-		(unsigned long long)(p / 4), mib((double)p));
+	fprintf(f, "  parameters          %llu (%.2f MiB)\n",
+		(unsigned long long)param_elems(w), mib((double)p));
 	for (int k = 0; k < WL_KIND_COUNT; k++)
 		if (k != WL_PARAM && wl_bytes_of_kind(w, (enum wl_kind)k))
 			fprintf(f, "  %-19s %.2f MiB (sum over tensors)\n",
@@ -171,4 +223,5 @@ void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 		w->batch ? macs / (double)w->batch / 1e9 : 0.0);
 	fputc('\n', f);
 	kept(w, f);
+	by_dtype(w, f);
 }
