@@ -410,6 +410,13 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 				.ffn = in.ffn, .vocab = in.vocab,
 				.attention = (enum wl_attn)in.attention,
 				.loss = (enum wl_loss)in.loss};
+			if (hw_math_check(&e->hw,
+					  wl_precision_math(w->args.precision),
+					  err) < 0) {
+				yaml_node_t *v = cfg_map_get(d, n, "precision");
+				return cfg_err_at(err, d, v ? v : n,
+						  "%s: key 'precision'", what);
+			}
 			const char *bk = NULL;
 			if (w->gen->arch &&
 			    wl_llm_check(in.name, &w->args.arch, &bk, err) < 0) {

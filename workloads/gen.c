@@ -879,6 +879,7 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 		      a->precision == WL_PREC_BF16_AUTO;
 	g->aesz = a->precision >= WL_PREC_FP16_AUTO ? 2 : 4;
 	g->pesz = a->precision == WL_PREC_BF16_PURE ? 2 : 4;
+	g->w->math = wl_precision_math(a->precision);
 	return g;
 }
 

@@ -69,6 +69,8 @@ const char *const wl_op_type_names[] = {
 	"loss",	     "loss_bwd",      "update",		 "elemwise",
 	"other",     NULL};
 
+const char *const wl_math_names[] = {"fp32", "tf32", "fp16", "bf16", NULL};
+
 const char *const wl_kind_names[] = {"input",	   "parameter", "param_grad",
 				     "opt_state",  "activation", "act_grad",
 				     "workspace", NULL};

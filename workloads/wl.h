@@ -156,6 +156,18 @@ struct wl_op {
 				   workload; NULL otherwise (YAML, traces) */
 };
 
+/* The arithmetic of a workload's matmuls and convolutions: which of the
+ * profile's throughputs time them (sim/hw.c, tensor:). */
+enum wl_math {
+	WL_MATH_FP32, /* FP32 on CUDA cores (the profile's compute classes) */
+	WL_MATH_TF32, /* TF32 tensor cores (fp32 storage) */
+	WL_MATH_FP16, /* FP16 tensor cores, fp32 accumulation */
+	WL_MATH_BF16, /* BF16 tensor cores, fp32 accumulation */
+	WL_MATH_COUNT
+};
+/* "fp32", "tf32", "fp16", "bf16", NULL */
+extern const char *const wl_math_names[];
+
 struct wl_workload {
 	const char *name;	  /* workload name */
 	const char *framework;	  /* personality it follows ("tf-graph",
@@ -169,6 +181,8 @@ struct wl_workload {
 	const char **layers;	   /* layer names, by index */
 	uint32_t n_layers;
 	bool finalized;		   /* wl_finalize succeeded */
+	enum wl_math math;	   /* matmul/conv arithmetic (generators:
+				      their precision's; else fp32) */
 	struct wl_store *store;	   /* private: strings and arrays */
 };
 

@@ -106,6 +106,14 @@ const struct wl_gen wl_gens[] = {
 	{NULL, NULL, NULL, 0, 0, NULL, false},
 };
 
+enum wl_math wl_precision_math(enum wl_precision p)
+{
+	static const enum wl_math m[WL_PREC_COUNT] = {
+		WL_MATH_FP32, WL_MATH_TF32, WL_MATH_FP16, WL_MATH_BF16,
+		WL_MATH_BF16};
+	return (unsigned)p < WL_PREC_COUNT ? m[p] : WL_MATH_FP32;
+}
+
 int wl_framework_from(const char *name)
 {
 	for (int i = 0; name && wl_framework_names[i]; i++)

@@ -96,6 +96,10 @@ extern const char *const wl_attn_names[];
 /* "full", "chunked", NULL */
 extern const char *const wl_loss_names[];
 
+/* The matmul/conv arithmetic of a precision (fp32 -> fp32, tf32 -> tf32,
+ * fp16-autocast -> fp16, bf16-* -> bf16). */
+enum wl_math wl_precision_math(enum wl_precision p);
+
 /* Index of a framework name in wl_framework_names, -1 when unknown. */
 int wl_framework_from(const char *name);
 
