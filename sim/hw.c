@@ -1007,6 +1007,10 @@ void hw_test_profile(struct hw_profile *hw, uint64_t capacity)
 						.alpha = 1,
 						.mem_bw = 0,
 						.launch = 0};
+	for (int m = WL_MATH_TF32; m < WL_MATH_COUNT; m++) {
+		hw->tensor[m] = hw->op[OT_MATMUL];
+		hw->has_tensor[m] = true;
+	}
 	for (int dir = 0; dir < HW_DIR_COUNT; dir++)
 		hw->link[dir] = (struct hw_link){.bw_pinned = 1e9,
 						 .bw_pageable = 1e9,

@@ -184,6 +184,7 @@ void hw_print_help(FILE *f);
 /* A profile for hand-derived tests, figures chosen for easy arithmetic:
  * every op type: peak 1e12 FLOP/s, sat_flops 1, alpha 1, mem_bw 0 (no
  * memory term), launch 0, so a kernel of F FLOPs takes F / 1000 ns;
+ * tensor: the same figures for tf32, fp16 and bf16;
  * both links: 1e9 B/s pinned and pageable, latency 0, derate 1, so a copy
  * of b bytes takes b ns; separate engines; all allocation costs 0;
  * reserved 0; host pinned unlimited (0); 1 CPU thread; ZVC compression

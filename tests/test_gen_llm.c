@@ -40,7 +40,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../policies/pol.h"
+#include "../sim/ex.h"
 #include "../workloads/gen.h"
+#include "testkit.h"
 #include "wlkit.h"
 
 static struct wl_workload *build_a(const char *name,
@@ -304,6 +307,37 @@ static void test_arch_errors(void **state)
 	assert_has(err.msg, "1024 position embeddings");
 }
 
+/* The small llama (eager and SDPA, bf16 autocast, chunked loss) and a
+ * two-layer GPT-2 (fp16 autocast) train under the framework and, under
+ * memory pressure, under checkpoint, capuchin and accudnn without an
+ * engine error (policies against the new ops, casts and dtypes). */
+static void test_policies_run(void **state)
+{
+	(void)state;
+	static const char *const ck[] = {"mode=memory", "mode=speed"};
+	static const char *const cap[] = {"mode=hybrid", "mode=swap-only"};
+	static const char *const acc[] = {"mode=naive", "mode=dynamic"};
+	for (int i = 0; i < 3; i++) {
+		struct wl_gen_args a =
+			small(WL_PREC_BF16_AUTO, WL_OPTIM_ADAMW, 2, 32);
+		const char *name = "llama";
+		if (i == 1)
+			a.arch.attention = WL_ATTN_SDPA,
+			a.arch.loss = WL_LOSS_CHUNKED;
+		if (i == 2) {
+			name = "gpt2";
+			a.precision = WL_PREC_FP16_AUTO;
+			a.arch.kv_heads = 4, a.arch.ffn = 0;
+		}
+		struct wl_workload *w = build_a(name, &a);
+		uint64_t b = pressure_budget(w);
+		run_under_pressure(w, name, "checkpoint", ck, 2, NULL, b, true);
+		run_under_pressure(w, name, "capuchin", cap, 2, NULL, b, true);
+		run_under_pressure(w, name, "accudnn", acc, 2, NULL, b, true);
+		wl_free(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_attention),
 		cmocka_unit_test(test_autocast_dtypes),
 		cmocka_unit_test(test_arch_errors),
+		cmocka_unit_test(test_policies_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
