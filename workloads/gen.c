@@ -238,6 +238,8 @@ struct gen_layer {
 			       forward and bwd_data read, WL_NONE */
 	double causal;	    /* GL_SDPA: FLOP fraction computed (0.5 causal,
 			       1 full) */
+	bool nll;	    /* GL_LOSS: backward as torch's nll_loss then
+			       log_softmax backward (gen_loss_nll) */
 };
 
 struct gen {
@@ -2231,6 +2233,25 @@ struct gen_tensor gen_param_value(struct gen *g, const char *name,
 
 /* ---- Loss --------------------------------------------------------- */
 
+/* torch's cross_entropy is log_softmax then nll_loss
+ * (aten/src/ATen/native/LossNLL.cpp, cross_entropy_loss: "at::nll_loss_nd(
+ * at::log_softmax(self, class_dim, self.scalar_type()), target, ...)"),
+ * and autograd runs their backward as two kernels (derivatives.yaml):
+ * nll_loss_backward writes a gradient of the log-probabilities' full size
+ * (zeros, then -1/rows at each label), which _log_softmax_backward_data
+ * reads with the saved log-probabilities to write dlogits. The forward is
+ * gen_loss's; the backward: NAME.bwd_nll (OT_LOSS_BWD: labels ->
+ * dlogprobs) and NAME.bwd (OT_SOFTMAX_BWD: dlogprobs, logprobs ->
+ * dlogits), so both V-wide gradients are live at once. The language
+ * models use it (a recorded GPT-2 step holds the three; gen_loss's one
+ * fused backward op is what the CNN generators keep). */
+void gen_loss_nll(struct gen *g, const char *name, struct gen_tensor logits)
+{
+	gen_loss(g, name, logits);
+	if (gen_ok(g) && g->n_tape && g->tape[g->n_tape - 1].kind == GL_LOSS)
+		g->tape[g->n_tape - 1].nll = true;
+}
+
 void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 {
 	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN], b3[NAME_MAX_LEN];
@@ -2794,6 +2815,31 @@ static void bwd_tf(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	}
 }
 
+/* gen_loss_nll's backward: nll_loss_backward, then log_softmax's. */
+static void bwd_nll(struct gen *g, const struct gen_layer *L)
+{
+	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
+	uint32_t x = lin(g, L, 0);
+	if (!needs(g, x))
+		return;
+	const struct wl_tensor *lp = &g->w->tensors[L->aux];
+	uint32_t dlp = add_tensor(g, fmt_name(g, b1, "%s.dlogprobs", L->name),
+				  lp->bytes, WL_ACT_GRAD, lp->esz);
+	double n = velems(g, x);
+	struct op_spec s = {.name = fmt_name(g, b2, "%s.bwd_nll", L->name),
+			    .layer = L->name, .type = OT_LOSS_BWD,
+			    .phase = WL_BWD, .in = {L->aux2}, .n_in = 1,
+			    .out = {dlp}, .n_out = 1, .flops = n,
+			    .bytes = (double)lp->bytes +
+				     (double)g->w->tensors[L->aux2].bytes};
+	if (emit(g, &s) < 0)
+		return;
+	uint32_t in[2] = {dlp, L->aux};
+	/* dx = dy - exp(y) * sum(dy): 4 an element */
+	bwd_simple(g, L, OT_SOFTMAX_BWD, in, 2, 4.0 * n,
+		   2.0 * (double)lp->bytes + vbytes(g, x), IP_NO);
+}
+
 /* gen_sdpa's backward: one kernel, dq, dk, dv. */
 static void bwd_sdpa(struct gen *g, const struct gen_layer *L, uint32_t dy)
 {
@@ -2991,6 +3037,10 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 			uint32_t cin[3] = {L->hid[0], L->aux, L->aux2};
 			bwd_simple(g, L, OT_LOSS_BWD, cin, 3, 2.0 * nl, b,
 				   IP_GRAD);
+			break;
+		}
+		if (L->nll) {
+			bwd_nll(g, L);
 			break;
 		}
 		bwd_simple(g, L, OT_LOSS_BWD, in, 2, 2.0 * nl, b, IP_NO);

@@ -443,6 +443,11 @@ struct gen_tensor gen_param_value(struct gen *g, const char *name,
  * heads); the losses are summed. */
 void gen_loss(struct gen *g, const char *name, struct gen_tensor logits);
 
+/* gen_loss with torch's two backward kernels for cross_entropy
+ * (nll_loss_backward writes a full-size dlogprobs, then log_softmax's
+ * backward; gen.c has the source). */
+void gen_loss_nll(struct gen *g, const char *name, struct gen_tensor logits);
+
 /* The fused linear cross-entropy of a language model's head (Liger
  * Kernel; gen.c has the model): x (hidden, seq, 1) -> loss over `vocab`
  * classes per row, with a new NAME.weight (vocab x hidden) or the tied

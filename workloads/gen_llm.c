@@ -389,7 +389,8 @@ static struct wl_workload *llm_build(const char *name,
 		c.tied ? gen_linear_tied(g, "lm_head", x, c.vocab, tw, false)
 		       : gen_linear(g, "lm_head", x, c.vocab, false);
 	logits = gen_cast(g, "lm_head.float", logits, 4);
-	return gen_finish(g, logits, err);
+	gen_loss_nll(g, "loss", logits);
+	return gen_finish(g, gen_none(), err);
 }
 
 #define LLM_BUILDER(fn, nm)                                                    \
