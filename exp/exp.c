@@ -88,7 +88,7 @@ struct exp_wl_in {
 	int framework, optimizer;
 	int remat, times;
 	int precision, attention, loss;
-	int64_t seq, layers, hidden, heads, kv_heads, ffn, vocab;
+	int64_t seq, layers, hidden, heads, kv_heads, ffn, vocab, lora;
 };
 #define WLI(f) offsetof(struct exp_wl_in, f)
 static const struct prm_def wl_defs[] = {
@@ -157,13 +157,18 @@ static const struct prm_def wl_defs[] = {
 	 "4 * hidden)", WLI(ffn)},
 	{"vocab", PRM_INT, "0", 0, 1 << 24, NULL,
 	 "language models: vocabulary size (0: the preset's)", WLI(vocab)},
+	{"lora", PRM_INT, "0", 0, 1 << 16, NULL,
+	 "language models: LoRA rank r (0: full fine-tuning): base frozen, "
+	 "adapters on the attention projections (PEFT's default targets)",
+	 WLI(lora)},
 	PRM_END,
 };
 
 /* Keys only the language-model generators take (struct wl_arch). */
-static const char *const arch_keys[] = {"seq", "attention", "loss", "layers",
-					"hidden", "heads", "kv_heads", "ffn",
-					"vocab", NULL};
+static const char *const arch_keys[] = {"seq",	     "attention", "loss",
+					"layers",    "hidden",	  "heads",
+					"kv_heads",  "ffn",	  "vocab",
+					"lora",	     NULL};
 
 /* The measure mapping, one table per kind (each knows `kind`). */
 struct exp_meas {
@@ -409,7 +414,7 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 				.heads = in.heads, .kv_heads = in.kv_heads,
 				.ffn = in.ffn, .vocab = in.vocab,
 				.attention = (enum wl_attn)in.attention,
-				.loss = (enum wl_loss)in.loss};
+				.loss = (enum wl_loss)in.loss, .lora = in.lora};
 			if (hw_math_check(&e->hw,
 					  wl_precision_math(w->args.precision),
 					  err) < 0) {
@@ -455,7 +460,8 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 			static const char *const gen_only[] = {
 				"size", "framework", "optimizer", "precision",
 				"seq", "attention", "loss", "layers", "hidden",
-				"heads", "kv_heads", "ffn", "vocab", NULL};
+				"heads", "kv_heads", "ffn", "vocab", "lora",
+				NULL};
 			for (int k = 0; !bad && gen_only[k]; k++)
 				if (n->type == YAML_MAPPING_NODE &&
 				    cfg_map_get(d, n, gen_only[k]))

@@ -606,7 +606,8 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 				fprintf(f, ",\"attention\":\"%s\",\"loss\":"
 					   "\"%s\",\"layers\":%lld,\"hidden\":"
 					   "%lld,\"heads\":%lld,\"kv_heads\":"
-					   "%lld,\"ffn\":%lld,\"vocab\":%lld",
+					   "%lld,\"ffn\":%lld,\"vocab\":%lld,"
+					   "\"lora\":%lld",
 					wl_attn_names[a->attention],
 					wl_loss_names[a->loss],
 					(long long)a->layers,
@@ -614,7 +615,8 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 					(long long)a->heads,
 					(long long)a->kv_heads,
 					(long long)a->ffn,
-					(long long)a->vocab);
+					(long long)a->vocab,
+					(long long)a->lora);
 			}
 		} else {
 			fputs(w->src == EXP_SRC_TRACE ? ",\"trace\":"

@@ -338,6 +338,47 @@ static void test_policies_run(void **state)
 	}
 }
 
+/* LoRA rank 8 on the small llama (PEFT's targets q_proj and v_proj):
+ * adapters per layer q 8*64 + 64*8 = 1,024 and v 8*64 + 32*8 = 768,
+ * two layers: 3,584 trainable parameters; the 202,048 of the base are
+ * frozen. bf16 autocast with AdamW: weights fp32 (4 B each, all
+ * 205,632), gradients only for the adapters (4 B) and two fp32 moments
+ * (8 B); 8 updates. Layer 0's base projections get no gradient (nothing
+ * below them trains) and no frozen weight a weight gradient. */
+static void test_lora(void **state)
+{
+	(void)state;
+	struct wl_gen_args a = small(WL_PREC_BF16_AUTO, WL_OPTIM_ADAMW, 2, 16);
+	a.arch.lora = 8;
+	struct wl_workload *w = build_a("llama", &a);
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM), (SMALL_N + 3584) * 4);
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM_GRAD), 3584 * 4);
+	assert_int_equal(wl_bytes_of_kind(w, WL_OPT_STATE), 3584 * 8);
+	uint32_t upd = 0;
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		upd += w->ops[i].type == OT_UPDATE;
+	assert_int_equal(upd, 8);
+	assert_int_equal(wl_op_id(w, "model.layers.0.self_attn.q_proj"
+				     ".bwd_data"), WL_NONE);
+	assert_int_not_equal(wl_op_id(w, "model.layers.1.self_attn.q_proj"
+					 ".bwd_data"), WL_NONE);
+	assert_int_equal(wl_op_id(w, "model.layers.1.self_attn.q_proj"
+				     ".bwd_weight"), WL_NONE);
+	assert_int_equal(wl_op_id(w, "lm_head.bwd_weight"), WL_NONE);
+	assert_int_not_equal(wl_op_id(w, "model.layers.0.self_attn.q_proj"
+					 ".lora_A.bwd_weight"), WL_NONE);
+	struct hw_profile hw;
+	hw_test_profile(&hw, 64 * GMS_GIB);
+	framework_peak(w, &hw);
+	wl_free(w);
+	/* the same with the fused loss */
+	a.arch.loss = WL_LOSS_CHUNKED;
+	w = build_a("llama", &a);
+	assert_int_equal(wl_bytes_of_kind(w, WL_PARAM_GRAD), 3584 * 4);
+	framework_peak(w, &hw);
+	wl_free(w);
+}
+
 /* A GPT-2 of 2 layers, H 64, 4 heads, vocabulary 1000, sequence 32,
  * batch 2 as Hugging Face writes it (workloads/traces/recorded/
  * gpt2_tiny.py, plain torch: transformers is not installed here),
@@ -397,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_arch_errors),
 		cmocka_unit_test(test_policies_run),
 		cmocka_unit_test(test_recorded_gpt2),
+		cmocka_unit_test(test_lora),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

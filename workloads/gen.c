@@ -206,6 +206,8 @@ struct gen_param {
 	uint32_t n_named;  /* gradient tensors created */
 	uint32_t n_sums;   /* accumulation ops emitted */
 	uint32_t layer;	   /* tape index of the layer that created it */
+	bool frozen;	   /* requires_grad=False (gen_set_frozen): no
+			      gradient, state or update */
 };
 
 /* A forward layer on the tape. */
@@ -269,6 +271,8 @@ struct gen {
 	bool layers_inplace;	 /* the definition runs Dropout, BatchNorm
 				    and Scale in place (Caffe prototxts;
 				    gen_set_layers_inplace) */
+	bool frozen;		 /* new parameters are frozen
+				    (gen_set_frozen) */
 	const char *cur_layer;	 /* layer of the backward op emitted last
 				    (for accumulations a view triggers) */
 };
@@ -303,6 +307,12 @@ bool gen_ok(const struct gen *g)
 const char *gen_errmsg(const struct gen *g)
 {
 	return g ? g->err.msg : "no generator context";
+}
+
+void gen_set_frozen(struct gen *g, bool on)
+{
+	if (g)
+		g->frozen = on;
 }
 
 void gen_set_layers_inplace(struct gen *g, bool on)
@@ -819,8 +829,10 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 		return GEN_NONE;
 	struct gen_param p = {.tensor = t, .state = {WL_NONE, WL_NONE},
 			      .numel = (uint64_t)numel, .grad = WL_NONE,
-			      .layer = layer};
-	if (g->optim == WL_OPTIM_MOMENTUM) {
+			      .layer = layer, .frozen = g->frozen};
+	if (g->frozen) {
+		/* no gradient, no optimizer state */
+	} else if (g->optim == WL_OPTIM_MOMENTUM) {
 		p.state[0] = add_tensor(
 			g, fmt_name(g, sb, "%s.momentum", pn), sb8,
 			WL_OPT_STATE, se);
@@ -1169,7 +1181,9 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 	int oe = kind == GL_LAYERNORM && g->autocast ? 4 : xv.esz;
 	if (kind == GL_RMSNORM && g->pesz > oe)
 		oe = g->pesz;
-	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true, oe);
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
+				      xv.needs_grad || (affine && !g->frozen),
+				      oe);
 	uint32_t saved = add_tensor(g, fmt_name(g, buf, "%s.saved", name),
 				    kind == GL_BN ? (uint64_t)xv.c * 2u * 4u
 				    : fbytes(g, (kind == GL_RMSNORM ? 1 : 2) *
@@ -1732,7 +1746,8 @@ static struct gen_tensor linear(struct gen *g, const char *name,
 			 (long long)out, (long long)xv.c);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, out, xv.h, xv.w, true, g->aesz);
+	struct gen_tensor y = out_val(g, name, out, xv.h, xv.w,
+				      xv.needs_grad || !g->frozen, g->aesz);
 	uint32_t l = tape_add(g, GL_LINEAR, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1869,7 +1884,8 @@ struct gen_tensor gen_embedding(struct gen *g, const char *name,
 			 (long long)dim, (long long)iv.c);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, dim, iv.h, iv.w, true, g->pesz);
+	struct gen_tensor y = out_val(g, name, dim, iv.h, iv.w, !g->frozen,
+				      g->pesz);
 	uint32_t l = tape_add(g, GL_EMBEDDING, name, &ids.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -2359,19 +2375,21 @@ void gen_fused_lm_loss(struct gen *g, const char *name, struct gen_tensor x,
 	g->tape[l].aux = gin;
 	g->tape[l].aux2 = labels;
 	uint32_t wt = ac_weight(g, name, p);
-	uint32_t dw = pgrad_tensor(g, p);
+	bool frozen = g->params[p].frozen;
+	uint32_t dw = frozen ? WL_NONE : pgrad_tensor(g, p);
 	int64_t inc = (vocab + hdim - 1) / hdim, chunk = 1;
 	while (chunk < (rows + inc - 1) / inc)
 		chunk *= 2;
 	double mm = 2.0 * (double)rows * (double)hdim * (double)vocab;
 	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
 			    .phase = WL_FWD, .in = {xv.tensor, wt, labels},
-			    .n_in = 3, .out = {loss, gin, dw}, .n_out = 3};
+			    .n_in = 3, .out = {loss, gin, dw},
+			    .n_out = frozen ? 2 : 3};
 	s.flops = 3.0 * mm + 7.0 * (double)rows * (double)vocab;
 	s.bytes = 2.0 * vbytes(g, x.v) + 2.0 * pbytes(g, p) +
 		  (double)rows * 8.0 + 4.0;
 	s.workspace = (uint64_t)chunk * (uint64_t)vocab * (uint64_t)g->aesz;
-	if (emit(g, &s) == 0)
+	if (emit(g, &s) == 0 && !frozen)
 		pcontrib(g, p, dw, name);
 }
 
@@ -2568,6 +2586,15 @@ static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
 		s.bytes = pbytes(g, L->wp) + vbytes(g, y) + vbytes(g, x);
 		emit(g, &s);
 	}
+	if (g->params[L->wp].frozen) {
+		/* no weight gradient, and the input is not kept for one:
+		 * autograd saves an input only when the gradient needing it
+		 * is required (tools/autograd/gen_variable_type.py,
+		 * guard_for: `if (grad_fn->should_compute_output(1))`) */
+		if (dx != WL_NONE)
+			contrib(g, x, dx, L->name);
+		return;
+	}
 	uint32_t dw = pgrad_tensor(g, L->wp);
 	uint32_t db = L->bp != GEN_NONE ? pgrad_tensor(g, L->bp) : WL_NONE;
 	struct op_spec s = {.name = fmt_name(g, b2, "%s.bwd_weight", L->name),
@@ -2591,8 +2618,10 @@ static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
 {
 	char b1[NAME_MAX_LEN];
 	uint32_t x = lin(g, L, 0);
-	bool affine = L->wp != GEN_NONE;
+	bool affine = L->wp != GEN_NONE && !g->params[L->wp].frozen;
 	uint32_t dx = needs(g, x) ? grad_tensor(g, x) : WL_NONE;
+	if (!affine && dx == WL_NONE)
+		return;
 	struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd", L->name),
 			    .layer = L->name, .type = type, .phase = WL_BWD};
 	s.flops = 9.0 * velems(g, x);
@@ -2610,7 +2639,7 @@ static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
 	} else {
 		s.in[s.n_in++] = vt(g, x);
 		s.in[s.n_in++] = L->aux;
-		if (affine)
+		if (L->wp != GEN_NONE) /* gamma scales dx, frozen or not */
 			s.in[s.n_in++] = g->params[L->wp].tensor;
 		s.in[s.n_in++] = dy;
 	}
@@ -2999,6 +3028,8 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 	}
 	case GL_EMBEDDING: {
 		char b1[NAME_MAX_LEN];
+		if (g->params[L->wp].frozen)
+			break;
 		uint32_t dt = pgrad_tensor(g, L->wp);
 		struct op_spec s = {
 			.name = fmt_name(g, b1, "%s.bwd_weight", L->name),

@@ -192,6 +192,12 @@ struct gen_tensor gen_lrn(struct gen *g, const char *name,
  * bottom). Only the caffe personality acts on it (fw_inplace). */
 void gen_set_layers_inplace(struct gen *g, bool on);
 
+/* Parameters created from now on are frozen (requires_grad=False: no
+ * gradient, no optimizer state, no update; LoRA's base model) until
+ * called with false. Linear, norm and embedding layers honour it: their
+ * outputs need a gradient only when their input does. */
+void gen_set_frozen(struct gen *g, bool on);
+
 /* ReLU. In the graph preset the forward op is marked in place. */
 struct gen_tensor gen_relu(struct gen *g, const char *name,
 			   struct gen_tensor x);

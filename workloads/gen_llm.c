@@ -215,6 +215,32 @@ static struct gen_tensor gelu_new(struct gen *g, const char *p,
 #undef N
 }
 
+/* A projection, with a LoRA adapter when the arch asks (PEFT's
+ * LoraLayer Linear.forward: `result = self.base_layer(x)` then
+ * `result = result + lora_B(lora_A(dropout(x))) * scaling`; lora_dropout
+ * 0.0, PEFT's default, makes dropout nn.Identity). The base is frozen
+ * (requires_grad=False: no gradient, no state), lora_A (r x in, no
+ * bias) and lora_B (out x r) train. */
+static struct gen_tensor proj(struct gen *g, const struct wl_arch *a,
+			      const char *name, struct gen_tensor x,
+			      int64_t out, bool bias, bool adapt)
+{
+	char nm[200];
+	struct gen_tensor y = gen_linear(g, name, x, out, bias);
+	if (!a->lora || !adapt)
+		return y;
+	gen_set_frozen(g, false);
+	gen_fmt(nm, sizeof nm, "%s.lora_A", name);
+	struct gen_tensor t = gen_linear(g, nm, x, a->lora, false);
+	gen_fmt(nm, sizeof nm, "%s.lora_B", name);
+	t = gen_linear(g, nm, t, out, false);
+	gen_fmt(nm, sizeof nm, "%s.lora_scaling", name);
+	t = gen_scale(g, nm, t);
+	gen_set_frozen(g, true);
+	gen_fmt(nm, sizeof nm, "%s.lora_add", name);
+	return gen_add(g, nm, y, t);
+}
+
 /* Attention from q, k, v (after rotary). */
 static struct gen_tensor attention(struct gen *g, const struct llm_cfg *c,
 				   const struct wl_arch *a, const char *p,
@@ -259,12 +285,13 @@ static struct gen_tensor gpt2_block(struct gen *g, const struct llm_cfg *c,
 	struct gen_tensor h = gen_layernorm(g, N("ln_1"), x);
 	/* c_attn's one addmm casts its input once under autocast */
 	h = gen_cast(g, N("attn.c_attn.autocast_in"), h, gen_compute_esz(g));
-	struct gen_tensor q = gen_linear(g, N("attn.c_attn_q"), h, c->hidden,
-					 true);
-	struct gen_tensor k = gen_linear(g, N("attn.c_attn_k"), h, c->hidden,
-					 true);
-	struct gen_tensor v = gen_linear(g, N("attn.c_attn_v"), h, c->hidden,
-					 true);
+	/* LoRA: PEFT's target for GPT-2 is c_attn (all three) */
+	struct gen_tensor q = proj(g, a, N("attn.c_attn_q"), h, c->hidden,
+				   true, true);
+	struct gen_tensor k = proj(g, a, N("attn.c_attn_k"), h, c->hidden,
+				   true, true);
+	struct gen_tensor v = proj(g, a, N("attn.c_attn_v"), h, c->hidden,
+				   true, true);
 	char ap[64];
 	gen_fmt(ap, sizeof ap, "%s.attn", p);
 	struct gen_tensor o = attention(g, c, a, ap, q, k, v, mask);
@@ -292,12 +319,14 @@ static struct gen_tensor llama_block(struct gen *g, const struct llm_cfg *c,
 #define N(s) (gen_fmt(nm, sizeof nm, "%s.%s", p, s), nm)
 	int64_t kvd = c->hidden / c->heads * c->kv_heads;
 	struct gen_tensor h = gen_rmsnorm(g, N("input_layernorm"), x);
-	struct gen_tensor q = gen_linear(g, N("self_attn.q_proj"), h,
-					 c->hidden, c->qkv_bias);
-	struct gen_tensor k = gen_linear(g, N("self_attn.k_proj"), h, kvd,
-					 c->qkv_bias);
-	struct gen_tensor v = gen_linear(g, N("self_attn.v_proj"), h, kvd,
-					 c->qkv_bias);
+	/* LoRA: PEFT's default targets for Llama and Qwen2 are q_proj
+	 * and v_proj (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING) */
+	struct gen_tensor q = proj(g, a, N("self_attn.q_proj"), h, c->hidden,
+				   c->qkv_bias, true);
+	struct gen_tensor k = proj(g, a, N("self_attn.k_proj"), h, kvd,
+				   c->qkv_bias, false);
+	struct gen_tensor v = proj(g, a, N("self_attn.v_proj"), h, kvd,
+				   c->qkv_bias, true);
 	q = gen_scale(g, N("self_attn.rotary_q"), q);
 	k = gen_scale(g, N("self_attn.rotary_k"), k);
 	char ap[64];
@@ -352,6 +381,7 @@ static struct wl_workload *llm_build(const char *name,
 	struct gen *g = gen_new(name, a, err);
 	if (!g)
 		return NULL;
+	gen_set_frozen(g, ar->lora > 0);
 	struct gen_tensor ids = gen_input_ids(g, "input_ids", seq);
 	/* the fused kernel takes is_causal, no mask tensor */
 	struct gen_tensor mask =

@@ -83,6 +83,8 @@ struct wl_arch {
 	int64_t layers, hidden, heads, kv_heads, ffn, vocab;
 	enum wl_attn attention;
 	enum wl_loss loss;
+	int64_t lora; /* LoRA rank r (0: off): the base model frozen, rank-r
+			 adapters on the attention projections (gen_llm.c) */
 };
 
 /* "tf-graph", "tf-eager", "pytorch", "caffe", NULL */
