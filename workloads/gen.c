@@ -142,8 +142,7 @@
  *   Optimizer states: the parameter's size, except adam8bit (state_bytes,
  *   bitsandbytes' rule). Gradient scaling (GradScaler, fp16) keeps no
  *   tensor of parameter size and is not modelled. Not scaled with
- *   precision: cuDNN workspaces (conv_algo.c works them out for fp32)
- *   and the FLOP count of a gradient accumulation (bytes / 4).
+ *   precision: cuDNN workspaces (conv_algo.c works them out for fp32).
  *
  * CONVOLUTION ALGORITHMS (every conv, conv_bwd_data and conv_bwd_filter
  * op): cuDNN's algorithms as workloads/conv_algo.c models them (names,
@@ -2459,7 +2458,8 @@ static void accumulate(struct gen *g, uint32_t *acc, uint32_t t,
 			    .in = {a, b}, .n_in = 2, .out = {sum},
 			    .n_out = 1,
 			    .inplace = same_size(g, a, sum) ? ip : IP_NO};
-	s.flops = (double)bytes / 4.0;
+	s.flops = (double)bytes /
+		  (double)(g->w->tensors[t].esz ? g->w->tensors[t].esz : 4);
 	s.bytes = 3.0 * (double)bytes;
 	if (emit(g, &s) == 0)
 		*acc = sum;

@@ -9,7 +9,7 @@ static double mib(double b) { return b / (double)GMS_MIB; }
 /* Per layer: everything summed over its ops. */
 struct layer_sum {
 	uint32_t ops;	     /* ops of the layer */
-	uint64_t params;     /* bytes of parameters first read here */
+	uint64_t params;     /* parameter elements first read here */
 	uint64_t act;	     /* bytes of activations it produces */
 	double fwd, bwd;     /* FLOPs of its forward / backward ops */
 };
@@ -35,7 +35,8 @@ static void per_layer(const struct wl_workload *w, FILE *f)
 	for (uint32_t t = 0; t < w->n_tensors; t++) {
 		const struct wl_tensor *x = &w->tensors[t];
 		if (x->kind == WL_PARAM && x->n_readers)
-			L[w->ops[x->readers[0]].layer].params += x->bytes;
+			L[w->ops[x->readers[0]].layer].params +=
+				x->bytes / (x->esz ? x->esz : 4);
 	}
 	fprintf(f, "%-40s %5s %14s %12s %12s %12s\n", "layer", "ops",
 		"params", "act_MiB", "fwd_GFLOP", "bwd_GFLOP");
@@ -44,7 +45,7 @@ static void per_layer(const struct wl_workload *w, FILE *f)
 			continue; /* e.g. update-only layers */
 		fprintf(f, "%-40s %5u %14llu %12.3f %12.3f %12.3f\n",
 			w->layers[l], L[l].ops,
-			(unsigned long long)(L[l].params / 4), mib((double)L[l].act),
+			(unsigned long long)L[l].params, mib((double)L[l].act),
 			L[l].fwd / 1e9, L[l].bwd / 1e9);
 	}
 	free(L);
