@@ -97,7 +97,14 @@ static void usage(FILE *f)
 		"      --framework NAME    generator's framework personality:\n"
 		"                          tf-graph (default), tf-eager,\n"
 		"                          pytorch, caffe\n"
-		"      --optimizer NAME    none, sgd, momentum (default), adam\n"
+		"      --optimizer NAME    none, sgd, momentum (default), adam,\n"
+		"                          adamw, adam8bit\n"
+		"      --precision NAME    fp32 (default), tf32, fp16-autocast,\n"
+		"                          bf16-autocast, bf16-pure\n"
+		"      --attention NAME    language models: eager (default),\n"
+		"                          sdpa\n"
+		"      --loss NAME         language models: full (default),\n"
+		"                          chunked\n"
 		"      --iterations N      iterations to simulate (default 3)\n"
 		"      --settle-max N      a learning policy (capuchin): up to N\n"
 		"                          more warm-up iterations until it\n"
@@ -110,7 +117,8 @@ static void usage(FILE *f)
 		"                          executor issued (README, \"Schedule\n"
 		"                          log\"); not with --trace\n"
 		"  describe WORKLOAD [--batch N] [--size N] [--framework F]\n"
-		"           [--optimizer O] [--ops]\n"
+		"           [--optimizer O] [--precision P] [--attention A]\n"
+		"           [--loss L] [--ops]\n"
 		"                                     per-layer table (params,\n"
 		"                                     activations, FLOPs) and\n"
 		"                                     totals; --ops: per op\n"
@@ -320,6 +328,8 @@ struct wl_opts {
 				   default */
 	int times;		/* --times (a trace's enum wl_dtr_times); -1 =
 				   default (log) */
+	int precision, attention, loss; /* --precision, --attention, --loss:
+				   the index + 1; 0 = default */
 };
 
 /* Take option a (value v) if it is a workload option: 1 taken, 0 not
@@ -332,19 +342,29 @@ static int wl_opt(const char *a, const char *v, struct wl_opts *o)
 	bool fw = strcmp(a, "--framework") == 0;
 	bool rm = strcmp(a, "--remat") == 0;
 	bool tm = strcmp(a, "--times") == 0;
-	if (!fw && !rm && !tm && strcmp(a, "--optimizer") != 0)
+	bool pr = strcmp(a, "--precision") == 0;
+	bool at = strcmp(a, "--attention") == 0;
+	bool ls = strcmp(a, "--loss") == 0;
+	if (!fw && !rm && !tm && !pr && !at && !ls &&
+	    strcmp(a, "--optimizer") != 0)
 		return 0;
 	const char *const *names = fw   ? wl_framework_names
 				   : rm ? wl_dtr_remat_names
 				   : tm ? wl_dtr_times_names
+				   : pr ? wl_precision_names
+				   : at ? wl_attn_names
+				   : ls ? wl_loss_names
 					: wl_optim_names;
 	int *to = fw   ? &o->framework
 		  : rm ? &o->remat
 		  : tm ? &o->times
+		  : pr ? &o->precision
+		  : at ? &o->attention
+		  : ls ? &o->loss
 		       : &o->optimizer;
 	for (int i = 0; v && names[i]; i++)
 		if (strcmp(names[i], v) == 0) {
-			*to = i;
+			*to = i + (pr || at || ls);
 			return 1;
 		}
 	char known[256] = "";
@@ -379,13 +399,28 @@ static struct wl_workload *load_workload(const char *spec,
 			.optimizer = o->optimizer < 0
 					     ? WL_OPTIM_MOMENTUM
 					     : (enum wl_optim)o->optimizer};
+		if (o->precision)
+			a.precision = (enum wl_precision)(o->precision - 1);
+		if ((o->attention || o->loss) && !g->arch) {
+			gms_errf(err, "%s applies to language models only",
+				 o->attention ? "--attention" : "--loss");
+			return NULL;
+		}
+		if (o->attention)
+			a.arch.attention = (enum wl_attn)(o->attention - 1);
+		if (o->loss)
+			a.arch.loss = (enum wl_loss)(o->loss - 1);
 		return wl_gen_build(g, &a, err);
 	}
-	if (o->size || o->framework >= 0 || o->optimizer >= 0) {
+	if (o->size || o->framework >= 0 || o->optimizer >= 0 ||
+	    o->precision || o->attention || o->loss) {
 		gms_errf(err, "%s applies to generators only",
-			 o->size ? "--size"
-			 : o->framework >= 0 ? "--framework"
-					     : "--optimizer");
+			 o->size		? "--size"
+			 : o->framework >= 0	? "--framework"
+			 : o->optimizer >= 0	? "--optimizer"
+			 : o->precision		? "--precision"
+			 : o->attention		? "--attention"
+						: "--loss");
 		return NULL;
 	}
 	if (is_log) {

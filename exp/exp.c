@@ -96,6 +96,8 @@ struct exp_wl_in {
 	int64_t batch, size;
 	int framework, optimizer;
 	int remat, times;
+	int precision, attention, loss;
+	int64_t seq, layers, hidden, heads, kv_heads, ffn, vocab, lora;
 };
 #define WLI(f) offsetof(struct exp_wl_in, f)
 static const struct prm_def wl_defs[] = {
@@ -133,10 +135,49 @@ static const struct prm_def wl_defs[] = {
 	 "definition; the default allocator", WLI(framework)},
 	{"optimizer", PRM_ENUM, "momentum", 0, 0, wl_optim_names,
 	 "update rule and the state it adds: none (no updates), sgd (no "
-	 "state), momentum (one buffer) or adam (two moments)",
+	 "state), momentum (one buffer), adam or adamw (two moments), "
+	 "adam8bit (two 8-bit moments, bitsandbytes)",
 	 WLI(optimizer)},
+	{"precision", PRM_ENUM, "fp32", 0, 0, wl_precision_names,
+	 "dtypes and math: fp32, tf32 (fp32 storage, TF32 tensor cores), "
+	 "fp16-autocast / bf16-autocast (torch.autocast, fp32 weights, "
+	 "grads and states), bf16-pure (everything bf16)",
+	 WLI(precision)},
+	{"seq", PRM_INT, "0", 0, 1 << 20, NULL,
+	 "language models: sequence length (the same as size)", WLI(seq)},
+	{"attention", PRM_ENUM, "eager", 0, 0, wl_attn_names,
+	 "language models: eager (scores and probabilities saved) or sdpa "
+	 "(FlashAttention: output and logsumexp)", WLI(attention)},
+	{"loss", PRM_ENUM, "full", 0, 0, wl_loss_names,
+	 "language models: full (vocabulary logits, their fp32 upcast, "
+	 "cross-entropy; Hugging Face) or chunked (fused linear "
+	 "cross-entropy, Liger Kernel)", WLI(loss)},
+	{"layers", PRM_INT, "0", 0, 1 << 16, NULL,
+	 "language models: decoder layers (0: the preset's)", WLI(layers)},
+	{"hidden", PRM_INT, "0", 0, 1 << 20, NULL,
+	 "language models: hidden size (0: the preset's)", WLI(hidden)},
+	{"heads", PRM_INT, "0", 0, 1 << 16, NULL,
+	 "language models: attention heads (0: the preset's)", WLI(heads)},
+	{"kv_heads", PRM_INT, "0", 0, 1 << 16, NULL,
+	 "language models: key/value heads, grouped-query attention (0: the "
+	 "preset's; GPT-2: heads)", WLI(kv_heads)},
+	{"ffn", PRM_INT, "0", 0, 1 << 22, NULL,
+	 "language models: MLP inner size (0: the preset's; GPT-2: "
+	 "4 * hidden)", WLI(ffn)},
+	{"vocab", PRM_INT, "0", 0, 1 << 24, NULL,
+	 "language models: vocabulary size (0: the preset's)", WLI(vocab)},
+	{"lora", PRM_INT, "0", 0, 1 << 16, NULL,
+	 "language models: LoRA rank r (0: full fine-tuning): base frozen, "
+	 "adapters on the attention projections (PEFT's default targets)",
+	 WLI(lora)},
 	PRM_END,
 };
+
+/* Keys only the language-model generators take (struct wl_arch). */
+static const char *const arch_keys[] = {"seq",	     "attention", "loss",
+					"layers",    "hidden",	  "heads",
+					"kv_heads",  "ffn",	  "vocab",
+					"lora",	     NULL};
 
 /* The measure mapping, one table per kind (each knows `kind`). */
 struct exp_meas {
@@ -365,7 +406,45 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 			w->args = (struct wl_gen_args){
 				.batch = in.batch, .size = in.size,
 				.framework = (enum wl_framework)in.framework,
-				.optimizer = (enum wl_optim)in.optimizer};
+				.optimizer = (enum wl_optim)in.optimizer,
+				.precision = (enum wl_precision)in.precision};
+			for (int k = 0; !w->gen->arch && arch_keys[k]; k++)
+				if (n->type == YAML_MAPPING_NODE &&
+				    cfg_map_get(d, n, arch_keys[k]))
+					return cfg_errf(
+						err, d,
+						cfg_map_get(d, n, arch_keys[k]),
+						"%s: key '%s': applies to "
+						"language models only (gpt2*, "
+						"llama*, ...)",
+						what, arch_keys[k]);
+			if (in.seq && in.size)
+				return cfg_errf(err, d,
+						cfg_map_get(d, n, "seq"),
+						"%s: key 'seq': give seq or "
+						"size, not both", what);
+			if (in.seq)
+				w->args.size = in.seq;
+			w->args.arch = (struct wl_arch){
+				.layers = in.layers, .hidden = in.hidden,
+				.heads = in.heads, .kv_heads = in.kv_heads,
+				.ffn = in.ffn, .vocab = in.vocab,
+				.attention = (enum wl_attn)in.attention,
+				.loss = (enum wl_loss)in.loss, .lora = in.lora};
+			if (hw_math_check(&e->hw,
+					  wl_precision_math(w->args.precision),
+					  err) < 0) {
+				yaml_node_t *v = cfg_map_get(d, n, "precision");
+				return cfg_err_at(err, d, v ? v : n,
+						  "%s: key 'precision'", what);
+			}
+			const char *bk = NULL;
+			if (w->gen->arch &&
+			    wl_llm_check(in.name, &w->args.arch, &bk, err) < 0) {
+				yaml_node_t *v = cfg_map_get(d, n, bk);
+				return cfg_err_at(err, d, v ? v : n,
+						  "%s: key '%s'", what, bk);
+			}
 			snprintf(w->label, sizeof w->label, "%s", in.name);
 		} else {
 			bool trace = in.trace[0];
@@ -395,7 +474,10 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 			 * written out is still a key that does nothing) */
 			const char *bad = NULL;
 			static const char *const gen_only[] = {
-				"size", "framework", "optimizer", NULL};
+				"size", "framework", "optimizer", "precision",
+				"seq", "attention", "loss", "layers", "hidden",
+				"heads", "kv_heads", "ffn", "vocab", "lora",
+				NULL};
 			for (int k = 0; !bad && gen_only[k]; k++)
 				if (n->type == YAML_MAPPING_NODE &&
 				    cfg_map_get(d, n, gen_only[k]))

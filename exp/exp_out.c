@@ -636,6 +636,29 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 				(long long)w->batch, (long long)w->args.size,
 				wl_framework_names[w->args.framework],
 				wl_optim_names[w->args.optimizer]);
+			/* written only when not fp32, and for language models
+			 * (the results of the other workloads stay as they
+			 * were before these keys) */
+			if (w->args.precision != WL_PREC_FP32 || w->gen->arch)
+				fprintf(f, ",\"precision\":\"%s\"",
+					wl_precision_names[w->args.precision]);
+			if (w->gen->arch) {
+				const struct wl_arch *a = &w->args.arch;
+				fprintf(f, ",\"attention\":\"%s\",\"loss\":"
+					   "\"%s\",\"layers\":%lld,\"hidden\":"
+					   "%lld,\"heads\":%lld,\"kv_heads\":"
+					   "%lld,\"ffn\":%lld,\"vocab\":%lld,"
+					   "\"lora\":%lld",
+					wl_attn_names[a->attention],
+					wl_loss_names[a->loss],
+					(long long)a->layers,
+					(long long)a->hidden,
+					(long long)a->heads,
+					(long long)a->kv_heads,
+					(long long)a->ffn,
+					(long long)a->vocab,
+					(long long)a->lora);
+			}
 		} else {
 			fputs(w->src == EXP_SRC_TRACE ? ",\"trace\":"
 						      : ",\"file\":",

@@ -718,8 +718,9 @@ bool ex_tensor_busy(const struct ex *ex, uint32_t t)
 static sim_time_t op_base_time(const struct ex *ex, const struct wl_op *op)
 {
 	return op->time > 0 ? op->time
-			    : hw_kernel_time(ex->cfg.hw, op->type, op->flops,
-					     op->bytes);
+			    : hw_kernel_time_math(ex->cfg.hw, op->type,
+						  ex->wl->math, op->flops,
+						  op->bytes);
 }
 
 static sim_time_t op_time_algo(const struct ex *ex, uint32_t o, uint32_t a)
@@ -1960,6 +1961,8 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 				"iterations (got %d, %d)",
 				cfg->iterations, cfg->warmup);
 	const struct hw_profile *hw = cfg->hw;
+	if (hw_math_check(hw, cfg->wl->math, err) < 0)
+		return -1;
 	uint64_t avail = hw->capacity - hw->reserved;
 	uint64_t budget = cfg->budget ? cfg->budget : avail;
 	if (budget > avail)

@@ -71,6 +71,7 @@ struct hw_top {
 	yaml_node_t *costs;	/* costs: malloc, free, host_alloc; or NULL */
 	yaml_node_t *host;	/* host: pinned, cpu_threads, ZVC, memcpy */
 	yaml_node_t *conv_algos; /* conv_algos: sequence, or NULL */
+	yaml_node_t *tensor;	/* tensor: tf32, fp16, bf16; or NULL */
 };
 
 static const struct prm_def top_defs[] = {
@@ -89,6 +90,10 @@ static const struct prm_def top_defs[] = {
 	 offsetof(struct hw_top, costs)},
 	{"host", PRM_NODE, NULL, 0, 0, NULL, "host side (see host:)",
 	 offsetof(struct hw_top, host)},
+	{"tensor", PRM_NODE, "", 0, 0, NULL,
+	 "tensor-core throughput per arithmetic (see tensor:); a workload "
+	 "of precision tf32, fp16-* or bf16-* needs its entry",
+	 offsetof(struct hw_top, tensor)},
 	{"conv_algos", PRM_NODE, "", 0, 0, NULL,
 	 "measured convolution algorithms, a sequence (see conv_algos:); "
 	 "checked, not used by the model yet",
@@ -149,6 +154,40 @@ static const struct prm_def compute_fields[] = {
 	{"fit", PRM_NODE, "", 0, 0, NULL,
 	 "quality of the fit of these figures (see fit:)",
 	 offsetof(struct hw_compute_in, fit)},
+	PRM_END};
+
+/* tensor.<math>: the tensor cores' figures for one arithmetic. */
+static const struct prm_def tensor_fields[] = {
+	{"peak_flops", PRM_DOUBLE, NULL, 0, 0, NULL,
+	 "FLOP/s at and beyond saturation (dense: a datasheet's sparse "
+	 "figure halved)", offsetof(struct hw_compute_in, c.peak_flops)},
+	{"sat_flops", PRM_DOUBLE, "0", 0, 0, NULL,
+	 "FLOPs at the saturation point (0: none)",
+	 offsetof(struct hw_compute_in, c.sat_flops)},
+	{"alpha", PRM_DOUBLE, "1", 0, 0, NULL,
+	 "shape of the rise below saturation, (0, 1]",
+	 offsetof(struct hw_compute_in, c.alpha)},
+	{"fit", PRM_NODE, "", 0, 0, NULL,
+	 "quality of the fit of these figures (see fit:)",
+	 offsetof(struct hw_compute_in, fit)},
+	PRM_END};
+
+/* tensor: one node per arithmetic but fp32 */
+struct hw_tensor_nodes {
+	yaml_node_t *m[WL_MATH_COUNT];
+};
+static const struct prm_def tensor_defs[] = {
+	{"tf32", PRM_NODE, "", 0, 0, NULL, "TF32 tensor cores",
+	 offsetof(struct hw_tensor_nodes, m) +
+		 WL_MATH_TF32 * sizeof(yaml_node_t *)},
+	{"fp16", PRM_NODE, "", 0, 0, NULL,
+	 "FP16 tensor cores, fp32 accumulation",
+	 offsetof(struct hw_tensor_nodes, m) +
+		 WL_MATH_FP16 * sizeof(yaml_node_t *)},
+	{"bf16", PRM_NODE, "", 0, 0, NULL,
+	 "BF16 tensor cores, fp32 accumulation",
+	 offsetof(struct hw_tensor_nodes, m) +
+		 WL_MATH_BF16 * sizeof(yaml_node_t *)},
 	PRM_END};
 
 /* The op classes, in the order of their keys under compute:. */
@@ -649,6 +688,30 @@ static int hw_parse(struct hw_profile *hw, struct cfg_doc *d, gms_err *err)
 	if (parse_conv_algos(hw, d, top.conv_algos, err) < 0)
 		return -1;
 
+	/* tensor (optional): figures over nothing (mem_bw, launch unused) */
+	if (top.tensor) {
+		struct hw_tensor_nodes tn;
+		memset(&tn, 0, sizeof tn);
+		if (cfg_parse_map(d, top.tensor, tensor_defs, &tn, "tensor",
+				  err) < 0)
+			return -1;
+		for (int m = WL_MATH_TF32; m < WL_MATH_COUNT; m++) {
+			if (!tn.m[m])
+				continue;
+			struct hw_compute_in in;
+			memset(&in, 0, sizeof in);
+			snprintf(what, sizeof what, "tensor.%s",
+				 wl_math_names[m]);
+			if (cfg_parse_map(d, tn.m[m], tensor_fields, &in, what,
+					  err) < 0 ||
+			    check_compute(&in.c, d, tn.m[m], what, err) < 0 ||
+			    parse_fit(d, in.fit, what, &in.c.fit, err) < 0)
+				return -1;
+			hw->tensor[m] = in.c;
+			hw->has_tensor[m] = true;
+		}
+	}
+
 	/* host */
 	if (cfg_parse_map(d, top.host, host_defs, hw, "host", err) < 0)
 		return -1;
@@ -813,9 +876,37 @@ int hw_load(struct hw_profile *hw, const char *spec, gms_err *err)
 sim_time_t hw_kernel_time(const struct hw_profile *hw, enum wl_op_type t,
 			  double flops, double bytes)
 {
+	return hw_kernel_time_math(hw, t, WL_MATH_FP32, flops, bytes);
+}
+
+int hw_math_check(const struct hw_profile *hw, enum wl_math math,
+		  gms_err *err)
+{
+	if ((unsigned)math >= WL_MATH_COUNT)
+		return gms_errf(err, "arithmetic %d unknown", (int)math);
+	if (math == WL_MATH_FP32 || hw->has_tensor[math])
+		return 0;
+	return gms_errf(err, "profile %s gives no %s tensor-core throughput "
+			     "(key tensor.%s; `gpumemsim help hw`)",
+			hw->name, wl_math_names[math], wl_math_names[math]);
+}
+
+sim_time_t hw_kernel_time_math(const struct hw_profile *hw,
+			       enum wl_op_type t, enum wl_math math,
+			       double flops, double bytes)
+{
 	if ((int)t < 0 || t >= OT_COUNT)
 		t = OT_OTHER;
+	struct hw_compute tc;
 	const struct hw_compute *c = &hw->op[t];
+	if ((unsigned)math < WL_MATH_COUNT && math != WL_MATH_FP32 &&
+	    hw->has_tensor[math] && class_of(t) != HC_MEMORY) {
+		tc = *c;
+		tc.peak_flops = hw->tensor[math].peak_flops;
+		tc.sat_flops = hw->tensor[math].sat_flops;
+		tc.alpha = hw->tensor[math].alpha;
+		c = &tc;
+	}
 	/* Seconds are multiplied out to ns before dividing, so figures that
 	 * divide exactly (the test profile's) give exact integers. */
 	double comp = 0, mem = 0;
@@ -877,6 +968,13 @@ void hw_print_help(FILE *f)
 		   "(kernel time = launch + max(F / thr(F), B / mem_bw),\n"
 		   " thr(F) = peak_flops * min(1, F / sat_flops) ^ alpha):\n");
 	prm_print_help(compute_fields, f, "  ");
+	fprintf(f, "\ntensor: (optional; the conv and matmul classes of a "
+		   "workload of\nprecision tf32, fp16-autocast or bf16-*: "
+		   "peak_flops, sat_flops and alpha\nfrom here, mem_bw and "
+		   "launch from compute:)\n");
+	prm_print_help(tensor_defs, f, "  ");
+	fprintf(f, "\ntensor.tf32, tensor.fp16, tensor.bf16:\n");
+	prm_print_help(tensor_fields, f, "  ");
 	fprintf(f, "\nlink:\n");
 	prm_print_help(link_defs, f, "  ");
 	fprintf(f, "\nlink.h2d and link.d2h (copy time = latency + bytes / "
@@ -909,6 +1007,10 @@ void hw_test_profile(struct hw_profile *hw, uint64_t capacity)
 						.alpha = 1,
 						.mem_bw = 0,
 						.launch = 0};
+	for (int m = WL_MATH_TF32; m < WL_MATH_COUNT; m++) {
+		hw->tensor[m] = hw->op[OT_MATMUL];
+		hw->has_tensor[m] = true;
+	}
 	for (int dir = 0; dir < HW_DIR_COUNT; dir++)
 		hw->link[dir] = (struct hw_link){.bw_pinned = 1e9,
 						 .bw_pageable = 1e9,

@@ -115,6 +115,11 @@ struct hw_profile {
 	uint64_t reserved;	      /* bytes not available to tensors
 					 (context, framework) */
 	struct hw_compute op[OT_COUNT]; /* per op type, classes resolved */
+	struct hw_compute tensor[WL_MATH_COUNT]; /* tensor: figures (peak,
+					 sat_flops, alpha) that time the conv
+					 and matmul classes of a workload of
+					 that math; [WL_MATH_FP32] unused */
+	bool has_tensor[WL_MATH_COUNT]; /* tensor: gives that math */
 	struct hw_link link[HW_DIR_COUNT]; /* H2D and D2H */
 	bool shared_engine;	      /* both directions on one engine */
 	sim_time_t malloc_cost;	      /* cudaMalloc of a pool/segment
@@ -158,6 +163,16 @@ const char *hw_datadir(void);
 /* Kernel time of an op type with F flops and B bytes (model above). */
 sim_time_t hw_kernel_time(const struct hw_profile *hw, enum wl_op_type t,
 			  double flops, double bytes);
+/* The same for a workload of arithmetic `math`: an op of the conv or
+ * matmul class takes the profile's tensor: figures for it (peak_flops,
+ * sat_flops, alpha; mem_bw and launch stay the op type's). */
+sim_time_t hw_kernel_time_math(const struct hw_profile *hw,
+			       enum wl_op_type t, enum wl_math math,
+			       double flops, double bytes);
+/* 0 when the profile can time arithmetic `math` (fp32 always; others
+ * need their tensor: entry), else -1 with err naming the key. */
+int hw_math_check(const struct hw_profile *hw, enum wl_math math,
+		  gms_err *err);
 
 /* Time of a copy of `bytes` alone on its engine. */
 sim_time_t hw_copy_time(const struct hw_profile *hw, enum hw_dir d,
@@ -169,6 +184,7 @@ void hw_print_help(FILE *f);
 /* A profile for hand-derived tests, figures chosen for easy arithmetic:
  * every op type: peak 1e12 FLOP/s, sat_flops 1, alpha 1, mem_bw 0 (no
  * memory term), launch 0, so a kernel of F FLOPs takes F / 1000 ns;
+ * tensor: the same figures for tf32, fp16 and bf16;
  * both links: 1e9 B/s pinned and pageable, latency 0, derate 1, so a copy
  * of b bytes takes b ns; separate engines; all allocation costs 0;
  * reserved 0; host pinned unlimited (0); 1 CPU thread; ZVC compression

@@ -339,7 +339,10 @@ static void test_all_generators(void **state)
 	(void)state;
 	static const enum wl_framework fws[] = {WL_FW_TF_GRAPH, WL_FW_TF_EAGER};
 	for (const struct wl_gen *g = wl_gens; g->name; g++)
-		for (size_t f = 0; f < 2; f++) {
+		for (size_t f = 0; f < 2 && !g->arch; f++) {
+			/* (not the language models, issue 31: llama3-8b's
+			 * fp32 weights exceed the 64 GiB test device;
+			 * tests/test_gen_llm.c runs them small) */
 			struct wl_workload *w =
 				gen_build_ok(g->name, 2, 0, fws[f], WL_OPTIM_SGD);
 			char what[96];

@@ -794,6 +794,18 @@ static void test_malformed_files(void **state)
 	bad(FX "bad-times.yaml", "'measured'");
 	bad(FX "bad-times-gen.yaml", "bad-times-gen.yaml:3:39: workload 1: "
 				     "key 'times': applies to traces only");
+	/* language-model keys (issue 31), located at the value: "  - {" 5
+	 * + "name: llama" 11 + 2 + "batch: 1" 8 + 2 + "seq: 16" 7 + 2 +
+	 * "heads: " 7 = 44; a CNN given kv_heads: 5 + 14 + 2 + 8 + 2 +
+	 * "kv_heads: " 10 = 41; seq beside size: 5 + "name: gpt2" 10 + 2 +
+	 * 8 + 2 + "size: 16" 8 + 2 + "seq: " 5 = 42 */
+	bad(FX "bad-llm-heads.yaml", "bad-llm-heads.yaml:3:45: workload 1: "
+				     "key 'heads': llama: hidden 4096 is not "
+				     "a multiple of heads 5");
+	bad(FX "bad-llm-cnn.yaml", "bad-llm-cnn.yaml:3:42: workload 1: key "
+				   "'kv_heads': applies to language models");
+	bad(FX "bad-llm-seq.yaml", "bad-llm-seq.yaml:3:43: workload 1: key "
+				   "'seq': give seq or size, not both");
 	/* a trace by dtr: name whose directory is absent: skipped, exit 0,
 	 * one line saying where to get the logs, nothing written; a bad
 	 * key elsewhere is still bad input */
@@ -1045,6 +1057,24 @@ static void test_describe_help_list(void **state)
 	/* resnet50's 25,557,032 parameters (torchvision) */
 	assert_int_equal(sh("describe resnet50 --batch 32", &out), 0);
 	assert_non_null(strstr(out, "parameters          25557032"));
+	free(out);
+	/* issue 31: llama3-8b's 8,030,261,248 parameters (config.json
+	 * sums, tests/test_gen_llm.c) under bf16 autocast with AdamW keep
+	 * fp32 weights (4 B), fp32 gradients (4 B) and two fp32 moments
+	 * (8 B): 16 B a parameter; pure bf16 halves each: 8 B */
+	assert_int_equal(sh("describe llama3-8b --precision bf16-autocast "
+			    "--optimizer adamw --framework pytorch --batch 1 "
+			    "--size 16", &out), 0);
+	assert_non_null(strstr(out, "parameters          8030261248"));
+	assert_non_null(strstr(out, "4.00 B weights + 4.00 B gradients + "
+				    "8.00 B optimizer state = 16.00 B"));
+	free(out);
+	assert_int_equal(sh("describe llama3-8b --precision bf16-pure "
+			    "--optimizer adamw --batch 1 --size 16", &out), 0);
+	assert_non_null(strstr(out, "= 8.00 B"));
+	free(out);
+	assert_int_equal(sh("describe resnet50 --attention sdpa", &out), 2);
+	assert_non_null(strstr(out, "applies to language models only"));
 	free(out);
 	assert_int_equal(sh("describe resnet50 --ops --batch 1", &out), 0);
 	assert_non_null(strstr(out, "conv_bwd_filter"));

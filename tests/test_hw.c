@@ -66,9 +66,11 @@ static void expect_error(const char *text, const char *msg)
 
 /* ---- shipped profiles ------------------------------------------------ */
 
-static const char *const shipped[] = {"P100-PCIe-16GB", "GTX-1080Ti",
-				      "Tesla-M40-24GB", "V100-16GB",
-				      "A100-40GB-PCIe", "H100-80GB-PCIe"};
+static const char *const shipped[] = {
+	"P100-PCIe-16GB", "GTX-1080Ti",	   "Tesla-M40-24GB", "V100-16GB",
+	"A100-40GB-PCIe", "H100-80GB-PCIe", "A100-80GB-SXM",  "H100-SXM-80GB",
+	"H200-SXM-141GB", "GH200-96GB",	   "L4-24GB",	     "RTX-4090-24GB",
+	"MI300X-192GB"};
 
 /*
  * Where the M40's convolutions saturate (AccUDNN 6.2.1: "along with the
@@ -154,11 +156,15 @@ static void test_shipped_profiles_load(void **state)
 		assert_true(hw.cpu_threads >= 1);
 		assert_true(hw.zvc_bytes_per_s > 0);
 		/* Sane timings: a 1 GFLOP conv takes between 10 us and
-		 * 10 ms, a 64 MiB pinned copy between 1 ms and 10 ms. */
+		 * 10 ms, a 64 MiB pinned copy between 1 ms and 10 ms over
+		 * PCIe, 100 us and more over GH200's NVLink-C2C (64 MiB /
+		 * 360e9 B/s = 186 us). */
 		sim_time_t k = hw_kernel_time(&hw, OT_CONV, 1e9, 0);
 		assert_true(k > 10 * SIM_US && k < 10 * SIM_MS);
 		sim_time_t c = hw_copy_time(&hw, HW_H2D, 64 * GMS_MIB, true);
-		assert_true(c > 1 * SIM_MS && c < 10 * SIM_MS);
+		assert_true(c > (strcmp(shipped[i], "GH200-96GB") ? 1 * SIM_MS
+								  : 100 * SIM_US) &&
+			    c < 10 * SIM_MS);
 	}
 }
 
@@ -224,6 +230,69 @@ static void test_kernel_times(void **state)
 	assert_int_equal(hw_kernel_time(&hw, OT_UPDATE, 0, 0), 1000);
 	/* FLOP-bound memory-class kernel: 5e9 / 1e12 = 5 ms. */
 	assert_int_equal(hw_kernel_time(&hw, OT_OTHER, 5e9, 1e6), 5001000);
+}
+
+/* tensor: (issue 31): a bf16 workload's matmul and conv classes take
+ * tensor.bf16's peak, sat_flops and alpha, their own mem_bw and launch;
+ * memory-bound types and fp32 workloads keep compute:; a math the
+ * profile lacks is refused by name. */
+static void test_tensor_figures(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	assert_int_equal(hw_load_string(&hw, "small.yaml",
+					SMALL "tensor:\n"
+					      "  bf16: {peak_flops: 8e12, "
+					      "sat_flops: 2e9, alpha: 1}\n",
+					&err),
+			 0);
+	/* saturated: 8e9 / 8e12 = 1 ms + the matmul class's 2 us launch */
+	assert_int_equal(hw_kernel_time_math(&hw, OT_MATMUL, WL_MATH_BF16,
+					     8e9, 0),
+			 1002000);
+	/* below saturation, alpha 1: one wave, 2e9 / 8e12 = 250 us */
+	assert_int_equal(hw_kernel_time_math(&hw, OT_MATMUL_BWD, WL_MATH_BF16,
+					     1e6, 0),
+			 252000);
+	/* conv: its own memory term (1e8 / 100e9 = 1 ms) and launch 5 us */
+	assert_int_equal(hw_kernel_time_math(&hw, OT_CONV, WL_MATH_BF16, 8e9,
+					     1e8),
+			 1005000);
+	/* memory class and fp32: compute: as before */
+	assert_int_equal(hw_kernel_time_math(&hw, OT_RELU, WL_MATH_BF16, 1e6,
+					     1e8),
+			 2001000);
+	assert_int_equal(hw_kernel_time_math(&hw, OT_MATMUL, WL_MATH_FP32,
+					     8e9, 0),
+			 4002000);
+	assert_int_equal(hw_math_check(&hw, WL_MATH_BF16, &err), 0);
+	assert_int_equal(hw_math_check(&hw, WL_MATH_FP32, &err), 0);
+	assert_int_equal(hw_math_check(&hw, WL_MATH_TF32, &err), -1);
+	assert_string_equal(err.msg, "profile small gives no tf32 tensor-core "
+				     "throughput (key tensor.tf32; `gpumemsim "
+				     "help hw`)");
+	/* every new profile gives all three */
+	static const char *const tc[] = {"A100-80GB-SXM", "H100-SXM-80GB",
+					 "H200-SXM-141GB", "GH200-96GB",
+					 "L4-24GB", "RTX-4090-24GB",
+					 "MI300X-192GB"};
+	for (size_t i = 0; i < sizeof tc / sizeof *tc; i++) {
+		assert_int_equal(hw_load(&hw, tc[i], &err), 0);
+		for (int m = WL_MATH_TF32; m < WL_MATH_COUNT; m++)
+			assert_int_equal(
+				hw_math_check(&hw, (enum wl_math)m, &err), 0);
+	}
+	/* H100 SXM: 0.75 x 989.5 TFLOPS dense BF16 (datasheet 1,979 with
+	 * sparsity, halved) */
+	assert_int_equal(hw_load(&hw, "H100-SXM-80GB", &err), 0);
+	assert_true(hw.tensor[WL_MATH_BF16].peak_flops == 0.75 * 989.5e12);
+	expect_error(SMALL "tensor:\n  bf16: {sat_flops: 1e9}\n",
+		     "bad.yaml:15:9: tensor.bf16: key 'peak_flops': "
+		     "missing required key");
+	expect_error(SMALL "tensor:\n  int8: {peak_flops: 1e12}\n",
+		     "bad.yaml:15:3: tensor: key 'int8': unknown key "
+		     "(known: tf32, fp16, bf16)");
 }
 
 static void test_partial_overrides(void **state)
@@ -459,7 +528,8 @@ static void test_structure_errors(void **state)
 	/* Unknown top-level key, duplicate key. */
 	expect_error("gpu: x\n" SMALL,
 		     "bad.yaml:1:1: key 'gpu': unknown key (known: name, "
-		     "device, compute, link, costs, host, conv_algos)");
+		     "device, compute, link, costs, host, tensor, "
+		     "conv_algos)");
 	expect_error(SMALL L12_COST,
 		     "bad.yaml:14:1: key 'costs': duplicate key (first at "
 		     "line 12, column 1)");
@@ -478,10 +548,12 @@ static void test_unknown_profile_name(void **state)
 	assert_int_equal(hw_load(&hw, "V100-32GB", &err), -1);
 	snprintf(want, sizeof want,
 		 "unknown hardware profile 'V100-32GB' (available in "
-		 "%s/configs/hw: A100-40GB-PCIe, GTX-1080Ti, "
+		 "%s/configs/hw: A100-40GB-PCIe, A100-80GB-SXM, "
+		 "GH200-96GB, GTX-1080Ti, "
 		 "H100-80GB-HBM3-measured, H100-80GB-HBM3-tf32-measured, "
-		 "H100-80GB-PCIe, "
-		 "P100-PCIe-16GB, Tesla-M40-24GB, V100-16GB)",
+		 "H100-80GB-PCIe, H100-SXM-80GB, H200-SXM-141GB, L4-24GB, "
+		 "MI300X-192GB, P100-PCIe-16GB, RTX-4090-24GB, "
+		 "Tesla-M40-24GB, V100-16GB)",
 		 hw_datadir());
 	assert_string_equal(err.msg, want);
 	/* A path that does not exist. */
@@ -566,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_m40_conv_saturation),
 		cmocka_unit_test(test_shipped_v100_figures),
 		cmocka_unit_test(test_kernel_times),
+		cmocka_unit_test(test_tensor_figures),
 		cmocka_unit_test(test_partial_overrides),
 		cmocka_unit_test(test_copy_times),
 		cmocka_unit_test(test_test_profile),

@@ -3,7 +3,8 @@
  *
  * Each forward call emits its op into the workload at once and records a
  * tape entry; gen_finish walks the tape backwards emitting the backward
- * ops, then the updates. Everything below is fp32 (4 bytes an element).
+ * ops, then the updates. Element sizes follow the precision (PRECISION
+ * below; fp32, 4 bytes an element, unless the workload asks otherwise).
  *
  * CONVENTIONS (also in workloads/README.md, "Generators"). B = batch,
  * n = elements of the tensor concerned (whole batch), MAC = multiply-
@@ -114,6 +115,35 @@
  * LRN (gen_lrn): forward 2n+7 FLOPs an element, backward 4n+10, reads
  * dY, Y, X; Scale (gen_affine): 2 forward, 4 backward.
  *
+ * PRECISION (wl_gen_args.precision; every value carries its element
+ * size, gen_val.esz, and every tensor states it, wl_tensor.esz):
+ *   fp32, tf32  everything 4 bytes; tf32 changes only the matmul and
+ *          convolution math (the profile's tensor-core figures, sim/hw.c)
+ *   fp16-autocast, bf16-autocast  torch.autocast around the forward
+ *          and loss, model and optimizer in fp32 (torch.cuda.amp's
+ *          recipe; docs/source/amp.rst, "Autocast Op Reference", torch
+ *          2.x): parameters, their .grad and the optimizer states stay
+ *          fp32 (4 bytes: the "master weights" are the parameters
+ *          themselves); ops on the lower-precision list (linear, matmul,
+ *          bmm, baddbmm, addmm, conv*) write 2-byte outputs and read
+ *          2-byte copies of their inputs (ac_input, ac_weight, with
+ *          torch's cast cache for weights); ops on the fp32 list
+ *          (layer_norm, softmax, log_softmax, cross_entropy / nll_loss,
+ *          pow, ...) write fp32; any other op writes its inputs' widest
+ *          type (type promotion: an fp32 residual plus a half-precision
+ *          branch is fp32), batch_norm its input's (cuDNN's mixed
+ *          batchnorm). Activation gradients have their value's size.
+ *          Embeddings read the fp32 table: fp32 output.
+ *   bf16-pure  model.to(torch.bfloat16): parameters, gradients,
+ *          optimizer states and every activation bf16 (2 bytes); the
+ *          losses still see fp32 logits where the network upcasts them
+ *          (gen_cast; Hugging Face's loss does). Images and ids stay as
+ *          loaded (fp32, int64).
+ *   Optimizer states: the parameter's size, except adam8bit (state_bytes,
+ *   bitsandbytes' rule). Gradient scaling (GradScaler, fp16) keeps no
+ *   tensor of parameter size and is not modelled. Not scaled with
+ *   precision: cuDNN workspaces (conv_algo.c works them out for fp32).
+ *
  * CONVOLUTION ALGORITHMS (every conv, conv_bwd_data and conv_bwd_filter
  * op): cuDNN's algorithms as workloads/conv_algo.c models them (names,
  * constraints, workspace and arithmetic, with their sources); wl keeps
@@ -142,6 +172,8 @@ enum gen_lk {
 	GL_SCALE, GL_MASK_ADD, GL_SOFTMAX, GL_LAYERNORM, GL_EMBEDDING,
 	GL_ATTN_SCORES, GL_ATTN_CONTEXT, GL_LOSS, GL_AFFINE, GL_LRN,
 	GL_TF,	  /* one TensorFlow op (gen_tf_op; gen_layer.tf says which) */
+	GL_RMSNORM, GL_SILU, GL_CAST, GL_SDPA,
+	GL_FUSED_LOSS, /* gen_fused_lm_loss */
 	GL_PARAM  /* a parameter used as a value (gen_param_value): no op */
 };
 
@@ -160,6 +192,8 @@ struct gen_val {
 			       parameter (gen_param_value: not batch-sized,
 			       its gradient goes to the parameter),
 			       GEN_NONE otherwise */
+	int esz;	    /* bytes an element (4 fp32, 2 fp16/bf16;
+			       PRECISION); its gradient's too */
 };
 
 /* A parameter tensor. */
@@ -171,6 +205,8 @@ struct gen_param {
 	uint32_t n_named;  /* gradient tensors created */
 	uint32_t n_sums;   /* accumulation ops emitted */
 	uint32_t layer;	   /* tape index of the layer that created it */
+	bool frozen;	   /* requires_grad=False (gen_set_frozen): no
+			      gradient, state or update */
 };
 
 /* A forward layer on the tape. */
@@ -199,6 +235,12 @@ struct gen_layer {
 	uint32_t fwd_op;    /* its forward op (the op named as the layer),
 			       WL_NONE for views */
 	enum gen_tf_op tf;  /* GL_TF: which TensorFlow op */
+	uint32_t wcast;	    /* tensor: the autocast copy of the weight the
+			       forward and bwd_data read, WL_NONE */
+	double causal;	    /* GL_SDPA: FLOP fraction computed (0.5 causal,
+			       1 full) */
+	bool nll;	    /* GL_LOSS: backward as torch's nll_loss then
+			       log_softmax backward (gen_loss_nll) */
 };
 
 struct gen {
@@ -207,6 +249,10 @@ struct gen {
 	int64_t size;		 /* wl_gen_args.size as given */
 	enum wl_framework fw;	 /* framework personality */
 	enum wl_optim optim;	 /* update rule */
+	enum wl_precision prec;	 /* PRECISION */
+	bool autocast;		 /* fp16-/bf16-autocast */
+	int aesz;		 /* bytes of a matmul output element */
+	int pesz;		 /* bytes of a parameter (and .grad) element */
 	gms_err err;		 /* first error, msg[0] == 0 when none */
 	struct gen_val *vals;	 /* forward values */
 	uint32_t n_vals;	 /* values in use */
@@ -224,6 +270,8 @@ struct gen {
 	bool layers_inplace;	 /* the definition runs Dropout, BatchNorm
 				    and Scale in place (Caffe prototxts;
 				    gen_set_layers_inplace) */
+	bool frozen;		 /* new parameters are frozen
+				    (gen_set_frozen) */
 	const char *cur_layer;	 /* layer of the backward op emitted last
 				    (for accumulations a view triggers) */
 };
@@ -258,6 +306,12 @@ bool gen_ok(const struct gen *g)
 const char *gen_errmsg(const struct gen *g)
 {
 	return g ? g->err.msg : "no generator context";
+}
+
+void gen_set_frozen(struct gen *g, bool on)
+{
+	if (g)
+		g->frozen = on;
 }
 
 void gen_set_layers_inplace(struct gen *g, bool on)
@@ -451,7 +505,10 @@ static double velems(const struct gen *g, uint32_t v)
 /* Bytes of a value at the batch (fp32). */
 static double vbytes(const struct gen *g, uint32_t v)
 {
-	return velems(g, v) * F32;
+	const struct gen_val *x = &g->vals[v];
+	if (x->param != GEN_NONE)
+		return velems(g, v) * (double)g->pesz;
+	return velems(g, v) * (double)x->esz;
 }
 
 static const char *tname(const struct gen *g, uint32_t t)
@@ -461,7 +518,7 @@ static const char *tname(const struct gen *g, uint32_t t)
 
 /* Add a tensor; WL_NONE with the error recorded. */
 static uint32_t add_tensor(struct gen *g, const char *name, uint64_t bytes,
-			   enum wl_kind k)
+			   enum wl_kind k, int esz)
 {
 	if (!gen_ok(g) || !name)
 		return WL_NONE;
@@ -469,6 +526,8 @@ static uint32_t add_tensor(struct gen *g, const char *name, uint64_t bytes,
 	uint32_t id = wl_add_tensor(g->w, name, bytes, k, &e);
 	if (id == WL_NONE)
 		gen_fail(g, "%s", e.msg);
+	else
+		wl_set_esz(g->w, id, (unsigned)esz);
 	return id;
 }
 
@@ -566,6 +625,7 @@ struct op_spec {
 	const struct wl_algo *algos; /* convolution algorithms */
 	uint32_t n_algos;	/* entries of algos */
 	const struct wl_conv *conv; /* convolution geometry, NULL */
+	uint64_t workspace;	/* scratch of the kernel (no algos) */
 };
 
 static int emit(struct gen *g, const struct op_spec *s)
@@ -588,6 +648,7 @@ static int emit(struct gen *g, const struct op_spec *s)
 		.algos = s->algos,
 		.n_algos = s->n_algos,
 		.conv = s->conv,
+		.workspace = s->workspace,
 	};
 	gms_err e;
 	uint32_t id = wl_add_op(g->w, &d, &e);
@@ -604,10 +665,11 @@ static int emit(struct gen *g, const struct op_spec *s)
 /* A caffe hidden buffer NAME.SFX of `bytes` (fw_hidden); WL_NONE with
  * the error recorded. */
 static uint32_t hidden(struct gen *g, const char *name, const char *sfx,
-		       uint64_t bytes, enum wl_kind k)
+		       uint64_t bytes, enum wl_kind k, int esz)
 {
 	char buf[NAME_MAX_LEN];
-	return add_tensor(g, fmt_name(g, buf, "%s.%s", name, sfx), bytes, k);
+	return add_tensor(g, fmt_name(g, buf, "%s.%s", name, sfx), bytes, k,
+			  esz);
 }
 
 /* Is the context's personality Caffe (fw_hidden buffers, the limited
@@ -626,7 +688,7 @@ static bool same_size(const struct gen *g, uint32_t a, uint32_t b)
 /* New value over tensor t. */
 static struct gen_tensor new_val(struct gen *g, uint32_t t, uint32_t root,
 				 int64_t c, int64_t h, int64_t w,
-				 bool needs_grad)
+				 bool needs_grad, int esz)
 {
 	if (!gen_ok(g) || t == WL_NONE ||
 	    grow(g, (void **)&g->vals, &g->cap_vals, g->n_vals,
@@ -637,7 +699,8 @@ static struct gen_tensor new_val(struct gen *g, uint32_t t, uint32_t root,
 				      .root = root == GEN_NONE ? v : root,
 				      .c = c, .h = h, .w = w,
 				      .needs_grad = needs_grad,
-				      .grad = WL_NONE, .param = GEN_NONE};
+				      .grad = WL_NONE, .param = GEN_NONE,
+				      .esz = esz};
 	return (struct gen_tensor){v, c, h, w};
 }
 
@@ -667,7 +730,8 @@ static bool start(struct gen *g, const char *name)
 
 /* Output activation NAME.out of a forward op, per-sample shape. */
 static struct gen_tensor out_val(struct gen *g, const char *name, int64_t c,
-				 int64_t h, int64_t w, bool needs_grad)
+				 int64_t h, int64_t w, bool needs_grad,
+				 int esz)
 {
 	char buf[NAME_MAX_LEN];
 	if (c < 1 || h < 1 || w < 1) {
@@ -681,8 +745,10 @@ static struct gen_tensor out_val(struct gen *g, const char *name, int64_t c,
 		return NONE_T;
 	}
 	uint32_t t = add_tensor(g, fmt_name(g, buf, "%s.out", name),
-				fbytes(g, c * h * w), WL_ACT);
-	return new_val(g, t, GEN_NONE, c, h, w, needs_grad);
+				(uint64_t)(c * h * w) * (uint64_t)g->batch *
+					(uint64_t)esz,
+				WL_ACT, esz);
+	return new_val(g, t, GEN_NONE, c, h, w, needs_grad, esz);
 }
 
 /* Record a tape entry; returns its index or GEN_NONE. */
@@ -713,9 +779,31 @@ static uint32_t tape_add(struct gen *g, enum gen_lk kind, const char *name,
 					.aux2 = WL_NONE, .wp = GEN_NONE,
 					.groups = 1,
 					.hid = {WL_NONE, WL_NONE},
-					.bp = GEN_NONE, .fwd_op = WL_NONE};
+					.bp = GEN_NONE, .fwd_op = WL_NONE,
+					.wcast = WL_NONE};
 	g->n_ins += n_in;
 	return l;
+}
+
+/* Bytes of one optimizer state tensor of a parameter of numel elements:
+ * the parameter's dtype (fp32 master weights keep fp32 states; pure bf16
+ * keeps bf16 ones), except adam8bit, as bitsandbytes' Optimizer2State
+ * (bitsandbytes/optim/optimizer.py, init_state): a parameter of fewer
+ * than min_8bit_size = 4096 elements keeps fp32 states ("if
+ * config['optim_bits'] == 32 or p.numel() < config['min_8bit_size']"),
+ * a larger one a uint8 state (torch.zeros_like(p, dtype=torch.uint8))
+ * plus, blockwise (block_wise=True, the default), one fp32 absmax per
+ * block of 256 elements ("blocks = n // 256; blocks += 1 if n % 256 > 0
+ * else 0"). The 256-entry quantisation maps (state['qmap1'], 'qmap2',
+ * 1 KiB each) are not counted. */
+static uint64_t state_bytes(const struct gen *g, int64_t numel)
+{
+	uint64_t n = (uint64_t)numel;
+	if (g->optim != WL_OPTIM_ADAM8BIT)
+		return n * (uint64_t)g->pesz;
+	if (n < 4096)
+		return n * 4u;
+	return n + (n / 256 + (n % 256 > 0)) * 4u;
 }
 
 /* A parameter of `numel` elements named NAME.SUFFIX, with its optimizer
@@ -730,24 +818,28 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 		return gen_fail(g, "%s: empty parameter", name), GEN_NONE;
 	const char *pn = sfx ? fmt_name(g, buf, "%s.%s", name, sfx)
 			     : fmt_name(g, buf, "%s", name);
-	uint64_t b = (uint64_t)numel * 4u;
-	uint32_t t = add_tensor(g, pn, b, WL_PARAM);
+	uint64_t b = (uint64_t)numel * (uint64_t)g->pesz;
+	uint64_t sb8 = state_bytes(g, numel);
+	uint32_t t = add_tensor(g, pn, b, WL_PARAM, g->pesz);
+	int se = g->optim != WL_OPTIM_ADAM8BIT ? g->pesz : numel < 4096 ? 4 : 1;
 	if (t == WL_NONE ||
 	    grow(g, (void **)&g->params, &g->cap_params, g->n_params,
 		 sizeof *g->params) < 0)
 		return GEN_NONE;
 	struct gen_param p = {.tensor = t, .state = {WL_NONE, WL_NONE},
 			      .numel = (uint64_t)numel, .grad = WL_NONE,
-			      .layer = layer};
-	if (g->optim == WL_OPTIM_MOMENTUM) {
+			      .layer = layer, .frozen = g->frozen};
+	if (g->frozen) {
+		/* no gradient, no optimizer state */
+	} else if (g->optim == WL_OPTIM_MOMENTUM) {
 		p.state[0] = add_tensor(
-			g, fmt_name(g, sb, "%s.momentum", pn), b,
-			WL_OPT_STATE);
-	} else if (g->optim == WL_OPTIM_ADAM) {
+			g, fmt_name(g, sb, "%s.momentum", pn), sb8,
+			WL_OPT_STATE, se);
+	} else if (g->optim >= WL_OPTIM_ADAM) {
 		p.state[0] = add_tensor(g, fmt_name(g, sb, "%s.adam_m", pn),
-					b, WL_OPT_STATE);
+					sb8, WL_OPT_STATE, se);
 		p.state[1] = add_tensor(g, fmt_name(g, sb, "%s.adam_v", pn),
-					b, WL_OPT_STATE);
+					sb8, WL_OPT_STATE, se);
 	}
 	if (!gen_ok(g))
 		return GEN_NONE;
@@ -757,7 +849,8 @@ static uint32_t new_param(struct gen *g, const char *name, const char *sfx,
 
 static double pbytes(const struct gen *g, uint32_t p)
 {
-	return p == GEN_NONE ? 0.0 : (double)g->params[p].numel * F32;
+	return p == GEN_NONE ? 0.0
+			     : (double)g->params[p].numel * (double)g->pesz;
 }
 
 /* ---- Context ------------------------------------------------------ */
@@ -775,8 +868,10 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 		return NULL;
 	}
 	if ((unsigned)a->framework >= WL_FW_COUNT ||
-	    (unsigned)a->optimizer >= WL_OPTIM_COUNT) {
-		gms_errf(err, "%s: invalid framework or optimizer", name);
+	    (unsigned)a->optimizer >= WL_OPTIM_COUNT ||
+	    (unsigned)a->precision >= WL_PREC_COUNT) {
+		gms_errf(err, "%s: invalid framework, optimizer or precision",
+			 name);
 		return NULL;
 	}
 	struct gen *g = calloc(1, sizeof *g);
@@ -792,6 +887,12 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 	g->size = a->size;
 	g->fw = a->framework;
 	g->optim = a->optimizer;
+	g->prec = a->precision;
+	g->autocast = a->precision == WL_PREC_FP16_AUTO ||
+		      a->precision == WL_PREC_BF16_AUTO;
+	g->aesz = a->precision >= WL_PREC_FP16_AUTO ? 2 : 4;
+	g->pesz = a->precision == WL_PREC_BF16_PURE ? 2 : 4;
+	g->w->math = wl_precision_math(a->precision);
 	return g;
 }
 
@@ -832,8 +933,8 @@ struct gen_tensor gen_input(struct gen *g, const char *name, int64_t c,
 			 (long long)c, (long long)h, (long long)w);
 		return NONE_T;
 	}
-	uint32_t t = add_tensor(g, name, fbytes(g, c * h * w), WL_INPUT);
-	return new_val(g, t, GEN_NONE, c, h, w, false);
+	uint32_t t = add_tensor(g, name, fbytes(g, c * h * w), WL_INPUT, 4);
+	return new_val(g, t, GEN_NONE, c, h, w, false, 4);
 }
 
 struct gen_tensor gen_input_ids(struct gen *g, const char *name, int64_t seq)
@@ -845,8 +946,54 @@ struct gen_tensor gen_input_ids(struct gen *g, const char *name, int64_t seq)
 		return NONE_T;
 	}
 	uint32_t t = add_tensor(g, name, (uint64_t)seq * (uint64_t)g->batch * 8u,
-				WL_INPUT);
-	return new_val(g, t, GEN_NONE, 1, seq, 1, false);
+				WL_INPUT, 8);
+	/* esz 4: the cost figures of ops reading ids count 4 bytes an
+	 * element (vbytes), as they always have; the tensor is int64 */
+	return new_val(g, t, GEN_NONE, 1, seq, 1, false, 4);
+}
+
+/* PRECISION, autocast. torch.autocast casts the inputs of an op on its
+ * lower-precision list (linear, matmul, bmm, addmm, conv*; "CUDA Ops
+ * that can autocast to float16", docs/source/amp.rst, torch 2.x) to the
+ * autocast dtype: an activation of another dtype is copied (the copy,
+ * not the original, is what the op saves for backward: q, k and v
+ * projections of one input each make their own), and a weight through
+ * the cast cache, one copy per use ("cached_cast ... only for leaf
+ * tensors that require grad", aten/src/ATen/autocast_mode.h), which
+ * lives until the autocast region ends and then as long as the op's
+ * backward holds it. ac_input makes the activation's copy as a layer of
+ * its own (NAME.autocast_in, gen_cast); ac_weight emits the weight's
+ * copy NAME.weight.autocast (op NAME.weight_cast) that the forward and
+ * bwd_data read instead of the fp32 weight; the weight's gradient is
+ * written in the parameter's dtype (the cast's backward folded in). */
+static struct gen_tensor ac_input(struct gen *g, const char *name,
+				  struct gen_tensor x)
+{
+	char buf[NAME_MAX_LEN];
+	if (!g->autocast || g->vals[x.v].esz == g->aesz)
+		return x;
+	return gen_cast(g, fmt_name(g, buf, "%s.autocast_in", name), x,
+			g->aesz);
+}
+
+static uint32_t ac_weight(struct gen *g, const char *name, uint32_t p)
+{
+	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
+	uint32_t wt = g->params[p].tensor;
+	if (!g->autocast || g->aesz == g->pesz || !gen_ok(g))
+		return wt;
+	double n = (double)g->params[p].numel;
+	uint32_t c = add_tensor(g, fmt_name(g, b1, "%s.autocast", tname(g, wt)),
+				g->params[p].numel * (uint64_t)g->aesz, WL_ACT,
+				g->aesz);
+	struct op_spec s = {.name = fmt_name(g, b2, "%s.weight_cast", name),
+			    .layer = name, .type = OT_ELEMWISE,
+			    .phase = WL_FWD, .in = {wt}, .n_in = 1,
+			    .out = {c}, .n_out = 1, .flops = n,
+			    .bytes = n * (double)(g->pesz + g->aesz)};
+	if (emit(g, &s) < 0)
+		return WL_NONE;
+	return c;
 }
 
 /* ---- Convolutional layers ---------------------------------------- */
@@ -917,6 +1064,9 @@ static struct gen_tensor conv(struct gen *g, const char *name,
 {
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
+	x = ac_input(g, name, x);
+	if (!gen_ok(g))
+		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
 	if (cout < 1 || kh < 1 || kw < 1 || stride < 1 || pad_h < 0 ||
 	    pad_w < 0 || groups < 1 || xv.c % groups || cout % groups) {
@@ -934,7 +1084,7 @@ static struct gen_tensor conv(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	int64_t ho = (hp - kh) / stride + 1, wo = (wp - kw) / stride + 1;
-	struct gen_tensor y = out_val(g, name, cout, ho, wo, true);
+	struct gen_tensor y = out_val(g, name, cout, ho, wo, true, g->aesz);
 	uint32_t l = tape_add(g, GL_CONV, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -954,9 +1104,12 @@ static struct gen_tensor conv(struct gen *g, const char *name,
 	conv_choice(g, &cg, CA_BWD_DATA, tmp, &wd);
 	conv_choice(g, &cg, CA_BWD_FILTER, tmp, &wb);
 	double macs = conv_macs(&cg);
+	uint32_t wt = ac_weight(g, name, L->wp);
+	L = &g->tape[l];
+	L->wcast = wt != g->params[L->wp].tensor ? wt : WL_NONE;
 	struct op_spec s = {.name = name, .layer = name, .type = OT_CONV,
 			    .phase = WL_FWD,
-			    .in = {xv.tensor, g->params[L->wp].tensor},
+			    .in = {xv.tensor, wt},
 			    .n_in = 2, .out = {g->vals[y.v].tensor},
 			    .n_out = 1, .algos = al, .n_algos = na,
 			    .conv = &cg};
@@ -971,7 +1124,7 @@ static struct gen_tensor conv(struct gen *g, const char *name,
 		L->hid[0] = hidden(g, name, "workspace",
 				   wmax * (uint64_t)groups *
 					   CAFFE_STREAMS_PER_GROUP,
-				   WL_WORKSPACE);
+				   WL_WORKSPACE, 1);
 		s.out[s.n_out++] = L->hid[0];
 	}
 	s.flops = 2.0 * macs;
@@ -1021,11 +1174,20 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
-	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true);
+	/* autocast runs layer_norm in fp32 (its fp32 list); RMSNorm as
+	 * Hugging Face writes it returns weight * x.to(input_dtype): the
+	 * wider of the weight's and x's dtypes (PRECISION) */
+	int oe = kind == GL_LAYERNORM && g->autocast ? 4 : xv.esz;
+	if (kind == GL_RMSNORM && g->pesz > oe)
+		oe = g->pesz;
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
+				      xv.needs_grad || (affine && !g->frozen),
+				      oe);
 	uint32_t saved = add_tensor(g, fmt_name(g, buf, "%s.saved", name),
 				    kind == GL_BN ? (uint64_t)xv.c * 2u * 4u
-						  : fbytes(g, 2 * xv.h * xv.w),
-				    WL_ACT);
+				    : fbytes(g, (kind == GL_RMSNORM ? 1 : 2) *
+						       xv.h * xv.w),
+				    WL_ACT, 4);
 	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1033,7 +1195,8 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 	L->aux = saved;
 	if (affine) {
 		L->wp = new_param(g, name, "weight", xv.c, l);
-		L->bp = new_param(g, name, "bias", xv.c, l);
+		if (kind != GL_RMSNORM)
+			L->bp = new_param(g, name, "bias", xv.c, l);
 	}
 	if (!gen_ok(g))
 		return NONE_T;
@@ -1041,12 +1204,18 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 			    .phase = WL_FWD, .in = {xv.tensor}, .n_in = 1,
 			    .out = {g->vals[y.v].tensor, saved},
 			    .n_out = 2};
-	s.flops = (affine ? 7.0 : 5.0) * velems(g, x.v);
-	s.bytes = 2.0 * vbytes(g, x.v) + (double)g->w->tensors[saved].bytes;
+	/* RMSNorm: square, row sum, scale, weight: 4 / element */
+	s.flops = (kind == GL_RMSNORM ? 4.0 : affine ? 7.0 : 5.0) *
+		  velems(g, x.v);
+	s.bytes = vbytes(g, x.v) + vbytes(g, y.v) +
+		  (double)g->w->tensors[saved].bytes;
 	if (affine) {
 		s.in[s.n_in++] = g->params[L->wp].tensor;
+		s.bytes += pbytes(g, L->wp);
+	}
+	if (L->bp != GEN_NONE) {
 		s.in[s.n_in++] = g->params[L->bp].tensor;
-		s.bytes += 2.0 * (double)xv.c * F32;
+		s.bytes += pbytes(g, L->bp);
 	}
 	if (kind == GL_BN && g->fw == WL_FW_PYTORCH) {
 		/* nn.BatchNorm2d's buffers (_NormBase.__init__, torch
@@ -1066,7 +1235,7 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 		for (int i = 0; i < 3; i++) {
 			uint32_t t = hidden(g, name, bufs[i],
 					    i < 2 ? (uint64_t)xv.c * 4u : 8u,
-					    WL_PARAM);
+					    WL_PARAM, i < 2 ? 4 : 8);
 			if (t == WL_NONE)
 				return NONE_T;
 			s.in[s.n_in++] = t;
@@ -1080,9 +1249,9 @@ static struct gen_tensor norm_fwd(struct gen *g, enum gen_lk kind,
 		 * broadcast) and copies top into x_norm_ ("later in-place
 		 * layers might clobber the data", batch_norm_layer.cu) */
 		L->hid[0] = hidden(g, name, "temp", fbytes(g, vnumel(&xv)),
-				   WL_ACT);
+				   WL_ACT, 4);
 		L->hid[1] = hidden(g, name, "x_norm", fbytes(g, vnumel(&xv)),
-				   WL_ACT);
+				   WL_ACT, 4);
 		s.out[s.n_out++] = L->hid[0];
 		s.out[s.n_out++] = L->hid[1];
 		s.bytes += 2.0 * vbytes(g, x.v);
@@ -1118,7 +1287,7 @@ struct gen_tensor gen_affine(struct gen *g, const char *name,
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
-	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true);
+	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w, true, xv.esz);
 	uint32_t l = tape_add(g, GL_AFFINE, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1139,7 +1308,7 @@ struct gen_tensor gen_affine(struct gen *g, const char *name,
 		s.in[s.n_in++] = g->params[L->bp].tensor;
 	if (caffe(g) && fw_inplace(g, IP_LAYER)) {
 		L->hid[0] = hidden(g, name, "temp", fbytes(g, vnumel(&xv)),
-				   WL_ACT);
+				   WL_ACT, 4);
 		s.out[s.n_out++] = L->hid[0];
 		s.bytes += vbytes(g, x.v);
 	}
@@ -1147,17 +1316,18 @@ struct gen_tensor gen_affine(struct gen *g, const char *name,
 	return gen_ok(g) ? y : NONE_T;
 }
 
-/* An elementwise forward layer: one input, same shape out. */
-static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
-			       const char *name, struct gen_tensor x,
-			       enum wl_op_type type, double flops_per_el,
-			       enum gen_ip inplace)
+/* An elementwise forward layer: one input, same shape out, elements of
+ * esz bytes (0: x's). */
+static struct gen_tensor unary_e(struct gen *g, enum gen_lk kind,
+				 const char *name, struct gen_tensor x,
+				 enum wl_op_type type, double flops_per_el,
+				 enum gen_ip inplace, int esz)
 {
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
 	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
-				      xv.needs_grad);
+				      xv.needs_grad, esz ? esz : xv.esz);
 	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1166,9 +1336,17 @@ static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
 			    .out = {g->vals[y.v].tensor}, .n_out = 1};
 	s.inplace = same_size(g, xv.tensor, s.out[0]) ? inplace : IP_NO;
 	s.flops = flops_per_el * velems(g, x.v);
-	s.bytes = 2.0 * vbytes(g, x.v);
+	s.bytes = vbytes(g, x.v) + vbytes(g, y.v);
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
+}
+
+static struct gen_tensor unary(struct gen *g, enum gen_lk kind,
+			       const char *name, struct gen_tensor x,
+			       enum wl_op_type type, double flops_per_el,
+			       enum gen_ip inplace)
+{
+	return unary_e(g, kind, name, x, type, flops_per_el, inplace, 0);
 }
 
 struct gen_tensor gen_relu(struct gen *g, const char *name,
@@ -1195,10 +1373,66 @@ struct gen_tensor gen_scale(struct gen *g, const char *name,
 	return unary(g, GL_SCALE, name, x, OT_ELEMWISE, 1.0, IP_NO);
 }
 
+/* softmax is on autocast's fp32 list ("CUDA Ops that can autocast to
+ * float32", amp.rst): its output is fp32 under autocast. */
 struct gen_tensor gen_softmax(struct gen *g, const char *name,
 			      struct gen_tensor x)
 {
-	return unary(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, IP_NO);
+	return unary_e(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, IP_NO,
+		       g && g->autocast ? 4 : 0);
+}
+
+struct gen_tensor gen_softmax_fp32(struct gen *g, const char *name,
+				   struct gen_tensor x)
+{
+	return unary_e(g, GL_SOFTMAX, name, x, OT_SOFTMAX, 5.0, IP_NO, 4);
+}
+
+/* SiLU x * sigmoid(x): exp (4), add, divide, multiply: 7 / element;
+ * backward sigmoid again and s * (1 + x * (1 - s)) * dy: 10 (estimates,
+ * transcendental functions as 4, as GELU). torch's silu_backward reads
+ * dy and x (derivatives.yaml: silu_backward(grad, self)). */
+struct gen_tensor gen_silu(struct gen *g, const char *name,
+			   struct gen_tensor x)
+{
+	return unary(g, GL_SILU, name, x, OT_ELEMWISE, 7.0, IP_NO);
+}
+
+/* A dtype conversion (Tensor.to / autocast's cast): a copy, 1 FLOP an
+ * element counted; backward converts dy back (reads dy only). The same
+ * value when x already has that element size. */
+struct gen_tensor gen_cast(struct gen *g, const char *name,
+			   struct gen_tensor x, int esz)
+{
+	if (!gen_ok(g) || !check_in(g, name ? name : "cast", x))
+		return NONE_T;
+	if (g->vals[x.v].esz == esz)
+		return x;
+	if (esz != 1 && esz != 2 && esz != 4 && esz != 8) {
+		gen_fail(g, "%s: element size %d", name, esz);
+		return NONE_T;
+	}
+	return unary_e(g, GL_CAST, name, x, OT_ELEMWISE, 1.0, IP_NO, esz);
+}
+
+int gen_esz(const struct gen *g, struct gen_tensor x)
+{
+	return g && x.v < g->n_vals ? g->vals[x.v].esz : 0;
+}
+
+int gen_compute_esz(const struct gen *g)
+{
+	return g ? g->aesz : 4;
+}
+
+int gen_param_esz(const struct gen *g)
+{
+	return g ? g->pesz : 4;
+}
+
+enum wl_precision gen_precision(const struct gen *g)
+{
+	return g ? g->prec : WL_PREC_FP32;
 }
 
 /* LRN across channels: per element the window's sum of squares (2n
@@ -1259,7 +1493,8 @@ static struct gen_tensor pool(struct gen *g, enum gen_lk kind,
 			 (long long)k, (long long)k);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, xv.c, ho, wo, xv.needs_grad);
+	struct gen_tensor y = out_val(g, name, xv.c, ho, wo, xv.needs_grad,
+				      xv.esz);
 	uint32_t l = tape_add(g, kind, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1277,7 +1512,7 @@ static struct gen_tensor pool(struct gen *g, enum gen_lk kind,
 		 * (tools/autograd/derivatives.yaml) */
 		char buf[NAME_MAX_LEN];
 		L->aux = add_tensor(g, fmt_name(g, buf, "%s.indices", name),
-				    (uint64_t)velems(g, y.v) * 8u, WL_ACT);
+				    (uint64_t)velems(g, y.v) * 8u, WL_ACT, 8);
 		s.out[s.n_out++] = L->aux;
 		s.bytes += velems(g, y.v) * 8.0;
 	}
@@ -1286,7 +1521,7 @@ static struct gen_tensor pool(struct gen *g, enum gen_lk kind,
 		 * Caffe layer to max pooling"): `Blob<int> max_idx_`
 		 * reshaped to the top's shape (pooling_layer.cpp), int32 */
 		L->hid[0] = hidden(g, name, "max_idx",
-				   (uint64_t)velems(g, y.v) * 4u, WL_ACT);
+				   (uint64_t)velems(g, y.v) * 4u, WL_ACT, 4);
 		s.out[s.n_out++] = L->hid[0];
 		s.bytes += velems(g, y.v) * 4.0;
 	}
@@ -1329,7 +1564,8 @@ struct gen_tensor gen_adaptive_avgpool(struct gen *g, const char *name,
 			 (long long)oh, (long long)ow);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, xv.c, oh, ow, xv.needs_grad);
+	struct gen_tensor y = out_val(g, name, xv.c, oh, ow, xv.needs_grad,
+				      xv.esz);
 	uint32_t l = tape_add(g, GL_AVGPOOL, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1360,7 +1596,7 @@ struct gen_tensor gen_flatten(struct gen *g, struct gen_tensor x)
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
 	struct gen_tensor y = new_val(g, xv.tensor, xv.root, vnumel(&xv), 1,
-				      1, xv.needs_grad);
+				      1, xv.needs_grad, xv.esz);
 	if (tape_add(g, GL_FLATTEN, NULL, &x.v, 1, y.v) == GEN_NONE)
 		return NONE_T;
 	return y;
@@ -1380,8 +1616,11 @@ static struct gen_tensor add_op(struct gen *g, const char *name,
 			 (long long)bv.h, (long long)bv.w);
 		return NONE_T;
 	}
+	/* type promotion: the wider of the two (an fp32 residual plus a
+	 * half-precision branch under autocast is fp32) */
 	struct gen_tensor y = out_val(g, name, av.c, av.h, av.w,
-				      av.needs_grad || bv.needs_grad);
+				      av.needs_grad || bv.needs_grad,
+				      av.esz > bv.esz ? av.esz : bv.esz);
 	uint32_t in[2] = {a.v, b.v};
 	if (tape_add(g, GL_ADD, name, in, 2, y.v) == GEN_NONE)
 		return NONE_T;
@@ -1443,7 +1682,7 @@ struct gen_tensor gen_concat(struct gen *g, const char *name,
 		tin[i] = v->tensor;
 	}
 	const struct gen_val v0 = g->vals[xs[0].v];
-	y = out_val(g, name, c, v0.h, v0.w, ng);
+	y = out_val(g, name, c, v0.h, v0.w, ng, v0.esz);
 	if (tape_add(g, GL_CONCAT, name, vin, n, y.v) == GEN_NONE) {
 		y = NONE_T;
 		goto out;
@@ -1477,7 +1716,7 @@ struct gen_tensor gen_slice(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	struct gen_tensor y = new_val(g, xv.tensor, xv.root, xv.c, nh, xv.w,
-				      xv.needs_grad);
+				      xv.needs_grad, xv.esz);
 	if (tape_add(g, GL_SLICE, name, &x.v, 1, y.v) == GEN_NONE)
 		return NONE_T;
 	return y;
@@ -1491,6 +1730,9 @@ static struct gen_tensor linear(struct gen *g, const char *name,
 {
 	if (!start(g, name) || !check_in(g, name, x))
 		return NONE_T;
+	x = ac_input(g, name, x);
+	if (!gen_ok(g))
+		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
 	if (out < 1) {
 		gen_fail(g, "%s: no output features", name);
@@ -1503,7 +1745,8 @@ static struct gen_tensor linear(struct gen *g, const char *name,
 			 (long long)out, (long long)xv.c);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, out, xv.h, xv.w, true);
+	struct gen_tensor y = out_val(g, name, out, xv.h, xv.w,
+				      xv.needs_grad || !g->frozen, g->aesz);
 	uint32_t l = tape_add(g, GL_LINEAR, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1515,10 +1758,13 @@ static struct gen_tensor linear(struct gen *g, const char *name,
 		L->bp = new_param(g, name, "bias", out, l);
 	if (!gen_ok(g))
 		return NONE_T;
+	uint32_t wt = ac_weight(g, name, L->wp);
+	L = &g->tape[l];
+	L->wcast = wt != g->params[L->wp].tensor ? wt : WL_NONE;
 	double rows = (double)g->batch * (double)(xv.h * xv.w);
 	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
 			    .phase = WL_FWD,
-			    .in = {xv.tensor, g->params[L->wp].tensor},
+			    .in = {xv.tensor, wt},
 			    .n_in = 2, .out = {g->vals[y.v].tensor},
 			    .n_out = 1};
 	s.flops = 2.0 * rows * (double)xv.c * (double)out;
@@ -1562,14 +1808,14 @@ struct gen_tensor gen_dropout(struct gen *g, const char *name,
 	}
 	const struct gen_val xv = g->vals[x.v];
 	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
-				      xv.needs_grad);
+				      xv.needs_grad, xv.esz);
 	/* caffe: `Blob<unsigned int> rand_vec_` of the bottom's shape
 	 * (dropout_layer.hpp), 4 bytes an element; else a 1-byte mask */
 	uint64_t mb = caffe(g) ? 4u : 1u;
 	uint32_t mask = add_tensor(g, fmt_name(g, buf, "%s.mask", name),
 				   (uint64_t)vnumel(&xv) *
 					   (uint64_t)g->batch * mb,
-				   WL_ACT);
+				   WL_ACT, (int)mb);
 	uint32_t l = tape_add(g, GL_DROPOUT, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1597,7 +1843,7 @@ struct gen_tensor gen_mask_add(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	struct gen_tensor y = out_val(g, name, xv.c, xv.h, xv.w,
-				      xv.needs_grad);
+				      xv.needs_grad, xv.esz);
 	uint32_t l = tape_add(g, GL_MASK_ADD, name, &x.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1618,6 +1864,12 @@ struct gen_tensor gen_layernorm(struct gen *g, const char *name,
 	return norm_fwd(g, GL_LAYERNORM, OT_LAYERNORM, name, x, true);
 }
 
+struct gen_tensor gen_rmsnorm(struct gen *g, const char *name,
+			      struct gen_tensor x)
+{
+	return norm_fwd(g, GL_RMSNORM, OT_LAYERNORM, name, x, true);
+}
+
 struct gen_tensor gen_embedding(struct gen *g, const char *name,
 				struct gen_tensor ids, int64_t vocab,
 				int64_t dim)
@@ -1631,7 +1883,8 @@ struct gen_tensor gen_embedding(struct gen *g, const char *name,
 			 (long long)dim, (long long)iv.c);
 		return NONE_T;
 	}
-	struct gen_tensor y = out_val(g, name, dim, iv.h, iv.w, true);
+	struct gen_tensor y = out_val(g, name, dim, iv.h, iv.w, !g->frozen,
+				      g->pesz);
 	uint32_t l = tape_add(g, GL_EMBEDDING, name, &ids.v, 1, y.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1668,7 +1921,7 @@ struct gen_tensor gen_attn_scores(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	struct gen_tensor y = out_val(g, name, kv.h, qv.h, heads,
-				      qv.needs_grad || kv.needs_grad);
+				      qv.needs_grad || kv.needs_grad, g->aesz);
 	uint32_t in[2] = {q.v, k.v};
 	uint32_t l = tape_add(g, GL_ATTN_SCORES, name, in, 2, y.v);
 	if (l == GEN_NONE)
@@ -1699,7 +1952,7 @@ struct gen_tensor gen_attn_context(struct gen *g, const char *name,
 		return NONE_T;
 	}
 	struct gen_tensor y = out_val(g, name, vv.c, pv.h, 1,
-				      pv.needs_grad || vv.needs_grad);
+				      pv.needs_grad || vv.needs_grad, g->aesz);
 	uint32_t in[2] = {p.v, v.v};
 	uint32_t l = tape_add(g, GL_ATTN_CONTEXT, name, in, 2, y.v);
 	if (l == GEN_NONE)
@@ -1712,6 +1965,67 @@ struct gen_tensor gen_attn_context(struct gen *g, const char *name,
 	s.flops = 2.0 * (double)g->batch * (double)pv.h * (double)pv.c *
 		  (double)vv.c;
 	s.bytes = vbytes(g, p.v) + vbytes(g, v.v) + vbytes(g, y.v);
+	emit(g, &s);
+	return gen_ok(g) ? y : NONE_T;
+}
+
+/* Fused attention (FlashAttention; torch's scaled_dot_product_attention
+ * on its flash or memory-efficient kernel). FlashAttention-2 (Dao 2023,
+ * section 3.1.1): "we only need to store the output O and the logsumexp
+ * L for the backward pass"; PyTorch's _scaled_dot_product_flash_attention
+ * returns (output, logsumexp, ..., philox_seed, philox_offset, ...) and
+ * its backward takes grad_out, query, key, value, out, logsumexp and the
+ * seed and offset (tools/autograd/derivatives.yaml, torch 2.1+). So the
+ * op writes NAME.out (hidden, seq, 1) in the compute dtype and
+ * NAME.logsumexp (fp32, batch * heads * seq_q) -- the RNG state is two
+ * int64 scalars, not counted -- and its backward NAME.bwd reads q, k, v,
+ * out, logsumexp and dy and writes dq, dk, dv. Grouped-query attention
+ * reads k and v with kv_heads heads as they are (flash-attn's
+ * flash_attn_func takes "number of heads in KV ... divides the number of
+ * heads in Q"): no repeat. FLOPs: 4 * seq_q * seq_k * hidden a sample
+ * forward (QK^T and PV), 2.5 times that backward (the FlashAttention-2
+ * paper's count: five matmuls in place of two), times `frac` (0.5 for a
+ * causal mask, whose upper blocks the kernel skips; FlashAttention-2
+ * section 4.1 counts causal FLOPs so). Scratch the backward allocates
+ * (dq_accum, softmax_d) is not modelled. */
+struct gen_tensor gen_sdpa(struct gen *g, const char *name,
+			   struct gen_tensor q, struct gen_tensor k,
+			   struct gen_tensor v, int64_t heads, bool causal)
+{
+	char buf[NAME_MAX_LEN];
+	if (!start(g, name) || !check_in(g, name, q) ||
+	    !check_in(g, name, k) || !check_in(g, name, v))
+		return NONE_T;
+	const struct gen_val qv = g->vals[q.v], kv = g->vals[k.v],
+			     vv = g->vals[v.v];
+	if (heads < 1 || qv.c % heads || kv.c != vv.c || kv.h != vv.h ||
+	    (kv.c * heads) % qv.c || heads % ((kv.c * heads) / qv.c)) {
+		gen_fail(g, "%s: q (%lld features), k and v (%lld) do not "
+			    "split into %lld query heads", name,
+			 (long long)qv.c, (long long)kv.c, (long long)heads);
+		return NONE_T;
+	}
+	bool ng = qv.needs_grad || kv.needs_grad || vv.needs_grad;
+	struct gen_tensor y = out_val(g, name, qv.c, qv.h, 1, ng, g->aesz);
+	uint32_t lse = add_tensor(g, fmt_name(g, buf, "%s.logsumexp", name),
+				  (uint64_t)(heads * qv.h) *
+					  (uint64_t)g->batch * 4u,
+				  WL_ACT, 4);
+	uint32_t in[3] = {q.v, k.v, v.v};
+	uint32_t l = tape_add(g, GL_SDPA, name, in, 3, y.v);
+	if (l == GEN_NONE)
+		return NONE_T;
+	g->tape[l].heads = heads;
+	g->tape[l].aux = lse;
+	g->tape[l].causal = causal ? 0.5 : 1.0;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
+			    .phase = WL_FWD,
+			    .in = {qv.tensor, kv.tensor, vv.tensor}, .n_in = 3,
+			    .out = {g->vals[y.v].tensor, lse}, .n_out = 2};
+	s.flops = g->tape[l].causal * 4.0 * (double)g->batch *
+		  (double)qv.h * (double)kv.h * (double)qv.c;
+	s.bytes = vbytes(g, q.v) + vbytes(g, k.v) + vbytes(g, v.v) +
+		  vbytes(g, y.v) + (double)g->w->tensors[lse].bytes;
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
 }
@@ -1857,7 +2171,12 @@ struct gen_tensor gen_tf_op(struct gen *g, const char *name,
 		oc = 1; /* over the feature axis, keep_dims */
 	if (c > 0)
 		oc = c, oh = h, ow = w;
-	struct gen_tensor out = out_val(g, name, oc, oh, ow, ng);
+	int esz = 0;
+	for (uint32_t i = 0; i < d->n_in; i++)
+		if (g->vals[vin[i]].esz > esz)
+			esz = g->vals[vin[i]].esz;
+	struct gen_tensor out = out_val(g, name, oc, oh, ow, ng,
+					esz ? esz : 4);
 	uint32_t l = tape_add(g, GL_TF, name, vin, d->n_in, out.v);
 	if (l == GEN_NONE)
 		return NONE_T;
@@ -1899,7 +2218,7 @@ struct gen_tensor gen_stop_gradient(struct gen *g, struct gen_tensor x)
 	if (!gen_ok(g) || !check_in(g, "stop_gradient", x))
 		return NONE_T;
 	const struct gen_val xv = g->vals[x.v];
-	return new_val(g, xv.tensor, xv.root, xv.c, xv.h, xv.w, false);
+	return new_val(g, xv.tensor, xv.root, xv.c, xv.h, xv.w, false, xv.esz);
 }
 
 struct gen_tensor gen_param_value(struct gen *g, const char *name,
@@ -1921,13 +2240,32 @@ struct gen_tensor gen_param_value(struct gen *g, const char *name,
 	if (p == GEN_NONE)
 		return NONE_T;
 	struct gen_tensor v = new_val(g, g->params[p].tensor, GEN_NONE, c, h,
-				      w, true);
+				      w, true, g->pesz);
 	if (v.v != GEN_NONE)
 		g->vals[v.v].param = p;
 	return v;
 }
 
 /* ---- Loss --------------------------------------------------------- */
+
+/* torch's cross_entropy is log_softmax then nll_loss
+ * (aten/src/ATen/native/LossNLL.cpp, cross_entropy_loss: "at::nll_loss_nd(
+ * at::log_softmax(self, class_dim, self.scalar_type()), target, ...)"),
+ * and autograd runs their backward as two kernels (derivatives.yaml):
+ * nll_loss_backward writes a gradient of the log-probabilities' full size
+ * (zeros, then -1/rows at each label), which _log_softmax_backward_data
+ * reads with the saved log-probabilities to write dlogits. The forward is
+ * gen_loss's; the backward: NAME.bwd_nll (OT_LOSS_BWD: labels ->
+ * dlogprobs) and NAME.bwd (OT_SOFTMAX_BWD: dlogprobs, logprobs ->
+ * dlogits), so both V-wide gradients are live at once. The language
+ * models use it (a recorded GPT-2 step holds the three; gen_loss's one
+ * fused backward op is what the CNN generators keep). */
+void gen_loss_nll(struct gen *g, const char *name, struct gen_tensor logits)
+{
+	gen_loss(g, name, logits);
+	if (gen_ok(g) && g->n_tape && g->tape[g->n_tape - 1].kind == GL_LOSS)
+		g->tape[g->n_tape - 1].nll = true;
+}
 
 void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 {
@@ -1940,11 +2278,17 @@ void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 	 * (base_data_layer.cpp, data_layer.cpp: label_shape(1, batch)),
 	 * fp32; else int64 */
 	uint32_t labels = add_tensor(g, fmt_name(g, b1, "%s.labels", name),
-				     rows * (caffe(g) ? 4u : 8u), WL_INPUT);
+				     rows * (caffe(g) ? 4u : 8u), WL_INPUT,
+				     caffe(g) ? 4 : 8);
+	/* cross_entropy is on autocast's fp32 list; otherwise its
+	 * log-probabilities have the logits' dtype */
+	int pe = g->autocast || lv.esz > 4 ? 4 : lv.esz;
 	uint32_t probs = add_tensor(g, fmt_name(g, b2, "%s.probs", name),
-				    fbytes(g, vnumel(&lv)), WL_ACT);
+				    (uint64_t)vnumel(&lv) *
+					    (uint64_t)g->batch * (uint64_t)pe,
+				    WL_ACT, pe);
 	uint32_t loss = add_tensor(g, fmt_name(g, b3, "%s.out", name), 4,
-				   WL_ACT);
+				   WL_ACT, 4);
 	uint32_t l = tape_add(g, GL_LOSS, name, &logits.v, 1, GEN_NONE);
 	if (l == GEN_NONE)
 		return;
@@ -1965,10 +2309,87 @@ void gen_loss(struct gen *g, const char *name, struct gen_tensor logits)
 		 * blob; the backward writes dlogits over it (in place) */
 		g->tape[l].hid[0] = hidden(g, name, "scratch",
 					   fbytes(g, vnumel(&lv)),
-					   WL_ACT_GRAD);
+					   WL_ACT_GRAD, 4);
 		s.out[s.n_out++] = g->tape[l].hid[0];
 	}
 	emit(g, &s);
+}
+
+static void pcontrib(struct gen *g, uint32_t p, uint32_t t,
+		     const char *layer);
+static uint32_t pgrad_tensor(struct gen *g, uint32_t p);
+
+/* Fused linear cross-entropy, as Liger Kernel's
+ * LigerFusedLinearCrossEntropyFunction (src/liger_kernel/ops/
+ * fused_linear_cross_entropy.py, fused_linear_cross_entropy_forward): the
+ * rows are taken in chunks ("inc_factor = triton.cdiv(V, H)",
+ * "chunk_size = triton.next_power_of_2(triton.cdiv(BT, inc_factor))");
+ * per chunk the logits are computed in the input's dtype, the softmax
+ * cross-entropy's gradient written over them in place by the kernel, and
+ * grad_input (torch.zeros_like(_input)) and grad_weight
+ * (torch.zeros_like(weight), the weight's dtype) filled in the forward.
+ * The backward multiplies grad_input by the loss's gradient. So: one
+ * forward op reading x, the (cast) weight and the labels, writing the
+ * loss, NAME.grad_input (saved; x's size) and the weight's gradient
+ * (held to the update, as every .grad), with the chunk's logits as
+ * scratch (workspace: chunk * V elements of the compute dtype); backward
+ * NAME.bwd reads grad_input and writes dx. FLOPs: three matmuls (logits,
+ * grad_input, grad_weight) and 7 an element of logits (softmax and its
+ * gradient). weight: a tied parameter index, or GEN_NONE for a new
+ * NAME.weight (vocab x x.c). */
+void gen_fused_lm_loss(struct gen *g, const char *name, struct gen_tensor x,
+		       int64_t vocab, uint32_t weight)
+{
+	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN], b3[NAME_MAX_LEN];
+	if (!start(g, name) || !check_in(g, name, x))
+		return;
+	x = ac_input(g, name, x);
+	if (!gen_ok(g))
+		return;
+	const struct gen_val xv = g->vals[x.v];
+	int64_t rows = (xv.h * xv.w) * g->batch, hdim = xv.c;
+	if (vocab < 1 || (weight != GEN_NONE &&
+			  (weight >= g->n_params ||
+			   g->params[weight].numel !=
+				   (uint64_t)(vocab * hdim)))) {
+		gen_fail(g, "%s: weight is not %lld x %lld", name,
+			 (long long)vocab, (long long)hdim);
+		return;
+	}
+	uint32_t labels = add_tensor(g, fmt_name(g, b1, "%s.labels", name),
+				     (uint64_t)rows * 8u, WL_INPUT, 8);
+	uint32_t loss = add_tensor(g, fmt_name(g, b2, "%s.out", name), 4,
+				   WL_ACT, 4);
+	uint32_t gin = add_tensor(g, fmt_name(g, b3, "%s.grad_input", name),
+				  (uint64_t)vbytes(g, x.v), WL_ACT, xv.esz);
+	uint32_t l = tape_add(g, GL_FUSED_LOSS, name, &x.v, 1, GEN_NONE);
+	if (l == GEN_NONE)
+		return;
+	uint32_t p = weight != GEN_NONE
+			     ? weight
+			     : new_param(g, name, "weight", vocab * hdim, l);
+	if (!gen_ok(g))
+		return;
+	g->tape[l].wp = p;
+	g->tape[l].aux = gin;
+	g->tape[l].aux2 = labels;
+	uint32_t wt = ac_weight(g, name, p);
+	bool frozen = g->params[p].frozen;
+	uint32_t dw = frozen ? WL_NONE : pgrad_tensor(g, p);
+	int64_t inc = (vocab + hdim - 1) / hdim, chunk = 1;
+	while (chunk < (rows + inc - 1) / inc)
+		chunk *= 2;
+	double mm = 2.0 * (double)rows * (double)hdim * (double)vocab;
+	struct op_spec s = {.name = name, .layer = name, .type = OT_MATMUL,
+			    .phase = WL_FWD, .in = {xv.tensor, wt, labels},
+			    .n_in = 3, .out = {loss, gin, dw},
+			    .n_out = frozen ? 2 : 3};
+	s.flops = 3.0 * mm + 7.0 * (double)rows * (double)vocab;
+	s.bytes = 2.0 * vbytes(g, x.v) + 2.0 * pbytes(g, p) +
+		  (double)rows * 8.0 + 4.0;
+	s.workspace = (uint64_t)chunk * (uint64_t)vocab * (uint64_t)g->aesz;
+	if (emit(g, &s) == 0 && !frozen)
+		pcontrib(g, p, dw, name);
 }
 
 /* ---- Backward ----------------------------------------------------- */
@@ -1983,7 +2404,8 @@ static uint32_t grad_tensor(struct gen *g, uint32_t v)
 	const char *t = tname(g, r->tensor);
 	const char *nm = k == 1 ? fmt_name(g, buf, "%s.grad", t)
 				: fmt_name(g, buf, "%s.grad.%u", t, k);
-	return add_tensor(g, nm, (uint64_t)vbytes(g, v), WL_ACT_GRAD);
+	return add_tensor(g, nm, (uint64_t)vbytes(g, v), WL_ACT_GRAD,
+			  g->vals[v].esz);
 }
 
 /* A new gradient tensor for parameter p. */
@@ -1995,7 +2417,8 @@ static uint32_t pgrad_tensor(struct gen *g, uint32_t p)
 	const char *t = tname(g, P->tensor);
 	const char *nm = k == 1 ? fmt_name(g, buf, "%s.grad", t)
 				: fmt_name(g, buf, "%s.grad.%u", t, k);
-	return add_tensor(g, nm, P->numel * 4u, WL_PARAM_GRAD);
+	return add_tensor(g, nm, P->numel * (uint64_t)g->pesz, WL_PARAM_GRAD,
+			  g->pesz);
 }
 
 /* Sum gradient `t` into accumulator *acc (of `bytes`, named after tensor
@@ -2014,7 +2437,7 @@ static void accumulate(struct gen *g, uint32_t *acc, uint32_t t,
 	}
 	uint32_t k = ++*n_sums + 1;
 	uint32_t sum = add_tensor(g, fmt_name(g, tb, "%s.grad.sum%u", base, k),
-				  bytes, kind);
+				  bytes, kind, g->w->tensors[t].esz);
 	if (sum == WL_NONE)
 		return;
 	/* in place into an addend of the sum's own size (not a view),
@@ -2035,7 +2458,8 @@ static void accumulate(struct gen *g, uint32_t *acc, uint32_t t,
 			    .in = {a, b}, .n_in = 2, .out = {sum},
 			    .n_out = 1,
 			    .inplace = same_size(g, a, sum) ? ip : IP_NO};
-	s.flops = (double)bytes / 4.0;
+	s.flops = (double)bytes /
+		  (double)(g->w->tensors[t].esz ? g->w->tensors[t].esz : 4);
 	s.bytes = 3.0 * (double)bytes;
 	if (emit(g, &s) == 0)
 		*acc = sum;
@@ -2057,7 +2481,8 @@ static void pcontrib(struct gen *g, uint32_t p, uint32_t t,
 {
 	struct gen_param *P = &g->params[p];
 	uint32_t acc = P->grad;
-	accumulate(g, &acc, t, P->numel * 4u, tname(g, P->tensor),
+	accumulate(g, &acc, t, P->numel * (uint64_t)g->pesz,
+		   tname(g, P->tensor),
 		   &P->n_sums, WL_PARAM_GRAD, layer);
 	g->params[p].grad = acc;
 }
@@ -2102,7 +2527,7 @@ static void bwd_conv(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	double macs = conv_macs(&cg);
 	struct wl_algo al[CA_MAX_ALGOS];
 	uint64_t ws;
-	uint32_t wt = g->params[L->wp].tensor;
+	uint32_t wt = L->wcast != WL_NONE ? L->wcast : g->params[L->wp].tensor;
 	if (needs(g, x)) {
 		dx = grad_tensor(g, x);
 		uint32_t na = conv_choice(g, &cg, CA_BWD_DATA, al, &ws);
@@ -2149,7 +2574,7 @@ static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	const struct gen_val *xv = &g->vals[x], *yv = &g->vals[y];
 	double rows = (double)g->batch * (double)(xv->h * xv->w);
 	double fl = 2.0 * rows * (double)xv->c * (double)yv->c;
-	uint32_t wt = g->params[L->wp].tensor;
+	uint32_t wt = L->wcast != WL_NONE ? L->wcast : g->params[L->wp].tensor;
 	if (needs(g, x)) {
 		dx = grad_tensor(g, x);
 		struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd_data",
@@ -2160,6 +2585,15 @@ static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
 		s.flops = fl;
 		s.bytes = pbytes(g, L->wp) + vbytes(g, y) + vbytes(g, x);
 		emit(g, &s);
+	}
+	if (g->params[L->wp].frozen) {
+		/* no weight gradient, and the input is not kept for one:
+		 * autograd saves an input only when the gradient needing it
+		 * is required (tools/autograd/gen_variable_type.py,
+		 * guard_for: `if (grad_fn->should_compute_output(1))`) */
+		if (dx != WL_NONE)
+			contrib(g, x, dx, L->name);
+		return;
 	}
 	uint32_t dw = pgrad_tensor(g, L->wp);
 	uint32_t db = L->bp != GEN_NONE ? pgrad_tensor(g, L->bp) : WL_NONE;
@@ -2184,8 +2618,10 @@ static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
 {
 	char b1[NAME_MAX_LEN];
 	uint32_t x = lin(g, L, 0);
-	bool affine = L->wp != GEN_NONE;
+	bool affine = L->wp != GEN_NONE && !g->params[L->wp].frozen;
 	uint32_t dx = needs(g, x) ? grad_tensor(g, x) : WL_NONE;
+	if (!affine && dx == WL_NONE)
+		return;
 	struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd", L->name),
 			    .layer = L->name, .type = type, .phase = WL_BWD};
 	s.flops = 9.0 * velems(g, x);
@@ -2203,7 +2639,7 @@ static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
 	} else {
 		s.in[s.n_in++] = vt(g, x);
 		s.in[s.n_in++] = L->aux;
-		if (affine)
+		if (L->wp != GEN_NONE) /* gamma scales dx, frozen or not */
 			s.in[s.n_in++] = g->params[L->wp].tensor;
 		s.in[s.n_in++] = dy;
 	}
@@ -2213,25 +2649,29 @@ static void bwd_norm(struct gen *g, const struct gen_layer *L, uint32_t dy,
 	}
 	if (L->hid[1] != WL_NONE && L->inplace) {
 		s.out[s.n_out++] = hidden(g, L->name, "x_norm.diff",
-					  (uint64_t)vbytes(g, x), WL_ACT_GRAD);
+					  (uint64_t)vbytes(g, x), WL_ACT_GRAD,
+					  g->vals[x].esz);
 		s.bytes += vbytes(g, x);
 	}
 	uint32_t dg = WL_NONE, dbeta = WL_NONE;
 	if (affine) {
 		dg = pgrad_tensor(g, L->wp);
-		dbeta = pgrad_tensor(g, L->bp);
+		if (L->bp != GEN_NONE)
+			dbeta = pgrad_tensor(g, L->bp);
 		if (L->hid[1] != WL_NONE)
 			s.in[s.n_in++] = g->params[L->wp].tensor;
 		s.out[s.n_out++] = dg;
-		s.out[s.n_out++] = dbeta;
-		s.bytes += 3.0 * pbytes(g, L->wp);
+		if (dbeta != WL_NONE)
+			s.out[s.n_out++] = dbeta;
+		s.bytes += (dbeta != WL_NONE ? 3.0 : 2.0) * pbytes(g, L->wp);
 	}
 	if (emit(g, &s) == 0) {
 		if (dx != WL_NONE)
 			contrib(g, x, dx, L->name);
 		if (affine) {
 			pcontrib(g, L->wp, dg, L->name);
-			pcontrib(g, L->bp, dbeta, L->name);
+			if (dbeta != WL_NONE)
+				pcontrib(g, L->bp, dbeta, L->name);
 		}
 	}
 }
@@ -2404,10 +2844,63 @@ static void bwd_tf(struct gen *g, const struct gen_layer *L, uint32_t dy)
 	}
 }
 
+/* gen_loss_nll's backward: nll_loss_backward, then log_softmax's. */
+static void bwd_nll(struct gen *g, const struct gen_layer *L)
+{
+	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
+	uint32_t x = lin(g, L, 0);
+	if (!needs(g, x))
+		return;
+	const struct wl_tensor *lp = &g->w->tensors[L->aux];
+	uint32_t dlp = add_tensor(g, fmt_name(g, b1, "%s.dlogprobs", L->name),
+				  lp->bytes, WL_ACT_GRAD, lp->esz);
+	double n = velems(g, x);
+	struct op_spec s = {.name = fmt_name(g, b2, "%s.bwd_nll", L->name),
+			    .layer = L->name, .type = OT_LOSS_BWD,
+			    .phase = WL_BWD, .in = {L->aux2}, .n_in = 1,
+			    .out = {dlp}, .n_out = 1, .flops = n,
+			    .bytes = (double)lp->bytes +
+				     (double)g->w->tensors[L->aux2].bytes};
+	if (emit(g, &s) < 0)
+		return;
+	uint32_t in[2] = {dlp, L->aux};
+	/* dx = dy - exp(y) * sum(dy): 4 an element */
+	bwd_simple(g, L, OT_SOFTMAX_BWD, in, 2, 4.0 * n,
+		   2.0 * (double)lp->bytes + vbytes(g, x), IP_NO);
+}
+
+/* gen_sdpa's backward: one kernel, dq, dk, dv. */
+static void bwd_sdpa(struct gen *g, const struct gen_layer *L, uint32_t dy)
+{
+	char b1[NAME_MAX_LEN];
+	uint32_t q = lin(g, L, 0), k = lin(g, L, 1), v = lin(g, L, 2);
+	struct op_spec s = {.name = fmt_name(g, b1, "%s.bwd", L->name),
+			    .layer = L->name, .type = OT_MATMUL_BWD,
+			    .phase = WL_BWD,
+			    .in = {vt(g, q), vt(g, k), vt(g, v), vt(g, L->out),
+				   L->aux, dy},
+			    .n_in = 6};
+	s.flops = 2.5 * L->causal * 4.0 * (double)g->batch *
+		  (double)g->vals[q].h * (double)g->vals[k].h *
+		  (double)g->vals[q].c;
+	s.bytes = 2.0 * (vbytes(g, q) + vbytes(g, k) + vbytes(g, v)) +
+		  2.0 * vbytes(g, L->out) +
+		  (double)g->w->tensors[L->aux].bytes;
+	uint32_t xs[3] = {q, k, v}, dx[3] = {WL_NONE, WL_NONE, WL_NONE};
+	for (int i = 0; i < 3; i++)
+		if (needs(g, xs[i]))
+			s.out[s.n_out++] = dx[i] = grad_tensor(g, xs[i]);
+	if (!s.n_out || emit(g, &s) < 0)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (dx[i] != WL_NONE)
+			contrib(g, xs[i], dx[i], L->name);
+}
+
 static void bwd_layer(struct gen *g, const struct gen_layer *L)
 {
 	uint32_t dy = L->out != GEN_NONE ? g->vals[L->out].grad : WL_NONE;
-	if (L->kind != GL_LOSS && dy == WL_NONE)
+	if (L->kind != GL_LOSS && L->kind != GL_FUSED_LOSS && dy == WL_NONE)
 		return; /* nothing downstream reached the loss */
 	if (L->name)
 		g->cur_layer = L->name;
@@ -2425,6 +2918,7 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		bwd_norm(g, L, dy, OT_BATCHNORM_BWD);
 		break;
 	case GL_LAYERNORM:
+	case GL_RMSNORM:
 		bwd_norm(g, L, dy, OT_LAYERNORM_BWD);
 		break;
 	case GL_RELU: {
@@ -2488,6 +2982,28 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 			   IP_GRAD);
 		break;
 	}
+	case GL_SILU: {
+		uint32_t in[2] = {dy, vt(g, x)};
+		bwd_simple(g, L, OT_ELEMWISE, in, 2, 10.0 * ny,
+			   2.0 * by + vbytes(g, x), IP_GRAD);
+		break;
+	}
+	case GL_CAST: {
+		uint32_t in[1] = {dy};
+		bwd_simple(g, L, OT_ELEMWISE, in, 1, ny, by + vbytes(g, x),
+			   IP_NO);
+		break;
+	}
+	case GL_SDPA:
+		bwd_sdpa(g, L, dy);
+		break;
+	case GL_FUSED_LOSS: {
+		/* grad_input * grad_output (1 for the loss itself) */
+		uint32_t in[1] = {L->aux};
+		bwd_simple(g, L, OT_ELEMWISE, in, 1, velems(g, x),
+			   2.0 * vbytes(g, x), IP_NO);
+		break;
+	}
 	case GL_TANH: {
 		uint32_t in[2] = {dy, vt(g, L->out)};
 		bwd_simple(g, L, OT_ELEMWISE, in, 2, 3.0 * ny, 3.0 * by, IP_GRAD);
@@ -2512,6 +3028,8 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 	}
 	case GL_EMBEDDING: {
 		char b1[NAME_MAX_LEN];
+		if (g->params[L->wp].frozen)
+			break;
 		uint32_t dt = pgrad_tensor(g, L->wp);
 		struct op_spec s = {
 			.name = fmt_name(g, b1, "%s.bwd_weight", L->name),
@@ -2550,6 +3068,10 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 			uint32_t cin[3] = {L->hid[0], L->aux, L->aux2};
 			bwd_simple(g, L, OT_LOSS_BWD, cin, 3, 2.0 * nl, b,
 				   IP_GRAD);
+			break;
+		}
+		if (L->nll) {
+			bwd_nll(g, L);
 			break;
 		}
 		bwd_simple(g, L, OT_LOSS_BWD, in, 2, 2.0 * nl, b, IP_NO);
@@ -2608,18 +3130,31 @@ static void updates(struct gen *g)
 		for (int k = 0; k < 2; k++)
 			if (P->state[k] != WL_NONE)
 				s.in[s.n_in++] = P->state[k];
+		/* p and g read, p written (the parameter's dtype); each
+		 * state read and written (state_bytes) */
+		double pb = 3.0 * n * (double)g->pesz;
+		double sb = 2.0 * (double)g->w->tensors[P->state[0] != WL_NONE
+							 ? P->state[0]
+							 : P->tensor].bytes;
 		switch (g->optim) {
 		case WL_OPTIM_ADAM:
+		case WL_OPTIM_ADAM8BIT:
 			s.flops = 13.0 * n;
-			s.bytes = 28.0 * n;
+			s.bytes = pb + 2.0 * sb;
+			break;
+		case WL_OPTIM_ADAMW:
+			/* torch.optim.AdamW: param.mul_(1 - lr * wd)
+			 * first, 2 more */
+			s.flops = 15.0 * n;
+			s.bytes = pb + 2.0 * sb;
 			break;
 		case WL_OPTIM_MOMENTUM:
 			s.flops = 4.0 * n;
-			s.bytes = 20.0 * n;
+			s.bytes = pb + sb;
 			break;
 		default: /* sgd: p -= lr*g reads p and g, writes p */
 			s.flops = 2.0 * n;
-			s.bytes = 12.0 * n;
+			s.bytes = pb;
 			break;
 		}
 		emit(g, &s);
@@ -2797,7 +3332,8 @@ struct wl_workload *gen_finish(struct gen *g, struct gen_tensor logits,
 	if (gen_ok(g)) {
 		bool any = false;
 		for (uint32_t i = 0; i < g->n_tape; i++)
-			any = any || g->tape[i].kind == GL_LOSS;
+			any = any || g->tape[i].kind == GL_LOSS ||
+			      g->tape[i].kind == GL_FUSED_LOSS;
 		if (!any)
 			gen_fail(g, "%s: no loss (gen_finish without logits "
 				    "and no gen_loss)", g->w->name);

@@ -29,7 +29,8 @@
  * (c, h, w) = (channels, height, width); token tensors are
  * (features, seq, 1). The "feature" axis c is the one linear, layernorm,
  * softmax and the loss act on; every (h, w) position is a row. All
- * tensors are fp32 (4 bytes an element) except token ids and labels
+ * tensors are fp32 (4 bytes an element) at precision fp32 (other
+ * precisions: gen.c, "PRECISION") except token ids and labels
  * (int64) and dropout masks (1 byte an element); under caffe labels are
  * fp32 and masks 4 bytes (Caffe's Blob<Dtype> label, uint32 rand_vec_).
  *
@@ -191,6 +192,12 @@ struct gen_tensor gen_lrn(struct gen *g, const char *name,
  * bottom). Only the caffe personality acts on it (fw_inplace). */
 void gen_set_layers_inplace(struct gen *g, bool on);
 
+/* Parameters created from now on are frozen (requires_grad=False: no
+ * gradient, no optimizer state, no update; LoRA's base model) until
+ * called with false. Linear, norm and embedding layers honour it: their
+ * outputs need a gradient only when their input does. */
+void gen_set_frozen(struct gen *g, bool on);
+
 /* ReLU. In the graph preset the forward op is marked in place. */
 struct gen_tensor gen_relu(struct gen *g, const char *name,
 			   struct gen_tensor x);
@@ -298,6 +305,35 @@ struct gen_tensor gen_softmax(struct gen *g, const char *name,
 struct gen_tensor gen_layernorm(struct gen *g, const char *name,
 				struct gen_tensor x);
 
+/* RMS normalisation (Zhang & Sennrich 2019; Llama's LlamaRMSNorm):
+ * weight only (NAME.weight, c), NAME.saved = the inverse RMS per row
+ * (h*w*4 bytes a sample). One fused kernel (OT_LAYERNORM; backward
+ * OT_LAYERNORM_BWD reads x, saved, weight, dy). */
+struct gen_tensor gen_rmsnorm(struct gen *g, const char *name,
+			      struct gen_tensor x);
+
+/* SiLU (OT_ELEMWISE; backward reads x and dy). */
+struct gen_tensor gen_silu(struct gen *g, const char *name,
+			   struct gen_tensor x);
+
+/* softmax(x, dtype=torch.float32): fp32 output whatever x's dtype. */
+struct gen_tensor gen_softmax_fp32(struct gen *g, const char *name,
+				   struct gen_tensor x);
+
+/* Convert x to elements of esz bytes (4 fp32, 2 fp16/bf16): a copy
+ * (OT_ELEMWISE) whose backward converts dy back; x itself when it has
+ * that size already. */
+struct gen_tensor gen_cast(struct gen *g, const char *name,
+			   struct gen_tensor x, int esz);
+
+/* Element sizes: of a value; of a matmul's output under the context's
+ * precision (2 under fp16/bf16, else 4); of a parameter (2 under pure
+ * bf16). The precision itself. */
+int gen_esz(const struct gen *g, struct gen_tensor x);
+int gen_compute_esz(const struct gen *g);
+int gen_param_esz(const struct gen *g);
+enum wl_precision gen_precision(const struct gen *g);
+
 /* Embedding lookup: ids (1, seq, 1) from gen_input_ids -> (dim, seq, 1),
  * table NAME.weight of vocab x dim. Backward NAME.bwd_weight
  * (OT_EMBEDDING_BWD) reads ids and dy and writes the dense table
@@ -322,6 +358,16 @@ struct gen_tensor gen_attn_scores(struct gen *g, const char *name,
  * and NAME.bwd_v (reads dC, P), OT_MATMUL_BWD. */
 struct gen_tensor gen_attn_context(struct gen *g, const char *name,
 				   struct gen_tensor p, struct gen_tensor v);
+
+/* Fused scaled-dot-product attention (FlashAttention-2 / torch SDPA):
+ * q (hidden, seq, 1) in `heads` heads, k and v (kv_hidden, seq_k, 1) in
+ * fewer heads for grouped-query attention; writes NAME.out (hidden, seq,
+ * 1) and NAME.logsumexp (fp32) and keeps nothing of seq x seq. Backward
+ * NAME.bwd (OT_MATMUL_BWD) reads q, k, v, out, logsumexp, dy. causal:
+ * half the FLOPs. Sources in gen.c. */
+struct gen_tensor gen_sdpa(struct gen *g, const char *name,
+			   struct gen_tensor q, struct gen_tensor k,
+			   struct gen_tensor v, int64_t heads, bool causal);
 
 /* ---- TensorFlow ops ----------------------------------------------- */
 
@@ -402,6 +448,19 @@ struct gen_tensor gen_param_value(struct gen *g, const char *name,
  * labels and writes dlogits. May be called several times (BERT's two
  * heads); the losses are summed. */
 void gen_loss(struct gen *g, const char *name, struct gen_tensor logits);
+
+/* gen_loss with torch's two backward kernels for cross_entropy
+ * (nll_loss_backward writes a full-size dlogprobs, then log_softmax's
+ * backward; gen.c has the source). */
+void gen_loss_nll(struct gen *g, const char *name, struct gen_tensor logits);
+
+/* The fused linear cross-entropy of a language model's head (Liger
+ * Kernel; gen.c has the model): x (hidden, seq, 1) -> loss over `vocab`
+ * classes per row, with a new NAME.weight (vocab x hidden) or the tied
+ * parameter `weight`; no vocabulary-sized tensor is kept. A loss, as
+ * gen_loss. */
+void gen_fused_lm_loss(struct gen *g, const char *name, struct gen_tensor x,
+		       int64_t vocab, uint32_t weight);
 
 /* Finish: if logits is valid, gen_loss(g, "loss", logits); then the
  * backward pass in reverse tape order, the updates (one OT_UPDATE op per

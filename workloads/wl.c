@@ -69,6 +69,8 @@ const char *const wl_op_type_names[] = {
 	"loss",	     "loss_bwd",      "update",		 "elemwise",
 	"other",     NULL};
 
+const char *const wl_math_names[] = {"fp32", "tf32", "fp16", "bf16", NULL};
+
 const char *const wl_kind_names[] = {"input",	   "parameter", "param_grad",
 				     "opt_state",  "activation", "act_grad",
 				     "workspace", NULL};
@@ -518,6 +520,13 @@ static uint32_t new_tensor(struct wl_workload *w, const char *nm,
 		.release_after = WL_NONE,
 	};
 	return id;
+}
+
+void wl_set_esz(struct wl_workload *w, uint32_t t, unsigned esz)
+{
+	if (w && t < w->n_tensors && !w->finalized &&
+	    (esz == 1 || esz == 2 || esz == 4 || esz == 8))
+		w->tensors[t].esz = (uint8_t)esz;
 }
 
 uint32_t wl_add_tensor(struct wl_workload *w, const char *name,

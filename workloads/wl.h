@@ -103,6 +103,9 @@ struct wl_tensor {
 	bool held;		  /* allocated when first written and never
 				     freed: kept for the rest of the run
 				     (Caffe's blobs, wl_set_held) */
+	uint8_t esz;		  /* bytes an element as a generator stated
+				     it (1, 2, 4, 8: its dtype; wl_set_esz),
+				     0 = not stated (files, traces) */
 };
 
 /* A convolution algorithm choice (cuDNN-like). */
@@ -153,6 +156,18 @@ struct wl_op {
 				   workload; NULL otherwise (YAML, traces) */
 };
 
+/* The arithmetic of a workload's matmuls and convolutions: which of the
+ * profile's throughputs time them (sim/hw.c, tensor:). */
+enum wl_math {
+	WL_MATH_FP32, /* FP32 on CUDA cores (the profile's compute classes) */
+	WL_MATH_TF32, /* TF32 tensor cores (fp32 storage) */
+	WL_MATH_FP16, /* FP16 tensor cores, fp32 accumulation */
+	WL_MATH_BF16, /* BF16 tensor cores, fp32 accumulation */
+	WL_MATH_COUNT
+};
+/* "fp32", "tf32", "fp16", "bf16", NULL */
+extern const char *const wl_math_names[];
+
 struct wl_workload {
 	const char *name;	  /* workload name */
 	const char *framework;	  /* personality it follows ("tf-graph",
@@ -166,6 +181,8 @@ struct wl_workload {
 	const char **layers;	   /* layer names, by index */
 	uint32_t n_layers;
 	bool finalized;		   /* wl_finalize succeeded */
+	enum wl_math math;	   /* matmul/conv arithmetic (generators:
+				      their precision's; else fp32) */
 	struct wl_store *store;	   /* private: strings and arrays */
 };
 
@@ -213,6 +230,10 @@ void wl_free(struct wl_workload *w);
 
 /* Add a tensor; returns its id, or WL_NONE with err (duplicate name,
  * zero size). */
+/* State tensor t's element size (1, 2, 4 or 8 bytes; struct
+ * wl_tensor.esz). Does nothing to a bad id or size. */
+void wl_set_esz(struct wl_workload *w, uint32_t t, unsigned esz);
+
 uint32_t wl_add_tensor(struct wl_workload *w, const char *name,
 		       uint64_t bytes, enum wl_kind kind, gms_err *err);
 

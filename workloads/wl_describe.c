@@ -9,7 +9,7 @@ static double mib(double b) { return b / (double)GMS_MIB; }
 /* Per layer: everything summed over its ops. */
 struct layer_sum {
 	uint32_t ops;	     /* ops of the layer */
-	uint64_t params;     /* bytes of parameters first read here */
+	uint64_t params;     /* parameter elements first read here */
 	uint64_t act;	     /* bytes of activations it produces */
 	double fwd, bwd;     /* FLOPs of its forward / backward ops */
 };
@@ -35,7 +35,8 @@ static void per_layer(const struct wl_workload *w, FILE *f)
 	for (uint32_t t = 0; t < w->n_tensors; t++) {
 		const struct wl_tensor *x = &w->tensors[t];
 		if (x->kind == WL_PARAM && x->n_readers)
-			L[w->ops[x->readers[0]].layer].params += x->bytes;
+			L[w->ops[x->readers[0]].layer].params +=
+				x->bytes / (x->esz ? x->esz : 4);
 	}
 	fprintf(f, "%-40s %5s %14s %12s %12s %12s\n", "layer", "ops",
 		"params", "act_MiB", "fwd_GFLOP", "bwd_GFLOP");
@@ -44,7 +45,7 @@ static void per_layer(const struct wl_workload *w, FILE *f)
 			continue; /* e.g. update-only layers */
 		fprintf(f, "%-40s %5u %14llu %12.3f %12.3f %12.3f\n",
 			w->layers[l], L[l].ops,
-			(unsigned long long)(L[l].params / 4), mib((double)L[l].act),
+			(unsigned long long)L[l].params, mib((double)L[l].act),
 			L[l].fwd / 1e9, L[l].bwd / 1e9);
 	}
 	free(L);
@@ -79,6 +80,58 @@ static void per_op(const struct wl_workload *w, FILE *f)
 				w->tensors[op->in[i]].name);
 		fputc('\n', f);
 	}
+}
+
+/* Elements of the parameters (bytes / the stated element size; 4 when
+ * none is stated). */
+static uint64_t param_elems(const struct wl_workload *w)
+{
+	uint64_t n = 0;
+	for (uint32_t t = 0; t < w->n_tensors; t++)
+		if (w->tensors[t].kind == WL_PARAM)
+			n += w->tensors[t].bytes /
+			     (w->tensors[t].esz ? w->tensors[t].esz : 4);
+	return n;
+}
+
+/* Memory by kind and element size (a generator's dtypes: 4 fp32, 2
+ * fp16/bf16, 1 masks and 8-bit states, 8 int64), and the model state in
+ * bytes per parameter: the figure users reckon with (16 for fp32 Adam or
+ * mixed precision with fp32 master weights, grads and Adam states). */
+static void by_dtype(const struct wl_workload *w, FILE *f)
+{
+	static const int cols[] = {4, 2, 1, 8, 0};
+	static const char *const hdr[] = {"4-byte", "2-byte", "1-byte",
+					  "8-byte", "unstated"};
+	uint64_t b[WL_KIND_COUNT][5] = {{0}};
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		for (int c = 0; c < 5; c++)
+			if (x->esz == cols[c])
+				b[x->kind][c] += x->bytes;
+	}
+	fprintf(f, "\nby kind and element size (MiB, sum over tensors; "
+		   "4-byte fp32, 2-byte fp16/bf16):\n  %-14s", "");
+	for (int c = 0; c < 5; c++)
+		fprintf(f, " %10s", hdr[c]);
+	fputc('\n', f);
+	for (int k = 0; k < WL_KIND_COUNT; k++) {
+		if (!wl_bytes_of_kind(w, (enum wl_kind)k))
+			continue;
+		fprintf(f, "  %-14s", wl_kind_name((enum wl_kind)k));
+		for (int c = 0; c < 5; c++)
+			fprintf(f, " %10.2f", mib((double)b[k][c]));
+		fputc('\n', f);
+	}
+	uint64_t n = param_elems(w);
+	if (!n)
+		return;
+	double pp = (double)wl_bytes_of_kind(w, WL_PARAM) / (double)n;
+	double pg = (double)wl_bytes_of_kind(w, WL_PARAM_GRAD) / (double)n;
+	double ps = (double)wl_bytes_of_kind(w, WL_OPT_STATE) / (double)n;
+	fprintf(f, "model state per parameter: %.2f B weights + %.2f B "
+		   "gradients + %.2f B optimizer state = %.2f B\n",
+		pp, pg, ps, pp + pg + ps);
 }
 
 /* What the framework keeps, by category (static: from readers, release
@@ -144,8 +197,8 @@ void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 	}
 	uint64_t p = wl_bytes_of_kind(w, WL_PARAM);
 	fprintf(f, "\ntotals:\n");
-	fprintf(f, "  parameters          %llu (%.2f MiB as fp32)\n",
-		(unsigned long long)(p / 4), mib((double)p));
+	fprintf(f, "  parameters          %llu (%.2f MiB)\n",
+		(unsigned long long)param_elems(w), mib((double)p));
 	for (int k = 0; k < WL_KIND_COUNT; k++)
 		if (k != WL_PARAM && wl_bytes_of_kind(w, (enum wl_kind)k))
 			fprintf(f, "  %-19s %.2f MiB (sum over tensors)\n",
@@ -171,4 +224,5 @@ void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 		w->batch ? macs / (double)w->batch / 1e9 : 0.0);
 	fputc('\n', f);
 	kept(w, f);
+	by_dtype(w, f);
 }

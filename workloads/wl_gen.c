@@ -15,7 +15,11 @@
 const char *const wl_framework_names[] = {"tf-graph", "tf-eager", "pytorch",
 					   "caffe", NULL};
 const char *const wl_optim_names[] = {"none", "sgd", "momentum", "adam",
-				      NULL};
+				      "adamw", "adam8bit", NULL};
+const char *const wl_precision_names[] = {"fp32", "tf32", "fp16-autocast",
+					  "bf16-autocast", "bf16-pure", NULL};
+const char *const wl_attn_names[] = {"eager", "sdpa", NULL};
+const char *const wl_loss_names[] = {"full", "chunked", NULL};
 
 /* gen_alexnet_vgg.c */
 struct wl_workload *gen_build_alexnet(const struct wl_gen_args *a,
@@ -37,6 +41,25 @@ struct wl_workload *gen_build_resnet101(const struct wl_gen_args *a,
 					gms_err *err);
 struct wl_workload *gen_build_resnet152(const struct wl_gen_args *a,
 					gms_err *err);
+
+/* gen_llm.c */
+struct wl_workload *gen_build_gpt2(const struct wl_gen_args *a, gms_err *err);
+struct wl_workload *gen_build_gpt2_medium(const struct wl_gen_args *a,
+					  gms_err *err);
+struct wl_workload *gen_build_gpt2_large(const struct wl_gen_args *a,
+					 gms_err *err);
+struct wl_workload *gen_build_gpt2_xl(const struct wl_gen_args *a,
+				      gms_err *err);
+struct wl_workload *gen_build_llama(const struct wl_gen_args *a,
+				    gms_err *err);
+struct wl_workload *gen_build_llama3_8b(const struct wl_gen_args *a,
+					gms_err *err);
+struct wl_workload *gen_build_llama2_7b(const struct wl_gen_args *a,
+					gms_err *err);
+struct wl_workload *gen_build_tinyllama(const struct wl_gen_args *a,
+					gms_err *err);
+struct wl_workload *gen_build_qwen25_05b(const struct wl_gen_args *a,
+					 gms_err *err);
 
 /* min_size: the smallest input side at which every layer has an output
  * of at least 1x1 (derivations in the generator files). */
@@ -71,8 +94,25 @@ const struct wl_gen wl_gens[] = {
 	{"googlenet", "GoogLeNet (torchvision, no aux heads; 3x3 \"5x5\" branch; caffe: BVLC bvlc_googlenet with both)", "image", GOOGLENET_DEFAULT_SIZE, GOOGLENET_MIN_SIZE, wl_gen_googlenet},
 	{"inception_v3", "Inception-v3 (torchvision, with the aux head and its loss)", "image", INCEPTION_V3_DEFAULT_SIZE, INCEPTION_V3_MIN_SIZE, wl_gen_inception_v3},
 	{"inception_v4", "Inception-v4 (Szegedy 2016, as timm/Cadene)", "image", INCEPTION_V4_DEFAULT_SIZE, INCEPTION_V4_MIN_SIZE, wl_gen_inception_v4},
-	{NULL, NULL, NULL, 0, 0, NULL},
+	{"gpt2", "GPT-2 small, L12 H768 A12 (HuggingFace GPT2LMHeadModel, causal LM)", "seq", 1024, 1, gen_build_gpt2, true},
+	{"gpt2-medium", "GPT-2 medium, L24 H1024 A16 (HuggingFace)", "seq", 1024, 1, gen_build_gpt2_medium, true},
+	{"gpt2-large", "GPT-2 large, L36 H1280 A20 (HuggingFace)", "seq", 1024, 1, gen_build_gpt2_large, true},
+	{"gpt2-xl", "GPT-2 XL, L48 H1600 A25 (HuggingFace)", "seq", 1024, 1, gen_build_gpt2_xl, true},
+	{"llama", "Llama-style decoder (RMSNorm, RoPE, GQA, SwiGLU), llama3-8b's shape unless layers/hidden/... say", "seq", 2048, 1, gen_build_llama, true},
+	{"llama3-8b", "Llama 3 8B, L32 H4096 A32 KV8 FFN14336 V128256 (HuggingFace LlamaForCausalLM)", "seq", 2048, 1, gen_build_llama3_8b, true},
+	{"llama2-7b", "Llama 2 7B, L32 H4096 A32 FFN11008 V32000", "seq", 2048, 1, gen_build_llama2_7b, true},
+	{"tinyllama-1.1b", "TinyLlama 1.1B, L22 H2048 A32 KV4 FFN5632 V32000", "seq", 2048, 1, gen_build_tinyllama, true},
+	{"qwen2.5-0.5b", "Qwen2.5-0.5B, L24 H896 A14 KV2 FFN4864 V151936, tied, qkv biases", "seq", 2048, 1, gen_build_qwen25_05b, true},
+	{NULL, NULL, NULL, 0, 0, NULL, false},
 };
+
+enum wl_math wl_precision_math(enum wl_precision p)
+{
+	static const enum wl_math m[WL_PREC_COUNT] = {
+		WL_MATH_FP32, WL_MATH_TF32, WL_MATH_FP16, WL_MATH_BF16,
+		WL_MATH_BF16};
+	return (unsigned)p < WL_PREC_COUNT ? m[p] : WL_MATH_FP32;
+}
 
 int wl_framework_from(const char *name)
 {
@@ -120,6 +160,13 @@ struct wl_workload *wl_gen_build(const struct wl_gen *g,
 	if ((unsigned)a->framework >= WL_FW_COUNT) {
 		gms_errf(err, "%s: invalid framework %d", g->name,
 			 (int)a->framework);
+		return NULL;
+	}
+	if (!g->arch && memcmp(&a->arch, &(struct wl_arch){0},
+			       sizeof a->arch) != 0) {
+		gms_errf(err, "%s: takes no architecture keys (layers, "
+			      "hidden, heads, ...; language models only)",
+			 g->name);
 		return NULL;
 	}
 	if ((unsigned)a->optimizer >= WL_OPTIM_COUNT) {

@@ -38,13 +38,69 @@ enum wl_optim {
 	WL_OPTIM_SGD,	   /* plain SGD: p -= lr*g, no state */
 	WL_OPTIM_MOMENTUM, /* SGD with momentum: one state tensor */
 	WL_OPTIM_ADAM,	   /* Adam: two (first and second moment) */
+	WL_OPTIM_ADAMW,	   /* AdamW (Loshchilov & Hutter 2019): Adam's two
+			      moments, decoupled weight decay (the same
+			      memory; torch.optim.AdamW) */
+	WL_OPTIM_ADAM8BIT, /* Adam with blockwise 8-bit states
+			      (bitsandbytes Adam8bit; gen.c has the rule) */
 	WL_OPTIM_COUNT
+};
+
+/* Numeric precision of a generated workload (gen.c, "PRECISION", has
+ * what each keeps in which dtype, with torch's autocast op lists). */
+enum wl_precision {
+	WL_PREC_FP32,	    /* everything fp32, FP32 CUDA-core math */
+	WL_PREC_TF32,	    /* fp32 storage, TF32 tensor-core matmuls */
+	WL_PREC_FP16_AUTO,  /* torch.autocast(float16): fp32 weights,
+			       grads and states; fp16 matmul outputs */
+	WL_PREC_BF16_AUTO,  /* the same with bfloat16 */
+	WL_PREC_BF16_PURE,  /* model.to(bfloat16): bf16 weights, grads,
+			       optimizer states and activations */
+	WL_PREC_COUNT
+};
+
+/* Attention kernel of the transformer generators (gpt2, llama). */
+enum wl_attn {
+	WL_ATTN_EAGER, /* attn_implementation="eager": scores and
+			  probabilities materialised and saved */
+	WL_ATTN_SDPA,  /* fused (FlashAttention / SDPA): output and
+			  logsumexp saved, no seq x seq tensor */
+	WL_ATTN_COUNT
+};
+
+/* Loss of the language-model generators. */
+enum wl_loss {
+	WL_LOSS_FULL,	 /* full-vocabulary logits in the compute dtype, an
+			    fp32 upcast, cross-entropy (Hugging Face) */
+	WL_LOSS_CHUNKED, /* fused linear cross-entropy in row chunks (Liger
+			    Kernel): no vocabulary-sized tensor saved */
+	WL_LOSS_COUNT
+};
+
+/* Architecture of a decoder-only language model (gen_llm.c). 0 in a field
+ * = the preset's value; the preset is the generator's name. */
+struct wl_arch {
+	int64_t layers, hidden, heads, kv_heads, ffn, vocab;
+	enum wl_attn attention;
+	enum wl_loss loss;
+	int64_t lora; /* LoRA rank r (0: off): the base model frozen, rank-r
+			 adapters on the attention projections (gen_llm.c) */
 };
 
 /* "tf-graph", "tf-eager", "pytorch", "caffe", NULL */
 extern const char *const wl_framework_names[];
-/* "none", "sgd", "momentum", "adam", NULL */
+/* "none", "sgd", "momentum", "adam", "adamw", "adam8bit", NULL */
 extern const char *const wl_optim_names[];
+/* "fp32", "tf32", "fp16-autocast", "bf16-autocast", "bf16-pure", NULL */
+extern const char *const wl_precision_names[];
+/* "eager", "sdpa", NULL */
+extern const char *const wl_attn_names[];
+/* "full", "chunked", NULL */
+extern const char *const wl_loss_names[];
+
+/* The matmul/conv arithmetic of a precision (fp32 -> fp32, tf32 -> tf32,
+ * fp16-autocast -> fp16, bf16-* -> bf16). */
+enum wl_math wl_precision_math(enum wl_precision p);
 
 /* Index of a framework name in wl_framework_names, -1 when unknown. */
 int wl_framework_from(const char *name);
@@ -60,6 +116,9 @@ struct wl_gen_args {
 	struct wl_reserve reserve;   /* room to reserve (wl_reserve): the
 					counts of an earlier build of the
 					same network; zeros: none */
+	enum wl_precision precision; /* dtypes and math (fp32 = 0) */
+	struct wl_arch arch;	     /* language models only (zeros: the
+					preset's) */
 };
 
 struct wl_gen {
@@ -72,11 +131,18 @@ struct wl_gen {
 	 * err (bad size, out of memory). */
 	struct wl_workload *(*build)(const struct wl_gen_args *a,
 				     gms_err *err);
+	bool arch;		/* takes struct wl_arch (layers, hidden, ...,
+				   attention, loss, lora); others refuse it */
 };
 
 /* Every generator, in the order `list workloads` prints; ends with an
  * entry whose name is NULL. */
 extern const struct wl_gen wl_gens[];
+
+/* Check a language-model generator's architecture (gen_llm.c): 0, or -1
+ * with err and *key the offending key ("heads", "kv_heads", ...). */
+int wl_llm_check(const char *gen, const struct wl_arch *a,
+		 const char **key, gms_err *err);
 
 /* Look a generator up by name; NULL when unknown. */
 const struct wl_gen *wl_gen_find(const char *name);
