@@ -12,6 +12,7 @@ extern const struct pol_ops pol_checkpoint_ops;
 extern const struct pol_ops pol_capuchin_ops;
 extern const struct pol_ops pol_accudnn_ops;
 extern const struct pol_ops pol_dtr_ops;
+extern const struct pol_ops pol_optimal_ops;
 
 /* Add a policy here (and its file in policies/). Order is listing order. */
 static const struct pol_ops *const pol_table[] = {
@@ -23,6 +24,7 @@ static const struct pol_ops *const pol_table[] = {
 	&pol_capuchin_ops,
 	&pol_accudnn_ops,
 	&pol_dtr_ops,
+	&pol_optimal_ops,
 };
 
 const struct pol_ops *pol_at(size_t i)

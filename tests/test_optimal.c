@@ -1,0 +1,208 @@
+/*
+ * test_optimal.c - the optimal policy (policies/optimal.c) and its MILP
+ * (policies/optimal_milp.c) on graphs small enough to solve by hand.
+ *
+ * Runs use hw_test_profile (a copy of b bytes takes b ns on its engine;
+ * kernels take their explicit time, no launch cost) and the `arena`
+ * allocator (memory figures are plain sums), one iteration.
+ *
+ * The graph G (x is the input batch, 100 B, resident throughout):
+ *
+ *   op   reads   writes       time
+ *   f0   x       a (1000 B)   t0
+ *   f1   a       b (1000 B)   t1
+ *   f2   b       c (1000 B)   3000
+ *   f3   c       d (100 B)    3000
+ *   g    d, a, x e (100 B)    100
+ *
+ * a is read by f1 and again by g, the last op (which reads the batch x
+ * too, as a loss reads the labels: x stays until g, so f0 can be re-run
+ * there; the executor cannot regenerate a freed batch). Framework memory per
+ * stage (x + what is live): f0 1100, f1 2100, f2 3100 (x, a, b, c),
+ * f3 2200, g 1300. With a budget of 2200, a cannot stay on the device
+ * through f2: stage f2 holds x + b + c = 2100 and nothing of 1000 B more.
+ * The ways out:
+ *   - swap a out: the copy can start no earlier than stage f1 (a must be
+ *     resident in the stage it is copied in, and stage f2 has no room),
+ *     so it takes 1000 ns beside f1's t1 ns: a stall of max(0, 1000 -
+ *     t1); a comes back in stage f3 (x + c + d + a = 2200 fits; stage f2
+ *     does not), its 1000 ns hidden under f3's 3000 ns;
+ *   - drop a after f1 and re-run f0 (t0 ns) in stage g (x + d + e + a =
+ *     1300 fits).
+ * Compute alone is t0 + t1 + 6100.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "testkit.h"
+
+static struct wl_workload *graph_g(sim_time_t t0, sim_time_t t1)
+{
+	struct wl_workload *w = wl_new("g", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 1000, WL_ACT), c = T(w, "c", 1000, WL_ACT),
+		 d = T(w, "d", 100, WL_ACT), e = T(w, "e", 100, WL_ACT_GRAD);
+	OPX(w, "f0", WL_FWD, t0, &x, 1, &a, 1, NULL, 0);
+	OPX(w, "f1", WL_FWD, t1, &a, 1, &b, 1, NULL, 0);
+	OPX(w, "f2", WL_FWD, 3000, &b, 1, &c, 1, NULL, 0);
+	OPX(w, "f3", WL_FWD, 3000, &c, 1, &d, 1, NULL, 0);
+	uint32_t dax[3] = {d, a, x};
+	OPX(w, "g", WL_BWD, 100, dax, 3, &e, 1, NULL, 0);
+	finalize(w);
+	return w;
+}
+
+/* Run w under optimal with settings kv and budget; the report in *rep
+ * (caller frees), the run in *st. Returns ex_run's code; err filled. */
+static int run_opt(const struct wl_workload *w, const char *const *kv,
+		   size_t n, uint64_t budget, struct st_run *st, char **rep,
+		   gms_err *err)
+{
+	struct pol pol;
+	make_policy(&pol, "optimal", kv, n);
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "arena", .budget = budget,
+			     .iterations = 1, .warmup = 0};
+	memset(st, 0, sizeof *st);
+	int rc = ex_run(&cfg, st, err);
+	*rep = NULL;
+	gms_err e2;
+	assert_int_equal(pol_report_text(&pol, rep, &e2), 0);
+	pol_destroy(&pol);
+	return rc;
+}
+
+/* The report's value for `key` (a number after it). */
+static double rep_num(const char *rep, const char *key)
+{
+	const char *k = strstr(rep, key);
+	if (!k)
+		fail_msg("report lacks '%s':\n%s", key, rep);
+	return strtod(k + strlen(key), NULL);
+}
+
+/* Solve and replay; the optimum must be `want` ns, proven, and the
+ * simulated iteration take exactly as long and fit, with no departure
+ * from the schedule. */
+static void expect(const struct wl_workload *w, const char *const *kv,
+		   size_t n, uint64_t budget, double want)
+{
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	int rc = run_opt(w, kv, n, budget, &st, &rep, &err);
+	if (rc != 0 || st.oom.hit)
+		fail_msg("rc %d oom %d: %s %s\n%s", rc, st.oom.hit, err.msg,
+			 st.oom.reason, rep ? rep : "");
+	if (!strstr(rep, "cbc, optimal"))
+		fail_msg("not proven optimal:\n%s", rep);
+	if (rep_num(rep, "objective") != want)
+		fail_msg("objective %.0f, want %.0f\n%s",
+			 rep_num(rep, "objective"), want, rep);
+	/* the LP relaxation is a bound: never above the optimum */
+	assert_true(rep_num(rep, "lp bound") <= want + 1e-6);
+	assert_int_equal(st.n_iter, 1);
+	if ((double)st.iter[0].time != want)
+		fail_msg("simulated %lld ns, solver %.0f\n%s",
+			 (long long)st.iter[0].time, want, rep);
+	assert_true(st.mem.peak_requested <= budget);
+	assert_non_null(strstr(rep, "0 swap-in, 0 swap-out, 0 drop, 0 "
+				    "recompute refused"));
+	free(rep);
+	st_run_free(&st);
+}
+
+/* Swapping only: a goes out beside f1 (stall 1000 - 100 = 900) and
+ * comes back beside f3: 6300 + 900. */
+static void test_swap_only(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	const char *kv[] = {"remat=false"};
+	expect(w, kv, 1, 2200, 6300 + 900);
+	wl_free(w);
+}
+
+/* Recomputation only (Checkmate's problem, swap=false): drop a after f1,
+ * re-run f0 (100 ns) in stage g: 6300 + 100. Checkmate on the same graph
+ * and costs: the only choice is which stage re-runs f0, and g is the only
+ * one where a is read after f2; so 6400 is its optimum too. */
+static void test_recompute_only(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	const char *kv[] = {"swap=false"};
+	expect(w, kv, 1, 2200, 6300 + 100);
+	wl_free(w);
+}
+
+/* Both allowed, the link too slow for f1: recomputing f0 (100 ns) beats
+ * the swap's 900 ns stall. */
+static void test_both_recompute_wins(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	expect(w, NULL, 0, 2200, 6400);
+	wl_free(w);
+}
+
+/* Both allowed, f0 costly (500 ns) and f1 long (3000 ns): the swap-out
+ * hides under f1 and the swap-in under f3, so the optimum is compute
+ * alone, 500 + 3000 + 6100 = 9600, where recomputing would add 500. The
+ * swap-in overlaps compute. */
+static void test_both_swap_overlaps(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(500, 3000);
+	const char *kv[] = {"schedule=true"};
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	assert_int_equal(run_opt(w, kv, 1, 2200, &st, &rep, &err), 0);
+	assert_non_null(strstr(rep, "stage 1 f1: swap-out a release a"));
+	assert_non_null(strstr(rep, "stage 3 f3: swap-in a"));
+	free(rep);
+	st_run_free(&st);
+	expect(w, NULL, 0, 2200, 9600);
+	/* without the budget pressure, nothing moves: compute alone */
+	expect(w, NULL, 0, 3100, 9600);
+	wl_free(w);
+}
+
+/* A budget below one op's own working set: a clear error naming it. */
+static void test_infeasible_names_op(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	/* f1 needs x + a + b = 2100 (f2 as much, later) */
+	int rc = run_opt(w, NULL, 0, 2000, &st, &rep, &err);
+	assert_int_not_equal(rc, 0);
+	if (!strstr(err.msg, "infeasible: op 'f1' needs 2100 bytes"))
+		fail_msg("message: %s", err.msg);
+	free(rep);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_swap_only),
+		cmocka_unit_test(test_recompute_only),
+		cmocka_unit_test(test_both_recompute_wins),
+		cmocka_unit_test(test_both_swap_overlaps),
+		cmocka_unit_test(test_infeasible_names_op),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
