@@ -125,12 +125,6 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 		goto out;
 	}
 	uint64_t fixed = 0;
-	for (uint32_t i = 0; i < T; i++) {
-		uint32_t n;
-		const struct wl_algo *al = ex_op_algos(ex, i, &n);
-		ot[i] = ex_op_time(ex, i);
-		ws[i] = n ? al[0].workspace : wl->ops[i].workspace;
-	}
 	/* managed: produced this iteration and not kept for the run; the
 	 * rest (parameters, optimizer state, held blobs, the input batch)
 	 * is counted as resident in every stage */
@@ -143,6 +137,37 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 			fixed += t->bytes;
 		h2d[j] = ex_copy_time(ex, ENG_H2D, t->bytes);
 		d2h[j] = ex_copy_time(ex, ENG_D2H, t->bytes);
+	}
+	/* The convolution algorithm is not a variable of the MILP: each op
+	 * takes the fastest whose workspace fits beside the op's own
+	 * tensors and the fixed ones (the list is fastest first), else the
+	 * least-workspace one (then the MILP names the op as infeasible) */
+	for (uint32_t i = 0; i < T; i++) {
+		const struct wl_op *op = &wl->ops[i];
+		uint32_t n;
+		const struct wl_algo *al = ex_op_algos(ex, i, &n);
+		uint64_t own = fixed;
+		for (uint32_t a = 0; a < op->n_in; a++)
+			own += man[op->in[a]] ? wl->tensors[op->in[a]].bytes : 0;
+		for (uint32_t a = 0; a < op->n_out; a++)
+			own += man[op->out[a]] ? wl->tensors[op->out[a]].bytes
+					       : 0;
+		uint32_t pick = 0;
+		for (uint32_t a = 0; a < n; a++)
+			if (al[a].workspace < al[pick].workspace)
+				pick = a;
+		for (uint32_t a = 0; a < n; a++)
+			if (own + al[a].workspace <= ms.budget) {
+				pick = a;
+				break;
+			}
+		if (n && ex_pick_algo(ex, i, pick) < 0) {
+			gms_errf(err, "op '%s': %s", op->name,
+				 ex_last_error(ex));
+			goto out;
+		}
+		ot[i] = ex_op_time(ex, i);
+		ws[i] = n ? al[pick].workspace : op->workspace;
 	}
 	struct opt_in in = {.wl = wl, .op_time = ot, .op_ws = ws,
 			    .managed = man, .transient = tra, .t_h2d = h2d, .t_d2h = d2h,
