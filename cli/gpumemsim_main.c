@@ -72,7 +72,8 @@ static void usage(FILE *f)
 		"                                     the optimal policy's MILP\n"
 		"                                     (CBC): schedule, objective,\n"
 		"                                     bound, gap, and its replay\n"
-		"                                     (one iteration, arena)\n"
+		"                                     (2 iterations, 1 warm-up,\n"
+		"                                     arena)\n"
 		"  simulate WORKLOAD [options]        one workload under a policy\n"
 		"      WORKLOAD            a generator name (`list workloads`),\n"
 		"                          a workload .yaml or a DTR trace .log\n"
@@ -628,9 +629,8 @@ out:
 static int optimal_cmd(int argc, char **argv)
 {
 	static const char *const pre[] = {
-		"--policy",	"optimal", "--iterations", "1",	 "--warmup",
-		"0",		"--allocator", "arena",	      "--set",
-		"schedule=true"};
+		"--policy", "optimal", "--iterations", "2", "--warmup", "1",
+		"--allocator", "arena", "--set", "schedule=true"};
 	size_t n_pre = sizeof pre / sizeof *pre;
 	char **av = calloc(n_pre + (size_t)argc + 1, sizeof *av);
 	char *tl = NULL;
