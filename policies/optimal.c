@@ -18,7 +18,9 @@
  *                 copy, else ex_drop.
  *   on_copy_done  a swap-in refused for want of memory (a block released
  *                 by a swap-out still copying) is issued again once a
- *                 copy completes and frees memory.
+ *                 copy completes and frees memory; a swap-out of a
+ *                 tensor still arriving (swapped in the stage before) is
+ *                 issued once it has arrived.
  *   on_alloc_fail EX_WAIT while a release is pending (the MILP frees a
  *                 swapped-out block at its stage's end; the executor
  *                 frees it when the copy finishes, which the stage's wait
@@ -69,6 +71,8 @@ struct optimal {
 	bool solved;
 	uint32_t *pending;  /* swap-ins refused for memory, to retry */
 	uint32_t n_pending;
+	uint32_t *pend_out; /* swap-outs of tensors still arriving */
+	uint32_t n_pend_out;
 	sim_time_t sim_time; /* last iteration's simulated time */
 	uint64_t sim_peak;   /* peak requested bytes, whole run */
 	uint64_t budget;
@@ -90,6 +94,7 @@ static void optimal_fini(struct pol *p)
 	if (o) {
 		opt_sched_free(&o->s);
 		free(o->pending);
+		free(o->pend_out);
 	}
 	free(o);
 	p->priv = NULL;
@@ -119,8 +124,10 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	sim_time_t *h2d = calloc(N ? N : 1, sizeof *h2d);
 	sim_time_t *d2h = calloc(N ? N : 1, sizeof *d2h);
 	o->pending = calloc(N ? N : 1, sizeof *o->pending);
+	o->pend_out = calloc(N ? N : 1, sizeof *o->pend_out);
 	int rc = -1;
-	if (!ot || !ws || !man || !tra || !h2d || !d2h || !o->pending) {
+	if (!ot || !ws || !man || !tra || !h2d || !d2h || !o->pending ||
+	    !o->pend_out) {
 		gms_errf(err, "out of memory");
 		goto out;
 	}
@@ -207,6 +214,22 @@ static void optimal_iter_begin(struct pol *p, struct ex *ex, int iter)
 	(void)ex;
 	(void)iter;
 	o->n_pending = 0;
+	o->n_pend_out = 0;
+}
+
+/* Copy j out (no release). A tensor swapped in during the previous
+ * stage may still be arriving: the MILP's stage begins when that copy
+ * ends (the wait before this stage's kernels), so its copy out is issued
+ * then, from on_copy_done. */
+static void swap_out(struct optimal *o, struct ex *ex, uint32_t j)
+{
+	if (ex_tensor_state(ex, j) == TS_SWAPPING_IN &&
+	    o->n_pend_out < o->wl->n_tensors) {
+		o->pend_out[o->n_pend_out++] = j;
+		return;
+	}
+	if (ex_swap_out(ex, j, 0) == ENG_EVENT_NONE)
+		refused(o, ex, &o->n_refused_out);
 }
 
 static void swap_in(struct optimal *o, struct ex *ex, uint32_t j)
@@ -234,8 +257,7 @@ static void optimal_before_op(struct pol *p, struct ex *ex,
 	ex_wait(ex, ex_queue_event(ex, ENG_H2D));
 	ex_wait(ex, ex_queue_event(ex, ENG_D2H));
 	for (uint32_t k = s->out_off[t]; k < s->out_off[t + 1]; k++)
-		if (ex_swap_out(ex, s->out[k], 0) == ENG_EVENT_NONE)
-			refused(o, ex, &o->n_refused_out);
+		swap_out(o, ex, s->out[k]);
 	for (uint32_t k = s->in_off[t]; k < s->in_off[t + 1]; k++)
 		swap_in(o, ex, s->in[k]);
 	for (uint32_t k = s->rc_off[t]; k < s->rc_off[t + 1]; k++) {
@@ -278,6 +300,10 @@ static void optimal_on_copy_done(struct pol *p, struct ex *ex,
 	/* swap_in re-queues at an index <= k: read before written */
 	for (uint32_t k = 0; k < n; k++)
 		swap_in(o, ex, o->pending[k]);
+	n = o->n_pend_out;
+	o->n_pend_out = 0;
+	for (uint32_t k = 0; k < n; k++)
+		swap_out(o, ex, o->pend_out[k]);
 }
 
 static enum ex_verdict optimal_on_alloc_fail(struct pol *p, struct ex *ex,
