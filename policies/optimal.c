@@ -120,45 +120,58 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	sim_time_t *ot = calloc(T ? T : 1, sizeof *ot);
 	uint64_t *ws = calloc(T ? T : 1, sizeof *ws);
 	bool *man = calloc(N ? N : 1, sizeof *man);
-	bool *tra = calloc(N ? N : 1, sizeof *tra);
 	sim_time_t *h2d = calloc(N ? N : 1, sizeof *h2d);
 	sim_time_t *d2h = calloc(N ? N : 1, sizeof *d2h);
 	o->pending = calloc(N ? N : 1, sizeof *o->pending);
 	o->pend_out = calloc(N ? N : 1, sizeof *o->pend_out);
 	int rc = -1;
-	if (!ot || !ws || !man || !tra || !h2d || !d2h || !o->pending ||
+	if (!ot || !ws || !man || !h2d || !d2h || !o->pending ||
 	    !o->pend_out) {
 		gms_errf(err, "out of memory");
 		goto out;
 	}
 	uint64_t fixed = 0;
-	/* managed: produced this iteration and not kept for the run; the
-	 * rest (parameters, optimizer state, held blobs, the input batch)
+	/* managed: not kept for the run (produced this iteration, or the
+	 * input batch); the rest (parameters, optimizer state, held blobs)
 	 * is counted as resident in every stage */
 	for (uint32_t j = 0; j < N; j++) {
 		const struct wl_tensor *t = &wl->tensors[j];
-		bool pers = ex_tensor_persistent(ex, j);
-		man[j] = t->producer != WL_NONE && !pers;
-		tra[j] = t->producer == WL_NONE && !pers;
+		man[j] = !ex_tensor_persistent(ex, j) &&
+			 (t->producer != WL_NONE || t->n_readers > 0);
 		if (!man[j])
 			fixed += t->bytes;
 		h2d[j] = ex_copy_time(ex, ENG_H2D, t->bytes);
 		d2h[j] = ex_copy_time(ex, ENG_D2H, t->bytes);
 	}
 	/* The convolution algorithm is not a variable of the MILP: each op
-	 * takes the fastest whose workspace fits beside the op's own
-	 * tensors and the fixed ones (the list is fastest first), else the
-	 * least-workspace one (then the MILP names the op as infeasible) */
+	 * takes the fastest whose workspace fits beside the fixed tensors
+	 * and what the framework's schedule has live in its stage (every
+	 * managed tensor from its producer to its last reader: a
+	 * difference array, linear), else the least-workspace one. Where
+	 * swapping or recomputation would make room for a faster one, the
+	 * MILP does not see it (README, "The optimal policy"). */
+	int64_t *live = calloc((size_t)T + 1, sizeof *live);
+	if (!live) {
+		gms_errf(err, "out of memory");
+		goto out;
+	}
+	for (uint32_t j = 0; j < N; j++) {
+		const struct wl_tensor *t = &wl->tensors[j];
+		if (!man[j])
+			continue;
+		uint32_t from = t->producer == WL_NONE ? 0 : t->producer;
+		uint32_t to = t->n_readers ? t->readers[t->n_readers - 1]
+					   : from;
+		live[from] += (int64_t)t->bytes;
+		live[to + 1] -= (int64_t)t->bytes;
+	}
+	int64_t run = 0;
 	for (uint32_t i = 0; i < T; i++) {
 		const struct wl_op *op = &wl->ops[i];
 		uint32_t n;
 		const struct wl_algo *al = ex_op_algos(ex, i, &n);
-		uint64_t own = fixed;
-		for (uint32_t a = 0; a < op->n_in; a++)
-			own += man[op->in[a]] ? wl->tensors[op->in[a]].bytes : 0;
-		for (uint32_t a = 0; a < op->n_out; a++)
-			own += man[op->out[a]] ? wl->tensors[op->out[a]].bytes
-					       : 0;
+		run += live[i];
+		uint64_t own = fixed + (uint64_t)run;
 		uint32_t pick = 0;
 		for (uint32_t a = 0; a < n; a++)
 			if (al[a].workspace < al[pick].workspace)
@@ -171,13 +184,15 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 		if (n && ex_pick_algo(ex, i, pick) < 0) {
 			gms_errf(err, "op '%s': %s", op->name,
 				 ex_last_error(ex));
+			free(live);
 			goto out;
 		}
 		ot[i] = ex_op_time(ex, i);
 		ws[i] = n ? al[pick].workspace : op->workspace;
 	}
+	free(live);
 	struct opt_in in = {.wl = wl, .op_time = ot, .op_ws = ws,
-			    .managed = man, .transient = tra, .t_h2d = h2d, .t_d2h = d2h,
+			    .managed = man, .t_h2d = h2d, .t_d2h = d2h,
 			    .budget = ms.budget, .fixed = fixed,
 			    .time_limit_s = prm->time_limit, .swap = prm->swap,
 			    .remat = prm->remat,
@@ -202,7 +217,6 @@ out:
 	free(ot);
 	free(ws);
 	free(man);
-	free(tra);
 	free(h2d);
 	free(d2h);
 	return rc;

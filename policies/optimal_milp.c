@@ -76,21 +76,41 @@ struct lay {
 	uint64_t *ob;	 /* per op: managed output bytes */
 };
 
-static uint32_t prod(const struct lay *y, uint32_t j)
+/* j's producer, or -1 for the input batch (resident from the start) */
+static int64_t prod(const struct lay *y, uint32_t j)
 {
-	return y->wl->tensors[j].producer;
+	uint32_t p = y->wl->tensors[j].producer;
+	return p == WL_NONE ? -1 : (int64_t)p;
+}
+
+/* Bytes op t's first output takes over from its first input, in place:
+ * the executor's rule (sim/ex.c alloc_outputs) as far as the graph tells
+ * it: an in-place op, both tensors managed, t the input's last reader,
+ * the output no larger. */
+static uint64_t inplace_share(const struct opt_in *in, uint32_t t)
+{
+	const struct wl_op *o = &in->wl->ops[t];
+	if (!o->inplace || !o->n_in || !o->n_out)
+		return 0;
+	const struct wl_tensor *a = &in->wl->tensors[o->in[0]];
+	const struct wl_tensor *b = &in->wl->tensors[o->out[0]];
+	if (!in->managed[a->id] || !in->managed[b->id] || !a->n_readers ||
+	    a->readers[a->n_readers - 1] != t ||
+	    a->release_after != WL_NONE || b->bytes > a->bytes)
+		return 0;
+	return b->bytes;
 }
 
 static int64_t colR(const struct lay *y, uint32_t i, uint32_t t)
 {
-	if (y->Rb[i] < 0 || t <= i || t > y->Lop[i])
+	if (i >= y->T || y->Rb[i] < 0 || t <= i || t > y->Lop[i])
 		return -1;
 	return y->Rb[i] + (t - i - 1);
 }
 
 static int64_t colS(const struct lay *y, uint32_t j, uint32_t t)
 {
-	if (y->Sb[j] < 0 || t <= prod(y, j) || t > y->L[j])
+	if (y->Sb[j] < 0 || (int64_t)t <= prod(y, j) || t > y->L[j])
 		return -1;
 	return y->Sb[j] + (t - prod(y, j) - 1);
 }
@@ -99,7 +119,7 @@ static int64_t colS(const struct lay *y, uint32_t j, uint32_t t)
 static int64_t colOI(const struct lay *y, const int64_t *base, uint32_t j,
 		     uint32_t t)
 {
-	if (base[j] < 0 || t <= prod(y, j) || t + 1 > y->L[j])
+	if (base[j] < 0 || (int64_t)t <= prod(y, j) || t + 1 > y->L[j])
 		return -1;
 	return base[j] + (t - prod(y, j) - 1);
 }
@@ -107,7 +127,7 @@ static int64_t colOI(const struct lay *y, const int64_t *base, uint32_t j,
 /* H: stages p+2 .. L-1 */
 static int64_t colH(const struct lay *y, uint32_t j, uint32_t t)
 {
-	if (y->Hb[j] < 0 || t < prod(y, j) + 2 || t + 1 > y->L[j])
+	if (y->Hb[j] < 0 || (int64_t)t < prod(y, j) + 2 || t + 1 > y->L[j])
 		return -1;
 	return y->Hb[j] + (t - prod(y, j) - 2);
 }
@@ -148,7 +168,7 @@ static int lay_build(struct lay *y, const struct opt_in *in)
 		const struct wl_tensor *x = &wl->tensors[j];
 		y->L[j] = x->n_readers ? x->readers[x->n_readers - 1]
 				       : x->producer;
-		if (in->managed[j])
+		if (in->managed[j] && x->producer != WL_NONE)
 			y->ob[x->producer] += x->bytes;
 	}
 	/* L_i, readers after producers: a reverse walk sees L_r first */
@@ -169,7 +189,8 @@ static int lay_build(struct lay *y, const struct opt_in *in)
 		 * must come while it is still there (ex_drop's lineage rule,
 		 * sim/ex.h) */
 		for (uint32_t a = 0; a < o->n_in; a++)
-			if (in->transient[o->in[a]] &&
+			if (in->managed[o->in[a]] &&
+			    wl->tensors[o->in[a]].producer == WL_NONE &&
 			    y->L[o->in[a]] < y->Lop[k])
 				y->Lop[k] = y->L[o->in[a]] > k
 						    ? y->L[o->in[a]]
@@ -184,7 +205,7 @@ static int lay_build(struct lay *y, const struct opt_in *in)
 		y->Sb[j] = y->Ob[j] = y->Ib[j] = y->Hb[j] = -1;
 		if (!in->managed[j])
 			continue;
-		uint32_t p = prod(y, j), L = y->L[j];
+		int64_t p = prod(y, j), L = y->L[j];
 		if (L > p) {
 			y->Sb[j] = n;
 			n += L - p;
@@ -361,14 +382,14 @@ static double heuristic(const struct lay *y, bool swap_all, double *x,
 			continue;
 		const struct wl_tensor *w = &wl->tensors[j];
 		double b = (double)w->bytes;
-		uint32_t a = w->producer;
+		int64_t a = prod(y, j), born = a;
 		for (uint32_t k = 0; k < w->n_readers; k++) {
 			uint32_t r = w->readers[k];
 			/* the copy out: beside the previous reader, or in
 			 * the stage after the producer's */
-			uint32_t o = a == w->producer ? a + 1 : a;
+			uint32_t o = (uint32_t)(a == born ? a + 1 : a);
 			if (swap_all && y->Hb[j] >= 0 && r >= o + 2) {
-				if (o != a) {
+				if ((int64_t)o != a) {
 					x[colS(y, j, o)] = 1;
 					mem[o] += b;
 				}
@@ -382,7 +403,8 @@ static double heuristic(const struct lay *y, bool swap_all, double *x,
 				x[colS(y, j, r)] = 1;
 				mem[r] += b;
 			} else {
-				for (uint32_t t = a + 1; t <= r; t++) {
+				for (uint32_t t = (uint32_t)(a + 1); t <= r;
+				     t++) {
 					x[colS(y, j, t)] = 1;
 					mem[t] += b;
 				}
@@ -458,7 +480,8 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
 		s->in_off[t] = nin;
 		s->out_off[t] = nout;
 		s->rel_off[t] = nrel;
-		double mem = (double)in->fixed + (double)y->ob[t] +
+		double mem = (double)in->fixed + (double)y->ob[t] -
+			     (double)inplace_share(in, t) +
 			     (double)in->op_ws[t];
 		for (uint32_t i = 0; i < t; i++)
 			if (on(x, colR(y, i, t))) {
@@ -469,9 +492,10 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
 			if (!in->managed[j])
 				continue;
 			double b = (double)wl->tensors[j].bytes;
-			uint32_t p = prod(y, j);
+			int64_t p = prod(y, j);
 			bool here = on(x, colS(y, j, t)) ||
-				    (p == t) || on(x, colR(y, p, t));
+				    (p == (int64_t)t) ||
+				    on(x, colR(y, (uint32_t)p, t));
 			mem += on(x, colS(y, j, t)) ? b : 0;
 			if (on(x, colOI(y, y->Ib, j, t))) {
 				s->in[nin++] = j;
@@ -512,7 +536,7 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	 * and the fixed tensors. Above the budget, no schedule exists. */
 	for (uint32_t t = 0; t < T; t++) {
 		const struct wl_op *o = &wl->ops[t];
-		uint64_t need = in->fixed + in->op_ws[t];
+		uint64_t need = in->fixed + in->op_ws[t] - inplace_share(in, t);
 		for (uint32_t a = 0; a < o->n_in; a++)
 			if (in->managed[o->in[a]])
 				need += wl->tensors[o->in[a]].bytes;
@@ -576,7 +600,12 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	/* I at stage p+1 has no host copy to read: (3) with H = 0 */
 	for (uint32_t j = 0; j < N; j++)
 		if (y.Ib[j] >= 0)
-			chi[colOI(&y, y.Ib, j, prod(&y, j) + 1)] = 0;
+			chi[colOI(&y, y.Ib, j, (uint32_t)(prod(&y, j) + 1))] =
+				0;
+	/* the input batch is on the device when the iteration begins */
+	for (uint32_t j = 0; j < N; j++)
+		if (y.Sb[j] >= 0 && prod(&y, j) < 0)
+			clo[colS(&y, j, 0)] = 1;
 #define ADD(c, v)                                       \
 	do {                                            \
 		if (row_add(&r, (c), (v)) < 0)          \
@@ -600,7 +629,7 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 					continue;
 				r.n = 0;
 				ADD(colS(&y, j, t), 1);
-				ADD(colR(&y, prod(&y, j), t), 1);
+				ADD(colR(&y, (uint32_t)prod(&y, j), t), 1);
 				ADD(ri, -1);
 				ROW('G', i == t ? 1 : 0);
 			}
@@ -616,7 +645,8 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 			ADD(colOI(&y, y.Ib, j, t), b);
 		}
 		rhs_mem[t] = (double)in->budget - (double)in->fixed -
-			     (double)y.ob[t] - (double)in->op_ws[t];
+			     (double)y.ob[t] + (double)inplace_share(in, t) -
+			     (double)in->op_ws[t];
 		if (r.n)
 			ROW('L', rhs_mem[t]);
 		/* (6) the two copy engines */
@@ -641,13 +671,13 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	for (uint32_t j = 0; j < N; j++) {
 		if (y.Sb[j] < 0)
 			continue;
-		uint32_t p = prod(&y, j);
-		for (uint32_t t = p + 1; t < y.L[j]; t++) {
+		int64_t p = prod(&y, j);
+		for (uint32_t t = (uint32_t)(p + 1); t < y.L[j]; t++) {
 			/* (2) residency */
 			r.n = 0;
 			ADD(colS(&y, j, t + 1), 1);
 			ADD(colS(&y, j, t), -1);
-			ADD(colR(&y, p, t), -1);
+			ADD(colR(&y, (uint32_t)p, t), -1);
 			ADD(colOI(&y, y.Ib, j, t), -1);
 			ROW('L', 0);
 			if (y.Ob[j] < 0)

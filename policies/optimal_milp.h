@@ -25,13 +25,12 @@ struct opt_in {
 	const struct wl_workload *wl;
 	const sim_time_t *op_time;  /* per op: kernel time */
 	const uint64_t *op_ws;	    /* per op: workspace bytes */
-	const bool *managed;	    /* per tensor: a decision variable
-				       (produced this iteration, not
-				       persistent); the others are fixed */
-	const bool *transient;	    /* per tensor: not managed yet freed
-				       after its last reader (the input
-				       batch): no op reading it can be re-run
-				       after that reader */
+	const bool *managed;	    /* per tensor: a decision variable (not
+				       persistent: produced this iteration,
+				       or the input batch, which is there
+				       when the iteration begins and cannot
+				       be recomputed); the others are
+				       fixed */
 	const sim_time_t *t_h2d;    /* per tensor: swap-in time */
 	const sim_time_t *t_d2h;    /* per tensor: swap-out time */
 	uint64_t budget;	    /* device bytes */

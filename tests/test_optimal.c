@@ -6,7 +6,8 @@
  * kernels take their explicit time, no launch cost) and the `arena`
  * allocator (memory figures are plain sums), one iteration.
  *
- * The graph G (x is the input batch, 100 B, resident throughout):
+ * The graph G (x is the input batch, 100 B: it may be swapped too, but
+ * moving it never frees room for a, so it is counted as resident below):
  *
  *   op   reads   writes       time
  *   f0   x       a (1000 B)   t0
@@ -90,6 +91,31 @@ static double rep_num(const char *rep, const char *key)
 	return strtod(k + strlen(key), NULL);
 }
 
+/* Does the report's line starting with `stage` list tensor `t` after
+ * `what` (a comma-separated list)? */
+static bool stage_lists(const char *rep, const char *stage, const char *what,
+			const char *t)
+{
+	const char *l = strstr(rep, stage);
+	if (!l)
+		return false;
+	const char *end = strchr(l, '\n');
+	const char *w = strstr(l, what);
+	if (!w || (end && w > end))
+		return false;
+	w += strlen(what) + 1;
+	size_t n = strlen(t);
+	for (;;) {
+		if (strncmp(w, t, n) == 0 && (w[n] == ',' || w[n] == ' '))
+			return true;
+		const char *c = strchr(w, ',');
+		const char *sp = strchr(w, ' ');
+		if (!c || (sp && sp < c))
+			return false;
+		w = c + 1;
+	}
+}
+
 /* Solve and replay; the optimum must be `want` ns, proven, and the
  * simulated iteration take exactly as long and fit, with no departure
  * from the schedule. */
@@ -168,8 +194,13 @@ static void test_both_swap_overlaps(void **state)
 	char *rep;
 	gms_err err = {{0}};
 	assert_int_equal(run_opt(w, kv, 1, 2200, &st, &rep, &err), 0);
-	assert_non_null(strstr(rep, "stage 1 f1: swap-out a release a"));
-	assert_non_null(strstr(rep, "stage 3 f3: swap-in a"));
+	/* a goes out beside f1 and comes back beside f3 (x, 100 B, may
+	 * move as well at no cost: the optimum is unique in time, not in
+	 * x's moves) */
+	if (!stage_lists(rep, "stage 1 f1:", "swap-out", "a") ||
+	    !stage_lists(rep, "stage 1 f1:", "release", "a") ||
+	    !stage_lists(rep, "stage 3 f3:", "swap-in", "a"))
+		fail_msg("schedule:\n%s", rep);
 	free(rep);
 	st_run_free(&st);
 	expect_opt(w, NULL, 0, 2200, 9600);
@@ -186,10 +217,10 @@ static void test_infeasible_names_op(void **state)
 	struct st_run st;
 	char *rep;
 	gms_err err = {{0}};
-	/* f1 needs x + a + b = 2100 (f2 as much, later) */
-	int rc = run_opt(w, NULL, 0, 2000, &st, &rep, &err);
+	/* f1 needs a + b = 2000 (f2 as much, later; x can go to the host) */
+	int rc = run_opt(w, NULL, 0, 1900, &st, &rep, &err);
 	assert_int_not_equal(rc, 0);
-	if (!strstr(err.msg, "infeasible: op 'f1' needs 2100 bytes"))
+	if (!strstr(err.msg, "infeasible: op 'f1' needs 2000 bytes"))
 		fail_msg("message: %s", err.msg);
 	free(rep);
 	st_run_free(&st);
@@ -198,15 +229,16 @@ static void test_infeasible_names_op(void **state)
 
 /* The command: a budget below conv1's working set in tiny-cnn (batch 32,
  * the file's own sizes): conv1 writes c1, 16x32x32 fp32 x 32 = 2097152 B,
- * with no workspace on its least-workspace algorithm, beside the fixed
- * tensors: x 393216 + labels 128 + weights 102312 (1792 + 18560 + 81960)
- * + their momentum 102312 = 597968 B; so 2695120 B. Exit 1, the op named.
+ * with no workspace on its least-workspace algorithm, beside its input x
+ * (3x32x32 fp32 x 32 = 393216 B) and the fixed tensors: weights 102312
+ * (1792 + 18560 + 81960) + their momentum 102312 = 204624 B; so 2694992
+ * B. Exit 1, the op named.
  * Above the framework's peak the schedule replays to the ns. */
 static void test_cli(void **state)
 {
 	(void)state;
 	expect("optimal workloads/examples/tiny-cnn.yaml --budget 2000000", 1,
-	       "infeasible: op 'conv1' needs 2695120 bytes");
+	       "infeasible: op 'conv1' needs 2694992 bytes");
 	expect("optimal workloads/examples/tiny-cnn.yaml --budget 8MiB "
 	       "--time-limit 5",
 	       0, "(+0.0000% of the objective)");
