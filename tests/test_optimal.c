@@ -227,6 +227,32 @@ static void test_infeasible_names_op(void **state)
 	wl_free(w);
 }
 
+/* An in-place op (a ReLU) whose output takes over its input's block, as
+ * the executor does when the op is the input's last reader: x (100 B)
+ * -> f0 -> a (1000 B) -> relu, in place -> r (1000 B) -> f2 -> y (100
+ * B), 100 ns each. Stage relu holds one 1000 B block, not two, so a
+ * budget of 1100 B (stage f0: x + a) runs everything as it is: 300 ns.
+ * Counting a and r apart, relu would need 2000 B: infeasible. */
+static void test_inplace_counted_once(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("inplace", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 r = T(w, "r", 1000, WL_ACT), y = T(w, "y", 100, WL_ACT);
+	OPX(w, "f0", WL_FWD, 100, &x, 1, &a, 1, NULL, 0);
+	gms_err err;
+	struct wl_op_desc d = {.name = "relu", .type = OT_RELU,
+			       .phase = WL_FWD, .in = &a, .n_in = 1,
+			       .out = &r, .n_out = 1, .time = 100,
+			       .flops = 100, .recomputable = true,
+			       .inplace = true};
+	assert_int_not_equal(wl_add_op(w, &d, &err), WL_NONE);
+	OPX(w, "f2", WL_FWD, 100, &r, 1, &y, 1, NULL, 0);
+	finalize(w);
+	expect_opt(w, NULL, 0, 1100, 300);
+	wl_free(w);
+}
+
 /* The command: a budget below conv1's working set in tiny-cnn (batch 32,
  * the file's own sizes): conv1 writes c1, 16x32x32 fp32 x 32 = 2097152 B,
  * with no workspace on its least-workspace algorithm, beside its input x
@@ -255,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_both_recompute_wins),
 		cmocka_unit_test(test_both_swap_overlaps),
 		cmocka_unit_test(test_infeasible_names_op),
+		cmocka_unit_test(test_inplace_counted_once),
 		cmocka_unit_test(test_cli),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
