@@ -451,6 +451,26 @@ static bool on(const double *x, int64_t c)
 	return c >= 0 && x[c] > 0.5;
 }
 
+/* Does a swap-in read the host copy j has after stage t (H on from t+1
+ * until that swap-in)? Then j leaves the device as a swap-out with
+ * release and its copy-out is replayed; otherwise the copy is one the
+ * MILP made at no cost and never used, so it is not replayed and j, when
+ * it leaves, is dropped (the executor would swap an OUT tensor in on
+ * demand rather than let a planned re-run regenerate it). The batch,
+ * which cannot be re-run, always leaves as a swap-out. Linear in the
+ * stages of j's life. */
+static bool copy_used(const struct lay *y, const double *x, uint32_t j,
+		      uint32_t t)
+{
+	for (uint32_t u = t + 1; u < y->L[j]; u++) {
+		if (!on(x, colH(y, j, u)))
+			break;
+		if (on(x, colOI(y, y->Ib, j, u)))
+			return true;
+	}
+	return prod(y, j) < 0;
+}
+
 /* The schedule of solution x into s's lists; -1 on out of memory. */
 static int extract(const struct lay *y, const double *x, struct opt_sched *s)
 {
@@ -497,19 +517,22 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
 				    (p == (int64_t)t) ||
 				    on(x, colR(y, (uint32_t)p, t));
 			mem += on(x, colS(y, j, t)) ? b : 0;
+			/* copies that change nothing are not replayed (the
+			 * MILP may keep them where they cost no time): a
+			 * swap-in of a tensor still resident, a swap-out
+			 * whose host copy no swap-in reads */
 			if (on(x, colOI(y, y->Ib, j, t))) {
-				s->in[nin++] = j;
+				if (!on(x, colS(y, j, t)))
+					s->in[nin++] = j;
 				mem += b;
 			}
-			if (on(x, colOI(y, y->Ob, j, t)))
+			if (on(x, colOI(y, y->Ob, j, t)) &&
+			    copy_used(y, x, j, t))
 				s->out[nout++] = j;
 			/* resident in stage t and not in t+1, while the
 			 * executor would keep it (it has readers after t) */
 			if (here && t < y->L[j] && !on(x, colS(y, j, t + 1))) {
-				s->rel_evict[nrel] =
-					on(x, colH(y, j, t + 1)) ||
-					(on(x, colOI(y, y->Ob, j, t)) &&
-					 !on(x, colOI(y, y->Ib, j, t)));
+				s->rel_evict[nrel] = copy_used(y, x, j, t);
 				s->rel[nrel++] = j;
 			}
 		}

@@ -227,6 +227,40 @@ static void test_infeasible_names_op(void **state)
 	wl_free(w);
 }
 
+/* Recomputation because the link is busy. f0 (50 ns, no inputs: a
+ * constant-like source) -> a1 (1000 B); f1 (1000 ns) a1 -> a2 (1000 B);
+ * f2 (3000 ns) a2 -> b (1500 B); m (3000 ns) b -> c (100 B); n (1000 ns)
+ * c -> d (100 B); g (100 ns) reads d, a1, a2 -> e (100 B). Budget 2500:
+ * stage f2 holds a2 + b = 2500, so a1 leaves in stage f1 (its copy,
+ * 1000 ns, hidden under f1); stage m holds b + c = 1600 and no 1000 B
+ * more, so a2 leaves too (copied beside f2). Both are needed by g, and
+ * the only stage they can come back in is n (c + d + a1 + a2 = 2200): two
+ * copies, 2000 ns on the one H2D engine beside n's 1000 ns, stall 1000.
+ * With recomputation: a2 comes back under n alone and f0 is re-run
+ * (50 ns) for a1; re-running f1 instead would cost 1000. Compute is
+ * 50 + 1000 + 3000 + 3000 + 1000 + 100 = 8150. */
+static void test_recompute_when_link_busy(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("busy", 1);
+	uint32_t a1 = T(w, "a1", 1000, WL_ACT), a2 = T(w, "a2", 1000, WL_ACT),
+		 b = T(w, "b", 1500, WL_ACT), c = T(w, "c", 100, WL_ACT),
+		 d = T(w, "d", 100, WL_ACT), e = T(w, "e", 100, WL_ACT_GRAD);
+	OPX(w, "f0", WL_FWD, 50, NULL, 0, &a1, 1, NULL, 0);
+	OPX(w, "f1", WL_FWD, 1000, &a1, 1, &a2, 1, NULL, 0);
+	OPX(w, "f2", WL_FWD, 3000, &a2, 1, &b, 1, NULL, 0);
+	OPX(w, "m", WL_FWD, 3000, &b, 1, &c, 1, NULL, 0);
+	OPX(w, "n", WL_FWD, 1000, &c, 1, &d, 1, NULL, 0);
+	uint32_t in[3] = {d, a1, a2};
+	OPX(w, "g", WL_BWD, 100, in, 3, &e, 1, NULL, 0);
+	finalize(w);
+	const char *kv[] = {"remat=false"};
+	expect_opt(w, kv, 1, 2500, 8150 + 1000);
+	const char *sk[] = {"schedule=true"};
+	expect_opt(w, sk, 1, 2500, 8150 + 50);
+	wl_free(w);
+}
+
 /* An in-place op (a ReLU) whose output takes over its input's block, as
  * the executor does when the op is the input's last reader: x (100 B)
  * -> f0 -> a (1000 B) -> relu, in place -> r (1000 B) -> f2 -> y (100
@@ -281,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_both_recompute_wins),
 		cmocka_unit_test(test_both_swap_overlaps),
 		cmocka_unit_test(test_infeasible_names_op),
+		cmocka_unit_test(test_recompute_when_link_busy),
 		cmocka_unit_test(test_inplace_counted_once),
 		cmocka_unit_test(test_cli),
 	};
