@@ -363,6 +363,11 @@ static void optimal_report(struct pol *p, FILE *out)
 	const struct opt_sched *s = &o->s;
 	if (!o->solved)
 		return;
+	char lp[64];
+	if (isnan(s->lp_bound))
+		snprintf(lp, sizeof lp, "not reached in the time limit");
+	else
+		snprintf(lp, sizeof lp, "%.0f ns", s->lp_bound);
 	double diff = s->objective > 0
 			      ? ((double)o->sim_time - s->objective) /
 					s->objective
@@ -373,7 +378,7 @@ static void optimal_report(struct pol *p, FILE *out)
 		"binary), %llu constraints\n"
 		"    mip start          %s (%.0f ns)\n"
 		"    objective          %.0f ns\n"
-		"    lp bound           %.0f ns\n"
+		"    lp bound           %s\n"
 		"    best bound         %.0f ns\n"
 		"    gap                %.4f%%\n"
 		"    nodes              %llu\n"
@@ -386,7 +391,7 @@ static void optimal_report(struct pol *p, FILE *out)
 		opt_status_names[s->status], s->n_stages,
 		(unsigned long long)s->n_vars, (unsigned long long)s->n_int,
 		(unsigned long long)s->n_rows, s->start, s->start_obj,
-		s->objective, s->lp_bound, s->best_bound, 100 * s->gap,
+		s->objective, lp, s->best_bound, 100 * s->gap,
 		(unsigned long long)s->nodes, s->peak_mem,
 		(unsigned long long)o->budget, (long long)o->sim_time,
 		100 * diff, (unsigned long long)o->sim_peak,
