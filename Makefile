@@ -46,8 +46,10 @@ PKGS    := yaml-0.1 gsl
 TESTPKG := cmocka
 # python3-torch, python3-torchvision: gpumemsim-record (README "Recorded
 # PyTorch steps"); Debian builds them for /usr/bin/python3
+# coinor-libcbc-dev: the MILP of the `optimal` policy (README, "The
+# optimal policy"), pkg-config name cbc
 DEBS    := libyaml-dev libgsl-dev libcmocka-dev gnuplot-nox pkg-config parallel \
-           python3-torch python3-torchvision
+           python3-torch python3-torchvision coinor-libcbc-dev
 # the interpreter Debian's torch is built for (a pyenv python3 first on
 # PATH has no torch)
 PYTORCH_PY ?= /usr/bin/python3
@@ -58,7 +60,12 @@ WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 DEFS    := -D_POSIX_C_SOURCE=200809L -DGMS_DATADIR='"$(CURDIR)"' \
            -DGMS_VERSION='"$(shell git describe --always --dirty 2>/dev/null || echo unknown)"'
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# CBC (COIN-OR's MILP solver): its headers for the one object that calls
+# it (policies/optimal_milp.c); its libraries for every program that links
+# the library, since the policy registry holds the `optimal` policy.
+LP_PKG     := cbc
+LP_CFLAGS   = $(shell pkg-config --cflags $(LP_PKG) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) $(LP_PKG) 2>/dev/null)
 TEST_CFLAGS = $(shell pkg-config --cflags $(TESTPKG) 2>/dev/null)
 TEST_LIBS   = $(shell pkg-config --libs $(TESTPKG) 2>/dev/null)
 
@@ -129,6 +136,8 @@ $(eval $(call build_tree,$(ASAN_DIR),$(SAN)))
 # The serial DTR replay's region walks (README, "The dtr policy (serial
 # preset)"): -O3 is about 15% faster there than -O2 (make bench, dtr).
 build/obj/policies/dtr_serial.o: OPT = -O3
+# CBC's headers only where it is called
+build/obj/policies/optimal_milp.o $(ASAN_DIR)/obj/policies/optimal_milp.o build-fuzz/obj/policies/optimal_milp.o: PKG_CFLAGS += $(LP_CFLAGS)
 
 TESTS      := $(patsubst tests/%.c,build/tests/%,$(TEST_SRC))
 ASAN_TESTS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRC))

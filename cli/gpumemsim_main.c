@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef GMS_VERSION
 #define GMS_VERSION "unknown"
@@ -67,6 +68,12 @@ static void usage(FILE *f)
 		"                                     writes, byte for byte; into\n"
 		"                                     --out or the first shard's\n"
 		"                                     directory\n"
+		"  optimal WORKLOAD --budget B [--time-limit S] [simulate's options]\n"
+		"                                     the optimal policy's MILP\n"
+		"                                     (CBC): schedule, objective,\n"
+		"                                     bound, gap, and its replay\n"
+		"                                     (2 iterations, 1 warm-up,\n"
+		"                                     arena)\n"
 		"  simulate WORKLOAD [options]        one workload under a policy\n"
 		"      WORKLOAD            a generator name (`list workloads`),\n"
 		"                          a workload .yaml or a DTR trace .log\n"
@@ -667,6 +674,64 @@ static int simulate(int argc, char **argv)
 	wl_free(wl);
 out:
 	free(kv);
+	return rc;
+}
+
+/* `optimal WORKLOAD --budget B`: simulate under the optimal policy
+ * (README, "The optimal policy") for one iteration on the arena
+ * allocator (the MILP models no fragmentation; --allocator overrides it),
+ * with the schedule in the report; --time-limit S is the policy's
+ * time_limit. The solve's wall time goes to stderr only (outputs stay
+ * deterministic). */
+static int optimal_cmd(int argc, char **argv)
+{
+	static const char *const pre[] = {
+		"--policy", "optimal", "--iterations", "2", "--warmup", "1",
+		"--allocator", "arena", "--set", "schedule=true"};
+	size_t n_pre = sizeof pre / sizeof *pre;
+	char **av = calloc(n_pre + (size_t)argc + 1, sizeof *av);
+	char *tl = NULL;
+	if (!av)
+		return EXIT_RUN;
+	size_t n = 0;
+	for (size_t i = 0; i < n_pre; i++)
+		av[n++] = (char *)pre[i];
+	int rc = EXIT_INPUT;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--policy") == 0) {
+			fprintf(stderr, "gpumemsim: optimal: --policy is "
+					"optimal's own\n");
+			goto out;
+		}
+		if (strcmp(argv[i], "--time-limit") == 0) {
+			if (i + 1 >= argc || tl) {
+				fprintf(stderr, "gpumemsim: --time-limit needs "
+						"one value\n");
+				goto out;
+			}
+			size_t l = strlen(argv[i + 1]) + 16;
+			tl = malloc(l);
+			if (!tl) {
+				rc = EXIT_RUN;
+				goto out;
+			}
+			snprintf(tl, l, "time_limit=%s", argv[++i]);
+			av[n++] = "--set";
+			av[n++] = tl;
+			continue;
+		}
+		av[n++] = argv[i];
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = simulate((int)n, av);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "optimal: solved and simulated in %.3f s\n",
+		(double)(t1.tv_sec - t0.tv_sec) +
+			(double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+out:
+	free(tl);
+	free(av);
 	return rc;
 }
 
@@ -1392,6 +1457,8 @@ static int dispatch(int argc, char **argv)
 	}
 	if (strcmp(cmd, "simulate") == 0)
 		return simulate(argc - 2, argv + 2);
+	if (strcmp(cmd, "optimal") == 0)
+		return optimal_cmd(argc - 2, argv + 2);
 	if (strcmp(cmd, "run") == 0)
 		return run_experiment(argc - 2, argv + 2);
 	if (strcmp(cmd, "merge") == 0)
@@ -1437,6 +1504,7 @@ int main(int argc, char **argv)
 	 * commands that simulate: the others would only start twice */
 	if (argc > 1 && (!strcmp(argv[1], "run") ||
 			 !strcmp(argv[1], "simulate") ||
+			 !strcmp(argv[1], "optimal") ||
 			 !strcmp(argv[1], "dtr") || !strcmp(argv[1], "compare")))
 		heap_exec_huge(argv);
 	heap_tune();

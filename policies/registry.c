@@ -13,6 +13,7 @@ extern const struct pol_ops pol_capuchin_ops;
 extern const struct pol_ops pol_accudnn_ops;
 extern const struct pol_ops pol_dtr_ops;
 extern const struct pol_ops pol_superneurons_ops;
+extern const struct pol_ops pol_optimal_ops;
 
 /* Add a policy here (and its file in policies/). Order is listing order. */
 static const struct pol_ops *const pol_table[] = {
@@ -25,6 +26,7 @@ static const struct pol_ops *const pol_table[] = {
 	&pol_accudnn_ops,
 	&pol_dtr_ops,
 	&pol_superneurons_ops,
+	&pol_optimal_ops,
 };
 
 const struct pol_ops *pol_at(size_t i)

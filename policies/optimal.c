@@ -1,0 +1,440 @@
+/*
+ * optimal.c - the `optimal` policy: solve the joint swap/recompute MILP
+ * (policies/optimal_milp.h; README, "The optimal policy") for the run's
+ * workload, profile and budget, then replay its schedule in the executor,
+ * so that the solver's claim is checked by the model every other policy
+ * runs on.
+ *
+ * Replay of stage t (op t):
+ *   before_op(t)  wait for every copy of stage t-1 (ex_queue_event on
+ *                 both engines: the MILP's stage ends when its copies
+ *                 have, constraint 6); swap out (no release) the tensors
+ *                 of O[t,.] and swap in those of I[t,.], both beside
+ *                 stage t's compute; re-run the ops of R[t,.] in id order
+ *                 (ex_recompute of their dropped outputs).
+ *   after_op(t)   release what the MILP does not keep for stage t+1
+ *                 (S[t+1,j] = 0) while the executor would (it has later
+ *                 readers): a swap-out with release when the host holds a
+ *                 copy, else ex_drop.
+ *   on_copy_done  a swap-in refused for want of memory (a block released
+ *                 by a swap-out still copying) is issued again once a
+ *                 copy completes and frees memory; a swap-out of a
+ *                 tensor still arriving (swapped in the stage before) is
+ *                 issued once it has arrived.
+ *   on_alloc_fail EX_WAIT while a release is pending (the MILP frees a
+ *                 swapped-out block at its stage's end; the executor
+ *                 frees it when the copy finishes, which the stage's wait
+ *                 also awaits), a few times, then EX_FAIL.
+ * Every refusal and wait is counted and reported, with the simulated
+ * iteration time and peak against the solver's.
+ */
+#include "../sim/ex.h"
+#include "optimal_milp.h"
+#include "pol.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct optimal_params {
+	double time_limit;  /* CBC seconds */
+	bool swap, remat;   /* what the MILP may use */
+	int64_t max_vars;   /* refuse larger problems */
+	bool schedule;	    /* print the schedule in the report */
+};
+
+static const struct prm_def optimal_params[] = {
+	{"time_limit", PRM_DOUBLE, "10", 0.001, 86400, NULL,
+	 "CBC's time limit in seconds; when it stops the search, the "
+	 "incumbent is replayed and the gap to the bound reported",
+	 offsetof(struct optimal_params, time_limit)},
+	{"swap", PRM_BOOL, "true", 0, 0, NULL,
+	 "allow swapping (false: Checkmate's recomputation-only problem)",
+	 offsetof(struct optimal_params, swap)},
+	{"remat", PRM_BOOL, "true", 0, 0, NULL,
+	 "allow recomputation (false: swapping only)",
+	 offsetof(struct optimal_params, remat)},
+	{"max_vars", PRM_INT, "200000", 1, 1e9, NULL,
+	 "refuse a formulation with more variables (the exact MILP grows "
+	 "with ops times tensors)",
+	 offsetof(struct optimal_params, max_vars)},
+	{"schedule", PRM_BOOL, "false", 0, 0, NULL,
+	 "print the solver's schedule, stage by stage, in the report",
+	 offsetof(struct optimal_params, schedule)},
+	PRM_END,
+};
+
+struct optimal {
+	const struct wl_workload *wl;
+	struct opt_sched s;
+	bool solved;
+	uint32_t *pending;  /* swap-ins refused for memory, to retry */
+	uint32_t n_pending;
+	uint32_t *pend_out; /* swap-outs of tensors still arriving */
+	uint32_t n_pend_out;
+	sim_time_t sim_time; /* last iteration's simulated time */
+	uint64_t sim_peak;   /* peak requested bytes, whole run */
+	uint64_t budget;
+	/* refusals and waits: the replay's departures from the MILP */
+	uint64_t n_refused_in, n_refused_out, n_refused_drop,
+		n_refused_rc, n_retried_in, n_alloc_wait, n_alloc_fail;
+	char last_refusal[160];
+};
+
+static int optimal_init(struct pol *p, gms_err *err)
+{
+	p->priv = calloc(1, sizeof(struct optimal));
+	return p->priv ? 0 : gms_errf(err, "out of memory");
+}
+
+static void optimal_fini(struct pol *p)
+{
+	struct optimal *o = p->priv;
+	if (o) {
+		opt_sched_free(&o->s);
+		free(o->pending);
+		free(o->pend_out);
+	}
+	free(o);
+	p->priv = NULL;
+}
+
+static void refused(struct optimal *o, struct ex *ex, uint64_t *count)
+{
+	(*count)++;
+	snprintf(o->last_refusal, sizeof o->last_refusal, "%s",
+		 ex_last_error(ex));
+}
+
+static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
+{
+	const struct optimal_params *prm = p->params;
+	struct optimal *o = p->priv;
+	const struct wl_workload *wl = ex_workload(ex);
+	uint32_t T = wl->n_ops, N = wl->n_tensors;
+	o->wl = wl;
+	struct mem_stats ms;
+	ex_mem_stats(ex, &ms);
+	o->budget = ms.budget;
+	sim_time_t *ot = calloc(T ? T : 1, sizeof *ot);
+	uint64_t *ws = calloc(T ? T : 1, sizeof *ws);
+	bool *man = calloc(N ? N : 1, sizeof *man);
+	sim_time_t *h2d = calloc(N ? N : 1, sizeof *h2d);
+	sim_time_t *d2h = calloc(N ? N : 1, sizeof *d2h);
+	o->pending = calloc(N ? N : 1, sizeof *o->pending);
+	o->pend_out = calloc(N ? N : 1, sizeof *o->pend_out);
+	int rc = -1;
+	if (!ot || !ws || !man || !h2d || !d2h || !o->pending ||
+	    !o->pend_out) {
+		gms_errf(err, "out of memory");
+		goto out;
+	}
+	uint64_t fixed = 0;
+	/* managed: not kept for the run (produced this iteration, or the
+	 * input batch); the rest (parameters, optimizer state, held blobs)
+	 * is counted as resident in every stage */
+	for (uint32_t j = 0; j < N; j++) {
+		const struct wl_tensor *t = &wl->tensors[j];
+		man[j] = !ex_tensor_persistent(ex, j) &&
+			 (t->producer != WL_NONE || t->n_readers > 0);
+		if (!man[j])
+			fixed += t->bytes;
+		h2d[j] = ex_copy_time(ex, ENG_H2D, t->bytes);
+		d2h[j] = ex_copy_time(ex, ENG_D2H, t->bytes);
+	}
+	/* The convolution algorithm is not a variable of the MILP: each op
+	 * takes the fastest whose workspace fits beside the fixed tensors
+	 * and what the framework's schedule has live in its stage (every
+	 * managed tensor from its producer to its last reader: a
+	 * difference array, linear), else the least-workspace one. Where
+	 * swapping or recomputation would make room for a faster one, the
+	 * MILP does not see it (README, "The optimal policy"). */
+	int64_t *live = calloc((size_t)T + 1, sizeof *live);
+	if (!live) {
+		gms_errf(err, "out of memory");
+		goto out;
+	}
+	for (uint32_t j = 0; j < N; j++) {
+		const struct wl_tensor *t = &wl->tensors[j];
+		if (!man[j])
+			continue;
+		uint32_t from = t->producer == WL_NONE ? 0 : t->producer;
+		uint32_t to = t->n_readers ? t->readers[t->n_readers - 1]
+					   : from;
+		live[from] += (int64_t)t->bytes;
+		live[to + 1] -= (int64_t)t->bytes;
+	}
+	int64_t run = 0;
+	for (uint32_t i = 0; i < T; i++) {
+		const struct wl_op *op = &wl->ops[i];
+		uint32_t n;
+		const struct wl_algo *al = ex_op_algos(ex, i, &n);
+		run += live[i];
+		uint64_t own = fixed + (uint64_t)run;
+		uint32_t pick = 0;
+		for (uint32_t a = 0; a < n; a++)
+			if (al[a].workspace < al[pick].workspace)
+				pick = a;
+		for (uint32_t a = 0; a < n; a++)
+			if (own + al[a].workspace <= ms.budget) {
+				pick = a;
+				break;
+			}
+		if (n && ex_pick_algo(ex, i, pick) < 0) {
+			gms_errf(err, "op '%s': %s", op->name,
+				 ex_last_error(ex));
+			free(live);
+			goto out;
+		}
+		ot[i] = ex_op_time(ex, i);
+		ws[i] = n ? al[pick].workspace : op->workspace;
+	}
+	free(live);
+	struct opt_in in = {.wl = wl, .op_time = ot, .op_ws = ws,
+			    .managed = man, .t_h2d = h2d, .t_d2h = d2h,
+			    .budget = ms.budget, .fixed = fixed,
+			    .time_limit_s = prm->time_limit, .swap = prm->swap,
+			    .remat = prm->remat,
+			    .max_vars = (uint64_t)prm->max_vars};
+	if (opt_solve(&in, &o->s, err) < 0)
+		goto out;
+	if (o->s.status == OPT_INFEASIBLE) {
+		gms_errf(err, "infeasible: no schedule of '%s' fits %llu "
+			      "bytes (the MILP is proven infeasible)",
+			 wl->name, (unsigned long long)ms.budget);
+		goto out;
+	}
+	if (o->s.status == OPT_NO_SOLUTION) {
+		gms_errf(err, "no schedule of '%s' found within the time "
+			      "limit of %g s (bound %.0f ns)",
+			 wl->name, prm->time_limit, o->s.best_bound);
+		goto out;
+	}
+	o->solved = true;
+	rc = 0;
+out:
+	free(ot);
+	free(ws);
+	free(man);
+	free(h2d);
+	free(d2h);
+	return rc;
+}
+
+static void optimal_iter_begin(struct pol *p, struct ex *ex, int iter)
+{
+	struct optimal *o = p->priv;
+	(void)ex;
+	(void)iter;
+	o->n_pending = 0;
+	o->n_pend_out = 0;
+}
+
+/* Copy j out (no release). A tensor swapped in during the previous
+ * stage may still be arriving: the MILP's stage begins when that copy
+ * ends (the wait before this stage's kernels), so its copy out is issued
+ * then, from on_copy_done. */
+static void swap_out(struct optimal *o, struct ex *ex, uint32_t j)
+{
+	if (ex_tensor_state(ex, j) == TS_SWAPPING_IN &&
+	    o->n_pend_out < o->wl->n_tensors) {
+		o->pend_out[o->n_pend_out++] = j;
+		return;
+	}
+	if (ex_swap_out(ex, j, 0) == ENG_EVENT_NONE)
+		refused(o, ex, &o->n_refused_out);
+}
+
+static void swap_in(struct optimal *o, struct ex *ex, uint32_t j)
+{
+	if (ex_swap_in(ex, j, ENG_EVENT_NONE) != ENG_EVENT_NONE)
+		return;
+	if (ex_tensor_state(ex, j) == TS_OUT &&
+	    o->n_pending < o->wl->n_tensors) {
+		o->pending[o->n_pending++] = j; /* no memory yet */
+		o->n_retried_in++; /* each time it is put back */
+	} else {
+		refused(o, ex, &o->n_refused_in);
+	}
+}
+
+static void optimal_before_op(struct pol *p, struct ex *ex,
+			      const struct wl_op *op)
+{
+	struct optimal *o = p->priv;
+	const struct opt_sched *s = &o->s;
+	uint32_t t = op->id;
+	if (!o->solved)
+		return;
+	/* the stage begins when stage t-1's copies have ended */
+	ex_wait(ex, ex_queue_event(ex, ENG_H2D));
+	ex_wait(ex, ex_queue_event(ex, ENG_D2H));
+	for (uint32_t k = s->out_off[t]; k < s->out_off[t + 1]; k++)
+		swap_out(o, ex, s->out[k]);
+	for (uint32_t k = s->in_off[t]; k < s->in_off[t + 1]; k++)
+		swap_in(o, ex, s->in[k]);
+	for (uint32_t k = s->rc_off[t]; k < s->rc_off[t + 1]; k++) {
+		const struct wl_op *r = &o->wl->ops[s->rc[k]];
+		for (uint32_t a = 0; a < r->n_out; a++)
+			if (ex_tensor_state(ex, r->out[a]) == TS_RECOMPUTE &&
+			    ex_recompute(ex, r->out[a]) < 0)
+				refused(o, ex, &o->n_refused_rc);
+	}
+}
+
+static void optimal_after_op(struct pol *p, struct ex *ex,
+			     const struct wl_op *op)
+{
+	struct optimal *o = p->priv;
+	const struct opt_sched *s = &o->s;
+	uint32_t t = op->id;
+	if (!o->solved)
+		return;
+	for (uint32_t k = s->rel_off[t]; k < s->rel_off[t + 1]; k++) {
+		uint32_t j = s->rel[k];
+		if (ex_tensor_state(ex, j) != TS_IN)
+			continue; /* freed already, or on its way out */
+		if (s->rel_evict[k]) {
+			if (ex_swap_out(ex, j, EX_RELEASE) == ENG_EVENT_NONE)
+				refused(o, ex, &o->n_refused_out);
+		} else if (ex_drop(ex, j) < 0) {
+			refused(o, ex, &o->n_refused_drop);
+		}
+	}
+}
+
+static void optimal_on_copy_done(struct pol *p, struct ex *ex,
+				 const struct ex_copy *c)
+{
+	struct optimal *o = p->priv;
+	(void)c;
+	uint32_t n = o->n_pending;
+	o->n_pending = 0;
+	/* swap_in re-queues at an index <= k: read before written */
+	for (uint32_t k = 0; k < n; k++)
+		swap_in(o, ex, o->pending[k]);
+	n = o->n_pend_out;
+	o->n_pend_out = 0;
+	for (uint32_t k = 0; k < n; k++)
+		swap_out(o, ex, o->pend_out[k]);
+}
+
+static enum ex_verdict optimal_on_alloc_fail(struct pol *p, struct ex *ex,
+					     const struct ex_alloc_req *req)
+{
+	struct optimal *o = p->priv;
+	(void)ex;
+	if (req->tries < 4) {
+		o->n_alloc_wait++;
+		return EX_WAIT;
+	}
+	o->n_alloc_fail++;
+	return EX_FAIL;
+}
+
+static void optimal_iter_end(struct pol *p, struct ex *ex, int iter,
+			     const struct st_iter *st)
+{
+	struct optimal *o = p->priv;
+	(void)iter;
+	struct mem_stats ms;
+	ex_mem_stats(ex, &ms);
+	o->sim_time = st->time;
+	o->sim_peak = ms.peak_requested;
+}
+
+static void print_list(FILE *out, const char *what,
+		       const struct wl_workload *wl, const uint32_t *ids,
+		       uint32_t a, uint32_t b, bool ops)
+{
+	if (a == b)
+		return;
+	fprintf(out, " %s", what);
+	for (uint32_t k = a; k < b; k++)
+		fprintf(out, "%s%s", k == a ? " " : ",",
+			ops ? wl->ops[ids[k]].name : wl->tensors[ids[k]].name);
+}
+
+static void optimal_report(struct pol *p, FILE *out)
+{
+	const struct optimal_params *prm = p->params;
+	struct optimal *o = p->priv;
+	const struct opt_sched *s = &o->s;
+	if (!o->solved)
+		return;
+	char lp[64];
+	if (isnan(s->lp_bound))
+		snprintf(lp, sizeof lp, "not reached in the time limit");
+	else
+		snprintf(lp, sizeof lp, "%.0f ns", s->lp_bound);
+	double diff = s->objective > 0
+			      ? ((double)o->sim_time - s->objective) /
+					s->objective
+			      : 0;
+	fprintf(out,
+		"    solver             cbc, %s\n"
+		"    problem            %u stages, %llu variables (%llu "
+		"binary), %llu constraints\n"
+		"    mip start          %s (%.0f ns)\n"
+		"    objective          %.0f ns\n"
+		"    lp bound           %s\n"
+		"    best bound         %.0f ns\n"
+		"    gap                %.4f%%\n"
+		"    nodes              %llu\n"
+		"    milp peak          %.0f B of %llu\n"
+		"    simulated time     %lld ns (%+.4f%% of the objective)\n"
+		"    simulated peak     %llu B (%+lld B against the milp)\n"
+		"    replay departures  %llu swap-in, %llu swap-out, %llu "
+		"drop, %llu recompute refused; %llu swap-ins retried, "
+		"%llu allocation waits, %llu failures%s%s\n",
+		opt_status_names[s->status], s->n_stages,
+		(unsigned long long)s->n_vars, (unsigned long long)s->n_int,
+		(unsigned long long)s->n_rows, s->start, s->start_obj,
+		s->objective, lp, s->best_bound, 100 * s->gap,
+		(unsigned long long)s->nodes, s->peak_mem,
+		(unsigned long long)o->budget, (long long)o->sim_time,
+		100 * diff, (unsigned long long)o->sim_peak,
+		(long long)o->sim_peak - (long long)llround(s->peak_mem),
+		(unsigned long long)o->n_refused_in,
+		(unsigned long long)o->n_refused_out,
+		(unsigned long long)o->n_refused_drop,
+		(unsigned long long)o->n_refused_rc,
+		(unsigned long long)o->n_retried_in,
+		(unsigned long long)o->n_alloc_wait,
+		(unsigned long long)o->n_alloc_fail,
+		o->last_refusal[0] ? "; last: " : "", o->last_refusal);
+	if (!prm->schedule)
+		return;
+	for (uint32_t t = 0; t < s->n_stages; t++) {
+		fprintf(out, "    stage %u %s:", t, o->wl->ops[t].name);
+		print_list(out, "recompute", o->wl, s->rc, s->rc_off[t],
+			   s->rc_off[t + 1], true);
+		print_list(out, "swap-out", o->wl, s->out, s->out_off[t],
+			   s->out_off[t + 1], false);
+		print_list(out, "swap-in", o->wl, s->in, s->in_off[t],
+			   s->in_off[t + 1], false);
+		print_list(out, "release", o->wl, s->rel, s->rel_off[t],
+			   s->rel_off[t + 1], false);
+		fprintf(out, " mem %.0f stall %.0f\n", s->mem[t],
+			s->stall[t]);
+	}
+}
+
+const struct pol_ops pol_optimal_ops = {
+	.name = "optimal",
+	.summary = "the schedule of a MILP (CBC) that decides swapping and "
+		   "recomputation together, both copy engines timed, replayed",
+	.params = optimal_params,
+	.params_size = sizeof(struct optimal_params),
+	.init = optimal_init,
+	.fini = optimal_fini,
+	.plan = optimal_plan,
+	.iter_begin = optimal_iter_begin,
+	.before_op = optimal_before_op,
+	.after_op = optimal_after_op,
+	.on_alloc_fail = optimal_on_alloc_fail,
+	.on_copy_done = optimal_on_copy_done,
+	.iter_end = optimal_iter_end,
+	.report = optimal_report,
+};

@@ -1,0 +1,832 @@
+/*
+ * optimal_milp.c - build the joint swap/recompute MILP and solve it with
+ * CBC's C API (Cbc_C_Interface.h, Debian coinor-libcbc-dev).
+ *
+ * Notation (README, "The optimal policy"). Stages t = 0..T-1 are the ops
+ * in issue order. For a managed tensor j (produced this iteration, not
+ * persistent) p = its producer, L = its last reader (the executor frees a
+ * tensor after its last reader, so nothing may keep it longer; later
+ * stages regenerate it only by recomputation). For an op i, L_i = the
+ * last stage in which re-running i can serve anything: i itself, or, when
+ * i is recomputable, the largest L_r over the readers r of its outputs.
+ *
+ *   R[t,i]  op i (< t, recomputable) is re-run in stage t;  R[t,t] = 1
+ *   S[t,j]  j is resident at the start of stage t         (p < t <= L)
+ *   O[t,j]  j is copied to the host during stage t (D2H)  (p < t < L)
+ *   I[t,j]  j is copied back during stage t (H2D), resident from t+1
+ *   H[t,j]  the host holds a valid copy of j at stage t   (p+1 < t < L)
+ *   st[t]   the stall of stage t, continuous >= 0
+ *
+ * Checkmate (Jain et al., MLSys 2020, section 4; parasj/checkmate's
+ * solver and POET's copy of it, ucbrise/poet poet_solver.py):
+ *   "R[t][v] <= R[t][u] + SRam[t][u]" for every edge u -> v:
+ *       (1) R[t,i] <= S[t,j] + R[t,p(j)]     every managed input j of i
+ *   "SRam[t+1][i] <= SRam[t][i] + R[t][i] + MIn[t][i]" (POET adds MIn):
+ *       (2) S[t+1,j] <= S[t,j] + R[t,p] + I[t,j]
+ *   POET's "MOut[i][j] <= SRam[i][j]" and "MIn[i][j] <= SSd[i][j]":
+ *       (3) O[t,j] <= S[t,j],   I[t,j] <= H[t,j]
+ *   POET's "SSd[t+1][i] <= SSd[t][i] + MOut[t][i]", less what a swap-in
+ *   consumes (the executor drops the host copy when it swaps a tensor in,
+ *   sim/ex.c swap_in_done):
+ *       (4) H[t+1,j] <= H[t,j] + O[t,j] - I[t,j]
+ * Memory, per stage (conservative where Checkmate frees inside a stage
+ * with its FREE variables: everything resident, recomputed or arriving in
+ * stage t is counted for the whole stage, and each recomputation's
+ * workspace too; the fixed tensors in every stage):
+ *       (5) sum_j b_j S[t,j] + sum_i (out_i + ws_i) R[t,i]
+ *           + sum_j b_j I[t,j] <= B - fixed - out_t - ws_t
+ * Time (new here: POET charges a transfer energy, not time; Beaumont et
+ * al., NeurIPS 2021, time offloads on chains only). Each copy engine is
+ * serial and runs beside the stage's compute C_t = c_t + sum c_i R[t,i]:
+ *       (6) st[t] >= sum_j h_j I[t,j] - C_t,
+ *           st[t] >= sum_j d_j O[t,j] - C_t,   st[t] >= 0
+ * Objective: sum_t (C_t + st[t]) = compute + recompute + stalls.
+ */
+#include "optimal_milp.h"
+
+#include <Cbc_C_Interface.h>
+/* CLP's header declares ClpSolve_new() without a prototype */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <Clp_C_Interface.h>
+#pragma GCC diagnostic pop
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const opt_status_names[] = {"optimal", "time-limit",
+					"no-solution", "infeasible"};
+
+/* CBC 2.10's Cbc_solve runs its command-line driver (CbcMain1), which
+ * keeps static state: one solve at a time (experiments run points on
+ * threads). The lock is the only state outside a context here. */
+static pthread_mutex_t cbc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Column layout: one base per op (R) and per tensor (S, O, I, H). */
+struct lay {
+	const struct opt_in *in;
+	const struct wl_workload *wl;
+	uint32_t T;
+	uint32_t *L;	 /* per tensor: last reader (managed) */
+	uint32_t *Lop;	 /* per op: last stage it may be re-run in */
+	int64_t *Rb, *Sb, *Ob, *Ib, *Hb; /* -1: none */
+	int64_t STb, n;
+	uint64_t *ob;	 /* per op: managed output bytes */
+};
+
+/* j's producer, or -1 for the input batch (resident from the start) */
+static int64_t prod(const struct lay *y, uint32_t j)
+{
+	uint32_t p = y->wl->tensors[j].producer;
+	return p == WL_NONE ? -1 : (int64_t)p;
+}
+
+/* Bytes op t's first output takes over from its first input, in place:
+ * the executor's rule (sim/ex.c alloc_outputs) as far as the graph tells
+ * it: an in-place op, both tensors managed, t the input's last reader,
+ * the output no larger. */
+static uint64_t inplace_share(const struct opt_in *in, uint32_t t)
+{
+	const struct wl_op *o = &in->wl->ops[t];
+	if (!o->inplace || !o->n_in || !o->n_out)
+		return 0;
+	const struct wl_tensor *a = &in->wl->tensors[o->in[0]];
+	const struct wl_tensor *b = &in->wl->tensors[o->out[0]];
+	if (!in->managed[a->id] || !in->managed[b->id] || !a->n_readers ||
+	    a->readers[a->n_readers - 1] != t ||
+	    a->release_after != WL_NONE || b->bytes > a->bytes)
+		return 0;
+	return b->bytes;
+}
+
+static int64_t colR(const struct lay *y, uint32_t i, uint32_t t)
+{
+	if (i >= y->T || y->Rb[i] < 0 || t <= i || t > y->Lop[i])
+		return -1;
+	return y->Rb[i] + (t - i - 1);
+}
+
+static int64_t colS(const struct lay *y, uint32_t j, uint32_t t)
+{
+	if (y->Sb[j] < 0 || (int64_t)t <= prod(y, j) || t > y->L[j])
+		return -1;
+	return y->Sb[j] + (t - prod(y, j) - 1);
+}
+
+/* O and I: stages p+1 .. L-1 */
+static int64_t colOI(const struct lay *y, const int64_t *base, uint32_t j,
+		     uint32_t t)
+{
+	if (base[j] < 0 || (int64_t)t <= prod(y, j) || t + 1 > y->L[j])
+		return -1;
+	return base[j] + (t - prod(y, j) - 1);
+}
+
+/* H: stages p+2 .. L-1 */
+static int64_t colH(const struct lay *y, uint32_t j, uint32_t t)
+{
+	if (y->Hb[j] < 0 || (int64_t)t < prod(y, j) + 2 || t + 1 > y->L[j])
+		return -1;
+	return y->Hb[j] + (t - prod(y, j) - 2);
+}
+
+static void lay_free(struct lay *y)
+{
+	free(y->L);
+	free(y->Lop);
+	free(y->Rb);
+	free(y->Sb);
+	free(y->Ob);
+	free(y->Ib);
+	free(y->Hb);
+	free(y->ob);
+}
+
+/* The column layout; -1 on out of memory. */
+static int lay_build(struct lay *y, const struct opt_in *in)
+{
+	const struct wl_workload *wl = in->wl;
+	memset(y, 0, sizeof *y);
+	y->in = in;
+	y->wl = wl;
+	y->T = wl->n_ops;
+	uint32_t T = wl->n_ops, N = wl->n_tensors;
+	y->L = calloc(N ? N : 1, sizeof *y->L);
+	y->Lop = calloc(T ? T : 1, sizeof *y->Lop);
+	y->Rb = malloc((T ? T : 1) * sizeof *y->Rb);
+	y->ob = calloc(T ? T : 1, sizeof *y->ob);
+	y->Sb = malloc((N ? N : 1) * sizeof *y->Sb);
+	y->Ob = malloc((N ? N : 1) * sizeof *y->Ob);
+	y->Ib = malloc((N ? N : 1) * sizeof *y->Ib);
+	y->Hb = malloc((N ? N : 1) * sizeof *y->Hb);
+	if (!y->L || !y->Lop || !y->Rb || !y->ob || !y->Sb || !y->Ob ||
+	    !y->Ib || !y->Hb)
+		return -1;
+	for (uint32_t j = 0; j < N; j++) {
+		const struct wl_tensor *x = &wl->tensors[j];
+		y->L[j] = x->n_readers ? x->readers[x->n_readers - 1]
+				       : x->producer;
+		if (in->managed[j] && x->producer != WL_NONE)
+			y->ob[x->producer] += x->bytes;
+	}
+	/* L_i, readers after producers: a reverse walk sees L_r first */
+	for (uint32_t k = T; k-- > 0;) {
+		const struct wl_op *o = &wl->ops[k];
+		y->Lop[k] = k;
+		if (!in->remat || !o->recomputable)
+			continue;
+		for (uint32_t a = 0; a < o->n_out; a++) {
+			const struct wl_tensor *x = &wl->tensors[o->out[a]];
+			if (!in->managed[x->id])
+				continue;
+			for (uint32_t r = 0; r < x->n_readers; r++)
+				if (y->Lop[x->readers[r]] > y->Lop[k])
+					y->Lop[k] = y->Lop[x->readers[r]];
+		}
+		/* the executor cannot regenerate the input batch: a re-run
+		 * must come while it is still there (ex_drop's lineage rule,
+		 * sim/ex.h) */
+		for (uint32_t a = 0; a < o->n_in; a++)
+			if (in->managed[o->in[a]] &&
+			    wl->tensors[o->in[a]].producer == WL_NONE &&
+			    y->L[o->in[a]] < y->Lop[k])
+				y->Lop[k] = y->L[o->in[a]] > k
+						    ? y->L[o->in[a]]
+						    : k;
+	}
+	int64_t n = 0;
+	for (uint32_t k = 0; k < T; k++) {
+		y->Rb[k] = y->Lop[k] > k ? n : -1;
+		n += y->Lop[k] - k;
+	}
+	for (uint32_t j = 0; j < N; j++) {
+		y->Sb[j] = y->Ob[j] = y->Ib[j] = y->Hb[j] = -1;
+		if (!in->managed[j])
+			continue;
+		int64_t p = prod(y, j), L = y->L[j];
+		if (L > p) {
+			y->Sb[j] = n;
+			n += L - p;
+		}
+		if (in->swap && L > p + 1) {
+			y->Ob[j] = n;
+			n += L - p - 1;
+			y->Ib[j] = n;
+			n += L - p - 1;
+		}
+		if (in->swap && L > p + 2) {
+			y->Hb[j] = n;
+			n += L - p - 2;
+		}
+	}
+	y->STb = n;
+	y->n = n + T;
+	return 0;
+}
+
+/* A row under construction. */
+struct row {
+	int *col;
+	double *val;
+	int n, cap;
+};
+
+static int row_add(struct row *r, int64_t col, double v)
+{
+	if (col < 0)
+		return 0;
+	if (r->n == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 16;
+		int *c = realloc(r->col, (size_t)cap * sizeof *c);
+		if (!c)
+			return -1;
+		r->col = c;
+		double *w = realloc(r->val, (size_t)cap * sizeof *w);
+		if (!w)
+			return -1;
+		r->val = w;
+		r->cap = cap;
+	}
+	r->col[r->n] = (int)col;
+	r->val[r->n++] = v;
+	return 0;
+}
+
+/* The constraint matrix as triplets, loaded into CBC at once
+ * (Cbc_loadProblem): adding rows one by one costs CBC time quadratic in
+ * the model (69 s for the 376-op recorded transformer). */
+struct mat {
+	int *er, *ec;	    /* entries: row, column */
+	double *ev;	    /* and value */
+	size_t n, cap;
+	double *lo, *hi;    /* row bounds */
+	int rows, rcap;
+};
+
+static int mat_row(struct mat *a, const struct row *r, char sense,
+		   double rhs)
+{
+	if (a->rows == a->rcap) {
+		int cap = a->rcap ? 2 * a->rcap : 256;
+		double *lo = realloc(a->lo, (size_t)cap * sizeof *lo);
+		if (!lo)
+			return -1;
+		a->lo = lo;
+		double *hi = realloc(a->hi, (size_t)cap * sizeof *hi);
+		if (!hi)
+			return -1;
+		a->hi = hi;
+		a->rcap = cap;
+	}
+	if (a->n + (size_t)r->n > a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 1024;
+		while (cap < a->n + (size_t)r->n)
+			cap *= 2;
+		int *er = realloc(a->er, cap * sizeof *er);
+		if (!er)
+			return -1;
+		a->er = er;
+		int *ec = realloc(a->ec, cap * sizeof *ec);
+		if (!ec)
+			return -1;
+		a->ec = ec;
+		double *ev = realloc(a->ev, cap * sizeof *ev);
+		if (!ev)
+			return -1;
+		a->ev = ev;
+		a->cap = cap;
+	}
+	for (int k = 0; k < r->n; k++) {
+		a->er[a->n] = a->rows;
+		a->ec[a->n] = r->col[k];
+		a->ev[a->n++] = r->val[k];
+	}
+	a->lo[a->rows] = sense == 'L' ? -DBL_MAX : rhs;
+	a->hi[a->rows] = sense == 'G' ? DBL_MAX : rhs;
+	a->rows++;
+	return 0;
+}
+
+static void mat_free(struct mat *a)
+{
+	free(a->er);
+	free(a->ec);
+	free(a->ev);
+	free(a->lo);
+	free(a->hi);
+}
+
+/* The matrix column-major (CBC's and CLP's loadProblem); -1 on out of
+ * memory. */
+struct csc {
+	CoinBigIndex *start;
+	int *idx;
+	double *val;
+};
+
+static int mat_csc(const struct mat *a, int ncols, struct csc *c)
+{
+	c->start = calloc((size_t)ncols + 1, sizeof *c->start);
+	c->idx = malloc((a->n ? a->n : 1) * sizeof *c->idx);
+	c->val = malloc((a->n ? a->n : 1) * sizeof *c->val);
+	CoinBigIndex *fill = calloc((size_t)ncols + 1, sizeof *fill);
+	if (!c->start || !c->idx || !c->val || !fill) {
+		free(fill);
+		return -1;
+	}
+	for (size_t k = 0; k < a->n; k++)
+		c->start[a->ec[k] + 1]++;
+	for (int col = 0; col < ncols; col++)
+		c->start[col + 1] += c->start[col];
+	memcpy(fill, c->start, ((size_t)ncols + 1) * sizeof *fill);
+	for (size_t k = 0; k < a->n; k++) {
+		CoinBigIndex at = fill[a->ec[k]]++;
+		c->idx[at] = a->er[k];
+		c->val[at] = a->ev[k];
+	}
+	free(fill);
+	return 0;
+}
+
+static void csc_free(struct csc *c)
+{
+	free(c->start);
+	free(c->idx);
+	free(c->val);
+}
+
+/* A heuristic schedule as a full column vector (the MIP start): the
+ * framework's (everything resident from production to last reader) or
+ * swap-all (between two uses far enough apart, a tensor is copied out
+ * beside the first use, or in the stage after its producer's, and
+ * copied back in the stage before the second). No
+ * recomputation. Fills x and returns its objective, or -1 when it breaks
+ * a memory row. */
+static double heuristic(const struct lay *y, bool swap_all, double *x,
+			const double *rhs_mem)
+{
+	const struct opt_in *in = y->in;
+	const struct wl_workload *wl = y->wl;
+	uint32_t T = y->T;
+	memset(x, 0, (size_t)y->n * sizeof *x);
+	double *mem = calloc(T ? T : 1, sizeof *mem);
+	double *h2d = calloc(T ? T : 1, sizeof *h2d);
+	double *d2h = calloc(T ? T : 1, sizeof *d2h);
+	double obj = -1;
+	if (!mem || !h2d || !d2h)
+		goto out;
+	for (uint32_t j = 0; j < wl->n_tensors; j++) {
+		if (y->Sb[j] < 0)
+			continue;
+		const struct wl_tensor *w = &wl->tensors[j];
+		double b = (double)w->bytes;
+		int64_t a = prod(y, j), born = a;
+		for (uint32_t k = 0; k < w->n_readers; k++) {
+			uint32_t r = w->readers[k];
+			/* the copy out: beside the previous reader, or in
+			 * the stage after the producer's */
+			uint32_t o = (uint32_t)(a == born ? a + 1 : a);
+			if (swap_all && y->Hb[j] >= 0 && r >= o + 2) {
+				if ((int64_t)o != a) {
+					x[colS(y, j, o)] = 1;
+					mem[o] += b;
+				}
+				x[colOI(y, y->Ob, j, o)] = 1;
+				d2h[o] += (double)in->t_d2h[j];
+				for (uint32_t t = o + 1; t < r; t++)
+					x[colH(y, j, t)] = 1;
+				x[colOI(y, y->Ib, j, r - 1)] = 1;
+				h2d[r - 1] += (double)in->t_h2d[j];
+				mem[r - 1] += b;
+				x[colS(y, j, r)] = 1;
+				mem[r] += b;
+			} else {
+				for (uint32_t t = (uint32_t)(a + 1); t <= r;
+				     t++) {
+					x[colS(y, j, t)] = 1;
+					mem[t] += b;
+				}
+			}
+			a = r;
+		}
+	}
+	obj = 0;
+	for (uint32_t t = 0; t < T; t++) {
+		if (mem[t] > rhs_mem[t]) {
+			obj = -1;
+			goto out;
+		}
+		double c = (double)in->op_time[t];
+		double st = fmax(0, fmax(h2d[t] - c, d2h[t] - c));
+		x[y->STb + t] = st;
+		obj += c + st;
+	}
+out:
+	free(mem);
+	free(h2d);
+	free(d2h);
+	return obj;
+}
+
+void opt_sched_free(struct opt_sched *s)
+{
+	free(s->rc_off);
+	free(s->rc);
+	free(s->in_off);
+	free(s->in);
+	free(s->out_off);
+	free(s->out);
+	free(s->rel_off);
+	free(s->rel);
+	free(s->rel_evict);
+	free(s->mem);
+	free(s->stall);
+	memset(s, 0, sizeof *s);
+}
+
+static bool on(const double *x, int64_t c)
+{
+	return c >= 0 && x[c] > 0.5;
+}
+
+/* Does a swap-in read the host copy j has after stage t (H on from t+1
+ * until that swap-in)? Then j leaves the device as a swap-out with
+ * release and its copy-out is replayed; otherwise the copy is one the
+ * MILP made at no cost and never used, so it is not replayed and j, when
+ * it leaves, is dropped (the executor would swap an OUT tensor in on
+ * demand rather than let a planned re-run regenerate it). The batch,
+ * which cannot be re-run, always leaves as a swap-out. Linear in the
+ * stages of j's life. */
+static bool copy_used(const struct lay *y, const double *x, uint32_t j,
+		      uint32_t t)
+{
+	for (uint32_t u = t + 1; u < y->L[j]; u++) {
+		if (!on(x, colH(y, j, u)))
+			break;
+		if (on(x, colOI(y, y->Ib, j, u)))
+			return true;
+	}
+	return prod(y, j) < 0;
+}
+
+/* The schedule of solution x into s's lists; -1 on out of memory. */
+static int extract(const struct lay *y, const double *x, struct opt_sched *s)
+{
+	const struct wl_workload *wl = y->wl;
+	const struct opt_in *in = y->in;
+	uint32_t T = y->T, N = wl->n_tensors;
+	size_t cap = (size_t)y->n + 1;
+	s->rc_off = calloc(T + 1, sizeof *s->rc_off);
+	s->in_off = calloc(T + 1, sizeof *s->in_off);
+	s->out_off = calloc(T + 1, sizeof *s->out_off);
+	s->rel_off = calloc(T + 1, sizeof *s->rel_off);
+	s->rc = malloc(cap * sizeof *s->rc);
+	s->in = malloc(cap * sizeof *s->in);
+	s->out = malloc(cap * sizeof *s->out);
+	s->rel = malloc(cap * sizeof *s->rel);
+	s->rel_evict = malloc(cap);
+	s->mem = calloc(T ? T : 1, sizeof *s->mem);
+	s->stall = calloc(T ? T : 1, sizeof *s->stall);
+	if (!s->rc_off || !s->in_off || !s->out_off || !s->rel_off ||
+	    !s->rc || !s->in || !s->out || !s->rel || !s->rel_evict ||
+	    !s->mem || !s->stall)
+		return -1;
+	uint32_t nrc = 0, nin = 0, nout = 0, nrel = 0;
+	s->peak_mem = 0;
+	for (uint32_t t = 0; t < T; t++) {
+		s->rc_off[t] = nrc;
+		s->in_off[t] = nin;
+		s->out_off[t] = nout;
+		s->rel_off[t] = nrel;
+		double mem = (double)in->fixed + (double)y->ob[t] -
+			     (double)inplace_share(in, t) +
+			     (double)in->op_ws[t];
+		for (uint32_t i = 0; i < t; i++)
+			if (on(x, colR(y, i, t))) {
+				s->rc[nrc++] = i;
+				mem += (double)(y->ob[i] + in->op_ws[i]);
+			}
+		for (uint32_t j = 0; j < N; j++) {
+			if (!in->managed[j])
+				continue;
+			double b = (double)wl->tensors[j].bytes;
+			int64_t p = prod(y, j);
+			bool here = on(x, colS(y, j, t)) ||
+				    (p == (int64_t)t) ||
+				    on(x, colR(y, (uint32_t)p, t));
+			mem += on(x, colS(y, j, t)) ? b : 0;
+			/* copies that change nothing are not replayed (the
+			 * MILP may keep them where they cost no time): a
+			 * swap-in of a tensor still resident, a swap-out
+			 * whose host copy no swap-in reads */
+			if (on(x, colOI(y, y->Ib, j, t))) {
+				if (!on(x, colS(y, j, t)))
+					s->in[nin++] = j;
+				mem += b;
+			}
+			if (on(x, colOI(y, y->Ob, j, t)) &&
+			    copy_used(y, x, j, t))
+				s->out[nout++] = j;
+			/* resident in stage t and not in t+1, while the
+			 * executor would keep it (it has readers after t) */
+			if (here && t < y->L[j] && !on(x, colS(y, j, t + 1))) {
+				s->rel_evict[nrel] = copy_used(y, x, j, t);
+				s->rel[nrel++] = j;
+			}
+		}
+		s->mem[t] = mem;
+		s->stall[t] = x[y->STb + t];
+		if (mem > s->peak_mem)
+			s->peak_mem = mem;
+	}
+	s->rc_off[T] = nrc;
+	s->in_off[T] = nin;
+	s->out_off[T] = nout;
+	s->rel_off[T] = nrel;
+	return 0;
+}
+
+int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
+{
+	const struct wl_workload *wl = in->wl;
+	uint32_t T = wl->n_ops, N = wl->n_tensors;
+	memset(s, 0, sizeof *s);
+	s->n_stages = T;
+	s->start = "none";
+	/* An op's own working set: its managed inputs, outputs, workspace
+	 * and the fixed tensors. Above the budget, no schedule exists. */
+	for (uint32_t t = 0; t < T; t++) {
+		const struct wl_op *o = &wl->ops[t];
+		uint64_t need = in->fixed + in->op_ws[t] - inplace_share(in, t);
+		for (uint32_t a = 0; a < o->n_in; a++)
+			if (in->managed[o->in[a]])
+				need += wl->tensors[o->in[a]].bytes;
+		for (uint32_t a = 0; a < o->n_out; a++)
+			if (in->managed[o->out[a]])
+				need += wl->tensors[o->out[a]].bytes;
+		if (need > in->budget)
+			return gms_errf(err,
+					"infeasible: op '%s' needs %llu bytes "
+					"(its inputs, outputs and workspace, "
+					"and %llu bytes of persistent tensors) "
+					"above the budget of %llu bytes",
+					o->name, (unsigned long long)need,
+					(unsigned long long)in->fixed,
+					(unsigned long long)in->budget);
+	}
+	struct lay y;
+	struct row r = {0};
+	double *x = NULL, *rhs_mem = NULL;
+	Cbc_Model *m = NULL;
+	Clp_Simplex *lp = NULL;
+	struct csc cs = {0};
+	struct mat mx = {0};
+	double *clo = NULL, *chi = NULL, *obj = NULL;
+	int rc = -1;
+	if (lay_build(&y, in) < 0) {
+		gms_errf(err, "out of memory");
+		goto out;
+	}
+	if ((uint64_t)y.n > in->max_vars) {
+		gms_errf(err,
+			 "the exact formulation of '%s' has %lld variables, "
+			 "above max_vars %llu (the block decomposition of "
+			 "Rotor/Rockmate is not implemented)",
+			 wl->name, (long long)y.n,
+			 (unsigned long long)in->max_vars);
+		goto out;
+	}
+	x = calloc((size_t)y.n + 1, sizeof *x);
+	rhs_mem = calloc(T ? T : 1, sizeof *rhs_mem);
+	clo = calloc((size_t)y.n + 1, sizeof *clo);
+	chi = malloc(((size_t)y.n + 1) * sizeof *chi);
+	obj = calloc((size_t)y.n + 1, sizeof *obj);
+	if (!x || !rhs_mem || !clo || !chi || !obj) {
+		gms_errf(err, "out of memory");
+		goto out;
+	}
+	/* columns: binaries, then the stalls */
+	for (int64_t c = 0; c < y.n; c++)
+		chi[c] = c < y.STb ? 1 : DBL_MAX;
+	double base = 0;
+	for (uint32_t t = 0; t < T; t++) {
+		base += (double)in->op_time[t];
+		obj[y.STb + t] = 1;
+		for (uint32_t i = 0; i < t; i++) {
+			int64_t c = colR(&y, i, t);
+			if (c >= 0)
+				obj[c] = (double)in->op_time[i];
+		}
+	}
+	/* I at stage p+1 has no host copy to read: (3) with H = 0 */
+	for (uint32_t j = 0; j < N; j++)
+		if (y.Ib[j] >= 0)
+			chi[colOI(&y, y.Ib, j, (uint32_t)(prod(&y, j) + 1))] =
+				0;
+	/* the input batch is on the device when the iteration begins */
+	for (uint32_t j = 0; j < N; j++)
+		if (y.Sb[j] >= 0 && prod(&y, j) < 0)
+			clo[colS(&y, j, 0)] = 1;
+#define ADD(c, v)                                       \
+	do {                                            \
+		if (row_add(&r, (c), (v)) < 0)          \
+			goto oom;                       \
+	} while (0)
+#define ROW(sense, rhs)                                 \
+	do {                                            \
+		if (mat_row(&mx, &r, (sense), (rhs)) < 0) \
+			goto oom;                       \
+	} while (0)
+	for (uint32_t t = 0; t < T; t++) {
+		/* (1) dependencies of op t and of every op re-run in t */
+		for (uint32_t i = 0; i <= t; i++) {
+			int64_t ri = i == t ? -1 : colR(&y, i, t);
+			if (i != t && ri < 0)
+				continue;
+			const struct wl_op *o = &wl->ops[i];
+			for (uint32_t a = 0; a < o->n_in; a++) {
+				uint32_t j = o->in[a];
+				if (!in->managed[j])
+					continue;
+				r.n = 0;
+				ADD(colS(&y, j, t), 1);
+				ADD(colR(&y, (uint32_t)prod(&y, j), t), 1);
+				ADD(ri, -1);
+				ROW('G', i == t ? 1 : 0);
+			}
+		}
+		/* (5) memory */
+		r.n = 0;
+		for (uint32_t i = 0; i < t; i++)
+			ADD(colR(&y, i, t),
+			    (double)(y.ob[i] + in->op_ws[i]));
+		for (uint32_t j = 0; j < N; j++) {
+			double b = (double)wl->tensors[j].bytes;
+			ADD(colS(&y, j, t), b);
+			ADD(colOI(&y, y.Ib, j, t), b);
+		}
+		rhs_mem[t] = (double)in->budget - (double)in->fixed -
+			     (double)y.ob[t] + (double)inplace_share(in, t) -
+			     (double)in->op_ws[t];
+		if (r.n)
+			ROW('L', rhs_mem[t]);
+		/* (6) the two copy engines */
+		for (int dir = 0; dir < 2 && in->swap; dir++) {
+			r.n = 0;
+			ADD(y.STb + t, 1);
+			for (uint32_t i = 0; i < t; i++)
+				ADD(colR(&y, i, t), (double)in->op_time[i]);
+			int n_copy = 0;
+			for (uint32_t j = 0; j < N; j++) {
+				int64_t c = colOI(&y, dir ? y.Ob : y.Ib, j, t);
+				if (c < 0)
+					continue;
+				n_copy++;
+				ADD(c, -(double)(dir ? in->t_d2h[j]
+						     : in->t_h2d[j]));
+			}
+			if (n_copy)
+				ROW('G', -(double)in->op_time[t]);
+		}
+	}
+	for (uint32_t j = 0; j < N; j++) {
+		if (y.Sb[j] < 0)
+			continue;
+		int64_t p = prod(&y, j);
+		for (uint32_t t = (uint32_t)(p + 1); t < y.L[j]; t++) {
+			/* (2) residency */
+			r.n = 0;
+			ADD(colS(&y, j, t + 1), 1);
+			ADD(colS(&y, j, t), -1);
+			ADD(colR(&y, (uint32_t)p, t), -1);
+			ADD(colOI(&y, y.Ib, j, t), -1);
+			ROW('L', 0);
+			if (y.Ob[j] < 0)
+				continue;
+			/* (3) */
+			r.n = 0;
+			ADD(colOI(&y, y.Ob, j, t), 1);
+			ADD(colS(&y, j, t), -1);
+			ROW('L', 0);
+			if (colH(&y, j, t) >= 0) {
+				r.n = 0;
+				ADD(colOI(&y, y.Ib, j, t), 1);
+				ADD(colH(&y, j, t), -1);
+				ROW('L', 0);
+			}
+			/* (4) */
+			if (colH(&y, j, t + 1) >= 0) {
+				r.n = 0;
+				ADD(colH(&y, j, t + 1), 1);
+				ADD(colH(&y, j, t), -1);
+				ADD(colOI(&y, y.Ob, j, t), -1);
+				ADD(colOI(&y, y.Ib, j, t), 1);
+				ROW('L', 0);
+			}
+		}
+	}
+#undef ADD
+#undef ROW
+	s->n_vars = (uint64_t)y.n;
+	s->n_rows = (uint64_t)mx.rows;
+	s->n_int = (uint64_t)y.STb;
+	/* the MIP start: the framework's schedule when it fits, else
+	 * swap-all when it fits */
+	double h = heuristic(&y, false, x, rhs_mem);
+	s->start = "framework";
+	if (h < 0 && in->swap) {
+		h = heuristic(&y, true, x, rhs_mem);
+		s->start = "swap-all";
+	}
+	if (h < 0)
+		s->start = "none";
+	else
+		s->start_obj = h;
+	if (mat_csc(&mx, (int)y.n, &cs) < 0)
+		goto oom;
+	m = Cbc_newModel();
+	lp = Clp_newModel();
+	if (!m || !lp)
+		goto oom;
+	Cbc_loadProblem(m, (int)y.n, mx.rows, cs.start, cs.idx, cs.val, clo,
+			chi, obj, mx.lo, mx.hi);
+	for (int64_t c = 0; c < y.STb; c++)
+		Cbc_setInteger(m, (int)c);
+	/* the LP relaxation: the same matrix, every column continuous,
+	 * solved by CLP's dual simplex under the time limit */
+	Clp_loadProblem(lp, (int)y.n, mx.rows, cs.start, cs.idx, cs.val, clo,
+			chi, obj, mx.lo, mx.hi);
+	Clp_setLogLevel(lp, 0);
+	Clp_setMaximumSeconds(lp, in->time_limit_s);
+	Clp_dual(lp, 0);
+	s->lp_bound = Clp_isProvenOptimal(lp) ? Clp_objectiveValue(lp) + base
+					      : NAN;
+	pthread_mutex_lock(&cbc_lock);
+	if (h >= 0) {
+		int *idx = malloc((size_t)y.n * sizeof *idx);
+		if (idx) {
+			for (int64_t c = 0; c < y.n; c++)
+				idx[c] = (int)c;
+			Cbc_setMIPStartI(m, (int)y.n, idx, x);
+			free(idx);
+		}
+	}
+	Cbc_setLogLevel(m, 0);
+	/* wall-clock seconds (CBC counts CPU time by default) */
+	Cbc_setParameter(m, "timeMode", "elapsed");
+	Cbc_setMaximumSeconds(m, in->time_limit_s);
+	/* deterministic: one thread */
+	Cbc_setParameter(m, "threads", "0");
+	Cbc_solve(m);
+	pthread_mutex_unlock(&cbc_lock);
+	s->nodes = (uint64_t)Cbc_getNodeCount(m);
+	if (Cbc_isProvenInfeasible(m)) {
+		s->status = OPT_INFEASIBLE;
+		rc = 0;
+		goto out;
+	}
+	const double *sol = Cbc_bestSolution(m);
+	if (!sol) {
+		s->status = OPT_NO_SOLUTION;
+		s->best_bound = Cbc_getBestPossibleObjValue(m) + base;
+		rc = 0;
+		goto out;
+	}
+	s->status = Cbc_isProvenOptimal(m) ? OPT_OPTIMAL : OPT_FEASIBLE;
+	s->objective = Cbc_getObjValue(m) + base;
+	s->best_bound = s->status == OPT_OPTIMAL
+				? s->objective
+				: Cbc_getBestPossibleObjValue(m) + base;
+	if (s->best_bound > s->objective)
+		s->best_bound = s->objective;
+	s->gap = s->objective > 0
+			 ? (s->objective - s->best_bound) / s->objective
+			 : 0;
+	if (extract(&y, sol, s) < 0)
+		goto oom;
+	rc = 0;
+	goto out;
+oom:
+	gms_errf(err, "out of memory");
+	rc = -1;
+out:
+	if (lp)
+		Clp_deleteModel(lp);
+	csc_free(&cs);
+	if (m)
+		Cbc_deleteModel(m);
+	free(r.col);
+	free(r.val);
+	mat_free(&mx);
+	free(clo);
+	free(chi);
+	free(obj);
+	free(x);
+	free(rhs_mem);
+	lay_free(&y);
+	if (rc < 0)
+		opt_sched_free(s);
+	return rc;
+}

@@ -1,0 +1,86 @@
+/*
+ * optimal_milp.h - the MILP of joint swapping and recomputation with two
+ * timed copy engines (README, "The optimal policy"), solved with CBC.
+ *
+ * Stages are the workload's ops in issue order (Checkmate's
+ * frontier-advancing schedule, Jain et al., MLSys 2020: op t runs in
+ * stage t, earlier ops may be recomputed in it); POET's paging variables
+ * (Patil et al., ICML 2022) are added, with each transfer timed on its
+ * copy engine and overlapping the stage's compute. The formulation is in
+ * optimal_milp.c, next to the code that builds each constraint.
+ *
+ * This header names no CBC type: only optimal_milp.c includes CBC's
+ * Cbc_C_Interface.h (Makefile: LP_CFLAGS on that object alone).
+ */
+#ifndef GMS_OPTIMAL_MILP_H
+#define GMS_OPTIMAL_MILP_H
+
+#include "../sim/common.h"
+#include "../workloads/wl.h"
+
+/* What the MILP is built from: the workload and, per op and tensor, the
+ * figures of the run it will be replayed in (the executor's op times,
+ * workspaces and copy times, policies/optimal.c). */
+struct opt_in {
+	const struct wl_workload *wl;
+	const sim_time_t *op_time;  /* per op: kernel time */
+	const uint64_t *op_ws;	    /* per op: workspace bytes */
+	const bool *managed;	    /* per tensor: a decision variable (not
+				       persistent: produced this iteration,
+				       or the input batch, which is there
+				       when the iteration begins and cannot
+				       be recomputed); the others are
+				       fixed */
+	const sim_time_t *t_h2d;    /* per tensor: swap-in time */
+	const sim_time_t *t_d2h;    /* per tensor: swap-out time */
+	uint64_t budget;	    /* device bytes */
+	uint64_t fixed;		    /* bytes of unmanaged tensors, resident
+				       in every stage */
+	double time_limit_s;	    /* CBC's seconds limit */
+	bool swap;		    /* swapping allowed */
+	bool remat;		    /* recomputation allowed */
+	uint64_t max_vars;	    /* refuse a larger problem */
+};
+
+enum opt_status {
+	OPT_OPTIMAL,	/* proven optimal */
+	OPT_FEASIBLE,	/* stopped by the time limit with an incumbent */
+	OPT_NO_SOLUTION, /* stopped with no incumbent */
+	OPT_INFEASIBLE, /* proven infeasible */
+};
+extern const char *const opt_status_names[];
+
+/* The solver's schedule, per stage t, as lists (CSR: the items of stage t
+ * are x[x_off[t] .. x_off[t + 1])). */
+struct opt_sched {
+	enum opt_status status;
+	uint32_t n_stages;
+	uint64_t n_vars, n_rows, n_int; /* problem size */
+	double objective;  /* incumbent, ns (constant compute included) */
+	double lp_bound;   /* the LP relaxation's value, ns */
+	double best_bound; /* CBC's best bound when it stopped, ns */
+	double gap;	   /* (objective - best_bound) / objective */
+	const char *start; /* MIP start given: "framework", "swap-all",
+			      "none" */
+	double start_obj;  /* its objective, ns (0: none) */
+	uint64_t nodes;	   /* branch-and-bound nodes */
+	uint32_t *rc_off, *rc;	 /* ops recomputed in stage t (id order) */
+	uint32_t *in_off, *in;	 /* tensors swapped in during stage t */
+	uint32_t *out_off, *out; /* tensors swapped out during stage t */
+	uint32_t *rel_off, *rel; /* tensors released after stage t */
+	uint8_t *rel_evict;	 /* per rel entry: 1 = it has a host copy
+				    (released as a swap-out), 0 = dropped */
+	double *mem;		 /* per stage: the MILP's bytes */
+	double *stall;		 /* per stage: the MILP's stall, ns */
+	double peak_mem;	 /* max of mem */
+};
+
+/* Build and solve. 0 with s filled (any status but OPT_INFEASIBLE has a
+ * schedule when status <= OPT_FEASIBLE), or -1 with err: an op whose own
+ * working set exceeds the budget (named), a problem over max_vars, out of
+ * memory. CBC is not reentrant (its command-line driver keeps static
+ * state), so solves are serialised with a lock. */
+int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err);
+void opt_sched_free(struct opt_sched *s);
+
+#endif

@@ -1,0 +1,327 @@
+/*
+ * test_optimal.c - the optimal policy (policies/optimal.c) and its MILP
+ * (policies/optimal_milp.c) on graphs small enough to solve by hand.
+ *
+ * Runs use hw_test_profile (a copy of b bytes takes b ns on its engine;
+ * kernels take their explicit time, no launch cost) and the `arena`
+ * allocator (memory figures are plain sums), one iteration.
+ *
+ * The graph G (x is the input batch, 100 B: it may be swapped too, but
+ * moving it never frees room for a, so it is counted as resident below):
+ *
+ *   op   reads   writes       time
+ *   f0   x       a (1000 B)   t0
+ *   f1   a       b (1000 B)   t1
+ *   f2   b       c (1000 B)   3000
+ *   f3   c       d (100 B)    3000
+ *   g    d, a, x e (100 B)    100
+ *
+ * a is read by f1 and again by g, the last op (which reads the batch x
+ * too, as a loss reads the labels: x stays until g, so f0 can be re-run
+ * there; the executor cannot regenerate a freed batch). Framework memory per
+ * stage (x + what is live): f0 1100, f1 2100, f2 3100 (x, a, b, c),
+ * f3 2200, g 1300. With a budget of 2200, a cannot stay on the device
+ * through f2: stage f2 holds x + b + c = 2100 and nothing of 1000 B more.
+ * The ways out:
+ *   - swap a out: the copy can start no earlier than stage f1 (a must be
+ *     resident in the stage it is copied in, and stage f2 has no room),
+ *     so it takes 1000 ns beside f1's t1 ns: a stall of max(0, 1000 -
+ *     t1); a comes back in stage f3 (x + c + d + a = 2200 fits; stage f2
+ *     does not), its 1000 ns hidden under f3's 3000 ns;
+ *   - drop a after f1 and re-run f0 (t0 ns) in stage g (x + d + e + a =
+ *     1300 fits).
+ * Compute alone is t0 + t1 + 6100.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "clikit.h"
+#include "testkit.h"
+
+static struct wl_workload *graph_g(sim_time_t t0, sim_time_t t1)
+{
+	struct wl_workload *w = wl_new("g", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 1000, WL_ACT), c = T(w, "c", 1000, WL_ACT),
+		 d = T(w, "d", 100, WL_ACT), e = T(w, "e", 100, WL_ACT_GRAD);
+	OPX(w, "f0", WL_FWD, t0, &x, 1, &a, 1, NULL, 0);
+	OPX(w, "f1", WL_FWD, t1, &a, 1, &b, 1, NULL, 0);
+	OPX(w, "f2", WL_FWD, 3000, &b, 1, &c, 1, NULL, 0);
+	OPX(w, "f3", WL_FWD, 3000, &c, 1, &d, 1, NULL, 0);
+	uint32_t dax[3] = {d, a, x};
+	OPX(w, "g", WL_BWD, 100, dax, 3, &e, 1, NULL, 0);
+	finalize(w);
+	return w;
+}
+
+/* Run w under optimal with settings kv and budget; the report in *rep
+ * (caller frees), the run in *st. Returns ex_run's code; err filled. */
+static int run_opt(const struct wl_workload *w, const char *const *kv,
+		   size_t n, uint64_t budget, struct st_run *st, char **rep,
+		   gms_err *err)
+{
+	struct pol pol;
+	make_policy(&pol, "optimal", kv, n);
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "arena", .budget = budget,
+			     .iterations = 1, .warmup = 0};
+	memset(st, 0, sizeof *st);
+	int rc = ex_run(&cfg, st, err);
+	*rep = NULL;
+	gms_err e2;
+	assert_int_equal(pol_report_text(&pol, rep, &e2), 0);
+	pol_destroy(&pol);
+	return rc;
+}
+
+/* The report's value for `key` (a number after it). */
+static double rep_num(const char *rep, const char *key)
+{
+	const char *k = strstr(rep, key);
+	if (!k)
+		fail_msg("report lacks '%s':\n%s", key, rep);
+	return strtod(k + strlen(key), NULL);
+}
+
+/* Does the report's line starting with `stage` list tensor `t` after
+ * `what` (a comma-separated list)? */
+static bool stage_lists(const char *rep, const char *stage, const char *what,
+			const char *t)
+{
+	const char *l = strstr(rep, stage);
+	if (!l)
+		return false;
+	const char *end = strchr(l, '\n');
+	const char *w = strstr(l, what);
+	if (!w || (end && w > end))
+		return false;
+	w += strlen(what) + 1;
+	size_t n = strlen(t);
+	for (;;) {
+		if (strncmp(w, t, n) == 0 && (w[n] == ',' || w[n] == ' '))
+			return true;
+		const char *c = strchr(w, ',');
+		const char *sp = strchr(w, ' ');
+		if (!c || (sp && sp < c))
+			return false;
+		w = c + 1;
+	}
+}
+
+/* Solve and replay; the optimum must be `want` ns, proven, and the
+ * simulated iteration take exactly as long and fit, with no departure
+ * from the schedule. */
+static void expect_opt(const struct wl_workload *w, const char *const *kv,
+		   size_t n, uint64_t budget, double want)
+{
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	int rc = run_opt(w, kv, n, budget, &st, &rep, &err);
+	if (rc != 0 || st.oom.hit)
+		fail_msg("rc %d oom %d: %s %s\n%s", rc, st.oom.hit, err.msg,
+			 st.oom.reason, rep ? rep : "");
+	if (!strstr(rep, "cbc, optimal"))
+		fail_msg("not proven optimal:\n%s", rep);
+	if (rep_num(rep, "objective") != want)
+		fail_msg("objective %.0f, want %.0f\n%s",
+			 rep_num(rep, "objective"), want, rep);
+	/* the LP relaxation is a bound: never above the optimum, and at
+	 * least the compute every schedule runs (a number, not "not
+	 * reached") */
+	double lp = rep_num(rep, "lp bound");
+	assert_true(lp <= want + 1e-6);
+	assert_true(lp > 0);
+	assert_int_equal(st.n_iter, 1);
+	if ((double)st.iter[0].time != want)
+		fail_msg("simulated %lld ns, solver %.0f\n%s",
+			 (long long)st.iter[0].time, want, rep);
+	assert_true(st.mem.peak_requested <= budget);
+	assert_non_null(strstr(rep, "0 swap-in, 0 swap-out, 0 drop, 0 "
+				    "recompute refused"));
+	free(rep);
+	st_run_free(&st);
+}
+
+/* Swapping only: a goes out beside f1 (stall 1000 - 100 = 900) and
+ * comes back beside f3: 6300 + 900. */
+static void test_swap_only(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	const char *kv[] = {"remat=false"};
+	expect_opt(w, kv, 1, 2200, 6300 + 900);
+	wl_free(w);
+}
+
+/* Recomputation only (Checkmate's problem, swap=false): drop a after f1,
+ * re-run f0 (100 ns) in stage g: 6300 + 100. Checkmate on the same graph
+ * and costs: the only choice is which stage re-runs f0, and g is the only
+ * one where a is read after f2; so 6400 is its optimum too. */
+static void test_recompute_only(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	const char *kv[] = {"swap=false"};
+	expect_opt(w, kv, 1, 2200, 6300 + 100);
+	wl_free(w);
+}
+
+/* Both allowed, the link too slow for f1: recomputing f0 (100 ns) beats
+ * the swap's 900 ns stall. */
+static void test_both_recompute_wins(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	expect_opt(w, NULL, 0, 2200, 6400);
+	wl_free(w);
+}
+
+/* Both allowed, f0 costly (500 ns) and f1 long (3000 ns): the swap-out
+ * hides under f1 and the swap-in under f3, so the optimum is compute
+ * alone, 500 + 3000 + 6100 = 9600, where recomputing would add 500. The
+ * swap-in overlaps compute. */
+static void test_both_swap_overlaps(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(500, 3000);
+	const char *kv[] = {"schedule=true"};
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	assert_int_equal(run_opt(w, kv, 1, 2200, &st, &rep, &err), 0);
+	/* a goes out beside f1 and comes back beside f3 (x, 100 B, may
+	 * move as well at no cost: the optimum is unique in time, not in
+	 * x's moves) */
+	if (!stage_lists(rep, "stage 1 f1:", "swap-out", "a") ||
+	    !stage_lists(rep, "stage 1 f1:", "release", "a") ||
+	    !stage_lists(rep, "stage 3 f3:", "swap-in", "a"))
+		fail_msg("schedule:\n%s", rep);
+	free(rep);
+	st_run_free(&st);
+	expect_opt(w, NULL, 0, 2200, 9600);
+	/* without the budget pressure, nothing moves: compute alone */
+	expect_opt(w, NULL, 0, 3100, 9600);
+	wl_free(w);
+}
+
+/* A budget below one op's own working set: a clear error naming it. */
+static void test_infeasible_names_op(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	/* f1 needs a + b = 2000 (f2 as much, later; x can go to the host) */
+	int rc = run_opt(w, NULL, 0, 1900, &st, &rep, &err);
+	assert_int_not_equal(rc, 0);
+	if (!strstr(err.msg, "infeasible: op 'f1' needs 2000 bytes"))
+		fail_msg("message: %s", err.msg);
+	free(rep);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* Recomputation because the link is busy. f0 (50 ns, no inputs: a
+ * constant-like source) -> a1 (1000 B); f1 (1000 ns) a1 -> a2 (1000 B);
+ * f2 (3000 ns) a2 -> b (1500 B); m (3000 ns) b -> c (100 B); n (1000 ns)
+ * c -> d (100 B); g (100 ns) reads d, a1, a2 -> e (100 B). Budget 2500:
+ * stage f2 holds a2 + b = 2500, so a1 leaves in stage f1 (its copy,
+ * 1000 ns, hidden under f1); stage m holds b + c = 1600 and no 1000 B
+ * more, so a2 leaves too (copied beside f2). Both are needed by g, and
+ * the only stage they can come back in is n (c + d + a1 + a2 = 2200): two
+ * copies, 2000 ns on the one H2D engine beside n's 1000 ns, stall 1000.
+ * With recomputation: a2 comes back under n alone and f0 is re-run
+ * (50 ns) for a1; re-running f1 instead would cost 1000. Compute is
+ * 50 + 1000 + 3000 + 3000 + 1000 + 100 = 8150. */
+static void test_recompute_when_link_busy(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("busy", 1);
+	uint32_t a1 = T(w, "a1", 1000, WL_ACT), a2 = T(w, "a2", 1000, WL_ACT),
+		 b = T(w, "b", 1500, WL_ACT), c = T(w, "c", 100, WL_ACT),
+		 d = T(w, "d", 100, WL_ACT), e = T(w, "e", 100, WL_ACT_GRAD);
+	OPX(w, "f0", WL_FWD, 50, NULL, 0, &a1, 1, NULL, 0);
+	OPX(w, "f1", WL_FWD, 1000, &a1, 1, &a2, 1, NULL, 0);
+	OPX(w, "f2", WL_FWD, 3000, &a2, 1, &b, 1, NULL, 0);
+	OPX(w, "m", WL_FWD, 3000, &b, 1, &c, 1, NULL, 0);
+	OPX(w, "n", WL_FWD, 1000, &c, 1, &d, 1, NULL, 0);
+	uint32_t in[3] = {d, a1, a2};
+	OPX(w, "g", WL_BWD, 100, in, 3, &e, 1, NULL, 0);
+	finalize(w);
+	const char *kv[] = {"remat=false"};
+	expect_opt(w, kv, 1, 2500, 8150 + 1000);
+	const char *sk[] = {"schedule=true"};
+	expect_opt(w, sk, 1, 2500, 8150 + 50);
+	wl_free(w);
+}
+
+/* An in-place op (a ReLU) whose output takes over its input's block, as
+ * the executor does when the op is the input's last reader: x (100 B)
+ * -> f0 -> a (1000 B) -> relu, in place -> r (1000 B) -> f2 -> y (100
+ * B), 100 ns each. Stage relu holds one 1000 B block, not two, so a
+ * budget of 1100 B (stage f0: x + a) runs everything as it is: 300 ns.
+ * Counting a and r apart, relu would need 2000 B: infeasible. */
+static void test_inplace_counted_once(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("inplace", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 r = T(w, "r", 1000, WL_ACT), y = T(w, "y", 100, WL_ACT);
+	OPX(w, "f0", WL_FWD, 100, &x, 1, &a, 1, NULL, 0);
+	gms_err err;
+	struct wl_op_desc d = {.name = "relu", .type = OT_RELU,
+			       .phase = WL_FWD, .in = &a, .n_in = 1,
+			       .out = &r, .n_out = 1, .time = 100,
+			       .flops = 100, .recomputable = true,
+			       .inplace = true};
+	assert_int_not_equal(wl_add_op(w, &d, &err), WL_NONE);
+	OPX(w, "f2", WL_FWD, 100, &r, 1, &y, 1, NULL, 0);
+	finalize(w);
+	expect_opt(w, NULL, 0, 1100, 300);
+	wl_free(w);
+}
+
+/* The command: a budget below conv1's working set in tiny-cnn (batch 32,
+ * the file's own sizes): conv1 writes c1, 16x32x32 fp32 x 32 = 2097152 B,
+ * with no workspace on its least-workspace algorithm, beside its input x
+ * (3x32x32 fp32 x 32 = 393216 B) and the fixed tensors: weights 102312
+ * (1792 + 18560 + 81960) + their momentum 102312 = 204624 B; so 2694992
+ * B. Exit 1, the op named.
+ * Above the framework's peak the schedule replays to the ns. */
+static void test_cli(void **state)
+{
+	(void)state;
+	expect("optimal workloads/examples/tiny-cnn.yaml --budget 2000000", 1,
+	       "infeasible: op 'conv1' needs 2694992 bytes");
+	expect("optimal workloads/examples/tiny-cnn.yaml --budget 8MiB "
+	       "--time-limit 5",
+	       0, "(+0.0000% of the objective)");
+	expect("optimal workloads/examples/tiny-cnn.yaml --budget 8MiB "
+	       "--policy framework",
+	       2, "--policy is optimal's own");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_swap_only),
+		cmocka_unit_test(test_recompute_only),
+		cmocka_unit_test(test_both_recompute_wins),
+		cmocka_unit_test(test_both_swap_overlaps),
+		cmocka_unit_test(test_infeasible_names_op),
+		cmocka_unit_test(test_recompute_when_link_busy),
+		cmocka_unit_test(test_inplace_counted_once),
+		cmocka_unit_test(test_cli),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
