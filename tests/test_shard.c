@@ -245,6 +245,10 @@ static void test_merge_refuses_garbled(void **state)
 		{"0,/^n_kernels /s/^n_kernels \\(.*\\)/n_kernels \\1\\x0012/",
 		 "a NUL byte in the line of 'n_kernels'"},
 		{"$a junk", "more after the last 'end'"},
+		/* found by fuzz/shard.c: calloc of 5.2 GB */
+		{"0,/^n_iter /s/^n_iter .*/n_iter 28311552/",
+		 "'n_iter': 28311552 items, more than the rest of the file "
+		 "can hold"},
 		{"s/^experiment .*/experiment \"other\"/",
 		 "its header names the experiment 'other'; its file names "
 		 "'shard-best'"},
