@@ -100,7 +100,9 @@
  *     modelled.
  *   - RMSNorm is one fused kernel (saved: the inverse RMS per row);
  *     Hugging Face's LlamaRMSNorm is Python ops that also keep the
- *     normalised x (one hidden-sized fp32 tensor more per norm).
+ *     normalised x (one hidden-sized fp32 tensor more per norm) and,
+ *     under torch 1.13, x^2 (MeanBackward1 saves its self): two more a
+ *     norm, measured in tests/test_gen_llm.c (test_recorded_llama).
  *   - gelu_new (NewGELUActivation, activations.py: 0.5 * x * (1 +
  *     tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3))))) is built op by op
  *     with what each keeps (pow: x; tanh: its output; the last mul: both
