@@ -22,7 +22,11 @@
 #     residual + mlp(post_attention_layernorm(x))
 #   LlamaModel: embed_tokens, the 4-D float causal mask built once
 #     (_prepare_4d_causal_attention_mask_with_cache_position: torch.full
-#     of finfo.min, triu(diagonal=1)), layers, norm
+#     of finfo.min, triu(diagonal=1), *= arange > cache_position, expand),
+#     position_embeddings (cos, sin) held for the whole forward, layers,
+#     norm. Python locals as HF names them (query_states, key_states,
+#     value_states live until LlamaAttention.forward returns; residual),
+#     since they decide when torch frees a tensor.
 #   LlamaForCausalLM: lm_head = nn.Linear(hidden, vocab, bias=False),
 #     untied (tie_word_embeddings false); ForCausalLMLoss (loss_utils.py):
 #     logits.float() then cross_entropy over every position (the recorder
@@ -58,42 +62,71 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-def repeat_kv(x, n_rep):
-    b, kvh, slen, d = x.shape
+def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+    cos = cos.unsqueeze(unsqueeze_dim)
+    sin = sin.unsqueeze(unsqueeze_dim)
+    q_embed = (q * cos) + (rotate_half(q) * sin)
+    k_embed = (k * cos) + (rotate_half(k) * sin)
+    return q_embed, k_embed
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
     if n_rep == 1:
-        return x
-    x = x[:, :, None, :, :].expand(b, kvh, n_rep, slen, d)
-    return x.reshape(b, kvh * n_rep, slen, d)
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(
+        batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen,
+                                 head_dim)
+
+
+def eager_attention_forward(module, query, key, value, attention_mask,
+                            scaling, dropout=0.0):
+    key_states = repeat_kv(key, module.num_key_value_groups)
+    value_states = repeat_kv(value, module.num_key_value_groups)
+    attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
+        attn_weights = attn_weights + causal_mask
+    attn_weights = nn.functional.softmax(attn_weights, dim=-1,
+                                         dtype=torch.float32).to(query.dtype)
+    attn_weights = nn.functional.dropout(attn_weights, p=dropout,
+                                         training=module.training)
+    attn_output = torch.matmul(attn_weights, value_states)
+    attn_output = attn_output.transpose(1, 2).contiguous()
+    return attn_output, attn_weights
 
 
 class Attention(nn.Module):
     def __init__(self):
         super().__init__()
+        self.num_key_value_groups = A // KV
+        self.scaling = D ** -0.5
+        self.attention_dropout = 0.0
         self.q_proj = nn.Linear(H, A * D, bias=False)
         self.k_proj = nn.Linear(H, KV * D, bias=False)
         self.v_proj = nn.Linear(H, KV * D, bias=False)
         self.o_proj = nn.Linear(A * D, H, bias=False)
-        self.scaling = D ** -0.5
 
-    def forward(self, x, cos, sin, mask):
-        shape = x.shape[:-1]
-        hs = (*shape, -1, D)
-        q = self.q_proj(x).view(hs).transpose(1, 2)
-        k = self.k_proj(x).view(hs).transpose(1, 2)
-        v = self.v_proj(x).view(hs).transpose(1, 2)
-        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-        q = (q * cos) + (rotate_half(q) * sin)
-        k = (k * cos) + (rotate_half(k) * sin)
-        k = repeat_kv(k, A // KV)
-        v = repeat_kv(v, A // KV)
-        w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
-        w = w + mask[:, :, :, : k.shape[-2]]
-        w = nn.functional.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
-        w = nn.functional.dropout(w, p=0.0, training=self.training)
-        o = torch.matmul(w, v)
-        o = o.transpose(1, 2).contiguous()
-        o = o.reshape(*shape, -1).contiguous()
-        return self.o_proj(o)
+    def forward(self, hidden_states, position_embeddings, attention_mask):
+        input_shape = hidden_states.shape[:-1]
+        hidden_shape = (*input_shape, -1, D)
+        query_states = self.q_proj(hidden_states).view(
+            hidden_shape).transpose(1, 2)
+        key_states = self.k_proj(hidden_states).view(
+            hidden_shape).transpose(1, 2)
+        value_states = self.v_proj(hidden_states).view(
+            hidden_shape).transpose(1, 2)
+        cos, sin = position_embeddings
+        query_states, key_states = apply_rotary_pos_emb(
+            query_states, key_states, cos, sin)
+        attn_output, attn_weights = eager_attention_forward(
+            self, query_states, key_states, value_states, attention_mask,
+            dropout=0.0 if not self.training else self.attention_dropout,
+            scaling=self.scaling)
+        attn_output = attn_output.reshape(*input_shape, -1).contiguous()
+        attn_output = self.o_proj(attn_output)
+        return attn_output, attn_weights
 
 
 class MLP(nn.Module):
@@ -102,10 +135,12 @@ class MLP(nn.Module):
         self.gate_proj = nn.Linear(H, FFN, bias=False)
         self.up_proj = nn.Linear(H, FFN, bias=False)
         self.down_proj = nn.Linear(FFN, H, bias=False)
+        self.act_fn = nn.SiLU()
 
     def forward(self, x):
-        return self.down_proj(nn.functional.silu(self.gate_proj(x)) *
-                              self.up_proj(x))
+        down_proj = self.down_proj(self.act_fn(self.gate_proj(x)) *
+                                   self.up_proj(x))
+        return down_proj
 
 
 class Layer(nn.Module):
@@ -116,13 +151,42 @@ class Layer(nn.Module):
         self.input_layernorm = RMSNorm()
         self.post_attention_layernorm = RMSNorm()
 
-    def forward(self, x, cos, sin, mask):
-        r = x
-        x = self.self_attn(self.input_layernorm(x), cos, sin, mask)
-        x = r + x
-        r = x
-        x = self.mlp(self.post_attention_layernorm(x))
-        return r + x
+    def forward(self, hidden_states, attention_mask, position_embeddings):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states, self_attn_weights = self.self_attn(
+            hidden_states=hidden_states,
+            position_embeddings=position_embeddings,
+            attention_mask=attention_mask)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        hidden_states = residual + hidden_states
+        return (hidden_states,)
+
+
+class RotaryEmbedding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        inv_freq = 1.0 / (THETA ** (torch.arange(0, D, 2, dtype=torch.int64)
+                                    .float() / D))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+        self.attention_scaling = 1.0
+
+    @torch.no_grad()
+    def forward(self, x, position_ids):
+        inv_freq_expanded = self.inv_freq[None, :, None].float().expand(
+            position_ids.shape[0], -1, 1)
+        position_ids_expanded = position_ids[:, None, :].float()
+        freqs = (inv_freq_expanded.float() @
+                 position_ids_expanded.float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos = emb.cos()
+        sin = emb.sin()
+        cos = cos * self.attention_scaling
+        sin = sin * self.attention_scaling
+        return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
 
 
 class Llama(nn.Module):
@@ -131,32 +195,37 @@ class Llama(nn.Module):
         self.embed_tokens = nn.Embedding(V, H)
         self.layers = nn.ModuleList([Layer() for _ in range(L)])
         self.norm = RMSNorm()
+        self.rotary_emb = RotaryEmbedding()
         self.lm_head = nn.Linear(H, V, bias=False)
-        inv = 1.0 / (THETA ** (torch.arange(0, D, 2, dtype=torch.int64)
-                                .float() / D))
-        self.register_buffer("inv_freq", inv, persistent=False)
 
-    def rotary(self, x, pos):
-        with torch.no_grad():
-            f = self.inv_freq[None, :, None].float().expand(
-                pos.shape[0], -1, 1)
-            p = pos[:, None, :].float()
-            freqs = (f @ p).transpose(1, 2)
-            emb = torch.cat((freqs, freqs), dim=-1)
-            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+    def model(self, input_ids):
+        inputs_embeds = self.embed_tokens(input_ids)
+        n = inputs_embeds.shape[1]
+        cache_position = torch.arange(0, n)
+        position_ids = cache_position.unsqueeze(0)
+        dtype = inputs_embeds.dtype
+        min_dtype = torch.finfo(dtype).min
+        causal_mask = torch.full((n, n), fill_value=min_dtype, dtype=dtype)
+        causal_mask = torch.triu(causal_mask, diagonal=1)
+        causal_mask *= torch.arange(n) > cache_position.reshape(-1, 1)
+        causal_mask = causal_mask[None, None, :, :].expand(
+            inputs_embeds.shape[0], 1, -1, -1)
+        hidden_states = inputs_embeds
+        position_embeddings = self.rotary_emb(hidden_states, position_ids)
+        for decoder_layer in self.layers:
+            layer_outputs = decoder_layer(
+                hidden_states, attention_mask=causal_mask,
+                position_embeddings=position_embeddings)
+            hidden_states = layer_outputs[0]
+        hidden_states = self.norm(hidden_states)
+        return hidden_states
 
-    def forward(self, ids):
-        n = ids.size(-1)
-        x = self.embed_tokens(ids)
-        pos = torch.arange(0, n, dtype=torch.long).unsqueeze(0)
-        mn = torch.finfo(x.dtype).min
-        mask = torch.full((n, n), mn, dtype=x.dtype).triu(diagonal=1)
-        mask = mask[None, None, :, :].expand(ids.size(0), 1, -1, -1)
-        cos, sin = self.rotary(x, pos)
-        for layer in self.layers:
-            x = layer(x, cos, sin, mask)
-        x = self.norm(x)
-        logits = self.lm_head(x).float()
+    def forward(self, input_ids):
+        hidden_states = self.model(input_ids)
+        logits = self.lm_head(hidden_states[:, -0:, :])
+        # ForCausalLMLoss: logits.float(), then cross_entropy over the
+        # flattened positions (the recorder's loss)
+        logits = logits.float()
         return logits.view(-1, V)
 
 
