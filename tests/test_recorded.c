@@ -307,63 +307,6 @@ static void test_against_generators(void **state)
 
 /* ---- live bytes over the iteration ------------------------------------ */
 
-/* Live tensor bytes during each op of one iteration, at op granularity,
- * by the executor's rules for the framework policy (sim/ex.c): the
- * parameters and optimizer state always; the inputs from the start; an
- * op's outputs from its start (an `inplace` op's output takes over in[0]'s
- * block when this op is in[0]'s last use and it is no larger, as
- * alloc_outputs does) and its workspace (the fastest algorithm's, as
- * framework picks) while it runs; a tensor is freed when its last reader
- * and its release point (wl_tensor.release_after) have run, or after its
- * producer when it has neither. live[k] is the bytes during op k. */
-static uint64_t *live_bytes(const struct wl_workload *w)
-{
-	uint64_t *live = calloc(w->n_ops, sizeof *live);
-	uint32_t *end = malloc(w->n_tensors * sizeof *end);
-	bool *moved = calloc(w->n_tensors, sizeof *moved);
-	assert_true(live && end && moved);
-	uint64_t now = 0;
-	for (uint32_t t = 0; t < w->n_tensors; t++) {
-		const struct wl_tensor *x = &w->tensors[t];
-		end[t] = x->producer;
-		if (x->n_readers && (end[t] == WL_NONE ||
-				     x->readers[x->n_readers - 1] > end[t]))
-			end[t] = x->readers[x->n_readers - 1];
-		if (x->release_after != WL_NONE &&
-		    (end[t] == WL_NONE || x->release_after > end[t]))
-			end[t] = x->release_after;
-		if (x->kind == WL_PARAM || x->kind == WL_OPT_STATE ||
-		    x->held)
-			end[t] = WL_NONE; /* never freed */
-		if (x->producer == WL_NONE)
-			now += x->bytes; /* whole-run or per-step input */
-	}
-	for (uint32_t k = 0; k < w->n_ops; k++) {
-		const struct wl_op *op = &w->ops[k];
-		for (uint32_t i = 0; i < op->n_out; i++) {
-			uint32_t t = op->out[i], s = op->n_in ? op->in[0] : 0;
-			if (i == 0 && op->inplace && op->n_in && end[s] == k &&
-			    w->tensors[s].bytes >= w->tensors[t].bytes) {
-				moved[s] = true; /* its block is t's now */
-				now += w->tensors[t].bytes -
-				       w->tensors[s].bytes;
-				continue;
-			}
-			now += w->tensors[t].bytes;
-		}
-		uint64_t ws = op->n_algos
-				      ? op->algos[wl_fastest_algo(op)].workspace
-				      : op->workspace;
-		live[k] = now + ws;
-		for (uint32_t t = 0; t < w->n_tensors; t++)
-			if (end[t] == k && !moved[t])
-				now -= w->tensors[t].bytes;
-	}
-	free(end);
-	free(moved);
-	return live;
-}
-
 /* Segments of an iteration, anchored on the convolutions a recording and
  * a generator both have, one for one: segment 0 runs from the start to
  * the first forward convolution; segment 1 + k from the k-th forward

@@ -1,8 +1,8 @@
 /*
  * wlkit.h - looking into built workloads, for the generator and trace
  * tests: tensors and ops by name (the test fails when absent), tensor-name
- * lists, building a generator, parameter and MAC totals. Include after
- * <cmocka.h>.
+ * lists, building a generator, parameter and MAC totals, live bytes op
+ * by op. Include after <cmocka.h>.
  */
 #ifndef GMS_WLKIT_H
 #define GMS_WLKIT_H
@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The DTR trace `file` (a log's name) in the trace directory
@@ -175,6 +176,63 @@ static inline struct wl_workload *tiny1x1(enum wl_framework fw,
 	if (!w)
 		fail_msg("%s", err.msg);
 	return w;
+}
+
+/* Live tensor bytes during each op of one iteration, at op granularity,
+ * by the executor's rules for the framework policy (sim/ex.c): the
+ * parameters and optimizer state always; the inputs from the start; an
+ * op's outputs from its start (an `inplace` op's output takes over in[0]'s
+ * block when this op is in[0]'s last use and it is no larger, as
+ * alloc_outputs does) and its workspace (the fastest algorithm's, as
+ * framework picks) while it runs; a tensor is freed when its last reader
+ * and its release point (wl_tensor.release_after) have run, or after its
+ * producer when it has neither. live[k] is the bytes during op k. */
+static inline uint64_t *live_bytes(const struct wl_workload *w)
+{
+	uint64_t *live = calloc(w->n_ops, sizeof *live);
+	uint32_t *end = malloc(w->n_tensors * sizeof *end);
+	bool *moved = calloc(w->n_tensors, sizeof *moved);
+	assert_true(live && end && moved);
+	uint64_t now = 0;
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		end[t] = x->producer;
+		if (x->n_readers && (end[t] == WL_NONE ||
+				     x->readers[x->n_readers - 1] > end[t]))
+			end[t] = x->readers[x->n_readers - 1];
+		if (x->release_after != WL_NONE &&
+		    (end[t] == WL_NONE || x->release_after > end[t]))
+			end[t] = x->release_after;
+		if (x->kind == WL_PARAM || x->kind == WL_OPT_STATE ||
+		    x->held)
+			end[t] = WL_NONE; /* never freed */
+		if (x->producer == WL_NONE)
+			now += x->bytes; /* whole-run or per-step input */
+	}
+	for (uint32_t k = 0; k < w->n_ops; k++) {
+		const struct wl_op *op = &w->ops[k];
+		for (uint32_t i = 0; i < op->n_out; i++) {
+			uint32_t t = op->out[i], s = op->n_in ? op->in[0] : 0;
+			if (i == 0 && op->inplace && op->n_in && end[s] == k &&
+			    w->tensors[s].bytes >= w->tensors[t].bytes) {
+				moved[s] = true; /* its block is t's now */
+				now += w->tensors[t].bytes -
+				       w->tensors[s].bytes;
+				continue;
+			}
+			now += w->tensors[t].bytes;
+		}
+		uint64_t ws = op->n_algos
+				      ? op->algos[wl_fastest_algo(op)].workspace
+				      : op->workspace;
+		live[k] = now + ws;
+		for (uint32_t t = 0; t < w->n_tensors; t++)
+			if (end[t] == k && !moved[t])
+				now -= w->tensors[t].bytes;
+	}
+	free(end);
+	free(moved);
+	return live;
 }
 
 #endif

@@ -3218,7 +3218,16 @@ static void hold_until(struct gen *g, const uint32_t *last, uint32_t t,
  *             apply_gradients has used them: the end of the iteration.
  *   pytorch   a parameter's .grad lives from backward to the next
  *             zero_grad(set_to_none=True), i.e. through optimizer.step():
- *             held to the end of the iteration.
+ *             held to the end of the iteration. A forward tensor that
+ *             a layer's backward reads is one of its autograd node's
+ *             saved variables, released only when the whole node has
+ *             run (Engine::evaluate_function, torch/csrc/autograd/
+ *             engine.cpp: call_function, then "if
+ *             (!graph_task->keep_graph_) { fn.release_variables(); }"):
+ *             held to the layer's last backward op, not freed after
+ *             the first of its ops that reads it last (a mul's y after
+ *             bwd_x while bwd_y runs; seen in the recorded Llama,
+ *             tests/test_gen_llm.c).
  *   caffe     every blob's data and diff is allocated when first touched
  *             (SyncedMemory::to_gpu, src/caffe/syncedmem.cpp) and kept
  *             while the Net lives: activations, their gradients, the
@@ -3268,6 +3277,36 @@ static void fw_lifetimes(struct gen *g)
 		}
 		if (x->kind == WL_PARAM_GRAD)
 			hold_until(g, last, t, end);
+	}
+	if (g->fw == WL_FW_PYTORCH && end_bwd != WL_NONE) {
+		/* saved variables: a forward tensor (first[]: its writer, a
+		 * forward op) that a backward op reads is held to that
+		 * op's layer's last backward op; last[] reused as the
+		 * hold point */
+		for (uint32_t o = 0; o < w->n_ops; o++) {
+			const struct wl_op *op = &w->ops[o];
+			if (op->phase != WL_BWD)
+				continue;
+			for (uint32_t i = 0; i < op->n_in; i++) {
+				uint32_t t = op->in[i], f = first[t];
+				if (f == WL_NONE || w->ops[f].phase != WL_FWD ||
+				    w->tensors[t].kind == WL_PARAM ||
+				    w->tensors[t].kind == WL_OPT_STATE)
+					continue;
+				if (lbwd[op->layer] > last[t])
+					last[t] = lbwd[op->layer];
+			}
+		}
+		for (uint32_t t = 0; t < w->n_tensors && gen_ok(g); t++) {
+			uint32_t f = first[t];
+			if (f != WL_NONE && w->ops[f].phase == WL_FWD &&
+			    last[t] != WL_NONE &&
+			    w->ops[last[t]].phase == WL_BWD &&
+			    w->tensors[t].kind != WL_PARAM &&
+			    w->tensors[t].kind != WL_OPT_STATE)
+				hold_until(g, last, t, last[t]);
+		}
+		goto out;
 	}
 	if (g->fw != WL_FW_TF_EAGER || end_bwd == WL_NONE)
 		goto out;

@@ -100,7 +100,13 @@
  *     modelled.
  *   - RMSNorm is one fused kernel (saved: the inverse RMS per row);
  *     Hugging Face's LlamaRMSNorm is Python ops that also keep the
- *     normalised x (one hidden-sized fp32 tensor more per norm).
+ *     normalised x (one hidden-sized fp32 tensor more per norm) and,
+ *     under torch 1.13, x^2 (MeanBackward1 saves its self): two more a
+ *     norm, measured in tests/test_gen_llm.c (test_recorded_llama).
+ *   - Python locals: HF's LlamaAttention.forward holds query_states,
+ *     key_states and value_states until it returns (a transient of
+ *     about 1.5 hidden-sized tensors during attention, not modelled),
+ *     and the causal mask and cos/sin are not counted.
  *   - gelu_new (NewGELUActivation, activations.py: 0.5 * x * (1 +
  *     tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3))))) is built op by op
  *     with what each keeps (pow: x; tanh: its output; the last mul: both
@@ -335,11 +341,13 @@ static struct gen_tensor llama_block(struct gen *g, const struct llm_cfg *c,
 	o = gen_linear(g, N("self_attn.o_proj"), o, c->hidden, false);
 	x = gen_add(g, N("add_attn"), x, o);
 	h = gen_rmsnorm(g, N("post_attention_layernorm"), x);
+	/* LlamaMLP.forward: down_proj(act_fn(gate_proj(x)) * up_proj(x)),
+	 * Python's order: gate, silu, up */
 	struct gen_tensor gt = gen_linear(g, N("mlp.gate_proj"), h, c->ffn,
 					  false);
+	gt = gen_silu(g, N("mlp.act_fn"), gt);
 	struct gen_tensor up = gen_linear(g, N("mlp.up_proj"), h, c->ffn,
 					  false);
-	gt = gen_silu(g, N("mlp.act_fn"), gt);
 	h = gen_tf(g, N("mlp.mul"), GEN_TF_MUL, gt, up);
 	h = gen_linear(g, N("mlp.down_proj"), h, c->hidden, false);
 	return gen_add(g, N("add_mlp"), x, h);
