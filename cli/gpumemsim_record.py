@@ -224,7 +224,7 @@ class _Recorder(TorchDispatchMode):
 # ---- the training step ----------------------------------------------------
 
 LOSSES = ("cross_entropy", "mse", "sum")
-OPTIMIZERS = ("none", "sgd", "momentum", "adam")
+OPTIMIZERS = ("none", "sgd", "momentum", "adam", "adamw")
 
 
 def _loss(kind, out, target):
@@ -256,6 +256,8 @@ def _optimizer(kind, model, lr):
         return torch.optim.SGD(params, lr=lr)
     if kind == "momentum":
         return torch.optim.SGD(params, lr=lr, momentum=0.9)
+    if kind == "adamw":
+        return torch.optim.AdamW(params, lr=lr)
     return torch.optim.Adam(params, lr=lr)
 
 

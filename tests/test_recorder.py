@@ -152,6 +152,34 @@ class Recorder(unittest.TestCase):
         self.assertIsNotNone(m, out)
         self.assertEqual(int(m.group(1)), log_peak(lines))
 
+    def test_optimizer_state_kinds(self):
+        # issue 35: `describe` totals by kind. Linear 256 -> 512 -> 10:
+        # 256*512 + 512 + 512*10 + 10 = 136,714 parameters in 4 tensors.
+        # Adam and AdamW (torch/optim/adam.py, adamw.py: state exp_avg,
+        # exp_avg_sq like the parameter, and a fp32 scalar `step`) keep
+        # 2 * 136,714 * 4 + 4 * 4 = 1,093,728 B = 1.04 MiB of optimizer
+        # state; SGD with momentum one buffer, 546,856 B = 0.52 MiB; plain
+        # SGD none (describe leaves the line out). The parameters are
+        # 136,714 whichever.
+        want = {"adam": "1.04", "adamw": "1.04", "momentum": "0.52",
+                "sgd": None}
+        with tempfile.TemporaryDirectory() as d:
+            for opt, mib in want.items():
+                torch.manual_seed(0)
+                m = torch.nn.Sequential(torch.nn.Linear(256, 512),
+                                        torch.nn.ReLU(),
+                                        torch.nn.Linear(512, 10))
+                path = os.path.join(d, "mlp-4-%s.log" % opt)
+                rec.write_log(rec.record(m, [4, 256], optimizer=opt), path)
+                out = subprocess.run(
+                    ["build/gpumemsim", "describe", path],
+                    capture_output=True, text=True, check=True).stdout
+                self.assertRegex(out, r"parameters\s+136714 ", opt)
+                if mib:
+                    self.assertRegex(out, r"opt_state\s+%s MiB" % mib, opt)
+                else:
+                    self.assertNotIn("opt_state", out)
+
     def test_torch_version_guard(self):
         # the refcount word is read at the layout of torch 1.13: other
         # versions are refused, with what to do, before anything runs

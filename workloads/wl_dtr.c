@@ -28,7 +28,7 @@
  * and then per RESULT item; TIME optional where SHAPES is given (the op is
  * then timed by the profile from wl_aten.c's FLOPs and bytes; a CALL whose
  * results are all aliases takes 1 ns); ANNOTATE "NOTE ..." a comment; a
- * CONSTANT never released that only update ops read is optimizer state.
+ * CONSTANT never released that no forward op reads is optimizer state.
  * Numbers (MEMORY, TIME, ALIAS, MUTATE's items) are written as decimal
  * strings in the recorded logs; bare JSON integers are accepted too.
  * TIME is at most 1e15 ns and MEMORY at most 1e15 bytes, wl.h's physical
@@ -215,9 +215,9 @@ struct dtr_sto {
 	bool sized;	   /* its MEMORY line was read */
 	bool released;	   /* its last handle was released */
 	bool mutated;	   /* some MUTATE wrote it */
-	bool trained;	   /* a forward or backward op read it (a
-			      parameter does; optimizer state only the
-			      update reads) */
+	bool trained;	   /* a forward op read it (a parameter does;
+			      optimizer state only the update and the
+			      optimizer's own CALLs read, issue 35) */
 	uint32_t refs;	   /* live handles on it */
 	uint32_t producer; /* CALL op that made it, NO_OP for a constant */
 	uint32_t created;  /* ops issued before it was made */
@@ -1415,7 +1415,13 @@ static struct wl_workload *build(struct dtr *d)
 	uint32_t last = d->ops.n - 1;
 	for (uint32_t o = 0; o < d->ops.n; o++) {
 		const struct dtr_op *op = &VEC_AT(d->ops, struct dtr_op, o);
-		for (uint32_t i = 0; op->phase != WL_UPD && i < op->n_arg; i++)
+		/* read in forward: a parameter (or a buffer). Not "read by
+		 * any op but an update": Adam's step (torch/optim/adam.py,
+		 * _single_tensor_adam: `denom = (exp_avg_sq.sqrt() / ...)`,
+		 * `step = _get_value(step_t)`) reads its second moment and
+		 * its step counter with CALLs, which the log's phases put in
+		 * backward; they made those parameters (issue 35) */
+		for (uint32_t i = 0; op->phase == WL_FWD && i < op->n_arg; i++)
 			VEC_AT(d->stos, struct dtr_sto,
 			       VEC_AT(d->args, uint32_t, op->arg0 + i))
 				.trained = true;
