@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, "cli")
@@ -181,20 +182,23 @@ class Recorder(unittest.TestCase):
                     self.assertNotIn("opt_state", out)
 
     def test_torch_version_guard(self):
-        # the refcount word is read at the layout of torch 1.13: other
-        # versions are refused, with what to do, before anything runs
-        for v in ("2.1.0", "1.12.1", "2.0.0+cu118", "1.1.3"):
+        # torch 1.13 and 2.x are accepted (the lifetimes come from
+        # StorageWeakRef, which both have; the probe runs on this torch);
+        # older ones, without a TorchDispatchMode that sees the backward,
+        # are refused with what to do before anything runs
+        for v in ("1.12.1", "1.1.3", "0.4.0+cpu"):
             with self.assertRaises(rec.RecordError) as cm:
                 rec.check_torch(v)
             self.assertIn("torch %s is not supported" % v,
                           str(cm.exception))
             self.assertIn("python3-torch 1.13", str(cm.exception))
-        for v in ("1.13.0a0", "1.13.1", "1.13.1+cpu"):
+        for v in ("1.13.0a0", "1.13.1", "1.13.1+cpu", "2.1.0",
+                  "2.0.0+cu118"):
             rec.check_torch(v)  # accepted; the probe passes here
         real = torch.__version__
         try:
-            torch.__version__ = "2.0.1"
-            self.bad(mlp(), [2, 4], "torch 2.0.1 is not supported")
+            torch.__version__ = "1.12.1"
+            self.bad(mlp(), [2, 4], "torch 1.12.1 is not supported")
         finally:
             torch.__version__ = real
         # the command: exit 1, the message, nothing written
@@ -203,16 +207,54 @@ class Recorder(unittest.TestCase):
             r = subprocess.run(
                 [sys.executable, "-c",
                  "import sys, torch; sys.path.insert(0, 'cli'); "
-                 "torch.__version__ = '2.2.0'; "
+                 "torch.__version__ = '1.12.0'; "
                  "import gpumemsim_record as r; "
                  "sys.exit(r.main(sys.argv[1:]))",
                  "--model", "nn:transformer_encoder:1:8:2",
                  "--input", "4,2,8", "--loss", "sum", "-o", out],
                 capture_output=True, text=True)
             self.assertEqual(r.returncode, 1, r.stderr)
-            self.assertIn("torch 2.2.0 is not supported", r.stderr)
+            self.assertIn("torch 1.12.0 is not supported", r.stderr)
             self.assertIn("nothing written", r.stderr)
             self.assertEqual(os.listdir(d), [])
+
+    def test_no_real_compute(self):
+        # issue 35: the step runs on the meta device. One linear layer
+        # 8192 -> 8192 on 8192 rows is 2 * 8192^3 = 1.1 TFLOP a matmul,
+        # six matmuls in the two steps: minutes on a CPU, and it records
+        # here in seconds (weights made with torch.empty: no init cost).
+        class Big(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.empty(8192, 8192))
+
+            def forward(self, x):
+                return x @ self.w
+
+        t0 = time.monotonic()
+        st = {}
+        lines = rec.record(Big(), [8192, 8192], loss="sum",
+                           optimizer="sgd", stats=st)
+        self.assertLess(time.monotonic() - t0, 60)
+        self.assertEqual(st["real"], {})
+        # forward mm 8192x8192 fp32 (256 MiB) and its sum; backward: the
+        # seed, dW by mm (256 MiB; dX is not needed); SGD's update
+        self.assertEqual([(n, s) for n, s in kernels(lines) if n != "zeros"],
+                         [("mm", [1 << 28]), ("sum", [4]), ("ones_like", [4]),
+                          ("mm", [1 << 28]), ("add_", None)])
+        # an op without a meta kernel in torch 1.13 runs for real and the
+        # log says so; convolution_backward gets torch 2's meta function
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3),
+                                  torch.nn.AdaptiveAvgPool2d(2),
+                                  torch.nn.Flatten())
+        st = {}
+        lines = rec.record(net, [2, 3, 8, 8], stats=st)
+        self.assertEqual(st["ruled"], {"convolution_backward": 1})
+        if torch.__version__.startswith("1.13"):
+            self.assertEqual(st["real"], {"_adaptive_avg_pool2d_backward": 1})
+            self.assertIn("ran for real (no meta kernel): "
+                          "aten::_adaptive_avg_pool2d_backward x1",
+                          lines[0]["ANNOTATION"])
 
     def test_command_from_file(self):
         # README's example end to end through the installed commands: a
