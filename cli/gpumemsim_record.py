@@ -575,6 +575,47 @@ def _model(spec):
                           % (spec, type(e).__name__, e)) from e
 
 
+def _bytes(n):
+    return "%d B (%.1f MiB)" % (n, n / 2**20)
+
+
+class _Progress:
+    """The progress line on stream: rewritten in place (\\r) on a
+    terminal at most every 0.2 s, one line every 10 s otherwise; called
+    with the recorder after each recorded op."""
+
+    def __init__(self, stream):
+        self.f = stream
+        self.tty = stream.isatty()
+        self.every = 0.2 if self.tty else 10.0
+        self.t0 = self.last = time.monotonic()
+        self.open = False
+
+    def say(self, msg):
+        self.done()
+        self.f.write("gpumemsim-record: %s\n" % msg)
+        self.f.flush()
+
+    def __call__(self, rec):
+        now = time.monotonic()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        line = ("gpumemsim-record: %.0f s, %d ops, %d tensors, live %s"
+                % (now - self.t0, rec.n_ops, rec.n_sto, _bytes(rec.live)))
+        if self.tty:
+            self.f.write("\r" + line + "\033[K")
+            self.open = True
+        else:
+            self.f.write(line + "\n")
+        self.f.flush()
+
+    def done(self):
+        if self.open:
+            self.f.write("\n")
+            self.open = False
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="gpumemsim-record",
@@ -598,6 +639,7 @@ def main(argv=None):
                     help="the log; name it NAME-BATCH-....log so the "
                     "loader reads the batch from it")
     a = ap.parse_args(argv)
+    prog = _Progress(sys.stderr)
     try:
         try:
             shape = [int(v) for v in a.input.split(",")]
@@ -606,15 +648,26 @@ def main(argv=None):
                               "by commas" % a.input)
         if torch is None:
             record(None, shape)  # raises the message
-        lines = record(_model(a.model), shape, a.loss, a.optimizer, a.lr,
+        model = _model(a.model)
+        st = {}
+        prog.say("recording (meta device, no compute)")
+        lines = record(model, shape, a.loss, a.optimizer, a.lr,
                        a.input_dtype, a.vocab,
                        ", command: gpumemsim-record " + " ".join(
                            x for x in (argv if argv is not None
                                        else sys.argv[1:])
                            if not x.startswith(("-o", "--out")) and
-                           x != a.out))
+                           x != a.out),
+                       progress=prog, stats=st)
+        if st["real"]:
+            prog.say("ran for real (no meta kernel): " + ", ".join(
+                "aten::%s x%d" % kv for kv in sorted(st["real"].items())))
         write_log(lines, a.out)
+        prog.done()
+        print("wrote %d ops, %d tensors, peak %s to %s"
+              % (st["ops"], st["tensors"], _bytes(st["peak"]), a.out))
     except RecordError as e:
+        prog.done()
         print("gpumemsim-record: %s; nothing written" % e, file=sys.stderr)
         return 1
     return 0

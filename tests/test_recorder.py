@@ -4,6 +4,8 @@
 # build/gpumemsim, and bad input. Skips, with a message, when torch is not
 # importable (make deps installs python3-torch for /usr/bin/python3).
 # Run from the repository root: /usr/bin/python3 tests/test_recorder.py
+import io
+import json
 import os
 import re
 import subprocess
@@ -181,6 +183,21 @@ class Recorder(unittest.TestCase):
                 else:
                     self.assertNotIn("opt_state", out)
 
+    def test_progress(self):
+        # not a terminal: one line per period (0 here: every op), each
+        # with the ops and tensors so far; MLP with SGD: 25 ops (the
+        # by-hand list of test_mlp_by_hand and one `zeros`)
+        f = io.StringIO()
+        p = rec._Progress(f)
+        p.every = 0
+        st = {}
+        rec.record(mlp(), [2, 4], optimizer="sgd", progress=p, stats=st)
+        out = f.getvalue().splitlines()
+        self.assertEqual(len(out), st["ops"])
+        self.assertRegex(out[0], r"^gpumemsim-record: \d+ s, 1 ops, "
+                         r"\d+ tensors, live \d+ B")
+        self.assertIn(" %d ops," % st["ops"], out[-1])
+
     def test_torch_version_guard(self):
         # torch 1.13 and 2.x are accepted (the lifetimes come from
         # StorageWeakRef, which both have; the probe runs on this torch);
@@ -280,6 +297,20 @@ class Recorder(unittest.TestCase):
                  "--input", "2,3,8,8", "-o", log],
                 capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
+            # the closing line, its counts from the file: CALL and MUTATE
+            # lines, CONSTANTs and fresh results, the independent peak
+            with open(log) as f:
+                logged = [json.loads(x) for x in f]
+            n_ops = sum(x["INSTRUCTION"] in ("CALL", "MUTATE")
+                        for x in logged)
+            n_ten = sum(x["INSTRUCTION"] == "CONSTANT" or
+                        x.get("ALIAS") == "-1" for x in logged)
+            pk = log_peak(logged)
+            self.assertEqual(r.stdout, "wrote %d ops, %d tensors, peak %d B "
+                             "(%.1f MiB) to %s\n"
+                             % (n_ops, n_ten, pk, pk / 2**20, log))
+            self.assertIn("gpumemsim-record: recording (meta device",
+                          r.stderr)
             with open(log) as f:
                 first = f.readline()
             self.assertIn("gpumemsim-record %d, torch 1.13" % rec.VERSION,
