@@ -376,19 +376,16 @@ static struct wl_workload *load_workload(const char *spec,
 					     : "--optimizer");
 		return NULL;
 	}
-	if (is_log) {
-		if (batch) {
-			gms_errf(err, "--batch: a trace's batch is fixed");
-			return NULL;
-		}
+	if (is_log) { /* --batch: a log with batch marks only (issue 35) */
 		char path[GMS_PATH_MAX];
 		int rc = wl_dtr_resolve(spec, path, sizeof path, err);
 		return rc ? NULL
-			  : wl_load_dtr_with(
+			  : wl_load_dtr_batch(
 				    path,
 				    o->remat < 0 ? WL_DTR_REMAT_FORWARD
 						 : (enum wl_dtr_remat)o->remat,
-				    o->times == WL_DTR_TIMES_PROFILE, err);
+				    o->times == WL_DTR_TIMES_PROFILE, batch,
+				    err);
 	}
 	if (!strchr(spec, '/') && !strstr(spec, ".yaml")) {
 		gms_errf(err, "'%s' is no generator (`gpumemsim list "

@@ -462,6 +462,7 @@ def record(model, input_shape, loss="cross_entropy", optimizer="momentum",
     torch.manual_seed(0)
     model.train()
     _model_to_meta(model)
+    model.zero_grad(set_to_none=True)
     if input_dtype == "int64":
         if vocab <= 0:
             raise RecordError("an int64 input needs a vocabulary size > 0")
@@ -514,6 +515,71 @@ def record(model, input_shape, loss="cross_entropy", optimizer="momentum",
              % (VERSION, torch.__version__, note, real)},
             {"INSTRUCTION": "ANNOTATE", "ANNOTATION": "START"}]
     return head + rec.lines
+
+
+def _dims(shape):
+    """"float32[2,3]" -> ("float32", [2, 3])."""
+    dt, _, rest = shape.partition("[")
+    return dt, [int(v) for v in rest[:-1].split(",") if v]
+
+
+def mark_batch(a, b, batch):
+    """Batch marks (issue 35; workloads/README.md, "Logs from
+    gpumemsim-record"): a and b are the lines of one step recorded at
+    batch and at 2 * batch. They must be the same log but for sizes; a
+    storage's MEMORY and a SHAPES dimension either stay (fixed: weights,
+    optimizer state, a scalar) or double (proportional to the batch, then
+    divisible by it). Returns a's lines with "BATCH": "1" on each
+    proportional MEMORY and a "b" after each proportional dimension
+    ("float32[4b,3,224,224]"), preceded by ANNOTATE "BATCH <batch>"; or
+    raises RecordError naming the first line that is neither."""
+    if len(a) != len(b):
+        raise RecordError("the step at batch %d has %d log lines, at %d "
+                          "%d: its ops depend on the batch"
+                          % (batch, len(a), 2 * batch, len(b)))
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if i == 1 or (i == 0 and not x.get("ANNOTATION", "").startswith(
+                "NOTE ")):
+            out.append({"INSTRUCTION": "ANNOTATE",
+                        "ANNOTATION": "BATCH %d" % batch})
+        def bad(what):
+            return RecordError("log line %d (%s %s) at batch %d and %d: %s"
+                               % (i + 1, x["INSTRUCTION"],
+                                  x.get("NAME", ""), batch, 2 * batch, what))
+        if set(x) != set(y) or any(x[k] != y[k] for k in x
+                                   if k not in ("MEMORY", "SHAPES",
+                                                "ANNOTATION")):
+            raise bad("the ops differ, so the step depends on the batch")
+        x = dict(x)
+        if "MEMORY" in x:
+            m, n = int(x["MEMORY"]), int(y["MEMORY"])
+            if n == 2 * m and m % batch == 0 and m:
+                x["BATCH"] = "1"
+            elif n != m:
+                raise bad("%d and %d bytes: neither fixed nor "
+                          "proportional to the batch" % (m, n))
+        if "SHAPES" in x:
+            marked = []
+            for sa, sb in zip(x["SHAPES"], y["SHAPES"]):
+                dt, da = _dims(sa)
+                _, db = _dims(sb)
+                if len(da) != len(db):
+                    raise bad("shapes %s and %s" % (sa, sb))
+                ds = []
+                for u, v in zip(da, db):
+                    if v == 2 * u and u % batch == 0 and u:
+                        ds.append("%db" % u)
+                    elif u == v:
+                        ds.append(str(u))
+                    else:
+                        raise bad("shapes %s and %s: a dimension neither "
+                                  "fixed nor proportional to the batch"
+                                  % (sa, sb))
+                marked.append("%s[%s]" % (dt, ",".join(ds)))
+            x["SHAPES"] = marked
+        out.append(x)
+    return out
 
 
 def _format(line):
@@ -632,6 +698,11 @@ def main(argv=None):
                     choices=("float32", "int64"))
     ap.add_argument("--vocab", type=int, default=0,
                     help="token range for an int64 input")
+    ap.add_argument("--batch-dim", type=int, default=0,
+                    help="the input's batch dimension (default 0; -1: "
+                    "record at this batch only). The step is recorded "
+                    "again at twice the batch and what scales with it is "
+                    "marked, so the log loads at any batch")
     ap.add_argument("--loss", default="cross_entropy", choices=LOSSES)
     ap.add_argument("--optimizer", default="momentum", choices=OPTIMIZERS)
     ap.add_argument("--lr", type=float, default=0.01)
@@ -659,6 +730,23 @@ def main(argv=None):
                            if not x.startswith(("-o", "--out")) and
                            x != a.out),
                        progress=prog, stats=st)
+        if a.batch_dim >= 0:
+            if a.batch_dim >= len(shape):
+                raise RecordError("--batch-dim %d: the input has %d "
+                                  "dimensions" % (a.batch_dim, len(shape)))
+            b = shape[a.batch_dim]
+            prog.say("recording again at batch %d to mark what scales "
+                     "with the batch" % (2 * b))
+            shape2 = list(shape)
+            shape2[a.batch_dim] = 2 * b
+            twice = record(model, shape2, a.loss, a.optimizer, a.lr,
+                           a.input_dtype, a.vocab, progress=prog)
+            try:
+                lines = mark_batch(lines, twice, b)
+            except RecordError as e:
+                prog.say("not marked for other batches (it loads at "
+                         "batch %d only): %s" % (b, e))
+            del twice
         if st["real"]:
             prog.say("ran for real (no meta kernel): " + ", ".join(
                 "aten::%s x%d" % kv for kv in sorted(st["real"].items())))

@@ -4,6 +4,7 @@
 # build/gpumemsim, and bad input. Skips, with a message, when torch is not
 # importable (make deps installs python3-torch for /usr/bin/python3).
 # Run from the repository root: /usr/bin/python3 tests/test_recorder.py
+import csv
 import io
 import json
 import os
@@ -182,6 +183,113 @@ class Recorder(unittest.TestCase):
                     self.assertRegex(out, r"opt_state\s+%s MiB" % mib, opt)
                 else:
                     self.assertNotIn("opt_state", out)
+
+    def test_any_batch(self):
+        # issue 35: recorded at batch 2 and 4 and marked, a log loads at
+        # any batch. Against the same net recorded at that batch (no
+        # marks): the same describe totals (sizes by kind, FLOPs), and
+        # the simulated peak is that recording's own (log_peak).
+        def net():
+            torch.manual_seed(0)
+            return torch.nn.Sequential(
+                torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 10))
+
+        def recorded(b):
+            return rec.record(net(), [b, 3, 8, 8])
+
+        def gms(*args):
+            r = subprocess.run(["build/gpumemsim"] + list(args),
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout
+
+        with tempfile.TemporaryDirectory() as d:
+            marked = rec.mark_batch(recorded(2), recorded(4), 2)
+            self.assertEqual(marked[1], {"INSTRUCTION": "ANNOTATE",
+                                         "ANNOTATION": "BATCH 2"})
+            conv = [x for x in marked if x.get("NAME") == "convolution"]
+            self.assertEqual(conv[0]["SHAPES"],
+                             ["float32[2b,3,8,8]", "float32[8,3,3,3]",
+                              "float32[8]", "float32[2b,8,8,8]"])
+            log = os.path.join(d, "net-2-marked.log")
+            rec.write_log(marked, log)
+            for b in (5, 7, 8):
+                other = recorded(b)
+                path = os.path.join(d, "net-%d-plain.log" % b)
+                rec.write_log(other, path)
+                tot = gms("describe", log, "--batch", str(b))
+                want = gms("describe", path)
+                self.assertEqual(tot.split("totals:")[1],
+                                 want.split("totals:")[1])
+                out = gms("simulate", log, "--batch", str(b), "--policy",
+                          "framework", "--allocator", "arena")
+                self.assertIn("peak allocated     %d " % log_peak(other),
+                              out)
+                if b == 7:
+                    fits = log_peak(other)
+                if b == 8:
+                    over = log_peak(other)
+            # measure: max-batch on it: a budget between the peaks of
+            # batch 7 and 8 (framework, arena: the peak is the log's)
+            self.assertLess(fits, over)
+            yml = os.path.join(d, "mb.yaml")
+            with open(yml, "w") as f:
+                f.write("name: mb\nhw: V100-16GB\nallocator: arena\n"
+                        "iterations: 2\nwarmup: 1\nbudget: %d\n"
+                        "workloads:\n  - {trace: %s}\n"
+                        "policies:\n  - {name: framework}\n"
+                        "measure: {kind: max-batch, start: 1, limit: 64}\n"
+                        % ((fits + over) // 2, log))
+            gms("run", yml, "--out", os.path.join(d, "mb"), "--quiet")
+            with open(os.path.join(d, "mb", "summary.csv")) as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual(rows[0]["max_batch"], "7")
+            # unmarked: its own batch only, and a clear error otherwise
+            r = subprocess.run(["build/gpumemsim", "simulate", path,
+                                "--batch", "4"], capture_output=True,
+                               text=True)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("recorded at batch 8, without batch marks",
+                          r.stderr)
+        # a step whose ops depend on the batch cannot be marked
+        with self.assertRaises(rec.RecordError) as cm:
+            rec.mark_batch(recorded(2), rec.record(mlp(), [4, 4]), 2)
+        self.assertIn("its ops depend on the batch", str(cm.exception))
+
+    def test_batch_marks_bad(self):
+        # the loader's checks of the marks: each a located error, exit 2
+        head = ('{"INSTRUCTION":"ANNOTATE","ANNOTATION":"START"}\n'
+                '{"INSTRUCTION":"CONSTANT","NAME":"x"}\n')
+        cases = [
+            (head + '{"INSTRUCTION":"MEMORY","NAME":"x","MEMORY":"8",'
+             '"BATCH":"1"}\n', ":3:45: key 'MEMORY': MEMORY 8 is marked "
+             "proportional to the batch, but no ANNOTATE BATCH came before"),
+            ('{"INSTRUCTION":"ANNOTATE","ANNOTATION":"BATCH 3"}\n' + head +
+             '{"INSTRUCTION":"MEMORY","NAME":"x","MEMORY":"8",'
+             '"BATCH":"1"}\n', ":4:45: key 'MEMORY': MEMORY 8 is marked "
+             "proportional to the batch, but is not a multiple of the "
+             "batch 3"),
+            ('{"INSTRUCTION":"ANNOTATE","ANNOTATION":"BATCH 0"}\n',
+             ":1:40: key 'ANNOTATION': 'BATCH 0': expected a batch in "
+             "[1, 1e9]"),
+            ('{"INSTRUCTION":"ANNOTATE","ANNOTATION":"BATCH 2"}\n' + head +
+             '{"INSTRUCTION":"MEMORY","NAME":"x","MEMORY":"8"}\n'
+             '{"INSTRUCTION":"CALL","NAME":"relu","ARGS":["x"],'
+             '"RESULT":["y"],"SHAPES":["float32[2b]","float32[3b]"]}\n',
+             "key 'SHAPES': item 2's dimension 1 is marked proportional to "
+             "the batch, but is not a multiple of the batch 2"),
+        ]
+        with tempfile.TemporaryDirectory() as d:
+            for text, msg in cases:
+                path = os.path.join(d, "bad-2-x.log")
+                with open(path, "w") as f:
+                    f.write(text)
+                r = subprocess.run(["build/gpumemsim", "describe", path],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(path + msg if msg.startswith(":") else msg,
+                              r.stderr)
 
     def test_progress(self):
         # not a terminal: one line per period (0 here: every op), each

@@ -14,10 +14,14 @@
  * (c10/core/TensorImpl.h); no op of the shipped logs has more than 4. */
 #define WL_ATEN_DIMS 8
 
-/* A tensor's shape as the recorder writes it: "float32[2,3,224,224]". */
+/* A tensor's shape as the recorder writes it: "float32[2,3,224,224]", a
+ * dimension proportional to the batch followed by 'b' ("float32[2b,3]"). */
 struct wl_aten_shape {
 	uint32_t elem;		      /* bytes per element of the dtype */
 	uint32_t ndim;		      /* dimensions (0: a scalar) */
+	uint32_t batched;	      /* bit k: dim[k] was written "Db",
+					 proportional to the batch (issue
+					 35) */
 	int64_t dim[WL_ATEN_DIMS];    /* sizes */
 };
 
