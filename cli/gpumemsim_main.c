@@ -352,7 +352,8 @@ static struct wl_workload *load_workload(const char *spec,
 	const struct wl_gen *g = wl_gen_find(spec);
 	size_t l = strlen(spec);
 	int64_t batch = o->batch;
-	bool is_log = l > 4 && strcmp(spec + l - 4, ".log") == 0;
+	bool is_log = (l > 4 && strcmp(spec + l - 4, ".log") == 0) ||
+		      (l > 5 && strcmp(spec + l - 5, ".json") == 0);
 	if (!is_log && (o->remat >= 0 || o->times >= 0)) {
 		gms_errf(err, "%s applies to DTR traces (.log) only",
 			 o->remat >= 0 ? "--remat" : "--times");

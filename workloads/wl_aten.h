@@ -46,4 +46,21 @@ void wl_aten_cost(const char *name, enum wl_op_type type,
 		  const struct wl_aten_shape *out, uint32_t n_out,
 		  struct wl_aten_cost *c);
 
+/* An ATen op's type (from its name and phase), FLOPs, bytes and, for a
+ * convolution, its geometry and cuDNN algorithms into desc (conv and
+ * algos, room for CA_MAX_ALGOS, are pointed at from desc): what the
+ * recorded logs (wl_dtr.c, where it lives) and PyTorch execution traces
+ * (wl_et.c) both need. */
+void wl_aten_op_desc(const char *name, enum wl_phase phase,
+		     const struct wl_aten_shape *in, uint32_t n_in,
+		     const struct wl_aten_shape *out, uint32_t n_out,
+		     struct wl_op_desc *desc, struct wl_algo *algos,
+		     struct wl_conv *conv);
+
+/* Workload name and batch from a log's file name (wl_dtr.c):
+ * "<model>-<batch>-<...>.log" (or .jsonl, .json) gives (model, batch);
+ * any other name (its base name without the extension, 1). */
+void wl_dtr_name_from_path(const char *path, char *name, size_t cap,
+			   int64_t *batch);
+
 #endif

@@ -1404,8 +1404,18 @@ static void op_cost(const struct dtr *d, const struct dtr_op *op,
 	}
 	if (n_in > n)
 		n_in = n;
+	wl_aten_op_desc(op->name, op->phase, sh, n_in, sh + n_in, n - n_in,
+			desc, algos, conv);
+}
+
+void wl_aten_op_desc(const char *name, enum wl_phase phase,
+		     const struct wl_aten_shape *in, uint32_t n_in,
+		     const struct wl_aten_shape *out, uint32_t n_out,
+		     struct wl_op_desc *desc, struct wl_algo *algos,
+		     struct wl_conv *conv)
+{
 	struct wl_aten_cost c;
-	wl_aten_cost(op->name, desc->type, sh, n_in, sh + n_in, n - n_in, &c);
+	wl_aten_cost(name, op_type(name, phase), in, n_in, out, n_out, &c);
 	desc->type = c.type;
 	desc->flops = c.flops;
 	desc->bytes = c.bytes;
@@ -1438,7 +1448,7 @@ static void op_cost(const struct dtr *d, const struct dtr_op *op,
 /* Workload name and batch from a DTR log's file name,
  * "<model>-<batch>-<budget>-<date>-<kind>.log": ("resnet32", 56); any
  * other name: (the base name without .log / .jsonl, 1). */
-static void name_from_path(const char *path, char *name, size_t cap,
+void wl_dtr_name_from_path(const char *path, char *name, size_t cap,
 			   int64_t *batch)
 {
 	const char *b = strrchr(path, '/');
@@ -1448,6 +1458,8 @@ static void name_from_path(const char *path, char *name, size_t cap,
 		n -= 4;
 	else if (n > 6 && strcmp(b + n - 6, ".jsonl") == 0)
 		n -= 6;
+	else if (n > 5 && strcmp(b + n - 5, ".json") == 0)
+		n -= 5;
 	*batch = 1;
 	const char *dash = memchr(b, '-', n);
 	if (dash && dash > b) {
@@ -1497,7 +1509,7 @@ static struct wl_workload *build(struct dtr *d)
 	char name[256];
 	int64_t batch;
 	gms_err *err = d->err;
-	name_from_path(d->path, name, sizeof name, &batch);
+	wl_dtr_name_from_path(d->path, name, sizeof name, &batch);
 	if (d->rec_batch) /* ANNOTATE BATCH: the recorder's word */
 		batch = d->rec_batch;
 	if (d->want_batch && d->want_batch != batch && !d->rec_batch) {
@@ -1802,6 +1814,19 @@ struct wl_workload *wl_load_dtr_batch(const char *path, enum wl_dtr_remat r,
 				      bool profile_times, int64_t batch,
 				      gms_err *err)
 {
+	size_t pl = strlen(path);
+	if (pl > 5 && strcmp(path + pl - 5, ".json") == 0) {
+		char nm[256];
+		int64_t own;
+		wl_dtr_name_from_path(path, nm, sizeof nm, &own);
+		if (batch > 0 && batch != own)
+			return gms_errf(err, "%s: an execution trace loads at "
+					     "its own batch (%lld) only, not "
+					     "%lld", path, (long long)own,
+					(long long)batch),
+			       NULL;
+		return wl_load_et(path, r, err);
+	}
 	size_t len;
 	char *buf = read_file(path, &len, err);
 	if (!buf)
