@@ -161,7 +161,7 @@ recorded-traces:
 	$(RECORD) --model torchvision:resnet50 --input 2,3,224,224 -o workloads/traces/recorded/resnet50-2-recorded.log
 	$(RECORD) --model torchvision:vgg16 --input 2,3,224,224 -o workloads/traces/recorded/vgg16-2-recorded.log
 	$(RECORD) --model torchvision:densenet121 --input 2,3,224,224 -o workloads/traces/recorded/densenet121-2-recorded.log
-	$(RECORD) --model nn:transformer_encoder:2:256:4 --input 64,4,256 --loss mse -o workloads/traces/recorded/transformer_encoder-4-recorded.log
+	$(RECORD) --model nn:transformer_encoder:2:256:4 --input 64,4,256 --batch-dim 1 --loss mse -o workloads/traces/recorded/transformer_encoder-4-recorded.log
 	$(RECORD) --model workloads/traces/recorded/gpt2_tiny.py:make_model --input 2,32 --input-dtype int64 --vocab 1000 -o workloads/traces/recorded/gpt2tiny-2-recorded.log
 	$(RECORD) --model workloads/traces/recorded/llama_tiny.py:make_model --input 2,64 --input-dtype int64 --vocab 4096 -o workloads/traces/recorded/llamatiny-2-recorded.log
 

@@ -391,7 +391,8 @@ static struct wl_workload *load_workload(const char *spec,
 	const struct wl_gen *g = wl_gen_find(spec);
 	size_t l = strlen(spec);
 	int64_t batch = o->batch;
-	bool is_log = l > 4 && strcmp(spec + l - 4, ".log") == 0;
+	bool is_log = (l > 4 && strcmp(spec + l - 4, ".log") == 0) ||
+		      (l > 5 && strcmp(spec + l - 5, ".json") == 0);
 	if (!is_log && (o->remat >= 0 || o->times >= 0)) {
 		gms_errf(err, "%s applies to DTR traces (.log) only",
 			 o->remat >= 0 ? "--remat" : "--times");
@@ -430,19 +431,16 @@ static struct wl_workload *load_workload(const char *spec,
 						: "--loss");
 		return NULL;
 	}
-	if (is_log) {
-		if (batch) {
-			gms_errf(err, "--batch: a trace's batch is fixed");
-			return NULL;
-		}
+	if (is_log) { /* --batch: a log with batch marks only (issue 35) */
 		char path[GMS_PATH_MAX];
 		int rc = wl_dtr_resolve(spec, path, sizeof path, err);
 		return rc ? NULL
-			  : wl_load_dtr_with(
+			  : wl_load_dtr_batch(
 				    path,
 				    o->remat < 0 ? WL_DTR_REMAT_FORWARD
 						 : (enum wl_dtr_remat)o->remat,
-				    o->times == WL_DTR_TIMES_PROFILE, err);
+				    o->times == WL_DTR_TIMES_PROFILE, batch,
+				    err);
 	}
 	if (!strchr(spec, '/') && !strstr(spec, ".yaml")) {
 		gms_errf(err, "'%s' is no generator (`gpumemsim list "

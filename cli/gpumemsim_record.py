@@ -8,38 +8,50 @@
 # system interpreter, not for a pyenv or venv python3 that may come first on
 # PATH. `build/gpumemsim-record` (made by `make`) is this file.
 #
-# Mechanism: torch.utils._python_dispatch.TorchDispatchMode (torch 1.13).
-# Its __torch_dispatch__ sees every ATen op after autograd, the ones the
-# autograd engine runs for backward and the optimizer's in-place updates
-# included, with real tensors: their storages, shapes and dtypes. The op
-# schema says which arguments an op writes (alias_info.is_write). Releases
-# are exact at op granularity: the recorder holds one reference on every
-# storage it has seen and, before each op, reads each storage's reference
-# count (c10::intrusive_ptr_target::refcount_, the word after the vtable
-# pointer of the StorageImpl that UntypedStorage._cdata points to; torch
-# 1.13 has no Python accessor for it). A count of 1 is the recorder's own
-# reference: everything else let go of the storage since the previous op,
-# so its handle is released there. Holding the reference also keeps the
-# address from being reused while the storage is tracked. weakref.finalize
-# on tensors would not be exact: autograd saves an op's outputs as new
-# TensorImpls on the same storage (SavedVariable), so a tensor object can
-# die while its storage lives on.
+# Mechanism: torch.utils._python_dispatch.TorchDispatchMode (torch 1.13 and
+# 2.x). Its __torch_dispatch__ sees every ATen op after autograd, the ones
+# the autograd engine runs for backward and the optimizer's in-place
+# updates included: their storages, shapes and dtypes. The op schema says
+# which arguments an op writes (alias_info.is_write).
+#
+# No real compute (issue 35): the model, its input and the optimizer state
+# live on torch's meta device ("tensors on the meta device have no data;
+# operators compute only the output's metadata", torch docs, "Meta
+# device"), so a step costs the time of tracing it. An op without a meta
+# kernel in the running torch gets one of META_RULES (torch 2.x's own meta
+# functions, for the ones torch 1.13 lacks) or, failing that, runs for real
+# on CPU tensors of the same shapes filled with zeros, its results turned
+# back into meta tensors; such ops are counted and named in the output.
+# (FakeTensorMode would do the same with more machinery; the meta device
+# is enough because only shapes, dtypes and storages are recorded.)
+#
+# Releases are exact at op granularity: the recorder holds a weak
+# reference on every storage it has seen (StorageWeakRef,
+# torch/multiprocessing/reductions.py, in torch 1.13 and 2.x: `expired()`
+# is true once no tensor holds the storage) and, before each op, releases
+# the handle of every storage whose reference has expired. Storage, not
+# tensors: autograd saves an op's outputs as new TensorImpls on the same
+# storage (SavedVariable), so a tensor object can die while its storage
+# lives on. The weak reference also keeps the StorageImpl's memory, so its
+# address (the key) is not reused while it is tracked (c10 intrusive_ptr:
+# "the object is deleted when the weak count reaches 0").
 #
 # Only the standard library and torch. No output is written unless the
 # whole step records: the log goes to a temporary file renamed into place.
 import argparse
-import ctypes
 import gc
 import os
 import sys
 import tempfile
+import time
 
-VERSION = 1
+VERSION = 2
 
 try:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_flatten
+    from torch.utils._pytree import tree_flatten, tree_map
+    from torch.multiprocessing.reductions import StorageWeakRef
 except ImportError as e:  # the tests skip on this message
     torch = None
     TorchDispatchMode = object
@@ -51,45 +63,107 @@ class RecordError(Exception):
     written."""
 
 
-def _refcount(cdata):
-    # c10::intrusive_ptr_target: vptr, then std::atomic<size_t> refcount_
-    return ctypes.c_size_t.from_address(cdata + 8).value
-
-
-# The torch whose StorageImpl layout _refcount was checked on (Debian's
-# python3-torch 1.13.0a0, c10/util/intrusive_ptr.h of v1.13: the class has
-# a virtual destructor, so the vtable pointer comes first, then
-# `mutable std::atomic<size_t> refcount_;`). Another version may move the
-# word: the lifetimes would then be silently wrong, so it is refused.
-TORCH_CHECKED = "1.13"
+def _storage(t):
+    """The UntypedStorage under t: torch 2.x's untyped_storage(), torch
+    1.13's storage()._storage."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage()
+    return t.storage()._storage
 
 
 def check_torch(version):
-    """Refuse a torch other than TORCH_CHECKED, then probe the layout: a
-    view adds one reference to its storage and deleting it takes it
-    back. RecordError if either fails."""
-    if version.split("+")[0].split(".")[:2] != TORCH_CHECKED.split("."):
+    """Refuse a torch older than 1.13 (no TorchDispatchMode that sees the
+    backward), then probe the lifetimes on the meta device: a view keeps
+    its storage alive and the storage's weak reference expires once the
+    last tensor on it is gone. RecordError if either fails."""
+    try:
+        major, minor = (int(v) for v in
+                        version.split("+")[0].split(".")[:2])
+    except ValueError:
+        raise RecordError("torch %s: cannot read the version" % version)
+    if (major, minor) < (1, 13):
         raise RecordError(
-            "torch %s is not supported: the recorder reads torch %s's "
-            "storage reference count from memory "
-            "(c10::intrusive_ptr_target::refcount_) to know when each "
-            "tensor dies, and that layout was checked on %s only, so "
-            "lifetimes could be wrong; use Debian's python3-torch %s "
-            "(make deps) with /usr/bin/python3"
-            % (version, TORCH_CHECKED, TORCH_CHECKED, TORCH_CHECKED))
-    t = torch.empty(4)
-    st = t.storage()._storage
-    before = _refcount(st._cdata)
+            "torch %s is not supported: the recorder needs torch 1.13 or "
+            "later (TorchDispatchMode, meta kernels); use Debian's "
+            "python3-torch 1.13 (make deps) with /usr/bin/python3 or a "
+            "torch 2.x" % version)
+    t = torch.empty(4, device="meta")
+    ref = StorageWeakRef(_storage(t))
     v = t.view(2, 2)
-    during = _refcount(st._cdata)
+    del t
+    alive = not ref.expired()
     del v
-    after = _refcount(st._cdata)
-    if during != before + 1 or after != before:
+    if not alive or not ref.expired():
         raise RecordError(
-            "torch %s: the storage reference count read from memory did "
-            "not follow a view (%d, %d, %d; expected n, n+1, n): this "
-            "build's layout differs from torch %s's"
-            % (version, before, during, after, TORCH_CHECKED))
+            "torch %s: a storage's weak reference did not follow its "
+            "tensors (expired with a view alive: %s, after: %s)"
+            % (version, not alive, ref.expired()))
+
+
+def _meta_convolution_backward(grad_output, input_, weight, bias_sizes,
+                               stride, padding, dilation, transposed,
+                               output_padding, groups, output_mask):
+    # torch 2.x, torch/_meta_registrations.py, meta_convolution_backward:
+    # "High level logic taken from slow_conv3d_backward_cpu which should
+    # be representative of all convolution_backward impls": new_empty of
+    # the input's, the weight's and the bias's sizes, as output_mask asks
+    return (grad_output.new_empty(input_.size()) if output_mask[0]
+            else None,
+            grad_output.new_empty(weight.size()) if output_mask[1]
+            else None,
+            grad_output.new_empty(bias_sizes) if output_mask[2] else None)
+
+
+# Meta functions torch 1.13 lacks, by ATen name (overload packet).
+META_RULES = {"convolution_backward": _meta_convolution_backward}
+
+
+def _to_meta(x):
+    if isinstance(x, torch.Tensor) and x.device.type != "meta":
+        return x.to("meta")
+    return x
+
+
+def _real(func, args, kwargs):
+    """Run func for real on zero-filled CPU tensors shaped as the meta
+    ones (views keep their storage sharing), results back on meta: an
+    op's result aliasing an argument's storage becomes the same view of
+    the meta argument; an argument returned as is stays itself."""
+    flat, _ = tree_flatten((args, kwargs))
+    metas = [x for x in flat if isinstance(x, torch.Tensor)
+             and x.device.type == "meta"]
+    real_sto, back = {}, {}
+    for m in metas:
+        st = _storage(m)
+        if st._cdata not in real_sto:
+            n = st.nbytes() // m.element_size()
+            real_sto[st._cdata] = torch.zeros(max(n, 1), dtype=m.dtype)
+    conv = {}
+    for m in metas:
+        base = real_sto[_storage(m)._cdata]
+        r = base.as_strided(m.size(), m.stride(), m.storage_offset())
+        conv[id(m)] = r
+        back[id(r)] = m
+
+    def to_real(x):
+        return conv.get(id(x), x) if isinstance(x, torch.Tensor) else x
+    out = func(*tree_map(to_real, args), **tree_map(to_real, kwargs))
+    meta_of = {}
+    for m in metas:
+        meta_of.setdefault(_storage(m)._cdata, m)
+
+    def to_meta(r):
+        if not isinstance(r, torch.Tensor):
+            return r
+        if id(r) in back:
+            return back[id(r)]
+        for k, base in real_sto.items():
+            if _storage(r)._cdata == _storage(base)._cdata:
+                return meta_of[k].as_strided(r.size(), r.stride(),
+                                             r.storage_offset())
+        return torch.empty_strided(r.size(), r.stride(), dtype=r.dtype,
+                                   device="meta")
+    return tree_map(to_meta, out)
 
 
 def _shape(t):
@@ -97,15 +171,68 @@ def _shape(t):
                        ",".join(str(d) for d in t.shape))
 
 
-class _Recorder(TorchDispatchMode):
+class _MetaRunner(TorchDispatchMode):
+    """Runs every op on the meta device (run()), recording nothing: the
+    warm-up step."""
+
+    def __init__(self):
+        super().__init__()
+        self.real = {}     # ATen name -> ops run for real (no meta kernel)
+        self.ruled = {}    # ATen name -> ops given a META_RULES function
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return self.run(func, func.overloadpacket.__name__, args,
+                        kwargs or {})
+
+    def run(self, func, name, args, kwargs):
+        """func on the meta device; an op without a meta kernel gets its
+        META_RULES function or runs for real (counted either way). CPU
+        tensors beside meta ones (made by the model without a device)
+        are moved to meta first."""
+        try:
+            return func(*args, **kwargs)
+        except (NotImplementedError, RuntimeError) as e:
+            flat = tree_flatten((args, kwargs))[0]
+            devs = {x.device.type for x in flat
+                    if isinstance(x, torch.Tensor) and x.dim() > 0}
+            if "meta" not in devs and not any(
+                    isinstance(x, torch.Tensor) and x.device.type == "meta"
+                    for x in flat):
+                raise
+            for x in flat:
+                if isinstance(x, torch.Tensor) and \
+                        x.layout != torch.strided:
+                    raise RecordError(
+                        "unsupported op aten::%s: unsupported tensor "
+                        "layout %s (only dense strided tensors are "
+                        "recorded)" % (name, x.layout))
+            if len(devs) > 1:  # mixed devices: a CPU tensor to meta
+                return self.run(func, name, tree_map(_to_meta, args),
+                                tree_map(_to_meta, kwargs))
+            if name in META_RULES:
+                self.ruled[name] = self.ruled.get(name, 0) + 1
+                return META_RULES[name](*args, **kwargs)
+            if not isinstance(e, NotImplementedError) and \
+                    "meta" not in str(e).lower():
+                raise  # the model's own error
+            self.real[name] = self.real.get(name, 0) + 1
+            return _real(func, args, kwargs)
+
+
+class _Recorder(_MetaRunner):
     """Writes one log line (a dict) per DTR instruction into self.lines."""
 
     def __init__(self, consts):
         super().__init__()
         self.lines = []
-        self.sto = {}      # storage cdata -> [UntypedStorage, handle, bytes]
+        self.sto = {}      # storage cdata -> [StorageWeakRef, handle, bytes]
         self.pinned = set()  # cdata of parameters and optimizer state
         self.n = 0
+        self.n_ops = 0     # CALL and MUTATE lines
+        self.n_sto = 0     # storages tracked (tensors of the log)
+        self.live = 0      # bytes of tracked storage not yet released
+        self.peak = 0      # the most live bytes at any point
+        self.progress = None  # called with the recorder after each op
         for name, t, pinned in consts:
             try:
                 key = self._key(t)
@@ -123,11 +250,14 @@ class _Recorder(TorchDispatchMode):
         if t.layout != torch.strided:
             raise RecordError("unsupported tensor layout %s (only dense "
                               "strided tensors are recorded)" % t.layout)
-        return t.storage()._storage._cdata
+        return _storage(t)._cdata
 
     def _track(self, t, handle):
-        st = t.storage()._storage
-        self.sto[st._cdata] = [st, handle, st.nbytes()]
+        st = _storage(t)
+        self.sto[st._cdata] = [StorageWeakRef(st), handle, st.nbytes()]
+        self.n_sto += 1
+        self.live += st.nbytes()
+        self.peak = max(self.peak, self.live)
         return st.nbytes()
 
     def _constant(self, t, name):
@@ -143,10 +273,11 @@ class _Recorder(TorchDispatchMode):
     def poll(self):
         """Release the handle of every storage only the recorder holds."""
         dead = [k for k, v in self.sto.items()
-                if k not in self.pinned and _refcount(k) == 1]
+                if k not in self.pinned and v[0].expired()]
         for k in dead:  # dict order: creation order, deterministic
             self.lines.append({"INSTRUCTION": "RELEASE",
                                "NAME": self.sto[k][1]})
+            self.live -= self.sto[k][2]
             del self.sto[k]
 
     # ---- ops -------------------------------------------------------------
@@ -173,7 +304,10 @@ class _Recorder(TorchDispatchMode):
             for x in tree_flatten(v)[0]:
                 if isinstance(x, torch.Tensor):
                     written.add(id(x))
-        out = func(*args, **kwargs)
+        out = self.run(func, name, args, kwargs)
+        self.n_ops += 1
+        if self.progress:
+            self.progress(self)
         outs = [x for x in tree_flatten(out)[0]
                 if isinstance(x, torch.Tensor)]
         try:
@@ -224,7 +358,7 @@ class _Recorder(TorchDispatchMode):
 # ---- the training step ----------------------------------------------------
 
 LOSSES = ("cross_entropy", "mse", "sum")
-OPTIMIZERS = ("none", "sgd", "momentum", "adam")
+OPTIMIZERS = ("none", "sgd", "momentum", "adam", "adamw")
 
 
 def _loss(kind, out, target):
@@ -241,8 +375,10 @@ def _target(kind, out):
             raise RecordError("loss cross_entropy needs a (batch, classes) "
                               "output, the model gave shape %s"
                               % list(out.shape))
-        g = torch.Generator().manual_seed(1)
-        return torch.randint(0, out.shape[1], (out.shape[0],), generator=g)
+        # class 0 for every sample: a meta tensor has no values anyway,
+        # and zeros are valid labels where an op runs for real
+        return torch.zeros((out.shape[0],), dtype=torch.int64,
+                           device=out.device)
     if kind == "mse":
         return torch.zeros_like(out)
     return None
@@ -256,7 +392,28 @@ def _optimizer(kind, model, lr):
         return torch.optim.SGD(params, lr=lr)
     if kind == "momentum":
         return torch.optim.SGD(params, lr=lr, momentum=0.9)
+    if kind == "adamw":
+        return torch.optim.AdamW(params, lr=lr)
     return torch.optim.Adam(params, lr=lr)
+
+
+def _model_to_meta(model):
+    """Move parameters and buffers to the meta device in place, one meta
+    tensor for each tensor (Module.to would give each module of a tied
+    weight its own copy: _apply makes a new Parameter per module when the
+    CPU and meta tensors are not shallow-copy compatible)."""
+    memo = {}
+    for mod in model.modules():
+        for group in (mod._parameters, mod._buffers):
+            for k, t in group.items():
+                if t is None or t.device.type == "meta":
+                    continue
+                if id(t) not in memo:
+                    m = t.detach().to("meta")
+                    if isinstance(t, torch.nn.Parameter):
+                        m = torch.nn.Parameter(m, t.requires_grad)
+                    memo[id(t)] = (t, m)
+                group[k] = memo[id(t)][1]
 
 
 def _step(model, x, loss_kind, opt, rec=None, target=None):
@@ -279,9 +436,13 @@ def _step(model, x, loss_kind, opt, rec=None, target=None):
 
 
 def record(model, input_shape, loss="cross_entropy", optimizer="momentum",
-           lr=0.01, input_dtype="float32", vocab=0, note=""):
-    """Record the second of two training steps of model on a random batch
-    of input_shape; returns the log's lines (dicts, in order)."""
+           lr=0.01, input_dtype="float32", vocab=0, note="", progress=None,
+           stats=None):
+    """Record the second of two training steps of model on a batch of
+    input_shape, on the meta device (the model is moved there); returns
+    the log's lines (dicts, in order). progress(recorder) is called after
+    each recorded op; stats, a dict, gets ops, tensors, peak (bytes) and
+    the ops run for real (real) or by a META_RULES function (ruled)."""
     if torch is None:
         raise RecordError("torch is not importable by %s (%s): run "
                           "`make deps` and use /usr/bin/python3"
@@ -300,20 +461,22 @@ def record(model, input_shape, loss="cross_entropy", optimizer="momentum",
                           % type(model).__name__)
     torch.manual_seed(0)
     model.train()
-    g = torch.Generator().manual_seed(0)
+    _model_to_meta(model)
+    model.zero_grad(set_to_none=True)
     if input_dtype == "int64":
         if vocab <= 0:
             raise RecordError("an int64 input needs a vocabulary size > 0")
-        x = torch.randint(0, vocab, tuple(input_shape), generator=g)
+        x = torch.zeros(tuple(input_shape), dtype=torch.int64, device="meta")
     elif input_dtype == "float32":
-        x = torch.randn(tuple(input_shape), generator=g)
+        x = torch.empty(tuple(input_shape), device="meta")
     else:
         raise RecordError("unknown input dtype '%s' (float32, int64)"
                           % input_dtype)
     opt = _optimizer(optimizer, model, lr)
     try:
         # warm-up step: the optimizer makes its state (momentum buffers)
-        target = _step(model, x, loss, opt)
+        with _MetaRunner():
+            target = _step(model, x, loss, opt)
         model.zero_grad(set_to_none=True)
         gc.collect()
         consts = [(n, p, True) for n, p in model.named_parameters()]
@@ -328,6 +491,7 @@ def record(model, input_shape, loss="cross_entropy", optimizer="momentum",
         if target is not None:
             consts.append(("target", target, False))
         rec = _Recorder(consts)
+        rec.progress = progress
         del consts
         with rec:
             _step(model, x, loss, opt, rec, target)
@@ -339,11 +503,83 @@ def record(model, input_shape, loss="cross_entropy", optimizer="momentum",
     except Exception as e:
         raise RecordError("the training step raised %s: %s"
                           % (type(e).__name__, e)) from e
+    if stats is not None:
+        stats.update(ops=rec.n_ops, tensors=rec.n_sto, peak=rec.peak,
+                     real=dict(rec.real), ruled=dict(rec.ruled))
+    real = ""
+    if rec.real:
+        real = "; ran for real (no meta kernel): " + ", ".join(
+            "aten::%s x%d" % kv for kv in sorted(rec.real.items()))
     head = [{"INSTRUCTION": "ANNOTATE", "ANNOTATION":
-             "NOTE gpumemsim-record %d, torch %s%s"
-             % (VERSION, torch.__version__, note)},
+             "NOTE gpumemsim-record %d, torch %s%s%s"
+             % (VERSION, torch.__version__, note, real)},
             {"INSTRUCTION": "ANNOTATE", "ANNOTATION": "START"}]
     return head + rec.lines
+
+
+def _dims(shape):
+    """"float32[2,3]" -> ("float32", [2, 3])."""
+    dt, _, rest = shape.partition("[")
+    return dt, [int(v) for v in rest[:-1].split(",") if v]
+
+
+def mark_batch(a, b, batch):
+    """Batch marks (issue 35; workloads/README.md, "Logs from
+    gpumemsim-record"): a and b are the lines of one step recorded at
+    batch and at 2 * batch. They must be the same log but for sizes; a
+    storage's MEMORY and a SHAPES dimension either stay (fixed: weights,
+    optimizer state, a scalar) or double (proportional to the batch, then
+    divisible by it). Returns a's lines with "BATCH": "1" on each
+    proportional MEMORY and a "b" after each proportional dimension
+    ("float32[4b,3,224,224]"), preceded by ANNOTATE "BATCH <batch>"; or
+    raises RecordError naming the first line that is neither."""
+    if len(a) != len(b):
+        raise RecordError("the step at batch %d has %d log lines, at %d "
+                          "%d: its ops depend on the batch"
+                          % (batch, len(a), 2 * batch, len(b)))
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if i == 1 or (i == 0 and not x.get("ANNOTATION", "").startswith(
+                "NOTE ")):
+            out.append({"INSTRUCTION": "ANNOTATE",
+                        "ANNOTATION": "BATCH %d" % batch})
+        def bad(what):
+            return RecordError("log line %d (%s %s) at batch %d and %d: %s"
+                               % (i + 1, x["INSTRUCTION"],
+                                  x.get("NAME", ""), batch, 2 * batch, what))
+        if set(x) != set(y) or any(x[k] != y[k] for k in x
+                                   if k not in ("MEMORY", "SHAPES",
+                                                "ANNOTATION")):
+            raise bad("the ops differ, so the step depends on the batch")
+        x = dict(x)
+        if "MEMORY" in x:
+            m, n = int(x["MEMORY"]), int(y["MEMORY"])
+            if n == 2 * m and m % batch == 0 and m:
+                x["BATCH"] = "1"
+            elif n != m:
+                raise bad("%d and %d bytes: neither fixed nor "
+                          "proportional to the batch" % (m, n))
+        if "SHAPES" in x:
+            marked = []
+            for sa, sb in zip(x["SHAPES"], y["SHAPES"]):
+                dt, da = _dims(sa)
+                _, db = _dims(sb)
+                if len(da) != len(db):
+                    raise bad("shapes %s and %s" % (sa, sb))
+                ds = []
+                for u, v in zip(da, db):
+                    if v == 2 * u and u % batch == 0 and u:
+                        ds.append("%db" % u)
+                    elif u == v:
+                        ds.append(str(u))
+                    else:
+                        raise bad("shapes %s and %s: a dimension neither "
+                                  "fixed nor proportional to the batch"
+                                  % (sa, sb))
+                marked.append("%s[%s]" % (dt, ",".join(ds)))
+            x["SHAPES"] = marked
+        out.append(x)
+    return out
 
 
 def _format(line):
@@ -446,6 +682,47 @@ def _model(spec):
                           % (spec, type(e).__name__, e)) from e
 
 
+def _bytes(n):
+    return "%d B (%.1f MiB)" % (n, n / 2**20)
+
+
+class _Progress:
+    """The progress line on stream: rewritten in place (\\r) on a
+    terminal at most every 0.2 s, one line every 10 s otherwise; called
+    with the recorder after each recorded op."""
+
+    def __init__(self, stream):
+        self.f = stream
+        self.tty = stream.isatty()
+        self.every = 0.2 if self.tty else 10.0
+        self.t0 = self.last = time.monotonic()
+        self.open = False
+
+    def say(self, msg):
+        self.done()
+        self.f.write("gpumemsim-record: %s\n" % msg)
+        self.f.flush()
+
+    def __call__(self, rec):
+        now = time.monotonic()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        line = ("gpumemsim-record: %.0f s, %d ops, %d tensors, live %s"
+                % (now - self.t0, rec.n_ops, rec.n_sto, _bytes(rec.live)))
+        if self.tty:
+            self.f.write("\r" + line + "\033[K")
+            self.open = True
+        else:
+            self.f.write(line + "\n")
+        self.f.flush()
+
+    def done(self):
+        if self.open:
+            self.f.write("\n")
+            self.open = False
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="gpumemsim-record",
@@ -464,6 +741,11 @@ def main(argv=None):
                     choices=("float32", "int64"))
     ap.add_argument("--vocab", type=int, default=0,
                     help="token range for an int64 input")
+    ap.add_argument("--batch-dim", type=int, default=0,
+                    help="the input's batch dimension (default 0; -1: "
+                    "record at this batch only). The step is recorded "
+                    "again at twice the batch and what scales with it is "
+                    "marked, so the log loads at any batch")
     ap.add_argument("--loss", default="cross_entropy", choices=LOSSES)
     ap.add_argument("--optimizer", default="momentum", choices=OPTIMIZERS)
     ap.add_argument("--lr", type=float, default=0.01)
@@ -471,6 +753,7 @@ def main(argv=None):
                     help="the log; name it NAME-BATCH-....log so the "
                     "loader reads the batch from it")
     a = ap.parse_args(argv)
+    prog = _Progress(sys.stderr)
     try:
         try:
             shape = [int(v) for v in a.input.split(",")]
@@ -480,15 +763,43 @@ def main(argv=None):
         check_out(a.out)  # before the work, as gpumemsim checks
         if torch is None:
             record(None, shape)  # raises the message
-        lines = record(_model(a.model), shape, a.loss, a.optimizer, a.lr,
+        model = _model(a.model)
+        st = {}
+        prog.say("recording (meta device, no compute)")
+        lines = record(model, shape, a.loss, a.optimizer, a.lr,
                        a.input_dtype, a.vocab,
                        ", command: gpumemsim-record " + " ".join(
                            x for x in (argv if argv is not None
                                        else sys.argv[1:])
                            if not x.startswith(("-o", "--out")) and
-                           x != a.out))
+                           x != a.out),
+                       progress=prog, stats=st)
+        if a.batch_dim >= 0:
+            if a.batch_dim >= len(shape):
+                raise RecordError("--batch-dim %d: the input has %d "
+                                  "dimensions" % (a.batch_dim, len(shape)))
+            b = shape[a.batch_dim]
+            prog.say("recording again at batch %d to mark what scales "
+                     "with the batch" % (2 * b))
+            shape2 = list(shape)
+            shape2[a.batch_dim] = 2 * b
+            twice = record(model, shape2, a.loss, a.optimizer, a.lr,
+                           a.input_dtype, a.vocab, progress=prog)
+            try:
+                lines = mark_batch(lines, twice, b)
+            except RecordError as e:
+                prog.say("not marked for other batches (it loads at "
+                         "batch %d only): %s" % (b, e))
+            del twice
+        if st["real"]:
+            prog.say("ran for real (no meta kernel): " + ", ".join(
+                "aten::%s x%d" % kv for kv in sorted(st["real"].items())))
         write_log(lines, a.out)
+        prog.done()
+        print("wrote %d ops, %d tensors, peak %s to %s"
+              % (st["ops"], st["tensors"], _bytes(st["peak"]), a.out))
     except RecordError as e:
+        prog.done()
         print("gpumemsim-record: %s; nothing written" % e, file=sys.stderr)
         return 1
     return 0

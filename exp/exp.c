@@ -482,18 +482,14 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 				if (n->type == YAML_MAPPING_NODE &&
 				    cfg_map_get(d, n, gen_only[k]))
 					bad = gen_only[k];
-			if (!bad && trace && in.batch)
-				bad = "batch";
+			/* `batch:` on a trace: a log with batch marks loads
+			 * at it, one without is an error when built (issue
+			 * 35, wl_load_dtr_batch) */
 			if (bad)
-				return cfg_errf(
-					err, d, cfg_map_get(d, n, bad),
-					"%s: key '%s': applies to generators "
-					"only%s",
-					what, bad,
-					trace && !strcmp(bad, "batch")
-						? " and workload files (a "
-						  "trace's batch is fixed)"
-						: "");
+				return cfg_errf(err, d, cfg_map_get(d, n, bad),
+						"%s: key '%s': applies to "
+						"generators only",
+						what, bad);
 		}
 		if (in.label[0])
 			snprintf(w->label, sizeof w->label, "%s", in.label);
@@ -920,13 +916,6 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 		char what[200];
 		snprintf(what, sizeof what, "workload %zu ('%s')", i + 1,
 			 w->label);
-		if (w->src == EXP_SRC_TRACE && varies_batch(e)) {
-			cfg_errf(err, d, w->node,
-				 "%s: a trace's batch is fixed; measure '%s' "
-				 "varies the batch",
-				 what, exp_kind_names[e->kind]);
-			goto fail;
-		}
 		if (w->src == EXP_SRC_GEN && !varies_batch(e) && w->batch < 1) {
 			cfg_errf(err, d, w->node,
 				 "%s: key 'batch': required (>= 1) for a "
@@ -999,8 +988,8 @@ struct wl_workload *exp_build_workload_in(const struct exp *e, size_t i,
 	case EXP_SRC_FILE:
 		return wl_load_yaml(w->path, batch ? batch : w->batch, err);
 	case EXP_SRC_TRACE:
-		return wl_load_dtr_with(w->path, w->remat, w->profile_times,
-					err);
+		return wl_load_dtr_batch(w->path, w->remat, w->profile_times,
+					 batch ? batch : w->batch, err);
 	}
 	gms_errf(err, "bad workload source");
 	return NULL;

@@ -139,12 +139,11 @@ static void cache_room(const struct wl_cache *c, size_t wl,
 }
 
 /* The key of workload wl at batch: the batch exp_build_workload builds
- * at (0 asks for the entry's own; a trace has one batch whatever is
- * asked), so that the same workload is one entry. */
+ * at (0 asks for the entry's own; a trace its log's own, or any batch
+ * when its log is marked, issue 35), so that the same workload is one
+ * entry. */
 static int64_t cache_key(const struct exp *e, size_t wl, int64_t batch)
 {
-	if (e->wl[wl].src == EXP_SRC_TRACE)
-		return 0;
 	return batch ? batch : e->wl[wl].batch;
 }
 

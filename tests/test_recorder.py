@@ -4,11 +4,15 @@
 # build/gpumemsim, and bad input. Skips, with a message, when torch is not
 # importable (make deps installs python3-torch for /usr/bin/python3).
 # Run from the repository root: /usr/bin/python3 tests/test_recorder.py
+import csv
+import io
+import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, "cli")
@@ -152,21 +156,174 @@ class Recorder(unittest.TestCase):
         self.assertIsNotNone(m, out)
         self.assertEqual(int(m.group(1)), log_peak(lines))
 
+    def test_optimizer_state_kinds(self):
+        # issue 35: `describe` totals by kind. Linear 256 -> 512 -> 10:
+        # 256*512 + 512 + 512*10 + 10 = 136,714 parameters in 4 tensors.
+        # Adam and AdamW (torch/optim/adam.py, adamw.py: state exp_avg,
+        # exp_avg_sq like the parameter, and a fp32 scalar `step`) keep
+        # 2 * 136,714 * 4 + 4 * 4 = 1,093,728 B = 1.04 MiB of optimizer
+        # state; SGD with momentum one buffer, 546,856 B = 0.52 MiB; plain
+        # SGD none (describe leaves the line out). The parameters are
+        # 136,714 whichever.
+        want = {"adam": "1.04", "adamw": "1.04", "momentum": "0.52",
+                "sgd": None}
+        with tempfile.TemporaryDirectory() as d:
+            for opt, mib in want.items():
+                torch.manual_seed(0)
+                m = torch.nn.Sequential(torch.nn.Linear(256, 512),
+                                        torch.nn.ReLU(),
+                                        torch.nn.Linear(512, 10))
+                path = os.path.join(d, "mlp-4-%s.log" % opt)
+                rec.write_log(rec.record(m, [4, 256], optimizer=opt), path)
+                out = subprocess.run(
+                    ["build/gpumemsim", "describe", path],
+                    capture_output=True, text=True, check=True).stdout
+                self.assertRegex(out, r"parameters\s+136714 ", opt)
+                if mib:
+                    self.assertRegex(out, r"opt_state\s+%s MiB" % mib, opt)
+                else:
+                    self.assertNotIn("opt_state", out)
+
+    def test_any_batch(self):
+        # issue 35: recorded at batch 2 and 4 and marked, a log loads at
+        # any batch. Against the same net recorded at that batch (no
+        # marks): the same describe totals (sizes by kind, FLOPs), and
+        # the simulated peak is that recording's own (log_peak).
+        def net():
+            torch.manual_seed(0)
+            return torch.nn.Sequential(
+                torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 10))
+
+        def recorded(b):
+            return rec.record(net(), [b, 3, 8, 8])
+
+        def gms(*args):
+            r = subprocess.run(["build/gpumemsim"] + list(args),
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout
+
+        with tempfile.TemporaryDirectory() as d:
+            marked = rec.mark_batch(recorded(2), recorded(4), 2)
+            self.assertEqual(marked[1], {"INSTRUCTION": "ANNOTATE",
+                                         "ANNOTATION": "BATCH 2"})
+            conv = [x for x in marked if x.get("NAME") == "convolution"]
+            self.assertEqual(conv[0]["SHAPES"],
+                             ["float32[2b,3,8,8]", "float32[8,3,3,3]",
+                              "float32[8]", "float32[2b,8,8,8]"])
+            log = os.path.join(d, "net-2-marked.log")
+            rec.write_log(marked, log)
+            for b in (7, 8):
+                other = recorded(b)
+                path = os.path.join(d, "net-%d-plain.log" % b)
+                rec.write_log(other, path)
+                tot = gms("describe", log, "--batch", str(b))
+                want = gms("describe", path)
+                self.assertEqual(tot.split("totals:")[1],
+                                 want.split("totals:")[1])
+                out = gms("simulate", log, "--batch", str(b), "--policy",
+                          "framework", "--allocator", "arena")
+                self.assertIn("peak allocated     %d " % log_peak(other),
+                              out)
+                if b == 7:
+                    fits = log_peak(other)
+                if b == 8:
+                    over = log_peak(other)
+            # measure: max-batch on it: a budget between the peaks of
+            # batch 7 and 8 (framework, arena: the peak is the log's)
+            self.assertLess(fits, over)
+            yml = os.path.join(d, "mb.yaml")
+            with open(yml, "w") as f:
+                f.write("name: mb\nhw: V100-16GB\nallocator: arena\n"
+                        "iterations: 2\nwarmup: 1\nbudget: %d\n"
+                        "workloads:\n  - {trace: %s}\n"
+                        "policies:\n  - {name: framework}\n"
+                        "measure: {kind: max-batch, start: 1, limit: 64}\n"
+                        % ((fits + over) // 2, log))
+            gms("run", yml, "--out", os.path.join(d, "mb"), "--quiet")
+            with open(os.path.join(d, "mb", "summary.csv")) as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual(rows[0]["max_batch"], "7")
+            # unmarked: its own batch only, and a clear error otherwise
+            r = subprocess.run(["build/gpumemsim", "simulate", path,
+                                "--batch", "4"], capture_output=True,
+                               text=True)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("recorded at batch 8, without batch marks",
+                          r.stderr)
+        # a step whose ops depend on the batch cannot be marked
+        with self.assertRaises(rec.RecordError) as cm:
+            rec.mark_batch(recorded(2), rec.record(mlp(), [4, 4]), 2)
+        self.assertIn("its ops depend on the batch", str(cm.exception))
+
+    def test_batch_marks_bad(self):
+        # the loader's checks of the marks: each a located error, exit 2
+        head = ('{"INSTRUCTION":"ANNOTATE","ANNOTATION":"START"}\n'
+                '{"INSTRUCTION":"CONSTANT","NAME":"x"}\n')
+        cases = [
+            (head + '{"INSTRUCTION":"MEMORY","NAME":"x","MEMORY":"8",'
+             '"BATCH":"1"}\n', ":3:45: key 'MEMORY': MEMORY 8 is marked "
+             "proportional to the batch, but no ANNOTATE BATCH came before"),
+            ('{"INSTRUCTION":"ANNOTATE","ANNOTATION":"BATCH 3"}\n' + head +
+             '{"INSTRUCTION":"MEMORY","NAME":"x","MEMORY":"8",'
+             '"BATCH":"1"}\n', ":4:45: key 'MEMORY': MEMORY 8 is marked "
+             "proportional to the batch, but is not a multiple of the "
+             "batch 3"),
+            ('{"INSTRUCTION":"ANNOTATE","ANNOTATION":"BATCH 0"}\n',
+             ":1:40: key 'ANNOTATION': 'BATCH 0': expected a batch in "
+             "[1, 1e9]"),
+            ('{"INSTRUCTION":"ANNOTATE","ANNOTATION":"BATCH 2"}\n' + head +
+             '{"INSTRUCTION":"MEMORY","NAME":"x","MEMORY":"8"}\n'
+             '{"INSTRUCTION":"CALL","NAME":"relu","ARGS":["x"],'
+             '"RESULT":["y"],"SHAPES":["float32[2b]","float32[3b]"]}\n',
+             "key 'SHAPES': item 2's dimension 1 is marked proportional to "
+             "the batch, but is not a multiple of the batch 2"),
+        ]
+        with tempfile.TemporaryDirectory() as d:
+            for text, msg in cases:
+                path = os.path.join(d, "bad-2-x.log")
+                with open(path, "w") as f:
+                    f.write(text)
+                r = subprocess.run(["build/gpumemsim", "describe", path],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(path + msg if msg.startswith(":") else msg,
+                              r.stderr)
+
+    def test_progress(self):
+        # not a terminal: one line per period (0 here: every op), each
+        # with the ops and tensors so far; MLP with SGD: 25 ops (the
+        # by-hand list of test_mlp_by_hand and one `zeros`)
+        f = io.StringIO()
+        p = rec._Progress(f)
+        p.every = 0
+        st = {}
+        rec.record(mlp(), [2, 4], optimizer="sgd", progress=p, stats=st)
+        out = f.getvalue().splitlines()
+        self.assertEqual(len(out), st["ops"])
+        self.assertRegex(out[0], r"^gpumemsim-record: \d+ s, 1 ops, "
+                         r"\d+ tensors, live \d+ B")
+        self.assertIn(" %d ops," % st["ops"], out[-1])
+
     def test_torch_version_guard(self):
-        # the refcount word is read at the layout of torch 1.13: other
-        # versions are refused, with what to do, before anything runs
-        for v in ("2.1.0", "1.12.1", "2.0.0+cu118", "1.1.3"):
+        # torch 1.13 and 2.x are accepted (the lifetimes come from
+        # StorageWeakRef, which both have; the probe runs on this torch);
+        # older ones, without a TorchDispatchMode that sees the backward,
+        # are refused with what to do before anything runs
+        for v in ("1.12.1", "1.1.3", "0.4.0+cpu"):
             with self.assertRaises(rec.RecordError) as cm:
                 rec.check_torch(v)
             self.assertIn("torch %s is not supported" % v,
                           str(cm.exception))
             self.assertIn("python3-torch 1.13", str(cm.exception))
-        for v in ("1.13.0a0", "1.13.1", "1.13.1+cpu"):
+        for v in ("1.13.0a0", "1.13.1", "1.13.1+cpu", "2.1.0",
+                  "2.0.0+cu118"):
             rec.check_torch(v)  # accepted; the probe passes here
         real = torch.__version__
         try:
-            torch.__version__ = "2.0.1"
-            self.bad(mlp(), [2, 4], "torch 2.0.1 is not supported")
+            torch.__version__ = "1.12.1"
+            self.bad(mlp(), [2, 4], "torch 1.12.1 is not supported")
         finally:
             torch.__version__ = real
         # the command: exit 1, the message, nothing written
@@ -175,16 +332,54 @@ class Recorder(unittest.TestCase):
             r = subprocess.run(
                 [sys.executable, "-c",
                  "import sys, torch; sys.path.insert(0, 'cli'); "
-                 "torch.__version__ = '2.2.0'; "
+                 "torch.__version__ = '1.12.0'; "
                  "import gpumemsim_record as r; "
                  "sys.exit(r.main(sys.argv[1:]))",
                  "--model", "nn:transformer_encoder:1:8:2",
                  "--input", "4,2,8", "--loss", "sum", "-o", out],
                 capture_output=True, text=True)
             self.assertEqual(r.returncode, 1, r.stderr)
-            self.assertIn("torch 2.2.0 is not supported", r.stderr)
+            self.assertIn("torch 1.12.0 is not supported", r.stderr)
             self.assertIn("nothing written", r.stderr)
             self.assertEqual(os.listdir(d), [])
+
+    def test_no_real_compute(self):
+        # issue 35: the step runs on the meta device. One linear layer
+        # 8192 -> 8192 on 8192 rows is 2 * 8192^3 = 1.1 TFLOP a matmul,
+        # six matmuls in the two steps: minutes on a CPU, and it records
+        # here in seconds (weights made with torch.empty: no init cost).
+        class Big(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.empty(8192, 8192))
+
+            def forward(self, x):
+                return x @ self.w
+
+        t0 = time.monotonic()
+        st = {}
+        lines = rec.record(Big(), [8192, 8192], loss="sum",
+                           optimizer="sgd", stats=st)
+        self.assertLess(time.monotonic() - t0, 60)
+        self.assertEqual(st["real"], {})
+        # forward mm 8192x8192 fp32 (256 MiB) and its sum; backward: the
+        # seed, dW by mm (256 MiB; dX is not needed); SGD's update
+        self.assertEqual([(n, s) for n, s in kernels(lines) if n != "zeros"],
+                         [("mm", [1 << 28]), ("sum", [4]), ("ones_like", [4]),
+                          ("mm", [1 << 28]), ("add_", None)])
+        # an op without a meta kernel in torch 1.13 runs for real and the
+        # log says so; convolution_backward gets torch 2's meta function
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3),
+                                  torch.nn.AdaptiveAvgPool2d(2),
+                                  torch.nn.Flatten())
+        st = {}
+        lines = rec.record(net, [2, 3, 8, 8], stats=st)
+        self.assertEqual(st["ruled"], {"convolution_backward": 1})
+        if torch.__version__.startswith("1.13"):
+            self.assertEqual(st["real"], {"_adaptive_avg_pool2d_backward": 1})
+            self.assertIn("ran for real (no meta kernel): "
+                          "aten::_adaptive_avg_pool2d_backward x1",
+                          lines[0]["ANNOTATION"])
 
     def test_command_from_file(self):
         # README's example end to end through the installed commands: a
@@ -210,6 +405,20 @@ class Recorder(unittest.TestCase):
                  "--input", "2,3,8,8", "-o", log],
                 capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
+            # the closing line, its counts from the file: CALL and MUTATE
+            # lines, CONSTANTs and fresh results, the independent peak
+            with open(log) as f:
+                logged = [json.loads(x) for x in f]
+            n_ops = sum(x["INSTRUCTION"] in ("CALL", "MUTATE")
+                        for x in logged)
+            n_ten = sum(x["INSTRUCTION"] == "CONSTANT" or
+                        x.get("ALIAS") == "-1" for x in logged)
+            pk = log_peak(logged)
+            self.assertEqual(r.stdout, "wrote %d ops, %d tensors, peak %d B "
+                             "(%.1f MiB) to %s\n"
+                             % (n_ops, n_ten, pk, pk / 2**20, log))
+            self.assertIn("gpumemsim-record: recording (meta device",
+                          r.stderr)
             with open(log) as f:
                 first = f.readline()
             self.assertIn("gpumemsim-record %d, torch 1.13" % rec.VERSION,

@@ -352,6 +352,19 @@ struct wl_workload *wl_load_dtr_remat(const char *path, enum wl_dtr_remat r,
 /* Both options: the rule r and profile_times (wl_load_dtr_opt). */
 struct wl_workload *wl_load_dtr_with(const char *path, enum wl_dtr_remat r,
 				     bool profile_times, gms_err *err);
+/* A PyTorch execution trace (torch.profiler.ExecutionTraceObserver's
+ * JSON, Chakra's input; workloads/wl_et.c), r the recomputability rule;
+ * errors name file:line:col. wl_load_dtr_batch loads a path ending in
+ * ".json" with it. */
+struct wl_workload *wl_load_et(const char *path, enum wl_dtr_remat r,
+			       gms_err *err);
+/* wl_load_dtr_with at batch (0: the log's own). Another batch needs the
+ * log's batch marks (ANNOTATE BATCH, gpumemsim-record 2 or later; issue
+ * 35): sizes and SHAPES dimensions marked proportional to the batch are
+ * scaled to it; without marks it is an error. */
+struct wl_workload *wl_load_dtr_batch(const char *path, enum wl_dtr_remat r,
+				      bool profile_times, int64_t batch,
+				      gms_err *err);
 
 /* The DTR traces' directory (README, "Third-party data"): the logs are
  * not shipped (their repository carries no licence). It is

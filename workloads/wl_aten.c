@@ -67,6 +67,10 @@ int wl_aten_shape_parse(const char *s, struct wl_aten_shape *out,
 			*why = "more than 8 dimensions";
 			return -1;
 		}
+		if (*q == 'b') { /* proportional to the batch */
+			out->batched |= 1u << out->ndim;
+			q++;
+		}
 		out->dim[out->ndim++] = v;
 		if (*q == ']' && q[1]) {
 			*why = "characters after ']'";
@@ -86,7 +90,7 @@ int wl_aten_shape_parse(const char *s, struct wl_aten_shape *out,
 			return 0;
 		}
 		if (*q != ',') {
-			*why = "expected ',' or ']' after a dimension";
+			*why = "expected 'b', ',' or ']' after a dimension";
 			return -1;
 		}
 		p = q + 1;

@@ -28,7 +28,7 @@
  * and then per RESULT item; TIME optional where SHAPES is given (the op is
  * then timed by the profile from wl_aten.c's FLOPs and bytes; a CALL whose
  * results are all aliases takes 1 ns); ANNOTATE "NOTE ..." a comment; a
- * CONSTANT never released that only update ops read is optimizer state.
+ * CONSTANT never released that no forward op reads is optimizer state.
  * Numbers (MEMORY, TIME, ALIAS, MUTATE's items) are written as decimal
  * strings in the recorded logs; bare JSON integers are accepted too.
  * TIME is at most 1e15 ns and MEMORY at most 1e15 bytes, wl.h's physical
@@ -91,18 +91,19 @@
 
 enum dtr_key {
 	K_INSTRUCTION, K_NAME, K_MEMORY, K_ARGS, K_RESULT, K_TIME, K_ALIAS,
-	K_MUTATE, K_DST, K_SRC, K_ANNOTATION, K_SHAPES, K_COUNT
+	K_MUTATE, K_DST, K_SRC, K_ANNOTATION, K_SHAPES, K_BATCH, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
 	"INSTRUCTION", "NAME", "MEMORY", "ARGS", "RESULT", "TIME", "ALIAS",
-	"MUTATE", "DST", "SRC", "ANNOTATION", "SHAPES"};
+	"MUTATE", "DST", "SRC", "ANNOTATION", "SHAPES", "BATCH"};
 
 /* "key 'NAME'" and so on, for messages about a key's value. */
 static const char *const key_what[K_COUNT] = {
 	"key 'INSTRUCTION'", "key 'NAME'", "key 'MEMORY'", "key 'ARGS'",
 	"key 'RESULT'", "key 'TIME'", "key 'ALIAS'", "key 'MUTATE'",
-	"key 'DST'", "key 'SRC'", "key 'ANNOTATION'", "key 'SHAPES'"};
+	"key 'DST'", "key 'SRC'", "key 'ANNOTATION'", "key 'SHAPES'",
+	"key 'BATCH'"};
 
 /* The key called s, K_COUNT if none: one string comparison, as this runs
  * for every key of every line. */
@@ -122,6 +123,7 @@ static enum dtr_key key_index(const char *s)
 	case 'T': k = K_TIME; break;
 	case 'D': k = K_DST; break;
 	case 'S': k = s[1] == 'H' ? K_SHAPES : K_SRC; break;
+	case 'B': k = K_BATCH; break;
 	default: return K_COUNT;
 	}
 	return strcmp(s, key_names[k]) == 0 ? k : K_COUNT;
@@ -144,7 +146,7 @@ struct dtr_ins_def {
 
 static const struct dtr_ins_def ins_defs[I_COUNT] = {
 	{"CONSTANT", KB(K_NAME)},
-	{"MEMORY", KB(K_NAME) | KB(K_MEMORY)},
+	{"MEMORY", KB(K_NAME) | KB(K_MEMORY), KB(K_BATCH)},
 	{"CALL", KB(K_NAME) | KB(K_ARGS) | KB(K_RESULT),
 	 KB(K_TIME) | KB(K_SHAPES)},
 	{"ALIAS", KB(K_NAME) | KB(K_ALIAS)},
@@ -215,9 +217,9 @@ struct dtr_sto {
 	bool sized;	   /* its MEMORY line was read */
 	bool released;	   /* its last handle was released */
 	bool mutated;	   /* some MUTATE wrote it */
-	bool trained;	   /* a forward or backward op read it (a
-			      parameter does; optimizer state only the
-			      update reads) */
+	bool trained;	   /* a forward op read it (a parameter does;
+			      optimizer state only the update and the
+			      optimizer's own CALLs read, issue 35) */
 	uint32_t refs;	   /* live handles on it */
 	uint32_t producer; /* CALL op that made it, NO_OP for a constant */
 	uint32_t created;  /* ops issued before it was made */
@@ -298,6 +300,10 @@ struct dtr {
 	bool simrd_rules;	 /* wl_dtr_scan: simrd's parse rules for
 				    START and RELEASE (wl_dtr.h) */
 	bool started;		 /* an ANNOTATE START was seen */
+	int64_t rec_batch;	 /* ANNOTATE BATCH n: the batch recorded, its
+				    marked sizes proportional to it; 0: none */
+	int64_t want_batch;	 /* the batch to load at (0: the log's own) */
+	uint32_t batch_line;	 /* the ANNOTATE BATCH's line */
 	void *fn_ctx;		 /* its context */
 	uint32_t def_id;	 /* id of the handle ht_define bound last */
 	uint32_t const_id;	 /* handle of the CONSTANT awaiting MEMORY */
@@ -812,8 +818,75 @@ static int get_time(struct dtr *d, struct dtr_op *op)
 	return 0;
 }
 
+/* ANNOTATE "BATCH n" (issue 35; workloads/README.md, "Logs from
+ * gpumemsim-record"): the log was recorded at batch n, and each MEMORY
+ * with "BATCH": "1" and each SHAPES dimension written "Db" is proportional
+ * to it; the log then loads at any batch. Once per log, before any
+ * mark. */
+static int do_batch(struct dtr *d, const char *v)
+{
+	int64_t n = 0;
+	const char *q = v;
+	while (*q >= '0' && *q <= '9' && n <= 1000000000)
+		n = n * 10 + (*q++ - '0');
+	if (q == v || *q || n < 1 || n > 1000000000)
+		return fail(d, d->f[K_ANNOTATION].col,
+			    "key 'ANNOTATION': 'BATCH %s': expected a batch "
+			    "in [1, 1e9]", v);
+	if (d->rec_batch && d->rec_batch != n)
+		return fail(d, d->f[K_ANNOTATION].col,
+			    "key 'ANNOTATION': BATCH %lld, but line %u said "
+			    "BATCH %lld", (long long)n, d->batch_line,
+			    (long long)d->rec_batch);
+	d->rec_batch = n;
+	d->batch_line = d->line;
+	return 0;
+}
+
+/* A size or dimension v marked proportional to the batch, at the batch
+ * loaded: v / rec_batch * want_batch; -1 with the error at column col
+ * (what: "MEMORY 12", "SHAPES item 3") when there is no ANNOTATE BATCH,
+ * v is not a multiple of it, or the result passes WL_BYTES_MAX. */
+static int64_t batch_scaled(struct dtr *d, int64_t v, uint32_t col,
+			    const char *key, const char *what)
+{
+	if (!d->rec_batch)
+		return fail(d, col, "key '%s': %s is marked proportional to "
+				    "the batch, but no ANNOTATE BATCH came "
+				    "before", key, what), -1;
+	if (v % d->rec_batch)
+		return fail(d, col, "key '%s': %s is marked proportional to "
+				    "the batch, but is not a multiple of the "
+				    "batch %lld", key, what,
+			    (long long)d->rec_batch), -1;
+	int64_t per = v / d->rec_batch,
+		b = d->want_batch ? d->want_batch : d->rec_batch;
+	if (per && b > (int64_t)WL_BYTES_MAX / per)
+		return fail(d, col, "key '%s': %s at batch %lld is more than "
+				    "1e15", key, what, (long long)b), -1;
+	return per * b;
+}
+
+/* The dimensions of sh marked proportional to the batch ("4b"), at the
+ * batch loaded (batch_scaled); -1 with the error at col, item i. */
+static int shape_at_batch(struct dtr *d, struct wl_aten_shape *sh,
+			  uint32_t col, uint32_t i)
+{
+	for (uint32_t k = 0; k < sh->ndim; k++) {
+		if (!(sh->batched >> k & 1))
+			continue;
+		char what[64];
+		snprintf(what, sizeof what, "item %u's dimension %u", i + 1,
+			 k + 1);
+		if ((sh->dim[k] = batch_scaled(d, sh->dim[k], col, "SHAPES",
+					       what)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* SHAPES (optional): one "DTYPE[D0,...]" per ARGS item and then per
- * RESULT item, each checked here (wl_aten_shape_parse). */
+ * RESULT item, each checked here (wl_aten_shape_parse, shape_at_batch). */
 static int read_shapes(struct dtr *d, struct dtr_op *op, uint32_t n_result)
 {
 	op->shp0 = d->shapes.n;
@@ -831,6 +904,8 @@ static int read_shapes(struct dtr *d, struct dtr_op *op, uint32_t n_result)
 		const char *why = "expected a string";
 		if (!it->s || wl_aten_shape_parse(it->s, &sh, &why) < 0)
 			return fail(d, it->col, "key 'SHAPES': %s", why);
+		if (shape_at_batch(d, &sh, it->col, i) < 0)
+			return -1;
 		if (vec_push(&d->shapes, sizeof it->s, &it->s) < 0)
 			return oom(d);
 	}
@@ -937,6 +1012,15 @@ static int do_memory(struct dtr *d)
 	if (get_str(d, K_NAME, &name) < 0 ||
 	    get_int(d, K_MEMORY, 0, (int64_t)WL_BYTES_MAX, &bytes) < 0)
 		return -1;
+	if (d->f[K_BATCH].present) {
+		int64_t one;
+		char what[48];
+		snprintf(what, sizeof what, "MEMORY %lld", (long long)bytes);
+		if (get_int(d, K_BATCH, 1, 1, &one) < 0 ||
+		    (bytes = batch_scaled(d, bytes, d->f[K_MEMORY].col,
+					  "MEMORY", what)) < 0)
+			return -1;
+	}
 	uint32_t col = d->f[K_NAME].col;
 	if (d->pend_const != NO_STO) {
 		struct dtr_sto *s =
@@ -1181,10 +1265,13 @@ static int dispatch(struct dtr *d)
 			ev.kind = WL_DTR_BACKWARD;
 		} else if (strncmp(a, "NOTE ", 5) == 0) {
 			return 0; /* a comment: no event */
+		} else if (strncmp(a, "BATCH ", 6) == 0) {
+			return do_batch(d, a + 6);
 		} else {
 			return fail(d, d->f[K_ANNOTATION].col,
 				    "key 'ANNOTATION': unknown annotation "
-				    "'%s' (START, BACKWARD, NOTE ...)", a);
+				    "'%s' (START, BACKWARD, BATCH n, NOTE ...)",
+				    a);
 		}
 		return emit(d, &ev);
 	}
@@ -1305,14 +1392,30 @@ static void op_cost(const struct dtr *d, const struct dtr_op *op,
 	struct wl_aten_shape sh[64];
 	uint32_t n = op->n_shp < 64 ? op->n_shp : 64, n_in = op->n_arg;
 	const char *why;
-	for (uint32_t i = 0; i < n; i++) /* checked when read */
+	for (uint32_t i = 0; i < n; i++) { /* checked when read */
 		(void)wl_aten_shape_parse(
 			VEC_AT(d->shapes, const char *, op->shp0 + i), &sh[i],
 			&why);
+		for (uint32_t k = 0; k < sh[i].ndim; k++) /* as checked */
+			if (sh[i].batched >> k & 1)
+				sh[i].dim[k] = sh[i].dim[k] / d->rec_batch *
+					       (d->want_batch ? d->want_batch
+							      : d->rec_batch);
+	}
 	if (n_in > n)
 		n_in = n;
+	wl_aten_op_desc(op->name, op->phase, sh, n_in, sh + n_in, n - n_in,
+			desc, algos, conv);
+}
+
+void wl_aten_op_desc(const char *name, enum wl_phase phase,
+		     const struct wl_aten_shape *in, uint32_t n_in,
+		     const struct wl_aten_shape *out, uint32_t n_out,
+		     struct wl_op_desc *desc, struct wl_algo *algos,
+		     struct wl_conv *conv)
+{
 	struct wl_aten_cost c;
-	wl_aten_cost(op->name, desc->type, sh, n_in, sh + n_in, n - n_in, &c);
+	wl_aten_cost(name, op_type(name, phase), in, n_in, out, n_out, &c);
 	desc->type = c.type;
 	desc->flops = c.flops;
 	desc->bytes = c.bytes;
@@ -1345,7 +1448,7 @@ static void op_cost(const struct dtr *d, const struct dtr_op *op,
 /* Workload name and batch from a DTR log's file name,
  * "<model>-<batch>-<budget>-<date>-<kind>.log": ("resnet32", 56); any
  * other name: (the base name without .log / .jsonl, 1). */
-static void name_from_path(const char *path, char *name, size_t cap,
+void wl_dtr_name_from_path(const char *path, char *name, size_t cap,
 			   int64_t *batch)
 {
 	const char *b = strrchr(path, '/');
@@ -1355,6 +1458,8 @@ static void name_from_path(const char *path, char *name, size_t cap,
 		n -= 4;
 	else if (n > 6 && strcmp(b + n - 6, ".jsonl") == 0)
 		n -= 6;
+	else if (n > 5 && strcmp(b + n - 5, ".json") == 0)
+		n -= 5;
 	*batch = 1;
 	const char *dash = memchr(b, '-', n);
 	if (dash && dash > b) {
@@ -1404,7 +1509,19 @@ static struct wl_workload *build(struct dtr *d)
 	char name[256];
 	int64_t batch;
 	gms_err *err = d->err;
-	name_from_path(d->path, name, sizeof name, &batch);
+	wl_dtr_name_from_path(d->path, name, sizeof name, &batch);
+	if (d->rec_batch) /* ANNOTATE BATCH: the recorder's word */
+		batch = d->rec_batch;
+	if (d->want_batch && d->want_batch != batch && !d->rec_batch) {
+		gms_errf(err, "%s: recorded at batch %lld, without batch marks "
+			      "(ANNOTATE BATCH, gpumemsim-record 2 or later): "
+			      "it loads at that batch only, not %lld",
+			 d->path, (long long)batch,
+			 (long long)d->want_batch);
+		return NULL;
+	}
+	if (d->want_batch) /* the marked sizes were scaled when read */
+		batch = d->want_batch;
 	struct wl_workload *w = wl_new(name, batch);
 	uint32_t *in = NULL, *out = NULL;
 	uint64_t *ws = calloc(d->ops.n, sizeof *ws);
@@ -1415,7 +1532,13 @@ static struct wl_workload *build(struct dtr *d)
 	uint32_t last = d->ops.n - 1;
 	for (uint32_t o = 0; o < d->ops.n; o++) {
 		const struct dtr_op *op = &VEC_AT(d->ops, struct dtr_op, o);
-		for (uint32_t i = 0; op->phase != WL_UPD && i < op->n_arg; i++)
+		/* read in forward: a parameter (or a buffer). Not "read by
+		 * any op but an update": Adam's step (torch/optim/adam.py,
+		 * _single_tensor_adam: `denom = (exp_avg_sq.sqrt() / ...)`,
+		 * `step = _get_value(step_t)`) reads its second moment and
+		 * its step counter with CALLs, which the log's phases put in
+		 * backward; they made those parameters (issue 35) */
+		for (uint32_t i = 0; op->phase == WL_FWD && i < op->n_arg; i++)
 			VEC_AT(d->stos, struct dtr_sto,
 			       VEC_AT(d->args, uint32_t, op->arg0 + i))
 				.trained = true;
@@ -1656,12 +1779,33 @@ struct wl_workload *wl_load_dtr_opt(const char *path, bool profile_times,
 struct wl_workload *wl_load_dtr_with(const char *path, enum wl_dtr_remat r,
 				     bool profile_times, gms_err *err)
 {
+	return wl_load_dtr_batch(path, r, profile_times, 0, err);
+}
+
+struct wl_workload *wl_load_dtr_batch(const char *path, enum wl_dtr_remat r,
+				      bool profile_times, int64_t batch,
+				      gms_err *err)
+{
+	size_t pl = strlen(path);
+	if (pl > 5 && strcmp(path + pl - 5, ".json") == 0) {
+		char nm[256];
+		int64_t own;
+		wl_dtr_name_from_path(path, nm, sizeof nm, &own);
+		if (batch > 0 && batch != own)
+			return gms_errf(err, "%s: an execution trace loads at "
+					     "its own batch (%lld) only, not "
+					     "%lld", path, (long long)own,
+					(long long)batch),
+			       NULL;
+		return wl_load_et(path, r, err);
+	}
 	size_t len;
 	char *buf = read_file(path, &len, err);
 	if (!buf)
 		return NULL;
 	struct dtr d = {.path = path, .err = err, .pend_const = NO_STO,
-			.remat = r, .profile_times = profile_times};
+			.remat = r, .profile_times = profile_times,
+			.want_batch = batch > 0 ? batch : 0};
 	struct wl_workload *w = NULL;
 	if (scan_buf(&d, buf, len) == 0)
 		w = build(&d);
