@@ -66,21 +66,44 @@
  * The planner does not see that both swap-ins share the H2D engine: a's
  * waits for z's. That is what feedback is for.
  */
+static struct wl_workload *capuchin_net_l(sim_time_t b_time, int l_ops);
+
 static struct wl_workload *capuchin_net(sim_time_t b_time)
+{
+	return capuchin_net_l(b_time, 1);
+}
+
+/* The net with L's 1000 ns split into l_ops ops of 1000 / l_ops ns (L1
+ * .. Ln, each q or the previous l -> the next l, 100 bytes); 1: the net
+ * above, L and l. */
+static struct wl_workload *capuchin_net_l(sim_time_t b_time, int l_ops)
 {
 	struct wl_workload *w = wl_new("cap", 1);
 	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
 		 z = T(w, "z", 500, WL_ACT), b = T(w, "b", 100, WL_ACT),
 		 p = T(w, "p", 3000, WL_ACT), q = T(w, "q", 100, WL_ACT),
-		 l = T(w, "l", 100, WL_ACT);
+		 l = T(w, l_ops > 1 ? "l1" : "l", 100, WL_ACT);
 	OP(w, "A", 100, &x, 1, &a, 1);
 	OP(w, "Z", 100, &a, 1, &z, 1);
 	OP(w, "B", b_time, &z, 1, &b, 1);
 	OP(w, "P", 1000, &b, 1, &p, 1);
 	OP(w, "Q", 100, &p, 1, &q, 1);
-	OP(w, "L", 1000, &q, 1, &l, 1);
-	uint32_t prev = l;
 	char name[16];
+	uint32_t prev = q;
+	for (int i = 1; i <= l_ops; i++) {
+		uint32_t li = l;
+		if (l_ops > 1) {
+			snprintf(name, sizeof name, "l%d", i);
+			if (i > 1)
+				li = T(w, name, 100, WL_ACT);
+		}
+		if (l_ops > 1)
+			snprintf(name, sizeof name, "L%d", i);
+		else
+			snprintf(name, sizeof name, "L");
+		OP(w, name, 1000 / l_ops, &prev, 1, &li, 1);
+		prev = li;
+	}
 	for (int i = 1; i <= 11; i++) {
 		if (i == 7) { /* Gz between S6 and S7 */
 			uint32_t gz = T(w, "gz", 100, WL_ACT);
@@ -213,6 +236,69 @@ static void test_feedback(void **state)
 	assert_int_equal(st.iter[3].n_late_in, 0);
 	free(rep);
 	st_run_free(&st);
+}
+
+/*
+ * Several feedback steps: the net with L split into L1..L10 (100 ns
+ * each, stall-free @1400..@2300), so an in-trigger can move one op at a
+ * time. The plan is test_plan's (z at S1 @2400, a at S2 @2500). Guided
+ * iterations run every op from P on 1300 ns later than on the stall-free
+ * timeline (forward waits for a's and z's swap-outs, as test_feedback
+ * says): L_i at 2600 + 100 i, S1 3700, S6 4200, Gz 4300, S11 4800, Ga
+ * 4900, end 5000 when nothing is late. Both swap-ins share the one H2D
+ * engine (z 500 ns, a 1000 ns); prefetches of one in-trigger go in
+ * back-access order (z first). Feedback moves a late tensor's in-trigger
+ * 5% of its swap time before the trigger's stall-free time (a 50, z 25)
+ * to the first access earlier, which here is the previous op.
+ *   it  triggers (z, a)  H2D                     late  ends  move
+ *   1   S1, S2           z 3700-4200 a 4200-5200  a     5300  a -> S1
+ *   2   S1, S1           z 3700-4200 a 4200-5200  a     5300  a -> L10
+ *   3   S1, L10          a 3600-4600 z 4600-5100  z     5800  z -> L10
+ *      (Gz waits for z until 5100: Gz 5100, S7..S11 5200-5700, Ga 5700)
+ *   4   L10, L10         z 3600-4100 a 4100-5100  a     5200  a -> L9
+ *      (Ga waits for a until 5100 and runs 5100-5200)
+ *   5   L10, L9          a 3500-4500 z 4500-5000  z     5700  z -> L9
+ *   6   L9, L9           z 3500-4000 a 4000-5000  a     5100  a -> L8
+ *   7   L9, L8           a 3400-4400 z 4400-4900  z     5600  z -> L8
+ *   8   L8, L8           z 3400-3900 a 3900-4900  -     5000
+ * In iteration 8 a's copy ends at 4900, when Ga is issued: the copy's
+ * completion was scheduled at 3900, S11's at 4800, and events at one time
+ * run in the order they were scheduled, so Ga finds a IN. Nothing moves
+ * after 7: stable from 8 (settled once 8 and 9 ran unchanged).
+ */
+static void test_feedback_steps(void **state)
+{
+	(void)state;
+	struct wl_workload *w = capuchin_net_l(100, 10);
+	struct pol pol;
+	make_policy(&pol, "capuchin", NULL, 0);
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_hw(w, &pol, 3200, 10, &st, false), 0);
+	assert_false(st.oom.hit);
+	char *rep = NULL;
+	gms_err err;
+	assert_int_equal(pol_report_text(&pol, &rep, &err), 0);
+	print_message("%s", rep);
+	static const sim_time_t want[] = {0,    5300, 5300, 5800, 5200,
+					  5700, 5100, 5600, 5000, 5000};
+	for (int i = 1; i < 10; i++)
+		assert_int_equal(st.iter[i].time, want[i]);
+	for (int i = 1; i <= 7; i++) {
+		char line[128];
+		snprintf(line, sizeof line, "iter %d swap_outs 2 drops 0 "
+			 "prefetches 2 late 1 missed 0 recomputed 0 moves 1 ", i);
+		assert_non_null(strstr(rep, line));
+	}
+	assert_non_null(strstr(rep, "iter 8 swap_outs 2 drops 0 prefetches 2 "
+				    "late 0 missed 0 recomputed 0 moves 0 "));
+	assert_true(has_line(rep, "plan_stable_iter 8"));
+	assert_non_null(strstr(rep, "plan z swap evict 2 back 3 trigger l8:1 moves 3 "));
+	assert_non_null(strstr(rep, "plan a swap evict 2 back 3 trigger l8:1 moves 4 "));
+	free(rep);
+	st_run_free(&st);
+	pol_destroy(&pol);
+	wl_free(w);
 }
 
 /*
@@ -375,6 +461,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_feedback),
+		cmocka_unit_test(test_feedback_steps),
 		cmocka_unit_test(test_settle),
 		cmocka_unit_test(test_no_feedback),
 		cmocka_unit_test(test_decoupled_swapping),
