@@ -829,7 +829,7 @@ static int make_plan(struct capuchin *s, struct ex *ex, gms_err *err)
  * made again from the demand it was made from (the same plan: the Policy
  * Maker is deterministic), one re-plan beyond the cap, and refinement
  * ends. */
-static int replan(struct capuchin *s, int iter)
+static int replan(struct capuchin *s, struct ex *ex, int iter)
 {
 	cp_peak_period(&s->in, s->in.room, &s->in.peak_begin, &s->in.peak_end);
 	gms_err err;
@@ -843,11 +843,12 @@ static int replan(struct capuchin *s, int iter)
 	}
 	s->n_replans++;
 	cur(s)->replans++;
+	ex_note_replan(ex); /* summary.csv's replans */
 	s->stable_iter = iter + 1;
 	return 0;
 }
 
-static void refine(struct capuchin *s, int iter)
+static void refine(struct capuchin *s, struct ex *ex, int iter)
 {
 	if (!s->pend || s->refined)
 		return;
@@ -877,11 +878,11 @@ static void refine(struct capuchin *s, int iter)
 				s->demand[k] += (uint64_t)slack[k];
 			last = s->acc[k].time;
 		}
-		replan(s, iter);
+		replan(s, ex, iter);
 	} else if (now > s->best_bytes) {
 		memcpy(s->demand, s->best_demand, s->n_acc * sizeof *s->demand);
 		s->refined = true;
-		replan(s, iter);
+		replan(s, ex, iter);
 	}
 	memset(s->pend, 0, s->n_acc * sizeof *s->pend);
 }
@@ -980,10 +981,7 @@ static void capuchin_iter_end(struct pol *p, struct ex *ex, int iter,
 		feedback(s, iter);
 	}
 	if (s->plan_made) {
-		int before = s->n_replans;
-		refine(s, iter);
-		for (int r = before; r < s->n_replans; r++)
-			ex_note_replan(ex); /* summary.csv's replans */
+		refine(s, ex, iter);
 	}
 }
 

@@ -1408,23 +1408,21 @@ static enum step_rc ensure_inputs(struct ex *ex)
 	/* before_access once per input of the item, all of them before any
 	 * state is acted on: a back-access sees SWAPPING_IN, OUT or
 	 * RECOMPUTE as the op finds it when it is prepared */
-	while (w->seen < op->n_in && ex->po->before_access) {
-		uint32_t t = op->in[w->seen];
-		struct ex_tensor *x = &ex->t[t];
-		{
-			w->seen++;
-			struct ex_access a = {
-				.tensor = t, .op = w->op, .write = false,
-				.recompute = w->recompute,
-				.count = x->access_count + 1,
-				.orig = x->orig_count + !w->recompute,
-				.time = ev_now(&ex->evq)};
-			ex->po->before_access(ex->pol, ex, &a);
-			if (ex->rs == RS_DONE)
-				return S_STOP;
-			/* the hook may have pushed work or swapped t in */
-			return S_NEXT;
-		}
+	if (w->seen < op->n_in && ex->po->before_access) {
+		const struct ex_tensor *x = &ex->t[op->in[w->seen]];
+		struct ex_access a = {
+			.tensor = op->in[w->seen], .op = w->op, .write = false,
+			.recompute = w->recompute,
+			.count = x->access_count + 1,
+			.orig = x->orig_count + !w->recompute,
+			.time = ev_now(&ex->evq)};
+		w->seen++;
+		ex->po->before_access(ex->pol, ex, &a);
+		if (ex->rs == RS_DONE)
+			return S_STOP;
+		/* the hook may have pushed work or swapped the input in;
+		 * the next step sees the next input */
+		return S_NEXT;
 	}
 	for (uint32_t i = 0; i < op->n_in; i++) {
 		uint32_t t = op->in[i];

@@ -203,6 +203,14 @@ static void flush(struct sch_writer *w)
 	w->have_base = false;
 }
 
+/* The meta line's length keys, at a fixed width: sch_writer_set_length
+ * rewrites them in place once a learning policy's extra warm-up
+ * (ex_cfg.settle_max) is known. */
+static void put_length(FILE *f, int iterations, int warmup)
+{
+	fprintf(f, "iterations=%010d warmup=%010d", iterations, warmup);
+}
+
 static void on_run(void *obj, const char *allocator, uint64_t budget)
 {
 	struct sch_writer *w = obj;
@@ -215,10 +223,8 @@ static void on_run(void *obj, const char *allocator, uint64_t budget)
 	put_u(f, "budget", budget);
 	fprintf(f, " batch=%lld ", (long long)w->wl->batch);
 	w->length_at = ftell(f);
-	/* fixed width: sch_writer_set_length rewrites them in place once a
-	 * learning policy's extra warm-up (ex_cfg.settle_max) is known */
-	fprintf(f, "iterations=%010d warmup=%010d shared=%d\n", w->iterations,
-		w->warmup, (int)w->hw->shared_engine);
+	put_length(f, w->iterations, w->warmup);
+	fprintf(f, " shared=%d\n", (int)w->hw->shared_engine);
 	w->meta = true;
 }
 
@@ -466,7 +472,7 @@ void sch_writer_set_length(struct sch_writer *w, int iterations, int warmup)
 		w->failed = true;
 		return;
 	}
-	fprintf(f, "iterations=%010d warmup=%010d", iterations, warmup);
+	put_length(f, iterations, warmup);
 	if (fseek(f, end, SEEK_SET) != 0)
 		w->failed = true;
 }
