@@ -903,9 +903,12 @@ static void refine(struct capuchin *s, struct ex *ex, int iter)
  * given for the in-trigger as such, and feedback sets one too. It
  * moves to the first access after the period instead. Measured with
  * fa_peak=true (ResNet-50 b128, P100, 60% of framework's peak, 100
- * iterations): the moved prefetches land in the period and cost 3
- * passive evictions (1.23 GB) per iteration, 1199 ms against 1143 ms
- * with the rule -- exactly the eviction the sentence predicts.
+ * iterations) before runtime refinement: the moved prefetches landed in
+ * the period and cost 3 passive evictions (1.23 GB) per iteration, 1199
+ * ms against 1143 ms -- the eviction the sentence predicts. With
+ * refinement re-planning around them (and issue 29's P100 curves) it is
+ * 1126 ms against 1147 ms, one eviction either way: the default follows
+ * the paper, not a measured gain.
  *
  * A trigger that can move no further (right after its evicted-access,
  * or at the period's end) is counted as late_bound. Triggers only ever
