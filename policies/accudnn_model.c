@@ -359,11 +359,15 @@ int ac_perf_fit(const struct ac_sample *kern, size_t n_kern,
 		gms_err *err)
 {
 	memset(p, 0, sizeof *p);
-	if (n_kern == 0 || n_copy == 0)
+	/* A pass with no copy is a network with no feature map to offload
+	 * (nothing written in forward is read in backward): it has no
+	 * Bandwidth_avail, and needs none; the search refuses a model
+	 * without one only when there is a feature map to price (issue
+	 * 38). */
+	if (n_kern == 0)
 		return gms_errf(err, "accudnn: the performance model needs "
-				     "kernel and copy samples (%zu kernels, "
-				     "%zu copies)",
-				n_kern, n_copy);
+				     "kernel samples (0 kernels, %zu copies)",
+				n_copy);
 	size_t cnt[OT_COUNT + 1] = {0};
 	double sf = 0, st = 0;
 	for (size_t i = 0; i < n_kern; i++) {
@@ -407,7 +411,7 @@ int ac_perf_fit(const struct ac_sample *kern, size_t n_kern,
 					i, copy[i].x, copy[i].ns);
 		sum += copy[i].x * 1e9 / copy[i].ns;
 	}
-	p->bandwidth = sum / (double)n_copy;
+	p->bandwidth = n_copy ? sum / (double)n_copy : 0;
 	return 0;
 }
 
@@ -698,8 +702,11 @@ static int search_init(struct search *s, const struct ac_gmap *g,
 	s->p = p;
 	if (g->n == 0 || g->k_base < 1)
 		return gms_errf(err, "accudnn: empty GMAP");
-	if (!(p->bandwidth > 0))
-		return gms_errf(err, "accudnn: no PCIe bandwidth in the model");
+	if (g->n_fm > 0 && !(p->bandwidth > 0))
+		return gms_errf(err, "accudnn: %zu feature maps to offload but "
+				     "no PCIe bandwidth in the model (the "
+				     "profiling pass timed no copy)",
+				g->n_fm);
 	size_t n = g->n;
 	s->alloc = malloc(3 * n * sizeof *s->alloc);
 	s->by_need = malloc((g->n_fm + n + 1) * sizeof *s->by_need);
@@ -745,7 +752,9 @@ static int evaluate(struct search *s, int64_t k, double budget, size_t *v,
 		s->tc[j] = ac_t_layer(s->p, g, j, k);
 		/* (5): t_pre = k / k_base T_pre(k_base) / Bandwidth_avail;
 		 * "If a feature map is pinned in GPU memory, t_pre/off = 0" */
-		s->tp[j] = at_k(s->pre[j], k, g->k_base) / s->p->bandwidth;
+		s->tp[j] = s->pre[j] ? at_k(s->pre[j], k, g->k_base) /
+					       s->p->bandwidth
+				     : 0;
 	}
 	struct seqs q = {.n = g->n, .alloc = s->alloc, .rel = s->rel, .k = k,
 			 .k_base = g->k_base};

@@ -159,7 +159,8 @@ struct ac_perf {
  * with samples, the saturating curve when the type has at least
  * AC_FIT_MIN distinct FLOP counts, else a constant rate (total FLOPs /
  * total time, no launch). Bandwidth: the mean of bytes / time over the
- * copy samples. Needs at least one kernel and one copy sample. */
+ * copy samples, 0 with none (a network with no feature map). Needs at
+ * least one kernel sample. */
 #define AC_FIT_MIN 5 /* cal_fit_compute: 4 parameters + 1 */
 int ac_perf_fit(const struct ac_sample *kern, size_t n_kern,
 		const struct ac_sample *copy, size_t n_copy, struct ac_perf *p,

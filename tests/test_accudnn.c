@@ -206,6 +206,49 @@ static void test_dynamic_predicted(void **state)
 	st_run_free(&st);
 }
 
+/*
+ * A network with nothing to offload (issue 38: a recorded step like this
+ * failed with "needs kernel and copy samples"):
+ *   F1  x -> a (1024)    fwd 2000 ns
+ *   B1  x -> gx (512)    bwd 2000 ns
+ * a is written in forward but never read in backward, and x is the
+ * input: no feature map, so the naive profiling pass copies nothing and
+ * the model has no bandwidth -- and needs none. The run profiles, pins
+ * nothing, and predicts the two kernels back to back: 2000 + 2000 = 4000
+ * ns (each sample 2000 FLOPs in 2000 ns: 1 FLOP/ns, no launch), which is
+ * what it runs in.
+ */
+static void test_no_feature_maps(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("nofm", 1);
+	uint32_t x = T(w, "x", 512, WL_INPUT), a = T(w, "a", 1024, WL_ACT),
+		 gx = T(w, "gx", 512, WL_ACT_GRAD);
+	OPX(w, "F1", WL_FWD, 2000, &x, 1, &a, 1, NULL, 0);
+	OPX(w, "B1", WL_BWD, 2000, &x, 1, &gx, 1, NULL, 0);
+	finalize(w);
+	struct pol pol;
+	const char *kv[] = {"mode=dynamic"};
+	make_policy(&pol, "accudnn", kv, 1);
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	struct st_run st = {0};
+	assert_int_equal(run_on(w, &pol, &hw, NULL, 4096, 0, 1, &st), 0);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.iter[0].time, 4000);
+	char *rep = NULL;
+	gms_err err;
+	assert_int_equal(pol_report_text(&pol, &rep, &err), 0);
+	assert_non_null(strstr(rep, "feature_maps 0\n"));
+	assert_non_null(strstr(rep, "strategy profiled\n"));
+	assert_non_null(strstr(rep, "pinned 0\n"));
+	assert_non_null(strstr(rep, "predicted_iter_ns 4000\n"));
+	free(rep);
+	st_run_free(&st);
+	pol_destroy(&pol);
+	wl_free(w);
+}
+
 /* The tuner's strategy deployed as it is (AccUDNN section 2: "the
  * concrete strategy is submitted to the runtime memory manager"): a plan
  * made by hand -- pin b, the model test_dynamic_predicted fits (2000 FLOP
@@ -412,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_prefetch_suspended_and_resumed),
 		cmocka_unit_test(test_held_blobs_released),
 		cmocka_unit_test(test_dynamic_predicted),
+		cmocka_unit_test(test_no_feature_maps),
 		cmocka_unit_test(test_plan_deployed),
 		cmocka_unit_test(test_eff_runs_tuner_strategy),
 		cmocka_unit_test(test_all_workloads),
