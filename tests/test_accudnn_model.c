@@ -498,7 +498,7 @@ static void test_k_max(void **state)
  * constant rate 5e6 / 4000 ns = 1.25e12 FLOP/s, no launch.
  * Copies: 1000 B in 1000 ns (1 B/ns) and 4000 B in 2000 ns (2 B/ns):
  * bandwidth = the mean rate 1.5e9 B/s (total/total would be 1.667e9).
- * rate_all with the relu kernels alone: 1.25e12. */
+ * rate_all with the relu kernels alone: 1.25e12. No copy: bandwidth 0. */
 static void test_fit_recovers_curve(void **state)
 {
 	(void)state;
@@ -528,7 +528,11 @@ static void test_fit_recovers_curve(void **state)
 	if (ac_perf_fit(k + 30, 3, c, 2, &p, &err) < 0)
 		fail_msg("%s", err.msg);
 	near(p.rate_all, 1.25e12);
-	assert_int_equal(ac_perf_fit(k, 33, c, 0, &p, &err), -1);
+	/* no copy sample: a model without bandwidth (a network with no
+	 * feature map needs none); no kernel sample: refused */
+	assert_int_equal(ac_perf_fit(k, 33, c, 0, &p, &err), 0);
+	near(p.bandwidth, 0);
+	assert_int_equal(ac_perf_fit(k, 0, c, 2, &p, &err), -1);
 }
 
 /* ---- equations 2 and 3 ------------------------------------------------
