@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,35 @@ static void test_step_costs(void **state)
 	/* asked for: the profile times even a log with TIME */
 	w = wl_load_dtr_opt("tests/fixtures/dtr/mini-4-all.log", true, &err);
 	assert_non_null(w);
+	wl_free(w);
+}
+
+/* A zero-batch step (issue 38: "a zero dimension gives NaN FLOPs"): the
+ * convolution of an empty x (0,3,8,8) has 2*0*8*8*8*27 = 0 FLOPs and no
+ * geometry (no algorithm to choose: before, cuDNN's per-algorithm times
+ * were 0/0 and the load failed on a NaN time_scale); every op's FLOPs
+ * and bytes are finite, and its time is the profile's. */
+static void test_zero_dimension(void **state)
+{
+	(void)state;
+	char *text = strdup(step_log), *p;
+	assert_non_null(text);
+	while ((p = strstr(text, "[2,")))
+		p[1] = '0';
+	gms_err err = {{0}};
+	struct wl_workload *w = load_text(text, &err);
+	free(text);
+	if (!w)
+		fail_msg("%s", err.msg);
+	const struct wl_op *cv = op(w, "convolution/0");
+	assert_true(cv->flops == 0);
+	assert_null(cv->conv);
+	assert_int_equal(cv->n_algos, 0);
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		assert_true(isfinite(w->ops[i].flops) &&
+			    isfinite(w->ops[i].bytes));
+	/* backward: 2 * 2 * numel(grad_y) (0) * numel(w) / K = 0 */
+	assert_true(op(w, "convolution_backward/3")->flops == 0);
 	wl_free(w);
 }
 
@@ -453,6 +483,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_step_costs),
+		cmocka_unit_test(test_zero_dimension),
 		cmocka_unit_test(test_time_kept_or_dropped),
 		cmocka_unit_test(test_bad_shapes),
 		cmocka_unit_test(test_unknown_counted),

@@ -145,9 +145,15 @@ static bool conv_geometry(const struct wl_aten_shape *x,
 			  const struct wl_aten_shape *wt,
 			  const struct wl_aten_shape *y, struct wl_conv *g)
 {
+	/* an empty convolution (a zero dimension: no FLOPs) has no
+	 * algorithm to choose; with one, cuDNN's per-algorithm times were
+	 * 0/0 and the load failed on a NaN time_scale (issue 38) */
 	if (x->ndim != 4 || wt->ndim != 4 || y->ndim != 4 ||
-	    wt->dim[1] != x->dim[1] || y->dim[2] < 1 || y->dim[3] < 1)
+	    wt->dim[1] != x->dim[1])
 		return false;
+	for (int i = 0; i < 4; i++)
+		if (x->dim[i] < 1 || wt->dim[i] < 1 || y->dim[i] < 1)
+			return false;
 	int64_t r = wt->dim[2], s = wt->dim[3];
 	int64_t stride = (x->dim[2] + y->dim[2] - 1) / y->dim[2];
 	*g = (struct wl_conv){.n = x->dim[0], .c = x->dim[1], .k = wt->dim[0],
