@@ -523,6 +523,42 @@ static void policy_label(struct cfg_doc *d, yaml_node_t *n, const char *name,
 		strcat(out, ")");
 }
 
+/* Every absolute budget (the top-level 'budget', a sweep's 'budget'
+ * values) must hold one block of the allocator each policy runs `wl`
+ * with (mem_ops.min_budget): a smaller one is refused at load, at the
+ * value, rather than as a failed row per point (issue 38). Fractions are
+ * of a baseline that already holds the workload. */
+static int check_min_budget(struct exp *e, const struct wl_workload *wl,
+			    const char *what, yaml_node_t *top_node,
+			    gms_err *err)
+{
+	size_t n = e->axis == EXP_AXIS_BUDGET ? e->n_values : 0;
+	for (size_t v = 0; v <= n; v++) {
+		uint64_t b = v < n ? e->budgets[v] : e->budget;
+		yaml_node_t *at = v < n ? cfg_seq_item(e->doc, e->budgets_node, v)
+					: top_node;
+		if (b == 0)
+			continue; /* top level: the profile's capacity */
+		for (size_t p = 0; p < e->n_pol; p++) {
+			const char *name = ex_allocator_name(
+				e->allocator, wl->framework,
+				e->pol[p].allocator[0] ? e->pol[p].allocator
+						       : NULL);
+			const struct mem_ops *m = mem_find(name);
+			if (m && b < m->min_budget)
+				return cfg_errf(
+					err, e->doc, at,
+					"key 'budget': %llu B is below "
+					"the %llu bytes of the smallest block "
+					"of allocator '%s' (%s, policy '%s')",
+					(unsigned long long)b,
+					(unsigned long long)m->min_budget, name,
+					what, e->pol[p].label);
+		}
+	}
+	return 0;
+}
+
 static int parse_policies(struct exp *e, yaml_node_t *seq, gms_err *err)
 {
 	struct cfg_doc *d = e->doc;
@@ -569,6 +605,9 @@ static int parse_policies(struct exp *e, yaml_node_t *seq, gms_err *err)
 				return cfg_errf(err, d, n, "%s", err->msg);
 			return -1;
 		}
+		if (pol.ops->allocator && pol.ops->allocator(&pol))
+			snprintf(p->allocator, sizeof p->allocator, "%s",
+				 pol.ops->allocator(&pol));
 		pol_destroy(&pol);
 		policy_label(d, p->node, name, p->label, sizeof p->label);
 		for (size_t j = 0; j < i; j++)
@@ -752,6 +791,7 @@ static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 		}
 		if (m.budget) {
 			e->axis = EXP_AXIS_BUDGET;
+			e->budgets_node = m.budget;
 			return parse_values(d, m.budget, "measure: key 'budget'",
 					    sizeof(uint64_t),
 					    (void **)&e->budgets, &e->n_values,
@@ -935,6 +975,11 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 			goto fail;
 		}
 		w->ops = wl->n_ops;
+		if (check_min_budget(e, wl, what,
+				     cfg_map_get(d, root, "budget"), err) < 0) {
+			wl_free(wl);
+			goto fail;
+		}
 		/* a search's first probe: kept (4 builds of max-batch.yaml's
 		 * 117, and on the one thread before any search starts) */
 		if (is_search_kind(e)) {

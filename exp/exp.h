@@ -114,6 +114,8 @@ struct exp_policy {
 	char name[64];		 /* policy name */
 	char label[160];	 /* name and parameters, e.g. "vdnn(conv,m)" */
 	yaml_node_t *node;	 /* the mapping pol_create checks */
+	char allocator[32];	 /* its own allocator (pol_ops.allocator);
+				    empty: the experiment's */
 };
 
 /* A parsed, validated experiment. */
@@ -137,6 +139,7 @@ struct exp {
 	enum exp_axis axis;	     /* sweep: what varies */
 	int64_t *batches;	     /* sweep over batch: the values */
 	uint64_t *budgets;	     /* sweep over budget: bytes */
+	yaml_node_t *budgets_node;   /* their sequence (error locations) */
 	double *fractions;	     /* sweep over budget_fraction */
 	size_t n_values;	     /* length of the one in use */
 	int64_t start, limit, confirm; /* max-batch */

@@ -1947,6 +1947,16 @@ static int index_release_points(struct ex *ex)
 	return 0;
 }
 
+const char *ex_allocator_name(const char *asked, const char *framework,
+			      const char *pol_alloc)
+{
+	if (pol_alloc)
+		return pol_alloc;
+	if (!asked || strcmp(asked, "framework") == 0)
+		return wl_framework_allocator(framework);
+	return asked;
+}
+
 int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 {
 	memset(out, 0, sizeof *out);
@@ -2011,11 +2021,9 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		ex_free(ex);
 		return gms_errf(err, "out of memory");
 	}
-	const char *alloc = cfg->allocator ? cfg->allocator : "framework";
-	if (strcmp(alloc, "framework") == 0)
-		alloc = wl_framework_allocator(cfg->wl->framework);
-	if (ex->po->allocator && ex->po->allocator(ex->pol))
-		alloc = ex->po->allocator(ex->pol);
+	const char *alloc = ex_allocator_name(
+		cfg->allocator, cfg->wl->framework,
+		ex->po->allocator ? ex->po->allocator(ex->pol) : NULL);
 	snprintf(out->allocator, sizeof out->allocator, "%s", alloc);
 	if (mem_dev_open(&ex->dev, alloc, &mc, err) < 0) {
 		ex_free(ex);

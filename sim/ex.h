@@ -233,6 +233,14 @@ struct ex; /* opaque to policies */
  * the engine (out->failed). */
 int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err);
 
+/* The device allocator a run uses: the policy's own (pol_ops.allocator,
+ * `pol_alloc`, NULL for none), else the one asked for (ex_cfg.allocator),
+ * else -- NULL or "framework" -- the workload's framework's
+ * (wl_framework_allocator). ex_run and an experiment's load-time checks
+ * both ask here. */
+const char *ex_allocator_name(const char *asked, const char *framework,
+			      const char *pol_alloc);
+
 /* ---- Queries, for policies ------------------------------------------ */
 
 const struct wl_workload *ex_workload(const struct ex *ex);

@@ -105,6 +105,10 @@ struct mem_allocator; /* an instance; its model's private state */
 struct mem_ops {
 	const char *name;    /* as written in YAML: "pool-bestfit" */
 	const char *summary; /* one line for `gpumemsim list allocators` */
+	uint64_t min_budget; /* the least budget that holds any block: the
+				model's smallest block (1 where any byte
+				serves); an experiment refuses a smaller
+				budget at load */
 	/* Create an instance; returns NULL with err filled. */
 	struct mem_allocator *(*create)(const struct mem_cfg *cfg,
 					gms_err *err);

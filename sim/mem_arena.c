@@ -110,6 +110,7 @@ const struct mem_ops mem_arena_ops = {
 	.name = "arena",
 	.summary = "no placement: fits iff bytes in use plus the request fit "
 		   "the budget (AccUDNN buffer pool; fragmentation-free bound)",
+	.min_budget = 1,
 	.create = create,
 	.destroy = destroy,
 	.alloc = alloc,

@@ -328,6 +328,7 @@ static void dump(const struct mem_allocator *a, FILE *f)
 
 const struct mem_ops mem_bfc_ops = {
 	.name = "bfc",
+	.min_budget = K_MIN_ALLOCATION_SIZE,
 	.summary = "TensorFlow's best-fit with coalescing: 256 B rounding, "
 		   "power-of-two bins, split/merge rules, regions",
 	.create = create,

@@ -275,6 +275,7 @@ static void dump(const struct mem_allocator *a, FILE *f)
 
 const struct mem_ops mem_caching_ops = {
 	.name = "caching",
+	.min_budget = K_MIN_BLOCK_SIZE,
 	.summary = "PyTorch's CUDA caching allocator: 512 B rounding, small "
 		   "(2 MiB) and large (20 MiB / 2 MiB-rounded) segments, "
 		   "free cached and retry",

@@ -264,6 +264,7 @@ static void dump(const struct mem_allocator *a, FILE *f)
 
 const struct mem_ops mem_pool_bestfit_ops = {
 	.name = "pool-bestfit",
+	.min_budget = CNMEM_GRANULARITY,
 	.summary = "CNMeM as vDNN uses it: one pool, best fit, split and "
 		   "coalesce, new unmerged pools when full",
 	.create = create_bestfit,
@@ -277,6 +278,7 @@ const struct mem_ops mem_pool_bestfit_ops = {
 
 const struct mem_ops mem_highend_ops = {
 	.name = "highend",
+	.min_budget = CNMEM_GRANULARITY,
 	.summary = "pool-bestfit, but tensors to be offloaded (MEM_HIGH) go "
 		   "to the highest free address (vDNN++ IV-B)",
 	.create = create_highend,

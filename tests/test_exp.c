@@ -775,6 +775,16 @@ static void test_malformed_files(void **state)
 	bad(FX "bad-hw.yaml", "bad-hw.yaml:2:5: key 'hw':");
 	bad(FX "no-such-file.yaml", "no-such-file.yaml");
 	bad(FX "bad-pool.yaml", "bad-pool.yaml:3:12: key 'pool_size'");
+	/* a budget below the allocator's smallest block (issue 38), at the
+	 * value: "measure: {kind: sweep, budget: [1GiB, " is 38 characters;
+	 * the files' allocator is bfc (256 B) and accudnn's own pool-bestfit
+	 * (cnmem's 512-byte granule); a top-level 'budget: ' is 8 */
+	bad(FX "bad-budget-tiny.yaml",
+	    "bad-budget-tiny.yaml:6:39: key 'budget': 300 B is below the 512 "
+	    "bytes of the smallest block of allocator 'pool-bestfit'");
+	bad(FX "bad-budget-one.yaml",
+	    "bad-budget-one.yaml:3:9: key 'budget': 1 B is below the 256 "
+	    "bytes of the smallest block of allocator 'bfc'");
 	bad(FX "bad-minpool-pool.yaml",
 	    "bad-minpool-pool.yaml:3:12: key 'pool_size': measure min-pool");
 	/* remat: a value of the enum, on traces only; the column is the
