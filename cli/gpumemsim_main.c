@@ -406,7 +406,8 @@ static struct wl_workload *load_workload(const char *spec,
 					     : (enum wl_framework)o->framework,
 			.optimizer = o->optimizer < 0
 					     ? WL_OPTIM_MOMENTUM
-					     : (enum wl_optim)o->optimizer};
+					     : (enum wl_optim)o->optimizer,
+			.depth = wl_gen_name_depth(g, spec)};
 		if (o->precision)
 			a.precision = (enum wl_precision)(o->precision - 1);
 		if ((o->attention || o->loss) && !g->arch) {

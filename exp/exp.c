@@ -407,7 +407,12 @@ static int parse_workloads(struct exp *e, yaml_node_t *seq, gms_err *err)
 				.batch = in.batch, .size = in.size,
 				.framework = (enum wl_framework)in.framework,
 				.optimizer = (enum wl_optim)in.optimizer,
-				.precision = (enum wl_precision)in.precision};
+				.precision = (enum wl_precision)in.precision,
+				.depth = wl_gen_name_depth(w->gen, in.name)};
+			if (wl_gen_check_depth(w->gen, w->args.depth, err) < 0)
+				return cfg_err_at(err, d,
+						  cfg_map_get(d, n, "name"),
+						  "%s: key 'name'", what);
 			for (int k = 0; !w->gen->arch && arch_keys[k]; k++)
 				if (n->type == YAML_MAPPING_NODE &&
 				    cfg_map_get(d, n, arch_keys[k]))

@@ -5,8 +5,9 @@
  * AccUDNN's Table 3.
  *
  * SOURCES. The paper's body was not available to this project (neither in
- * ../shared/papers nor in the public text we could reach); its abstract
- * was: "SuperNeurons features 3 memory optimizations, Liveness Analysis,
+ * ../shared/papers nor in the public text we could reach: searched again
+ * for issue 36's second pass, docs/superneurons.md lists where); its
+ * abstract was: "SuperNeurons features 3 memory optimizations, Liveness Analysis,
  * Unified Tensor Pool, and Cost-Aware Recomputation, all together they
  * effectively reduce the network-wide peak memory usage down to the
  * maximal memory usage among layers. [...] Given the limited GPU DRAM,
@@ -24,6 +25,43 @@
  * Superneurons [31] and [22] swap the data out to the CPU in forward
  * phase and prefetch it at backward propagation"; AccUDNN, section 6.3
  * E: it "couples the swapping technique with re-computation mechanism".
+ *
+ * WHAT READERS OF THE PAPER WROTE (secondary: third-party notes that
+ * paraphrase its sections; docs/superneurons.md gives where; the Chinese
+ * ones in our translation). Each backs a mechanism built from the code:
+ *   liveness: "for every layer, construct an in and an out set that
+ *   track the tensors live before and after the layer [...] the runtime
+ *   fills them by checking the dependencies of the layers after it; a
+ *   tensor of the in set that no later layer needs is removed from the
+ *   out set", which cuts the peak "from sum(l_i^f) + sum(l_i^b) to
+ *   sum(l_i^f) + l_N^b" -- liveness.cpp's set_ins / set_outs, below;
+ *   offload: "the runtime asynchronously transfers the forward outputs of
+ *   CONV layers to pre-allocated pinned CPU memory" and POOL, ACT, BN and
+ *   LRN, large and cheap, are not offloaded -- offload=conv (which also
+ *   takes a convolution's input, below); prefetch: "in backward, at a
+ *   CONV layer, the tensors the previous CONV layer needs are fetched
+ *   asynchronously, overlapping the CPU-to-GPU transfer with computation"
+ *   -- prefetch=true, not the released code's synchronous CPUtoGPU;
+ *   cache: "Unified Tensor Pool communication tools for GPU-CPU memory
+ *   using Least Recent Used tensor replacement policy and a Tensor cache"
+ *   (wadmes.github.io), LRU "because back-propagation computes
+ *   head-to-tail and then tail-to-head, so the most recently used tensors
+ *   are reused first"; recomputation: "speed-centric keeps the
+ *   recomputed tensors for the backward layers [about O(N) extra]",
+ *   "memory-centric recomputes the dependencies for every backward layer
+ *   [up to O(N^2)]", and cost-aware takes "l_peak = max(l_i)" and uses
+ *   speed-centric where a segment's recomputation fits under it,
+ *   memory-centric otherwise -- the released code's larger_than_bottleneck
+ *   rule, below. They differ from what is built here in two places: the
+ *   workspace ("the fastest convolution algorithm that fits the memory
+ *   left, the functional tensors served first"): here the fastest or, when
+ *   it does not fit, the least-workspace one (the executor offers no
+ *   algorithm between them); and the memory pool ("pre-allocates a large
+ *   GPU memory pool of 1 KB blocks [...] an allocation takes the first node
+ *   of the empty list with enough room"), a first-fit allocator: here the
+ *   personality's allocator (arena for caffe, BFC for tf-graph, the caching
+ *   allocator for pytorch), whose fragmentation can decide the deepest
+ *   network (docs/superneurons.md).
  *
  * LIVENESS ANALYSIS (`liveness`). src/liveness.cpp builds, per layer and
  * direction, an in set (set_ins: the layer's forward or backward

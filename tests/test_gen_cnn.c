@@ -908,6 +908,109 @@ static void test_batch_scaling(void **state)
 	wl_free(w4);
 }
 
+/*
+ * resnet-N (issue 36), He et al. 2016's depth N = 3B + 2 with the blocks
+ * past ResNet-50's 16 in conv4_x: (3, 4, B - 10, 3).
+ * A conv4_x block (torchvision: 1024 -> 256 -> 256 -> 1024 without
+ * biases, two batch-norm parameters a channel): 1024 * 256 + 256 * 256 *
+ * 9 + 256 * 1024 = 1,114,112 weights + 2 * (256 + 256 + 1024) = 3,072,
+ * 1,117,184 parameters; (101 - 50) / 3 = 17 of them are the published
+ * difference of ResNet-101 and ResNet-50, 44,549,160 - 25,557,032 =
+ * 18,992,128. Forward MACs at 14x14: 1,114,112 * 196 = 218,365,952 an
+ * image a block: ResNet-50's 4.089 G + 17 * 0.21837 = 7.801 G, the
+ * published ResNet-101.
+ *   resnet-1001: B = 333, 317 blocks more than ResNet-50:
+ *     25,557,032 + 317 * 1,117,184 = 379,704,360 parameters;
+ *     4.089 + 317 * 0.218366 = 73.311 G MACs.
+ *   resnet-2498 (the depth of the authors' ResNet2500, B = 832):
+ *     25,557,032 + 816 * 1,117,184 = 937,179,176 parameters.
+ * Under caffe KaimingHe's conv1 has a bias: 64 more.
+ */
+static void test_resnet_deep(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		enum wl_framework fw;
+		uint64_t params;
+		double gmacs;
+	} want[] = {
+		{"resnet-50", WL_FW_TF_GRAPH, 25557032, 4.089},
+		{"resnet-101", WL_FW_TF_GRAPH, 44549160, 7.801},
+		{"resnet-1001", WL_FW_TF_GRAPH, 379704360, 73.311},
+		{"resnet-1001", WL_FW_CAFFE, 379704424, 73.311},
+		{"resnet-2498", WL_FW_CAFFE, 937179240, 0},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		struct wl_workload *w = gen_build_ok(want[i].name, 1, 224,
+						     want[i].fw,
+						     WL_OPTIM_MOMENTUM);
+		uint64_t p = wl_bytes_of_kind(w, WL_PARAM) / 4;
+		if (p != want[i].params)
+			fail_msg("%s: %llu parameters, want %llu",
+				 want[i].name, (unsigned long long)p,
+				 (unsigned long long)want[i].params);
+		double m = fwd_macs(w) / 1e9;
+		if (want[i].gmacs > 0 &&
+		    fabs(m - want[i].gmacs) > 0.02 * want[i].gmacs)
+			fail_msg("%s: %.4f G MACs, want %.3f +- 2%%",
+				 want[i].name, m, want[i].gmacs);
+		wl_free(w);
+	}
+	/* resnet-50 and resnet-101 are resnet50 and resnet101, op for op;
+	 * and each conv4_x block adds the same ops: ops(N) - ops(50) grows
+	 * with B - 16 (17 blocks for 101, 317 for 1001). */
+	uint32_t ops[3];
+	const char *same[2][2] = {{"resnet-50", "resnet50"},
+				  {"resnet-101", "resnet101"}};
+	for (int k = 0; k < 2; k++) {
+		struct wl_workload *x = gen_build_ok(same[k][0], 2, 224,
+						     WL_FW_CAFFE,
+						     WL_OPTIM_MOMENTUM);
+		struct wl_workload *y = gen_build_ok(same[k][1], 2, 224,
+						     WL_FW_CAFFE,
+						     WL_OPTIM_MOMENTUM);
+		assert_int_equal(x->n_ops, y->n_ops);
+		assert_int_equal(x->n_tensors, y->n_tensors);
+		ops[k] = x->n_ops;
+		wl_free(x);
+		wl_free(y);
+	}
+	struct wl_workload *w = gen_build_ok("resnet-1001", 2, 224,
+					     WL_FW_CAFFE, WL_OPTIM_MOMENTUM);
+	ops[2] = w->n_ops;
+	wl_free(w);
+	assert_int_equal((uint64_t)(ops[2] - ops[0]) * 17,
+			 (uint64_t)(ops[1] - ops[0]) * 317);
+	/* the names: a depth not 3B + 2, or below 35, is refused naming the
+	 * rule; a leading zero or no number is no resnet-N at all */
+	gms_err err = {{0}};
+	const struct wl_gen *g = wl_gen_find("resnet-1000");
+	assert_non_null(g);
+	assert_int_equal(wl_gen_name_depth(g, "resnet-1000"), 1000);
+	struct wl_gen_args a = {.batch = 1, .depth = 1000};
+	assert_null(wl_gen_build(g, &a, &err));
+	assert_has(err.msg, "resnet-1000: the depth must be 3B + 2");
+	a.depth = 32;
+	assert_null(wl_gen_build(g, &a, &err));
+	assert_has(err.msg, "at least 35");
+	/* "resnet-N" itself, without a depth, is resnet-50 */
+	a.depth = 0;
+	w = wl_gen_build(wl_gen_find("resnet-N"), &a, &err);
+	assert_non_null(w);
+	assert_string_equal(w->name, "resnet-50");
+	wl_free(w);
+	assert_null(wl_gen_find("resnet-050"));
+	assert_null(wl_gen_find("resnet-"));
+	assert_null(wl_gen_find("resnet-5x"));
+	assert_int_equal(wl_gen_name_depth(wl_gen_find("resnet50"),
+					   "resnet50"), 0);
+	/* a depth given to a generator that takes none */
+	a.depth = 50;
+	assert_null(wl_gen_build(wl_gen_find("resnet50"), &a, &err));
+	assert_has(err.msg, "resnet50: takes no depth");
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -1108,6 +1211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_param_counts),
+		cmocka_unit_test(test_resnet_deep),
 		cmocka_unit_test(test_gen_fmt),
 		cmocka_unit_test(test_macs),
 		cmocka_unit_test(test_tiny_sizes),

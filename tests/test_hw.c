@@ -70,7 +70,7 @@ static const char *const shipped[] = {
 	"P100-PCIe-16GB", "GTX-1080Ti",	   "Tesla-M40-24GB", "V100-16GB",
 	"A100-40GB-PCIe", "H100-80GB-PCIe", "A100-80GB-SXM",  "H100-SXM-80GB",
 	"H200-SXM-141GB", "GH200-96GB",	   "L4-24GB",	     "RTX-4090-24GB",
-	"MI300X-192GB"};
+	"MI300X-192GB",	  "Tesla-K40c-12GB"};
 
 /*
  * Where the M40's convolutions saturate (AccUDNN 6.2.1: "along with the
@@ -111,6 +111,63 @@ static void test_m40_conv_saturation(void **state)
 	}
 	assert_true(fabs(thr[0] / thr[2] - 0.4780) < 5e-4);
 	assert_true(fabs(thr[1] / thr[2] - 0.9985) < 5e-4);
+}
+
+/*
+ * The K40c of SuperNeurons' evaluation (issue 36), every figure derived
+ * from NVIDIA's datasheet as configs/hw/Tesla-K40c-12GB.yaml says:
+ * capacity 12 GiB; reserved 768 MiB of ECC (1/16 of 12288 MiB; deviceQuery
+ * 11520 MBytes) + 512 MiB context = 1280 MiB; FP32 peak 2880 x 2 x 0.745
+ * GHz = 4.2912e12 (datasheet 4.29): conv 0.70 x = 3.004e12, matmul 0.80 x
+ * = 3.433e12, memory 4.291e12; saturation by SM count from the H100's
+ * calibration: 26.65e9 / 132 x 15 = 3.0284e9 (conv), 76.56e9 / 132 x 15 =
+ * 8.700e9 (matmul); DRAM 0.80 x 288e9 = 230.4e9 B/s.
+ * ResNet-50's res2a_branch2b as in the M40's test (231,211,008 FLOPs,
+ * 1,605,632 bytes of input and output an image, 147,456 of filter):
+ *   batch 8: F = 1,849,688,064 = 0.61086 sat; 0.61086^0.76 = 0.68756;
+ *     thr = 2.0654e12; 895,534 ns (bytes: 56,391 ns); 900,534 ns with
+ *     the launch.
+ *   batch 64: F = 14,797,504,512 > sat: at peak 4,925,934 ns; 4,930,934.
+ *   batch 1024: 236,760,072,192 / 3.004e12 = 78,814,937 ns; 78,819,937.
+ * FLOP/s with the launch against batch 1024's: 0.6838 at 8, 0.9990 at 64:
+ * the K40c, with 15 SMX, saturates at a smaller batch than the M40's 24
+ * SMs (0.4780 at batch 8).
+ */
+static void test_k40c_figures(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err;
+	assert_int_equal(hw_load(&hw, "Tesla-K40c-12GB", &err), 0);
+	assert_int_equal(hw.capacity, 12 * GMS_GIB);
+	assert_int_equal(hw.reserved, 1280 * GMS_MIB);
+	assert_true(fabs(hw.op[OT_CONV].peak_flops - 0.70 * 4.2912e12) <
+		    0.001e12);
+	assert_true(fabs(hw.op[OT_MATMUL].peak_flops - 0.80 * 4.2912e12) <
+		    0.001e12);
+	assert_true(fabs(hw.op[OT_RELU].peak_flops - 4.2912e12) < 0.001e12);
+	assert_true(fabs(hw.op[OT_CONV].sat_flops - 26.65e9 / 132 * 15) <
+		    0.001e9);
+	assert_true(fabs(hw.op[OT_MATMUL].sat_flops - 76.56e9 / 132 * 15) <
+		    0.001e9);
+	assert_true(hw.op[OT_CONV].alpha == 0.76);
+	assert_true(hw.op[OT_MATMUL].alpha == 0.105);
+	assert_true(hw.op[OT_RELU].mem_bw == 0.80 * 288e9);
+	assert_false(hw.shared_engine);
+	const double f1 = 231211008.0, io1 = 2 * 802816.0, w = 147456.0;
+	const int64_t b[3] = {8, 64, 1024};
+	const sim_time_t want[3] = {900534, 4930934, 78819937};
+	double thr[3];
+	for (int i = 0; i < 3; i++) {
+		sim_time_t t = hw_kernel_time(&hw, OT_CONV, f1 * (double)b[i],
+					      io1 * (double)b[i] + w);
+		if (llabs((long long)(t - want[i])) > 1)
+			fail_msg("batch %lld: %lld ns, want %lld", (long long)b[i],
+				 (long long)t, (long long)want[i]);
+		thr[i] = f1 * (double)b[i] / (double)t;
+	}
+	assert_true(fabs(thr[0] / thr[2] - 0.6838) < 5e-4);
+	assert_true(fabs(thr[1] / thr[2] - 0.9990) < 5e-4);
 }
 
 static void test_shipped_profiles_load(void **state)
@@ -553,7 +610,7 @@ static void test_unknown_profile_name(void **state)
 		 "H100-80GB-HBM3-measured, H100-80GB-HBM3-tf32-measured, "
 		 "H100-80GB-PCIe, H100-SXM-80GB, H200-SXM-141GB, L4-24GB, "
 		 "MI300X-192GB, P100-PCIe-16GB, RTX-4090-24GB, "
-		 "Tesla-M40-24GB, V100-16GB)",
+		 "Tesla-K40c-12GB, Tesla-M40-24GB, V100-16GB)",
 		 hw_datadir());
 	assert_string_equal(err.msg, want);
 	/* A path that does not exist. */
@@ -636,6 +693,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shipped_profiles_load),
 		cmocka_unit_test(test_m40_conv_saturation),
+		cmocka_unit_test(test_k40c_figures),
 		cmocka_unit_test(test_shipped_v100_figures),
 		cmocka_unit_test(test_kernel_times),
 		cmocka_unit_test(test_tensor_figures),

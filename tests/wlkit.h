@@ -117,7 +117,8 @@ static inline struct wl_workload *gen_build_ok(const char *name,
 	if (!g)
 		fail_msg("no generator '%s'", name);
 	struct wl_gen_args a = {.batch = batch, .size = size,
-				.framework = preset, .optimizer = optim};
+				.framework = preset, .optimizer = optim,
+				.depth = wl_gen_name_depth(g, name)};
 	gms_err err = {{0}};
 	struct wl_workload *w = wl_gen_build(g, &a, &err);
 	if (!w)

@@ -13,6 +13,26 @@
  * Under the caffe framework these build KaimingHe's Caffe definitions
  * instead (gen_caffe.c: stride on the first 1x1, BatchNorm + Scale).
  *
+ * resnet-N (issue 36: SuperNeurons' headline, "SuperNeurons can train
+ * ResNet2500 that has 10^4 basic network layers on a 12GB K40c") is the
+ * bottleneck ResNet of any depth N. He et al. 2016 (Deep Residual
+ * Learning, Table 1 and section 4.1) count the weighted layers: conv1,
+ * three per bottleneck block, the fc, so N = 3B + 2 for B blocks; "We
+ * construct 101-layer and 152-layer ResNets by using more 3-layer blocks",
+ * and ResNet-101 adds all of its 17 blocks past ResNet-50's to conv4_x
+ * (3, 4, 23, 3). resnet-N does the same for every N: (3, 4, B - 10, 3),
+ * so resnet-50 is resnet50 and resnet-101 is resnet101, while resnet-152
+ * (3, 4, 40, 3) is not He et al.'s resnet152 (3, 8, 36, 3). The authors'
+ * ResNet2500 (superneurons-release at d20d25c,
+ * testing/residual_imagenet_max.cpp) is (6, 32, 788, 6) bottlenecks,
+ * 3 x 832 + 2 = 2498 layers, nearly all in conv4_x as well; its Caffe
+ * personality, torchvision's and ours differ only in where the blocks
+ * other than conv4_x's go. Each block adds (torchvision, conv4_x: 1024 ->
+ * 256 -> 256 -> 1024, no biases, batch-norm weight and bias) 1024 x 256 +
+ * 256 x 256 x 9 + 256 x 1024 + 2 x (256 + 256 + 1024) = 1,117,184
+ * parameters, the difference of ResNet-101's and ResNet-50's published
+ * counts over 17 blocks. The build is linear in N.
+ *
  * Names follow torchvision's modules: conv1, bn1, relu, maxpool,
  * layer1.0.conv1, layer1.0.bn1, layer1.0.relu1, ..., layer1.0.add,
  * layer1.0.downsample.0 (1x1 conv), layer1.0.downsample.1 (bn), avgpool,
@@ -136,4 +156,39 @@ struct wl_workload *gen_build_resnet152(const struct wl_gen_args *a,
 {
 	static const int b[4] = {3, 8, 36, 3};
 	return resnet("resnet152", a, b, true, err);
+}
+
+/* resnet-N: the stages of depth N = 3B + 2, B - 10 >= 1 of the blocks in
+ * conv4_x (the file comment). */
+int gen_resnet_deep_blocks(int64_t depth, int blocks[4], gms_err *err);
+int gen_resnet_deep_blocks(int64_t depth, int blocks[4], gms_err *err)
+{
+	if (depth < 35 || depth > GEN_RESNET_MAX_DEPTH || (depth - 2) % 3) {
+		return gms_errf(err, "resnet-%lld: the depth must be 3B + 2 "
+				     "for B bottleneck blocks (He et al. "
+				     "2016), at least 35 (one block in "
+				     "conv4_x) and at most %d: 35, 38, ..., "
+				     "50, ..., 101, ...",
+				(long long)depth, GEN_RESNET_MAX_DEPTH);
+	}
+	int b = (int)((depth - 2) / 3);
+	blocks[0] = 3;
+	blocks[1] = 4;
+	blocks[2] = b - 10;
+	blocks[3] = 3;
+	return 0;
+}
+
+struct wl_workload *gen_build_resnet_deep(const struct wl_gen_args *a,
+					  gms_err *err);
+struct wl_workload *gen_build_resnet_deep(const struct wl_gen_args *a,
+					  gms_err *err)
+{
+	int b[4];
+	char name[32];
+	int64_t depth = a->depth ? a->depth : 50; /* "resnet-N" itself */
+	if (gen_resnet_deep_blocks(depth, b, err) < 0)
+		return NULL;
+	snprintf(name, sizeof name, "resnet-%lld", (long long)depth);
+	return resnet(name, a, b, true, err);
 }

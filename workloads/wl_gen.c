@@ -10,6 +10,7 @@
 #include "gen_dense_bert.h" /* densenet121, bert_base, bert_large */
 #include "gen_inception.h" /* googlenet, inception_v3, inception_v4 */
 
+#include <stdlib.h>
 #include <string.h>
 
 const char *const wl_framework_names[] = {"tf-graph", "tf-eager", "pytorch",
@@ -39,6 +40,9 @@ struct wl_workload *gen_build_resnet50(const struct wl_gen_args *a,
 				       gms_err *err);
 struct wl_workload *gen_build_resnet101(const struct wl_gen_args *a,
 					gms_err *err);
+struct wl_workload *gen_build_resnet_deep(const struct wl_gen_args *a,
+					  gms_err *err);
+int gen_resnet_deep_blocks(int64_t depth, int blocks[4], gms_err *err);
 struct wl_workload *gen_build_resnet152(const struct wl_gen_args *a,
 					gms_err *err);
 
@@ -88,6 +92,9 @@ const struct wl_gen wl_gens[] = {
 	 gen_build_resnet101},
 	{"resnet152", "ResNet-152 v1.5 (torchvision; caffe: KaimingHe)", "image", 224, 1,
 	 gen_build_resnet152},
+	{"resnet-N", "ResNet of any depth N = 3B + 2 (He et al. 2016's bottleneck count; "
+	 "the blocks past ResNet-50's in conv4_x, as ResNet-101's): resnet-1001, ...",
+	 "image", 224, 1, gen_build_resnet_deep, false, true},
 	{"densenet121", "DenseNet-121 (torchvision, concatenations not memory-efficient)", "image", DENSENET_DEFAULT_SIZE, DENSENET_MIN_SIZE, wl_gen_densenet121},
 	{"bert_base", "BERT-base, L12 H768 A12 (HuggingFace; TF 1 graph for tf-*; classification head)", "seq", BERT_DEFAULT_SEQ, BERT_MIN_SEQ, wl_gen_bert_base},
 	{"bert_large", "BERT-large, L24 H1024 A16 (HuggingFace; TF 1 graph for tf-*; classification head)", "seq", BERT_DEFAULT_SEQ, BERT_MIN_SEQ, wl_gen_bert_large},
@@ -122,14 +129,44 @@ int wl_framework_from(const char *name)
 	return -1;
 }
 
+/* The N of NAME when it is G's name with a number in place of the "N"
+ * ("resnet-N": "resnet-1001"; 1 to 9 digits, no leading zero), else 0. */
+static int64_t name_depth(const struct wl_gen *g, const char *name)
+{
+	size_t pl = strlen(g->name) - 1; /* up to the "N" */
+	if (!g->depth_in_name || strncmp(g->name, name, pl) != 0)
+		return 0;
+	const char *d = name + pl;
+	size_t nd = strspn(d, "0123456789");
+	if (nd < 1 || nd > 9 || d[nd] || d[0] == '0')
+		return 0;
+	return strtoll(d, NULL, 10);
+}
+
 const struct wl_gen *wl_gen_find(const char *name)
 {
 	if (!name)
 		return NULL;
 	for (const struct wl_gen *g = wl_gens; g->name; g++)
-		if (strcmp(g->name, name) == 0)
+		if (strcmp(g->name, name) == 0 || name_depth(g, name) > 0)
 			return g;
 	return NULL;
+}
+
+int64_t wl_gen_name_depth(const struct wl_gen *g, const char *name)
+{
+	return g && name ? name_depth(g, name) : 0;
+}
+
+int wl_gen_check_depth(const struct wl_gen *g, int64_t depth, gms_err *err)
+{
+	int blocks[4];
+	if (!g->depth_in_name) {
+		if (depth)
+			return gms_errf(err, "%s: takes no depth", g->name);
+		return 0;
+	}
+	return depth ? gen_resnet_deep_blocks(depth, blocks, err) : 0;
 }
 
 const struct wl_gen *wl_gen_lookup(const char *name, gms_err *err)
@@ -169,6 +206,8 @@ struct wl_workload *wl_gen_build(const struct wl_gen *g,
 			 g->name);
 		return NULL;
 	}
+	if (wl_gen_check_depth(g, a->depth, err) < 0)
+		return NULL;
 	if ((unsigned)a->optimizer >= WL_OPTIM_COUNT) {
 		gms_errf(err, "%s: invalid optimizer %d", g->name,
 			 (int)a->optimizer);

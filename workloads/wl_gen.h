@@ -119,6 +119,9 @@ struct wl_gen_args {
 	enum wl_precision precision; /* dtypes and math (fp32 = 0) */
 	struct wl_arch arch;	     /* language models only (zeros: the
 					preset's) */
+	int64_t depth;		     /* resnet-N only: N, from the name
+					(wl_gen_name_depth); 0 otherwise
+					(resnet-N itself builds N = 50) */
 };
 
 struct wl_gen {
@@ -133,7 +136,12 @@ struct wl_gen {
 				     gms_err *err);
 	bool arch;		/* takes struct wl_arch (layers, hidden, ...,
 				   attention, loss, lora); others refuse it */
+	bool depth_in_name;	/* "resnet-N": the name gives the depth, N
+				   in place of the "N" (wl_gen_name_depth) */
 };
+
+/* Largest depth resnet-N builds (B = 33333 blocks, some 400,000 ops). */
+#define GEN_RESNET_MAX_DEPTH 100001
 
 /* Every generator, in the order `list workloads` prints; ends with an
  * entry whose name is NULL. */
@@ -146,6 +154,11 @@ int wl_llm_check(const char *gen, const struct wl_arch *a,
 
 /* Look a generator up by name; NULL when unknown. */
 const struct wl_gen *wl_gen_find(const char *name);
+/* The depth a name gives a depth_in_name generator ("resnet-1001" ->
+ * 1001), 0 for any other; and whether the generator builds it: 0, or -1
+ * with err naming the rule. */
+int64_t wl_gen_name_depth(const struct wl_gen *g, const char *name);
+int wl_gen_check_depth(const struct wl_gen *g, int64_t depth, gms_err *err);
 /* wl_gen_find, or NULL with "unknown generator 'x' (known: ...)". */
 const struct wl_gen *wl_gen_lookup(const char *name, gms_err *err);
 
