@@ -338,9 +338,17 @@ static void pack(struct of_state *s, struct ex *ex, uint32_t t)
 	}
 }
 
+static void first_bwd_done(struct of_state *s, struct ex *ex,
+			   const struct wl_op *op);
+
 static void of_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 {
 	struct of_state *s = p->priv;
+	if (op->phase == WL_BWD && s->prm.overlap &&
+	    s->stash_head < s->n_stash) {
+		first_bwd_done(s, ex, op);
+		return;
+	}
 	if (op->phase != WL_FWD)
 		return;
 	const struct wl_workload *wl = ex_workload(ex);
@@ -380,26 +388,47 @@ static void prefetch_group(struct of_state *s, struct ex *ex, uint32_t k)
 	}
 }
 
+/* Enter backward group k: bring back what its ops read, then prefetch
+ * the next group's (the autograd thread's lead over the GPU). */
+static void enter_group(struct of_state *s, struct ex *ex, uint32_t k)
+{
+	prefetch_group(s, ex, k);
+	if (k < s->n_grp)
+		prefetch_group(s, ex, k + 1);
+}
+
 static void of_before_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 {
 	struct of_state *s = p->priv;
 	if (!s->prm.overlap || op->phase != WL_BWD)
 		return;
 	if (!s->in_bwd) {
-		/* "if there are still things in the fwd_stash, get rid of
-		 * them as we're in bwd now" */
+		/* the first backward node unpacks what is still stashed
+		 * from the device: "if unpack_tensor_id in self.fwd_stash:
+		 * maybe_accelerator_tensor = self.fwd_stash[...][0]" -- kept
+		 * (never released), its host copy unused */
 		s->in_bwd = true;
-		while (s->stash_head < s->n_stash)
-			unstash_one(s, ex);
+		for (uint32_t i = s->stash_head; i < s->n_stash; i++)
+			for (uint32_t j = 0; j < op->n_in; j++)
+				if (op->in[j] == s->stash_t[i])
+					s->f[s->stash_t[i]] |= OF_RELEASED;
 	}
 	uint32_t k = s->grp_of[op->id];
-	bool first = op->id == 0 || s->grp_of[op->id - 1] != k;
-	if (!k || !first)
-		return;
-	if (k == 1)
-		prefetch_group(s, ex, 1);
-	if (k < s->n_grp)
-		prefetch_group(s, ex, k + 1);
+	if (k && (op->id == 0 || s->grp_of[op->id - 1] != k))
+		enter_group(s, ex, k);
+}
+
+/* After the first backward node, its hook: "if there are still things
+ * in the fwd_stash, get rid of them as we're in bwd now" (s0 waits for
+ * each copy, the stash lets go); then the unpacks of the next node. */
+static void first_bwd_done(struct of_state *s, struct ex *ex,
+			   const struct wl_op *op)
+{
+	while (s->stash_head < s->n_stash)
+		unstash_one(s, ex);
+	const struct wl_workload *wl = ex_workload(ex);
+	if (op->id + 1 < wl->n_ops && s->grp_of[op->id + 1])
+		enter_group(s, ex, s->grp_of[op->id + 1]);
 }
 
 static void of_report(struct pol *p, FILE *out)

@@ -249,8 +249,16 @@ static void zo_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 			continue;
 		unsigned fl = s->flags |
 			      ((s->f[t] & ZO_GRAD_RELEASE) ? EX_RELEASE : 0);
-		if (ex_swap_out(ex, t, fl) == ENG_EVENT_NONE)
-			s->refused++;
+		if (ex_swap_out(ex, t, fl) == ENG_EVENT_NONE) {
+			/* the CPU step cannot run without it: a host OOM
+			 * (ex_last_error says which memory) */
+			char why[200];
+			snprintf(why, sizeof why, "zero-offload: gradient "
+				 "not copied to the host: %s",
+				 ex_last_error(ex));
+			ex_stop_oom(ex, t, why);
+			return;
+		}
 	}
 	/* the updated parameter back to the device */
 	if (s->prm.dpu || !s->t_op[op->id])

@@ -1397,6 +1397,14 @@ eng_event ex_refresh(struct ex *ex, uint32_t t, unsigned flags,
 
 uint64_t ex_host_used(const struct ex *ex) { return ex->host_used; }
 
+void ex_stop_oom(struct ex *ex, uint32_t t, const char *why)
+{
+	uint32_t op = ex->n_stack ? ex->stack[ex->n_stack - 1].op
+		      : ex->next_op ? ex->next_op - 1
+				    : WL_NONE;
+	stop_oom(ex, op, t, t == WL_NONE ? 0 : ex->wl->tensors[t].bytes, why);
+}
+
 int ex_host_reserve(struct ex *ex, uint64_t bytes)
 {
 	if (ex->setup_done)

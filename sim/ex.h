@@ -407,6 +407,12 @@ eng_event ex_refresh(struct ex *ex, uint32_t t, unsigned flags,
  * fit). */
 int ex_host_reserve(struct ex *ex, uint64_t bytes);
 
+/* End the run as an OOM (a result, as the executor's own): the policy
+ * cannot go on without memory it was refused, e.g. zero-offload when a
+ * gradient's host copy does not fit in host memory. `why` is the
+ * reason reported; t the tensor (WL_NONE: none). */
+void ex_stop_oom(struct ex *ex, uint32_t t, const char *why);
+
 /* Host bytes held now (the figure st_run.host_peak is the peak of). */
 uint64_t ex_host_used(const struct ex *ex);
 

@@ -1,0 +1,328 @@
+/*
+ * test_offload.c - the offload and zero-offload policies (policies/
+ * offload.c, policies/zero_offload.c; issue 32) on a 3-block toy
+ * transformer whose every copy and kernel is worked out on paper.
+ *
+ * The profile is hw_test_profile (launch latency 0, no allocation costs,
+ * copy engines independent, derate 1) with the links set to 1e9 B/s
+ * pinned and 0.5e9 B/s pageable: a 1000-byte copy takes 1000 ns pinned,
+ * 2000 ns pageable. The allocator is `arena` (plain sums), the
+ * workload's personality pytorch (named; no generator rule applies to a
+ * hand-built workload). Kernels take their stated time.
+ *
+ * The toy (bytes; ns):
+ *   x0 input 1000. Block k = 1, 2, 3 (layer "bk"):
+ *     bk.attn  fwd 100   x(k-1), Wa_k   -> hk 1000
+ *     bk.mlp   fwd 200   hk, Wm_k       -> xk 1000
+ *   loss       fwd  10   x3             -> l 10 (no reader)
+ *   loss.bwd   bwd  10   x3             -> g3 1000      (layer "loss")
+ *   bk.mlp.bwd bwd 400   gk, hk, Wm_k   -> ghk 1000, dWm_k 100
+ *   bk.attn.bwd bwd 200  ghk, x(k-1), Wa_k -> g(k-1) 1000, dWa_k 100
+ *   Wa_1, Wm_1, ..., Wm_3 update 5 ns each, reading W, dW, W.m, W.v
+ *   (parameters and states 100 bytes, element size unstated: 4 bytes,
+ *   25 elements each).
+ * Saved for backward: x0, h1, x1, h2, x2, h3, x3 (7 x 1000 bytes).
+ * Compute: forward 910, backward 10 + 3 x 600 = 1810, updates 30.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "testkit.h"
+#include "wlkit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void O(struct wl_workload *w, const char *name, enum wl_op_type ty,
+	      enum wl_phase ph, const char *layer, sim_time_t time,
+	      const uint32_t *in, uint32_t n_in, const uint32_t *out,
+	      uint32_t n_out)
+{
+	gms_err err;
+	struct wl_op_desc d = {.name = name, .type = ty, .phase = ph,
+			       .layer = layer, .in = in, .n_in = n_in,
+			       .out = out, .n_out = n_out, .time = time,
+			       .flops = (double)time, .recomputable = true};
+	if (wl_add_op(w, &d, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+}
+
+static struct wl_workload *toy(void)
+{
+	struct wl_workload *w = wl_new("toy3", 1);
+	wl_set_framework(w, "pytorch");
+	char n[64], m[64];
+	uint32_t x[4], h[4], Wa[4], Wm[4], g[4], gh[4], dWa[4], dWm[4];
+	x[0] = T(w, "x0", 1000, WL_INPUT);
+	for (int k = 1; k <= 3; k++) {
+		snprintf(n, sizeof n, "Wa%d", k);
+		Wa[k] = T(w, n, 100, WL_PARAM);
+		snprintf(n, sizeof n, "Wm%d", k);
+		Wm[k] = T(w, n, 100, WL_PARAM);
+	}
+	for (int k = 1; k <= 3; k++) {
+		snprintf(m, sizeof m, "b%d", k);
+		snprintf(n, sizeof n, "h%d", k);
+		h[k] = T(w, n, 1000, WL_ACT);
+		snprintf(n, sizeof n, "x%d", k);
+		x[k] = T(w, n, 1000, WL_ACT);
+		uint32_t in1[] = {x[k - 1], Wa[k]};
+		snprintf(n, sizeof n, "b%d.attn", k);
+		O(w, n, OT_MATMUL, WL_FWD, m, 100, in1, 2, &h[k], 1);
+		uint32_t in2[] = {h[k], Wm[k]};
+		snprintf(n, sizeof n, "b%d.mlp", k);
+		O(w, n, OT_MATMUL, WL_FWD, m, 200, in2, 2, &x[k], 1);
+	}
+	uint32_t l = T(w, "l", 10, WL_ACT);
+	O(w, "loss", OT_LOSS, WL_FWD, "loss", 10, &x[3], 1, &l, 1);
+	g[3] = T(w, "g3", 1000, WL_ACT_GRAD);
+	O(w, "loss.bwd", OT_LOSS_BWD, WL_BWD, "loss", 10, &x[3], 1, &g[3], 1);
+	for (int k = 3; k >= 1; k--) {
+		snprintf(m, sizeof m, "b%d", k);
+		snprintf(n, sizeof n, "gh%d", k);
+		gh[k] = T(w, n, 1000, WL_ACT_GRAD);
+		snprintf(n, sizeof n, "dWm%d", k);
+		dWm[k] = T(w, n, 100, WL_PARAM_GRAD);
+		uint32_t in1[] = {g[k], h[k], Wm[k]}, o1[] = {gh[k], dWm[k]};
+		snprintf(n, sizeof n, "b%d.mlp.bwd", k);
+		O(w, n, OT_MATMUL_BWD, WL_BWD, m, 400, in1, 3, o1, 2);
+		snprintf(n, sizeof n, "g%d", k - 1);
+		g[k - 1] = T(w, n, 1000, WL_ACT_GRAD);
+		snprintf(n, sizeof n, "dWa%d", k);
+		dWa[k] = T(w, n, 100, WL_PARAM_GRAD);
+		uint32_t in2[] = {gh[k], x[k - 1], Wa[k]}, o2[] = {g[k - 1],
+								  dWa[k]};
+		snprintf(n, sizeof n, "b%d.attn.bwd", k);
+		O(w, n, OT_MATMUL_BWD, WL_BWD, m, 200, in2, 3, o2, 2);
+	}
+	for (int k = 1; k <= 3; k++) {
+		for (int a = 0; a < 2; a++) {
+			uint32_t P = a ? Wm[k] : Wa[k], G = a ? dWm[k] : dWa[k];
+			const char *pn = w->tensors[P].name;
+			snprintf(n, sizeof n, "%s.m", pn);
+			uint32_t sm = T(w, n, 100, WL_OPT_STATE);
+			snprintf(n, sizeof n, "%s.v", pn);
+			uint32_t sv = T(w, n, 100, WL_OPT_STATE);
+			uint32_t in[] = {P, G, sm, sv};
+			snprintf(n, sizeof n, "%s.update", pn);
+			O(w, n, OT_UPDATE, WL_UPD, "update", 5, in, 4, NULL, 0);
+		}
+	}
+	finalize(w);
+	return w;
+}
+
+static void profile(struct hw_profile *hw)
+{
+	hw_test_profile(hw, 1 << 20);
+	for (int d = 0; d < HW_DIR_COUNT; d++) {
+		hw->link[d].bw_pinned = 1e9;
+		hw->link[d].bw_pageable = 0.5e9;
+	}
+}
+
+/* One iteration of the toy under `name` with settings kv. */
+static void run_toy(const struct hw_profile *hw, const char *name,
+		    const char *const *kv, size_t n, struct st_run *st,
+		    char **rep)
+{
+	struct wl_workload *w = toy();
+	struct pol p;
+	make_policy(&p, name, kv, n);
+	memset(st, 0, sizeof *st);
+	assert_int_equal(run_on(w, &p, hw, "arena", 0, 0, 1, st), 0);
+	if (rep) {
+		gms_err err = {{0}};
+		assert_int_equal(pol_report_text(&p, rep, &err), 0);
+	}
+	pol_destroy(&p);
+	wl_free(w);
+}
+
+/* Peak device bytes without offload: at b3.mlp.bwd the six saved tensors
+ * not yet read (x0 h1 x1 h2 x2 h3: x3 went after loss.bwd), g3, gh3 and
+ * dWm3 = 8100, plus parameters and states 1800: 9900. Time 910 + 1810 +
+ * 30 = 2750. */
+static void test_framework_baseline(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	profile(&hw);
+	struct st_run st;
+	run_toy(&hw, "framework", NULL, 0, &st, NULL);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.steady.time, 2750);
+	assert_int_equal(st.mem.peak_requested, 9900);
+	st_run_free(&st);
+}
+
+/* save_on_cpu, pin_memory false (its default): every saved tensor is
+ * copied out synchronously (2000 ns pageable) right after the kernel that
+ * saves it, and back on demand (2000 ns) before the backward op that
+ * reads it; nothing overlaps. Time = 2750 + 7 x 2000 + 7 x 2000 = 30750,
+ * stalls 14000 each way. Device peak: forward holds at most hk and xk
+ * (2000); backward at b1.attn.bwd: gh1, x0 (back), g0, six dW = 3600;
+ * plus 1800 whole-run bytes = 5400. */
+static void test_save_on_cpu_blocking(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	profile(&hw);
+	struct st_run st;
+	char *rep = NULL;
+	run_toy(&hw, "offload", NULL, 0, &st, &rep);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.steady.time, 30750);
+	assert_int_equal(st.steady.stall[ST_STALL_D2H], 14000);
+	assert_int_equal(st.steady.stall[ST_STALL_H2D], 14000);
+	assert_int_equal(st.steady.bytes_d2h, 7000);
+	assert_int_equal(st.steady.bytes_h2d, 7000);
+	assert_int_equal(st.mem.peak_requested, 5400);
+	assert_int_equal(st.pinned_peak, 0); /* pageable */
+	assert_non_null(strstr(rep, "saved_tensors 7\n"));
+	free(rep);
+	st_run_free(&st);
+
+	/* pin_memory: true, copies of 1000 ns: 2750 + 14 x 1000 */
+	const char *kv[] = {"pin_memory=true"};
+	run_toy(&hw, "offload", kv, 1, &st, NULL);
+	assert_int_equal(st.steady.time, 16750);
+	assert_int_equal(st.pinned_peak, 7000);
+	st_run_free(&st);
+}
+
+/*
+ * torchtune's OffloadActivations (pinned: 1000 ns a copy), min_bytes 0,
+ * stash 5. Forward: the D2H engine copies x0 [100,1100], h1 [1100,2100],
+ * x1 [2100,3100], h2 [3100,4100], x2 [4100,5100], h3 [5100,6100], x3
+ * [6100,7100]. The 6th pack (h3, after b3.attn at 700) lets x0 go: the
+ * compute stream waits to 1100 (stall 400); the 7th (x3, after b3.mlp
+ * [1100,1300]) lets h1 go: wait to 2100 (800); loss [2100,2110].
+ * Backward: loss.bwd reads x3 from the stash [2110,2120]; its hook waits
+ * for every stashed copy, to 7100 (4980). Then b3 brings back h3
+ * [7100,8100] and x2 [8100,9100] and prefetches b2's h2 [9100,10100] and
+ * x1 [10100,11100]: b3.mlp.bwd [8100,8500] (H2D stall 1000), b3.attn.bwd
+ * [9100,9300] (600); b2 prefetches b1's h1 [11100,12100] and x0
+ * [12100,13100]: b2.mlp.bwd [10100,10500] (800), b2.attn.bwd
+ * [11100,11300] (600), b1.mlp.bwd [12100,12500] (800), b1.attn.bwd
+ * [13100,13300] (600); updates to 13330. D2H stalls 6180, H2D 4400;
+ * six copies back (x3 never left).
+ */
+static void test_overlap_streams(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	profile(&hw);
+	struct st_run st;
+	const char *kv[] = {"overlap=true", "min_bytes=0"};
+	run_toy(&hw, "offload", kv, 2, &st, NULL);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.steady.time, 13330);
+	assert_int_equal(st.steady.stall[ST_STALL_D2H], 6180);
+	assert_int_equal(st.steady.stall[ST_STALL_H2D], 4400);
+	assert_int_equal(st.steady.bytes_d2h, 7000);
+	assert_int_equal(st.steady.bytes_h2d, 6000);
+	st_run_free(&st);
+
+	/* its default min_offload_size, 1024 bytes: every saved tensor
+	 * (1000 bytes) stays, and the run is the framework's */
+	const char *kv2[] = {"overlap=true"};
+	char *rep = NULL;
+	run_toy(&hw, "offload", kv2, 1, &st, &rep);
+	assert_int_equal(st.steady.time, 2750);
+	assert_int_equal(st.steady.bytes_d2h, 0);
+	assert_non_null(strstr(rep, "kept_small 7\n"));
+	free(rep);
+	st_run_free(&st);
+}
+
+/*
+ * ZeRO-Offload, host.mem_bw 1e9 B/s (1 byte/ns), no flops term, pageable
+ * (DeepSpeed's default). CPU-Adam bytes of one parameter: m and v read
+ * and written 400, the device copy written 100, the fp32 gradient read
+ * 4 x 25 = 100, the fp32 master read and written 8 x 25 = 200: 800 ns.
+ * Backward as the framework's to 2720; each dW (100 bytes, 200 ns) goes
+ * out after its kernel: the last, dWa1, [2720,2920]. Wa1.update waits
+ * for it and runs [2920,3720]; each later one follows (800 ns), each
+ * parameter copied back in 200 ns after its step: the last [7720,7920].
+ * Time 7920; host CPU 4800; 600 bytes each way; the drain of the last
+ * copy, 200, is the iteration's H2D stall. Host: states 1200 + masters
+ * 6 x 100 + the six gradients 600 = 2400. Device: no states (1200 less
+ * than the framework's whole-run bytes), the gradients leave.
+ */
+static void test_zero_offload(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	profile(&hw);
+	hw.host_mem_bw = 1e9;
+	struct st_run st;
+	run_toy(&hw, "zero-offload", NULL, 0, &st, NULL);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.steady.time, 7920);
+	assert_int_equal(st.steady.host_busy, 4800);
+	assert_int_equal(st.steady.bytes_d2h, 600);
+	assert_int_equal(st.steady.bytes_h2d, 600);
+	assert_int_equal(st.steady.stall[ST_STALL_H2D], 200);
+	assert_int_equal(st.host_peak, 2400);
+	st_run_free(&st);
+
+	/* DPU: the step (4800) and the parameter copies run from the
+	 * iteration's start: copies [4800,6000]; the update ops wait for the
+	 * host queue (4800); time 6000 */
+	const char *kv[] = {"dpu=true"};
+	run_toy(&hw, "zero-offload", kv, 1, &st, NULL);
+	assert_int_equal(st.steady.time, 6000);
+	st_run_free(&st);
+
+	/* host OOM is a result: 1500 bytes of host memory hold the states
+	 * (1200) but not the masters (600 more) */
+	hw.host_memory = 1500;
+	run_toy(&hw, "zero-offload", NULL, 0, &st, NULL);
+	assert_true(st.oom.hit);
+	assert_non_null(strstr(st.oom.reason, "host memory"));
+	st_run_free(&st);
+
+	/* 2000 hold states and masters (1800) but not every gradient: the
+	 * third copy out is refused and the run ends as a host OOM */
+	hw.host_memory = 2000;
+	run_toy(&hw, "zero-offload", NULL, 0, &st, NULL);
+	assert_true(st.oom.hit);
+	assert_non_null(strstr(st.oom.reason, "host memory exhausted"));
+	st_run_free(&st);
+}
+
+/* zero-offload needs the host's memory bandwidth: a profile without
+ * host.mem_bw is refused at planning, naming the key. */
+static void test_zero_offload_needs_host_bw(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	profile(&hw);
+	struct wl_workload *w = toy();
+	struct pol p;
+	make_policy(&p, "zero-offload", NULL, 0);
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_on(w, &p, &hw, "arena", 0, 0, 1, &st), -1);
+	assert_non_null(strstr(st.error, "host.mem_bw"));
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_framework_baseline),
+		cmocka_unit_test(test_save_on_cpu_blocking),
+		cmocka_unit_test(test_overlap_streams),
+		cmocka_unit_test(test_zero_offload),
+		cmocka_unit_test(test_zero_offload_needs_host_bw),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
