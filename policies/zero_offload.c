@@ -43,10 +43,10 @@
  *     (ex_refresh), overlapping the next parameter's step;
  *   - dpu: true -- section 4.3: "the CPU computation of step i-1
  *     overlaps with the GPU forward and backward of step i", using
- *     parameters one step stale. The whole CPU step and the parameter
- *     copies are issued at the iteration's start (ex_host_task, then
- *     ex_refresh of each parameter after it) and run beside the forward
- *     and backward; the update ops take no time. The paper applies DPU
+ *     parameters one step stale. Each parameter's CPU step and its copy
+ *     back are issued at the iteration's start (ex_host_task, then
+ *     ex_refresh after it, pipelined as without DPU) and run beside the
+ *     forward and backward; the update ops take no time. The paper applies DPU
  *     only after the first N steps; every iteration does here (the
  *     warm-up is not measured).
  *
@@ -99,7 +99,6 @@ struct zo_state {
 	uint8_t *f;	     /* per tensor: ZO_* */
 	sim_time_t *t_op;    /* per op: CPU-Adam time, 0: not on host */
 	sim_time_t step;     /* sum: one CPU step */
-	uint32_t first_param; /* names the DPU host task */
 	uint64_t states_bytes, master_bytes, grad_bytes, param_bytes;
 	uint64_t n_upd, refused;
 	bool flops_term;     /* the profile gave flops_per_thread */
@@ -112,7 +111,6 @@ static int zo_init(struct pol *p, gms_err *err)
 		return gms_errf(err, "out of memory");
 	s->prm = *(const struct zo_params *)p->params;
 	s->flags = s->prm.pin ? 0 : EX_PAGEABLE;
-	s->first_param = WL_NONE;
 	p->priv = s;
 	return 0;
 }
@@ -176,8 +174,6 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 			case WL_PARAM:
 				n = numel(x);
 				s->f[t] |= ZO_PARAM;
-				if (s->first_param == WL_NONE)
-					s->first_param = t;
 				s->param_bytes += x->bytes;
 				/* the device-precision copy it writes */
 				bytes += (double)x->bytes;
@@ -227,16 +223,23 @@ static void zo_iter_begin(struct pol *p, struct ex *ex, int iter)
 {
 	struct zo_state *s = p->priv;
 	(void)iter;
-	if (!s->prm.dpu || s->first_param == WL_NONE)
+	if (!s->prm.dpu)
 		return;
-	/* step i-1's CPU update and parameter copies beside step i */
-	eng_event ev = ex_host_task(ex, s->first_param, s->step,
-				    ENG_EVENT_NONE);
+	/* step i-1's CPU update beside step i: each parameter's step on the
+	 * host, its copy back after it (overlapping the next one's step) */
 	const struct wl_workload *wl = ex_workload(ex);
-	for (uint32_t t = 0; t < wl->n_tensors; t++)
-		if ((s->f[t] & ZO_PARAM) && wl->tensors[t].kind == WL_PARAM &&
-		    ex_refresh(ex, t, s->flags, ev) == ENG_EVENT_NONE)
-			s->refused++;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		if (!s->t_op[o])
+			continue;
+		const struct wl_op *op = &wl->ops[o];
+		eng_event ev = ex_host_task(ex, op->in[0], s->t_op[o],
+					    ENG_EVENT_NONE);
+		for (uint32_t i = 0; i < op->n_in; i++)
+			if (wl->tensors[op->in[i]].kind == WL_PARAM &&
+			    ex_refresh(ex, op->in[i], s->flags, ev) ==
+				    ENG_EVENT_NONE)
+				s->refused++;
+	}
 }
 
 static void zo_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
