@@ -316,6 +316,99 @@ static void test_zero_offload_needs_host_bw(void **state)
 	wl_free(w);
 }
 
+/* ---- the executor's host-side calls, with a scripted policy ---------- */
+
+/* plan: make Wa1's states host-resident and, `host_op`, run its update on
+ * the host; after b1.mlp: copy h1 out pageable (the toy's h1 is read by
+ * b1.mlp.bwd, swapped in on demand). */
+struct host_script {
+	bool host_op;	     /* Wa1.update on the host */
+	bool state_on_dev_op; /* a device op reads a host-resident state */
+};
+
+static int hs_plan(struct pol *p, struct ex *ex, gms_err *err)
+{
+	const struct host_script *h = p->priv;
+	const struct wl_workload *w = ex_workload(ex);
+	(void)err;
+	assert_int_equal(ex_host_resident(ex, tensor_id(w, "Wa1.m")), 0);
+	assert_int_equal(ex_host_resident(ex, tensor_id(w, "Wa1.v")), 0);
+	/* only whole-run tensors may live on the host */
+	assert_int_equal(ex_host_resident(ex, tensor_id(w, "h1")), -1);
+	/* only an update op with no output may run on the host */
+	assert_int_equal(ex_run_on_host(ex, op_id(w, "b1.attn"), 5), -1);
+	if (h->host_op)
+		assert_int_equal(ex_run_on_host(ex, op_id(w, "Wa1.update"), 50),
+				 0);
+	return 0;
+}
+
+static void hs_after(struct pol *p, struct ex *ex, const struct wl_op *op)
+{
+	(void)p;
+	const struct wl_workload *w = ex_workload(ex);
+	if (strcmp(op->name, "b1.mlp") == 0) {
+		eng_event ev = ex_swap_out(ex, tensor_id(w, "h1"),
+					   EX_RELEASE | EX_PAGEABLE);
+		assert_int_not_equal(ev, ENG_EVENT_NONE);
+		ex_wait(ex, ev);
+	}
+	if (strcmp(op->name, "b1.attn.bwd") == 0)
+		assert_int_not_equal(ex_swap_out(ex, tensor_id(w, "dWa1"),
+						 EX_RELEASE | EX_PAGEABLE),
+				     ENG_EVENT_NONE);
+}
+
+static int run_script(struct host_script *h, struct st_run *st)
+{
+	struct hw_profile hw;
+	profile(&hw);
+	struct wl_workload *w = toy();
+	const struct pol_ops ops = {.name = "host-script", .plan = hs_plan,
+				    .after_op = hs_after};
+	struct pol pol = {.ops = &ops, .priv = h};
+	memset(st, 0, sizeof *st);
+	int rc = run_on(w, &pol, &hw, "arena", 0, 0, 1, st);
+	wl_free(w);
+	return rc;
+}
+
+/* Wa1.update on the host reads Wa1.m and .v there and dWa1's host copy.
+ * h1 goes out after b1.mlp (pageable, 2000 ns, waited for: [300,2300])
+ * and comes back for b1.mlp.bwd ([4120,6120]); dWa1 goes out after
+ * b1.attn.bwd ([6720,6920], 200 ns); Wa1.update runs on the host after it
+ * [6920,6970]; the five others take 25 on the device: 6995. The host
+ * holds the two states (200) and h1 (1000) at once: 1200; nothing pinned. */
+static void test_host_calls(void **state)
+{
+	(void)state;
+	struct host_script h = {.host_op = true};
+	struct st_run st;
+	assert_int_equal(run_script(&h, &st), 0);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.steady.time, 6995);
+	assert_int_equal(st.steady.stall[ST_STALL_D2H], 2000);
+	assert_int_equal(st.steady.stall[ST_STALL_H2D], 2000);
+	assert_int_equal(st.steady.host_busy, 50);
+	assert_int_equal(st.host_peak, 1200);
+	assert_int_equal(st.pinned_peak, 0);
+	st_run_free(&st);
+}
+
+/* the update left on the device reads a host-resident state: an error
+ * naming the op and the tensor, not a crash */
+static void test_device_op_reads_host_tensor(void **state)
+{
+	(void)state;
+	struct host_script h = {.host_op = false};
+	struct st_run st;
+	assert_int_equal(run_script(&h, &st), -1);
+	assert_true(st.failed);
+	assert_non_null(strstr(st.error, "Wa1.update"));
+	assert_non_null(strstr(st.error, "Wa1.m"));
+	st_run_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +417,8 @@ int main(void)
 		cmocka_unit_test(test_overlap_streams),
 		cmocka_unit_test(test_zero_offload),
 		cmocka_unit_test(test_zero_offload_needs_host_bw),
+		cmocka_unit_test(test_host_calls),
+		cmocka_unit_test(test_device_op_reads_host_tensor),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
