@@ -143,6 +143,8 @@ struct of_state {
 	/* report */
 	uint64_t n_saved, saved_bytes; /* plan: tensors chosen, bytes */
 	uint64_t kept_small;	       /* saved tensors under min_bytes */
+	uint64_t held;		       /* saved tensors the framework holds
+					  for the run (wl_tensor.held) */
 	uint64_t prefetches, prefetch_refused, stash_waits, pack_refused;
 };
 
@@ -179,12 +181,10 @@ static void of_fini(struct pol *p)
 
 /* Saved for backward (the header): not whole-run or held, made in the
  * forward pass or an input, read by a backward op. */
-static bool saved_for_bwd(const struct wl_workload *wl, struct ex *ex,
-			  uint32_t t)
+static bool saved_for_bwd(const struct wl_workload *wl, uint32_t t)
 {
 	const struct wl_tensor *x = &wl->tensors[t];
-	if (ex_tensor_persistent(ex, t) || x->kind == WL_PARAM ||
-	    x->kind == WL_OPT_STATE)
+	if (x->kind == WL_PARAM || x->kind == WL_OPT_STATE)
 		return false;
 	if (x->producer != WL_NONE && wl->ops[x->producer].phase != WL_FWD)
 		return false;
@@ -209,8 +209,14 @@ static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
 	if (!s->f || !s->stash_t || !s->stash_ev || !s->grp_of || !s->grp_at)
 		return gms_errf(err, "out of memory");
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
-		if (!saved_for_bwd(wl, ex, t))
+		if (!saved_for_bwd(wl, t))
 			continue;
+		if (ex_tensor_persistent(ex, t)) {
+			/* the framework holds it for the run (Caffe's
+			 * blobs): it never leaves the device */
+			s->held++;
+			continue;
+		}
 		if (wl->tensors[t].bytes < s->min_bytes) {
 			s->kept_small++;
 			continue;
@@ -443,6 +449,7 @@ static void of_report(struct pol *p, FILE *out)
 	fprintf(out, "saved_bytes %llu\n",
 		(unsigned long long)s->saved_bytes);
 	fprintf(out, "kept_small %llu\n", (unsigned long long)s->kept_small);
+	fprintf(out, "held_by_framework %llu\n", (unsigned long long)s->held);
 	fprintf(out, "prefetches %llu\n", (unsigned long long)s->prefetches);
 	fprintf(out, "prefetch_refused %llu\n",
 		(unsigned long long)s->prefetch_refused);

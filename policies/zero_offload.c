@@ -179,8 +179,21 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 				bytes += (double)x->bytes;
 				break;
 			default:
-				if (!ex_tensor_persistent(ex, t))
-					s->f[t] |= ZO_GRAD;
+				/* a gradient the framework holds for the run
+				 * (Caffe's diffs, wl_tensor.held) can never
+				 * leave the device: refused, naming it */
+				if (ex_tensor_persistent(ex, t))
+					return gms_errf(
+						err,
+						"gradient %s is held for the run "
+						"by the workload's framework "
+						"personality (%s): ZeRO-Offload "
+						"needs it copied out (use a "
+						"pytorch workload)",
+						x->name,
+						wl->framework ? wl->framework
+							      : "none");
+				s->f[t] |= ZO_GRAD;
 				/* ds_adam_step reads fp32 gradients */
 				bytes += 4.0 * numel(x);
 				break;

@@ -51,7 +51,9 @@ static void O(struct wl_workload *w, const char *name, enum wl_op_type ty,
 		fail_msg("%s", err.msg);
 }
 
-static struct wl_workload *toy(void)
+/* The toy; held_grad: dWa1 held for the run (as the caffe personality
+ * holds every diff, wl_set_held). */
+static struct wl_workload *toy_opt(bool held_grad)
 {
 	struct wl_workload *w = wl_new("toy3", 1);
 	wl_set_framework(w, "pytorch");
@@ -112,9 +114,15 @@ static struct wl_workload *toy(void)
 			O(w, n, OT_UPDATE, WL_UPD, "update", 5, in, 4, NULL, 0);
 		}
 	}
+	if (held_grad) {
+		gms_err err;
+		assert_int_equal(wl_set_held(w, dWa[1], &err), 0);
+	}
 	finalize(w);
 	return w;
 }
+
+static struct wl_workload *toy(void) { return toy_opt(false); }
 
 static void profile(struct hw_profile *hw)
 {
@@ -316,6 +324,28 @@ static void test_zero_offload_needs_host_bw(void **state)
 	wl_free(w);
 }
 
+/* A gradient the framework holds for the run cannot leave the device:
+ * zero-offload refuses at planning, naming it and the personality;
+ * offload counts the held saved tensors it leaves alone. */
+static void test_held_gradient_refused(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	profile(&hw);
+	hw.host_mem_bw = 1e9;
+	struct wl_workload *w = toy_opt(true);
+	struct pol p;
+	make_policy(&p, "zero-offload", NULL, 0);
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_on(w, &p, &hw, "arena", 0, 0, 1, &st), -1);
+	assert_non_null(strstr(st.error, "dWa1 is held"));
+	assert_non_null(strstr(st.error, "pytorch"));
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
 /* ---- the executor's host-side calls, with a scripted policy ---------- */
 
 /* plan: make Wa1's states host-resident and, `host_op`, run its update on
@@ -417,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_overlap_streams),
 		cmocka_unit_test(test_zero_offload),
 		cmocka_unit_test(test_zero_offload_needs_host_bw),
+		cmocka_unit_test(test_held_gradient_refused),
 		cmocka_unit_test(test_host_calls),
 		cmocka_unit_test(test_device_op_reads_host_tensor),
 	};
