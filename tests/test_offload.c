@@ -346,6 +346,141 @@ static void test_held_gradient_refused(void **state)
 	wl_free(w);
 }
 
+/* ---- every family, and a recorded trace ------------------------------ */
+
+/* Bytes the header's definition saves for backward: not a parameter or
+ * optimizer state, made in forward (or an input), read in backward. */
+static uint64_t saved_bytes(const struct wl_workload *w)
+{
+	uint64_t b = 0;
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		if (x->kind == WL_PARAM || x->kind == WL_OPT_STATE || x->held)
+			continue;
+		if (x->producer == WL_NONE ? x->kind != WL_INPUT
+		    : w->ops[x->producer].phase != WL_FWD)
+			continue;
+		bool bwd = false;
+		for (uint32_t i = 0; i < x->n_readers; i++)
+			bwd |= w->ops[x->readers[i]].phase == WL_BWD;
+		b += bwd ? x->bytes : 0;
+	}
+	return b;
+}
+
+/* Blocking offload copies each saved tensor out once and back once;
+ * zero-offload copies each gradient an update reads out and each updated
+ * parameter back, and holds at least the optimizer states and the fp32
+ * masters (4 bytes an element) in host memory. On the 64 GiB test
+ * device nothing runs out. */
+static void check_family(struct wl_workload *w, const char *what)
+{
+	struct hw_profile hw;
+	hw_test_profile(&hw, (uint64_t)64 << 30);
+	hw.host_mem_bw = 1e9;
+	struct pol p;
+	struct st_run st;
+	const char *pin[] = {"pin_memory=true"};
+	make_policy(&p, "offload", pin, 1);
+	memset(&st, 0, sizeof st);
+	if (run_on(w, &p, &hw, "arena", 0, 0, 1, &st) < 0 || st.oom.hit)
+		fail_msg("%s: offload failed: %s", what, st.error);
+	uint64_t want = saved_bytes(w);
+	if (st.steady.bytes_d2h != want || st.steady.bytes_h2d != want)
+		fail_msg("%s: offload moved %llu out, %llu in; saved %llu",
+			 what, (unsigned long long)st.steady.bytes_d2h,
+			 (unsigned long long)st.steady.bytes_h2d,
+			 (unsigned long long)want);
+	assert_true(want > 0);
+	st_run_free(&st);
+	pol_destroy(&p);
+
+	uint64_t grads = 0, params = 0, states = 0, masters = 0;
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		if (op->type != OT_UPDATE || op->phase != WL_UPD)
+			continue;
+		for (uint32_t i = 0; i < op->n_in; i++) {
+			const struct wl_tensor *x = &w->tensors[op->in[i]];
+			if (x->kind == WL_PARAM) {
+				params += x->bytes;
+				masters += 4 * (x->bytes / (x->esz ? x->esz : 4));
+			} else if (x->kind == WL_OPT_STATE) {
+				states += x->bytes;
+			} else {
+				grads += x->bytes;
+			}
+		}
+	}
+	make_policy(&p, "zero-offload", NULL, 0);
+	memset(&st, 0, sizeof st);
+	if (run_on(w, &p, &hw, "arena", 0, 0, 1, &st) < 0 || st.oom.hit)
+		fail_msg("%s: zero-offload failed: %s", what, st.error);
+	if (st.steady.bytes_d2h != grads || st.steady.bytes_h2d != params)
+		fail_msg("%s: zero-offload moved %llu out, %llu in; gradients "
+			 "%llu, parameters %llu",
+			 what, (unsigned long long)st.steady.bytes_d2h,
+			 (unsigned long long)st.steady.bytes_h2d,
+			 (unsigned long long)grads, (unsigned long long)params);
+	assert_true(st.host_peak >= states + masters);
+	st_run_free(&st);
+	pol_destroy(&p);
+}
+
+static void test_every_family(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		int64_t size;
+	} nets[] = {{"alexnet", 64},  {"resnet50", 32},	  {"densenet121", 32},
+		    {"inception_v3", 299}, {"bert_base", 32}, {"gpt2", 64},
+		    {"tinyllama-1.1b", 32}};
+	for (size_t i = 0; i < sizeof nets / sizeof *nets; i++) {
+		struct wl_workload *w = gen_build_ok(nets[i].name, 1,
+						     nets[i].size, WL_FW_PYTORCH,
+						     WL_OPTIM_ADAMW);
+		check_family(w, nets[i].name);
+		wl_free(w);
+	}
+}
+
+/* A recorded trace: offload as on the generators; it has no optimizer
+ * step, so zero-offload moves nothing and says so. */
+static void test_recorded_trace(void **state)
+{
+	(void)state;
+	char path[4096];
+	dtr_path_or_skip(DTR_RESNET32, path, sizeof path);
+	gms_err err = {{0}};
+	struct wl_workload *w = wl_load_dtr(path, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	struct hw_profile hw;
+	hw_test_profile(&hw, (uint64_t)64 << 30);
+	hw.host_mem_bw = 1e9;
+	struct pol p;
+	struct st_run st;
+	make_policy(&p, "offload", NULL, 0);
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_on(w, &p, &hw, "arena", 0, 0, 1, &st), 0);
+	assert_int_equal(st.steady.bytes_d2h, saved_bytes(w));
+	assert_int_equal(st.steady.bytes_h2d, saved_bytes(w));
+	st_run_free(&st);
+	pol_destroy(&p);
+	char *rep = NULL;
+	make_policy(&p, "zero-offload", NULL, 0);
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_on(w, &p, &hw, "arena", 0, 0, 1, &st), 0);
+	assert_int_equal(pol_report_text(&p, &rep, &err), 0);
+	assert_non_null(strstr(rep, "update_ops_on_host 0\n"));
+	assert_int_equal(st.steady.bytes_d2h + st.steady.bytes_h2d, 0);
+	free(rep);
+	st_run_free(&st);
+	pol_destroy(&p);
+	wl_free(w);
+}
+
 /* ---- the executor's host-side calls, with a scripted policy ---------- */
 
 /* plan: make Wa1's states host-resident and, `host_op`, run its update on
@@ -448,6 +583,8 @@ int main(void)
 		cmocka_unit_test(test_zero_offload),
 		cmocka_unit_test(test_zero_offload_needs_host_bw),
 		cmocka_unit_test(test_held_gradient_refused),
+		cmocka_unit_test(test_every_family),
+		cmocka_unit_test(test_recorded_trace),
 		cmocka_unit_test(test_host_calls),
 		cmocka_unit_test(test_device_op_reads_host_tensor),
 	};
