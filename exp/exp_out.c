@@ -60,7 +60,8 @@ static const char stat_header[] =
 	"stall_memory_ms,stall_alloc_ms,h2d_bytes,d2h_bytes,swap_outs,"
 	"swap_ins,drops,swap_out_cancels,releases,algo_fallbacks,"
 	"kernels,peak_requested_bytes,peak_allocated_bytes,"
-	"peak_reserved_bytes,pinned_peak_bytes,frag_at_peak,frag_max,"
+	"peak_reserved_bytes,pinned_peak_bytes,host_peak_bytes,host_cpu_ms,"
+	"frag_at_peak,frag_max,"
 	"allocations,frees,alloc_failures,device_mallocs,device_frees,"
 	"alloc_ms,cuda_mallocs,cuda_frees,cuda_host_allocs,events,"
 	"late_swap_ins,replans,warmup_iters,settled_iter,"
@@ -75,7 +76,8 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 	fputc(',', f);
 	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,"
 		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-		   "%llu,%llu,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%.6f,%llu,%llu,"
+		   "%llu,%llu,%llu,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%.6f,"
+		   "%llu,%llu,"
 		   "%llu,%llu,",
 		exp_status(p), ms(s->time), r->samples_per_s,
 		ms(s->compute_busy), ms(s->recompute),
@@ -93,8 +95,10 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 		(unsigned long long)r->mem.peak_requested,
 		(unsigned long long)r->mem.peak_allocated,
 		(unsigned long long)r->mem.peak_reserved,
-		(unsigned long long)r->pinned_peak, r->frag_at_peak,
-		r->frag_max, (unsigned long long)r->mem.n_alloc,
+		(unsigned long long)r->pinned_peak,
+		(unsigned long long)r->host_peak, ms(s->host_busy),
+		r->frag_at_peak, r->frag_max,
+		(unsigned long long)r->mem.n_alloc,
 		(unsigned long long)r->mem.n_free,
 		(unsigned long long)r->mem.n_fail,
 		(unsigned long long)r->mem.n_device_malloc,
@@ -434,7 +438,7 @@ static void json_point(FILE *f, const struct exp *e,
 		"\"allocations\":%llu,\"frees\":%llu,\"failures\":%llu,"
 		"\"device_mallocs\":%llu,\"device_frees\":%llu,"
 		"\"frag_at_peak\":%.17g,\"frag_max\":%.17g,"
-		"\"pinned_peak\":%llu},\"events\":%llu",
+		"\"pinned_peak\":%llu,\"host_peak\":%llu},\"events\":%llu",
 		(unsigned long long)m->budget,
 		(unsigned long long)m->peak_requested,
 		(unsigned long long)m->peak_allocated,
@@ -444,6 +448,7 @@ static void json_point(FILE *f, const struct exp *e,
 		(unsigned long long)m->n_device_malloc,
 		(unsigned long long)m->n_device_free, r->frag_at_peak,
 		r->frag_max, (unsigned long long)r->pinned_peak,
+		(unsigned long long)r->host_peak,
 		(unsigned long long)r->events);
 	if (r->oom.hit) {
 		fprintf(f, ",\"oom\":{\"iteration\":%d,\"op\":", r->oom.iter);

@@ -385,6 +385,7 @@ static void sio_run(struct sio *x, struct st_run *r)
 	F(f64, r, frag_at_peak);
 	F(f64, r, frag_max);
 	F(u64, r, pinned_peak);
+	F(u64, r, host_peak);
 	F(cnt, r, events);
 	struct st_oom *o = &r->oom;
 	F(bool, o, hit);

@@ -14,6 +14,8 @@ extern const struct pol_ops pol_accudnn_ops;
 extern const struct pol_ops pol_dtr_ops;
 extern const struct pol_ops pol_superneurons_ops;
 extern const struct pol_ops pol_optimal_ops;
+extern const struct pol_ops pol_offload_ops;
+extern const struct pol_ops pol_zero_offload_ops;
 
 /* Add a policy here (and its file in policies/). Order is listing order. */
 static const struct pol_ops *const pol_table[] = {
@@ -27,6 +29,8 @@ static const struct pol_ops *const pol_table[] = {
 	&pol_dtr_ops,
 	&pol_superneurons_ops,
 	&pol_optimal_ops,
+	&pol_offload_ops,
+	&pol_zero_offload_ops,
 };
 
 const struct pol_ops *pol_at(size_t i)

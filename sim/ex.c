@@ -36,6 +36,12 @@ struct ex_tensor {
 	bool copying_out;	/* a D2H copy of it is in flight */
 	bool high;		/* allocate at the high end (policy hint) */
 	bool drop_deferred;	/* RECOMPUTE, block kept until readers finish */
+	bool pageable;		/* its host copy is in pageable memory
+				   (EX_PAGEABLE): copies run at the link's
+				   pageable bandwidth, no pinned bytes */
+	bool on_host;		/* a whole-run tensor that lives in host
+				   memory only (ex_host_resident): state
+				   OUT for the run, no device block */
 	mem_handle h;		/* device block, MEM_HANDLE_NONE if none */
 	uint32_t uses_left;	/* reads by ops not yet completed, this iter */
 	uint32_t lineage;	/* dropped tensors whose recompute needs it */
@@ -122,6 +128,16 @@ struct ex {
 	struct eng eng;		    /* compute stream, copy engines */
 	struct mem_dev dev;	    /* device allocator */
 	struct mem_host host;	    /* pinned host memory */
+	uint64_t host_used;	    /* host bytes held now, pinned and
+				       pageable copies and host-resident
+				       tensors (hw host.memory bounds it) */
+	uint64_t host_peak;	    /* max of host_used */
+	uint64_t host_reserved;	    /* host bytes held for the run besides
+				       tensors (ex_host_reserve) */
+	sim_time_t *host_op;	    /* per op: its time on the host CPU
+				       when it runs there (ex_run_on_host),
+				       NULL until one does */
+	uint8_t *on_host_op;	    /* per op: runs on the host (host_op) */
 	struct ex_tensor *t;	    /* per tensor */
 	uint32_t *algo;		    /* per op: algorithm chosen */
 	const struct wl_algo **algos; /* per op: its algorithm list, the
@@ -545,18 +561,45 @@ static void dev_free(struct ex *ex, uint32_t t, uint64_t bytes,
 /* Pinned bytes held for t grow by `bytes` (a staging buffer or the
  * compressed chunks: bookkeeping of what is already decided, so it does
  * not fail; ex_swap_out checks the capacity for the copy itself). */
+/* Host memory, all of it (pinned and pageable copies, host-resident
+ * tensors): take `bytes` when the profile's host.memory allows it (0:
+ * unlimited), or with force regardless (bookkeeping of what is already
+ * decided, as host_pin); -1 when it does not fit. */
+static int host_charge(struct ex *ex, uint64_t bytes, bool force)
+{
+	uint64_t cap = ex->cfg.hw->host_memory;
+	if (!force && cap && (ex->host_used > cap || bytes > cap - ex->host_used))
+		return -1;
+	ex->host_used += bytes;
+	if (ex->host_used > ex->host_peak)
+		ex->host_peak = ex->host_used;
+	return 0;
+}
+
+static void host_release(struct ex *ex, uint64_t bytes)
+{
+	assert(ex->host_used >= bytes);
+	ex->host_used -= bytes;
+}
+
 static void host_pin(struct ex *ex, uint32_t t, uint64_t bytes)
 {
 	uint64_t g0 = ex->host.n_grow;
+	assert(!ex->t[t].pageable); /* compression keeps pinned copies */
 	mem_host_take(&ex->host, bytes);
 	host_grew(ex, g0);
+	host_charge(ex, bytes, true);
 	ex->t[t].pinned += bytes;
 }
 
+/* Give back `bytes` of t's host copy (pinned or, EX_PAGEABLE, pageable;
+ * ex_tensor.pinned counts either). */
 static void host_unpin(struct ex *ex, uint32_t t, uint64_t bytes)
 {
 	assert(ex->t[t].pinned >= bytes);
-	mem_host_free(&ex->host, bytes);
+	if (!ex->t[t].pageable)
+		mem_host_free(&ex->host, bytes);
+	host_release(ex, bytes);
 	ex->t[t].pinned -= bytes;
 }
 
@@ -566,6 +609,7 @@ static void host_drop(struct ex *ex, uint32_t t)
 	if (x->host) {
 		host_unpin(ex, t, x->pinned);
 		x->host = false;
+		x->pageable = false;
 		x->z_state = ZS_RAW;
 		x->z_gen++;
 	}
@@ -970,13 +1014,25 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 		}
 		return ev;
 	}
+	bool pageable = flags & EX_PAGEABLE;
+	if (pageable && x->z_stored)
+		return refuse(ex, "swap_out %s: a compressed host copy is "
+			      "pinned (EX_PAGEABLE refused)", tname(ex, t)),
+		       ENG_EVENT_NONE;
+	if (host_charge(ex, bytes, false) < 0)
+		return refuse(ex, "swap_out %s: host memory exhausted "
+			      "(host.memory)", tname(ex, t)),
+		       ENG_EVENT_NONE;
 	uint64_t g0 = ex->host.n_grow;
-	if (mem_host_alloc(&ex->host, bytes) < 0)
+	if (!pageable && mem_host_alloc(&ex->host, bytes) < 0) {
+		host_release(ex, bytes);
 		return refuse(ex, "swap_out %s: pinned host memory exhausted",
 			      tname(ex, t)),
 		       ENG_EVENT_NONE;
+	}
 	host_grew(ex, g0);
 	x->pinned += bytes;
+	x->pageable = pageable;
 	if (!eng_event_done(&ex->eng, x->written)) {
 		struct eng_item w = {.type = ENG_WAIT, .q = ENG_D2H,
 				     .wait = x->written,
@@ -986,7 +1042,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 	drv_gate(ex, ENG_D2H);
 	eng_event ev = eng_event_new(&ex->eng, ENG_D2H);
 	struct eng_item it = {.type = ENG_COPY, .q = ENG_D2H, .bytes = bytes,
-			      .pinned = true, .wait = ENG_EVENT_NONE,
+			      .pinned = !pageable, .wait = ENG_EVENT_NONE,
 			      .signal = ev, .done = swap_out_done, .obj = ex,
 			      .arg = t, .tag = t};
 	x->copying_out = true;
@@ -1062,7 +1118,7 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 	x->in_issued = ev_now(&ex->evq);
 	ex->cur->n_swap_in++;
 	struct eng_item it = {.type = ENG_COPY, .q = ENG_H2D, .bytes = bytes,
-			      .pinned = true, .wait = ENG_EVENT_NONE,
+			      .pinned = !x->pageable, .wait = ENG_EVENT_NONE,
 			      .signal = x->ready, .done = swap_in_done,
 			      .obj = ex, .arg = t, .tag = t};
 	if (eng_issue(&ex->eng, &it) < 0)
@@ -1250,6 +1306,113 @@ eng_event ex_queue_event(struct ex *ex, enum eng_q q)
 	return eng_record(&ex->eng, q);
 }
 
+int ex_host_resident(struct ex *ex, uint32_t t)
+{
+	if (ex->setup_done)
+		return refuse(ex, "host_resident %s: only while planning",
+			      tname(ex, t));
+	if (t >= ex->wl->n_tensors || !whole_run(ex, t))
+		return refuse(ex, "host_resident %s: not a parameter or "
+			      "optimizer state", t < ex->wl->n_tensors
+			      ? tname(ex, t) : "?");
+	ex->t[t].on_host = true;
+	return 0;
+}
+
+int ex_run_on_host(struct ex *ex, uint32_t op, sim_time_t dur)
+{
+	const struct wl_workload *wl = ex->wl;
+	if (ex->setup_done)
+		return refuse(ex, "run_on_host: only while planning");
+	if (op >= wl->n_ops)
+		return refuse(ex, "run_on_host: no op %u", (unsigned)op);
+	const struct wl_op *o = &wl->ops[op];
+	if (o->phase != WL_UPD || o->n_out || !o->n_in || o->workspace ||
+	    o->n_algos)
+		return refuse(ex, "run_on_host %s: only an update op that "
+			      "writes no tensor and needs no workspace",
+			      o->name);
+	if (!ex->host_op) {
+		ex->host_op = calloc(wl->n_ops, sizeof *ex->host_op);
+		ex->on_host_op = calloc(wl->n_ops, sizeof *ex->on_host_op);
+		if (!ex->host_op || !ex->on_host_op)
+			return refuse(ex, "run_on_host: out of memory");
+	}
+	ex->host_op[op] = dur;
+	ex->on_host_op[op] = 1;
+	return 0;
+}
+
+eng_event ex_host_task(struct ex *ex, uint32_t t, sim_time_t dur,
+		       eng_event after)
+{
+	assert(t < ex->wl->n_tensors);
+	if (after != ENG_EVENT_NONE && !eng_event_done(&ex->eng, after)) {
+		struct eng_item w = {.type = ENG_WAIT, .q = ENG_HOST,
+				     .wait = after, .signal = ENG_EVENT_NONE};
+		eng_issue(&ex->eng, &w);
+	}
+	eng_event ev = eng_event_new(&ex->eng, ENG_HOST);
+	struct eng_item it = {.type = ENG_KERNEL, .q = ENG_HOST,
+			      .duration = dur, .wait = ENG_EVENT_NONE,
+			      .signal = ev, .tag = t,
+			      .kind = EX_KIND_HOST_WORK};
+	ex->cur->host_busy = sim_time_add(ex->cur->host_busy, dur);
+	if (eng_issue(&ex->eng, &it) < 0)
+		stop_error(ex, "out of host memory for the simulation");
+	return ev;
+}
+
+static void refresh_done(void *obj, uint64_t bytes)
+{
+	struct ex *ex = obj;
+	ex->cur->bytes_h2d += bytes;
+}
+
+eng_event ex_refresh(struct ex *ex, uint32_t t, unsigned flags,
+		     eng_event after)
+{
+	struct ex_tensor *x = &ex->t[t];
+	if (!whole_run(ex, t) || x->on_host || x->state != TS_IN)
+		return refuse(ex, "refresh %s: not a whole-run tensor resident "
+			      "on the device", tname(ex, t)),
+		       ENG_EVENT_NONE;
+	if (after != ENG_EVENT_NONE && !eng_event_done(&ex->eng, after)) {
+		struct eng_item w = {.type = ENG_WAIT, .q = ENG_H2D,
+				     .wait = after, .signal = ENG_EVENT_NONE};
+		eng_issue(&ex->eng, &w);
+	}
+	drv_gate(ex, ENG_H2D);
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	eng_event ev = eng_event_new(&ex->eng, ENG_H2D);
+	struct eng_item it = {.type = ENG_COPY, .q = ENG_H2D, .bytes = bytes,
+			      .pinned = !(flags & EX_PAGEABLE),
+			      .wait = ENG_EVENT_NONE, .signal = ev,
+			      .done = refresh_done, .obj = ex, .arg = bytes,
+			      .tag = t};
+	if (eng_issue(&ex->eng, &it) < 0)
+		stop_error(ex, "out of host memory for the simulation");
+	return ev;
+}
+
+uint64_t ex_host_used(const struct ex *ex) { return ex->host_used; }
+
+void ex_stop_oom(struct ex *ex, uint32_t t, const char *why)
+{
+	uint32_t op = ex->n_stack ? ex->stack[ex->n_stack - 1].op
+		      : ex->next_op ? ex->next_op - 1
+				    : WL_NONE;
+	stop_oom(ex, op, t, t == WL_NONE ? 0 : ex->wl->tensors[t].bytes, why);
+}
+
+int ex_host_reserve(struct ex *ex, uint64_t bytes)
+{
+	if (ex->setup_done)
+		return refuse(ex, "host_reserve: only while planning");
+	ex->host_reserved += bytes;
+	return 0;
+}
+
 void ex_place_high(struct ex *ex, uint32_t t, bool high)
 {
 	ex->t[t].high = high;
@@ -1424,9 +1587,36 @@ static enum step_rc ensure_inputs(struct ex *ex)
 		 * the next step sees the next input */
 		return S_NEXT;
 	}
-	for (uint32_t i = 0; i < op->n_in; i++) {
+	bool on_host = ex->on_host_op && ex->on_host_op[w->op];
+	for (uint32_t i = 0; on_host && i < op->n_in; i++) {
+		/* an op on the host CPU reads host copies: each input is a
+		 * whole-run tensor (its host-side state is the policy's:
+		 * ex_host_resident, or a device tensor it mirrors on the
+		 * host, as ZeRO-Offload's fp32 master of an fp16 parameter)
+		 * or has a host copy, made or under way */
+		uint32_t t = op->in[i];
+		const struct ex_tensor *x = &ex->t[t];
+		if (!whole_run(ex, t) && !x->host && !x->copying_out) {
+			stop_error(ex,
+				   "op %s runs on the host and reads %s, which "
+				   "has no host copy (state %s)",
+				   op->name, tname(ex, t),
+				   ex_state_names[x->state]);
+			return S_STOP;
+		}
+	}
+	for (uint32_t i = 0; !on_host && i < op->n_in; i++) {
 		uint32_t t = op->in[i];
 		struct ex_tensor *x = &ex->t[t];
+		if (x->on_host) {
+			stop_error(ex,
+				   "op %s runs on the device and reads %s, "
+				   "which lives in host memory "
+				   "(ex_host_resident): only an op on the "
+				   "host may",
+				   op->name, tname(ex, t));
+			return S_STOP;
+		}
 		switch ((enum ex_state)x->state) {
 		case TS_IN:
 		case TS_SWAPPING_OUT:
@@ -1582,8 +1772,31 @@ static void issue(struct ex *ex)
 {
 	struct ex_work *w = &ex->stack[ex->n_stack - 1];
 	const struct wl_op *op = &ex->wl->ops[w->op];
-	sim_time_t d = op_time_algo(ex, w->op, w->algo);
-	eng_event ev = eng_event_new(&ex->eng, ENG_COMPUTE);
+	bool on_host = ex->on_host_op && ex->on_host_op[w->op];
+	sim_time_t d = on_host ? ex->host_op[w->op]
+			       : op_time_algo(ex, w->op, w->algo);
+	enum eng_q q = on_host ? ENG_HOST : ENG_COMPUTE;
+	if (on_host) {
+		/* the host reads what the D2H engine is still copying only
+		 * once it has arrived (the engine is FIFO: a mark behind
+		 * the queued copies) */
+		bool copying = false;
+		for (uint32_t i = 0; i < op->n_in; i++)
+			copying |= ex->t[op->in[i]].copying_out;
+		if (copying) {
+			struct eng_item wt = {.type = ENG_WAIT, .q = ENG_HOST,
+					      .wait = eng_record(&ex->eng,
+								 ENG_D2H),
+					      .signal = ENG_EVENT_NONE};
+			if (eng_issue(&ex->eng, &wt) < 0) {
+				stop_error(ex, "out of host memory for the "
+					       "simulation");
+				return;
+			}
+		}
+		ex->cur->host_busy = sim_time_add(ex->cur->host_busy, d);
+	}
+	eng_event ev = eng_event_new(&ex->eng, q);
 	for (uint32_t i = 0; i < op->n_in; i++)
 		ex->t[op->in[i]].inflight++;
 	for (uint32_t i = 0; i < op->n_out; i++) {
@@ -1604,12 +1817,16 @@ static void issue(struct ex *ex)
 		ex->cur->recompute_flops += op->flops;
 		ex->cur->n_recompute++;
 	}
-	ex->cur->n_kernels++;
-	struct eng_item it = {.type = ENG_KERNEL, .q = ENG_COMPUTE,
+	ex->cur->n_kernels += !on_host;
+	struct eng_item it = {.type = ENG_KERNEL, .q = q,
 			      .duration = d, .wait = ENG_EVENT_NONE,
 			      .signal = ev, .done = kernel_done, .obj = ex,
-			      .arg = w->op, .tag = w->op,
-			      .kind = w->recompute};
+			      .arg = w->op,
+			      /* host work is named by a tensor (sched.c,
+			       * trace.c): the op's first input */
+			      .tag = on_host ? op->in[0] : w->op,
+			      .kind = on_host ? EX_KIND_HOST_WORK
+					      : w->recompute};
 	ex->rs = RS_KERNEL;
 	struct ex_kernel kinfo = {.op = w->op, .recompute = w->recompute,
 			      .algo = ex->n_algos[w->op]
@@ -1794,6 +2011,26 @@ static int alloc_resident(struct ex *ex, uint32_t t)
 	return 0;
 }
 
+/* A whole-run tensor that lives in host memory (ex_host_resident): its
+ * host bytes, or a host OOM, reported as a result like a device one. */
+static int host_resident_alloc(struct ex *ex, uint32_t t)
+{
+	struct ex_tensor *x = &ex->t[t];
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	assert(x->on_host && x->h == MEM_HANDLE_NONE);
+	if (host_charge(ex, bytes, false) < 0) {
+		char why[160];
+		snprintf(why, sizeof why,
+			 "host memory exhausted: %s tensor kept on the host "
+			 "does not fit in host.memory",
+			 wl_kind_name(ex->wl->tensors[t].kind));
+		stop_oom(ex, WL_NONE, t, bytes, why);
+		return -1;
+	}
+	set_state(ex, x, TS_OUT);
+	return 0;
+}
+
 static void iter_begin(struct ex *ex)
 {
 	const struct wl_workload *wl = ex->wl;
@@ -1911,6 +2148,8 @@ static void ex_free(struct ex *ex)
 	free(ex->unref);
 	free(ex->left_in);
 	free(ex->kout);
+	free(ex->host_op);
+	free(ex->on_host_op);
 	free(ex);
 }
 
@@ -2065,9 +2304,22 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 		rc = -1;
 		goto done;
 	}
-	for (uint32_t t = 0; t < cfg->wl->n_tensors; t++)
-		if (whole_run(ex, t) && alloc_resident(ex, t) < 0)
+	for (uint32_t t = 0; t < cfg->wl->n_tensors; t++) {
+		if (!whole_run(ex, t))
+			continue;
+		if (ex->t[t].on_host) {
+			if (host_resident_alloc(ex, t) < 0)
+				goto done;
+		} else if (alloc_resident(ex, t) < 0) {
 			goto done;
+		}
+	}
+	if (ex->host_reserved && host_charge(ex, ex->host_reserved, false) < 0) {
+		stop_oom(ex, WL_NONE, WL_NONE, ex->host_reserved,
+			 "host memory exhausted: the policy's host buffers "
+			 "(ex_host_reserve) do not fit in host.memory");
+		goto done;
+	}
 	ex->setup_done = true;
 	iter_begin(ex);
 	if (ex->rs == RS_IDLE)
@@ -2114,6 +2366,7 @@ done:
 	out->frag_max = ex->frag.max;
 	assert(out->frag_max >= out->frag_at_peak);
 	out->pinned_peak = ex->host.peak;
+	out->host_peak = ex->host_peak;
 	st_finish(out);
 	ex_free(ex);
 	return rc;

@@ -119,6 +119,7 @@ extern const char *const ex_mark_names[]; /* "evict", "drop" */
 /* eng_item.kind of host CPU work (queue ENG_HOST, ex_host_compress). */
 #define EX_KIND_COMPRESS 0
 #define EX_KIND_DECOMPRESS 1
+#define EX_KIND_HOST_WORK 2 /* ex_run_on_host, ex_host_task; tag: a tensor */
 
 /* What the observer is told of a kernel the executor issues (issue). */
 struct ex_kernel {
@@ -292,14 +293,18 @@ uint64_t ex_tensor_left_in(const struct ex *ex, uint32_t t);
  * action changes nothing. */
 
 #define EX_RELEASE 0x1u /* swap_out: free the device block when done */
+#define EX_PAGEABLE 0x2u /* swap_out, refresh: the host side is pageable
+			    memory (the link's bw_pageable; no pinned
+			    bytes: host.memory only); a swap-in of the
+			    tensor copies back at the same bandwidth */
 
-/* Copy t (IN) to pinned host memory on the D2H engine, behind the kernel that produces it. With EX_RELEASE the
+/* Copy t (IN) to pinned (EX_PAGEABLE: pageable) host memory on the D2H engine, behind the kernel that produces it. With EX_RELEASE the
  * state becomes SWAPPING_OUT, then OUT once the copy and every kernel
  * reading t that was issued before have finished; then the block is
  * freed. Without it, t stays IN and gains a valid host copy, so a later
  * swap-out with release frees the block without copying again. Kernels may
  * read a SWAPPING_OUT tensor. Refused for persistent tensors, tensors not
- * resident, or when pinned memory is exhausted. Returns the event that
+ * resident, or when pinned memory (or host.memory) is exhausted. Returns the event that
  * fires when the copy is done. */
 eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags);
 
@@ -366,6 +371,58 @@ int ex_host_compress(struct ex *ex, uint32_t t, uint64_t stored,
  * copy engine, like vDNN++'s wait for every offload at the end of forward
  * propagation. */
 eng_event ex_queue_event(struct ex *ex, enum eng_q q);
+
+/* ---- Host-side tensors and work (issue 32: zero-offload) ------------
+ * Host memory (pinned and pageable copies, host-resident tensors) is a
+ * capacity, the profile's host.memory (0: unlimited); every host byte
+ * counts in st_run.host_peak. */
+
+/* While planning only: whole-run tensor t (a parameter or optimizer
+ * state) lives in host memory for the run and never on the device: at
+ * set-up its bytes are taken from host memory (a host OOM, reported like
+ * a device one, when they do not fit), its state is OUT with no block.
+ * Only ops on the host (ex_run_on_host) may read it; a device op that
+ * does ends the run with an error naming both. */
+int ex_host_resident(struct ex *ex, uint32_t t);
+
+/* While planning only: update op `op` (it writes no tensor and needs no
+ * workspace) runs on the host CPU (queue ENG_HOST) for `dur` instead of
+ * on the device, after every D2H copy of its inputs that is in flight
+ * when it is issued; the executor waits for it as for a kernel (the host
+ * thread runs it). Each input must be a whole-run tensor or have a host
+ * copy (made or under way); the executor stops with an error naming it
+ * otherwise. Its time counts in st_iter.host_busy, not as a kernel. */
+int ex_run_on_host(struct ex *ex, uint32_t op, sim_time_t dur);
+
+/* Host CPU work of `dur` on ENG_HOST after event `after` (NONE: at
+ * once), for tensor t (which names it in timelines), that no op waits
+ * for unless the policy does; returns the event
+ * that fires when it is done. Counts in st_iter.host_busy. */
+eng_event ex_host_task(struct ex *ex, uint32_t t, sim_time_t dur,
+		       eng_event after);
+
+/* An H2D copy of whole-run tensor t (resident on the device) from its
+ * host-side master, into its own block, after event `after` (ZeRO-
+ * Offload's copy of updated parameters back to the GPU); pinned unless
+ * flags has EX_PAGEABLE. Counted in st_iter.bytes_h2d. Returns the event
+ * of its completion. */
+eng_event ex_refresh(struct ex *ex, uint32_t t, unsigned flags,
+		     eng_event after);
+
+/* While planning only: `bytes` of host memory held for the whole run
+ * besides any tensor (ZeRO-Offload's fp32 master weights), taken at
+ * set-up after the host-resident tensors (a host OOM when they do not
+ * fit). */
+int ex_host_reserve(struct ex *ex, uint64_t bytes);
+
+/* End the run as an OOM (a result, as the executor's own): the policy
+ * cannot go on without memory it was refused, e.g. zero-offload when a
+ * gradient's host copy does not fit in host memory. `why` is the
+ * reason reported; t the tensor (WL_NONE: none). */
+void ex_stop_oom(struct ex *ex, uint32_t t, const char *why);
+
+/* Host bytes held now (the figure st_run.host_peak is the peak of). */
+uint64_t ex_host_used(const struct ex *ex);
 
 /* Allocate t at the high end of the pool (honoured by `highend`). In
  * graph mode this applies to the block t lives in: the one allocated for

@@ -404,6 +404,20 @@ static const struct prm_def host_defs[] = {
 	 "host memcpy bandwidth per thread, bytes/s, in [1e3, 1e15] when "
 	 "given (default 0: not given)",
 	 offsetof(struct hw_profile, memcpy_bytes_per_s)},
+	{"memory", PRM_BYTES, "0", 0, 0, NULL,
+	 "host memory (DRAM) bytes for the run's host-side tensors, pinned "
+	 "and pageable together (0: unlimited); offload policies end as a "
+	 "host OOM past it",
+	 offsetof(struct hw_profile, host_memory)},
+	{"mem_bw", PRM_DOUBLE, "0", 0, 0, NULL,
+	 "host DRAM bandwidth all threads together achieve (STREAM-like), "
+	 "bytes/s, in [1e3, 1e15] when given (default 0: not given); times "
+	 "host-side optimizer steps (zero-offload)",
+	 offsetof(struct hw_profile, host_mem_bw)},
+	{"flops_per_thread", PRM_DOUBLE, "0", 0, 0, NULL,
+	 "FLOP/s one host thread sustains in a vectorised optimizer step, "
+	 "in [1e6, 1e18] when given (default 0: not given)",
+	 offsetof(struct hw_profile, host_flops_per_thread)},
 	PRM_END};
 
 /* ---- checks beyond the tables --------------------------------------- */
@@ -731,6 +745,15 @@ static int hw_parse(struct hw_profile *hw, struct cfg_doc *d, gms_err *err)
 	    check_phys(d, top.host, "host", "memcpy_bytes_per_s",
 		       hw->memcpy_bytes_per_s, HW_BYTE_RATE_MIN,
 		       HW_BYTE_RATE_MAX, "bytes/s", err) < 0)
+		return -1;
+	if (cfg_map_get(d, top.host, "mem_bw") &&
+	    check_phys(d, top.host, "host", "mem_bw", hw->host_mem_bw,
+		       HW_BYTE_RATE_MIN, HW_BYTE_RATE_MAX, "bytes/s", err) < 0)
+		return -1;
+	if (cfg_map_get(d, top.host, "flops_per_thread") &&
+	    check_phys(d, top.host, "host", "flops_per_thread",
+		       hw->host_flops_per_thread, HW_FLOP_RATE_MIN,
+		       HW_FLOP_RATE_MAX, "FLOP/s", err) < 0)
 		return -1;
 	return 0;
 }

@@ -139,6 +139,13 @@ struct hw_profile {
 					 (default: zvc_bytes_per_s) */
 	double memcpy_bytes_per_s;    /* host memcpy bandwidth per thread,
 					 bytes/s (0: not given) */
+	uint64_t host_memory;	      /* host DRAM bytes for host-side
+					 tensors, pinned and pageable
+					 (0: unlimited) */
+	double host_mem_bw;	      /* host DRAM bytes/s, all threads
+					 (0: not given) */
+	double host_flops_per_thread; /* FLOP/s of one host thread in an
+					 optimizer step (0: not given) */
 	size_t n_conv_algos;	      /* entries of conv_algos */
 	struct hw_conv_algo conv_algos[HW_CONV_ALGOS_MAX]; /* measured cuDNN
 					 algorithms; the executor uses them

@@ -16,7 +16,10 @@ const char *const sch_kind_names[] = {"iter", "kernel", "copy", "alloc",
 
 static const char *const q_names[ENG_Q_COUNT] = {"compute", "h2d", "d2h",
 						 "host"};
-static const char *const cpu_names[] = {"compress", "decompress", NULL};
+/* host CPU work: vDNN++'s (de)compression, an optimizer step on the host
+ * (zero-offload; ex.h EX_KIND_HOST_WORK), by eng_item.kind */
+static const char *const cpu_names[] = {"compress", "decompress", "work",
+					NULL};
 
 /* ---- writing ------------------------------------------------------------ */
 
@@ -153,7 +156,7 @@ static void write_item(FILE *f, const uint32_t *ids,
 		put_u(f, "tensor", r->tensor);
 		put_name(f, "name", r->name);
 		put_u(f, "bytes", r->size);
-		fprintf(f, " what=%s", cpu_names[r->type ? 1 : 0]);
+		fprintf(f, " what=%s", cpu_names[r->type <= 2 ? r->type : 0]);
 		put_id(f, "signal", r->signal_ev, "-");
 		break;
 	case SCH_DRIVER:
@@ -320,7 +323,9 @@ static void on_issue(void *obj, enum eng_q q, const struct eng_item *it,
 		r->name = wl->tensors[it->tag].name;
 		r->size = it->bytes;
 		r->pinned = it->pinned;
-		r->type = it->kind == EX_KIND_DECOMPRESS;
+		r->type = it->kind == EX_KIND_DECOMPRESS   ? 1
+			  : it->kind == EX_KIND_HOST_WORK ? 2
+							  : 0;
 		break;
 	default: {
 		const struct wl_op *op = &wl->ops[k ? k->op : it->tag];
@@ -825,7 +830,7 @@ static int parse_item(struct sch_line *l, struct sch_log *log,
 	case SCH_CPU:
 		if (get_u32(l, "tensor", &it->tensor) < 0 ||
 		    get_u64(l, "bytes", UINT64_MAX, &it->size) < 0 ||
-		    get_enum(l, "what", cpu_names, 2, &v) < 0)
+		    get_enum(l, "what", cpu_names, 3, &v) < 0)
 			return -1;
 		it->q = ENG_HOST;
 		it->type = (uint32_t)v;

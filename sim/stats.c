@@ -119,7 +119,7 @@ void st_print(const struct st_run *r, FILE *f)
 			ms(s->recompute), (unsigned long long)s->n_recompute,
 			s->recompute_flops);
 		if (s->host_busy)
-			fprintf(f, "  host (de)compress  %.3f ms\n",
+			fprintf(f, "  host cpu           %.3f ms\n",
 				ms(s->host_busy));
 		fprintf(f, "  stall h2d          %.3f ms\n",
 			ms(s->stall[ST_STALL_H2D]));
@@ -167,6 +167,9 @@ void st_print(const struct st_run *r, FILE *f)
 		mib(r->mem.peak_reserved));
 	fprintf(f, "  peak pinned host   %llu (%.2f MiB)\n",
 		(unsigned long long)r->pinned_peak, mib(r->pinned_peak));
+	if (r->host_peak)
+		fprintf(f, "  peak host memory   %llu (%.2f MiB)\n",
+			(unsigned long long)r->host_peak, mib(r->host_peak));
 	fprintf(f, "  fragmentation      %.4f at peak allocated, %.4f max\n",
 		r->frag_at_peak, r->frag_max);
 	fprintf(f, "  events             %llu\n",

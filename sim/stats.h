@@ -109,6 +109,8 @@ struct st_run {
 				    allocation, failed or not, or free
 				    (>= frag_at_peak) */
 	uint64_t pinned_peak;	 /* host pinned bytes, peak */
+	uint64_t host_peak;	 /* host bytes, pinned and pageable copies
+				    and host-resident tensors, peak */
 	uint64_t events;	 /* simulation events run */
 	struct st_oom oom;	 /* set when the run ended as OOM */
 	uint64_t fallbacks;	 /* algorithm fallbacks in the whole run,

@@ -70,7 +70,7 @@ static const char *const shipped[] = {
 	"P100-PCIe-16GB", "GTX-1080Ti",	   "Tesla-M40-24GB", "V100-16GB",
 	"A100-40GB-PCIe", "H100-80GB-PCIe", "A100-80GB-SXM",  "H100-SXM-80GB",
 	"H200-SXM-141GB", "GH200-96GB",	   "L4-24GB",	     "RTX-4090-24GB",
-	"MI300X-192GB",	  "Tesla-K40c-12GB"};
+	"MI300X-192GB",	  "Tesla-K40c-12GB", "V100-SXM3-32GB-DGX2"};
 
 /*
  * Where the M40's convolutions saturate (AccUDNN 6.2.1: "along with the
@@ -610,7 +610,8 @@ static void test_unknown_profile_name(void **state)
 		 "H100-80GB-HBM3-measured, H100-80GB-HBM3-tf32-measured, "
 		 "H100-80GB-PCIe, H100-SXM-80GB, H200-SXM-141GB, L4-24GB, "
 		 "MI300X-192GB, P100-PCIe-16GB, RTX-4090-24GB, "
-		 "Tesla-K40c-12GB, Tesla-M40-24GB, V100-16GB)",
+		 "Tesla-K40c-12GB, Tesla-M40-24GB, V100-16GB, "
+		 "V100-SXM3-32GB-DGX2)",
 		 hw_datadir());
 	assert_string_equal(err.msg, want);
 	/* A path that does not exist. */
@@ -688,6 +689,41 @@ static void test_print_help(void **state)
 	free(buf);
 }
 
+/* Host memory and CPU keys (issue 32): parsed as given, each figure in
+ * its physical range, and 0 (absent) when not given. */
+static void test_host_keys(void **state)
+{
+	(void)state;
+	struct hw_profile hw;
+	gms_err err = {{0}};
+	assert_int_equal(hw_load_string(&hw, "small.yaml", SMALL, &err), 0);
+	assert_int_equal(hw.host_memory, 0);
+	assert_true(hw.host_mem_bw == 0 && hw.host_flops_per_thread == 0);
+	assert_int_equal(
+		hw_load_string(&hw, "h.yaml",
+			       L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM
+				       L9_LINK L10_H2D L11_D2H
+			       "host: {pinned: 8GiB, cpu_threads: 4, "
+			       "zvc_bytes_per_s: 1e9, memory: 128GiB, mem_bw: "
+			       "1.6e11, flops_per_thread: 3e10}\n",
+			       &err),
+		0);
+	assert_int_equal(hw.host_memory, (uint64_t)128 << 30);
+	assert_true(hw.host_mem_bw == 1.6e11);
+	assert_true(hw.host_flops_per_thread == 3e10);
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L9_LINK
+		     L10_H2D L11_D2H
+		     "host: {pinned: 8GiB, zvc_bytes_per_s: 1e9, mem_bw: 0}\n",
+		     "bad.yaml:10:52: host: key 'mem_bw': must be > 0 (found "
+		     "0)");
+	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM L9_LINK
+		     L10_H2D L11_D2H
+		     "host: {pinned: 8GiB, zvc_bytes_per_s: 1e9, "
+		     "flops_per_thread: 1e30}\n",
+		     "bad.yaml:10:62: host: key 'flops_per_thread': must be in "
+		     "[1e+06, 1e+18] FLOP/s (hw.h) (found 1e+30)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -704,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_key_in_class),
 		cmocka_unit_test(test_unknown_op_type),
 		cmocka_unit_test(test_range_errors),
+		cmocka_unit_test(test_host_keys),
 		cmocka_unit_test(test_structure_errors),
 		cmocka_unit_test(test_unknown_profile_name),
 		cmocka_unit_test(test_datadir_override),

@@ -395,8 +395,9 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 			}
 			break;
 		case SCH_CPU:
-			rc = rec_err(err, r, "host compression (vDNN++ "
-					     "compress) is not replayed");
+			rc = rec_err(err, r, "host CPU work (vDNN++'s "
+					     "compression, a host optimizer "
+					     "step) is not replayed");
 			break;
 		default:
 			rc = rec_err(err, r, "unexpected record inside an "
