@@ -49,13 +49,15 @@ static void usage(FILE *f)
 		"                                     <out>/<name>/ (summary.csv,\n"
 		"                                     runs.json, plot.png/.svg)\n"
 		"      --out DIR           write the results to DIR instead\n"
-		"      -j N                parallel runs (default: the cores)\n"
+		"      -j N, -jN           parallel runs (default: the cores)\n"
 		"      --quiet             no progress line on stderr\n"
 		"      --trace FILE        Chrome trace (Perfetto) of one run\n"
 		"      --schedule FILE     schedule log (validation mode) of\n"
 		"                          one run\n"
 		"      --trace-point N     which: row N of summary.csv\n"
 		"                          (default 0)\n"
+		"      --trace-all DIR     a Chrome trace of every row, as\n"
+		"                          DIR/<row>-<workload>-<policy>.json\n"
 		"      --shard K/N         run only the K-th (0-based) of N\n"
 		"                          balanced slices of the points into\n"
 		"                          <out>/shard-K-of-N.shard (no\n"
@@ -96,6 +98,7 @@ static void usage(FILE *f)
 		"                          caching, caffe: arena; files: bfc)\n"
 		"      --budget BYTES      device bytes for tensors (default:\n"
 		"                          capacity minus reserved), e.g. 6GiB\n"
+		"                          (GiB or G: 2^30 bytes; GB: 10^9)\n"
 		"      --pool-size BYTES   initial pool (pool-bestfit, highend,\n"
 		"                          bfc growth); default: the budget\n"
 		"      --batch N           batch size (generators: default 32;\n"
@@ -327,6 +330,37 @@ static int parse_count(const char *opt, const char *v, int64_t lo,
 	return parse_range(opt, v, lo, INT64_MAX, out);
 }
 
+/* A Chrome trace's process name (issue 34): what ran, and the budget and
+ * allocator, so that traces of several points opened together (run
+ * --trace-all) tell themselves apart. budget 0: the profile's usable
+ * memory. */
+static void trace_title(char *buf, size_t n, const char *wl, int64_t batch,
+			const char *pol, const struct hw_profile *hw,
+			uint64_t budget, const char *allocator,
+			const char *status)
+{
+	uint64_t b = budget ? budget : hw->capacity - hw->reserved;
+	snprintf(buf, n, "%s batch %lld, %s on %s, budget %.2f GiB, "
+			 "allocator %s (%s)",
+		 wl, (long long)batch, pol, hw->name,
+		 (double)b / (1024.0 * 1024.0 * 1024.0),
+		 allocator && allocator[0] ? allocator : "?", status);
+}
+
+/* "unknown option", with the nearest of the command's options when one
+ * is close (gms_near_hint, issue 34). Returns EXIT_INPUT. */
+static int unknown_option(const char *a, const char *const *known)
+{
+	struct gms_near near;
+	char hint[GMS_NEAR_BUF];
+	gms_near_init(&near, a);
+	for (size_t i = 0; known[i]; i++)
+		gms_near_add(&near, known[i]);
+	fprintf(stderr, "gpumemsim: unknown option %s%s\n", a,
+		gms_near_hint(&near, hint));
+	return EXIT_INPUT;
+}
+
 /* The workload options simulate and describe share. */
 struct wl_opts {
 	int64_t batch, size;	/* --batch, --size; 0 = default */
@@ -443,8 +477,11 @@ static struct wl_workload *load_workload(const char *spec,
 				    err);
 	}
 	if (!strchr(spec, '/') && !strstr(spec, ".yaml")) {
-		gms_errf(err, "'%s' is no generator (`gpumemsim list "
-			      "workloads`) nor a .yaml/.log file", spec);
+		/* wl_gen_lookup's message names the nearest generator */
+		gms_err gerr = {{0}};
+		wl_gen_lookup(spec, &gerr);
+		gms_errf(err, "'%s' is no generator nor a .yaml/.log file (%s)",
+			 spec, gerr.msg);
 		return NULL;
 	}
 	return wl_load_yaml(spec, batch, err);
@@ -510,7 +547,8 @@ static int simulate(int argc, char **argv)
 			if (gms_parse_bytes(v, dst) < 0 || *dst == 0) {
 				fprintf(stderr,
 					"gpumemsim: %s: '%s' is not a positive "
-					"size (e.g. 6GiB)\n",
+					"size (e.g. 6GiB or 6G = 6 x 2^30 "
+					"bytes, 6GB = 6 x 10^9)\n",
 					a, v);
 				goto out;
 			}
@@ -532,7 +570,14 @@ static int simulate(int argc, char **argv)
 			if (parse_range(a, v, 0, 999, &warmup) < 0)
 				goto out;
 		} else if (takes) {
-			fprintf(stderr, "gpumemsim: unknown option %s\n", a);
+			static const char *const opts[] = {
+				"--hw", "--policy", "--set", "--allocator",
+				"--trace", "--schedule", "--budget",
+				"--pool-size", "--iterations", "--settle-max",
+				"--warmup", "--batch", "--size", "--framework",
+				"--remat", "--times", "--precision",
+				"--attention", "--loss", "--optimizer", NULL};
+			unknown_option(a, opts);
 			goto out;
 		} else if (!wl_path) {
 			wl_path = a;
@@ -627,9 +672,14 @@ static int simulate(int argc, char **argv)
 		}
 	}
 	if (trace) {
-		char title[256];
-		snprintf(title, sizeof title, "%s batch %lld, %s on %s",
-			 wl->name, (long long)wl->batch, pol.label, hw.name);
+		char title[600];
+		trace_title(title, sizeof title, wl->name, wl->batch, pol.label,
+			    &hw, budget,
+			    st.allocator[0] ? st.allocator : allocator,
+			    r == 0 || st.failed ? (st.failed	 ? "failed"
+						   : st.oom.hit ? "oom"
+								: "ok")
+						: "failed");
 		gms_err terr;
 		if (tr_write_chrome(&tr, trace, title, &terr) < 0) {
 			if (r == 0)
@@ -781,10 +831,11 @@ static int write_point_trace(const struct exp *e, const struct exp_point *row,
 	struct tr_rec tr;
 	tr_init(&tr, wl);
 	exp_simulate(e, &p, wl, tr_observer(&tr));
-	char title[400];
-	snprintf(title, sizeof title, "%s batch %lld, %s on %s (%s)",
-		 e->wl[p.wl].label, (long long)p.batch, e->pol[p.pol].label,
-		 e->hw.name, exp_status(&p));
+	char title[600];
+	trace_title(title, sizeof title, e->wl[p.wl].label, p.batch,
+		    e->pol[p.pol].label, &e->hw,
+		    p.budget ? p.budget : e->budget, p.st.allocator,
+		    exp_status(&p));
 	int rc = tr_write_chrome(&tr, path, title, err);
 	tr_fini(&tr);
 	st_run_free(&p.st);
@@ -929,9 +980,41 @@ static int merge(int argc, char **argv)
 	return rc != EXIT_OK ? rc : f;
 }
 
+/* run --trace-all DIR: a Chrome trace of every summary row, each re-run
+ * with a timeline recorder (as --trace re-runs one), into
+ * DIR/<row>-<workload>-<policy>.json, names made of [A-Za-z0-9._-]; a
+ * search without an answer: its first probe. Returns 0 or -1 with err. */
+static int write_all_traces(const struct exp *e, const struct exp_result *r,
+			    const char *dir, gms_err *err)
+{
+	if (gms_mkdirs(dir, err) < 0)
+		return -1;
+	for (size_t i = 0; i < exp_n_rows(r); i++) {
+		const struct exp_point *row = exp_row(r, i);
+		if (!row && r->srch && r->srch[i].n_probe)
+			row = &r->srch[i].probe[0];
+		if (!row)
+			continue;
+		char name[300], path[PRM_PATH_MAX + 320];
+		snprintf(name, sizeof name, "%03zu-%.60s-%.60s", i,
+			 e->wl[row->wl].label, e->pol[row->pol].label);
+		for (char *c = name; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') ||
+			      (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9') || *c == '.' ||
+			      *c == '-' || *c == '_'))
+				*c = '_';
+		snprintf(path, sizeof path, "%s/%s.json", dir, name);
+		if (write_point_trace(e, row, path, err) < 0)
+			return -1;
+	}
+	printf("traces:  %s/ (%zu)\n", dir, exp_n_rows(r));
+	return 0;
+}
+
 static int run_experiment(int argc, char **argv)
 {
-	const char *path = NULL, *shard = NULL;
+	const char *path = NULL, *shard = NULL, *trace_all = NULL;
 	struct exp_opts o = {0};
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -940,13 +1023,23 @@ static int run_experiment(int argc, char **argv)
 			o.quiet = true;
 			continue;
 		}
+		/* -jN as make takes it (issue 34) */
+		if (a[0] == '-' && a[1] == 'j' && a[2]) {
+			if (parse_count("-j", a + 2, 1, &n) < 0)
+				return EXIT_INPUT;
+			o.jobs = n > 1024 ? 1024 : (int)n;
+			continue;
+		}
 		bool known = !strcmp(a, "--out") || !strcmp(a, "--trace") ||
 			     !strcmp(a, "--schedule") || !strcmp(a, "--shard") ||
 			     !strcmp(a, "--trace-point") || !strcmp(a, "-j") ||
-			     !strcmp(a, "--jobs");
+			     !strcmp(a, "--jobs") || !strcmp(a, "--trace-all");
 		if (a[0] == '-' && !known) {
-			fprintf(stderr, "gpumemsim: unknown option %s\n", a);
-			return EXIT_INPUT;
+			static const char *const opts[] = {
+				"--out",  "--trace", "--schedule", "--shard",
+				"--trace-point", "--jobs", "--quiet",
+				"--trace-all", NULL};
+			return unknown_option(a, opts);
 		}
 		if (known && !v) {
 			fprintf(stderr, "gpumemsim: %s needs a value\n", a);
@@ -958,6 +1051,8 @@ static int run_experiment(int argc, char **argv)
 			shard = v;
 		else if (strcmp(a, "--trace") == 0)
 			o.trace = v;
+		else if (strcmp(a, "--trace-all") == 0)
+			trace_all = v;
 		else if (strcmp(a, "--schedule") == 0)
 			o.schedule = v;
 		else if (strcmp(a, "--trace-point") == 0) {
@@ -989,7 +1084,7 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
-	if (shard && (o.trace || o.schedule)) {
+	if (shard && (o.trace || o.schedule || trace_all)) {
 		fprintf(stderr, "gpumemsim: --shard runs part of the points: "
 				"take --trace/--schedule from an unsharded "
 				"run\n");
@@ -1023,8 +1118,11 @@ static int run_experiment(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	/* every output location before the first simulation */
-	if (exp_check_out(&e, &o, &err) < 0) {
-		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+	if (exp_check_out(&e, &o, &err) < 0 ||
+	    (trace_all && gms_mkdirs(trace_all, &err) < 0)) {
+		fprintf(stderr, "gpumemsim: %s%s\n",
+			trace_all && !err.msg[0] ? "--trace-all: " : "",
+			err.msg);
 		exp_free(&e);
 		return EXIT_INPUT;
 	}
@@ -1071,6 +1169,12 @@ static int run_experiment(int argc, char **argv)
 			}
 		}
 	}
+	if (trace_all && write_all_traces(&e, &r, trace_all, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --trace-all: %s\n", err.msg);
+		rc = EXIT_RUN;
+	}
+	if (!o.quiet)
+		exp_print_answers(&e, &r, stdout);
 	int f = failed_runs(r.n_failed, "the summary");
 	if (rc == EXIT_OK)
 		rc = f;

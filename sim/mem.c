@@ -86,11 +86,16 @@ const struct mem_ops *mem_lookup(const char *name, gms_err *err)
 {
 	const struct mem_ops *ops = name ? mem_find(name) : NULL;
 	if (!ops) {
-		char known[256] = "";
-		for (size_t i = 0; i < N_MODELS; i++)
+		char known[256] = "", hint[GMS_NEAR_BUF];
+		struct gms_near near;
+		gms_near_init(&near, name);
+		for (size_t i = 0; i < N_MODELS; i++) {
 			gms_list_add(known, sizeof known, models[i]->name);
-		gms_errf(err, "unknown allocator '%s' (known: %s)",
-			 name ? name : "(null)", known);
+			gms_near_add(&near, models[i]->name);
+		}
+		gms_errf(err, "unknown allocator '%s'%s (known: %s)",
+			 name ? name : "(null)", gms_near_hint(&near, hint),
+			 known);
 	}
 	return ops;
 }
