@@ -95,7 +95,9 @@ static void usage(FILE *f)
 		"      --allocator NAME    device allocator (`list allocators`);\n"
 		"                          default framework: the workload's\n"
 		"                          framework's (tf-*: bfc, pytorch:\n"
-		"                          caching, caffe: arena; files: bfc)\n"
+		"                          caching, caffe: arena;\n"
+		"                          gpumemsim-record logs: caching;\n"
+		"                          other files: bfc)\n"
 		"      --budget BYTES      device bytes for tensors (default:\n"
 		"                          capacity minus reserved), e.g. 6GiB\n"
 		"                          (GiB or G: 2^30 bytes; GB: 10^9)\n"
@@ -105,8 +107,8 @@ static void usage(FILE *f)
 		"                          files: override the file's)\n"
 		"      --size N            generator input size (default: its own)\n"
 		"      --framework NAME    generator's framework personality:\n"
-		"                          tf-graph (default), tf-eager,\n"
-		"                          pytorch, caffe\n"
+		"                          pytorch (default), tf-graph,\n"
+		"                          tf-eager, caffe\n"
 		"      --optimizer NAME    none, sgd, momentum (default), adam,\n"
 		"                          adamw, adam8bit\n"
 		"      --precision NAME    fp32 (default), tf32, fp16-autocast,\n"
@@ -436,7 +438,7 @@ static struct wl_workload *load_workload(const char *spec,
 		struct wl_gen_args a = {
 			.batch = batch ? batch : 32, .size = o->size,
 			.framework = o->framework < 0
-					     ? WL_FW_TF_GRAPH
+					     ? WL_FW_PYTORCH
 					     : (enum wl_framework)o->framework,
 			.optimizer = o->optimizer < 0
 					     ? WL_OPTIM_MOMENTUM

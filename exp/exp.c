@@ -51,7 +51,8 @@ static const struct prm_def top_defs[] = {
 	{"allocator", PRM_STR, "framework", 0, 0, NULL,
 	 "device allocator (`gpumemsim list allocators`), or framework: "
 	 "each workload's framework's (tf-*: bfc, pytorch: caching, caffe: "
-	 "arena; files and traces: bfc)", TOP(allocator)},
+	 "arena; gpumemsim-record logs: caching; other files and traces: "
+	 "bfc)", TOP(allocator)},
 	{"budget", PRM_BYTES, "0", 0, 0, NULL,
 	 "device bytes for tensors; 0 = the profile's capacity minus its "
 	 "reserved bytes", TOP(budget)},
@@ -136,7 +137,7 @@ static const struct prm_def wl_defs[] = {
 	{"size", PRM_INT, "0", 0, 1 << 16, NULL,
 	 "input side in pixels, or sequence length for BERT; 0 = the "
 	 "generator's default", WLI(size)},
-	{"framework", PRM_ENUM, "tf-graph", 0, 0, wl_framework_names,
+	{"framework", PRM_ENUM, "pytorch", 0, 0, wl_framework_names,
 	 "framework personality (README, \"Framework personalities\"): "
 	 "what is kept for backward, run in place, held; the network "
 	 "definition; the default allocator", WLI(framework)},

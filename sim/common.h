@@ -193,9 +193,10 @@ size_t gms_edit_distance(const char *a, const char *b);
 
 /* The nearest to `word` of the names offered with gms_near_add, the
  * first of equals; close enough to suggest when its distance is at most
- * max(1, min(3, strlen(word) / 3)) (a typo or two, not a different
- * word): "iteration" -> "iterations", "resnet" -> "resnet50" is not
- * (distance 2 of 6 letters). */
+ * max(1, min(3, strlen(word) / 3)) and below strlen(word) (a typo or
+ * two, not a different word): "iteration" -> "iterations" (1 of 9
+ * letters), "resnet" -> "resnet50" (2 of 6), but not "vgg" -> "vgg16"
+ * (2 of 3). */
 struct gms_near {
 	const char *word;
 	char best[GMS_NEAR_MAX + 1];
