@@ -20,6 +20,7 @@
 #include "../sim/hw.h"
 #include "../sim/mem.h"
 #include "../sim/sched.h"
+#include "../sim/snapshot.h"
 #include "../sim/trace.h"
 
 #include <dirent.h>
@@ -54,8 +55,12 @@ static void usage(FILE *f)
 		"      --trace FILE        Chrome trace (Perfetto) of one run\n"
 		"      --schedule FILE     schedule log (validation mode) of\n"
 		"                          one run\n"
-		"      --trace-point N     which: row N of summary.csv\n"
+		"      --trace-point N     which (--trace, --schedule,\n"
+		"                          --memory-snapshot): row N of\n"
+		"                          summary.csv\n"
 		"                          (default 0)\n"
+		"      --memory-snapshot FILE.pickle  PyTorch memory snapshot\n"
+		"                          of one run (as simulate's)\n"
 		"      --trace-all DIR     a Chrome trace of every row, as\n"
 		"                          DIR/<row>-<workload>-<policy>.json\n"
 		"      --shard K/N         run only the K-th (0-based) of N\n"
@@ -125,6 +130,12 @@ static void usage(FILE *f)
 		"      --warmup N          leading iterations left out of the\n"
 		"                          steady state (default 1)\n"
 		"      --trace FILE        Chrome trace of the run\n"
+		"      --memory-snapshot FILE.pickle  the allocator's segments\n"
+		"                          and blocks at the end and the\n"
+		"                          alloc/free trace, as PyTorch's\n"
+		"                          torch.cuda.memory._dump_snapshot\n"
+		"                          writes them (memory_viz reads it;\n"
+		"                          docs/outputs-and-snapshot.md)\n"
 		"      --schedule FILE     schedule log of the run: what the\n"
 		"                          executor issued (README, \"Schedule\n"
 		"                          log\"); not with --trace\n"
@@ -499,6 +510,25 @@ static void out_failed(struct st_run *st, gms_err *err, const gms_err *why)
 	snprintf(st->error, sizeof st->error, "%s", why->msg);
 }
 
+/* After simulate wrote an output file (wrc: its writer's result, werr
+ * its error): on failure the run is failed with the writer's error (or,
+ * when the run itself failed, that error is printed and the run's comes
+ * later); else "<label>: <path>" on stderr. */
+static void output_written(int wrc, const gms_err *werr, const char *label,
+			   const char *path, int *r, struct st_run *st,
+			   gms_err *err)
+{
+	if (wrc < 0) {
+		if (*r == 0)
+			out_failed(st, err, werr);
+		else /* the run's own error comes below */
+			fprintf(stderr, "gpumemsim: %s\n", werr->msg);
+		*r = -1;
+	} else {
+		fprintf(stderr, "%s: %s\n", label, path);
+	}
+}
+
 /* An allocation of the command line's own failed: say so (it exited 1
  * silently, issue 38). */
 static int oom_exit(void)
@@ -511,7 +541,7 @@ static int simulate(int argc, char **argv)
 {
 	const char *wl_path = NULL, *hw_spec = "V100-16GB",
 		   *policy = "framework", *allocator = "framework",
-		   *trace = NULL, *sched = NULL;
+		   *trace = NULL, *sched = NULL, *snap = NULL;
 	const char **kv = calloc((size_t)argc, sizeof *kv);
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
@@ -540,6 +570,8 @@ static int simulate(int argc, char **argv)
 			trace = v;
 		else if (strcmp(a, "--schedule") == 0)
 			sched = v;
+		else if (strcmp(a, "--memory-snapshot") == 0)
+			snap = v;
 		else if ((took = wl_opt(a, v, &wo)) != 0) {
 			if (took < 0)
 				goto out;
@@ -578,7 +610,8 @@ static int simulate(int argc, char **argv)
 				"--pool-size", "--iterations", "--settle-max",
 				"--warmup", "--batch", "--size", "--framework",
 				"--remat", "--times", "--precision",
-				"--attention", "--loss", "--optimizer", NULL};
+				"--attention", "--loss", "--optimizer",
+				"--memory-snapshot", NULL};
 			unknown_option(a, opts);
 			goto out;
 		} else if (!wl_path) {
@@ -596,9 +629,9 @@ static int simulate(int argc, char **argv)
 				"generator, .yaml or .log)\n");
 		goto out;
 	}
-	if (trace && sched) {
-		fprintf(stderr, "gpumemsim: --trace and --schedule: one of "
-				"them per run\n");
+	if (!!trace + !!sched + !!snap > 1) {
+		fprintf(stderr, "gpumemsim: --trace, --schedule and "
+				"--memory-snapshot: one of them per run\n");
 		goto out;
 	}
 	if (warmup >= iters) {
@@ -621,6 +654,10 @@ static int simulate(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: --trace: %s\n", err.msg);
 		goto out;
 	}
+	if (snap && gms_out_probe(snap, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --memory-snapshot: %s\n", err.msg);
+		goto out;
+	}
 	struct hw_profile hw;
 	if (hw_load(&hw, hw_spec, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
@@ -639,11 +676,14 @@ static int simulate(int argc, char **argv)
 	}
 	struct tr_rec tr;
 	tr_init(&tr, wl);
+	struct snap_rec sn;
+	snap_init(&sn, wl);
 	struct sch_writer *sw = NULL;
 	if (sched && !(sw = sch_writer_open(sched, wl, &hw, pol.label,
 					    (int)iters, (int)warmup, &err))) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		tr_fini(&tr);
+		snap_fini(&sn);
 		pol_destroy(&pol);
 		wl_free(wl);
 		goto out;
@@ -653,47 +693,40 @@ static int simulate(int argc, char **argv)
 			     .pool_size = pool, .iterations = (int)iters,
 			     .warmup = (int)warmup,
 			     .settle_max = (int)settle_max,
-			     .obs = trace ? tr_observer(&tr)
-				    : sw  ? sch_writer_observer(sw)
-					  : NULL};
+			     .obs = trace  ? tr_observer(&tr)
+				    : sw   ? sch_writer_observer(sw)
+				    : snap ? snap_observer(&sn)
+					   : NULL};
 	struct st_run st;
 	int r = ex_run(&cfg, &st, &err);
 	if (sw) {
 		gms_err serr;
 		sch_writer_set_length(sw, (int)iters + st.settle_extra,
 				      st.warmup);
-		if (sch_writer_close(sw, st.mem.peak_allocated,
-				     st.mem.peak_reserved, &serr) < 0) {
-			if (r == 0)
-				out_failed(&st, &err, &serr);
-			else /* the run's own error comes below */
-				fprintf(stderr, "gpumemsim: %s\n", serr.msg);
-			r = -1;
-		} else {
-			fprintf(stderr, "schedule: %s\n", sched);
-		}
+		output_written(sch_writer_close(sw, st.mem.peak_allocated,
+						st.mem.peak_reserved, &serr),
+			       &serr, "schedule", sched, &r, &st, &err);
 	}
 	if (trace) {
 		char title[600];
 		trace_title(title, sizeof title, wl->name, wl->batch, pol.label,
 			    &hw, budget,
 			    st.allocator[0] ? st.allocator : allocator,
-			    r == 0 || st.failed ? (st.failed	 ? "failed"
-						   : st.oom.hit ? "oom"
-								: "ok")
-						: "failed");
+			    st.failed	 ? "failed"
+			    : st.oom.hit ? "oom"
+			    : r == 0	 ? "ok"
+					 : "failed");
 		gms_err terr;
-		if (tr_write_chrome(&tr, trace, title, &terr) < 0) {
-			if (r == 0)
-				out_failed(&st, &err, &terr);
-			else /* the run's own error comes below */
-				fprintf(stderr, "gpumemsim: %s\n", terr.msg);
-			r = -1;
-		} else {
-			fprintf(stderr, "trace: %s\n", trace);
-		}
+		output_written(tr_write_chrome(&tr, trace, title, &terr), &terr,
+			       "trace", trace, &r, &st, &err);
 	}
 	tr_fini(&tr);
+	if (snap && (r == 0 || st.failed)) {
+		gms_err serr;
+		output_written(snap_write(&sn, snap, &serr), &serr,
+			       "memory snapshot", snap, &r, &st, &err);
+	}
+	snap_fini(&sn);
 	/* bad input found when the run set up (a budget below the
 	 * allocator's least): no run, so no report; exit 2 below */
 	bool ran = r == 0 || st.failed;
@@ -822,24 +855,31 @@ static int write_point_schedule(const struct exp *e,
 	return rc;
 }
 
-/* Re-run one summary row with a timeline recorder and write its trace. */
+/* Re-run one summary row with a timeline recorder and write its Chrome
+ * trace, or (snapshot) with a snapshot recorder and write the PyTorch
+ * memory snapshot (snapshot.h). */
 static int write_point_trace(const struct exp *e, const struct exp_point *row,
-			     const char *path, gms_err *err)
+			     const char *path, bool snapshot, gms_err *err)
 {
 	struct exp_point p;
 	struct wl_workload *wl = point_again(e, row, &p, err);
 	if (!wl)
 		return -1;
 	struct tr_rec tr;
+	struct snap_rec sn;
 	tr_init(&tr, wl);
-	exp_simulate(e, &p, wl, tr_observer(&tr));
+	snap_init(&sn, wl);
+	exp_simulate(e, &p, wl,
+		     snapshot ? snap_observer(&sn) : tr_observer(&tr));
 	char title[600];
 	trace_title(title, sizeof title, e->wl[p.wl].label, p.batch,
 		    e->pol[p.pol].label, &e->hw,
 		    p.budget ? p.budget : e->budget, p.st.allocator,
 		    exp_status(&p));
-	int rc = tr_write_chrome(&tr, path, title, err);
+	int rc = snapshot ? snap_write(&sn, path, err)
+			  : tr_write_chrome(&tr, path, title, err);
 	tr_fini(&tr);
+	snap_fini(&sn);
 	st_run_free(&p.st);
 	wl_free(wl);
 	return rc;
@@ -1007,7 +1047,7 @@ static int write_all_traces(const struct exp *e, const struct exp_result *r,
 			      *c == '-' || *c == '_'))
 				*c = '_';
 		snprintf(path, sizeof path, "%s/%s.json", dir, name);
-		if (write_point_trace(e, row, path, err) < 0)
+		if (write_point_trace(e, row, path, false, err) < 0)
 			return -1;
 	}
 	printf("traces:  %s/ (%zu)\n", dir, exp_n_rows(r));
@@ -1016,7 +1056,8 @@ static int write_all_traces(const struct exp *e, const struct exp_result *r,
 
 static int run_experiment(int argc, char **argv)
 {
-	const char *path = NULL, *shard = NULL, *trace_all = NULL;
+	const char *path = NULL, *shard = NULL, *trace_all = NULL,
+		   *snap = NULL;
 	struct exp_opts o = {0};
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1035,12 +1076,13 @@ static int run_experiment(int argc, char **argv)
 		bool known = !strcmp(a, "--out") || !strcmp(a, "--trace") ||
 			     !strcmp(a, "--schedule") || !strcmp(a, "--shard") ||
 			     !strcmp(a, "--trace-point") || !strcmp(a, "-j") ||
-			     !strcmp(a, "--jobs") || !strcmp(a, "--trace-all");
+			     !strcmp(a, "--jobs") || !strcmp(a, "--trace-all") ||
+			     !strcmp(a, "--memory-snapshot");
 		if (a[0] == '-' && !known) {
 			static const char *const opts[] = {
 				"--out",  "--trace", "--schedule", "--shard",
 				"--trace-point", "--jobs", "--quiet",
-				"--trace-all", NULL};
+				"--trace-all", "--memory-snapshot", NULL};
 			return unknown_option(a, opts);
 		}
 		if (known && !v) {
@@ -1055,6 +1097,8 @@ static int run_experiment(int argc, char **argv)
 			o.trace = v;
 		else if (strcmp(a, "--trace-all") == 0)
 			trace_all = v;
+		else if (strcmp(a, "--memory-snapshot") == 0)
+			snap = v;
 		else if (strcmp(a, "--schedule") == 0)
 			o.schedule = v;
 		else if (strcmp(a, "--trace-point") == 0) {
@@ -1086,7 +1130,7 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
-	if (shard && (o.trace || o.schedule || trace_all)) {
+	if (shard && (o.trace || o.schedule || trace_all || snap)) {
 		fprintf(stderr, "gpumemsim: --shard runs part of the points: "
 				"take --trace/--schedule from an unsharded "
 				"run\n");
@@ -1104,13 +1148,18 @@ static int run_experiment(int argc, char **argv)
 	}
 	if (shard)
 		return run_shard(&e, &o, sk, sn);
-	if (o.trace_point && !o.trace && !o.schedule) {
-		fprintf(stderr, "gpumemsim: --trace-point needs --trace FILE "
-				"or --schedule FILE\n");
+	if (snap && gms_out_probe(snap, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --memory-snapshot: %s\n", err.msg);
 		exp_free(&e);
 		return EXIT_INPUT;
 	}
-	if ((o.trace || o.schedule) &&
+	if (o.trace_point && !o.trace && !o.schedule && !snap) {
+		fprintf(stderr, "gpumemsim: --trace-point needs --trace FILE, "
+				"--schedule FILE or --memory-snapshot FILE\n");
+		exp_free(&e);
+		return EXIT_INPUT;
+	}
+	if ((o.trace || o.schedule || snap) &&
 	    (size_t)o.trace_point >= exp_planned_rows(&e)) {
 		fprintf(stderr,
 			"gpumemsim: --trace-point %ld: no such row (the summary "
@@ -1142,7 +1191,7 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		rc = EXIT_RUN;
 	}
-	if (o.trace || o.schedule) {
+	if (o.trace || o.schedule || snap) {
 		const struct exp_point *row =
 			exp_row(&r, (size_t)o.trace_point);
 		/* a search without an answer: its first (smallest) probe */
@@ -1154,11 +1203,19 @@ static int run_experiment(int argc, char **argv)
 			rc = EXIT_RUN;
 		}
 		if (row && o.trace) {
-			if (write_point_trace(&e, row, o.trace, &err) < 0) {
+			if (write_point_trace(&e, row, o.trace, false, &err) < 0) {
 				fprintf(stderr, "gpumemsim: %s\n", err.msg);
 				rc = EXIT_RUN;
 			} else {
 				printf("trace:   %s\n", o.trace);
+			}
+		}
+		if (row && snap) {
+			if (write_point_trace(&e, row, snap, true, &err) < 0) {
+				fprintf(stderr, "gpumemsim: %s\n", err.msg);
+				rc = EXIT_RUN;
+			} else {
+				printf("memory snapshot: %s\n", snap);
 			}
 		}
 		if (row && o.schedule) {
