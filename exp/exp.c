@@ -209,8 +209,9 @@ static const struct prm_def sweep_defs[] = {
 	{"batch", PRM_NODE, "", 0, 0, NULL,
 	 "sweep over these batch sizes, e.g. [16, 32, 64]", MS(batch)},
 	{"budget", PRM_NODE, "", 0, 0, NULL,
-	 "or over these device budgets in bytes, e.g. [4GiB, 2GiB] (may "
-	 "exceed the profile: a larger device)", MS(budget)},
+	 "or over these device budgets in bytes, e.g. [4GiB, 2GiB] (above "
+	 "the profile's usable memory only with budget_above_device: a "
+	 "larger device)", MS(budget)},
 	{"budget_fraction", PRM_NODE, "", 0, 0, NULL,
 	 "or over fractions of the baseline: the least memory framework "
 	 "needs (the workload's personality) with this allocator, e.g. [1.0, 0.75, 0.5]",

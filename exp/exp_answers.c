@@ -90,7 +90,7 @@ static void row(FILE *f, const struct exp *e, const struct exp_result *r,
 		const struct exp_point *p, const char *result)
 {
 	const size_t wl = p->wl, pol = p->pol;
-	fprintf(f, "  %-18.18s %-22.22s %8lld %9.2f%s %-12.12s",
+	fprintf(f, "  %-18.18s %-26.26s %8lld %9.2f%s %-12.12s",
 		e->wl[wl].label, e->pol[pol].label, (long long)p->batch,
 		(double)point_budget(e, p) / (1024.0 * 1024.0 * 1024.0),
 		point_budget(e, p) > exp_usable(e) ? "*" : " ", result);
@@ -163,7 +163,7 @@ static void nothing_fits(FILE *f, const struct exp *e, size_t wl,
 
 static void header(FILE *f, const char *batch_col)
 {
-	fprintf(f, "  %-18s %-22s %8s %10s %-12s %9s %8s %9s %9s\n",
+	fprintf(f, "  %-18s %-26s %8s %10s %-12s %9s %8s %9s %9s\n",
 		"workload", "policy", batch_col, "budget_GiB", "result",
 		"samples/s", "slowdown", "peak_GiB", "pinned_GiB");
 }
