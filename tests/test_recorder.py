@@ -2,7 +2,7 @@
 # test_recorder.py - gpumemsim-record (cli/gpumemsim_record.py): a
 # 3-layer MLP recorded and checked by hand, the round trip through
 # build/gpumemsim, and bad input. Skips, with a message, when torch is not
-# importable (make deps installs python3-torch for /usr/bin/python3).
+# importable (make deps-record installs python3-torch for /usr/bin/python3).
 # Run from the repository root: /usr/bin/python3 tests/test_recorder.py
 import csv
 import io
@@ -92,7 +92,7 @@ def log_peak(lines):
 
 
 @unittest.skipUnless(HAVE_TORCH, "torch is not importable by %s: run "
-                     "`make deps` and use /usr/bin/python3" % sys.executable)
+                     "`make deps-record` and use /usr/bin/python3" % sys.executable)
 class Recorder(unittest.TestCase):
     def test_mlp_by_hand(self):
         # batch 2, layers 4 -> 8 -> 8 -> 3, fp32 (4 bytes), cross entropy
