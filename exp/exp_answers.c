@@ -114,6 +114,7 @@ struct fw_ctx {
 	const struct exp *e;
 	size_t wl, pol;
 	uint64_t budget;
+	char error[1024]; /* why a run failed (not OOM): the search stops */
 };
 
 static int fw_probe(void *ctx, int64_t batch, struct mb_obs *o)
@@ -125,8 +126,14 @@ static int fw_probe(void *ctx, int64_t batch, struct mb_obs *o)
 	o->fits = trained(&p);
 	o->peak = p.st.mem.peak_requested;
 	o->budget = point_budget(c->e, &p);
+	/* failed, not OOM (a trace without batch marks cannot be built at
+	 * another batch): no answer from this search */
+	bool failed = !strcmp(exp_status(&p), "failed");
+	if (failed)
+		snprintf(c->error, sizeof c->error, "%s",
+			 p.error[0] ? p.error : p.st.error);
 	st_run_free(&p.st);
-	return 0;
+	return failed ? -1 : 0;
 }
 
 /* A workload whose batch fits under no policy: what does fit. The
@@ -145,16 +152,21 @@ static void nothing_fits(FILE *f, const struct exp *e, size_t wl,
 			fw = k;
 	if (fw < e->n_pol && batch > 1) {
 		struct mb_cfg cfg = {1, batch - 1, 0};
-		struct fw_ctx c = {e, wl, fw, budget};
+		struct fw_ctx c = {e, wl, fw, budget, ""};
 		struct mb_result res;
-		if (mb_search(&cfg, fw_probe, &c, &res) == 0 && res.best > 0)
+		int rc = mb_search(&cfg, fw_probe, &c, &res);
+		if (rc == 0 && res.best > 0)
 			fprintf(f, " The largest batch `framework` trains on "
 				   "this budget: %lld.",
 				(long long)res.best);
-		else
+		else if (rc == 0)
 			fputs(" `framework` trains no batch on this budget "
 			      "(not even 1).",
 			      f);
+		else
+			fprintf(f, " (`framework` could not run it at a smaller "
+				   "batch: %s.)",
+				c.error[0] ? c.error : "out of host memory");
 	}
 	fputs(" For each policy's largest batch: `measure: {kind: "
 	      "max-batch}` (gpumemsim help experiment).\n",

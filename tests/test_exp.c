@@ -464,6 +464,15 @@ static void test_nothing_fits_says_what_does(void **state)
 	    !strstr(out, "OOM"))
 		fail_msg("%s", out);
 	free(out);
+	/* a log without batch marks cannot be run at another batch */
+	snprintf(args, sizeof args,
+		 "run " FX "dtr-nothing-fits.yaml --out %s/nf3 -j1", tmpdir);
+	assert_int_equal(sh(args, &out), 0);
+	if (!strstr(out, "batch 4 fits under no policy here. (`framework` "
+			 "could not run it at a smaller batch: ") ||
+	    !strstr(out, "without batch marks"))
+		fail_msg("%s", out);
+	free(out);
 	/* --quiet: no table */
 	snprintf(args, sizeof args,
 		 "run " FX "chain3-nothing-fits.yaml --out %s/nf2 --quiet",
