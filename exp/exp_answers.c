@@ -86,12 +86,26 @@ static void gib(FILE *f, uint64_t b)
 	fprintf(f, " %9.2f", (double)b / (1024.0 * 1024.0 * 1024.0));
 }
 
+/* The width of the workload (or policy) column: its longest label,
+ * between the header's 8 and 80 characters. */
+static int label_width(const struct exp *e, bool policies)
+{
+	size_t w = 8, n = policies ? e->n_pol : e->n_wl;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(policies ? e->pol[i].label : e->wl[i].label);
+		if (l > w)
+			w = l;
+	}
+	return w > 80 ? 80 : (int)w;
+}
+
 static void row(FILE *f, const struct exp *e, const struct exp_result *r,
 		const struct exp_point *p, const char *result)
 {
 	const size_t wl = p->wl, pol = p->pol;
-	fprintf(f, "  %-18.18s %-26.26s %8lld %9.2f%s %-12.12s",
-		e->wl[wl].label, e->pol[pol].label, (long long)p->batch,
+	int ww = label_width(e, false), pw = label_width(e, true);
+	fprintf(f, "  %-*.*s %-*.*s %8lld %9.2f%s %-12.12s", ww, ww,
+		e->wl[wl].label, pw, pw, e->pol[pol].label, (long long)p->batch,
 		(double)point_budget(e, p) / (1024.0 * 1024.0 * 1024.0),
 		point_budget(e, p) > exp_usable(e) ? "*" : " ", result);
 	if (!trained(p)) {
@@ -173,10 +187,11 @@ static void nothing_fits(FILE *f, const struct exp *e, size_t wl,
 	      f);
 }
 
-static void header(FILE *f, const char *batch_col)
+static void header(FILE *f, const struct exp *e, const char *batch_col)
 {
-	fprintf(f, "  %-18s %-26s %8s %10s %-12s %9s %8s %9s %9s\n",
-		"workload", "policy", batch_col, "budget_GiB", "result",
+	int ww = label_width(e, false), pw = label_width(e, true);
+	fprintf(f, "  %-*s %-*s %8s %10s %-12s %9s %8s %9s %9s\n", ww,
+		"workload", pw, "policy", batch_col, "budget_GiB", "result",
 		"samples/s", "slowdown", "peak_GiB", "pinned_GiB");
 }
 
@@ -186,7 +201,7 @@ static void header(FILE *f, const char *batch_col)
 static void points_table(FILE *f, const struct exp *e,
 			 const struct exp_result *r)
 {
-	header(f, "batch");
+	header(f, e, "batch");
 	for (size_t w = 0; w < e->n_wl; w++) {
 		bool any = false;
 		const struct exp_point *last = NULL;
@@ -238,7 +253,7 @@ void exp_print_answers(const struct exp *e, const struct exp_result *r,
 		points_table(f, e, r);
 	} else if (r->srch) {
 		bool mb = e->kind == EXP_MAX_BATCH;
-		header(f, "batch");
+		header(f, e, "batch");
 		for (size_t i = 0; i < r->n_srch; i++) {
 			const struct exp_search *s = &r->srch[i];
 			const struct exp_point *p = exp_row(r, i);
@@ -251,7 +266,7 @@ void exp_print_answers(const struct exp *e, const struct exp_result *r,
 						      : "best");
 		}
 	} else {
-		header(f, "batch");
+		header(f, e, "batch");
 		for (size_t i = 0; i < r->n_eff; i++) {
 			const struct exp_point *p = exp_row(r, i);
 			if (p)
