@@ -2,6 +2,9 @@
 #
 #   make            build build/gpumemsim and build/libgpumemsim.a
 #   make deps       install missing Debian packages (as root), else print how
+#   make deps-record  the recorder's packages too (python3-torch,
+#                   python3-torchvision for gpumemsim-record and
+#                   tests/test_recorder.py, which skips without them)
 #   make test       deps, build, every cmocka test, then again under
 #                   AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check      the tests, plain build only (and tests/test_recorder.py
@@ -44,12 +47,15 @@
 CC      ?= cc
 PKGS    := yaml-0.1 gsl
 TESTPKG := cmocka
-# python3-torch, python3-torchvision: gpumemsim-record (README "Recorded
-# PyTorch steps"); Debian builds them for /usr/bin/python3
 # coinor-libcbc-dev: the MILP of the `optimal` policy (README, "The
 # optimal policy"), pkg-config name cbc
 DEBS    := libyaml-dev libgsl-dev libcmocka-dev gnuplot-nox pkg-config parallel \
-           python3-torch python3-torchvision coinor-libcbc-dev
+           coinor-libcbc-dev
+# python3-torch, python3-torchvision: gpumemsim-record (README "Recorded
+# PyTorch steps") and its test, only (`make deps-record`; make run and
+# make test do not need them: the recorder's test skips with a message
+# without torch, issue 34); Debian builds them for /usr/bin/python3
+RECORD_DEBS := python3-torch python3-torchvision
 # the interpreter Debian's torch is built for (a pyenv python3 first on
 # PATH has no torch)
 PYTORCH_PY ?= /usr/bin/python3
@@ -144,7 +150,7 @@ ASAN_TESTS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRC))
 REPLAYS      := $(patsubst %,build/fuzz/%-replay,$(FUZZ_NAMES))
 ASAN_REPLAYS := $(patsubst %,$(ASAN_DIR)/fuzz/%-replay,$(FUZZ_NAMES))
 
-.PHONY: all deps test check check-shards asan layers bench run gpu-tools calibrate validate measure-gpu fuzz clean recorded-traces
+.PHONY: all deps deps-record test check check-shards asan layers bench run gpu-tools calibrate validate measure-gpu fuzz clean recorded-traces
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -165,8 +171,9 @@ recorded-traces:
 	$(RECORD) --model workloads/traces/recorded/gpt2_tiny.py:make_model --input 2,32 --input-dtype int64 --vocab 1000 -o workloads/traces/recorded/gpt2tiny-2-recorded.log
 	$(RECORD) --model workloads/traces/recorded/llama_tiny.py:make_model --input 2,64 --input-dtype int64 --vocab 4096 -o workloads/traces/recorded/llamatiny-2-recorded.log
 
-deps:
-	@missing=""; for p in $(DEBS); do \
+# Install the Debian packages $(1) that are missing (as root), else say how.
+define install_debs
+missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
@@ -178,6 +185,13 @@ deps:
 	  echo "missing packages:$$missing"; \
 	  echo "run as root:  apt-get install -y$$missing"; exit 1; \
 	fi
+endef
+
+deps:
+	@$(call install_debs,$(DEBS))
+
+deps-record:
+	@$(call install_debs,$(DEBS) $(RECORD_DEBS))
 
 # The layering (README, "How it works"): the engine's library code in sim/
 # includes from above it only the policy interface (policies/pol.h) and
@@ -191,7 +205,8 @@ layers:
 # Each test binary runs from the repository root (fixtures are found
 # relative to it). A failing test stops the run with its name.
 check: deps layers $(TESTS) build/gpumemsim build/gpumemsim-record $(REPLAYS)
-	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done; \
+	@set -e; k=0; for t in $(TESTS); do k=$$((k+1)); \
+	  echo "== [$$k/$(words $(TESTS))] $$t"; $$t; done; \
 	echo "all $(words $(TESTS)) test programs passed"
 	@echo "== tests/test_recorder.py"; $(PYTORCH_PY) tests/test_recorder.py
 	$(call fuzz_replay,build,)
@@ -199,7 +214,8 @@ check: deps layers $(TESTS) build/gpumemsim build/gpumemsim-record $(REPLAYS)
 # CC=clang works too (in build-asan-clang/): clang's UBSan checks more
 # (float-to-int overflow, arithmetic on a null pointer).
 asan: deps $(ASAN_TESTS) $(ASAN_DIR)/gpumemsim $(ASAN_REPLAYS)
-	@set -e; for t in $(ASAN_TESTS); do echo "== $$t"; \
+	@set -e; k=0; for t in $(ASAN_TESTS); do k=$$((k+1)); \
+	  echo "== [$$k/$(words $(ASAN_TESTS))] $$t"; \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done; \
 	echo "all $(words $(ASAN_TESTS)) test programs passed under ASan+UBSan"
 	$(call fuzz_replay,$(ASAN_DIR),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1)

@@ -20,6 +20,7 @@
 #include "../sim/hw.h"
 #include "../sim/mem.h"
 #include "../sim/sched.h"
+#include "../sim/snapshot.h"
 #include "../sim/trace.h"
 
 #include <dirent.h>
@@ -49,13 +50,19 @@ static void usage(FILE *f)
 		"                                     <out>/<name>/ (summary.csv,\n"
 		"                                     runs.json, plot.png/.svg)\n"
 		"      --out DIR           write the results to DIR instead\n"
-		"      -j N                parallel runs (default: the cores)\n"
+		"      -j N, -jN           parallel runs (default: the cores)\n"
 		"      --quiet             no progress line on stderr\n"
 		"      --trace FILE        Chrome trace (Perfetto) of one run\n"
 		"      --schedule FILE     schedule log (validation mode) of\n"
 		"                          one run\n"
-		"      --trace-point N     which: row N of summary.csv\n"
+		"      --trace-point N     which (--trace, --schedule,\n"
+		"                          --memory-snapshot): row N of\n"
+		"                          summary.csv\n"
 		"                          (default 0)\n"
+		"      --memory-snapshot FILE.pickle  PyTorch memory snapshot\n"
+		"                          of one run (as simulate's)\n"
+		"      --trace-all DIR     a Chrome trace of every row, as\n"
+		"                          DIR/<row>-<workload>-<policy>.json\n"
 		"      --shard K/N         run only the K-th (0-based) of N\n"
 		"                          balanced slices of the points into\n"
 		"                          <out>/shard-K-of-N.shard (no\n"
@@ -93,17 +100,20 @@ static void usage(FILE *f)
 		"      --allocator NAME    device allocator (`list allocators`);\n"
 		"                          default framework: the workload's\n"
 		"                          framework's (tf-*: bfc, pytorch:\n"
-		"                          caching, caffe: arena; files: bfc)\n"
+		"                          caching, caffe: arena;\n"
+		"                          gpumemsim-record logs: caching;\n"
+		"                          other files: bfc)\n"
 		"      --budget BYTES      device bytes for tensors (default:\n"
 		"                          capacity minus reserved), e.g. 6GiB\n"
+		"                          (GiB or G: 2^30 bytes; GB: 10^9)\n"
 		"      --pool-size BYTES   initial pool (pool-bestfit, highend,\n"
 		"                          bfc growth); default: the budget\n"
 		"      --batch N           batch size (generators: default 32;\n"
 		"                          files: override the file's)\n"
 		"      --size N            generator input size (default: its own)\n"
 		"      --framework NAME    generator's framework personality:\n"
-		"                          tf-graph (default), tf-eager,\n"
-		"                          pytorch, caffe\n"
+		"                          pytorch (default), tf-graph,\n"
+		"                          tf-eager, caffe\n"
 		"      --optimizer NAME    none, sgd, momentum (default), adam,\n"
 		"                          adamw, adam8bit\n"
 		"      --precision NAME    fp32 (default), tf32, fp16-autocast,\n"
@@ -120,6 +130,12 @@ static void usage(FILE *f)
 		"      --warmup N          leading iterations left out of the\n"
 		"                          steady state (default 1)\n"
 		"      --trace FILE        Chrome trace of the run\n"
+		"      --memory-snapshot FILE.pickle  the allocator's segments\n"
+		"                          and blocks at the end and the\n"
+		"                          alloc/free trace, as PyTorch's\n"
+		"                          torch.cuda.memory._dump_snapshot\n"
+		"                          writes them (memory_viz reads it;\n"
+		"                          docs/outputs-and-snapshot.md)\n"
 		"      --schedule FILE     schedule log of the run: what the\n"
 		"                          executor issued (README, \"Schedule\n"
 		"                          log\"); not with --trace\n"
@@ -327,6 +343,37 @@ static int parse_count(const char *opt, const char *v, int64_t lo,
 	return parse_range(opt, v, lo, INT64_MAX, out);
 }
 
+/* A Chrome trace's process name (issue 34): what ran, and the budget and
+ * allocator, so that traces of several points opened together (run
+ * --trace-all) tell themselves apart. budget 0: the profile's usable
+ * memory. */
+static void trace_title(char *buf, size_t n, const char *wl, int64_t batch,
+			const char *pol, const struct hw_profile *hw,
+			uint64_t budget, const char *allocator,
+			const char *status)
+{
+	uint64_t b = budget ? budget : hw->capacity - hw->reserved;
+	snprintf(buf, n, "%s batch %lld, %s on %s, budget %.2f GiB, "
+			 "allocator %s (%s)",
+		 wl, (long long)batch, pol, hw->name,
+		 (double)b / (1024.0 * 1024.0 * 1024.0),
+		 allocator && allocator[0] ? allocator : "?", status);
+}
+
+/* "unknown option", with the nearest of the command's options when one
+ * is close (gms_near_hint, issue 34). Returns EXIT_INPUT. */
+static int unknown_option(const char *a, const char *const *known)
+{
+	struct gms_near near;
+	char hint[GMS_NEAR_BUF];
+	gms_near_init(&near, a);
+	for (size_t i = 0; known[i]; i++)
+		gms_near_add(&near, known[i]);
+	fprintf(stderr, "gpumemsim: unknown option %s%s\n", a,
+		gms_near_hint(&near, hint));
+	return EXIT_INPUT;
+}
+
 /* The workload options simulate and describe share. */
 struct wl_opts {
 	int64_t batch, size;	/* --batch, --size; 0 = default */
@@ -402,7 +449,7 @@ static struct wl_workload *load_workload(const char *spec,
 		struct wl_gen_args a = {
 			.batch = batch ? batch : 32, .size = o->size,
 			.framework = o->framework < 0
-					     ? WL_FW_TF_GRAPH
+					     ? WL_FW_PYTORCH
 					     : (enum wl_framework)o->framework,
 			.optimizer = o->optimizer < 0
 					     ? WL_OPTIM_MOMENTUM
@@ -444,8 +491,11 @@ static struct wl_workload *load_workload(const char *spec,
 				    err);
 	}
 	if (!strchr(spec, '/') && !strstr(spec, ".yaml")) {
-		gms_errf(err, "'%s' is no generator (`gpumemsim list "
-			      "workloads`) nor a .yaml/.log file", spec);
+		/* wl_gen_lookup's message names the nearest generator */
+		gms_err gerr = {{0}};
+		wl_gen_lookup(spec, &gerr);
+		gms_errf(err, "'%s' is no generator nor a .yaml/.log file (%s)",
+			 spec, gerr.msg);
 		return NULL;
 	}
 	return wl_load_yaml(spec, batch, err);
@@ -461,6 +511,25 @@ static void out_failed(struct st_run *st, gms_err *err, const gms_err *why)
 	snprintf(st->error, sizeof st->error, "%s", why->msg);
 }
 
+/* After simulate wrote an output file (wrc: its writer's result, werr
+ * its error): on failure the run is failed with the writer's error (or,
+ * when the run itself failed, that error is printed and the run's comes
+ * later); else "<label>: <path>" on stderr. */
+static void output_written(int wrc, const gms_err *werr, const char *label,
+			   const char *path, int *r, struct st_run *st,
+			   gms_err *err)
+{
+	if (wrc < 0) {
+		if (*r == 0)
+			out_failed(st, err, werr);
+		else /* the run's own error comes below */
+			fprintf(stderr, "gpumemsim: %s\n", werr->msg);
+		*r = -1;
+	} else {
+		fprintf(stderr, "%s: %s\n", label, path);
+	}
+}
+
 /* An allocation of the command line's own failed: say so (it exited 1
  * silently, issue 38). */
 static int oom_exit(void)
@@ -473,7 +542,7 @@ static int simulate(int argc, char **argv)
 {
 	const char *wl_path = NULL, *hw_spec = "V100-16GB",
 		   *policy = "framework", *allocator = "framework",
-		   *trace = NULL, *sched = NULL;
+		   *trace = NULL, *sched = NULL, *snap = NULL;
 	const char **kv = calloc((size_t)argc, sizeof *kv);
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
@@ -502,6 +571,8 @@ static int simulate(int argc, char **argv)
 			trace = v;
 		else if (strcmp(a, "--schedule") == 0)
 			sched = v;
+		else if (strcmp(a, "--memory-snapshot") == 0)
+			snap = v;
 		else if ((took = wl_opt(a, v, &wo)) != 0) {
 			if (took < 0)
 				goto out;
@@ -511,7 +582,8 @@ static int simulate(int argc, char **argv)
 			if (gms_parse_bytes(v, dst) < 0 || *dst == 0) {
 				fprintf(stderr,
 					"gpumemsim: %s: '%s' is not a positive "
-					"size (e.g. 6GiB)\n",
+					"size (e.g. 6GiB or 6G = 6 x 2^30 "
+					"bytes, 6GB = 6 x 10^9)\n",
 					a, v);
 				goto out;
 			}
@@ -533,7 +605,15 @@ static int simulate(int argc, char **argv)
 			if (parse_range(a, v, 0, 999, &warmup) < 0)
 				goto out;
 		} else if (takes) {
-			fprintf(stderr, "gpumemsim: unknown option %s\n", a);
+			static const char *const opts[] = {
+				"--hw", "--policy", "--set", "--allocator",
+				"--trace", "--schedule", "--budget",
+				"--pool-size", "--iterations", "--settle-max",
+				"--warmup", "--batch", "--size", "--framework",
+				"--remat", "--times", "--precision",
+				"--attention", "--loss", "--optimizer",
+				"--memory-snapshot", NULL};
+			unknown_option(a, opts);
 			goto out;
 		} else if (!wl_path) {
 			wl_path = a;
@@ -550,9 +630,9 @@ static int simulate(int argc, char **argv)
 				"generator, .yaml or .log)\n");
 		goto out;
 	}
-	if (trace && sched) {
-		fprintf(stderr, "gpumemsim: --trace and --schedule: one of "
-				"them per run\n");
+	if (!!trace + !!sched + !!snap > 1) {
+		fprintf(stderr, "gpumemsim: --trace, --schedule and "
+				"--memory-snapshot: one of them per run\n");
 		goto out;
 	}
 	if (warmup >= iters) {
@@ -575,6 +655,10 @@ static int simulate(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: --trace: %s\n", err.msg);
 		goto out;
 	}
+	if (snap && gms_out_probe(snap, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --memory-snapshot: %s\n", err.msg);
+		goto out;
+	}
 	struct hw_profile hw;
 	if (hw_load(&hw, hw_spec, &err) < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
@@ -593,11 +677,14 @@ static int simulate(int argc, char **argv)
 	}
 	struct tr_rec tr;
 	tr_init(&tr, wl);
+	struct snap_rec sn;
+	snap_init(&sn, wl);
 	struct sch_writer *sw = NULL;
 	if (sched && !(sw = sch_writer_open(sched, wl, &hw, pol.label,
 					    (int)iters, (int)warmup, &err))) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		tr_fini(&tr);
+		snap_fini(&sn);
 		pol_destroy(&pol);
 		wl_free(wl);
 		goto out;
@@ -607,42 +694,40 @@ static int simulate(int argc, char **argv)
 			     .pool_size = pool, .iterations = (int)iters,
 			     .warmup = (int)warmup,
 			     .settle_max = (int)settle_max,
-			     .obs = trace ? tr_observer(&tr)
-				    : sw  ? sch_writer_observer(sw)
-					  : NULL};
+			     .obs = trace  ? tr_observer(&tr)
+				    : sw   ? sch_writer_observer(sw)
+				    : snap ? snap_observer(&sn)
+					   : NULL};
 	struct st_run st;
 	int r = ex_run(&cfg, &st, &err);
 	if (sw) {
 		gms_err serr;
 		sch_writer_set_length(sw, (int)iters + st.settle_extra,
 				      st.warmup);
-		if (sch_writer_close(sw, st.mem.peak_allocated,
-				     st.mem.peak_reserved, &serr) < 0) {
-			if (r == 0)
-				out_failed(&st, &err, &serr);
-			else /* the run's own error comes below */
-				fprintf(stderr, "gpumemsim: %s\n", serr.msg);
-			r = -1;
-		} else {
-			fprintf(stderr, "schedule: %s\n", sched);
-		}
+		output_written(sch_writer_close(sw, st.mem.peak_allocated,
+						st.mem.peak_reserved, &serr),
+			       &serr, "schedule", sched, &r, &st, &err);
 	}
 	if (trace) {
-		char title[256];
-		snprintf(title, sizeof title, "%s batch %lld, %s on %s",
-			 wl->name, (long long)wl->batch, pol.label, hw.name);
+		char title[600];
+		trace_title(title, sizeof title, wl->name, wl->batch, pol.label,
+			    &hw, budget,
+			    st.allocator[0] ? st.allocator : allocator,
+			    st.failed	 ? "failed"
+			    : st.oom.hit ? "oom"
+			    : r == 0	 ? "ok"
+					 : "failed");
 		gms_err terr;
-		if (tr_write_chrome(&tr, trace, title, &terr) < 0) {
-			if (r == 0)
-				out_failed(&st, &err, &terr);
-			else /* the run's own error comes below */
-				fprintf(stderr, "gpumemsim: %s\n", terr.msg);
-			r = -1;
-		} else {
-			fprintf(stderr, "trace: %s\n", trace);
-		}
+		output_written(tr_write_chrome(&tr, trace, title, &terr), &terr,
+			       "trace", trace, &r, &st, &err);
 	}
 	tr_fini(&tr);
+	if (snap && (r == 0 || st.failed)) {
+		gms_err serr;
+		output_written(snap_write(&sn, snap, &serr), &serr,
+			       "memory snapshot", snap, &r, &st, &err);
+	}
+	snap_fini(&sn);
 	/* bad input found when the run set up (a budget below the
 	 * allocator's least): no run, so no report; exit 2 below */
 	bool ran = r == 0 || st.failed;
@@ -771,23 +856,31 @@ static int write_point_schedule(const struct exp *e,
 	return rc;
 }
 
-/* Re-run one summary row with a timeline recorder and write its trace. */
+/* Re-run one summary row with a timeline recorder and write its Chrome
+ * trace, or (snapshot) with a snapshot recorder and write the PyTorch
+ * memory snapshot (snapshot.h). */
 static int write_point_trace(const struct exp *e, const struct exp_point *row,
-			     const char *path, gms_err *err)
+			     const char *path, bool snapshot, gms_err *err)
 {
 	struct exp_point p;
 	struct wl_workload *wl = point_again(e, row, &p, err);
 	if (!wl)
 		return -1;
 	struct tr_rec tr;
+	struct snap_rec sn;
 	tr_init(&tr, wl);
-	exp_simulate(e, &p, wl, tr_observer(&tr));
-	char title[400];
-	snprintf(title, sizeof title, "%s batch %lld, %s on %s (%s)",
-		 e->wl[p.wl].label, (long long)p.batch, e->pol[p.pol].label,
-		 e->hw.name, exp_status(&p));
-	int rc = tr_write_chrome(&tr, path, title, err);
+	snap_init(&sn, wl);
+	exp_simulate(e, &p, wl,
+		     snapshot ? snap_observer(&sn) : tr_observer(&tr));
+	char title[600];
+	trace_title(title, sizeof title, e->wl[p.wl].label, p.batch,
+		    e->pol[p.pol].label, &e->hw,
+		    p.budget ? p.budget : e->budget, p.st.allocator,
+		    exp_status(&p));
+	int rc = snapshot ? snap_write(&sn, path, err)
+			  : tr_write_chrome(&tr, path, title, err);
 	tr_fini(&tr);
+	snap_fini(&sn);
 	st_run_free(&p.st);
 	wl_free(wl);
 	return rc;
@@ -930,9 +1023,42 @@ static int merge(int argc, char **argv)
 	return rc != EXIT_OK ? rc : f;
 }
 
+/* run --trace-all DIR: a Chrome trace of every summary row, each re-run
+ * with a timeline recorder (as --trace re-runs one), into
+ * DIR/<row>-<workload>-<policy>.json, names made of [A-Za-z0-9._-]; a
+ * search without an answer: its first probe. Returns 0 or -1 with err. */
+static int write_all_traces(const struct exp *e, const struct exp_result *r,
+			    const char *dir, gms_err *err)
+{
+	if (gms_mkdirs(dir, err) < 0)
+		return -1;
+	for (size_t i = 0; i < exp_n_rows(r); i++) {
+		const struct exp_point *row = exp_row(r, i);
+		if (!row && r->srch && r->srch[i].n_probe)
+			row = &r->srch[i].probe[0];
+		if (!row)
+			continue;
+		char name[300], path[PRM_PATH_MAX + 320];
+		snprintf(name, sizeof name, "%03zu-%.60s-%.60s", i,
+			 e->wl[row->wl].label, e->pol[row->pol].label);
+		for (char *c = name; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') ||
+			      (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9') || *c == '.' ||
+			      *c == '-' || *c == '_'))
+				*c = '_';
+		snprintf(path, sizeof path, "%s/%s.json", dir, name);
+		if (write_point_trace(e, row, path, false, err) < 0)
+			return -1;
+	}
+	printf("traces:  %s/ (%zu)\n", dir, exp_n_rows(r));
+	return 0;
+}
+
 static int run_experiment(int argc, char **argv)
 {
-	const char *path = NULL, *shard = NULL;
+	const char *path = NULL, *shard = NULL, *trace_all = NULL,
+		   *snap = NULL;
 	struct exp_opts o = {0};
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -941,13 +1067,24 @@ static int run_experiment(int argc, char **argv)
 			o.quiet = true;
 			continue;
 		}
+		/* -jN as make takes it (issue 34) */
+		if (a[0] == '-' && a[1] == 'j' && a[2]) {
+			if (parse_count("-j", a + 2, 1, &n) < 0)
+				return EXIT_INPUT;
+			o.jobs = n > 1024 ? 1024 : (int)n;
+			continue;
+		}
 		bool known = !strcmp(a, "--out") || !strcmp(a, "--trace") ||
 			     !strcmp(a, "--schedule") || !strcmp(a, "--shard") ||
 			     !strcmp(a, "--trace-point") || !strcmp(a, "-j") ||
-			     !strcmp(a, "--jobs");
+			     !strcmp(a, "--jobs") || !strcmp(a, "--trace-all") ||
+			     !strcmp(a, "--memory-snapshot");
 		if (a[0] == '-' && !known) {
-			fprintf(stderr, "gpumemsim: unknown option %s\n", a);
-			return EXIT_INPUT;
+			static const char *const opts[] = {
+				"--out",  "--trace", "--schedule", "--shard",
+				"--trace-point", "--jobs", "--quiet",
+				"--trace-all", "--memory-snapshot", NULL};
+			return unknown_option(a, opts);
 		}
 		if (known && !v) {
 			fprintf(stderr, "gpumemsim: %s needs a value\n", a);
@@ -959,6 +1096,10 @@ static int run_experiment(int argc, char **argv)
 			shard = v;
 		else if (strcmp(a, "--trace") == 0)
 			o.trace = v;
+		else if (strcmp(a, "--trace-all") == 0)
+			trace_all = v;
+		else if (strcmp(a, "--memory-snapshot") == 0)
+			snap = v;
 		else if (strcmp(a, "--schedule") == 0)
 			o.schedule = v;
 		else if (strcmp(a, "--trace-point") == 0) {
@@ -990,7 +1131,7 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
-	if (shard && (o.trace || o.schedule)) {
+	if (shard && (o.trace || o.schedule || trace_all || snap)) {
 		fprintf(stderr, "gpumemsim: --shard runs part of the points: "
 				"take --trace/--schedule from an unsharded "
 				"run\n");
@@ -1008,13 +1149,18 @@ static int run_experiment(int argc, char **argv)
 	}
 	if (shard)
 		return run_shard(&e, &o, sk, sn);
-	if (o.trace_point && !o.trace && !o.schedule) {
-		fprintf(stderr, "gpumemsim: --trace-point needs --trace FILE "
-				"or --schedule FILE\n");
+	if (snap && gms_out_probe(snap, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --memory-snapshot: %s\n", err.msg);
 		exp_free(&e);
 		return EXIT_INPUT;
 	}
-	if ((o.trace || o.schedule) &&
+	if (o.trace_point && !o.trace && !o.schedule && !snap) {
+		fprintf(stderr, "gpumemsim: --trace-point needs --trace FILE, "
+				"--schedule FILE or --memory-snapshot FILE\n");
+		exp_free(&e);
+		return EXIT_INPUT;
+	}
+	if ((o.trace || o.schedule || snap) &&
 	    (size_t)o.trace_point >= exp_planned_rows(&e)) {
 		fprintf(stderr,
 			"gpumemsim: --trace-point %ld: no such row (the summary "
@@ -1024,8 +1170,11 @@ static int run_experiment(int argc, char **argv)
 		return EXIT_INPUT;
 	}
 	/* every output location before the first simulation */
-	if (exp_check_out(&e, &o, &err) < 0) {
-		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+	if (exp_check_out(&e, &o, &err) < 0 ||
+	    (trace_all && gms_mkdirs(trace_all, &err) < 0)) {
+		fprintf(stderr, "gpumemsim: %s%s\n",
+			trace_all && !err.msg[0] ? "--trace-all: " : "",
+			err.msg);
 		exp_free(&e);
 		return EXIT_INPUT;
 	}
@@ -1043,7 +1192,7 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		rc = EXIT_RUN;
 	}
-	if (o.trace || o.schedule) {
+	if (o.trace || o.schedule || snap) {
 		const struct exp_point *row =
 			exp_row(&r, (size_t)o.trace_point);
 		/* a search without an answer: its first (smallest) probe */
@@ -1055,11 +1204,19 @@ static int run_experiment(int argc, char **argv)
 			rc = EXIT_RUN;
 		}
 		if (row && o.trace) {
-			if (write_point_trace(&e, row, o.trace, &err) < 0) {
+			if (write_point_trace(&e, row, o.trace, false, &err) < 0) {
 				fprintf(stderr, "gpumemsim: %s\n", err.msg);
 				rc = EXIT_RUN;
 			} else {
 				printf("trace:   %s\n", o.trace);
+			}
+		}
+		if (row && snap) {
+			if (write_point_trace(&e, row, snap, true, &err) < 0) {
+				fprintf(stderr, "gpumemsim: %s\n", err.msg);
+				rc = EXIT_RUN;
+			} else {
+				printf("memory snapshot: %s\n", snap);
 			}
 		}
 		if (row && o.schedule) {
@@ -1072,6 +1229,12 @@ static int run_experiment(int argc, char **argv)
 			}
 		}
 	}
+	if (trace_all && write_all_traces(&e, &r, trace_all, &err) < 0) {
+		fprintf(stderr, "gpumemsim: --trace-all: %s\n", err.msg);
+		rc = EXIT_RUN;
+	}
+	if (!o.quiet)
+		exp_print_answers(&e, &r, stdout);
 	int f = failed_runs(r.n_failed, "the summary");
 	if (rc == EXIT_OK)
 		rc = f;

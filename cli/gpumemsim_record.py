@@ -4,7 +4,7 @@
 # "Recorded traces"), with the extensions of "Logs from gpumemsim-record".
 #
 # Run with /usr/bin/python3: Debian's python3-torch (1.13) and
-# python3-torchvision (0.14), which `make deps` installs, are built for the
+# python3-torchvision (0.14), which `make deps-record` installs, are built for the
 # system interpreter, not for a pyenv or venv python3 that may come first on
 # PATH. `build/gpumemsim-record` (made by `make`) is this file.
 #
@@ -85,7 +85,7 @@ def check_torch(version):
         raise RecordError(
             "torch %s is not supported: the recorder needs torch 1.13 or "
             "later (TorchDispatchMode, meta kernels); use Debian's "
-            "python3-torch 1.13 (make deps) with /usr/bin/python3 or a "
+            "python3-torch 1.13 (make deps-record) with /usr/bin/python3 or a "
             "torch 2.x" % version)
     t = torch.empty(4, device="meta")
     ref = StorageWeakRef(_storage(t))
@@ -445,7 +445,7 @@ def record(model, input_shape, loss="cross_entropy", optimizer="momentum",
     the ops run for real (real) or by a META_RULES function (ruled)."""
     if torch is None:
         raise RecordError("torch is not importable by %s (%s): run "
-                          "`make deps` and use /usr/bin/python3"
+                          "`make deps-record` and use /usr/bin/python3"
                           % (sys.executable, _IMPORT_ERROR))
     check_torch(torch.__version__)
     if loss not in LOSSES:
@@ -729,7 +729,7 @@ def main(argv=None):
         description="Record one PyTorch training step (forward, loss, "
         "backward, optimizer step) as a gpumemsim trace: "
         "`gpumemsim simulate OUT.log --policy P` then runs any policy on "
-        "it. Needs /usr/bin/python3 with python3-torch (make deps).")
+        "it. Needs /usr/bin/python3 with python3-torch (make deps-record).")
     ap.add_argument("--model", required=True,
                     help="torchvision:NAME, nn:transformer_encoder"
                     "[:LAYERS:DMODEL:HEADS] or FILE.py:FUNCTION (FILE.py "

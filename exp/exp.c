@@ -31,6 +31,7 @@ struct exp_top {
 	char hw[PRM_PATH_MAX];
 	char allocator[PRM_STR_MAX];
 	uint64_t budget, pool_size, host_pinned;
+	bool above_device;
 	int64_t iterations, warmup, settle_max;
 	char out[PRM_PATH_MAX];
 	bool plot;
@@ -50,10 +51,17 @@ static const struct prm_def top_defs[] = {
 	{"allocator", PRM_STR, "framework", 0, 0, NULL,
 	 "device allocator (`gpumemsim list allocators`), or framework: "
 	 "each workload's framework's (tf-*: bfc, pytorch: caching, caffe: "
-	 "arena; files and traces: bfc)", TOP(allocator)},
+	 "arena; gpumemsim-record logs: caching; other files and traces: "
+	 "bfc)", TOP(allocator)},
 	{"budget", PRM_BYTES, "0", 0, 0, NULL,
 	 "device bytes for tensors; 0 = the profile's capacity minus its "
 	 "reserved bytes", TOP(budget)},
+	{"budget_above_device", PRM_BOOL, "false", 0, 0, NULL,
+	 "allow a byte budget (`budget`, a sweep's `measure: budget`) above "
+	 "the profile's usable memory (capacity minus reserved): a larger "
+	 "device is simulated and the answer table marks it; without it "
+	 "such a budget is refused, as simulate --budget refuses it",
+	 TOP(above_device)},
 	{"host_pinned", PRM_BYTES, "0", 0, 0, NULL,
 	 "pinned host bytes available, in place of the profile's host: "
 	 "{pinned} (the host of a paper's machine on the same GPU); 0 = the "
@@ -129,7 +137,7 @@ static const struct prm_def wl_defs[] = {
 	{"size", PRM_INT, "0", 0, 1 << 16, NULL,
 	 "input side in pixels, or sequence length for BERT; 0 = the "
 	 "generator's default", WLI(size)},
-	{"framework", PRM_ENUM, "tf-graph", 0, 0, wl_framework_names,
+	{"framework", PRM_ENUM, "pytorch", 0, 0, wl_framework_names,
 	 "framework personality (README, \"Framework personalities\"): "
 	 "what is kept for backward, run in place, held; the network "
 	 "definition; the default allocator", WLI(framework)},
@@ -201,8 +209,9 @@ static const struct prm_def sweep_defs[] = {
 	{"batch", PRM_NODE, "", 0, 0, NULL,
 	 "sweep over these batch sizes, e.g. [16, 32, 64]", MS(batch)},
 	{"budget", PRM_NODE, "", 0, 0, NULL,
-	 "or over these device budgets in bytes, e.g. [4GiB, 2GiB] (may "
-	 "exceed the profile: a larger device)", MS(budget)},
+	 "or over these device budgets in bytes, e.g. [4GiB, 2GiB] (above "
+	 "the profile's usable memory only with budget_above_device: a "
+	 "larger device)", MS(budget)},
 	{"budget_fraction", PRM_NODE, "", 0, 0, NULL,
 	 "or over fractions of the baseline: the least memory framework "
 	 "needs (the workload's personality) with this allocator, e.g. [1.0, 0.75, 0.5]",
@@ -651,6 +660,23 @@ static int parse_values(struct cfg_doc *d, yaml_node_t *seq, const char *key,
 	return 0;
 }
 
+/* A byte budget above the profile's usable memory without
+ * budget_above_device (issue 34: `budget: [32GiB]` on a V100-16GB was
+ * accepted silently). Returns -1 with err at node. */
+static int budget_above(const struct exp *e, yaml_node_t *node,
+			const char *what, uint64_t budget, gms_err *err)
+{
+	return cfg_errf(err, e->doc, node,
+			"%s: %llu bytes (%.2f GiB) exceed the %s's %llu usable "
+			"bytes (%.2f GiB: capacity minus reserved); set "
+			"`budget_above_device: true` to simulate a larger "
+			"device",
+			what, (unsigned long long)budget,
+			(double)budget / (1024.0 * 1024.0 * 1024.0), e->hw.name,
+			(unsigned long long)exp_usable(e),
+			(double)exp_usable(e) / (1024.0 * 1024.0 * 1024.0));
+}
+
 static int one_batch(const char *s, void *dst, const char **why)
 {
 	int64_t v;
@@ -797,10 +823,24 @@ static int parse_measure(struct exp *e, yaml_node_t *n, gms_err *err)
 		if (m.budget) {
 			e->axis = EXP_AXIS_BUDGET;
 			e->budgets_node = m.budget;
-			return parse_values(d, m.budget, "measure: key 'budget'",
-					    sizeof(uint64_t),
-					    (void **)&e->budgets, &e->n_values,
-					    one_budget, err);
+			if (parse_values(d, m.budget, "measure: key 'budget'",
+					 sizeof(uint64_t),
+					 (void **)&e->budgets, &e->n_values,
+					 one_budget, err) < 0)
+				return -1;
+			for (size_t i = 0; i < e->n_values; i++)
+				if (!e->above_device &&
+				    e->budgets[i] > exp_usable(e)) {
+					char what[80];
+					snprintf(what, sizeof what,
+						 "measure: key 'budget': item "
+						 "%zu",
+						 i + 1);
+					return budget_above(
+						e, cfg_seq_item(d, m.budget, i),
+						what, e->budgets[i], err);
+				}
+			return 0;
 		}
 		e->axis = EXP_AXIS_FRACTION;
 		return parse_values(d, m.budget_fraction,
@@ -939,6 +979,12 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	}
 	if (top.host_pinned)
 		e->hw.host_pinned = top.host_pinned;
+	e->above_device = top.above_device;
+	if (!e->above_device && top.budget > exp_usable(e)) {
+		budget_above(e, cfg_map_get(d, root, "budget"), "key 'budget'",
+			     top.budget, err);
+		goto fail;
+	}
 	if (parse_measure(e, top.measure, err) < 0 ||
 	    parse_workloads(e, top.workloads, err) < 0 ||
 	    parse_policies(e, top.policies, err) < 0 ||

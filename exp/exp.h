@@ -127,6 +127,10 @@ struct exp {
 	struct hw_profile hw;	     /* the GPU */
 	char allocator[PRM_STR_MAX]; /* device allocator (mem_find name) */
 	uint64_t budget;	     /* device bytes for tensors; 0 = usable */
+	bool above_device;	     /* budget_above_device: byte budgets
+					above the profile's usable memory
+					simulate a larger device (labelled);
+					else exp_load refuses them */
 	uint64_t pool_size;	     /* allocator's initial pool; 0 = budget */
 	int iterations, warmup;	     /* per run */
 	int settle_max;		     /* ex_cfg.settle_max of each run */
@@ -312,6 +316,27 @@ const struct exp_point *exp_row(const struct exp_result *r, size_t i);
 size_t exp_n_rows(const struct exp_result *r);
 /* The number of rows the summary will have, known before running. */
 size_t exp_planned_rows(const struct exp *e);
+
+/* The answer table `run` prints at its end (issue 34): per workload and
+ * policy the batch (a search's answer, or fit / OOM at the run's batch
+ * and budget), samples/s, slowdown against the `framework` policy at the
+ * same workload, batch and budget (exp_slowdown), peak device bytes
+ * (allocated) and pinned host bytes; a workload whose batch fits under
+ * no policy names the largest batch `framework` trains (from the runs
+ * made) and points to `measure: max-batch`. */
+void exp_print_answers(const struct exp *e, const struct exp_result *r,
+		       FILE *f);
+
+/* The slowdown of point p against the `framework` policy's point of the
+ * same workload, batch and budget among r's points: p's steady iteration
+ * time over framework's; 0 when there is no such framework point, either
+ * did not train (OOM, failed) or p is itself framework's. */
+double exp_slowdown(const struct exp *e, const struct exp_result *r,
+		    const struct exp_point *p);
+
+/* The usable device bytes of the experiment's profile (capacity minus
+ * reserved). */
+uint64_t exp_usable(const struct exp *e);
 
 /* Status of a run: "ok", "oom" or "failed". */
 const char *exp_status(const struct exp_point *p);

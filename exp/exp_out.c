@@ -26,6 +26,12 @@ extern char **environ;
 
 static double ms(sim_time_t t) { return (double)t / 1e6; }
 
+/* p ran and trained: no OOM, no failure. */
+static bool point_trained(const struct exp_point *p)
+{
+	return p && !strcmp(exp_status(p), "ok");
+}
+
 /* ---- CSV ----------------------------------------------------------------- */
 
 /* A cell a spreadsheet would take for a formula (one beginning with =,
@@ -55,7 +61,8 @@ void exp_csv_str(FILE *f, const char *s)
  * own (vDNN's pool-bestfit) or the experiment's. */
 static const char stat_header[] =
 	"allocator,"
-	"status,iter_time_ms,samples_per_s,compute_busy_ms,recompute_ms,"
+	"status,iter_time_ms,samples_per_s,slowdown_vs_framework,"
+	"compute_busy_ms,recompute_ms,"
 	"recompute_kernels,recompute_gflop,stall_h2d_ms,stall_d2h_ms,"
 	"stall_memory_ms,stall_alloc_ms,h2d_bytes,d2h_bytes,swap_outs,"
 	"swap_ins,drops,swap_out_cancels,releases,algo_fallbacks,"
@@ -67,23 +74,39 @@ static const char stat_header[] =
 	"late_swap_ins,replans,warmup_iters,settled_iter,"
 	"oom_iteration,oom_op,oom_tensor,oom_bytes,oom_reason,error";
 
-/* The statistics of p; `error` replaces the point's own error when set. */
-static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
+/* A time column's value, or an empty field when the run did not train
+ * (issue 34: an OOM row's zeros were averaged in by a reader). */
+static void csv_time(FILE *f, bool ok, const char *fmt, double v)
+{
+	if (ok)
+		fprintf(f, fmt, v);
+	fputc(',', f);
+}
+
+/* The statistics of p; `error` replaces the point's own error when set;
+ * slowdown: exp_slowdown's (0: empty). An OOM or failed row leaves its
+ * time and throughput columns empty. */
+static void csv_stats(FILE *f, const struct exp_point *p, const char *error,
+		      double slowdown)
 {
 	const struct st_run *r = &p->st;
 	const struct st_iter *s = &r->steady;
+	bool ok = point_trained(p);
 	exp_csv_str(f, r->allocator);
-	fputc(',', f);
-	fprintf(f, "%s,%.6f,%.4f,%.6f,%.6f,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,"
-		   "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-		   "%llu,%llu,%llu,%.6f,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%.6f,"
-		   "%llu,%llu,"
-		   "%llu,%llu,",
-		exp_status(p), ms(s->time), r->samples_per_s,
-		ms(s->compute_busy), ms(s->recompute),
-		(unsigned long long)s->n_recompute, s->recompute_flops / 1e9,
-		ms(s->stall[ST_STALL_H2D]), ms(s->stall[ST_STALL_D2H]),
-		ms(s->stall[ST_STALL_MEMORY]), ms(s->stall[ST_STALL_ALLOC]),
+	fprintf(f, ",%s,", exp_status(p));
+	csv_time(f, ok, "%.6f", ms(s->time));
+	csv_time(f, ok, "%.4f", r->samples_per_s);
+	csv_time(f, ok && slowdown > 0, "%.4f", slowdown);
+	csv_time(f, ok, "%.6f", ms(s->compute_busy));
+	csv_time(f, ok, "%.6f", ms(s->recompute));
+	fprintf(f, "%llu,%.6f,", (unsigned long long)s->n_recompute,
+		s->recompute_flops / 1e9);
+	csv_time(f, ok, "%.6f", ms(s->stall[ST_STALL_H2D]));
+	csv_time(f, ok, "%.6f", ms(s->stall[ST_STALL_D2H]));
+	csv_time(f, ok, "%.6f", ms(s->stall[ST_STALL_MEMORY]));
+	csv_time(f, ok, "%.6f", ms(s->stall[ST_STALL_ALLOC]));
+	fprintf(f, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
+		   "%llu,%llu,%llu,%llu,",
 		(unsigned long long)s->bytes_h2d,
 		(unsigned long long)s->bytes_d2h,
 		(unsigned long long)s->n_swap_out,
@@ -96,13 +119,16 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error)
 		(unsigned long long)r->mem.peak_allocated,
 		(unsigned long long)r->mem.peak_reserved,
 		(unsigned long long)r->pinned_peak,
-		(unsigned long long)r->host_peak, ms(s->host_busy),
-		r->frag_at_peak, r->frag_max,
-		(unsigned long long)r->mem.n_alloc,
+		(unsigned long long)r->host_peak);
+	csv_time(f, ok, "%.6f", ms(s->host_busy));
+	fprintf(f, "%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,", r->frag_at_peak,
+		r->frag_max, (unsigned long long)r->mem.n_alloc,
 		(unsigned long long)r->mem.n_free,
 		(unsigned long long)r->mem.n_fail,
 		(unsigned long long)r->mem.n_device_malloc,
-		(unsigned long long)r->mem.n_device_free, ms(s->alloc_time),
+		(unsigned long long)r->mem.n_device_free);
+	csv_time(f, ok, "%.6f", ms(s->alloc_time));
+	fprintf(f, "%llu,%llu,%llu,%llu,",
 		(unsigned long long)s->n_cuda_malloc,
 		(unsigned long long)s->n_cuda_free,
 		(unsigned long long)s->n_host_alloc,
@@ -140,11 +166,6 @@ static const struct exp_point *eff_base(const struct exp_eff *f)
 	return f->base.best >= 0 ? &f->base.probe[f->base.best] : NULL;
 }
 
-static bool point_ok(const struct exp_point *p)
-{
-	return p && !strcmp(exp_status(p), "ok");
-}
-
 /* One row of the scaling table: configuration cfg (0: the baseline at
  * its largest batch, 1: the tuned policy at k*) of workload f on n GPUs.
  * Returns false when that configuration has no run that trained. */
@@ -163,7 +184,7 @@ static bool scale_row(const struct exp *e, const struct exp_eff *f, int cfg,
 	const struct exp_point *b = eff_base(f);
 	const struct exp_point *p = cfg ? (f->tuned ? &f->run : NULL) : b;
 	memset(o, 0, sizeof *o);
-	if (!point_ok(p))
+	if (!point_trained(p))
 		return false;
 	o->batch = p->batch;
 	o->t_iter = (double)p->st.steady.time / 1e9;
@@ -171,7 +192,7 @@ static bool scale_row(const struct exp *e, const struct exp_eff *f, int cfg,
 	o->thr = cl_throughput(n, o->batch, o->t_iter, o->delta);
 	double one = cl_throughput(1, o->batch, o->t_iter, 0.0);
 	o->speedup = one > 0 ? o->thr / one : 0.0;
-	if (point_ok(b)) {
+	if (point_trained(b)) {
 		double base1 = cl_throughput(
 			1, b->batch, (double)b->st.steady.time / 1e9, 0.0);
 		o->speedup_base = base1 > 0 ? o->thr / base1 : 0.0;
@@ -224,7 +245,7 @@ static void write_eff_rows(FILE *f, const struct exp *e,
 		fprintf(f, "%llu,", (unsigned long long)x->param_bytes);
 		exp_csv_str(f, e->pol[1].label);
 		fputc(',', f);
-		csv_stats(f, &x->run, x->error);
+		csv_stats(f, &x->run, x->error, exp_slowdown(e, r, &x->run));
 	}
 }
 
@@ -287,11 +308,16 @@ static int write_csv(const struct exp *e, const struct exp_result *r,
 			const struct exp_point *p = &r->pt[i];
 			fprintf(f, "%zu,", i);
 			exp_csv_str(f, e->wl[p->wl].label);
-			fprintf(f, ",%lld,%llu,%.4f,", (long long)p->batch,
-				(unsigned long long)p->budget, p->fraction);
+			/* budget_fraction: empty unless the sweep is over
+			 * fractions (issue 34) */
+			fprintf(f, ",%lld,%llu,", (long long)p->batch,
+				(unsigned long long)p->budget);
+			if (e->axis == EXP_AXIS_FRACTION)
+				fprintf(f, "%.4f", p->fraction);
+			fputc(',', f);
 			exp_csv_str(f, e->pol[p->pol].label);
 			fputc(',', f);
-			csv_stats(f, p, NULL);
+			csv_stats(f, p, NULL, exp_slowdown(e, r, p));
 		}
 	} else if (e->kind == EXP_MIN_POOL) {
 		fprintf(f, "point,workload,batch,policy,aggregate_peak_bytes,"
@@ -315,7 +341,7 @@ static int write_csv(const struct exp *e, const struct exp_result *r,
 				(unsigned long long)s->limit, s->n_probe);
 			/* no answer: the last run (the one that failed) */
 			csv_stats(f, p ? p : &s->probe[s->n_probe - 1],
-				  s->error);
+				  s->error, exp_slowdown(e, r, p));
 		}
 	} else {
 		bool mb = e->kind == EXP_MAX_BATCH;
@@ -336,7 +362,8 @@ static int write_csv(const struct exp *e, const struct exp_result *r,
 					(long long)s->larger_fit);
 			fprintf(f, "%zu,", s->n_probe);
 			/* nothing fitted: the smallest batch's run */
-			csv_stats(f, p ? p : &s->probe[0], NULL);
+			csv_stats(f, p ? p : &s->probe[0], NULL,
+				  exp_slowdown(e, r, p));
 		}
 	}
 	return gms_out_commit(&o, err);
@@ -995,12 +1022,12 @@ static const char *write_plot_data(const struct exp *e,
 		for (size_t w = 0; w < r->n_eff; w++) {
 			const struct exp_eff *x = &r->eff[w];
 			const struct exp_point *b = eff_base(x);
-			bool ok = x->tuned && point_ok(&x->run);
+			bool ok = x->tuned && point_trained(&x->run);
 			word(f, e->wl[w].label);
 			fprintf(f, " %lld %lld %.4f %.4f\n",
 				b ? (long long)b->batch : 0LL,
 				x->tuned ? (long long)x->tune.k_star : 0LL,
-				point_ok(b) ? b->st.samples_per_s : 0.0,
+				point_trained(b) ? b->st.samples_per_s : 0.0,
 				ok ? x->run.st.samples_per_s : 0.0);
 		}
 		fputs("baseline tuned", t);

@@ -50,10 +50,15 @@ const struct pol_ops *pol_lookup(const char *name, gms_err *err)
 {
 	const struct pol_ops *ops = pol_find(name);
 	if (!ops) {
-		char known[512] = "";
-		for (size_t i = 0; pol_at(i); i++)
+		char known[512] = "", hint[GMS_NEAR_BUF];
+		struct gms_near near;
+		gms_near_init(&near, name);
+		for (size_t i = 0; pol_at(i); i++) {
 			gms_list_add(known, sizeof known, pol_at(i)->name);
-		gms_errf(err, "unknown policy '%s' (known: %s)", name, known);
+			gms_near_add(&near, pol_at(i)->name);
+		}
+		gms_errf(err, "unknown policy '%s'%s (known: %s)", name,
+			 gms_near_hint(&near, hint), known);
 	}
 	return ops;
 }

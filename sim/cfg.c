@@ -469,7 +469,8 @@ static const char *type_expect(enum prm_type t)
 	case PRM_INT:
 		return "an integer";
 	case PRM_BYTES:
-		return "a byte size (e.g. 4096, 512MiB, 16GiB)";
+		return "a byte size (e.g. 4096, 512MiB, 16GiB; GB = 10^9 "
+		       "bytes, GiB or G = 2^30)";
 	case PRM_DOUBLE:
 		return "a number";
 	case PRM_BOOL:
@@ -502,11 +503,19 @@ static void join_choices(char *buf, size_t n, const char *const *choices,
 }
 
 /* "a, b, c" of the keys of a table. */
-static void join_keys(char *buf, size_t n, const struct prm_def *defs)
+/* The keys of defs joined into buf (size n), and into hint the nearest
+ * to the unknown key `key` when one is close (gms_near_hint). */
+static void join_keys(char *buf, size_t n, const struct prm_def *defs,
+		      const char *key, char *hint)
 {
+	struct gms_near near;
+	gms_near_init(&near, key);
 	buf[0] = 0;
-	for (size_t i = 0; defs[i].key; i++)
+	for (size_t i = 0; defs[i].key; i++) {
 		gms_list_add(buf, n, defs[i].key);
+		gms_near_add(&near, defs[i].key);
+	}
+	gms_near_hint(&near, hint);
 }
 
 static bool has_range(const struct prm_def *p)
@@ -620,10 +629,15 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 				return 0;
 			}
 		{
-			char list[700];
+			char list[700], hint[GMS_NEAR_BUF];
+			struct gms_near near;
+			gms_near_init(&near, s);
+			for (int i = 0; p->choices && p->choices[i]; i++)
+				gms_near_add(&near, p->choices[i]);
 			join_choices(list, sizeof list, p->choices, ", ");
-			snprintf(why, n, "%s is not one of: %s",
-				 gms_quote(qt, s), list);
+			snprintf(why, n, "%s is not one of: %s%s",
+				 gms_quote(qt, s), list,
+				 gms_near_hint(&near, hint));
 		}
 		return -1;
 	case PRM_STR:
@@ -768,11 +782,12 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 		while (j < ndefs && strcmp(defs[j].key, key) != 0)
 			j++;
 		if (j == ndefs) {
-			char known[800];
-			join_keys(known, sizeof known, defs);
+			char known[800], hint[GMS_NEAR_BUF];
+			join_keys(known, sizeof known, defs, key, hint);
 			rc = cfg_errf(err, d, k,
-				      "%s%skey %s: unknown key (known: %s)",
-				      ws, sep, gms_quote(qt, key), known);
+				      "%s%skey %s: unknown key%s (known: %s)",
+				      ws, sep, gms_quote(qt, key), hint,
+				      known);
 			break;
 		}
 		const struct prm_def *p = &defs[j];
@@ -860,10 +875,11 @@ int prm_set_kv(const struct prm_def *defs, void *dst, const char *kv,
 	while (p->key && strcmp(p->key, key) != 0)
 		p++;
 	if (!p->key) {
-		char known[800];
-		join_keys(known, sizeof known, defs);
-		return gms_errf(err, "%s%skey '%s': unknown key (known: %s)",
-				ws, sep, key, known);
+		char known[800], hint[GMS_NEAR_BUF];
+		join_keys(known, sizeof known, defs, key, hint);
+		return gms_errf(err,
+				"%s%skey '%s': unknown key%s (known: %s)", ws,
+				sep, key, hint, known);
 	}
 	if (p->type == PRM_NODE)
 		return gms_errf(err,

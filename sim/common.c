@@ -114,7 +114,9 @@ int gms_parse_bytes(const char *s, uint64_t *out)
 		{"B", 1.0},	      {"KB", 1e3},	       {"MB", 1e6},
 		{"GB", 1e9},	      {"TB", 1e12},	       {"KiB", 1024.0},
 		{"MiB", 1048576.0},   {"GiB", 1073741824.0},
-		{"TiB", 1099511627776.0}, {NULL, 0}};
+		{"TiB", 1099511627776.0}, {"K", 1024.0},
+		{"M", 1048576.0},   {"G", 1073741824.0},
+		{"T", 1099511627776.0}, {NULL, 0}};
 	double v;
 	if (s && s[0] == '-')
 		return -1;
@@ -503,6 +505,72 @@ void gms_list_add(char *buf, size_t n, const char *item)
 	if (l + 1 >= n)
 		return;
 	snprintf(buf + l, n - l, "%s%s", l ? ", " : "", item);
+}
+
+static int lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+size_t gms_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > GMS_NEAR_MAX || lb > GMS_NEAR_MAX)
+		return SIZE_MAX;
+	/* three rows of the dynamic programme: i-2, i-1, i */
+	size_t r[3][GMS_NEAR_MAX + 1];
+	for (size_t j = 0; j <= lb; j++)
+		r[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t *c = r[i % 3], *p = r[(i - 1) % 3], *pp = r[(i - 2) % 3];
+		c[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = lower(a[i - 1]) != lower(b[j - 1]);
+			size_t v = p[j - 1] + cost;
+			if (p[j] + 1 < v)
+				v = p[j] + 1;
+			if (c[j - 1] + 1 < v)
+				v = c[j - 1] + 1;
+			if (i > 1 && j > 1 &&
+			    lower(a[i - 1]) == lower(b[j - 2]) &&
+			    lower(a[i - 2]) == lower(b[j - 1]) &&
+			    pp[j - 2] + 1 < v)
+				v = pp[j - 2] + 1;
+			c[j] = v;
+		}
+	}
+	return r[la % 3][lb];
+}
+
+void gms_near_init(struct gms_near *n, const char *word)
+{
+	n->word = word ? word : "";
+	n->best[0] = 0;
+	n->dist = SIZE_MAX;
+}
+
+void gms_near_add(struct gms_near *n, const char *name)
+{
+	if (!name)
+		return;
+	size_t d = gms_edit_distance(n->word, name);
+	if (d < n->dist) {
+		n->dist = d;
+		snprintf(n->best, sizeof n->best, "%s", name);
+	}
+}
+
+const char *gms_near_hint(const struct gms_near *n, char *buf)
+{
+	size_t l = strlen(n->word), lim = l / 3;
+	if (lim > 3)
+		lim = 3;
+	if (lim < 1)
+		lim = 1;
+	buf[0] = 0;
+	if (n->dist != SIZE_MAX && n->dist <= lim && n->dist < l)
+		snprintf(buf, GMS_NEAR_BUF, "; did you mean '%s'?", n->best);
+	return buf;
 }
 
 int gms_lookup(const char *const *list, const char *s, char *known,

@@ -88,7 +88,10 @@ int gms_err_prefix(gms_err *e, const char *fmt, ...)
 sim_time_t sim_round_ns(double ns);
 
 /* Parse a byte size: an integer, or a number with a unit B, KB, MB, GB, TB
- * (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. "1.5GiB".
+ * (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. "1.5GiB";
+ * K, M, G, T alone are the powers of 1024, as in GNU coreutils ("K", "M",
+ * "G" ... "are powers of 1024", "KB", "MB" ... "powers of 1000": dd(1),
+ * sort(1)), so "4G" is 4GiB and "4GB" 4 * 10^9 (issue 34).
  * Returns 0 and sets *out, or -1 (negative, malformed or overflowing). */
 int gms_parse_bytes(const char *s, uint64_t *out);
 
@@ -180,6 +183,31 @@ const char *gms_quote(char *buf, const char *s);
 /* Append item to the ", "-separated list in buf (size n), as far as it
  * fits; for "unknown X (known: a, b, c)" messages. */
 void gms_list_add(char *buf, size_t n, const char *item);
+
+/* "Did you mean" for an unknown name (issue 34): the edit distance
+ * (optimal string alignment: insertions, deletions, substitutions and
+ * transpositions of adjacent characters, each 1; ASCII case ignored) of
+ * two names; SIZE_MAX when either is longer than GMS_NEAR_MAX bytes. */
+#define GMS_NEAR_MAX 63
+size_t gms_edit_distance(const char *a, const char *b);
+
+/* The nearest to `word` of the names offered with gms_near_add, the
+ * first of equals; close enough to suggest when its distance is at most
+ * max(1, min(3, strlen(word) / 3)) and below strlen(word) (a typo or
+ * two, not a different word): "iteration" -> "iterations" (1 of 9
+ * letters), "resnet" -> "resnet50" (2 of 6), but not "vgg" -> "vgg16"
+ * (2 of 3). */
+struct gms_near {
+	const char *word;
+	char best[GMS_NEAR_MAX + 1];
+	size_t dist; /* of best; SIZE_MAX: none yet */
+};
+void gms_near_init(struct gms_near *n, const char *word);
+void gms_near_add(struct gms_near *n, const char *name);
+/* "; did you mean 'NAME'?" when a name is close enough, else "" (buf:
+ * at least GMS_NEAR_MAX + 24 bytes); returns buf. */
+#define GMS_NEAR_BUF (GMS_NEAR_MAX + 24)
+const char *gms_near_hint(const struct gms_near *n, char *buf);
 
 /* Index of s in the NULL-terminated list of names, or -1 with the names
  * joined into known (size n) for the message. */

@@ -517,8 +517,15 @@ static void observe_block(struct ex *ex, bool alloc, uint32_t t,
 	const struct ex_observer *o = ex->cfg.obs;
 	if (!o || !o->block)
 		return;
-	struct ex_block b = {t, share, bytes, ex->dev.ops->addr(ex->dev.a, h),
-			     ev_now(&ex->evq), high};
+	struct ex_block b = {t,
+			     share,
+			     bytes,
+			     ex->dev.ops->addr(ex->dev.a, h),
+			     ex->dev.ops->block_size
+				     ? ex->dev.ops->block_size(ex->dev.a, h)
+				     : 0,
+			     ev_now(&ex->evq),
+			     high};
 	o->block(o->obj, alloc, &b);
 }
 
@@ -2362,6 +2369,9 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	}
 done:
 	ex->dev.ops->stats(ex->dev.a, &out->mem);
+	if (cfg->obs && cfg->obs->end)
+		cfg->obs->end(cfg->obs->obj, ex->dev.ops, ex->dev.a,
+			      ev_now(&ex->evq));
 	out->frag_at_peak = ex->frag.at_peak;
 	out->frag_max = ex->frag.max;
 	assert(out->frag_max >= out->frag_at_peak);

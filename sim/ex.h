@@ -144,6 +144,9 @@ struct ex_block {
 				  for a fresh block */
 	uint64_t bytes;	       /* the tensor's (or workspace's) bytes */
 	uint64_t addr;	       /* the allocator model's address */
+	uint64_t size;	       /* the model's block bytes (rounded;
+				  mem_ops.block_size), 0 when it does not
+				  say */
 	sim_time_t time;       /* when */
 	bool high;	       /* alloc of a fresh block: asked for at the
 				  high end (ex_place_high, its in-place
@@ -200,6 +203,11 @@ struct ex_observer {
 	/* Device memory changed: live (allocated) and reserved bytes. */
 	void (*mem)(void *obj, sim_time_t when, uint64_t allocated,
 		    uint64_t reserved);
+	/* The run is over (completed, out of memory or failed): the device
+	 * allocator as it stands, before it is destroyed (a memory
+	 * snapshot walks it, mem_ops.walk). */
+	void (*end)(void *obj, const struct mem_ops *ops,
+		    const struct mem_allocator *a, sim_time_t now);
 };
 
 struct ex_cfg {

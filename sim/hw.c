@@ -843,16 +843,20 @@ static int unknown_profile(const char *spec, const char *dir, gms_err *err)
 			 spec);
 	} else {
 		qsort(names, n, sizeof *names, cmp_str);
-		char list[700] = "";
+		char list[700] = "", hint[GMS_NEAR_BUF];
+		struct gms_near near;
+		gms_near_init(&near, spec);
 		for (size_t i = 0; i < n; i++) {
 			size_t l = strlen(list);
 			snprintf(list + l, sizeof list - l, "%s%s",
 				 i ? ", " : "", names[i]);
+			gms_near_add(&near, names[i]);
 		}
 		gms_errf(err,
-			 "unknown hardware profile '%s' (available in %s: "
+			 "unknown hardware profile '%s'%s (available in %s: "
 			 "%s)",
-			 spec, dir, n ? list : "none");
+			 spec, gms_near_hint(&near, hint), dir,
+			 n ? list : "none");
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);

@@ -86,11 +86,16 @@ const struct mem_ops *mem_lookup(const char *name, gms_err *err)
 {
 	const struct mem_ops *ops = name ? mem_find(name) : NULL;
 	if (!ops) {
-		char known[256] = "";
-		for (size_t i = 0; i < N_MODELS; i++)
+		char known[256] = "", hint[GMS_NEAR_BUF];
+		struct gms_near near;
+		gms_near_init(&near, name);
+		for (size_t i = 0; i < N_MODELS; i++) {
 			gms_list_add(known, sizeof known, models[i]->name);
-		gms_errf(err, "unknown allocator '%s' (known: %s)",
-			 name ? name : "(null)", known);
+			gms_near_add(&near, models[i]->name);
+		}
+		gms_errf(err, "unknown allocator '%s'%s (known: %s)",
+			 name ? name : "(null)", gms_near_hint(&near, hint),
+			 known);
 	}
 	return ops;
 }
@@ -494,6 +499,55 @@ uint64_t mem_slab_addr(const struct mem_slab *s, uint32_t h)
 {
 	assert(s && h < s->n && s->b[h].state == MEM_B_USED);
 	return s->b[h].addr;
+}
+
+/* A segment's head block and its address, for sorting. */
+struct seg_head {
+	uint64_t addr;
+	uint32_t id;
+};
+
+static int cmp_seg_head(const void *x, const void *y)
+{
+	const struct seg_head *a = x, *b = y;
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+void mem_slab_walk(const struct mem_slab *s, bool small_kind,
+		   const struct mem_walk *w)
+{
+	struct seg_head *h = NULL;
+	uint32_t n = 0, cap = 0;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->b[i].state != MEM_B_DEAD &&
+		    s->b[i].prev == MEM_HANDLE_NONE) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				h = mem_xrealloc(h, (size_t)cap * sizeof *h,
+						 s->who);
+			}
+			h[n++] = (struct seg_head){s->b[i].addr, i};
+		}
+	if (n)
+		qsort(h, n, sizeof *h, cmp_seg_head);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t size = 0;
+		for (uint32_t b = h[i].id; b != MEM_HANDLE_NONE; b = s->b[b].next)
+			size += s->b[b].size;
+		w->seg(w->ctx, h[i].addr, size,
+		       small_kind && s->b[h[i].id].kind);
+		for (uint32_t b = h[i].id; b != MEM_HANDLE_NONE; b = s->b[b].next)
+			w->blk(w->ctx, s->b[b].addr, s->b[b].size,
+			       s->b[b].state == MEM_B_USED ? s->b[b].req : 0,
+			       s->b[b].state == MEM_B_USED);
+	}
+	free(h);
+}
+
+uint64_t mem_slab_size(const struct mem_slab *s, uint32_t h)
+{
+	assert(h < s->n && s->b[h].state == MEM_B_USED);
+	return s->b[h].size;
 }
 
 void mem_slab_dump_chain(const struct mem_slab *s, uint32_t head, FILE *f)

@@ -101,6 +101,16 @@ struct mem_cfg {
 
 struct mem_allocator; /* an instance; its model's private state */
 
+/* What mem_ops.walk reports: seg once per segment (small: PyTorch's small
+ * pool), then blk for each of its blocks (used: handed out, req the
+ * bytes asked for; free: cached). */
+struct mem_walk {
+	void *ctx;
+	void (*seg)(void *ctx, uint64_t addr, uint64_t size, bool small);
+	void (*blk)(void *ctx, uint64_t addr, uint64_t size, uint64_t req,
+		    bool used);
+};
+
 /* A model: a table of functions, like sqlite3_pcache_methods2. */
 struct mem_ops {
 	const char *name;    /* as written in YAML: "pool-bestfit" */
@@ -125,6 +135,12 @@ struct mem_ops {
 	void (*stats)(const struct mem_allocator *a, struct mem_stats *out);
 	/* Optional: print free/used map for debugging; may be NULL. */
 	void (*dump)(const struct mem_allocator *a, FILE *f);
+	/* Optional (NULL: the model places nothing, arena): the device
+	 * allocations (segments) in address order, each with its blocks in
+	 * address order, for a memory snapshot (snapshot.h, issue 34). */
+	void (*walk)(const struct mem_allocator *a, const struct mem_walk *w);
+	/* Optional: the bytes of live block h (the model's rounded size). */
+	uint64_t (*block_size)(const struct mem_allocator *a, mem_handle h);
 };
 
 /* Registry. */
@@ -303,6 +319,14 @@ uint32_t mem_slab_release(struct mem_slab *s, struct mem_stats *st,
 			  struct mem_allocator *a);
 /* Address of used block h. */
 uint64_t mem_slab_addr(const struct mem_slab *s, uint32_t h);
+/* mem_ops.walk over a slab: every live block without a lower neighbour
+ * starts a device allocation; they are reported by address, each with its
+ * blocks up the next links. small_kind: a block's kind != 0 marks the
+ * small pool (caching). O(n log n) in the blocks. */
+void mem_slab_walk(const struct mem_slab *s, bool small_kind,
+		   const struct mem_walk *w);
+/* mem_ops.block_size over a slab. */
+uint64_t mem_slab_size(const struct mem_slab *s, uint32_t h);
 /* Print the blocks from head up its next links, one "  [lo, hi) used|free
  * id N" line each. */
 void mem_slab_dump_chain(const struct mem_slab *s, uint32_t head, FILE *f);

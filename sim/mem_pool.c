@@ -262,6 +262,17 @@ static void dump(const struct mem_allocator *a, FILE *f)
 	}
 }
 
+/* The segments and blocks, for a memory snapshot (mem_ops.walk). */
+static void walk(const struct mem_allocator *a, const struct mem_walk *w)
+{
+	mem_slab_walk(&a->s, false, w);
+}
+
+static uint64_t block_size(const struct mem_allocator *a, mem_handle h)
+{
+	return mem_slab_size(&a->s, h);
+}
+
 const struct mem_ops mem_pool_bestfit_ops = {
 	.name = "pool-bestfit",
 	.min_budget = CNMEM_GRANULARITY,
@@ -274,6 +285,8 @@ const struct mem_ops mem_pool_bestfit_ops = {
 	.addr = addr,
 	.stats = stats,
 	.dump = dump,
+	.walk = walk,
+	.block_size = block_size,
 };
 
 const struct mem_ops mem_highend_ops = {
@@ -288,4 +301,6 @@ const struct mem_ops mem_highend_ops = {
 	.addr = addr,
 	.stats = stats,
 	.dump = dump,
+	.walk = walk,
+	.block_size = block_size,
 };

@@ -220,7 +220,8 @@ static void test_unknown_key(void **state)
 	(void)state;
 	expect_error("name: x\n"
 		     "iteratons: 5\n",
-		     "t.yaml:2:1: key 'iteratons': unknown key " KNOWN);
+		     "t.yaml:2:1: key 'iteratons': unknown key; did you mean "
+		     "'iterations'? " KNOWN);
 	/* Nested, with `what` naming the mapping. */
 	gms_err err;
 	struct cfg_doc *d;
@@ -234,7 +235,8 @@ static void test_unknown_key(void **state)
 				       tdefs, &c, "experiment", &err),
 			 -1);
 	assert_string_equal(err.msg, "exp.yaml:4:3: experiment: key "
-				     "'iteratons': unknown key " KNOWN);
+				     "'iteratons': unknown key; did you mean "
+				     "'iterations'? " KNOWN);
 	cfg_free(d);
 }
 
@@ -295,7 +297,7 @@ static void test_wrong_types(void **state)
 	expect_error("name: x\n"
 		     "budget: {a: 1}\n",
 		     "t.yaml:2:9: key 'budget': expected a byte size (e.g. "
-		     "4096, 512MiB, 16GiB), found a mapping");
+		     "4096, 512MiB, 16GiB; GB = 10^9 bytes, GiB or G = 2^30), found a mapping");
 	expect_error("name:\n"
 		     "  - a\n",
 		     "t.yaml:2:3: key 'name': expected a string, found a "
@@ -311,7 +313,7 @@ static void test_wrong_types(void **state)
 	expect_error("name: x\n"
 		     "budget: 12XB\n",
 		     "t.yaml:2:9: key 'budget': expected a byte size (e.g. "
-		     "4096, 512MiB, 16GiB), found '12XB'");
+		     "4096, 512MiB, 16GiB; GB = 10^9 bytes, GiB or G = 2^30), found '12XB'");
 	expect_error("name: x\n"
 		     "timeout: soon\n",
 		     "t.yaml:2:10: key 'timeout': expected a duration (e.g. "
@@ -385,11 +387,11 @@ static void test_enum_choices(void **state)
 		     "mode: lazy\n",
 		     "t.yaml:2:7: key 'mode': 'lazy' is not one of: graph, "
 		     "eager");
-	/* Choices are case-sensitive. */
+	/* Choices are case-sensitive; the hint ignores case (issue 34). */
 	expect_error("name: x\n"
 		     "mode: Graph\n",
 		     "t.yaml:2:7: key 'mode': 'Graph' is not one of: graph, "
-		     "eager");
+		     "eager; did you mean 'graph'?");
 }
 
 static void test_missing_required(void **state)
@@ -583,7 +585,9 @@ static void test_set_kv(void **state)
 	assert_string_equal(err.msg, "run: key 'ratio': expected a number, "
 				     "found an empty value");
 	assert_int_equal(prm_set_kv(tdefs, &c, "ratoi=1", "run", &err), -1);
-	assert_string_equal(err.msg, "run: key 'ratoi': unknown key " KNOWN);
+	/* issue 34: a transposition is one edit */
+	assert_string_equal(err.msg, "run: key 'ratoi': unknown key; did you "
+				     "mean 'ratio'? " KNOWN);
 	assert_int_equal(prm_set_kv(tdefs, &c, "ratio", "run", &err), -1);
 	assert_string_equal(err.msg, "run: expected key=value, found 'ratio'");
 	assert_int_equal(prm_set_kv(tdefs, &c, "=1", "run", &err), -1);
@@ -659,6 +663,19 @@ static void test_parse_bytes(void **state)
 	assert_int_equal(v, 1024 * GMS_GIB);
 	assert_int_equal(gms_parse_bytes("10B", &v), 0);
 	assert_int_equal(v, 10);
+	/* issue 34: K, M, G, T alone are powers of 1024 (GNU coreutils' dd
+	 * and sort), the B forms powers of 1000 */
+	assert_int_equal(gms_parse_bytes("4G", &v), 0);
+	assert_int_equal(v, 4294967296ull);
+	assert_int_equal(gms_parse_bytes("4GB", &v), 0);
+	assert_int_equal(v, 4000000000ull);
+	assert_int_equal(gms_parse_bytes("512M", &v), 0);
+	assert_int_equal(v, 536870912ull);
+	assert_int_equal(gms_parse_bytes("2K", &v), 0);
+	assert_int_equal(v, 2048);
+	assert_int_equal(gms_parse_bytes("1T", &v), 0);
+	assert_int_equal(v, 1099511627776ull);
+	assert_int_equal(gms_parse_bytes("4g", &v), -1);
 	/* A fractional byte rounds up. */
 	assert_int_equal(gms_parse_bytes("1.0001KB", &v), 0);
 	assert_int_equal(v, 1001);
@@ -673,6 +690,48 @@ static void test_parse_bytes(void **state)
 	assert_int_equal(gms_parse_bytes("", &v), -1);
 	assert_int_equal(gms_parse_bytes(NULL, &v), -1);
 	assert_int_equal(gms_parse_bytes("nan", &v), -1);
+}
+
+/* issue 34: the shared "did you mean" helper, distances worked by hand
+ * (optimal string alignment, ASCII case ignored). */
+static void test_edit_distance(void **state)
+{
+	(void)state;
+	assert_int_equal(gms_edit_distance("iteration", "iterations"), 1);
+	assert_int_equal(gms_edit_distance("kitten", "sitting"), 3);
+	assert_int_equal(gms_edit_distance("ratoi", "ratio"), 1);
+	assert_int_equal(gms_edit_distance("ab", "ba"), 1);
+	assert_int_equal(gms_edit_distance("BFC", "bfc"), 0);
+	assert_int_equal(gms_edit_distance("", "abc"), 3);
+	assert_int_equal(gms_edit_distance("abc", ""), 3);
+	char longer[GMS_NEAR_MAX + 2];
+	memset(longer, 'a', sizeof longer - 1);
+	longer[sizeof longer - 1] = 0;
+	assert_true(gms_edit_distance(longer, "a") == SIZE_MAX);
+	/* the nearest, the first of equals, and the threshold max(1,
+	 * min(3, len / 3)) */
+	struct gms_near n;
+	char hint[GMS_NEAR_BUF];
+	gms_near_init(&n, "ondemnd");
+	gms_near_add(&n, "framework");
+	gms_near_add(&n, "ondemand");
+	gms_near_add(&n, "checkpoint");
+	assert_string_equal(gms_near_hint(&n, hint),
+			    "; did you mean 'ondemand'?");
+	gms_near_init(&n, "resnet"); /* 2 edits of 6 letters: close */
+	gms_near_add(&n, "resnet50");
+	assert_string_equal(gms_near_hint(&n, hint),
+			    "; did you mean 'resnet50'?");
+	gms_near_init(&n, "vgg"); /* 2 edits of 3 letters: not */
+	gms_near_add(&n, "vgg16");
+	assert_string_equal(gms_near_hint(&n, hint), "");
+	gms_near_init(&n, "x"); /* one letter: never a suggestion */
+	gms_near_add(&n, "y");
+	assert_string_equal(gms_near_hint(&n, hint), "");
+	gms_near_init(&n, "ab");
+	gms_near_add(&n, "ac");
+	gms_near_add(&n, "ad");
+	assert_string_equal(gms_near_hint(&n, hint), "; did you mean 'ac'?");
 }
 
 static void test_parse_time(void **state)
@@ -894,6 +953,7 @@ int main(void)
 		cmocka_unit_test(test_print_help),
 		cmocka_unit_test(test_parse_bytes),
 		cmocka_unit_test(test_parse_time),
+		cmocka_unit_test(test_edit_distance),
 		cmocka_unit_test(test_parse_numbers),
 		cmocka_unit_test(test_errf_helpers),
 		cmocka_unit_test(test_nesting_limit),

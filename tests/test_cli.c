@@ -140,6 +140,70 @@ static void test_simulate_times(void **state)
 	       "--remat applies to DTR traces (.log) only");
 }
 
+/* issue 34: the defaults a PyTorch user expects. A generator follows the
+ * pytorch personality unless told, so `framework` runs on PyTorch's
+ * caching allocator (wl_framework_allocator); a gpumemsim-record log (its
+ * first NOTE names the recorder) too; a DTR log names no framework: bfc,
+ * as before. Each line says what ran. */
+static void test_pytorch_defaults(void **state)
+{
+	(void)state;
+	expect("simulate resnet34 --batch 1", 0,
+	       "policy framework, allocator caching\n");
+	expect("simulate resnet34 --batch 1 --framework tf-graph", 0,
+	       "policy framework, allocator bfc\n");
+	expect("describe resnet34 --batch 1", 0, "framework pytorch keeps:");
+	expect("simulate workloads/traces/recorded/gpt2tiny-2-recorded.log", 0,
+	       "policy framework, allocator caching\n");
+	expect("simulate tests/fixtures/dtr-1ms.log", 0,
+	       "policy framework, allocator bfc\n");
+}
+
+/* issue 34: the nearest option, and a simulate trace's process name with
+ * the budget and the allocator (the V100-16GB's whole 16 GiB - 768 MiB =
+ * 15.25 GiB; --budget 4G is 4 x 2^30 bytes, 4.00 GiB; 4GB is 4 x 10^9,
+ * 3.73 GiB). */
+static void test_hints_and_trace_name(void **state)
+{
+	(void)state;
+	expect("simulate tests/fixtures/chain3.yaml --iteration 2", 2,
+	       "unknown option --iteration; did you mean '--iterations'?");
+	expect("run tests/fixtures/exp/chain3-vdnn.yaml --trace-pont 1", 2,
+	       "unknown option --trace-pont; did you mean '--trace-point'?");
+	expect("simulate resnt50", 2, "did you mean 'resnet50'?");
+	expect("simulate tests/fixtures/chain3.yaml --hw V100-16G", 2,
+	       "did you mean 'V100-16GB'?");
+	expect("simulate tests/fixtures/chain3.yaml --policy ondemnad", 2,
+	       "did you mean 'ondemand'?");
+	char path[64], args[256], buf[4096];
+	snprintf(path, sizeof path, "/tmp/gms-test-cli-trace-%d.json",
+		 (int)getpid());
+	const struct {
+		const char *opt, *want;
+	} c[] = {
+		{"", "chain3 batch 4, framework on V100-16GB, budget 15.25 GiB, "
+		     "allocator bfc (ok)"},
+		{"--budget 4G --allocator arena",
+		 "budget 4.00 GiB, allocator arena (ok)"},
+		{"--budget 4GB", "budget 3.73 GiB, allocator bfc (ok)"},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		snprintf(args, sizeof args,
+			 "simulate tests/fixtures/chain3.yaml --trace %s %s",
+			 path, c[i].opt);
+		expect(args, 0, NULL);
+		FILE *f = fopen(path, "r");
+		assert_non_null(f);
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		buf[n] = 0;
+		fclose(f);
+		if (!strstr(buf, c[i].want))
+			fail_msg("%s: wanted '%s' in\n%.300s", args, c[i].want,
+				 buf);
+	}
+	remove(path);
+}
+
 static void test_listings_and_help(void **state)
 {
 	(void)state;
@@ -193,6 +257,8 @@ int main(void)
 		cmocka_unit_test(test_started_by_loader),
 		cmocka_unit_test(test_simulate_times),
 		cmocka_unit_test(test_listings_and_help),
+		cmocka_unit_test(test_pytorch_defaults),
+		cmocka_unit_test(test_hints_and_trace_name),
 		cmocka_unit_test(test_same_inputs_same_bytes),
 		cmocka_unit_test(test_compare_cli),
 	};

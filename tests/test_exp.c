@@ -232,6 +232,15 @@ static void csv_get(const char *csv, int row, const char *name, char *v,
 	csv_field(csv, row, csv_col(csv, name), v, n);
 }
 
+/* Fail unless column `name` of row `row` reads `want`. */
+static void csv_want(const char *csv, int row, const char *name,
+		     const char *want)
+{
+	char v[256];
+	csv_get(csv, row, name, v, sizeof v);
+	assert_string_equal(v, want);
+}
+
 /* vDNN++ IV-B's pool search on chain3 with pool-bestfit: the derivation
  * is in the fixture (peak 6b + 3 MiB; the search goes to 7b + 2 MiB). */
 static void test_min_pool_chain3(void **state)
@@ -375,6 +384,183 @@ static void test_budget_fraction_chain3(void **state)
 	assert_string_equal(v, "ondemand");
 	csv_field(csv, 4, cs, v, sizeof v);
 	assert_string_equal(v, "ok");
+	/* issue 34: slowdown_vs_framework. At 1.0 everything fits, so
+	 * ondemand (which acts only on an OOM) runs as framework: 1; at 0.9
+	 * framework ran out of memory: no framework time, empty. An OOM
+	 * row's time columns are empty, not 0; budget_fraction is given */
+	/* framework against itself: 1 */
+	csv_want(csv, 1, "slowdown_vs_framework", "1.0000");
+	csv_want(csv, 2, "slowdown_vs_framework", "1.0000");
+	csv_want(csv, 4, "slowdown_vs_framework", "");
+	csv_want(csv, 3, "iter_time_ms", "");
+	csv_want(csv, 3, "samples_per_s", "");
+	csv_want(csv, 3, "budget_fraction", "0.9000");
+	free(csv);
+}
+
+/* issue 34: exp_slowdown matches the framework point of the same
+ * workload, batch and budget only, and only one that trained. Times are
+ * set by hand: 15 ms over 10 ms is 1.5. */
+static void test_slowdown_matching(void **state)
+{
+	(void)state;
+	struct exp e;
+	memset(&e, 0, sizeof e);
+	struct exp_policy pol[2];
+	memset(pol, 0, sizeof pol);
+	snprintf(pol[0].name, sizeof pol[0].name, "framework");
+	snprintf(pol[1].name, sizeof pol[1].name, "ondemand");
+	e.pol = pol;
+	e.n_pol = 2;
+	e.hw.capacity = 16 * GMS_GIB;
+	struct exp_point pt[7];
+	memset(pt, 0, sizeof pt);
+	const struct {
+		size_t wl, pol;
+		int64_t batch;
+		uint64_t budget;
+		sim_time_t t;
+		bool oom;
+	} d[7] = {
+		{0, 0, 8, GMS_GIB, 10000000, false},	 /* framework */
+		{0, 1, 8, GMS_GIB, 15000000, false},	 /* 1.5 */
+		{0, 1, 8, 2 * GMS_GIB, 12000000, false}, /* other budget */
+		{0, 0, 16, GMS_GIB, 0, true},		 /* framework OOM */
+		{0, 1, 16, GMS_GIB, 30000000, false},	 /* so none */
+		{1, 1, 8, GMS_GIB, 20000000, false},	 /* other workload */
+		{0, 1, 8, GMS_GIB, 0, true},		 /* itself OOM */
+	};
+	for (size_t i = 0; i < 7; i++) {
+		pt[i].wl = d[i].wl;
+		pt[i].pol = d[i].pol;
+		pt[i].batch = d[i].batch;
+		pt[i].budget = d[i].budget;
+		pt[i].ran = true;
+		pt[i].st.steady.time = d[i].t;
+		pt[i].st.oom.hit = d[i].oom;
+	}
+	struct exp_result r;
+	memset(&r, 0, sizeof r);
+	r.pt = pt;
+	r.n_pt = 7;
+	const double want[7] = {1.0, 1.5, 0, 0, 0, 0, 0};
+	for (size_t i = 0; i < 7; i++)
+		assert_float_equal(exp_slowdown(&e, &r, &pt[i]), want[i], 1e-12);
+}
+
+/* issue 34: a batch that fits nowhere says what does: the fixture derives
+ * framework's largest batch on 100 MiB, 16; the answer table on stdout. */
+static void test_nothing_fits_says_what_does(void **state)
+{
+	(void)state;
+	char args[512], *out;
+	snprintf(args, sizeof args,
+		 "run " FX "chain3-nothing-fits.yaml --out %s/nf -j1",
+		 tmpdir);
+	assert_int_equal(sh(args, &out), 0);
+	if (!strstr(out, "batch 32 fits under no policy here. The largest "
+			 "batch `framework` trains on this budget: 16.") ||
+	    !strstr(out, "measure: {kind: max-batch}") ||
+	    !strstr(out, "OOM"))
+		fail_msg("%s", out);
+	free(out);
+	/* a log without batch marks cannot be run at another batch */
+	snprintf(args, sizeof args,
+		 "run " FX "dtr-nothing-fits.yaml --out %s/nf3 -j1", tmpdir);
+	assert_int_equal(sh(args, &out), 0);
+	if (!strstr(out, "batch 4 fits under no policy here. (`framework` "
+			 "could not run it at a smaller batch: ") ||
+	    !strstr(out, "without batch marks"))
+		fail_msg("%s", out);
+	free(out);
+	/* --quiet: no table */
+	snprintf(args, sizeof args,
+		 "run " FX "chain3-nothing-fits.yaml --out %s/nf2 --quiet",
+		 tmpdir);
+	assert_int_equal(sh(args, &out), 0);
+	assert_null(strstr(out, "fits under no policy"));
+	free(out);
+}
+
+/* issue 34: the answer table of a max-batch search gives the answer
+ * (16, chain3-maxbatch.yaml's derivation) and a run's row its result. */
+static void test_answer_table(void **state)
+{
+	(void)state;
+	char args[512], *out;
+	snprintf(args, sizeof args,
+		 "run " FX "chain3-maxbatch.yaml --out %s/at -j2", tmpdir);
+	assert_int_equal(sh(args, &out), 0);
+	/* workload label, policy, batch 16, budget 100 MiB = 0.10 GiB,
+	 * peak 99 MiB = 0.10 GiB */
+	const char *l = strstr(out, "\n  chain3 ");
+	if (!l || !strstr(l, "framework") || !strstr(l, "   16 ") ||
+	    !strstr(l, "largest") || !strstr(l, "1.00x"))
+		fail_msg("%s", out);
+	free(out);
+}
+
+/* issue 34: a byte budget above the profile's usable memory is refused,
+ * at its key or sweep item, unless budget_above_device allows it; then
+ * the table marks it. */
+static void test_budget_above_device(void **state)
+{
+	(void)state;
+	char args[512], *out;
+	snprintf(args, sizeof args,
+		 "run " FX "bad-budget-above.yaml --out %s/ba --quiet", tmpdir);
+	assert_int_equal(sh(args, &out), 2);
+	if (!strstr(out, "bad-budget-above.yaml:5:9: key 'budget': "
+			 "34359738368 bytes (32.00 GiB) exceed the "
+			 "V100-16GB's 16374562816 usable bytes (15.25 GiB") ||
+	    !strstr(out, "budget_above_device: true"))
+		fail_msg("%s", out);
+	free(out);
+	snprintf(args, sizeof args,
+		 "run " FX "bad-budget-above-sweep.yaml --out %s/ba --quiet",
+		 tmpdir);
+	assert_int_equal(sh(args, &out), 2);
+	if (!strstr(out, "bad-budget-above-sweep.yaml:10:39: measure: key "
+			 "'budget': item 2: 17179869184 bytes (16.00 GiB)"))
+		fail_msg("%s", out);
+	free(out);
+	snprintf(args, sizeof args,
+		 "run " FX "chain3-budget-above.yaml --out %s/ba -j1", tmpdir);
+	assert_int_equal(sh(args, &out), 0);
+	if (!strstr(out, "   32.00* fits") ||
+	    !strstr(out, "* budget above the V100-16GB's 15.25 GiB usable"))
+		fail_msg("%s", out);
+	free(out);
+}
+
+/* issue 34: run --trace-all DIR writes one trace per summary row, and a
+ * trace's process name gives the budget and the allocator: chain3-vdnn's
+ * two rows on the V100-16GB's whole 15.25 GiB, framework on the
+ * experiment's bfc and vdnn on its own pool-bestfit. -j2 is -j 2. */
+static void test_trace_all(void **state)
+{
+	(void)state;
+	char args[1024], *out;
+	snprintf(args, sizeof args,
+		 "run " FX "chain3-vdnn.yaml --out %s/ta --quiet -j2 "
+		 "--trace-all %s/ta/traces",
+		 tmpdir, tmpdir);
+	assert_int_equal(sh(args, &out), 0);
+	free(out);
+	char *t0 = out_text("ta", "traces/000-chain3-framework.json");
+	assert_non_null(strstr(t0, "\"name\":\"chain3 batch 4, framework on "
+				   "V100-16GB, budget 15.25 GiB, allocator "
+				   "bfc (ok)\""));
+	free(t0);
+	char *t1 = out_text("ta",
+			    "traces/001-chain3-vdnn_offload_all_algo_m_.json");
+	assert_non_null(strstr(t1, "allocator pool-bestfit (ok)"));
+	free(t1);
+	/* the OOM rows' empty columns and budget_fraction off a fraction
+	 * sweep; framework's own slowdown 1 */
+	char *csv = out_text("ta", "summary.csv");
+	csv_want(csv, 1, "budget_fraction", "");
+	csv_want(csv, 1, "slowdown_vs_framework", "1.0000");
 	free(csv);
 }
 
@@ -432,6 +618,14 @@ static void test_all_oom_sweep_keeps_set(void **state)
 		assert_string_equal(v, "oom");
 		csv_get(csv, row, "batch", v, sizeof v);
 		assert_int_equal(atoi(v), row);
+		/* issue 34: no time, no throughput, no fraction (a batch
+		 * sweep): empty, not 0 */
+		const char *empty[] = {"iter_time_ms", "samples_per_s",
+				       "slowdown_vs_framework",
+				       "compute_busy_ms", "stall_h2d_ms",
+				       "alloc_ms", "budget_fraction"};
+		for (size_t k = 0; k < sizeof empty / sizeof *empty; k++)
+			csv_want(csv, row, empty[k], "");
 	}
 	free(csv);
 	char *js;
@@ -1064,8 +1258,10 @@ static void test_describe_help_list(void **state)
 			fail_msg("`%s` exited %d:\n%s", args, rc, out);
 		free(out);
 	}
-	/* resnet50's 25,557,032 parameters (torchvision) */
-	assert_int_equal(sh("describe resnet50 --batch 32", &out), 0);
+	/* resnet50's 25,557,032 parameters (torchvision; tf-graph counts
+	 * no BatchNorm running statistics among them) */
+	assert_int_equal(sh("describe resnet50 --batch 32 --framework "
+			    "tf-graph", &out), 0);
 	assert_non_null(strstr(out, "parameters          25557032"));
 	free(out);
 	/* issue 31: llama3-8b's 8,030,261,248 parameters (config.json
@@ -1196,6 +1392,11 @@ int main(void)
 		cmocka_unit_test(test_alloc_costs_chain3),
 		cmocka_unit_test(test_best_throughput_chain3),
 		cmocka_unit_test(test_budget_fraction_chain3),
+		cmocka_unit_test(test_slowdown_matching),
+		cmocka_unit_test(test_nothing_fits_says_what_does),
+		cmocka_unit_test(test_answer_table),
+		cmocka_unit_test(test_budget_above_device),
+		cmocka_unit_test(test_trace_all),
 		cmocka_unit_test(test_budget_fraction_bfc),
 		cmocka_unit_test(test_setup_failure_is_failed),
 		cmocka_unit_test(test_all_oom_sweep_keeps_set),

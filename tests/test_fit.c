@@ -124,8 +124,9 @@ static void test_profile_fit_errors(void **state)
 	 * characters, the key at column 15 */
 	expect_error(F1 F2 F3 F6 F7 F8 F9 F10
 		     "costs: {fit: {mallocs: {worst_rel: 0, points: 1}}}\n" F12,
-		     "f.yaml:9:15: costs.fit: key 'mallocs': unknown key "
-		     "(known: malloc, free, host_alloc)");
+		     "f.yaml:9:15: costs.fit: key 'mallocs': unknown key; "
+		     "did you mean 'malloc'? (known: malloc, free, "
+		     "host_alloc)");
 	/* conv_algos: an unknown op, and a zero time; line 11 is the
 	 * entry (ten lines before it), "  - {op: " is 9 characters; time's
 	 * value follows "...algo: a, time: " (82 characters), column 83; a

@@ -468,8 +468,8 @@ static void test_unknown_key_in_class(void **state)
 		     "    peak_flops: 1e12\n"
 		     "    peak_flop: 2e12\n" L5_MM L6_MEM L9_LINK L10_H2D
 			     L11_D2H L13_HOST,
-		     "bad.yaml:6:5: compute.conv: key 'peak_flop': unknown key "
-		     COMPUTE_KNOWN);
+		     "bad.yaml:6:5: compute.conv: key 'peak_flop': unknown "
+		     "key; did you mean 'peak_flops'? " COMPUTE_KNOWN);
 	/* In an override too. */
 	expect_error(L1_NAME L2_DEV L3_COMP L4_CONV L5_MM L6_MEM
 		     "  relu: {launch: 1us, sat: 3}\n" L9_LINK L10_H2D L11_D2H
@@ -604,7 +604,8 @@ static void test_unknown_profile_name(void **state)
 	char want[1024];
 	assert_int_equal(hw_load(&hw, "V100-32GB", &err), -1);
 	snprintf(want, sizeof want,
-		 "unknown hardware profile 'V100-32GB' (available in "
+		 "unknown hardware profile 'V100-32GB'; did you mean "
+		 "'V100-16GB'? (available in "
 		 "%s/configs/hw: A100-40GB-PCIe, A100-80GB-SXM, "
 		 "GH200-96GB, GTX-1080Ti, "
 		 "H100-80GB-HBM3-measured, H100-80GB-HBM3-tf32-measured, "

@@ -300,6 +300,8 @@ struct dtr {
 	bool simrd_rules;	 /* wl_dtr_scan: simrd's parse rules for
 				    START and RELEASE (wl_dtr.h) */
 	bool started;		 /* an ANNOTATE START was seen */
+	bool recorder;		 /* a NOTE names gpumemsim-record: a PyTorch
+				    step, run on PyTorch's allocator */
 	int64_t rec_batch;	 /* ANNOTATE BATCH n: the batch recorded, its
 				    marked sizes proportional to it; 0: none */
 	int64_t want_batch;	 /* the batch to load at (0: the log's own) */
@@ -1264,7 +1266,13 @@ static int dispatch(struct dtr *d)
 			d->bwd = true;
 			ev.kind = WL_DTR_BACKWARD;
 		} else if (strncmp(a, "NOTE ", 5) == 0) {
-			return 0; /* a comment: no event */
+			/* a comment: no event. gpumemsim-record writes
+			 * "NOTE gpumemsim-record N, torch V, ..." first
+			 * (cli/gpumemsim_record.py): the log is a PyTorch
+			 * step (issue 34) */
+			if (strncmp(a + 5, "gpumemsim-record ", 17) == 0)
+				d->recorder = true;
+			return 0;
 		} else if (strncmp(a, "BATCH ", 6) == 0) {
 			return do_batch(d, a + 6);
 		} else {
@@ -1643,6 +1651,11 @@ static struct wl_workload *build(struct dtr *d)
 		if (wl_set_release_after(w, s->tensor, r, err) < 0)
 			goto fail;
 	}
+	/* a recorded PyTorch step follows the pytorch personality, so the
+	 * allocator `framework` is PyTorch's caching allocator
+	 * (wl_framework_allocator; issue 34); a DTR log names none */
+	if (d->recorder)
+		wl_set_framework(w, "pytorch");
 	if (wl_finalize(w, err) < 0) {
 		gms_err_prefix(err, "%s", d->path);
 		goto fail;

@@ -173,11 +173,16 @@ const struct wl_gen *wl_gen_lookup(const char *name, gms_err *err)
 {
 	const struct wl_gen *g = wl_gen_find(name);
 	if (!g) {
-		char known[1024] = "";
-		for (const struct wl_gen *k = wl_gens; k->name; k++)
+		char known[1024] = "", hint[GMS_NEAR_BUF];
+		struct gms_near near;
+		gms_near_init(&near, name);
+		for (const struct wl_gen *k = wl_gens; k->name; k++) {
 			gms_list_add(known, sizeof known, k->name);
-		gms_errf(err, "unknown generator '%s' (known: %s)",
-			 name ? name : "(null)", known);
+			gms_near_add(&near, k->name);
+		}
+		gms_errf(err, "unknown generator '%s'%s (known: %s)",
+			 name ? name : "(null)", gms_near_hint(&near, hint),
+			 known);
 	}
 	return g;
 }
