@@ -34,8 +34,10 @@ wl_name(s) = strstrt(s, '@') ? s[1:strstrt(s, '@') - 1] : s
 # a policy label without its parameters' keys, for tics and crowded keys:
 # "vdnnpp(offload=all,algo=m)" -> "vdnnpp(all,m)"
 lastd(s, k) = k < 1 ? 0 : (s[k:k] eq '(' || s[k:k] eq ',') ? k : lastd(s, k - 1)
-nokeys(s) = strstrt(s, '=') ? s[1:lastd(s, strstrt(s, '=') - 1)] . nokeys(s[strstrt(s, '=') + 1:]) : s
-short_pol(s) = strlen(s) > 28 ? nokeys(s) : s
+# (a key whose value is true or false stays: "atp=false")
+isbool(t) = t[1:4] eq 'true' || t[1:5] eq 'false'
+eqat(s) = strstrt(s, '=')
+nokeys(s) = eqat(s) ? (isbool(s[eqat(s) + 1:]) ? s[1:eqat(s)] : s[1:lastd(s, eqat(s) - 1)]) . nokeys(s[eqat(s) + 1:]) : s
 # panels in a grid: columns for n panels
 grid_cols(n) = n <= 3 ? n : (n <= 4 ? 2 : (n <= 9 ? 3 : 4))
 grid_rows(n) = int((n + grid_cols(n) - 1) / grid_cols(n))

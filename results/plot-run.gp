@@ -18,7 +18,11 @@ first[np + 1] = n + 1
 nq = 0
 do for [w = 1:np] { nq = (first[w + 1] - first[w] > nq) ? first[w + 1] - first[w] : nq }
 cols = grid_cols(np); rows = grid_rows(np)
-kcols = nq <= 3 ? nq : 3
+# the legend's columns: fewer for long labels
+ml = 0
+do for [q = 1:nq] { ml = strlen(f_pol(word(titles, q))) > ml ? strlen(f_pol(word(titles, q))) : ml }
+kcols = ml > 45 ? 2 : (ml > 28 ? 3 : 4)
+kcols = nq < kcols ? nq : kcols
 krows = int((nq + kcols - 1) / kcols)
 W = cols <= 2 ? 1100 : 1500
 H = 60 + 330 * rows + 22 * krows + 40
@@ -57,5 +61,5 @@ set size 1, keyh
 unset title; unset xlabel; unset ylabel; unset grid; unset border; unset tics
 set xrange [0:1]; set yrange [0:1]
 set key center center horizontal maxcols kcols width 2
-plot for [q = 1:nq] 2 with lines lw 3 lc rgb col(q) dt dtype(q) title short_pol(f_pol(word(titles, first[1] + q - 1)))
+plot for [q = 1:nq] 2 with lines lw 3 lc rgb col(q) dt dtype(q) title (f_pol(word(titles, first[1] + q - 1)))
 unset multiplot

@@ -20,7 +20,11 @@ do for [i = 1:n] {
 first[np + 1] = n + 1
 nq = first[2] - first[1]
 cols = grid_cols(np); rows = grid_rows(np)
-kcols = nq <= 4 ? nq : 4
+# the legend's columns: fewer for long labels
+ml = 0
+do for [q = 1:nq] { ml = strlen(f_pol(word(titles, q))) > ml ? strlen(f_pol(word(titles, q))) : ml }
+kcols = ml > 45 ? 2 : (ml > 28 ? 3 : 4)
+kcols = nq < kcols ? nq : kcols
 krows = int((nq + kcols - 1) / kcols)
 W = cols <= 2 ? 1100 : 1500
 H = 60 + 330 * rows + 24 * krows + 30
@@ -59,5 +63,5 @@ set size 1, keyh
 unset title; unset xlabel; unset ylabel; unset grid; unset border; unset tics; unset logscale
 set xrange [0:1]; set yrange [0:1]
 set key center center horizontal maxcols kcols width 2
-plot for [q = 1:nq] 2 with linespoints lw 2 lc rgb col(q) pt ptype(q) dt dtype(q) ps 1.2 title short_pol(f_pol(word(titles, first[1] + q - 1)))
+plot for [q = 1:nq] 2 with linespoints lw 2 lc rgb col(q) pt ptype(q) dt dtype(q) ps 1.2 title (f_pol(word(titles, first[1] + q - 1)))
 unset multiplot
