@@ -14,8 +14,10 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set grid ytics
-set xtics rotate by -25 left
-set key outside right top autotitle columnhead
+set xtics rotate by 20 right
+set key outside top center horizontal autotitle columnhead
+set lmargin 12
+set rmargin 3
 stats dat using 2 nooutput
 nr = STATS_records
 undefine STATS_*
@@ -25,7 +27,7 @@ bx(r, i) = r + (i - 1.5) / 3.0
 do for [k = 0:1] {
 	lo = 1e300; hi = -1
 	do for [c = 2 + 2 * k:3 + 2 * k] {
-		stats dat using c nooutput
+		stats dat using (column(c) > 0 ? column(c) : NaN) nooutput
 		if (exists("STATS_max")) { lo = (STATS_min > 0 && STATS_min < lo) ? STATS_min : lo; hi = STATS_max > hi ? STATS_max : hi }
 		undefine STATS_*
 	}

@@ -23,8 +23,10 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set grid ytics
-set xtics rotate by -25 left
-set key outside right top autotitle columnhead
+set xtics rotate by 20 right
+set key outside top center horizontal autotitle columnhead
+set lmargin 12
+set rmargin 3
 set datafile separator whitespace
 # the centre of bar i (1-based) of row r (0-based) in a clustered
 # histogram of n columns with gap 1
@@ -37,7 +39,7 @@ set xrange [-0.6:nr - 0.4]
 do for [k = 0:1] {
 	lo = 1e300; hi = -1
 	do for [i = 2 + k * n:1 + (k + 1) * n] {
-		stats dat using i nooutput
+		stats dat using (column(i) > 0 ? column(i) : NaN) nooutput
 		if (exists("STATS_max")) { lo = (STATS_min > 0 && STATS_min < lo) ? STATS_min : lo; hi = STATS_max > hi ? STATS_max : hi }
 		undefine STATS_*
 	}
