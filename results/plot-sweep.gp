@@ -37,7 +37,8 @@ ph = (1.0 - keyh - toph) / rows
 set multiplot title ptitle . "  (x on the axis: out of memory)"
 set grid
 set xlabel xlabel
-set ylabel "samples/s"
+if (!exists("ylab")) { ylab = "samples/s" }
+set ylabel ylab
 unset key
 dodge(x, q) = x * (1 + 0.004 * (q - (nq + 1) / 2.0))
 do for [w = 1:np] {
