@@ -4,14 +4,14 @@
  * when the Markdown is rendered, that this test runs.
  *
  *   <!-- check: COMMAND
- *   expect: TEXT with a {FIGURE}
+ *   expect: TEXT with a [[FIGURE]]
  *   reject: TEXT
  *   -->
  *
  * COMMAND runs with sh from the checkout's root, $TMP a fresh directory
  * (stderr joined to stdout; commands that are the same run once). Each
- * `expect:` line, braces removed, must be in the output, and its braced
- * FIGURE (the whole line when it has none) must be quoted in the
+ * `expect:` line, brackets removed, must be in the output, and its
+ * bracketed FIGURE (the whole line when it has none) must be quoted in the
  * document's text in the 40 lines before the marker: so a figure the
  * docs quote is the one the program prints today. A `reject:` line must
  * not be in the output. Whitespace runs count as one blank, and
@@ -166,13 +166,13 @@ static void do_check(struct checker *k, const char *file, char **lines,
 		char *want = norm(l + 7, 0);
 		char *figs[8];
 		int nf = 0;
-		for (char *ob; nf < 8 && (ob = strchr(want, '{'));) {
-			char *cb = strchr(ob, '}');
+		for (char *ob; nf < 8 && (ob = strstr(want, "[["));) {
+			char *cb = strstr(ob, "]]");
 			if (!cb)
 				break;
-			figs[nf++] = strndup(ob + 1, (size_t)(cb - ob - 1));
-			memmove(cb, cb + 1, strlen(cb));
-			memmove(ob, ob + 1, strlen(ob));
+			figs[nf++] = strndup(ob + 2, (size_t)(cb - ob - 2));
+			memmove(cb, cb + 2, strlen(cb + 2) + 1);
+			memmove(ob, ob + 2, strlen(ob + 2) + 1);
 		}
 		if (!nf && expect)
 			figs[nf++] = strdup(want);
@@ -354,15 +354,15 @@ static void test_checker(void **state)
 	struct checker k = {0};
 	snprintf(k.tmp, sizeof k.tmp, "/tmp");
 	char *good[] = {"the answer is `42` here", "<!-- check: echo 'x 42'",
-			"expect: x {42}", "-->"};
+			"expect: x [[42]]", "-->"};
 	do_check(&k, "good.md", good, 1, 3);
 	assert_null(k.errors);
 	char *stale[] = {"the answer is 41 here", "<!-- check: echo 'x 42'",
-			 "expect: x {42}", "-->"};
+			 "expect: x [[42]]", "-->"};
 	do_check(&k, "stale.md", stale, 1, 3);
 	assert_true(took_errors(&k, "stale.md:3: the figure '42'"));
 	char *moved[] = {"the answer is 42 here", "<!-- check: echo 'x 43'",
-			 "expect: x {42}", "-->"};
+			 "expect: x [[42]]", "-->"};
 	do_check(&k, "moved.md", moved, 1, 3);
 	assert_true(took_errors(&k, "no longer prints 'x 42'"));
 	char *rej[] = {"text", "<!-- check: echo 'not used'",
