@@ -17,20 +17,28 @@
 # takes 171 million in all (callgrind, issue 18). The svg is unchanged.
 load lib
 np = words(titles)
-rows = np
-H = 60 + 500 * rows
-if (term eq 'png') { set terminal png size 1400,H noenhanced } else { set terminal svg size 1400,H noenhanced }
+stats dat index 0 using 0 nooutput
+nq = STATS_records
+undefine STATS_*
+# few policies: panels side by side, labels level; many: one panel a
+# row, labels upright
+few = nq <= 6
+cols = few ? grid_cols(np) : 1
+rows = few ? grid_rows(np) : np
+H = 60 + (few ? 330 : 500) * rows
+W = few && cols > 2 ? 1500 : 1400
+if (term eq 'png') { set terminal png size W,H noenhanced } else { set terminal svg size W,H noenhanced }
 set output out
-set multiplot layout rows,1 title ptitle.": aggregate peak (light) and smallest pool found (dark)"
+set multiplot layout rows,cols title ptitle
 set style fill solid border -1
 set boxwidth 0.4
 set ylabel "device memory (MiB)"
 set yrange [0:*]
+set xrange [-0.6:nq - 0.4]
 set grid ytics
-set xtics rotate by -90 left font ',9'
-set bmargin 17
+if (few) { set xtics norotate font ',9'; set bmargin 3 } else { set xtics rotate by -90 left font ',9'; set bmargin 17 }
 set datafile missing "NaN"
-set key outside top center horizontal
+set key at screen 0.99, 0.998 right top horizontal
 do for [w = 1:np] {
 	set title panel_title(word(titles, w))
 	plot dat index (w - 1) using ($0 - 0.2):2:xtic(nokeys(strcol(1))) with boxes lc rgb col(1) fs solid 0.35 border -1 title "aggregate peak", \
