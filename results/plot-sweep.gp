@@ -34,7 +34,7 @@ keyh = (24.0 * krows + 30) / H
 toph = 40.0 / H
 pw = 1.0 / cols
 ph = (1.0 - keyh - toph) / rows
-set multiplot title ptitle . "  (x on the axis: out of memory)"
+set multiplot title ptitle . "  (x on the axis: did not train: out of memory, or failed)"
 set grid
 set xlabel xlabel
 if (!exists("ylab")) { ylab = "samples/s" }
