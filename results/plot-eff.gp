@@ -21,10 +21,11 @@ set rmargin 3
 stats dat using 2 nooutput
 nr = STATS_records
 undefine STATS_*
-set xrange [-0.6:nr - 0.4]
 # the centre of bar i (1 or 2) of row r
 bx(r, i) = r + (i - 1.5) / 3.0
 do for [k = 0:1] {
+	# stats counts only values inside the ranges set: none yet
+	set autoscale xy
 	lo = 1e300; hi = -1
 	do for [c = 2 + 2 * k:3 + 2 * k] {
 		stats dat using (column(c) > 0 ? column(c) : NaN) nooutput
@@ -33,6 +34,7 @@ do for [k = 0:1] {
 	}
 	lg = (hi > 0 && lo < 1e300 && hi / lo > 30)
 	if (lg) { set logscale y; ybot = lo / 2; set yrange [ybot:hi * 3] } else { unset logscale y; ybot = 0; set yrange [0:hi * 1.15] }
+	set xrange [-0.6:nr - 0.4]
 	set ylabel (k == 0 ? "batch size" : "samples/s")
 	lab(v) = v > 0 ? (k == 0 ? sprintf("%d", v) : sprintf(v >= 100 ? "%.0f" : "%.1f", v)) : "none"
 	ylab(v) = v > 0 ? v : ybot

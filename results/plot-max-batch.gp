@@ -35,8 +35,9 @@ bx(r, i) = r + (i - (n + 1) / 2.0) / (n + 1.0)
 stats dat using 2 nooutput
 nr = STATS_records
 undefine STATS_*
-set xrange [-0.6:nr - 0.4]
 do for [k = 0:1] {
+	# stats counts only values inside the ranges set: none yet
+	set autoscale xy
 	lo = 1e300; hi = -1
 	do for [i = 2 + k * n:1 + (k + 1) * n] {
 		stats dat using (column(i) > 0 ? column(i) : NaN) nooutput
@@ -46,6 +47,7 @@ do for [k = 0:1] {
 	# a 0 (nothing fits) has no bar: "none" is written on the axis
 	lg = (hi > 0 && lo < 1e300 && hi / lo > 30)
 	if (lg) { set logscale y; ybot = lo / 2; set yrange [ybot:hi * 3] } else { unset logscale y; ybot = 0; set yrange [0:hi * 1.15] }
+	set xrange [-0.6:nr - 0.4]
 	if (k == 1) { unset key }
 	set ylabel (k == 0 ? "largest batch" : "samples/s at that batch")
 	lab(v) = v > 0 ? (k == 0 ? sprintf("%d", v) : sprintf(v >= 100 ? "%.0f" : "%.1f", v)) : "none"

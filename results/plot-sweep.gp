@@ -47,6 +47,8 @@ do for [w = 1:np] {
 	set size pw, ph
 	set title panel_title(f_panel(word(titles, a)))
 	# the panel's range: log y when it spans more than 30x
+	# stats counts only values inside the ranges set: none yet
+	set autoscale xy
 	lo = 1e300; hi = -1
 	do for [i = a:b] {
 		stats dat index (i - 1) using 2 nooutput
