@@ -264,7 +264,13 @@ static void check_file(struct checker *k, const char *path)
 		lines[n++] = strdup(buf);
 	}
 	fclose(f);
+	int code = 0; /* inside a fenced code block: markers there are
+			 examples (docs/contributing.md), not checks */
 	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(lines[i], "```", 3))
+			code = !code;
+		if (code)
+			continue;
 		if (!strncmp(lines[i], "<!-- run -->", 12)) {
 			do_run(k, path, lines, n, i);
 		} else if (!strncmp(lines[i], "<!-- check:", 11)) {
