@@ -279,7 +279,7 @@ static int list(const char *what)
 		if (wl_dtr_dir(dir, sizeof dir) < 0 ||
 		    list_files(dir, WL_DTR_PREFIX, ".log") < 0)
 			printf("  (no DTR logs: no directory %s; set GMS_DTR_DIR, "
-			       "README \"Third-party data\")\n", dir);
+			       "docs/third-party-data.md)\n", dir);
 	} else if (strcmp(what, "experiments") == 0) {
 		list_dir("configs/experiments", ".yaml");
 	} else {

@@ -776,17 +776,49 @@ static void comment(FILE *f, const char *wl, const char *pol)
 	clean(f, pol, false);
 }
 
+/* A budget for a plot's title: "4.0_GiB", or "whole_device" for 0 (the
+ * device's usable memory). */
+static void budget_word(FILE *t, uint64_t budget)
+{
+	if (budget)
+		fprintf(t, "%.1f_GiB", (double)budget / (double)GMS_GIB);
+	else
+		fputs("whole_device", t);
+}
+
+/* A series' title word for the plots (results/plot-lib.gp reads it):
+ * "PANEL|POLICY", PANEL the workload's label, then "@batch=N" when every
+ * point of the series has that batch, "@budget=B" when every point has
+ * that budget (issue 34: batch and budget in the panels' titles). */
+static void title_word(FILE *t, const struct exp *e, size_t w, size_t q,
+		       const struct exp_point *const *pts, size_t n)
+{
+	word(t, e->wl[w].label);
+	bool one_batch = n > 0, one_budget = n > 0;
+	for (size_t i = 1; i < n; i++) {
+		one_batch = one_batch && pts[i]->batch == pts[0]->batch;
+		one_budget = one_budget && pts[i]->budget == pts[0]->budget;
+	}
+	if (one_batch)
+		fprintf(t, "@batch=%lld", (long long)pts[0]->batch);
+	if (one_budget) {
+		fputs("@budget=", t);
+		budget_word(t, pts[0]->budget);
+	}
+	fputc('|', t);
+	word(t, e->pol[q].label);
+}
+
 /* A series of (workload w, policy q): its comment in the data and its
  * title (blank-separated) in the titles. */
 static void series_head(FILE *f, FILE *t, const struct exp *e, size_t w,
-			size_t q, size_t *series)
+			size_t q, const struct exp_point *const *pts, size_t n,
+			size_t *series)
 {
 	comment(f, e->wl[w].label, e->pol[q].label);
 	fputc('\n', f);
 	fprintf(t, "%s", (*series)++ ? " " : "");
-	word(t, e->wl[w].label);
-	fputc('/', t);
-	word(t, e->pol[q].label);
+	title_word(t, e, w, q, pts, n);
 }
 
 /* A DTR Pareto sweep: budget fractions, every policy `dtr` (the plot of
@@ -853,9 +885,10 @@ static const char *write_plot_data(const struct exp *e,
 			comment(f, e->wl[p->wl].label, e->pol[p->pol].label);
 			fprintf(f, " batch %lld\n", (long long)p->batch);
 			fprintf(t, "%s", i ? " " : "");
-			word(t, e->wl[p->wl].label);
-			fputc('/', t);
-			word(t, e->pol[p->pol].label);
+			title_word(t, e, p->wl, p->pol,
+				   (const struct exp_point *const[]){p}, 1);
+			/* the plot marks where a run stopped (issue 34) */
+			fprintf(t, "|%s", exp_status(p));
 			for (size_t k = 0; p->tl && k < p->tl->n; k++) {
 				const struct tr_event *ev = &p->tl->ev[k];
 				if (ev->what == TR_MEM)
@@ -891,7 +924,11 @@ static const char *write_plot_data(const struct exp *e,
 		size_t nv = e->n_values, series = 0;
 		for (size_t w = 0; w < e->n_wl; w++)
 			for (size_t q = 0; q < e->n_pol; q++) {
-				series_head(f, t, e, w, q, &series);
+				const struct exp_point *pts[nv ? nv : 1];
+				for (size_t v = 0; v < nv; v++)
+					pts[v] = &r->pt[(w * nv + v) * e->n_pol +
+							q];
+				series_head(f, t, e, w, q, pts, nv, &series);
 				for (size_t v = 0; v < nv; v++) {
 					const struct exp_point *p =
 						&r->pt[(w * nv + v) * e->n_pol +
@@ -937,9 +974,7 @@ static const char *write_plot_data(const struct exp *e,
 			comment(f, e->wl[s->wl].label, e->pol[s->pol].label);
 			fputc('\n', f);
 			fprintf(t, "%s", i ? " " : "");
-			word(t, e->wl[s->wl].label);
-			fputc('/', t);
-			word(t, e->pol[s->pol].label);
+			title_word(t, e, s->wl, s->pol, ord, 0);
 			for (size_t k = 0; k < s->n_probe; k++) {
 				const struct exp_point *p = ord[k];
 				if (strcmp(exp_status(p), "ok"))
@@ -958,12 +993,17 @@ static const char *write_plot_data(const struct exp *e,
 		break;
 	case EXP_MAX_BATCH:
 		script = "plot-max-batch.gp";
-		/* a table: one row per workload, one column per policy */
+		/* a table: one row per workload, one column per policy (the
+		 * largest batch, 0: none), then one per policy (samples/s at
+		 * that batch, 0: none; the bars' labels, issue 34) */
 		fputs("workload", f);
-		for (size_t q = 0; q < e->n_pol; q++) {
-			fputc(' ', f);
-			word(f, e->pol[q].label);
-		}
+		for (int k = 0; k < 2; k++)
+			for (size_t q = 0; q < e->n_pol; q++) {
+				fputc(' ', f);
+				word(f, e->pol[q].label);
+				if (k)
+					fputs(":samples_per_s", f);
+			}
 		fputc('\n', f);
 		for (size_t w = 0; w < e->n_wl; w++) {
 			word(f, e->wl[w].label);
@@ -972,29 +1012,35 @@ static const char *write_plot_data(const struct exp *e,
 					exp_row(r, w * e->n_pol + q);
 				fprintf(f, " %lld", p ? (long long)p->batch : 0LL);
 			}
+			for (size_t q = 0; q < e->n_pol; q++) {
+				const struct exp_point *p =
+					exp_row(r, w * e->n_pol + q);
+				fprintf(f, " %.1f",
+					point_trained(p) ? p->st.samples_per_s : 0.0);
+			}
 			fputc('\n', f);
 		}
 		fprintf(t, "%zu", e->n_pol);
 		break;
 	case EXP_MIN_POOL:
 		script = "plot-min-pool.gp";
-		/* a table: one row per workload, two columns per policy (its
-		 * aggregate peak and pool, MiB; NaN: no answer) */
-		fputs("workload", f);
-		for (size_t q = 0; q < e->n_pol; q++) {
-			for (int k = 0; k < 2; k++) {
-				fputc(' ', f);
-				word(f, e->pol[q].label);
-				fputs(k ? ":pool" : ":peak", f);
-			}
-		}
-		fputc('\n', f);
+		/* one block per workload (a panel, issue 34: the policies
+		 * on the x axis, not 60 legend entries), one row per policy:
+		 * "policy peak pool", MiB (NaN: no answer) */
 		for (size_t w = 0; w < e->n_wl; w++) {
-			word(f, e->wl[w].label);
+			comment(f, e->wl[w].label, "");
+			fputc('\n', f);
+			fprintf(t, "%s", w ? " " : "");
+			word(t, e->wl[w].label);
+			const struct exp_search *s0 = &r->srch[w * e->n_pol];
+			if (s0->n_probe)
+				fprintf(t, "@batch=%lld",
+					(long long)s0->probe[0].batch);
 			for (size_t q = 0; q < e->n_pol; q++) {
 				size_t i = w * e->n_pol + q;
 				const struct exp_search *s = &r->srch[i];
 				double mib = (double)GMS_MIB;
+				word(f, e->pol[q].label);
 				if (s->peak)
 					drawn += fprintf(f, " %.3f",
 							 (double)s->peak /
@@ -1007,10 +1053,10 @@ static const char *write_plot_data(const struct exp *e,
 								 mib) > 0;
 				else
 					fputs(" NaN", f);
+				fputc('\n', f);
 			}
-			fputc('\n', f);
+			fputs("\n\n", f);
 		}
-		fprintf(t, "%zu", e->n_pol);
 		break;
 	case EXP_EFF:
 		script = "plot-eff.gp";
@@ -1038,7 +1084,8 @@ static const char *write_plot_data(const struct exp *e,
 		size_t series = 0;
 		for (size_t w = 0; w < r->n_eff; w++)
 			for (int cfg = 0; cfg < 2; cfg++) {
-				series_head(f, t, e, w, (size_t)cfg, &series);
+				series_head(f, t, e, w, (size_t)cfg, NULL, 0,
+					    &series);
 				for (size_t g = 0; g < e->cluster.n_gpus; g++) {
 					int64_t n = e->cluster.gpus[g];
 					struct exp_scale x;
@@ -1124,10 +1171,14 @@ static int gp_start(struct gp_job *j, const char *script, const char *dat,
 	FILE *sf = open_memstream(&j->see, &slen);
 	if (!sf)
 		return gms_errf(err, "out of memory");
-	const char *names[] = {"dat", "titles", "xlabel", "ptitle", "out",
-			       "term"};
-	const char *vals[] = {dat, titles, xlabel, title, j->tmp[0], term[0]};
-	gp_vars(sf, names, vals, 6);
+	/* lib: the helpers every script loads (palette, titles) */
+	char lib[GMS_PATH_MAX + 32];
+	snprintf(lib, sizeof lib, "%s/results/plot-lib.gp", hw_datadir());
+	const char *names[] = {"dat", "titles", "xlabel", "ptitle", "lib",
+			       "out", "term"};
+	const char *vals[] = {dat,  titles,    xlabel, title,
+			      lib, j->tmp[0], term[0]};
+	gp_vars(sf, names, vals, 7);
 	fclose(sf);
 	FILE *ef = open_memstream(&j->expr, &len);
 	if (!ef) {
@@ -1137,7 +1188,7 @@ static int gp_start(struct gp_job *j, const char *script, const char *dat,
 	fprintf(ef, "%sload ", j->see);
 	gp_quoted(ef, j->sp);
 	fputs("; reset; ", ef);
-	gp_vars(ef, names + 4, (const char *const[]){j->tmp[1], term[1]}, 2);
+	gp_vars(ef, names + 5, (const char *const[]){j->tmp[1], term[1]}, 2);
 	fputs("load ", ef);
 	gp_quoted(ef, j->sp);
 	fclose(ef);
@@ -1277,7 +1328,20 @@ static int write_set(const struct exp *e, const struct exp_result *r,
 	bool drawing = false;
 	if (e->plot) {
 		char title[300];
-		snprintf(title, sizeof title, "%s on %s", e->name, e->hw.name);
+		/* the budget in the title of the searches (issue 34); the
+		 * other plots give it per panel, as they give the batch */
+		if (e->kind != EXP_MAX_BATCH && e->kind != EXP_EFF &&
+		    e->kind != EXP_SCALING)
+			snprintf(title, sizeof title, "%s on %s", e->name,
+				 e->hw.name);
+		else if (e->budget)
+			snprintf(title, sizeof title, "%s on %s, budget %.1f GiB",
+				 e->name, e->hw.name,
+				 (double)e->budget / (double)GMS_GIB);
+		else
+			snprintf(title, sizeof title,
+				 "%s on %s, the whole device", e->name,
+				 e->hw.name);
 		if (!(script = write_plot_data(e, r, p[3], titles, 1 << 20,
 					       xlabel, sizeof xlabel, err)) ||
 		    gp_start(&gp, script, p[3], titles, xlabel, title, p[4],

@@ -6,6 +6,8 @@
 # (OOM, infeasible) are absent. Below 1: the policy beats the MILP's
 # restricted schedule class (README says where that happens and why).
 if (!exists("dir")) dir = 'results/optimal-gap'
+if (!exists("lib")) lib = 'results/plot-lib.gp'
+load lib
 csv = dir . '/summary.csv'
 set terminal pngcairo size 1400,600 noenhanced
 set output dir . '/ratio.png'
@@ -22,6 +24,6 @@ set ylabel "time / optimal"
 set key top left font ',9'
 do for [w = 1:words(workloads)] {
 	set title word(workloads, w)
-	plot for [p = 1:words(policies)] rows(word(workloads, w), word(policies, p)) using 1:2 with linespoints lw 2 pt 7 title word(policies, p), 1 with lines dt 2 lc rgb 'black' title 'optimal'
+	plot for [p = 1:words(policies)] rows(word(workloads, w), word(policies, p)) using 1:2 with linespoints lw 2 pt ptype(p) lc rgb col(p) dt dtype(p) title word(policies, p), 1 with lines dt 2 lc rgb 'black' title 'optimal'
 }
 unset multiplot

@@ -96,7 +96,8 @@ static const struct prm_def top_defs[] = {
 	 offsetof(struct hw_top, tensor)},
 	{"conv_algos", PRM_NODE, "", 0, 0, NULL,
 	 "measured convolution algorithms, a sequence (see conv_algos:); "
-	 "checked, not used by the model yet",
+	 "a convolution of a generated workload with the same geometry and "
+	 "pass runs with their times and workspaces",
 	 offsetof(struct hw_top, conv_algos)},
 	PRM_END};
 

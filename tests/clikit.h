@@ -17,12 +17,10 @@
 #define BIN "build/gpumemsim"
 #endif
 
-/* Run `gpumemsim ARGS` (stderr joined to stdout); return the exit status
- * and the output (caller frees). */
-static inline int sh(const char *args, char **out)
+/* Run the shell command cmd; return the exit status and what it wrote
+ * to stdout (caller frees). */
+static inline int sh_cmd(const char *cmd, char **out)
 {
-	char cmd[2048];
-	snprintf(cmd, sizeof cmd, "%s %s 2>&1", BIN, args);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	size_t cap = 1 << 16, n = 0, r;
@@ -36,6 +34,15 @@ static inline int sh(const char *args, char **out)
 	int st = pclose(p);
 	*out = buf;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Run `gpumemsim ARGS` (stderr joined to stdout); return the exit status
+ * and the output (caller frees). */
+static inline int sh(const char *args, char **out)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "%s %s 2>&1", BIN, args);
+	return sh_cmd(cmd, out);
 }
 
 /* Run `gpumemsim ARGS`; fail unless it exits `code` with `needle` (when

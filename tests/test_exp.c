@@ -1327,7 +1327,10 @@ static void test_gnuplot_png_and_svg(void **state)
 	snprintf(svg, sizeof svg, "%s/plot.svg", dir);
 	FILE *f = fopen(dat, "w");
 	assert_non_null(f);
-	fputs("workload framework ondemand\nvgg16 235 360\nbert 94 511\n", f);
+	fputs("workload framework ondemand framework:samples_per_s "
+	      "ondemand:samples_per_s\nvgg16 235 360 106.7 74.2\n"
+	      "bert 94 511 115.8 32.6\n",
+	      f);
 	fclose(f);
 	gms_err err = {{0}};
 	if (exp_gnuplot("plot-max-batch.gp", dat, "2", "workload", "t", png,

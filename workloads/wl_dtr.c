@@ -1710,7 +1710,7 @@ int wl_dtr_resolve(const char *spec, char *out, size_t cap, gms_err *err)
 		gms_errf(err, "%s: the DTR traces are not here (no directory "
 			      "%s); set GMS_DTR_DIR to where they are, or get "
 			      "them from github.com/uwsampl/dtr-prototype "
-			      "(README, \"Third-party data\")",
+			      "(docs/third-party-data.md)",
 			 spec, dir);
 		return WL_DTR_ABSENT;
 	}
