@@ -16,9 +16,12 @@
  *      (reference counts; a tensor with a release point,
  *      wl_tensor.release_after, as recorded traces have, is also held
  *      until that op has completed) and the policy's after_op runs.
- * The executor issues an op only when the previous kernel has finished
- * (the host never runs ahead of the device), so "now" in a hook is device
- * time, which is what every policy in the papers reasons about.
+ * The executor prepares an op only when the previous kernel has finished,
+ * so "now" in a hook is device time, which is what every policy in the
+ * papers reasons about. The framework's host thread, which launches the
+ * kernels, may run ahead of the device up to its next synchronisation
+ * point; it decides when a prepared kernel can start (ex.c, "the host
+ * thread"; ex_cfg.host).
  *
  * Time the compute stream sits idle while the executor is blocked is a
  * stall, attributed to what it waited for: an H2D copy, a D2H copy,
@@ -189,6 +192,10 @@ struct ex_observer {
 	void (*wait_begin)(void *obj, eng_event ev, enum st_stall cause,
 			   sim_time_t now);
 	void (*wait_end)(void *obj, sim_time_t now);
+	/* The host thread launched op's kernel over [start, end) of host
+	 * time (host.launch > 0; ex.c, "the host thread"). */
+	void (*host)(void *obj, uint32_t op, sim_time_t start,
+		     sim_time_t end);
 	/* A KERNEL (tag = op id, kind = 1 for a recomputation) or COPY
 	 * (tag = tensor id) occupied queue q over [start, end). */
 	void (*span)(void *obj, enum eng_q q, const struct eng_item *it,
@@ -200,6 +207,18 @@ struct ex_observer {
 	void (*mem)(void *obj, sim_time_t when, uint64_t allocated,
 		    uint64_t reserved);
 };
+
+/* Whether the host thread runs ahead of the device (ex.c, "the host
+ * thread"). */
+enum ex_host {
+	EX_HOST_FRAMEWORK, /* as the workload's personality does
+			      (wl_framework_runahead) */
+	EX_HOST_RUNAHEAD,  /* launch without waiting, up to a sync point */
+	EX_HOST_WAIT,	   /* wait for each kernel before the next launch */
+	EX_HOST_COUNT
+};
+extern const char *const ex_host_names[]; /* "framework", "runahead",
+					     "wait" */
 
 struct ex_cfg {
 	const struct hw_profile *hw;	 /* the GPU and link */
@@ -220,6 +239,7 @@ struct ex_cfg {
 					    iterations + settle_max); 0:
 					    none */
 	const struct ex_observer *obs;	 /* optional timeline observer */
+	enum ex_host host;		 /* the host thread's mode */
 };
 
 struct ex; /* opaque to policies */
