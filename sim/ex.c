@@ -313,7 +313,9 @@ const char *const ex_host_names[] = {"framework", "runahead", "wait", NULL};
  * where host_t is the later of the host's previous launch and its last
  * synchronisation (run-ahead), or of that and now (waiting). Device time
  * idle until then is host-bound (st_iter.host_bound). With host.launch 0
- * nothing changes: every kernel is issued as soon as it is prepared.
+ * nothing changes: every kernel is issued as soon as it is prepared. A
+ * kernel whose time the workload recorded (profile_timed) costs the host
+ * nothing to launch: its recorded time stands for all of it, as before.
  * Not modelled: a bound on how far the host runs ahead (CUDA's launch
  * queue holds about a thousand launches; the executor's one-op look-ahead
  * never reaches it), the host cost of copies and events. */
@@ -893,9 +895,15 @@ static int bind_conv_algos(struct ex *ex)
 	return 0;
 }
 
+static bool profile_timed(const struct ex *ex, uint32_t o, uint32_t a);
+
 sim_time_t ex_op_time(const struct ex *ex, uint32_t op)
 {
-	return op_time_algo(ex, op, ex->algo[op]);
+	sim_time_t t = op_time_algo(ex, op, ex->algo[op]);
+	/* a host that waits for each kernel exposes its launch (ex.h) */
+	if (!ex->runahead && profile_timed(ex, op, ex->algo[op]))
+		t = sim_time_add(t, ex->cfg.hw->host_launch);
+	return t;
 }
 
 sim_time_t ex_copy_time(const struct ex *ex, enum eng_q dir, uint64_t bytes)
@@ -1656,6 +1664,21 @@ static void on_host_ready(void *obj, uint64_t arg)
 	step(ex);
 }
 
+/* Whether op o's kernel under algorithm a is timed by the profile
+ * (hw_kernel_time, or a conv_algos: entry bound to it), whose calibrated
+ * times held the host's launch cost (hw.h), rather than by a time the
+ * workload recorded (a trace's TIME, a file's time: or algorithm times),
+ * which is the op's whole cost as recorded, as it always was. */
+static bool profile_timed(const struct ex *ex, uint32_t o, uint32_t a)
+{
+	const struct wl_op *op = &ex->wl->ops[o];
+	if (op->time > 0)
+		return false;
+	if (ex->n_algos[o] == 0 || ex->algos[o] != op->algos)
+		return true; /* the model's time, or a bound measured list */
+	return !(ex->algos[o][a].time > 0);
+}
+
 /* The host launches the top item's kernel (the host thread, above):
  * S_NEXT when it can be issued now, S_BLOCKED until the host is done
  * launching it (on_host_ready steps again). */
@@ -1668,13 +1691,15 @@ static enum step_rc host_launch(struct ex *ex)
 	}
 	if (!ex->runahead)
 		host_sync(ex, now); /* it waited for the last kernel */
-	sim_time_t from = ex->host_t, h = ex->cfg.hw->host_launch;
+	const struct ex_work *w = &ex->stack[ex->n_stack - 1];
+	sim_time_t from = ex->host_t,
+		   h = profile_timed(ex, w->op, w->algo) ? ex->cfg.hw->host_launch
+							 : 0;
 	ex->host_t = sim_time_add(from, h);
 	ex->cur->host_issue = sim_time_add(ex->cur->host_issue, h);
 	const struct ex_observer *o = ex->cfg.obs;
 	if (o && o->host && h > 0)
-		o->host(o->obj, ex->stack[ex->n_stack - 1].op, from,
-			ex->host_t);
+		o->host(o->obj, w->op, from, ex->host_t);
 	if (ex->host_t <= now)
 		return S_NEXT;
 	/* the device waits for the host: the executor issues a kernel onto

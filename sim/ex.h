@@ -279,7 +279,11 @@ enum ex_state ex_tensor_state(const struct ex *ex, uint32_t t);
 const struct wl_algo *ex_op_algos(const struct ex *ex, uint32_t op,
 				  uint32_t *n);
 
-/* Kernel time of op under its current algorithm choice. */
+/* Kernel time of op under its current algorithm choice: its device
+ * time, and with a host that waits for each kernel (ex_cfg.host) also
+ * the host's launch of it, which such a host exposes (ex.c, "the host
+ * thread"); so under a waiting host it is what it was before the host
+ * thread was modelled. */
 sim_time_t ex_op_time(const struct ex *ex, uint32_t op);
 /* Time of a copy of bytes alone on its engine (pinned host memory). */
 sim_time_t ex_copy_time(const struct ex *ex, enum eng_q dir, uint64_t bytes);

@@ -17,26 +17,46 @@
 
 #include "testkit.h"
 
-#define OP(w, name, time, in, out) \
-	OPX(w, name, WL_FWD, time, in, 1, out, 1, NULL, 0)
+/* An op of `ns` ns timed by the profile (hw_test_profile: F FLOPs take
+ * F / 1000 ns), so that its launch costs the host host.launch; with
+ * `recorded`, an op of recorded time `ns` instead (as testkit's OPX),
+ * whose launch costs the host nothing (ex.c, profile_timed). */
+static void op_timed(struct wl_workload *w, const char *name, sim_time_t ns,
+		     uint32_t in, uint32_t out, bool recorded)
+{
+	gms_err err;
+	struct wl_op_desc d = {.name = name, .type = OT_OTHER,
+			       .phase = WL_FWD, .in = &in, .n_in = 1,
+			       .out = &out, .n_out = 1,
+			       .time = recorded ? ns : 0,
+			       .flops = recorded ? (double)ns : 1000.0 * ns,
+			       .recomputable = true};
+	if (wl_add_op(w, &d, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+}
 
 /* The chain x -> A -> a -> B -> b -> C -> c -> D -> d -> E -> e, kernels
  * of 100, 10, 10, 100 and 10 ns; a is 200 bytes (its copy takes 200 ns).
  * `framework`: the personality recorded (NULL: none, as files). */
-static struct wl_workload *chain5(const char *framework)
+static struct wl_workload *chain5_as(const char *framework, bool recorded)
 {
 	struct wl_workload *w = wl_new("chain5", 1);
 	uint32_t x = T(w, "x", 10, WL_INPUT), a = T(w, "a", 200, WL_ACT),
 		 b = T(w, "b", 10, WL_ACT), c = T(w, "c", 10, WL_ACT),
 		 d = T(w, "d", 10, WL_ACT), e = T(w, "e", 10, WL_ACT);
-	OP(w, "A", 100, &x, &a);
-	OP(w, "B", 10, &a, &b);
-	OP(w, "C", 10, &b, &c);
-	OP(w, "D", 100, &c, &d);
-	OP(w, "E", 10, &d, &e);
+	op_timed(w, "A", 100, x, a, recorded);
+	op_timed(w, "B", 10, a, b, recorded);
+	op_timed(w, "C", 10, b, c, recorded);
+	op_timed(w, "D", 100, c, d, recorded);
+	op_timed(w, "E", 10, d, e, recorded);
 	wl_set_framework(w, framework);
 	finalize(w);
 	return w;
+}
+
+static struct wl_workload *chain5(const char *framework)
+{
+	return chain5_as(framework, false);
 }
 
 /* A policy with one synchronisation point: after A it copies a to the
@@ -177,6 +197,23 @@ static void test_personality_decides(void **state)
 	wl_free(none);
 }
 
+/* Recorded op times (a trace's TIME) stand for the whole op as before:
+ * no host cost to launch them, in either mode. chain5 recorded, L = 30,
+ * waiting: A 0-100, B 100-110, C 110-120, D 120-220, E 220-230: 230 ns,
+ * as with L = 0. */
+static void test_recorded_times_unchanged(void **state)
+{
+	(void)state;
+	struct wl_workload *w = chain5_as(NULL, true);
+	struct st_run st;
+	run_chain(w, 30, EX_HOST_WAIT, false, &st);
+	assert_int_equal(st.iter[1].time, 230);
+	assert_int_equal(st.iter[1].host_issue, 0);
+	assert_int_equal(st.iter[1].host_bound, 0);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* Every personality the generators have runs ahead (wl.c cites each);
  * none given (files, traces) or an unknown name waits. */
 static void test_runahead_table(void **state)
@@ -262,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_runahead_then_sync),
 		cmocka_unit_test(test_wait_per_kernel),
 		cmocka_unit_test(test_personality_decides),
+		cmocka_unit_test(test_recorded_times_unchanged),
 		cmocka_unit_test(test_runahead_table),
 		cmocka_unit_test(test_launch_out_of_device_time),
 		cmocka_unit_test(test_profile_keys),
