@@ -576,9 +576,30 @@ static void observe_block(struct ex *ex, bool alloc, uint32_t t,
 /* Allocate a device block for tensor t (WL_NONE: workspace); the driver
  * calls the allocator made (also when it failed: caching's
  * free-cached-and-retry frees segments before failing) are charged. */
+/* The host called into the framework's allocator (an allocation or a
+ * free): host.alloc_call of host time (the host thread, above), whatever
+ * driver calls it made besides (charged by drv_charge). PyTorch's
+ * CUDACachingAllocator::malloc and free run on the calling host thread
+ * under the allocator's mutex (c10/cuda/CUDACachingAllocator.cpp,
+ * DeviceCachingAllocator::malloc: "std::unique_lock<std::recursive_mutex>
+ * lock(mutex)"), as TF's BFCAllocator::AllocateRaw does
+ * (core/common_runtime/bfc_allocator.cc, mutex_lock l(lock_)). Set-up is
+ * not timed. */
+static void host_alloc_call(struct ex *ex)
+{
+	sim_time_t c = ex->cfg.hw->host_alloc_call;
+	if (c == 0 || !ex->setup_done)
+		return;
+	if (!ex->runahead)
+		host_sync(ex, ev_now(&ex->evq)); /* it waited for the kernel */
+	ex->host_t = sim_time_add(ex->host_t, c);
+	ex->cur->host_issue = sim_time_add(ex->cur->host_issue, c);
+}
+
 static int dev_alloc(struct ex *ex, uint32_t t, uint64_t bytes, bool high,
 		     mem_handle *h)
 {
+	host_alloc_call(ex);
 	struct mem_stats m0, m1;
 	ex->dev.ops->stats(ex->dev.a, &m0);
 	int rc = ex->dev.ops->alloc(ex->dev.a, bytes, high ? MEM_HIGH : 0, h);
@@ -598,6 +619,7 @@ static void dev_free(struct ex *ex, uint32_t t, uint64_t bytes,
 		     mem_handle *h)
 {
 	assert(*h != MEM_HANDLE_NONE);
+	host_alloc_call(ex);
 	observe_block(ex, false, t, WL_NONE, bytes, *h, false);
 	ex->dev.ops->free(ex->dev.a, *h);
 	*h = MEM_HANDLE_NONE;

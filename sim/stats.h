@@ -53,8 +53,9 @@ struct st_iter {
 	sim_time_t host_busy;		/* host CPU time (de)compressing
 					   offloaded data (ENG_HOST) */
 	sim_time_t host_issue;		/* host time launching kernels
-					   (host.launch each; ex.c, "the
-					   host thread") */
+					   (host.launch each) and calling
+					   the allocator (host.alloc_call
+					   each; ex.c, "the host thread") */
 	sim_time_t host_bound;		/* time the compute stream sat
 					   idle waiting for the host to
 					   launch its next kernel */

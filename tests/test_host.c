@@ -87,13 +87,16 @@ static const struct pol_ops sync_ops = {.name = "sync",
 					.before_op = sync_before,
 					.after_op = sync_after};
 
-/* chain5 for 2 iterations with host.launch L under host mode `mode`. */
-static void run_chain(const struct wl_workload *w, sim_time_t L,
-		      enum ex_host mode, bool sync, struct st_run *st)
+/* chain5 for 2 iterations with host.launch L and host.alloc_call C
+ * under host mode `mode`. */
+static void run_chain_c(const struct wl_workload *w, sim_time_t L,
+			sim_time_t C, enum ex_host mode, bool sync,
+			struct st_run *st)
 {
 	struct hw_profile hw;
 	hw_test_profile(&hw, 1 << 20);
 	hw.host_launch = L;
+	hw.host_alloc_call = C;
 	struct sync_state ss = {ENG_EVENT_NONE};
 	const struct pol_ops none = {.name = "none"};
 	struct pol pol = {.ops = sync ? &sync_ops : &none, .priv = &ss};
@@ -105,6 +108,12 @@ static void run_chain(const struct wl_workload *w, sim_time_t L,
 		fail_msg("ex_run: %s", err.msg);
 	assert_false(st->oom.hit);
 	assert_int_equal(st->n_iter, 2);
+}
+
+static void run_chain(const struct wl_workload *w, sim_time_t L,
+		      enum ex_host mode, bool sync, struct st_run *st)
+{
+	run_chain_c(w, L, 0, mode, sync, st);
 }
 
 /*
@@ -214,6 +223,34 @@ static void test_recorded_times_unchanged(void **state)
 	wl_free(w);
 }
 
+/*
+ * Allocator calls cost the host host.alloc_call (C = 5) each; run-ahead,
+ * L = 30, no sync point. The host allocates x (0-5) and a (5-10),
+ * launches A (10-40): A runs 40-140. At each kernel's end the executor
+ * frees its inputs and allocates the next output, which the host, ahead,
+ * does long before: free x, alloc b, launch B puts the host at 80; free
+ * a, alloc c, launch C: 120; free b, alloc d, launch D: 160; free c,
+ * alloc e, launch E: 200; free d, free e: 210. The device runs B 140-150,
+ * C 150-160, D 160-260 (launched at 160, just in time), E 260-270:
+ * 270 ns, host-bound 40 (before A). Host time: 5 launches x 30 + 12 calls
+ * (6 allocations, 6 frees) x 5 = 210 ns. Iteration 1 begins at 270, the
+ * host at 210 behind it: the same, 270 ns.
+ */
+static void test_alloc_calls(void **state)
+{
+	(void)state;
+	struct wl_workload *w = chain5(NULL);
+	struct st_run st;
+	run_chain_c(w, 30, 5, EX_HOST_RUNAHEAD, false, &st);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(st.iter[i].time, 270);
+		assert_int_equal(st.iter[i].host_bound, 40);
+		assert_int_equal(st.iter[i].host_issue, 210);
+	}
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* Every personality the generators have runs ahead (wl.c cites each);
  * none given (files, traces) or an unknown name waits. */
 static void test_runahead_table(void **state)
@@ -300,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_wait_per_kernel),
 		cmocka_unit_test(test_personality_decides),
 		cmocka_unit_test(test_recorded_times_unchanged),
+		cmocka_unit_test(test_alloc_calls),
 		cmocka_unit_test(test_runahead_table),
 		cmocka_unit_test(test_launch_out_of_device_time),
 		cmocka_unit_test(test_profile_keys),
