@@ -304,6 +304,39 @@ static void fails(struct blog *b, const char *want)
 	free(b->log.it);
 }
 
+/* A run-ahead replay (rp_replay_host, runahead true) launches without
+ * waiting for each kernel: iteration 0's prefetch, logged at K1's
+ * predicted end (2 ms), is issued with K1 still spinning, so the idle
+ * h2d stream starts it before K1 ends (the wait-per-kernel replay, above,
+ * starts it after); the hostwait on E3 still holds K3 until the prefetch
+ * is done, and the streams' order is the log's. */
+static void test_runahead_replay(void **state)
+{
+	(void)state;
+	struct blog b;
+	build(&b);
+	struct rp_host *h = host();
+	struct rp_meas m = {.mode = "spin", .alloc = "arena"};
+	gms_err err = {{0}};
+	assert_int_equal(rp_replay_host(&b.log, rp_host_backend(h), ARENA,
+					true, &m, &err),
+			 0);
+	const struct rp_host_span *k1 = rp_host_span(h, 0, K1),
+				  *pre = rp_host_span(h, 0, PRE);
+	assert_non_null(k1);
+	assert_non_null(pre);
+	assert_true(pre->tick0 < k1->tick1);
+	for (int i = 0; i < 2; i++) {
+		before(h, i, K1, i, K2);
+		before(h, i, K2, i, K3);
+		before(h, i, K3, i, K4);
+		before(h, i, K1, i, OFF);
+		before(h, i, PRE, i, K3);
+	}
+	rp_meas_free(&m);
+	rp_host_free(h);
+}
+
 static void test_block_outside_the_arena(void **state)
 {
 	(void)state;
@@ -380,6 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_follows_dependencies),
 		cmocka_unit_test(test_measurement_csv),
+		cmocka_unit_test(test_runahead_replay),
 		cmocka_unit_test(test_block_outside_the_arena),
 		cmocka_unit_test(test_arena_extent),
 		cmocka_unit_test(test_spin_ns),
