@@ -434,9 +434,38 @@ static void put_conv_algos(FILE *f, const struct cal_csv *c)
 	}
 }
 
-/* The host section: the base's figures, or marked estimates. */
-static int put_host(FILE *f, const char *base, gms_err *err)
+/* host.launch: the median of the launch rows (an empty kernel, timed
+ * from an event recorded before its launch to one after it, the host
+ * waiting for each: calibrate/gpu_bench.cu, time_gpu). For an empty
+ * kernel that is the host's issue cost plus a device start latency this
+ * measurement cannot separate; all of it is taken as the host's (the
+ * kernel fits' launch terms hold the same cost, hw.h). 0: no launch row. */
+static double host_launch_ns(const struct cal_csv *c)
 {
+	for (size_t i = 0; i < c->n_rows; i++)
+		if (c->rows[i].bench == CB_LAUNCH)
+			return c->rows[i].median_ns;
+	return 0;
+}
+
+/* The `, launch: N` of the host section, when measured. */
+static void put_host_launch(FILE *f, const struct cal_csv *c)
+{
+	double l = host_launch_ns(c);
+	if (l > 0)
+		fprintf(f, ", launch: %.0fns", l);
+}
+
+/* The host section: the base's figures, or marked estimates; launch
+ * measured (host_launch_ns). */
+static int put_host(FILE *f, const struct cal_csv *c, const char *base,
+		    gms_err *err)
+{
+	if (host_launch_ns(c) > 0)
+		fprintf(f, "# host.launch: the launch row's median (an empty "
+			   "kernel, event to event: the host's\n# issue cost; "
+			   "taken out of every kernel's launch term, "
+			   "`gpumemsim help hw`)\n");
 	if (!base) {
 		fprintf(f,
 			"# host: NOT MEASURED - estimates (as in the shipped "
@@ -445,7 +474,9 @@ static int put_host(FILE *f, const char *base, gms_err *err)
 			"Measure with\n#   gpumemsim calibrate --host --hw "
 			"THIS.yaml -o THIS.yaml\n"
 			"host: {pinned: 0, cpu_threads: 1, zvc_bytes_per_s: "
-			"2e9}\n");
+			"2e9");
+		put_host_launch(f, c);
+		fprintf(f, "}\n");
 		return 0;
 	}
 	struct hw_profile b;
@@ -460,6 +491,7 @@ static int put_host(FILE *f, const char *base, gms_err *err)
 		b.zvc_bytes_per_s, b.zvc_decompress_bytes_per_s);
 	if (b.memcpy_bytes_per_s > 0)
 		fprintf(f, ", memcpy_bytes_per_s: %.6g", b.memcpy_bytes_per_s);
+	put_host_launch(f, c);
 	fprintf(f, "}\n");
 	return 0;
 }
@@ -653,7 +685,7 @@ static int build(FILE *f, const struct cal_csv *c,
 		fprintf(f, "}");
 	}
 	fprintf(f, "}\n\n");
-	if (put_host(f, o->base, err) < 0)
+	if (put_host(f, c, o->base, err) < 0)
 		return -1;
 	put_conv_algos(f, c);
 

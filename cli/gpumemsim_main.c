@@ -122,6 +122,11 @@ static void usage(FILE *f)
 		"                          sdpa\n"
 		"      --loss NAME         language models: full (default),\n"
 		"                          chunked\n"
+		"      --host MODE         the host thread: framework (default:\n"
+		"                          as the personality does; README,\n"
+		"                          \"The host thread\"), runahead (launch\n"
+		"                          without waiting, up to a sync point)\n"
+		"                          or wait (for each kernel)\n"
 		"      --iterations N      iterations to simulate (default 3)\n"
 		"      --settle-max N      a learning policy (capuchin): up to N\n"
 		"                          more warm-up iterations until it\n"
@@ -547,6 +552,7 @@ static int simulate(int argc, char **argv)
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
 	int64_t iters = 3, warmup = 1, settle_max = 100;
+	enum ex_host host = EX_HOST_FRAMEWORK;
 	struct wl_opts wo = {0, 0, -1, -1, -1, -1};
 	int rc = EXIT_INPUT;
 	if (!kv)
@@ -573,7 +579,19 @@ static int simulate(int argc, char **argv)
 			sched = v;
 		else if (strcmp(a, "--memory-snapshot") == 0)
 			snap = v;
-		else if ((took = wl_opt(a, v, &wo)) != 0) {
+		else if (strcmp(a, "--host") == 0) {
+			int k = 0;
+			while (ex_host_names[k] && strcmp(ex_host_names[k], v))
+				k++;
+			if (!ex_host_names[k]) {
+				fprintf(stderr,
+					"gpumemsim: --host: '%s' is not one of "
+					"framework, runahead, wait\n",
+					v);
+				goto out;
+			}
+			host = (enum ex_host)k;
+		} else if ((took = wl_opt(a, v, &wo)) != 0) {
 			if (took < 0)
 				goto out;
 		} else if (strcmp(a, "--budget") == 0 ||
@@ -693,7 +711,7 @@ static int simulate(int argc, char **argv)
 			     .allocator = allocator, .budget = budget,
 			     .pool_size = pool, .iterations = (int)iters,
 			     .warmup = (int)warmup,
-			     .settle_max = (int)settle_max,
+			     .settle_max = (int)settle_max, .host = host,
 			     .obs = trace  ? tr_observer(&tr)
 				    : sw   ? sch_writer_observer(sw)
 				    : snap ? snap_observer(&sn)

@@ -71,7 +71,8 @@ static const char stat_header[] =
 	"frag_at_peak,frag_max,"
 	"allocations,frees,alloc_failures,device_mallocs,device_frees,"
 	"alloc_ms,cuda_mallocs,cuda_frees,cuda_host_allocs,events,"
-	"late_swap_ins,replans,warmup_iters,settled_iter,"
+	"late_swap_ins,replans,host_issue_ms,host_bound_ms,warmup_iters,"
+	"settled_iter,"
 	"oom_iteration,oom_op,oom_tensor,oom_bytes,oom_reason,error";
 
 /* A time column's value, or an empty field when the run did not train
@@ -135,8 +136,9 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error,
 		(unsigned long long)r->events);
 	/* settled_iter: empty when the policy does not learn or settling
 	 * was not asked for; -1 when it had not settled by the cap */
-	fprintf(f, "%llu,%llu,%d,", (unsigned long long)s->n_late_in,
-		(unsigned long long)s->n_replan, r->warmup);
+	fprintf(f, "%llu,%llu,%.6f,%.6f,%d,", (unsigned long long)s->n_late_in,
+		(unsigned long long)s->n_replan, ms(s->host_issue),
+		ms(s->host_bound), r->warmup);
 	if (r->settle_asked)
 		fprintf(f, "%d", r->settled_iter);
 	fputc(',', f);
@@ -385,7 +387,8 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		"\"recompute_flops\":%.17g,\"kernels\":%llu,"
 		"\"alloc_ns\":%lld,\"cuda_mallocs\":%llu,\"cuda_frees\":%llu,"
 		"\"cuda_host_allocs\":%llu,\"late_swap_ins\":%llu,"
-		"\"replans\":%llu}",
+		"\"replans\":%llu,\"host_issue_ns\":%lld,"
+		"\"host_bound_ns\":%lld}",
 		(long long)s->time, (long long)s->compute_busy,
 		(long long)s->recompute, (long long)s->stall[ST_STALL_H2D],
 		(long long)s->stall[ST_STALL_D2H],
@@ -404,7 +407,8 @@ static void json_iter(FILE *f, const struct st_iter *s)
 		(unsigned long long)s->n_cuda_free,
 		(unsigned long long)s->n_host_alloc,
 		(unsigned long long)s->n_late_in,
-		(unsigned long long)s->n_replan);
+		(unsigned long long)s->n_replan, (long long)s->host_issue,
+		(long long)s->host_bound);
 }
 
 /* The policy's report as an array of its lines, each trimmed of the

@@ -344,6 +344,8 @@ static void sio_iter(struct sio *x, struct st_iter *s)
 	F(cnt, s, n_kernels);
 	F(i64, s, host_busy);
 	F(i64, s, alloc_time);
+	F(i64, s, host_issue);
+	F(i64, s, host_bound);
 	F(cnt, s, n_cuda_malloc);
 	F(cnt, s, n_cuda_free);
 	F(cnt, s, n_host_alloc);

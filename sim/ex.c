@@ -104,6 +104,8 @@ enum ex_run_state {
 	RS_WAIT_EVENT,	 /* blocked on wait[0] */
 	RS_WAIT_MEMORY,	 /* blocked until memory is released */
 	RS_WAIT_DRV,	 /* blocked in driver allocation calls */
+	RS_WAIT_HOST,	 /* the top item's kernel is ready, the host is
+			    still launching it ("the host thread") */
 	RS_DONE,	 /* all iterations done, or stopped */
 };
 
@@ -192,6 +194,17 @@ struct ex {
 	uint32_t *kout;		    /* its outputs with a block (the
 				       observer's ex_kernel.out), sized for
 				       the op with the most outputs */
+	bool runahead;		    /* the host runs ahead of the device
+				       (ex_cfg.host, the personality's
+				       wl_framework_runahead) */
+	sim_time_t host_t;	    /* the host thread's clock: when it has
+				       issued its last launch or returned
+				       from its last wait */
+	size_t launched;	    /* n_stack when the top item's launch
+				       was charged and its issue deferred
+				       to host_t (RS_WAIT_HOST); 0: none.
+				       An item a hook pushes meanwhile
+				       (ex_recompute) is charged its own */
 	char err[256];		    /* why the last action was refused */
 };
 
@@ -277,6 +290,59 @@ static void stop_error(struct ex *ex, const char *fmt, ...)
 
 static void step(struct ex *ex);
 
+const char *const ex_host_names[] = {"framework", "runahead", "wait", NULL};
+
+/* ---- the host thread ---------------------------------------------------
+ *
+ * The framework's host thread issues the ops in order; launching a kernel
+ * costs it host.launch (hw.h); the device runs what was launched from its
+ * queue. A host that runs ahead (ex->runahead) launches the next kernel as
+ * soon as it has launched the previous one, without waiting for it to
+ * finish: "By default, GPU operations are asynchronous. When you call a
+ * function that uses the GPU, the operations are enqueued to the
+ * particular device, but not necessarily executed until later" (PyTorch,
+ * docs/source/notes/cuda.rst, "Asynchronous execution"). Which frameworks
+ * do is wl_framework_runahead's (wl.c), with the source for each. A host
+ * that does not run ahead waits for each kernel before launching the next
+ * (validate-gpu's wait mode, and what the executor modelled before).
+ *
+ * The host stops running ahead at a synchronisation point, and goes on no
+ * earlier than when what it waited for is done (host_sync):
+ *   - every wait of the executor: a policy's ex_wait (vDNN's per-layer
+ *     cudaStreamSynchronize, passive swap's synchronous copy, vDNN++'s
+ *     forward barrier, Capuchin's waits for a swap-in), an input still
+ *     SWAPPING_IN, memory not yet released (step, on_wake);
+ *   - driver calls, which the host is blocked in (cudaMalloc,
+ *     cudaMallocHost; cudaFree after a device-wide sync; PyTorch's
+ *     free-cached-and-retry, synchronize_and_free_events in
+ *     release_cached_blocks, c10/cuda/CUDACachingAllocator.cpp): see
+ *     "driver calls" below; they block the executor, so on_wake;
+ *   - the end of the iteration: the training loop reads the loss
+ *     (`loss.item()`: Tensor.item calls _local_scalar_dense, whose CUDA
+ *     version copies the scalar with a cudaMemcpyAsync and then
+ *     synchronises the stream, aten/src/ATen/native/cuda/CUDAScalar.cu),
+ *     which is where iter_end drains every queue (iter_begin).
+ * The executor itself still prepares each op when the previous kernel
+ * has completed (so "now" in a policy's hook stays device time, ex.h);
+ * the host thread decides when the kernel can start: no earlier than
+ *     host_t + host.launch
+ * where host_t is the later of the host's previous launch and its last
+ * synchronisation (run-ahead), or of that and now (waiting). Device time
+ * idle until then is host-bound (st_iter.host_bound). With host.launch 0
+ * nothing changes: every kernel is issued as soon as it is prepared. A
+ * kernel whose time the workload recorded (profile_timed) costs the host
+ * nothing to launch: its recorded time stands for all of it, as before.
+ * Not modelled: a bound on how far the host runs ahead (CUDA's launch
+ * queue holds about a thousand launches; the executor's one-op look-ahead
+ * never reaches it), the host cost of copies and events. */
+
+/* The host has waited until `when`: it goes on from there. */
+static void host_sync(struct ex *ex, sim_time_t when)
+{
+	if (ex->host_t < when)
+		ex->host_t = when;
+}
+
 static void on_wake(void *obj, uint64_t arg)
 {
 	struct ex *ex = obj;
@@ -286,6 +352,7 @@ static void on_wake(void *obj, uint64_t arg)
 	    ex->rs == RS_WAIT_DRV) {
 		ex->cur->stall[ex->wait_why] +=
 			ev_now(&ex->evq) - ex->blocked_since;
+		host_sync(ex, ev_now(&ex->evq)); /* it waited until now */
 		ex->rs = RS_IDLE;
 		if (ex->cfg.obs && ex->cfg.obs->wait_end)
 			ex->cfg.obs->wait_end(ex->cfg.obs->obj,
@@ -532,9 +599,30 @@ static void observe_block(struct ex *ex, bool alloc, uint32_t t,
 /* Allocate a device block for tensor t (WL_NONE: workspace); the driver
  * calls the allocator made (also when it failed: caching's
  * free-cached-and-retry frees segments before failing) are charged. */
+/* The host called into the framework's allocator (an allocation or a
+ * free): host.alloc_call of host time (the host thread, above), whatever
+ * driver calls it made besides (charged by drv_charge). PyTorch's
+ * CUDACachingAllocator::malloc and free run on the calling host thread
+ * under the allocator's mutex (c10/cuda/CUDACachingAllocator.cpp,
+ * DeviceCachingAllocator::malloc: "std::unique_lock<std::recursive_mutex>
+ * lock(mutex)"), as TF's BFCAllocator::AllocateRaw does
+ * (core/common_runtime/bfc_allocator.cc, mutex_lock l(lock_)). Set-up is
+ * not timed. */
+static void host_alloc_call(struct ex *ex)
+{
+	sim_time_t c = ex->cfg.hw->host_alloc_call;
+	if (c == 0 || !ex->setup_done)
+		return;
+	if (!ex->runahead)
+		host_sync(ex, ev_now(&ex->evq)); /* it waited for the kernel */
+	ex->host_t = sim_time_add(ex->host_t, c);
+	ex->cur->host_issue = sim_time_add(ex->cur->host_issue, c);
+}
+
 static int dev_alloc(struct ex *ex, uint32_t t, uint64_t bytes, bool high,
 		     mem_handle *h)
 {
+	host_alloc_call(ex);
 	struct mem_stats m0, m1;
 	ex->dev.ops->stats(ex->dev.a, &m0);
 	int rc = ex->dev.ops->alloc(ex->dev.a, bytes, high ? MEM_HIGH : 0, h);
@@ -554,6 +642,7 @@ static void dev_free(struct ex *ex, uint32_t t, uint64_t bytes,
 		     mem_handle *h)
 {
 	assert(*h != MEM_HANDLE_NONE);
+	host_alloc_call(ex);
 	observe_block(ex, false, t, WL_NONE, bytes, *h, false);
 	ex->dev.ops->free(ex->dev.a, *h);
 	*h = MEM_HANDLE_NONE;
@@ -853,10 +942,13 @@ static int bind_conv_algos(struct ex *ex)
 				dup = dup || strcmp(l[j].name, nm) == 0;
 			if (dup)
 				continue;
+			/* measured like the compute classes: less the
+			 * host's issue cost (hw_device_time) */
+			sim_time_t dt = hw_device_time(hw, e->time);
 			struct wl_algo a = {nm, e->workspace,
-					    (double)e->time /
+					    (double)dt /
 						    (base > 0 ? base : 1.0),
-					    e->time};
+					    dt};
 			/* insertion: fastest first, ties to less workspace */
 			uint32_t k = n++;
 			for (; k > 0 && (l[k - 1].time > a.time ||
@@ -876,9 +968,15 @@ static int bind_conv_algos(struct ex *ex)
 	return 0;
 }
 
+static bool profile_timed(const struct ex *ex, uint32_t o, uint32_t a);
+
 sim_time_t ex_op_time(const struct ex *ex, uint32_t op)
 {
-	return op_time_algo(ex, op, ex->algo[op]);
+	sim_time_t t = op_time_algo(ex, op, ex->algo[op]);
+	/* a host that waits for each kernel exposes its launch (ex.h) */
+	if (!ex->runahead && profile_timed(ex, op, ex->algo[op]))
+		t = sim_time_add(t, ex->cfg.hw->host_launch);
+	return t;
 }
 
 sim_time_t ex_copy_time(const struct ex *ex, enum eng_q dir, uint64_t bytes)
@@ -1775,6 +1873,67 @@ static enum step_rc alloc_outputs(struct ex *ex)
 
 static void kernel_done(void *obj, uint64_t arg);
 
+static void on_host_ready(void *obj, uint64_t arg)
+{
+	struct ex *ex = obj;
+	(void)arg;
+	if (ex->rs != RS_WAIT_HOST)
+		return; /* stopped meanwhile */
+	ex->rs = RS_IDLE;
+	step(ex);
+}
+
+/* Whether op o's kernel under algorithm a is timed by the profile
+ * (hw_kernel_time, or a conv_algos: entry bound to it), whose calibrated
+ * times held the host's launch cost (hw.h), rather than by a time the
+ * workload recorded (a trace's TIME, a file's time: or algorithm times),
+ * which is the op's whole cost as recorded, as it always was. */
+static bool profile_timed(const struct ex *ex, uint32_t o, uint32_t a)
+{
+	const struct wl_op *op = &ex->wl->ops[o];
+	if (op->time > 0)
+		return false;
+	if (ex->n_algos[o] == 0 || ex->algos[o] != op->algos)
+		return true; /* the model's time, or a bound measured list */
+	return !(ex->algos[o][a].time > 0);
+}
+
+/* The host launches the top item's kernel (the host thread, above):
+ * S_NEXT when it can be issued now, S_BLOCKED until the host is done
+ * launching it (on_host_ready steps again). */
+static enum step_rc host_launch(struct ex *ex)
+{
+	sim_time_t now = ev_now(&ex->evq);
+	if (ex->launched == ex->n_stack) {
+		ex->launched = 0;
+		return S_NEXT;
+	}
+	if (!ex->runahead)
+		host_sync(ex, now); /* it waited for the last kernel */
+	const struct ex_work *w = &ex->stack[ex->n_stack - 1];
+	sim_time_t from = ex->host_t,
+		   h = profile_timed(ex, w->op, w->algo) ? ex->cfg.hw->host_launch
+							 : 0;
+	ex->host_t = sim_time_add(from, h);
+	ex->cur->host_issue = sim_time_add(ex->cur->host_issue, h);
+	const struct ex_observer *o = ex->cfg.obs;
+	if (o && o->host && h > 0)
+		o->host(o->obj, w->op, from, ex->host_t);
+	if (ex->host_t <= now)
+		return S_NEXT;
+	/* the device waits for the host: the executor issues a kernel onto
+	 * an idle compute stream (queue waits ahead of it are not the
+	 * host's) */
+	if (eng_q_idle(&ex->eng, ENG_COMPUTE))
+		ex->cur->host_bound =
+			sim_time_add(ex->cur->host_bound, ex->host_t - now);
+	ex->launched = ex->n_stack;
+	ex->rs = RS_WAIT_HOST;
+	if (ev_at(&ex->evq, ex->host_t, on_host_ready, ex, 0) < 0)
+		return S_STOP; /* past the clock's limit: ex_run stops */
+	return S_BLOCKED;
+}
+
 static void issue(struct ex *ex)
 {
 	struct ex_work *w = &ex->stack[ex->n_stack - 1];
@@ -1944,6 +2103,9 @@ static void step(struct ex *ex)
 								      : ST_STALL_MEMORY);
 				return;
 			}
+			/* done already: the host waited until it fired */
+			if (ev != ENG_EVENT_NONE)
+				host_sync(ex, ex->eng.evt[ev].when);
 			memmove(ex->wait, ex->wait + 1,
 				--ex->n_wait * sizeof *ex->wait);
 		}
@@ -1989,7 +2151,9 @@ static void step(struct ex *ex)
 			rc = alloc_outputs(ex);
 			break;
 		case PH_RUNNING:
-			issue(ex);
+			rc = host_launch(ex);
+			if (rc == S_NEXT)
+				issue(ex);
 			break;
 		}
 		if (rc != S_NEXT)
@@ -2044,6 +2208,8 @@ static void iter_begin(struct ex *ex)
 	ex->cur = &ex->st->iter[ex->iter];
 	memset(ex->cur, 0, sizeof *ex->cur);
 	ex->cur->start = ev_now(&ex->evq);
+	/* the loss read at the end of the last iteration (the host thread) */
+	host_sync(ex, ex->cur->start);
 	ex->compute_busy0 = ex->eng.f[ENG_COMPUTE].busy;
 	if (ex->cfg.obs && ex->cfg.obs->iter)
 		ex->cfg.obs->iter(ex->cfg.obs->obj, ex->iter, false,
@@ -2233,6 +2399,9 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	ex->pol = cfg->pol;
 	ex->po = cfg->pol->ops;
 	ex->st = out;
+	ex->runahead = cfg->host == EX_HOST_RUNAHEAD ||
+		       (cfg->host == EX_HOST_FRAMEWORK &&
+			wl_framework_runahead(cfg->wl->framework));
 	ev_init(&ex->evq);
 	out->warmup = cfg->warmup;
 	out->batch = cfg->wl->batch;

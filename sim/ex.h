@@ -16,9 +16,12 @@
  *      (reference counts; a tensor with a release point,
  *      wl_tensor.release_after, as recorded traces have, is also held
  *      until that op has completed) and the policy's after_op runs.
- * The executor issues an op only when the previous kernel has finished
- * (the host never runs ahead of the device), so "now" in a hook is device
- * time, which is what every policy in the papers reasons about.
+ * The executor prepares an op only when the previous kernel has finished,
+ * so "now" in a hook is device time, which is what every policy in the
+ * papers reasons about. The framework's host thread, which launches the
+ * kernels, may run ahead of the device up to its next synchronisation
+ * point; it decides when a prepared kernel can start (ex.c, "the host
+ * thread"; ex_cfg.host).
  *
  * Time the compute stream sits idle while the executor is blocked is a
  * stall, attributed to what it waited for: an H2D copy, a D2H copy,
@@ -193,6 +196,10 @@ struct ex_observer {
 	void (*wait_begin)(void *obj, eng_event ev, enum st_stall cause,
 			   sim_time_t now);
 	void (*wait_end)(void *obj, sim_time_t now);
+	/* The host thread launched op's kernel over [start, end) of host
+	 * time (host.launch > 0; ex.c, "the host thread"). */
+	void (*host)(void *obj, uint32_t op, sim_time_t start,
+		     sim_time_t end);
 	/* A KERNEL (tag = op id, kind = 1 for a recomputation) or COPY
 	 * (tag = tensor id) occupied queue q over [start, end). */
 	void (*span)(void *obj, enum eng_q q, const struct eng_item *it,
@@ -209,6 +216,18 @@ struct ex_observer {
 	void (*end)(void *obj, const struct mem_ops *ops,
 		    const struct mem_allocator *a, sim_time_t now);
 };
+
+/* Whether the host thread runs ahead of the device (ex.c, "the host
+ * thread"). */
+enum ex_host {
+	EX_HOST_FRAMEWORK, /* as the workload's personality does
+			      (wl_framework_runahead) */
+	EX_HOST_RUNAHEAD,  /* launch without waiting, up to a sync point */
+	EX_HOST_WAIT,	   /* wait for each kernel before the next launch */
+	EX_HOST_COUNT
+};
+extern const char *const ex_host_names[]; /* "framework", "runahead",
+					     "wait" */
 
 struct ex_cfg {
 	const struct hw_profile *hw;	 /* the GPU and link */
@@ -229,6 +248,7 @@ struct ex_cfg {
 					    iterations + settle_max); 0:
 					    none */
 	const struct ex_observer *obs;	 /* optional timeline observer */
+	enum ex_host host;		 /* the host thread's mode */
 };
 
 struct ex; /* opaque to policies */
@@ -276,7 +296,11 @@ enum ex_state ex_tensor_state(const struct ex *ex, uint32_t t);
 const struct wl_algo *ex_op_algos(const struct ex *ex, uint32_t op,
 				  uint32_t *n);
 
-/* Kernel time of op under its current algorithm choice. */
+/* Kernel time of op under its current algorithm choice: its device
+ * time, and with a host that waits for each kernel (ex_cfg.host) also
+ * the host's launch of it, which such a host exposes (ex.c, "the host
+ * thread"); so under a waiting host it is what it was before the host
+ * thread was modelled. */
 sim_time_t ex_op_time(const struct ex *ex, uint32_t op);
 /* Time of a copy of bytes alone on its engine (pinned host memory). */
 sim_time_t ex_copy_time(const struct ex *ex, enum eng_q dir, uint64_t bytes);

@@ -25,7 +25,8 @@
  *        time: 1.2ms, workspace: 0}
  *   host:  {pinned: 64GiB, cpu_threads: 8, zvc_bytes_per_s: 2e9,
  *           zvc_decompress_bytes_per_s: 3e9,   # optional
- *           memcpy_bytes_per_s: 10e9}          # optional
+ *           memcpy_bytes_per_s: 10e9,          # optional
+ *           launch: 6us, alloc_call: 1us}      # optional
  *
  * Op classes: conv = conv, conv_bwd_data, conv_bwd_filter; matmul =
  * matmul, matmul_bwd, attention, attention_bwd; memory = every other type.
@@ -419,6 +420,14 @@ static const struct prm_def host_defs[] = {
 	 "FLOP/s one host thread sustains in a vectorised optimizer step, "
 	 "in [1e6, 1e18] when given (default 0: not given)",
 	 offsetof(struct hw_profile, host_flops_per_thread)},
+	{"launch", PRM_TIME, "0", 0, HW_LATENCY_MAX, NULL,
+	 "host time to issue one kernel (the host thread, ex.c); taken out "
+	 "of every kernel's calibrated launch term (0: not given)",
+	 offsetof(struct hw_profile, host_launch)},
+	{"alloc_call", PRM_TIME, "0", 0, HW_LATENCY_MAX, NULL,
+	 "host time of one caching-allocator call that makes no driver "
+	 "call (0: not given)",
+	 offsetof(struct hw_profile, host_alloc_call)},
 	PRM_END};
 
 /* ---- checks beyond the tables --------------------------------------- */
@@ -946,7 +955,14 @@ sim_time_t hw_kernel_time_math(const struct hw_profile *hw,
 	}
 	if (bytes > 0 && c->mem_bw > 0)
 		mem = bytes * 1e9 / c->mem_bw;
-	return sim_round_ns((double)c->launch + (comp > mem ? comp : mem));
+	/* the host's issue cost is not device time (hw.h) */
+	double lat = (double)c->launch - (double)hw->host_launch;
+	return sim_round_ns((lat > 0 ? lat : 0) + (comp > mem ? comp : mem));
+}
+
+sim_time_t hw_device_time(const struct hw_profile *hw, sim_time_t measured)
+{
+	return measured > hw->host_launch ? measured - hw->host_launch : 0;
 }
 
 sim_time_t hw_copy_time(const struct hw_profile *hw, enum hw_dir dir,

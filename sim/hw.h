@@ -146,6 +146,13 @@ struct hw_profile {
 					 (0: not given) */
 	double host_flops_per_thread; /* FLOP/s of one host thread in an
 					 optimizer step (0: not given) */
+	sim_time_t host_launch;	      /* host time to issue one kernel
+					 (host.launch; ex.c, "the host
+					 thread"); 0: not given */
+	sim_time_t host_alloc_call;   /* host time of one call into a
+					 framework's caching allocator that
+					 makes no driver call (host.
+					 alloc_call); 0: not given */
 	size_t n_conv_algos;	      /* entries of conv_algos */
 	struct hw_conv_algo conv_algos[HW_CONV_ALGOS_MAX]; /* measured cuDNN
 					 algorithms; the executor uses them
@@ -167,7 +174,13 @@ int hw_load_string(struct hw_profile *hw, const char *name, const char *text,
  * environment variable GPUMEMSIM_HOME). */
 const char *hw_datadir(void);
 
-/* Kernel time of an op type with F flops and B bytes (model above). */
+/* Kernel time of an op type with F flops and B bytes (model above), on
+ * the device: a calibrated kernel time was timed from an event recorded
+ * before the launch to one after it (calibrate/gpu_bench.cu, time_gpu),
+ * so it holds the host's issue cost host.launch as well; that part is
+ * the host thread's (ex.c) and is taken out of the launch term here:
+ *     t = max(0, launch - host.launch) + max(F / thr(F), B / mem_bw).
+ * With host.launch 0 (a profile that does not give it) t is as above. */
 sim_time_t hw_kernel_time(const struct hw_profile *hw, enum wl_op_type t,
 			  double flops, double bytes);
 /* The same for a workload of arithmetic `math`: an op of the conv or
@@ -180,6 +193,10 @@ sim_time_t hw_kernel_time_math(const struct hw_profile *hw,
  * need their tensor: entry), else -1 with err naming the key. */
 int hw_math_check(const struct hw_profile *hw, enum wl_math math,
 		  gms_err *err);
+
+/* The device part of a kernel time measured the same way (a conv_algos:
+ * entry): measured - host.launch, at least 0. */
+sim_time_t hw_device_time(const struct hw_profile *hw, sim_time_t measured);
 
 /* Time of a copy of `bytes` alone on its engine. */
 sim_time_t hw_copy_time(const struct hw_profile *hw, enum hw_dir d,

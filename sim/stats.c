@@ -32,6 +32,8 @@ void st_finish(struct st_run *r)
 		s->recompute = sim_time_add(s->recompute, it->recompute);
 		s->host_busy = sim_time_add(s->host_busy, it->host_busy);
 		s->alloc_time = sim_time_add(s->alloc_time, it->alloc_time);
+		s->host_issue = sim_time_add(s->host_issue, it->host_issue);
+		s->host_bound = sim_time_add(s->host_bound, it->host_bound);
 		s->n_cuda_malloc += it->n_cuda_malloc;
 		s->n_cuda_free += it->n_cuda_free;
 		s->n_host_alloc += it->n_host_alloc;
@@ -56,6 +58,8 @@ void st_finish(struct st_run *r)
 	s->recompute /= n;
 	s->host_busy /= n;
 	s->alloc_time /= n;
+	s->host_issue /= n;
+	s->host_bound /= n;
 	s->n_cuda_malloc /= (uint64_t)n;
 	s->n_cuda_free /= (uint64_t)n;
 	s->n_host_alloc /= (uint64_t)n;
@@ -121,6 +125,10 @@ void st_print(const struct st_run *r, FILE *f)
 		if (s->host_busy)
 			fprintf(f, "  host cpu           %.3f ms\n",
 				ms(s->host_busy));
+		if (s->host_issue)
+			fprintf(f, "  host launches      %.3f ms (device "
+				   "waited for the host %.3f ms)\n",
+				ms(s->host_issue), ms(s->host_bound));
 		fprintf(f, "  stall h2d          %.3f ms\n",
 			ms(s->stall[ST_STALL_H2D]));
 		fprintf(f, "  stall d2h          %.3f ms\n",

@@ -52,6 +52,13 @@ struct st_iter {
 	uint64_t n_kernels;		/* kernels run, recompute included */
 	sim_time_t host_busy;		/* host CPU time (de)compressing
 					   offloaded data (ENG_HOST) */
+	sim_time_t host_issue;		/* host time launching kernels
+					   (host.launch each) and calling
+					   the allocator (host.alloc_call
+					   each; ex.c, "the host thread") */
+	sim_time_t host_bound;		/* time the compute stream sat
+					   idle waiting for the host to
+					   launch its next kernel */
 	sim_time_t alloc_time;		/* host time charged to driver
 					   allocation calls (their costs,
 					   not cudaFree's sync wait) */

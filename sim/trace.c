@@ -29,6 +29,14 @@ static void on_span(void *obj, enum eng_q q, const struct eng_item *it,
 	push(obj, &e);
 }
 
+/* The host thread launched op's kernel (its own track, "host thread"). */
+static void on_host(void *obj, uint32_t op, sim_time_t start, sim_time_t end)
+{
+	struct tr_event e = {.t0 = start, .t1 = end, .id = op,
+			     .what = TR_HOST};
+	push(obj, &e);
+}
+
 static void on_mark(void *obj, enum ex_mark what, uint32_t t, sim_time_t when)
 {
 	struct tr_event e = {.t0 = when, .t1 = when, .id = t, .what = TR_MARK,
@@ -59,6 +67,7 @@ void tr_init(struct tr_rec *r, const struct wl_workload *wl)
 	/* without a workload nothing can be named: memory only */
 	r->obs = (struct ex_observer){.obj = r, .span = wl ? on_span : NULL,
 				      .mark = wl ? on_mark : NULL,
+				      .host = wl ? on_host : NULL,
 				      .mem = on_mem};
 }
 
@@ -116,6 +125,13 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 	tr_json_begin(f, title);
 	for (int q = 0; q < ENG_Q_COUNT; q++)
 		tr_json_track(f, 1, q + 1, track_names[q], q + 1);
+	/* the framework's host thread, launching kernels (ex.c), when a
+	 * launch costs it time (host.launch) */
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ev[i].what == TR_HOST) {
+			tr_json_track(f, 1, ENG_Q_COUNT + 1, "host thread", 0);
+			break;
+		}
 	for (size_t i = 0; i < r->n; i++) {
 		const struct tr_event *e = &r->ev[i];
 		fputs(",\n{", f);
@@ -157,6 +173,16 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 			}
 			break;
 		}
+		case TR_HOST:
+			fputs("\"ph\":\"X\",\"name\":", f);
+			gms_json_str(f, wl->ops[e->id].name);
+			fprintf(f, ",\"cat\":\"launch\",\"pid\":1,\"tid\":%d,"
+				   "\"ts\":",
+				ENG_Q_COUNT + 1);
+			tr_json_us(f, e->t0);
+			fputs(",\"dur\":", f);
+			tr_json_us(f, e->t1 - e->t0);
+			break;
 		case TR_MARK:
 			fputs("\"ph\":\"i\",\"s\":\"t\",\"name\":", f);
 			gms_json_str(f, ex_mark_names[e->flag]);

@@ -30,7 +30,7 @@ struct tr_event {
 	uint8_t flag;	   /* kernel: recomputation; mark: enum ex_mark */
 };
 
-enum tr_what { TR_SPAN, TR_MARK, TR_MEM };
+enum tr_what { TR_SPAN, TR_MARK, TR_MEM, TR_HOST /* a launch */ };
 
 struct tr_rec {
 	const struct wl_workload *wl; /* names for ops and tensors */

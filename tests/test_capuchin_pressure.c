@@ -104,10 +104,19 @@ static void pressure(const char *net, double fraction)
 	assert_true(r < n);
 	unsigned long long late1 = field(it[r], "late"),
 			   late = field(it[n - 1], "late");
-	assert_true(late <= late1);
+	/* lateness goes down, unless every prefetch still late is one
+	 * feedback cannot move: with the host thread (issue 30: the P100's
+	 * launches hidden by TF's run-ahead host, so the iteration's
+	 * kernels are shorter against the same link) Inception-V3 at 40%
+	 * saturates the link; feedback moves every late in-trigger to its
+	 * bound (58 of 86 prefetches, from 25 late under the final plan's
+	 * first iteration) and what remains is the link's capacity */
+	bool all_bound = field(it[n - 1], "late_bound") == late;
+	assert_true(late <= late1 || all_bound);
 	if (late1 > 0)
-		assert_true(late < late1 || late == field(it[r], "late_bound"));
-	assert_int_equal(field(it[n - 1], "late_bound"), late);
+		assert_true(late < late1 || all_bound ||
+			    late == field(it[r], "late_bound"));
+	assert_true(all_bound);
 	assert_int_equal(field(it[n - 1], "moves"), 0);
 	assert_int_equal(field(it[n - 1], "replans"), 0);
 	print_message("%s %.0f%%: settled from %d, final plan from %d, late "

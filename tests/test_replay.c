@@ -178,29 +178,47 @@ static void before(const struct rp_host *h, int ia, uint32_t a, int ib,
 
 enum { K1, OFF, PRE, K2, K3, K4, N_SLOTS };
 
+/* The hand-made log (built into *b; the caller frees b->log.it)
+ * replayed on the host backend (into *m), the host waiting per kernel or
+ * running ahead; returns the backend. */
+static struct rp_host *replay_hand(struct blog *b, bool runahead,
+				   struct rp_meas *m)
+{
+	build(b);
+	struct rp_host *h = host();
+	*m = (struct rp_meas){.mode = "spin", .alloc = "arena"};
+	gms_err err = {{0}};
+	assert_int_equal(rp_replay_host(&b->log, rp_host_backend(h), ARENA,
+					runahead, m, &err),
+			 0);
+	return h;
+}
+
+/* The compute stream's FIFO, the offload behind K1's event, K3 after
+ * the host waited for the prefetch's E3, in both iterations. */
+static void stream_order(struct rp_host *h)
+{
+	for (int i = 0; i < 2; i++) {
+		before(h, i, K1, i, K2);
+		before(h, i, K2, i, K3);
+		before(h, i, K3, i, K4);
+		before(h, i, K1, i, OFF);
+		before(h, i, PRE, i, K3);
+	}
+}
+
 static void test_order_follows_dependencies(void **state)
 {
 	(void)state;
 	struct blog b;
-	build(&b);
-	struct rp_host *h = host();
-	struct rp_meas m = {.mode = "spin", .alloc = "arena"};
-	gms_err err = {{0}};
-	assert_int_equal(rp_replay(&b.log, rp_host_backend(h), ARENA, &m,
-				   &err), 0);
+	struct rp_meas m;
+	struct rp_host *h = replay_hand(&b, false, &m);
+	stream_order(h);
 	for (int i = 0; i < 2; i++) {
-		/* FIFO on the compute stream */
-		before(h, i, K1, i, K2);
-		before(h, i, K2, i, K3);
-		before(h, i, K3, i, K4);
-		/* the offload waits for K1's event */
-		before(h, i, K1, i, OFF);
 		/* the prefetch is logged at t = 2 ms, K1's predicted end:
 		 * the host waited for K1 before issuing it (else the idle
 		 * h2d stream would have started it at once) */
 		before(h, i, K1, i, PRE);
-		/* K3 comes after the host waited for the prefetch's E3 */
-		before(h, i, PRE, i, K3);
 		assert_null(rp_host_span(h, i, N_SLOTS));
 	}
 	/* iteration 1's memory wait (until 3 ms) waited for the offload
@@ -304,6 +322,29 @@ static void fails(struct blog *b, const char *want)
 	free(b->log.it);
 }
 
+/* A run-ahead replay (rp_replay_host, runahead true) launches without
+ * waiting for each kernel: iteration 0's prefetch, logged at K1's
+ * predicted end (2 ms), is issued with K1 still spinning, so the idle
+ * h2d stream starts it before K1 ends (the wait-per-kernel replay, above,
+ * starts it after); the hostwait on E3 still holds K3 until the prefetch
+ * is done, and the streams' order is the log's. */
+static void test_runahead_replay(void **state)
+{
+	(void)state;
+	struct blog b;
+	struct rp_meas m;
+	struct rp_host *h = replay_hand(&b, true, &m);
+	const struct rp_host_span *k1 = rp_host_span(h, 0, K1),
+				  *pre = rp_host_span(h, 0, PRE);
+	assert_non_null(k1);
+	assert_non_null(pre);
+	assert_true(pre->tick0 < k1->tick1);
+	stream_order(h);
+	rp_meas_free(&m);
+	rp_host_free(h);
+	free(b.log.it);
+}
+
 static void test_block_outside_the_arena(void **state)
 {
 	(void)state;
@@ -380,6 +421,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_follows_dependencies),
 		cmocka_unit_test(test_measurement_csv),
+		cmocka_unit_test(test_runahead_replay),
 		cmocka_unit_test(test_block_outside_the_arena),
 		cmocka_unit_test(test_arena_extent),
 		cmocka_unit_test(test_spin_ns),

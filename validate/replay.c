@@ -39,6 +39,8 @@ struct rp_blk {
 struct rp_ctx {
 	const struct rp_backend *b; /* the backend */
 	uint64_t arena;		    /* arena bytes, 0 = unbounded */
+	bool runahead;		    /* launch without waiting per kernel
+				       (rp_replay_host) */
 	struct rp_blk *tens;	    /* blocks by tensor id */
 	size_t n_tens;		    /* its length */
 	struct rp_blk *ws;	    /* live workspace blocks, alloc order */
@@ -330,7 +332,7 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 			return rec_err(err, r, "record of another iteration");
 		/* the model's host never runs ahead of the device: what it
 		 * issued at or after a kernel's end waited for the kernel */
-		if (kslot != SCH_NONE && r->t >= kend) {
+		if (!c->runahead && kslot != SCH_NONE && r->t >= kend) {
 			if (c->b->host_wait_slot(c->b->obj, kslot, err) != 0)
 				return -1;
 			kslot = SCH_NONE;
@@ -442,7 +444,14 @@ uint64_t rp_spin_ns(uint64_t pred, uint64_t overhead)
 int rp_replay(const struct sch_log *log, const struct rp_backend *b,
 	      uint64_t arena, struct rp_meas *m, gms_err *err)
 {
-	struct rp_ctx c = {.b = b, .arena = arena};
+	return rp_replay_host(log, b, arena, false, m, err);
+}
+
+int rp_replay_host(const struct sch_log *log, const struct rp_backend *b,
+		   uint64_t arena, bool runahead, struct rp_meas *m,
+		   gms_err *err)
+{
+	struct rp_ctx c = {.b = b, .arena = arena, .runahead = runahead};
 	int rc = -1;
 	size_t n = log->n ? log->n : 1;
 	c.ev_ids = malloc(n * sizeof *c.ev_ids);

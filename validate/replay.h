@@ -134,6 +134,18 @@ struct rp_meas {
 int rp_replay(const struct sch_log *log, const struct rp_backend *b,
 	      uint64_t arena, struct rp_meas *m, gms_err *err);
 
+/* rp_replay with the host running ahead (runahead: true) as a framework's
+ * does (sim/ex.c, "the host thread"): it launches each kernel and copy
+ * when its record comes, without waiting for the kernel before it; it
+ * still blocks where the log has a hostwait (the model's synchronisation
+ * points: a policy's wait, memory, driver calls) and at the iteration's
+ * end. runahead false is rp_replay: the wait per kernel above. Schedules
+ * simulated with `--host runahead` (or a personality that runs ahead)
+ * are replayed this way, those with `--host wait` the other. */
+int rp_replay_host(const struct sch_log *log, const struct rp_backend *b,
+		   uint64_t arena, bool runahead, struct rp_meas *m,
+		   gms_err *err);
+
 /* The arena an arena-mode replay needs: the highest end address of any
  * block the log allocates (at least 1). Not the log's budget: a run on
  * the whole device logs the device's free memory as its budget, which

@@ -1,7 +1,8 @@
 /*
  * validate_gpu.cu - the replayer on a GPU (`make validate`, run as
  * build/validate-gpu SCHEDULE -o MEASURED.csv [--mode real|spin]
- * [--alloc arena|async] [--device N]): executes a schedule log
+ * [--alloc arena|async] [--host wait|runahead] [--device N]): executes a
+ * schedule log
  * (sim/sched.h, written by `gpumemsim simulate --schedule`) through the
  * replay core (validate/replay.h, which decides when the host issues each
  * record: the model's enqueue policy) and writes the measurement CSV that
@@ -575,7 +576,10 @@ static void usage()
 {
 	fprintf(stderr,
 		"usage: validate-gpu SCHEDULE -o MEASURED.csv [--mode real|spin]"
-		" [--alloc arena|async] [--device N]\n"
+		" [--alloc arena|async] [--host wait|runahead] [--device N]\n"
+		"--host runahead launches without waiting for each kernel (a\n"
+		"schedule simulated with a host that runs ahead); wait (the\n"
+		"default) waits per kernel as the replay always did\n"
 		"Replays a schedule log (gpumemsim simulate ... --schedule "
 		"SCHEDULE) on this GPU\nand writes the measurement CSV; then\n"
 		"  gpumemsim compare SCHEDULE MEASURED.csv\n");
@@ -584,7 +588,7 @@ static void usage()
 int main(int argc, char **argv)
 {
 	const char *sched = NULL, *out = NULL, *mode = "real",
-		   *alloc = "arena";
+		   *alloc = "arena", *host = "wait";
 	int dev = 0;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -600,6 +604,9 @@ int main(int argc, char **argv)
 			i++;
 		} else if (v && a == "--alloc") {
 			alloc = v;
+			i++;
+		} else if (v && a == "--host") {
+			host = v;
 			i++;
 		} else if (v && a == "--device") {
 			dev = atoi(v);
@@ -620,7 +627,8 @@ int main(int argc, char **argv)
 	}
 	if (!sched || !out ||
 	    (strcmp(mode, "real") && strcmp(mode, "spin")) ||
-	    (strcmp(alloc, "arena") && strcmp(alloc, "async"))) {
+	    (strcmp(alloc, "arena") && strcmp(alloc, "async")) ||
+	    (strcmp(host, "wait") && strcmp(host, "runahead"))) {
 		usage();
 		return 2;
 	}
@@ -720,7 +728,8 @@ int main(int argc, char **argv)
 			*c = '_';
 	snprintf(m.mode, sizeof m.mode, "%s", mode);
 	snprintf(m.alloc, sizeof m.alloc, "%s", alloc);
-	int rc = rp_replay(&log, &b, arena, &m, &err);
+	int rc = rp_replay_host(&log, &b, arena, strcmp(host, "runahead") == 0,
+				&m, &err);
 	if (rc == 0 && g.async) {
 		cudaMemPool_t pool;
 		uint64_t high = 0;

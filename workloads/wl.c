@@ -877,6 +877,38 @@ const char *wl_framework_allocator(const char *framework)
 	return "bfc";
 }
 
+/* Each framework launches its GPU kernels without waiting for them:
+ *   pytorch: "By default, GPU operations are asynchronous. When you call a
+ *     function that uses the GPU, the operations are enqueued to the
+ *     particular device, but not necessarily executed until later"
+ *     (docs/source/notes/cuda.rst, "Asynchronous execution");
+ *   tf-graph, tf-eager: a GPU op's Compute enqueues its kernels on the
+ *     device's compute stream and returns (BaseGPUDevice::Compute,
+ *     core/common_runtime/gpu/gpu_device.cc); what must wait for the
+ *     stream is deferred to the EventMgr's ThenExecute
+ *     (gpu_event_mgr.cc), not waited for by the executor; eager ops run
+ *     through the same device (EagerExecute, core/common_runtime/eager/
+ *     execute.cc), so the Python loop runs ahead until a value is read
+ *     (.numpy());
+ *   caffe: a layer's Forward_gpu launches kernels with <<<...>>> and
+ *     checks them with CUDA_POST_KERNEL_CHECK, which is
+ *     cudaPeekAtLastError (include/caffe/util/device_alternate.hpp): no
+ *     synchronisation; the host waits where it reads a blob's cpu_data()
+ *     (SyncedMemory::to_cpu, a blocking cudaMemcpy, syncedmem.cpp), as
+ *     for the loss.
+ * Their synchronisation points are the executor's (sim/ex.c, "the host
+ * thread"); the loss read is at the iteration's end there (Caffe reads
+ * it at the end of the forward pass, which this does not model). */
+bool wl_framework_runahead(const char *framework)
+{
+	static const char *const ahead[] = {"tf-graph", "tf-eager", "pytorch",
+					    "caffe", NULL};
+	for (int i = 0; framework && ahead[i]; i++)
+		if (strcmp(framework, ahead[i]) == 0)
+			return true;
+	return false;
+}
+
 void wl_set_framework(struct wl_workload *w, const char *framework)
 {
 	if (w && !w->finalized)

@@ -290,6 +290,13 @@ void wl_set_framework(struct wl_workload *w, const char *framework);
  * workload with no framework (files, traces) or an unknown name. */
 const char *wl_framework_allocator(const char *framework);
 
+/* Whether the framework's host thread runs ahead of the device, launching
+ * kernels without waiting for them (sim/ex.c, "the host thread"): true
+ * for tf-graph, tf-eager, pytorch and caffe (wl.c has the source for
+ * each); false for a workload with no framework (files, traces) or an
+ * unknown name, which keeps the executor's wait-per-kernel host. */
+bool wl_framework_runahead(const char *framework);
+
 /* Derive producers/readers and validate. After this the workload is
  * read-only. */
 int wl_finalize(struct wl_workload *w, gms_err *err);

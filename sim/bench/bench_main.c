@@ -372,6 +372,70 @@ static void bench_run(const struct wl_workload *w, const char *policy,
 	pol_destroy(&pol);
 }
 
+/* The host thread's cost (sim/ex.c, "the host thread"): the framework
+ * policy on the synthetic chain with host.launch 0 (no host model), and
+ * with V100-16GB's 5 us host launch, the host running ahead or waiting
+ * for each kernel (an extra event per kernel whenever the device waits
+ * for a launch); the best of 5 runs of 20 iterations each, simulator
+ * time per op issued. */
+static void bench_host(const struct wl_workload *w)
+{
+	struct hw_profile hw;
+	gms_err err;
+	if (hw_load(&hw, "V100-16GB", &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		exit(1);
+	}
+	static const struct {
+		const char *what;
+		bool launch;
+		enum ex_host mode;
+	} modes[] = {{"off (launch 0)", false, EX_HOST_WAIT},
+		     {"run-ahead", true, EX_HOST_RUNAHEAD},
+		     {"wait per kernel", true, EX_HOST_WAIT}};
+	sim_time_t l = hw.host_launch;
+	double base = 0;
+	for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+		hw.host_launch = modes[m].launch ? l : 0;
+		double best = 1e30;
+		uint64_t ops = 0;
+		for (int r = 0; r < 5; r++) {
+			struct pol pol;
+			if (pol_create(&pol, "framework", NULL, NULL, NULL, 0,
+				       &err) < 0) {
+				fprintf(stderr, "bench: %s\n", err.msg);
+				exit(1);
+			}
+			struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+					     .allocator = "bfc",
+					     .iterations = 20, .warmup = 1,
+					     .host = modes[m].mode};
+			struct st_run st;
+			double t0 = now_s();
+			int rc = ex_run(&cfg, &st, &err);
+			double dt = now_s() - t0;
+			if (rc < 0 || st.oom.hit) {
+				fprintf(stderr, "bench: host run failed: %s\n",
+					err.msg);
+				exit(1);
+			}
+			ops = 0;
+			for (int i = 0; i < st.n_iter; i++)
+				ops += st.iter[i].n_kernels;
+			if (dt < best)
+				best = dt;
+			st_run_free(&st);
+			pol_destroy(&pol);
+		}
+		double ns = best * 1e9 / (double)ops;
+		if (m == 0)
+			base = ns;
+		printf("host model %-16s %.1f ns per op (%+.1f ns against "
+		       "off; %llu ops)\n",
+		       modes[m].what, ns, ns - base, (unsigned long long)ops);
+	}
+}
+
 /* Build every generator's network; the best of `reps` builds. */
 static void bench_generators(void)
 {
@@ -922,7 +986,7 @@ static void bench_dtr(const char *only)
 
 int main(int argc, char **argv)
 {
-	/* optional argument: queue, engine, framework, ondemand, gen, fib,
+	/* optional argument: queue, engine, framework, ondemand, host, gen, fib,
 	 * plan, tune, scale or dtr (default: all); fib takes the op count
 	 * after it, scale the largest chain and a policy's label, dtr a
 	 * model of the reference (resnet32, transformer, unet) */
@@ -943,6 +1007,8 @@ int main(int argc, char **argv)
 		bench_run(w, "framework", 0, 50);
 	if (!*only || strcmp(only, "ondemand") == 0)
 		bench_run(w, "ondemand", need / 2, 50);
+	if (!*only || strcmp(only, "host") == 0)
+		bench_host(w);
 	wl_free(w);
 	if (!*only || strcmp(only, "gen") == 0)
 		bench_generators();
