@@ -257,7 +257,8 @@ static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
  * 37): models fitted once per distinct profiling pass. NULL members (a
  * lone `simulate`, exp_simulate): each run on its own. */
 struct run_shared {
-	struct ac_fit_memo *fits; /* accudnn's performance models */
+	struct ac_fit_memo *fits;	/* accudnn's performance models */
+	struct dtr_trace_memo *traces;	/* DTR logs and their baselines */
 };
 
 /* Simulate point p on workload wl, or, when wl is NULL, mark it failed
@@ -298,8 +299,8 @@ static void simulate(const struct exp *e, const struct run_shared *sh,
 	/* dtr on a DTR log: a fraction is of simrd's baseline peak, in both
 	 * presets (not of the executor's baseline) */
 	if (p->fraction > 0 && w->src == EXP_SRC_TRACE &&
-	    dtr_full_fraction_budget(&pol, w->path, p->fraction, &budget,
-				     &err) < 0) {
+	    dtr_full_fraction_budget(&pol, sh ? sh->traces : NULL, w->path,
+				     p->fraction, &budget, &err) < 0) {
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
 		p->st.failed = true;
 		pol_destroy(&pol);
@@ -307,9 +308,9 @@ static void simulate(const struct exp *e, const struct run_shared *sh,
 	}
 	if (dtr_full_is_serial(&pol)) { /* DTR's own replay, not ex_run */
 		if (w->src != EXP_SRC_TRACE ||
-		    dtr_full_run_serial(&pol, w->path, p->fraction, budget,
-					wl->batch, &p->st, &p->budget,
-					&err) < 0) {
+		    dtr_full_run_serial(&pol, sh ? sh->traces : NULL, w->path,
+					p->fraction, budget, wl->batch, &p->st,
+					&p->budget, &err) < 0) {
 			snprintf(p->error, sizeof p->error, "%s",
 				 w->src != EXP_SRC_TRACE
 					 ? "policy dtr, preset serial: "
@@ -1068,13 +1069,13 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 	struct wl_cache cache;
 	if (cache_init(&cache, e) < 0)
 		return gms_errf(err, "out of memory");
-	struct run_shared sh = {.fits = ac_fit_memo_new()};
-	if (!sh.fits) {
-		cache_fini(&cache);
-		return gms_errf(err, "out of memory");
-	}
-	int rc = run_measure(e, o, r, &cache, &sh, err);
+	struct run_shared sh = {.fits = ac_fit_memo_new(),
+				.traces = dtr_trace_memo_new()};
+	int rc = sh.fits && sh.traces
+			 ? run_measure(e, o, r, &cache, &sh, err)
+			 : gms_errf(err, "out of memory");
 	ac_fit_memo_free(sh.fits);
+	dtr_trace_memo_free(sh.traces);
 	cache_fini(&cache);
 	return rc;
 }
