@@ -142,6 +142,10 @@ struct cal_compute_fit {
 };
 int cal_fit_compute(const double *flops, const double *ns, size_t n,
 		    struct cal_compute_fit *f, gms_err *err);
+/* Its first step alone: the best point of the (sat, alpha) grid, each
+ * solved by weighted linear least squares (no polish, no quality). */
+int cal_fit_grid(const double *flops, const double *ns, size_t n,
+		 struct cal_compute_fit *f, gms_err *err);
 
 /* Options of `gpumemsim fit`. */
 struct cal_fit_opts {

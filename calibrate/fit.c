@@ -173,14 +173,13 @@ static double rel_ssr(const struct cal_compute_fit *f, const double *F,
 }
 
 /* For fixed sat and alpha: launch and peak by weighted linear least
- * squares (launch >= 0). Returns 0, or -1 when no positive peak fits. */
-static int inner_fit(const double *F, const double *t, const double *w,
-		     double *g, size_t n, double sat, double alpha,
+ * squares (launch >= 0), from g[i] = work(F[i], sat, alpha) (the
+ * caller's). Returns 0, or -1 when no positive peak fits. */
+static int inner_fit(const double *t, const double *w, const double *g,
+		     size_t n, double sat, double alpha,
 		     struct cal_compute_fit *f)
 {
 	double c0, c1, cov00, cov01, cov11, chisq;
-	for (size_t i = 0; i < n; i++)
-		g[i] = work(F[i], sat, alpha);
 	gsl_fit_wlinear(g, 1, w, 1, t, 1, n, &c0, &c1, &cov00, &cov01, &cov11,
 			&chisq);
 	if (!(c0 >= 0)) {
@@ -194,6 +193,20 @@ static int inner_fit(const double *F, const double *t, const double *w,
 	f->sat = sat;
 	f->alpha = alpha;
 	return 0;
+}
+
+/* rel_ssr with work(F[i], f->sat, f->alpha) given as g[i]: the same
+ * arithmetic as model_ns, term for term (issue 37). */
+static double rel_ssr_g(const struct cal_compute_fit *f, const double *g,
+			const double *t, size_t n)
+{
+	double s = 0;
+	for (size_t i = 0; i < n; i++) {
+		double r = (t[i] - (f->launch_ns + g[i] * 1e9 / f->peak)) /
+			   t[i];
+		s += r * r;
+	}
+	return s;
 }
 
 /* Data for the nonlinear polish. */
@@ -261,8 +274,14 @@ static void nl_polish(const double *F, const double *t, size_t n,
  * and alpha in steps of 0.01; the polish refines the best. */
 enum { SAT_GRID = 120, ALPHA_GRID = 100 };
 
-int cal_fit_compute(const double *F, const double *t, size_t n,
-		    struct cal_compute_fit *f, gms_err *err)
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int cal_fit_grid(const double *F, const double *t, size_t n,
+		 struct cal_compute_fit *f, gms_err *err)
 {
 	/* four parameters: at least one point more, at distinct FLOP
 	 * counts (repeats of one count determine one time only) */
@@ -278,38 +297,99 @@ int cal_fit_compute(const double *F, const double *t, size_t n,
 		fmin = F[i] < fmin ? F[i] : fmin;
 		fmax = F[i] > fmax ? F[i] : fmax;
 	}
-	double *w = malloc(n * sizeof *w), *g = malloc(n * sizeof *g);
-	if (!w || !g) {
+	/* Speed (issue 37): the grid evaluates work(F, sat, alpha) =
+	 * pow(sat, alpha) * pow(F, 1 - alpha) 121 x 100 times per sample.
+	 * pow(F, 1 - alpha) depends on the alpha step and the FLOP count
+	 * only, so it is tabled once per (alpha, distinct F) (samples
+	 * repeat FLOP counts: the same layer shape in many passes), and
+	 * pow(sat, alpha) once per cell. Each g[i] is then the same product
+	 * of the same two pow() values as work() computes, the linear fits
+	 * see the same g[] in the same order, and rel_ssr_g the same model
+	 * values: the grid's result is bit for bit the per-sample one. */
+	size_t *idx = malloc(n * sizeof *idx);
+	double *w = malloc(n * sizeof *w), *g = malloc(n * sizeof *g),
+	       *u = malloc(n * sizeof *u),
+	       *pf = malloc((size_t)ALPHA_GRID * d * sizeof *pf);
+	if (!idx || !w || !g || !u || !pf) {
+		free(idx);
 		free(w);
 		free(g);
+		free(u);
+		free(pf);
 		return gms_errf(err, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++)
 		w[i] = 1 / (t[i] * t[i]);
+	/* u: the distinct FLOP counts, ascending; idx[i]: F[i]'s place */
+	memcpy(u, F, n * sizeof *u);
+	qsort(u, n, sizeof *u, cmp_double);
+	size_t nu = 0;
+	for (size_t i = 0; i < n; i++)
+		if (nu == 0 || u[i] != u[nu - 1])
+			u[nu++] = u[i];
+	for (size_t i = 0; i < n; i++) {
+		size_t lo = 0, hi = nu - 1;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (u[mid] < F[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		idx[i] = lo;
+	}
+	for (int a = 1; a <= ALPHA_GRID; a++) {
+		double alpha = (double)a / ALPHA_GRID;
+		for (size_t k = 0; k < nu; k++)
+			pf[(size_t)(a - 1) * nu + k] = pow(u[k], 1 - alpha);
+	}
 	double best = INFINITY;
 	struct cal_compute_fit c;
-	/* sat = 0 first: no saturation (alpha irrelevant) */
-	if (inner_fit(F, t, w, g, n, 0, 1, &c) == 0) {
-		best = rel_ssr(&c, F, t, n);
+	/* sat = 0 first: no saturation (alpha irrelevant): work() = F */
+	if (inner_fit(t, w, F, n, 0, 1, &c) == 0) {
+		best = rel_ssr_g(&c, F, t, n);
 		*f = c;
 	}
-	for (int i = 0; i <= SAT_GRID && fmax > fmin; i++) {
+	/* i = 0 is sat = fmin * pow(.., 0) = fmin exactly: no F lies below
+	 * it, g[] = F as at sat = 0, so each of its fits is the sat = 0 fit
+	 * with the same residual, which `s < best` never takes: the row is
+	 * skipped */
+	for (int i = 1; i <= SAT_GRID && fmax > fmin; i++) {
 		double sat = fmin * pow(fmax / fmin, (double)i / SAT_GRID);
 		for (int a = 1; a <= ALPHA_GRID; a++) {
-			if (inner_fit(F, t, w, g, n, sat, (double)a / ALPHA_GRID,
-				      &c) < 0)
+			double alpha = (double)a / ALPHA_GRID;
+			double ps = pow(sat, alpha);
+			const double *pa = pf + (size_t)(a - 1) * nu;
+			for (size_t k = 0; k < n; k++)
+				g[k] = sat > 0 && F[k] < sat ? ps * pa[idx[k]]
+							     : F[k];
+			if (inner_fit(t, w, g, n, sat, alpha, &c) < 0)
 				continue;
-			double s = rel_ssr(&c, F, t, n);
+			double s = rel_ssr_g(&c, g, t, n);
 			if (s < best) {
 				best = s;
 				*f = c;
 			}
 		}
 	}
+	free(idx);
 	free(w);
 	free(g);
+	free(u);
+	free(pf);
 	if (!isfinite(best))
 		return gms_errf(err, "no positive throughput fits the points");
+	return 0;
+}
+
+int cal_fit_compute(const double *F, const double *t, size_t n,
+		    struct cal_compute_fit *f, gms_err *err)
+{
+	if (cal_fit_grid(F, t, n, f, err) < 0)
+		return -1;
+	double fmin = F[0];
+	for (size_t i = 0; i < n; i++)
+		fmin = F[i] < fmin ? F[i] : fmin;
 	nl_polish(F, t, n, f);
 	/* a saturation point at or below every measurement is no
 	 * saturation: the model is then F / peak throughout */

@@ -1683,9 +1683,11 @@ int main(int argc, char **argv)
 	 * page faults were half of max-batch.yaml's wall time), for the
 	 * commands that simulate: the others would only start twice */
 	if (argc > 1 && (!strcmp(argv[1], "run") ||
-			 !strcmp(argv[1], "simulate") ||
-			 !strcmp(argv[1], "optimal") ||
-			 !strcmp(argv[1], "dtr") || !strcmp(argv[1], "compare")))
+			 !strcmp(argv[1], "compare") ||
+			 ((!strcmp(argv[1], "simulate") ||
+			   !strcmp(argv[1], "optimal") ||
+			   !strcmp(argv[1], "dtr")) &&
+			  heap_worth_huge(argc, argv))))
 		heap_exec_huge(argv);
 	heap_tune();
 	return finish(dispatch(argc, argv));

@@ -253,11 +253,19 @@ static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 	return budget;
 }
 
+/* What the runs of one experiment share besides their workloads (issue
+ * 37): models fitted once per distinct profiling pass. NULL members (a
+ * lone `simulate`, exp_simulate): each run on its own. */
+struct run_shared {
+	struct ac_fit_memo *fits;	/* accudnn's performance models */
+	struct dtr_trace_memo *traces;	/* DTR logs and their baselines */
+};
+
 /* Simulate point p on workload wl, or, when wl is NULL, mark it failed
  * with build_err (why the workload could not be built). */
-static void simulate(const struct exp *e, struct exp_point *p,
-		     const struct wl_workload *wl, const char *build_err,
-		     const struct ex_observer *obs)
+static void simulate(const struct exp *e, const struct run_shared *sh,
+		     struct exp_point *p, const struct wl_workload *wl,
+		     const char *build_err, const struct ex_observer *obs)
 {
 	gms_err err = {{0}};
 	memset(&p->st, 0, sizeof p->st);
@@ -284,13 +292,15 @@ static void simulate(const struct exp *e, struct exp_point *p,
 		pol_destroy(&pol);
 		return;
 	}
+	if (sh && sh->fits && pol.ops == pol_find("accudnn"))
+		accudnn_share_fits(&pol, sh->fits);
 	uint64_t budget = p->budget ? p->budget : e->budget;
 	const struct exp_workload *w = &e->wl[p->wl];
 	/* dtr on a DTR log: a fraction is of simrd's baseline peak, in both
 	 * presets (not of the executor's baseline) */
 	if (p->fraction > 0 && w->src == EXP_SRC_TRACE &&
-	    dtr_full_fraction_budget(&pol, w->path, p->fraction, &budget,
-				     &err) < 0) {
+	    dtr_full_fraction_budget(&pol, sh ? sh->traces : NULL, w->path,
+				     p->fraction, &budget, &err) < 0) {
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
 		p->st.failed = true;
 		pol_destroy(&pol);
@@ -298,9 +308,9 @@ static void simulate(const struct exp *e, struct exp_point *p,
 	}
 	if (dtr_full_is_serial(&pol)) { /* DTR's own replay, not ex_run */
 		if (w->src != EXP_SRC_TRACE ||
-		    dtr_full_run_serial(&pol, w->path, p->fraction, budget,
-					wl->batch, &p->st, &p->budget,
-					&err) < 0) {
+		    dtr_full_run_serial(&pol, sh ? sh->traces : NULL, w->path,
+					p->fraction, budget, wl->batch, &p->st,
+					&p->budget, &err) < 0) {
 			snprintf(p->error, sizeof p->error, "%s",
 				 w->src != EXP_SRC_TRACE
 					 ? "policy dtr, preset serial: "
@@ -330,7 +340,7 @@ void exp_simulate(const struct exp *e, struct exp_point *p,
 	gms_err err = {{0}};
 	struct wl_workload *own =
 		built ? NULL : exp_build_workload(e, p->wl, p->batch, &err);
-	simulate(e, p, built ? built : own, err.msg, obs);
+	simulate(e, NULL, p, built ? built : own, err.msg, obs);
 	wl_free(own);
 }
 
@@ -446,6 +456,7 @@ struct run_ctx {
 	exp_tune_fn tune;	/* efficiency-optimal, scaling: the tuner
 				   (NULL: not linked in) */
 	struct wl_cache *cache;	/* the workloads, each built once */
+	struct run_shared sh;	/* fitted models, shared by the runs */
 };
 
 /* Simulate p (its workload at p->batch from the cache). */
@@ -455,7 +466,7 @@ static void simulate_shared(const struct run_ctx *c, struct exp_point *p,
 	gms_err err = {{0}};
 	const struct wl_workload *wl =
 		cache_get(c->cache, c->e, p->wl, p->batch, &err);
-	simulate(c->e, p, wl, err.msg, obs);
+	simulate(c->e, &c->sh, p, wl, err.msg, obs);
 }
 
 /* `run` measurements keep each point's timeline for the memory plot. */
@@ -669,6 +680,7 @@ static void eff_one(struct run_ctx *c, size_t i, struct pool *p)
 			f->param_bytes += wl->tensors[t].bytes;
 	struct accudnn_tune_in in = {.gen = e->wl[i].gen, .args = e->wl[i].args,
 				     .hw = &e->hw, .budget = e->budget,
+				     .fits = c->sh.fits,
 				     .lr_base = e->lr_base,
 				     .lr_batch = e->lr_batch, .c = e->lr_c};
 	in.args.batch = f->k_base;
@@ -837,7 +849,7 @@ static void min_pool_one(struct run_ctx *c, size_t i, struct pool *p)
 	struct exp_point *pk = new_probe(s);
 	if (!pk)
 		return;
-	simulate(e, pk, wl, err.msg, NULL); /* fails if wl is NULL */
+	simulate(e, &c->sh, pk, wl, err.msg, NULL); /* fails if wl is NULL */
 	unit_done(p);
 	if (!fits(pk) || !wl)
 		return; /* the peak run's status says why */
@@ -910,7 +922,7 @@ static bool is_search(const struct exp *e)
 
 static int run_measure(const struct exp *e, const struct exp_opts *o,
 		       struct exp_result *r, struct wl_cache *cache,
-		       gms_err *err)
+		       const struct run_shared *sh, gms_err *err)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -918,7 +930,7 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 				    : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	bool progress = !(o && o->quiet) && isatty(2);
 	struct run_ctx c = {e, r, o && o->tune ? o->tune : accudnn_tune,
-			    cache};
+			    cache, *sh};
 	const bool *only = o ? o->only : NULL;
 	int rc = 0;
 	if (e->kind == EXP_EFF || e->kind == EXP_SCALING) {
@@ -1057,7 +1069,13 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 	struct wl_cache cache;
 	if (cache_init(&cache, e) < 0)
 		return gms_errf(err, "out of memory");
-	int rc = run_measure(e, o, r, &cache, err);
+	struct run_shared sh = {.fits = ac_fit_memo_new(),
+				.traces = dtr_trace_memo_new()};
+	int rc = sh.fits && sh.traces
+			 ? run_measure(e, o, r, &cache, &sh, err)
+			 : gms_errf(err, "out of memory");
+	ac_fit_memo_free(sh.fits);
+	dtr_trace_memo_free(sh.traces);
 	cache_fini(&cache);
 	return rc;
 }

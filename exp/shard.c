@@ -712,6 +712,121 @@ int shd_lpt(const uint64_t *cost, size_t T, unsigned n, uint32_t *owner,
 	return 0;
 }
 
+/* McNaughton's wrap-around rule (R. McNaughton, "Scheduling with
+ * deadlines and loss functions", Management Science 6(1), 1959), with
+ * whole tasks: the groups in order ord[0..G), each filling shard after
+ * shard up to the limit L, a piece of group g on a shard costing
+ * extra[g] and then c[g] a task (c: the group's cost per task, rounded
+ * up). cnt[g * n + k]: tasks of g on shard k. Returns whether all fit in
+ * the n shards. */
+static bool wrap(const struct shd_ord *ord, size_t G, const size_t *m,
+		 const uint64_t *c, const uint64_t *extra, unsigned n,
+		 uint64_t L, size_t *cnt)
+{
+	unsigned k = 0;
+	uint64_t load = 0;
+	memset(cnt, 0, G * n * sizeof *cnt);
+	for (size_t o = 0; o < G; o++) {
+		size_t g = ord[o].i, left = m[g];
+		while (left > 0) {
+			uint64_t room = L > load ? L - load : 0;
+			size_t fit = room >= extra[g] + c[g]
+					     ? (size_t)((room - extra[g]) / c[g])
+					     : 0;
+			/* an empty shard takes one task whatever it costs
+			 * (L below a task is infeasible anyway) */
+			if (fit == 0 && load == 0)
+				return false;
+			if (fit == 0) {
+				if (++k == n)
+					return false;
+				load = 0;
+				continue;
+			}
+			fit = fit < left ? fit : left;
+			cnt[g * n + k] += fit;
+			load += extra[g] + fit * c[g];
+			left -= fit;
+		}
+	}
+	return true;
+}
+
+int shd_group(const uint64_t *cost, const uint32_t *grp, size_t T,
+	      const uint64_t *extra, size_t G, unsigned n, uint32_t *owner,
+	      uint64_t *load)
+{
+	size_t *m = calloc(G ? G : 1, sizeof *m),
+	       *cnt = calloc((G ? G : 1) * n, sizeof *cnt),
+	       *given = calloc(n, sizeof *given);
+	uint64_t *c = calloc(G ? G : 1, sizeof *c);
+	struct shd_ord *ord = calloc(G ? G : 1, sizeof *ord),
+		       *key = calloc(T ? T : 1, sizeof *key);
+	int rc = -1;
+	if (!m || !cnt || !given || !c || !ord || !key)
+		goto out;
+	uint64_t lo = 0, hi = 0;
+	for (size_t i = 0; i < T; i++) {
+		m[grp[i]]++;
+		c[grp[i]] += cost[i];
+	}
+	for (size_t g = 0; g < G; g++) {
+		ord[g] = (struct shd_ord){c[g] + (m[g] ? extra[g] : 0), g};
+		c[g] = m[g] ? (c[g] + m[g] - 1) / m[g] : 0;
+		c[g] = c[g] ? c[g] : 1;
+		hi += m[g] ? extra[g] + m[g] * c[g] : 0;
+	}
+	qsort(ord, G, sizeof *ord, cmp_ord);
+	/* the least L at which everything fits (all in one shard always
+	 * does): each group split over as few shards as that allows, and
+	 * the shards it spans consecutive, so N shards split at most N - 1
+	 * times and pay at most N - 1 extras more than one run */
+	lo = hi / n;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (wrap(ord, G, m, c, extra, n, mid, cnt))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	wrap(ord, G, m, c, extra, n, hi, cnt);
+	/* deal each group's tasks over its shards in a scrambled order
+	 * (Fibonacci hashing of the task index, Knuth TAOCP vol. 3, 6.4):
+	 * each shard gets a mix of the group's points, not a run of
+	 * neighbours (a sweep's low budget fractions fail fast) nor one
+	 * policy of each cycle (dealing in turn would give a shard every
+	 * fifth task, the same policy of ten) */
+	for (size_t i = 0; i < T; i++)
+		key[i] = (struct shd_ord){(uint64_t)i * 0x9E3779B97F4A7C15ULL, i};
+	qsort(key, T, sizeof *key, cmp_ord);
+	for (size_t g = 0; g < G; g++) {
+		const size_t *cg = cnt + g * n;
+		unsigned k = 0;
+		memset(given, 0, n * sizeof *given);
+		for (size_t j = 0; j < T; j++) {
+			size_t i = key[j].i;
+			if (grp[i] != g)
+				continue;
+			while (given[k] >= cg[k])
+				k++;
+			given[k]++;
+			owner[i] = k;
+		}
+	}
+	memset(load, 0, n * sizeof *load);
+	for (size_t i = 0; i < T; i++)
+		load[owner[i]] += cost[i];
+	rc = 0;
+out:
+	free(m);
+	free(cnt);
+	free(given);
+	free(c);
+	free(ord);
+	free(key);
+	return rc;
+}
+
 void shd_plan_free(struct shd_plan *p)
 {
 	free(p->owner);
@@ -752,6 +867,15 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	}
 	p->identity = h;
 	uint64_t probes = shd_probes(e);
+	uint32_t *grp = calloc(T ? T : 1, sizeof *grp);
+	uint64_t *extra = calloc(e->n_wl ? e->n_wl : 1, sizeof *extra);
+	if (!grp || !extra) {
+		free(ops);
+		free(grp);
+		free(extra);
+		shd_plan_free(p);
+		return gms_errf(err, "out of memory");
+	}
 	for (size_t i = 0; i < T; i++) {
 		/* the workload of task i, as exp_run lays tasks out:
 		 * efficiency rows per workload, else workload-major */
@@ -759,9 +883,23 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 				   ? i
 				   : i / (T / (e->n_wl ? e->n_wl : 1));
 		p->cost[i] = ops[w] * (uint64_t)e->iterations * probes;
+		grp[i] = (uint32_t)w;
 	}
+	/* what a shard pays once per workload it touches: the build (about
+	 * one iteration's work) and, for budget fractions, the baseline
+	 * search (exp_run.c, baseline_task: an unlimited run, then runs of
+	 * `iterations` at the live peak, doublings and a bisection to the
+	 * MiB: 1 + 1 + 12 runs for a peak of about 4 GiB) */
+	for (size_t w = 0; w < e->n_wl; w++)
+		extra[w] = ops[w] * (e->axis == EXP_AXIS_FRACTION
+					     ? 1 + 13 * (uint64_t)e->iterations
+					     : 1);
 	free(ops);
-	if (shd_lpt(p->cost, T, n, p->owner, p->load) < 0) {
+	int rc = shd_group(p->cost, grp, T, extra, e->n_wl, n, p->owner,
+			   p->load);
+	free(grp);
+	free(extra);
+	if (rc < 0) {
 		shd_plan_free(p);
 		return gms_errf(err, "out of memory");
 	}

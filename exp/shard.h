@@ -12,13 +12,19 @@
  * The plan: each task's estimated cost is
  *     ops(workload) x iterations x probes it is expected to run
  * (ops: the workload built at its own batch; probes: 1 for a point, the
- * bound each search's algorithm gives -- shd_probes in shard.c), and the
- * tasks are dealt by greedy longest-processing-time: in order of
- * decreasing cost (ties: lower index first), each to the shard with the
- * least cost so far (ties: lower K). Integers only: every machine finds
- * the same plan. Budget-fraction baselines are not tasks: each shard
- * computes those of the workloads its points need (deterministic, so the
- * copies agree; merge checks that they do).
+ * bound each search's algorithm gives -- shd_probes in shard.c). A shard
+ * also pays once for each workload it touches (its build and, for budget
+ * fractions, its baseline search: each shard computes those of the
+ * workloads its points need, deterministic, so the copies agree; merge
+ * checks that they do), so the tasks are dealt by workload (shd_group,
+ * issue 37: dealing each task alone by greedy longest-processing-time
+ * spread every workload over every shard, and 16 shards of a 1,000-point
+ * sweep cost 2.8x one run): McNaughton's wrap-around rule, workloads in
+ * order of decreasing cost (ties: lower index first) filling shard K up
+ * to a limit, then shard K + 1, the limit the least at which all fit, a
+ * workload's tasks interleaved over the shards it spans. N shards then
+ * split workloads at most N - 1 times. Integers only: every machine
+ * finds the same plan.
  *
  * The shard file (text, one "name value" per line, strings quoted, floats
  * as C99 hex so they read back exactly):
@@ -58,6 +64,14 @@ int shd_parse(const char *arg, unsigned *k, unsigned *n, gms_err *err);
  * greedy longest-processing-time. Returns 0, or -1 out of memory. */
 int shd_lpt(const uint64_t *cost, size_t T, unsigned n, uint32_t *owner,
 	    uint64_t *load);
+
+/* The plan's dealing: T tasks of cost[T] in groups grp[T] < G (a
+ * workload), each group costing extra[g] more on every shard that runs
+ * any of its tasks, dealt to n shards (owner[T]; load[n]: the sum of the
+ * tasks' costs, extras left out). Returns 0, or -1 out of memory. */
+int shd_group(const uint64_t *cost, const uint32_t *grp, size_t T,
+	      const uint64_t *extra, size_t G, unsigned n, uint32_t *owner,
+	      uint64_t *load);
 
 int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	     gms_err *err);

@@ -117,6 +117,8 @@ struct accudnn {
 				      tuner's plan was given) */
 	const struct accudnn_plan *given; /* the tuner's strategy, deployed
 					     as it is (accudnn_deploy) */
+	struct ac_fit_memo *fits;  /* dynamic: the experiment's fitted
+				      models (accudnn_share_fits), or NULL */
 	bool stall_free;	   /* dynamic: no violation left, so
 				      pred_iter is equation 2 */
 	char why[160];		   /* dynamic: why nothing was pinned, if so */
@@ -276,8 +278,8 @@ static int plan_dynamic(struct accudnn *s, struct ex *ex,
 	struct ac_strategy st = {0};
 	struct mem_stats ms;
 	ex_mem_stats(ex, &ms);
-	int rc = ac_perf_fit(pr.kern, pr.n_kern, pr.copy, pr.n_copy, &perf,
-			     err);
+	int rc = ac_perf_fit_memo(s->fits, pr.kern, pr.n_kern, pr.copy,
+				  pr.n_copy, &perf, err);
 	if (rc == 0)
 		rc = ac_pin_at(g, &perf, ms.budget, g->k_base, &st, err);
 	if (rc == 0) {
@@ -349,6 +351,12 @@ int accudnn_deploy(struct pol *p, const struct accudnn_plan *plan,
 				p->label);
 	s->given = plan;
 	return 0;
+}
+
+void accudnn_share_fits(struct pol *p, struct ac_fit_memo *m)
+{
+	if (p->ops == &pol_accudnn_ops)
+		((struct accudnn *)p->priv)->fits = m;
 }
 
 void accudnn_plan_free(struct accudnn_plan *plan)
@@ -808,8 +816,8 @@ int accudnn_tune(const struct accudnn_tune_in *in, struct accudnn_tune_out *out,
 		rc = profile_all(in, budget, out->k_max, &all,
 				 &out->profile_runs, err);
 	if (rc == 0)
-		rc = ac_perf_fit(all.kern, all.n_kern, all.copy, all.n_copy,
-				 &perf, err);
+		rc = ac_perf_fit_memo(in->fits, all.kern, all.n_kern, all.copy,
+				      all.n_copy, &perf, err);
 	if (rc == 0)
 		rc = ac_search(&g, &perf, budget, &st, err);
 	if (rc == 0)

@@ -48,6 +48,12 @@ void accudnn_plan_free(struct accudnn_plan *plan);
 int accudnn_deploy(struct pol *p, const struct accudnn_plan *plan,
 		   gms_err *err);
 
+/* Let a created accudnn policy take its performance model from memo m
+ * (the experiment's: a profiling pass another run of the experiment
+ * already fitted is not fitted again, issue 37). m must outlive the run.
+ * Not an accudnn policy: nothing. */
+void accudnn_share_fits(struct pol *p, struct ac_fit_memo *m);
+
 /* What the tuner is given. */
 struct accudnn_tune_in {
 	const struct wl_gen *gen;     /* the network */
@@ -61,6 +67,9 @@ struct accudnn_tune_in {
 					 9's base: q = k* / lr_batch); 0:
 					 k_base */
 	double c;		      /* convexity constant c (eq 9) */
+	struct ac_fit_memo *fits;     /* models already fitted, shared
+					 with the experiment's runs (issue
+					 37); NULL: fit here */
 };
 
 /* What it found. */

@@ -31,6 +31,7 @@
 #include "../calibrate/calib.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -412,6 +413,161 @@ int ac_perf_fit(const struct ac_sample *kern, size_t n_kern,
 		sum += copy[i].x * 1e9 / copy[i].ns;
 	}
 	p->bandwidth = n_copy ? sum / (double)n_copy : 0;
+	return 0;
+}
+
+/* ---- the fit memo (issue 37) ------------------------------------------ */
+
+struct fit_entry {
+	uint64_t hash;		   /* fnv-1a of the samples */
+	struct ac_sample *kern;	   /* the samples fitted (owned) */
+	size_t n_kern;
+	struct ac_sample *copy;	   /* (owned) */
+	size_t n_copy;
+	struct ac_perf perf;	   /* the model they gave */
+};
+
+struct ac_fit_memo {
+	pthread_mutex_t mu;	   /* guards all below */
+	struct fit_entry *e;	   /* entries, in insertion order */
+	size_t n, cap;
+	size_t fits, hits;	   /* ac_perf_fit_memo calls fitted / found */
+};
+
+struct ac_fit_memo *ac_fit_memo_new(void)
+{
+	struct ac_fit_memo *m = calloc(1, sizeof *m);
+	if (m && pthread_mutex_init(&m->mu, NULL) != 0) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void ac_fit_memo_free(struct ac_fit_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->e[i].kern);
+		free(m->e[i].copy);
+	}
+	free(m->e);
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
+
+void ac_fit_memo_counts(struct ac_fit_memo *m, size_t *fits, size_t *hits)
+{
+	pthread_mutex_lock(&m->mu);
+	if (fits)
+		*fits = m->fits;
+	if (hits)
+		*hits = m->hits;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* Samples compared and hashed field by field (struct ac_sample has
+ * padding). */
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t samples_hash(const struct ac_sample *s, size_t n,
+			     uint64_t h)
+{
+	h = fnv_bytes(h, &n, sizeof n);
+	for (size_t i = 0; i < n; i++) {
+		h = fnv_bytes(h, &s[i].type, sizeof s[i].type);
+		h = fnv_bytes(h, &s[i].x, sizeof s[i].x);
+		h = fnv_bytes(h, &s[i].ns, sizeof s[i].ns);
+	}
+	return h;
+}
+
+static bool samples_equal(const struct ac_sample *a, const struct ac_sample *b,
+			  size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].type != b[i].type ||
+		    memcmp(&a[i].x, &b[i].x, sizeof a[i].x) != 0 ||
+		    memcmp(&a[i].ns, &b[i].ns, sizeof a[i].ns) != 0)
+			return false;
+	return true;
+}
+
+/* The entry for these samples, or NULL (m->mu held). */
+static const struct fit_entry *memo_find(const struct ac_fit_memo *m,
+					 uint64_t h,
+					 const struct ac_sample *kern,
+					 size_t n_kern,
+					 const struct ac_sample *copy,
+					 size_t n_copy)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct fit_entry *x = &m->e[i];
+		if (x->hash == h && x->n_kern == n_kern &&
+		    x->n_copy == n_copy &&
+		    samples_equal(x->kern, kern, n_kern) &&
+		    samples_equal(x->copy, copy, n_copy))
+			return x;
+	}
+	return NULL;
+}
+
+int ac_perf_fit_memo(struct ac_fit_memo *m, const struct ac_sample *kern,
+		     size_t n_kern, const struct ac_sample *copy,
+		     size_t n_copy, struct ac_perf *p, gms_err *err)
+{
+	if (!m)
+		return ac_perf_fit(kern, n_kern, copy, n_copy, p, err);
+	uint64_t h = samples_hash(copy, n_copy,
+				  samples_hash(kern, n_kern,
+					       14695981039346656037ULL));
+	pthread_mutex_lock(&m->mu);
+	const struct fit_entry *x =
+		memo_find(m, h, kern, n_kern, copy, n_copy);
+	if (x) {
+		*p = x->perf;
+		m->hits++;
+	}
+	pthread_mutex_unlock(&m->mu);
+	if (x)
+		return 0;
+	/* fitted outside the lock: two threads may fit the same samples at
+	 * once; the model is a pure function of them, so either is it */
+	if (ac_perf_fit(kern, n_kern, copy, n_copy, p, err) < 0)
+		return -1; /* failures are not kept: the error says why */
+	struct fit_entry y = {.hash = h, .n_kern = n_kern, .n_copy = n_copy,
+			      .perf = *p};
+	y.kern = malloc((n_kern ? n_kern : 1) * sizeof *y.kern);
+	y.copy = malloc((n_copy ? n_copy : 1) * sizeof *y.copy);
+	pthread_mutex_lock(&m->mu);
+	m->fits++;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 8;
+		struct fit_entry *e = realloc(m->e, cap * sizeof *e);
+		if (e) {
+			m->e = e;
+			m->cap = cap;
+		}
+	}
+	if (y.kern && y.copy && m->n < m->cap &&
+	    !memo_find(m, h, kern, n_kern, copy, n_copy)) {
+		memcpy(y.kern, kern, n_kern * sizeof *kern);
+		memcpy(y.copy, copy, n_copy * sizeof *copy);
+		m->e[m->n++] = y;
+		y.kern = y.copy = NULL;
+	}
+	pthread_mutex_unlock(&m->mu);
+	/* not kept (out of memory, or another thread kept the same): the
+	 * fit is still this call's answer */
+	free(y.kern);
+	free(y.copy);
 	return 0;
 }
 

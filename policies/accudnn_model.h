@@ -165,6 +165,22 @@ struct ac_perf {
 int ac_perf_fit(const struct ac_sample *kern, size_t n_kern,
 		const struct ac_sample *copy, size_t n_copy, struct ac_perf *p,
 		gms_err *err);
+/* A memo of ac_perf_fit by its samples (issue 37): runs of one
+ * experiment repeat the same profiling pass (one network and batch at
+ * several budgets, the tuner and the runs), and the fit is a pure
+ * function of the samples, so each distinct sample set is fitted once
+ * and the same model object handed to every run that profiled it. It
+ * hangs off the experiment's run (exp_run.c's run_ctx) and may be shared
+ * by its worker threads (a mutex guards it). */
+struct ac_fit_memo;
+struct ac_fit_memo *ac_fit_memo_new(void);
+void ac_fit_memo_free(struct ac_fit_memo *m);
+/* ac_perf_fit through memo m (NULL: no memo, fit every time). Counts
+ * in *hits / *fits (may be NULL) for the tests. */
+int ac_perf_fit_memo(struct ac_fit_memo *m, const struct ac_sample *kern,
+		     size_t n_kern, const struct ac_sample *copy,
+		     size_t n_copy, struct ac_perf *p, gms_err *err);
+void ac_fit_memo_counts(struct ac_fit_memo *m, size_t *fits, size_t *hits);
 /* Equation 2's term: layer j's time at batch k, seconds. */
 double ac_t_layer(const struct ac_perf *p, const struct ac_gmap *g, size_t j,
 		  int64_t k);

@@ -60,6 +60,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1024,31 +1025,132 @@ bool dtr_full_is_serial(const struct pol *p)
 		       DTR_PRESET_SERIAL;
 }
 
-int dtr_full_fraction_budget(const struct pol *p, const char *path,
+struct trace_entry {
+	char *path;		  /* as the experiment names it */
+	struct dtr_trace *tr;	  /* parsed (owned) */
+	struct dtr_baseline b;	  /* its baseline */
+};
+
+struct dtr_trace_memo {
+	pthread_mutex_t mu;	  /* guards all below */
+	struct trace_entry *e;
+	size_t n, cap;
+	size_t loads, hits;
+};
+
+struct dtr_trace_memo *dtr_trace_memo_new(void)
+{
+	struct dtr_trace_memo *m = calloc(1, sizeof *m);
+	if (m && pthread_mutex_init(&m->mu, NULL) != 0) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void dtr_trace_memo_free(struct dtr_trace_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->e[i].path);
+		dtr_trace_free(m->e[i].tr);
+	}
+	free(m->e);
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
+
+void dtr_trace_memo_counts(struct dtr_trace_memo *m, size_t *loads,
+			   size_t *hits)
+{
+	pthread_mutex_lock(&m->mu);
+	*loads = m->loads;
+	*hits = m->hits;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* The trace at path and its baseline: from memo m (loaded there on first
+ * use: under the lock, so a log is parsed once however many threads ask
+ * for it), or, with no memo, loaded for the caller (*own set: free it
+ * with dtr_trace_free). 0, or -1 with err (the log cannot be read; a
+ * failure is not kept: the next caller gets the same error). */
+static int trace_get(struct dtr_trace_memo *m, const char *path,
+		     const struct dtr_trace **tr, struct dtr_baseline *b,
+		     struct dtr_trace **own, gms_err *err)
+{
+	*own = NULL;
+	if (!m) {
+		if (dtr_trace_load(path, own, err) < 0)
+			return -1;
+		*tr = *own;
+		dtr_baseline(*own, b);
+		return 0;
+	}
+	int rc = 0;
+	pthread_mutex_lock(&m->mu);
+	size_t i = 0;
+	while (i < m->n && strcmp(m->e[i].path, path) != 0)
+		i++;
+	if (i < m->n) {
+		m->hits++;
+	} else {
+		struct trace_entry x = {.path = strdup(path)};
+		if (m->n == m->cap) {
+			size_t cap = m->cap ? 2 * m->cap : 4;
+			struct trace_entry *e = realloc(m->e, cap * sizeof *e);
+			if (e) {
+				m->e = e;
+				m->cap = cap;
+			}
+		}
+		if (!x.path || m->n == m->cap) {
+			free(x.path);
+			rc = gms_errf(err, "out of memory");
+		} else if (dtr_trace_load(path, &x.tr, err) < 0) {
+			free(x.path);
+			rc = -1;
+		} else {
+			dtr_baseline(x.tr, &x.b);
+			m->e[m->n++] = x;
+			m->loads++;
+		}
+	}
+	if (rc == 0) {
+		*tr = m->e[i].tr;
+		*b = m->e[i].b;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+int dtr_full_fraction_budget(const struct pol *p,
+			     struct dtr_trace_memo *traces, const char *path,
 			     double fraction, uint64_t *budget, gms_err *err)
 {
 	if (p->ops != &pol_dtr_ops)
 		return 0;
-	struct dtr_trace *tr;
-	if (dtr_trace_load(path, &tr, err) < 0)
-		return -1;
+	const struct dtr_trace *tr;
+	struct dtr_trace *own;
 	struct dtr_baseline b;
-	dtr_baseline(tr, &b);
+	if (trace_get(traces, path, &tr, &b, &own, err) < 0)
+		return -1;
 	*budget = dtr_budget_for_ratio(&b, fraction);
-	dtr_trace_free(tr);
+	dtr_trace_free(own);
 	return 1;
 }
 
-int dtr_full_run_serial(const struct pol *p, const char *path,
-			double fraction, uint64_t budget, int64_t batch,
-			struct st_run *st, uint64_t *used, gms_err *err)
+int dtr_full_run_serial(const struct pol *p, struct dtr_trace_memo *traces,
+			const char *path, double fraction, uint64_t budget,
+			int64_t batch, struct st_run *st, uint64_t *used,
+			gms_err *err)
 {
 	const struct dtr_full_params *prm = p->params;
-	struct dtr_trace *tr;
-	if (dtr_trace_load(path, &tr, err) < 0)
-		return -1;
+	const struct dtr_trace *tr;
+	struct dtr_trace *own;
 	struct dtr_baseline b;
-	dtr_baseline(tr, &b);
+	if (trace_get(traces, path, &tr, &b, &own, err) < 0)
+		return -1;
 	struct dtr_opts o = {
 		.heuristic = (enum dtr_heuristic)prm->heuristic,
 		.budget_bytes = fraction > 0 ? dtr_budget_for_ratio(&b, fraction)
@@ -1059,7 +1161,7 @@ int dtr_full_run_serial(const struct pol *p, const char *path,
 					     (double)b.compute_ns)};
 	struct dtr_result r;
 	int rc = dtr_serial_run(tr, &o, &r, err);
-	dtr_trace_free(tr);
+	dtr_trace_free(own);
 	if (rc < 0)
 		return -1;
 	memset(st, 0, sizeof *st);

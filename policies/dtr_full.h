@@ -12,12 +12,26 @@
 /* True when p is a `dtr` instance with preset serial. */
 bool dtr_full_is_serial(const struct pol *p);
 
+/* DTR logs parsed once per experiment (issue 37: dtr-pareto loaded its
+ * three logs 360 times, about 30% of its time): each path's trace and
+ * its simrd baseline, loaded on first use and kept until the memo is
+ * freed; the traces are read-only afterwards, so the experiment's worker
+ * threads share them (a mutex guards the list). Both calls below take
+ * one, or NULL to load the log for the call alone. */
+struct dtr_trace_memo;
+struct dtr_trace_memo *dtr_trace_memo_new(void);
+void dtr_trace_memo_free(struct dtr_trace_memo *m);
+/* Loads (or finds) counted for the tests. */
+void dtr_trace_memo_counts(struct dtr_trace_memo *m, size_t *loads,
+			   size_t *hits);
+
 /* A budget fraction for a `dtr` point on the DTR log at path, either
  * preset: *budget = int(simrd's baseline peak x fraction), run_pareto's
  * budget, so that the two presets' points at one fraction have the same
  * bytes (README, "The dtr policy"). 1 when p is a `dtr` instance, 0 (and
  * *budget untouched) when not, -1 with err when the log cannot be read. */
-int dtr_full_fraction_budget(const struct pol *p, const char *path,
+int dtr_full_fraction_budget(const struct pol *p,
+			     struct dtr_trace_memo *traces, const char *path,
 			     double fraction, uint64_t *budget, gms_err *err);
 
 /* Replay the DTR log at path with simrd's engine (dtr_serial_run) under
@@ -30,9 +44,10 @@ int dtr_full_fraction_budget(const struct pol *p, const char *path,
  * st->oom (reason "DTR serial: OOM" / "... thrash"); st->pol_report has
  * the status, overhead, budget and baseline. *used = the budget. 0, or
  * -1 with err (the log could not be read). */
-int dtr_full_run_serial(const struct pol *p, const char *path,
-			double fraction, uint64_t budget, int64_t batch,
-			struct st_run *st, uint64_t *used, gms_err *err);
+int dtr_full_run_serial(const struct pol *p, struct dtr_trace_memo *traces,
+			const char *path, double fraction, uint64_t budget,
+			int64_t batch, struct st_run *st, uint64_t *used,
+			gms_err *err);
 
 /* For tests and checks: keep beside p's pool (a `dtr` instance, preset
  * full, after init and before its run) the list simrd's whole scan keeps,

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef __GLIBC__
@@ -122,4 +123,15 @@ void heap_exec_huge(char **argv)
 #else
 	(void)argv;
 #endif
+}
+
+bool heap_worth_huge(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++) {
+		struct stat st;
+		if (argv[i] && argv[i][0] != '-' && stat(argv[i], &st) == 0 &&
+		    S_ISREG(st.st_mode) && (long long)st.st_size >= HEAP_HUGE_MIN_FILE)
+			return true;
+	}
+	return false;
 }

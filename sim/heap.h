@@ -6,6 +6,8 @@
 #ifndef GMS_HEAP_H
 #define GMS_HEAP_H
 
+#include <stdbool.h>
+
 /* The top pad: each time a malloc heap grows it grows by this much more
  * than asked (glibc's M_TOP_PAD), so that a heap grows in steps that
  * transparent huge pages (2 MiB on x86-64 and arm64 with 4 KiB pages)
@@ -41,5 +43,17 @@ int heap_top_pad(void);
  * is kept), the kernel's transparent huge pages `never`, or the exec
  * failing. Call it first in main, before threads or open files. */
 void heap_exec_huge(char **argv);
+
+/* Is heap_exec_huge worth its cost for a command on one workload
+ * (simulate, optimal, dtr)? The exec and the huge pages' zeroing cost
+ * about 26 ms of CPU (a `simulate` of a small workload: 48 ms with it,
+ * 22 ms without, median of 6; issue 37), and a 4 KiB fault costs about
+ * 11 us against 0.24 us for a 2 MiB page (heap.c): 2.8 ms saved per MiB
+ * the run touches, so it pays from about 10 MiB. What a run touches is
+ * not known before the workload is read; the workload file's size is
+ * (its parsed form and run take a few times the YAML's bytes): true when
+ * an argument names a file of at least HEAP_HUGE_MIN_FILE bytes. */
+#define HEAP_HUGE_MIN_FILE ((long long)4 << 20)
+bool heap_worth_huge(int argc, char **argv);
 
 #endif

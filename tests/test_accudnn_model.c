@@ -535,6 +535,42 @@ static void test_fit_recovers_curve(void **state)
 	assert_int_equal(ac_perf_fit(k, 0, c, 2, &p, &err), -1);
 }
 
+/* The fit memo (issue 37): the same samples are fitted once and give the
+ * same model, bit for bit, as ac_perf_fit; one sample changed (a time
+ * 1 ns longer) is a new fit; a failed fit (no kernel sample) is not
+ * kept. */
+static void test_fit_memo(void **state)
+{
+	(void)state;
+	struct ac_sample k[30], c[2] = {{0, 1000, 1000}, {0, 4000, 2000}};
+	for (int i = 0; i < 30; i++) {
+		double F = 1e6 * pow(10, 5.0 * (i % 10) / 9);
+		k[i] = (struct ac_sample){OT_CONV, F, 5000 + F / 1e3};
+	}
+	struct ac_perf want, a, b, d;
+	gms_err err = {{0}};
+	if (ac_perf_fit(k, 30, c, 2, &want, &err) < 0)
+		fail_msg("%s", err.msg);
+	struct ac_fit_memo *m = ac_fit_memo_new();
+	assert_non_null(m);
+	size_t fits, hits;
+	assert_int_equal(ac_perf_fit_memo(m, k, 30, c, 2, &a, &err), 0);
+	assert_int_equal(ac_perf_fit_memo(m, k, 30, c, 2, &b, &err), 0);
+	ac_fit_memo_counts(m, &fits, &hits);
+	assert_int_equal(fits, 1);
+	assert_int_equal(hits, 1);
+	assert_memory_equal(&a, &want, sizeof want);
+	assert_memory_equal(&b, &want, sizeof want);
+	k[7].ns += 1;
+	assert_int_equal(ac_perf_fit_memo(m, k, 30, c, 2, &d, &err), 0);
+	assert_int_equal(ac_perf_fit_memo(m, k, 0, c, 2, &d, &err), -1);
+	assert_int_equal(ac_perf_fit_memo(m, k, 0, c, 2, &d, &err), -1);
+	ac_fit_memo_counts(m, &fits, &hits);
+	assert_int_equal(fits, 2);
+	assert_int_equal(hits, 1);
+	ac_fit_memo_free(m);
+}
+
 /* ---- equations 2 and 3 ------------------------------------------------
  * k_base 2. Layer c: c.fwd CONV 2.5e8 FLOPs; c.bwd CONV_BWD_DATA 4e8 and
  * c.upd UPDATE 1e5 (joins the backward process; its FLOPs do not scale).
@@ -613,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_search_steps_twice_pins_one),
 		cmocka_unit_test(test_k_max),
 		cmocka_unit_test(test_fit_recovers_curve),
+		cmocka_unit_test(test_fit_memo),
 		cmocka_unit_test(test_equations_2_3),
 		cmocka_unit_test(test_learning_rate),
 	};

@@ -452,10 +452,60 @@ static void test_tree_is_scan(void **state)
 	wl_free(w);
 }
 
+/* The trace memo (issue 37): a log is parsed once per memo, however many
+ * points ask for it, and a serial replay from the memo is the replay of
+ * a log loaded for it alone (same report, same numbers); a log that
+ * cannot be read is an error every time, not kept. */
+static void test_trace_memo(void **state)
+{
+	(void)state;
+	const char *log = "tests/fixtures/dtr/mini-4-all.log";
+	const char *ser[] = {"preset=serial"};
+	struct pol pol;
+	make_policy(&pol, "dtr", ser, 1);
+	struct dtr_trace_memo *m = dtr_trace_memo_new();
+	assert_non_null(m);
+	gms_err err = {{0}};
+	uint64_t b0 = 0, b1 = 0, u0 = 0, u1 = 0;
+	assert_int_equal(dtr_full_fraction_budget(&pol, NULL, log, 0.5, &b0,
+						  &err), 1);
+	assert_int_equal(dtr_full_fraction_budget(&pol, m, log, 0.5, &b1,
+						  &err), 1);
+	assert_true(b0 == b1 && b0 > 0);
+	struct st_run s0, s1;
+	memset(&s0, 0, sizeof s0);
+	memset(&s1, 0, sizeof s1);
+	if (dtr_full_run_serial(&pol, NULL, log, 0.5, 0, 1, &s0, &u0, &err) < 0 ||
+	    dtr_full_run_serial(&pol, m, log, 0.5, 0, 1, &s1, &u1, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(u0 == u1);
+	assert_string_equal(s0.pol_report, s1.pol_report);
+	assert_true(s0.steady.time == s1.steady.time);
+	assert_true(s0.mem.peak_allocated == s1.mem.peak_allocated);
+	size_t loads, hits;
+	dtr_trace_memo_counts(m, &loads, &hits);
+	assert_int_equal(loads, 1);
+	assert_int_equal(hits, 1);
+	assert_int_equal(dtr_full_fraction_budget(&pol, m, "tests/fixtures/"
+							   "dtr/absent.log",
+						  0.5, &b1, &err), -1);
+	assert_int_equal(dtr_full_fraction_budget(&pol, m, "tests/fixtures/"
+							   "dtr/absent.log",
+						  0.5, &b1, &err), -1);
+	dtr_trace_memo_counts(m, &loads, &hits);
+	assert_int_equal(loads, 1);
+	assert_int_equal(hits, 1);
+	st_run_free(&s0);
+	st_run_free(&s1);
+	dtr_trace_memo_free(m);
+	pol_destroy(&pol);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_heuristics),
+		cmocka_unit_test(test_trace_memo),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_unchecked_thrash),
 		cmocka_unit_test(test_params),

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <gsl/gsl_fit.h>
 #include <gsl/gsl_rng.h>
 
 #include "../calibrate/calib.h"
@@ -542,6 +543,81 @@ static void test_fit_distinct_points(void **state)
 				     "need at least 5)");
 }
 
+/* The grid of cal_fit_grid, written out as fit.c's header states it (one
+ * pow(sat, alpha) * pow(F, 1 - alpha) per sample per grid point, the
+ * model's time per sample by model_ns's formula): issue 37 tabled the
+ * pow() calls, and the result must stay bit for bit this one. */
+static void naive_grid(const double *F, const double *t, size_t n,
+		       struct cal_compute_fit *best_f)
+{
+	double fmin = F[0], fmax = F[0], best = INFINITY, w[64], g[64];
+	for (size_t i = 0; i < n; i++) {
+		fmin = fmin < F[i] ? fmin : F[i];
+		fmax = fmax > F[i] ? fmax : F[i];
+		w[i] = 1 / (t[i] * t[i]);
+	}
+	for (int i = -1; i <= 120; i++) { /* -1: sat = 0 */
+		double sat = i < 0 ? 0 : fmin * pow(fmax / fmin, i / 120.0);
+		for (int a = i < 0 ? 100 : 1; a <= 100; a++) {
+			double alpha = a / 100.0, c0, c1, v0, v1, v2, chi;
+			for (size_t k = 0; k < n; k++)
+				g[k] = sat > 0 && F[k] < sat
+					       ? pow(sat, alpha) *
+							 pow(F[k], 1 - alpha)
+					       : F[k];
+			gsl_fit_wlinear(g, 1, w, 1, t, 1, n, &c0, &c1, &v0,
+					&v1, &v2, &chi);
+			if (!(c0 >= 0)) {
+				c0 = 0;
+				gsl_fit_wmul(g, 1, w, 1, t, 1, n, &c1, &v2,
+					     &chi);
+			}
+			if (!(c1 > 0) || !isfinite(c1))
+				continue;
+			double peak = 1e9 / c1, s = 0;
+			for (size_t k = 0; k < n; k++) {
+				double r = (t[k] - (c0 + g[k] * 1e9 / peak)) /
+					   t[k];
+				s += r * r;
+			}
+			if (s < best) {
+				best = s;
+				*best_f = (struct cal_compute_fit){
+					.launch_ns = c0, .peak = peak,
+					.sat = sat, .alpha = i < 0 ? 1 : alpha};
+			}
+		}
+	}
+}
+
+/* 40 samples at 9 FLOP counts, repeated and out of order, times with
+ * noise from a fixed seed: the tabled grid gives exactly the naive
+ * grid's parameters (compared as bits, not to a tolerance). */
+static void test_fit_grid_bitwise(void **state)
+{
+	(void)state;
+	double F[40], t[40];
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 37);
+	for (int i = 0; i < 40; i++) {
+		F[i] = 1e5 * pow(10, (i * 7 % 9) * 0.6);
+		double thr = 1e13 * pow(F[i] < 3e8 ? F[i] / 3e8 : 1, 0.45);
+		t[i] = (4000 + F[i] * 1e9 / thr) *
+		       (1 + 0.05 * (gsl_rng_uniform(r) - 0.5));
+	}
+	gsl_rng_free(r);
+	struct cal_compute_fit want = {0}, got = {0};
+	gms_err err = {{0}};
+	naive_grid(F, t, 40, &want);
+	if (cal_fit_grid(F, t, 40, &got, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(want.sat > 0); /* the saturating part of the grid won */
+	assert_memory_equal(&got.launch_ns, &want.launch_ns, sizeof(double));
+	assert_memory_equal(&got.peak, &want.peak, sizeof(double));
+	assert_memory_equal(&got.sat, &want.sat, sizeof(double));
+	assert_memory_equal(&got.alpha, &want.alpha, sizeof(double));
+}
+
 /* The regression inputs: every matmul row at one FLOP count (it fitted
  * with R^2 < 0 and was written); matmul times unrelated to FLOPs (R^2
  * below CAL_MIN_R2: refused, kept with --force); repeats of 1e300 (a
@@ -623,6 +699,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fit_conv_math, setup,
 						teardown),
 		cmocka_unit_test(test_fit_distinct_points),
+		cmocka_unit_test(test_fit_grid_bitwise),
 		cmocka_unit_test_setup_teardown(test_fit_degenerate, setup,
 						teardown),
 	};

@@ -5,6 +5,7 @@
  * Runs the binary of its own build tree (plain or sanitized) through
  * /bin/sh, so a test can redirect its streams or limit its file size.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -415,6 +416,31 @@ static void test_memory_limit(void **state)
 #endif
 }
 
+/* Start-up (issue 37): a one-workload command re-executes for huge pages
+ * only for a workload file of at least HEAP_HUGE_MIN_FILE (4 MiB) bytes:
+ * a small file, an option, a missing path or a directory do not; a file
+ * of exactly 4 MiB (sparse, made with ftruncate) does. */
+static void test_worth_huge(void **state)
+{
+	(void)state;
+	char big[] = "/tmp/gms-huge-XXXXXX";
+	int fd = mkstemp(big);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, HEAP_HUGE_MIN_FILE), 0);
+	close(fd);
+	char *small[] = {"gpumemsim", "simulate", "tests/fixtures/chain3.yaml",
+			 "--quiet", "/nonexistent", "/tmp", NULL};
+	assert_false(heap_worth_huge(6, small));
+	char *large[] = {"gpumemsim", "simulate", "--quiet", big, NULL};
+	assert_true(heap_worth_huge(4, large));
+	fd = open(big, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, HEAP_HUGE_MIN_FILE - 1), 0);
+	close(fd);
+	assert_false(heap_worth_huge(4, large));
+	unlink(big);
+}
+
 /* Invalid UTF-8 went raw into trace.json (not JSON, RFC 8259 8.1) and
  * into a fitted profile's metadata (a YAML file libyaml then refused to
  * load) (issue 38, item 7). Each byte not part of well-formed UTF-8
@@ -637,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_files_follow_umask),
 		cmocka_unit_test(test_sched_end_before_work),
 		cmocka_unit_test(test_memory_limit),
+		cmocka_unit_test(test_worth_huge),
 		cmocka_unit_test(test_invalid_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

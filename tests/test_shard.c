@@ -48,6 +48,39 @@ static void test_lpt_by_hand(void **state)
 	assert_int_equal(l3[0], 2);
 }
 
+/* Dealing by workload (issue 37), by hand. Two workloads of 4 tasks of
+ * cost 10, each costing 5 more on every shard that touches it, over 2
+ * shards: the least limit McNaughton's rule fits is 45 (5 + 4 x 10 a
+ * shard; at 44 shard 0 takes 3 tasks of the first, shard 1 its last and
+ * 2 of the second, and 2 are left): each workload on a shard of its
+ * own, loads 40 and 40 (greedy LPT on the tasks alone dealt them in
+ * turn, both workloads on both shards). One workload of 6 tasks over 3
+ * shards: 65 at most, 25 fits (5 + 2 x 10 each), 24 takes one task a
+ * shard: 2 tasks each. */
+static void test_group_by_hand(void **state)
+{
+	(void)state;
+	const uint64_t cost[] = {10, 10, 10, 10, 10, 10, 10, 10};
+	const uint32_t grp[] = {0, 0, 0, 0, 1, 1, 1, 1};
+	const uint64_t extra[] = {5, 5};
+	uint32_t owner[8];
+	uint64_t load[3];
+	assert_int_equal(shd_group(cost, grp, 8, extra, 2, 2, owner, load), 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(owner[i], i / 4);
+	assert_int_equal(load[0], 40);
+	assert_int_equal(load[1], 40);
+	const uint32_t one[] = {0, 0, 0, 0, 0, 0};
+	assert_int_equal(shd_group(cost, one, 6, extra, 1, 3, owner, load), 0);
+	size_t per[3] = {0};
+	for (int i = 0; i < 6; i++)
+		per[owner[i]]++;
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(per[k], 2);
+		assert_int_equal(load[k], 20);
+	}
+}
+
 /* The scaling fixture's one task: resnet34 with no batch given. Probes
  * by hand: 1 + 2 x 13 doublings (1 to 8192) + confirm 4 + the run at k*
  * = 32; iterations 2: 64 x ops. A workload that fails to build counts 1
@@ -274,6 +307,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lpt_by_hand),
+		cmocka_unit_test(test_group_by_hand),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_plan_cost),
 		cmocka_unit_test(test_merge_refuses),
