@@ -55,6 +55,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const char *const opt_status_names[] = {"optimal", "time-limit",
 					"no-solution", "infeasible"};
@@ -548,6 +549,473 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
 	return 0;
 }
 
+/*
+ * The relaxation: a lower bound on every schedule the executor can run.
+ *
+ * The MILP above is the optimum of a restricted class (a copy starts and
+ * ends inside one stage; memory is counted for the whole stage), so a
+ * heuristic whose copies span several ops can beat it. This second model
+ * is built so that every executor schedule maps onto one of its feasible
+ * points with an objective no larger than the schedule's time, which
+ * makes its optimum, its LP relaxation and any CBC bound of it lower
+ * bounds on every policy's iteration time (under the model's
+ * assumptions: persistent tensors stay resident, copies are pinned and
+ * uncompressed, and the same hardware profile).
+ *
+ * Stage t is the wall interval (e_{t-1}, e_t], e_t the end of op t; its
+ * length D_t = C_t + st[t] with C_t = c_t + sum_i c_i R[t,i] (c: the least
+ * time of an algorithm of the op that could fit, a lower bound of what
+ * any run pays). For a managed tensor j with producer p and last reader
+ * L, stages p+1..L (the ranges of the MILP's S):
+ *
+ *   S[t,j]  valid on the device at e_{t-1}                   (binary)
+ *   A[t,j]  a copy-in (H2D) of j completes in stage t         (binary)
+ *   F[t,j]  a copy-in of j is under way at e_t                (binary)
+ *   G[t,j]  the fraction of that copy done by e_t             [0,1]
+ *   U[t,j]  H2D engine time spent on j in stage t, ns         [0,h_j]
+ *   AO, QO, GO, UO: the same for the copy-out (D2H) of j
+ *   H[t,j]  the host holds a copy of j at e_{t-1}             (binary)
+ *   K[t,j]  j holds device memory just before e_t             [0,1]
+ *   W[t,j]  j is held through all of stage t                  [0,1]
+ *
+ * Checkmate's constraints (Jain et al., MLSys 2020, eq. 1-2; parasj/
+ * checkmate solvers/solver_ilp.py "R[t,v] <= R[t,u] + S[t,u]" and
+ * "S[t+1,i] <= S[t,i] + R[t,i]"), with POET's page-in (Patil et al., ICML
+ * 2022; ShishirPatil/poet poet/solvers/poet_ilp.py: "S_RAM[t+1,i] <=
+ * S_RAM[t,i] + R[t,i] + M_sd2ram[t,i]") as a completion inside the stage:
+ *   (B1) R[t,i] <= S[t,j] + R[t,p(j)] + A[t,j]  every managed input j of
+ *        a re-run i (and 1 <= ... for op t itself);
+ *   (B2) S[t+1,j] <= S[t,j] + R[t,p] + A[t,j].
+ * POET's host residency ("S_SD[t+1,i] <= S_SD[t,i] + M_ram2sd[t,i]") and
+ * its page-in precondition ("M_sd2ram[t,i] <= S_SD[t,i]"), with the
+ * copy-out completing inside the stage:
+ *   (B3) H[t+1,j] <= H[t,j] + AO[t,j];  A[t,j] <= H[t,j] + AO[t,j]
+ *        (a swap-in does not consume the host copy here: the executor
+ *        drops it, a relaxation keeps it).
+ * Copies that span stages (new here: POET's paging moves a page within a
+ * stage and charges energy, not time). A copy progresses by the engine
+ * time given to it, stage after stage, while it is under way:
+ *   (B4) h G[t] <= h G[t-1] + U[t];  h A[t] <= h G[t-1] + U[t];
+ *        G[t] <= F[t];  U[t] <= h (F[t] + A[t]);  U[t] <= h (H[t] + AO[t])
+ *   (B5) the same for D2H with d_j, GO, QO, AO, UO, and the copy reads a
+ *        valid j: UO[t] <= d (S[t] + R[t,p] + A[t] + QO[t-1]).
+ * Each engine is serial, so its time inside a stage fits the stage:
+ *   (B6) sum_j U[t,j] <= D_t,  sum_j UO[t,j] <= D_t,
+ * and a copy-in of op t's input j is over before op t starts (j cannot
+ * be copied in while op t holds it):
+ *   (B7) sum_{j in in(t)} U[t,j] <= D_t - c_t = st[t] + sum_i c_i R[t,i].
+ * Memory (Checkmate's U[t,k] at the frontier op, without its FREE
+ * variables: only what is surely held is counted). Just before e_t the
+ * device holds the fixed tensors, op t's inputs, outputs and workspace,
+ * everything valid at e_t, and every block a copy is still reading or
+ * writing:
+ *   (B8) K[t,j] >= S[t+1,j], F[t,j], QO[t,j];
+ *        fixed + in_t + out_t + ws_t + sum_{j not in in(t)} b_j K[t,j]
+ *        <= budget;
+ * and during a re-run i of stage t, what was held through the stage
+ * (valid at both ends, neither re-run nor copied in inside it):
+ *   (B9) W[t,j] >= S[t,j] + S[t+1,j] - 1 - R[t,p] - A[t,j];
+ *        fixed + sum_j b_j W[t,j] + max_i (out_i + ws_i) R[t,i] <= budget.
+ * Minimise sum_t D_t. Relaxed (each only lowers the bound): memory
+ * inside a re-run other than (B9), copies fluid inside a stage (a copy's
+ * share of a stage may overlap the op that reads it, except (B7)), a
+ * host copy kept across swap-ins, an op re-run several times in a stage
+ * counted once, no copy latency or derating, no fragmentation.
+ */
+enum { BF_S, BF_A, BF_F, BF_G, BF_U, BF_AO, BF_QO, BF_GO, BF_UO, BF_H,
+       BF_K, BF_W, BF_N };
+
+struct blay {
+	const struct lay *y;
+	int64_t *fb[BF_N]; /* per family, per tensor: base column or -1 */
+	int64_t STb, WMb, n;
+};
+
+static int64_t bcol(const struct blay *b, int f, uint32_t j, int64_t t)
+{
+	const struct lay *y = b->y;
+	int64_t p = prod(y, j);
+	if (b->fb[f][j] < 0 || t <= p || t > (int64_t)y->L[j])
+		return -1;
+	return b->fb[f][j] + (t - p - 1);
+}
+
+static bool is_input(const struct wl_op *o, uint32_t j)
+{
+	for (uint32_t a = 0; a < o->n_in; a++)
+		if (o->in[a] == j)
+			return true;
+	return false;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Solve a loaded model's LP with CLP and then the MILP with CBC under
+ * limit_s (wall); *lp NAN when CLP did not finish. Returns the CBC model
+ * (caller deletes) or NULL. */
+static Cbc_Model *solve_both(const struct mat *mx, const struct csc *cs,
+			     int n, int64_t n_int, const double *clo,
+			     const double *chi, const double *obj,
+			     double limit_s, const double *start, double *lp)
+{
+	Clp_Simplex *c = Clp_newModel();
+	Cbc_Model *m = Cbc_newModel();
+	if (!c || !m) {
+		if (c)
+			Clp_deleteModel(c);
+		if (m)
+			Cbc_deleteModel(m);
+		return NULL;
+	}
+	double t0 = wall_s();
+	Clp_loadProblem(c, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
+			obj, mx->lo, mx->hi);
+	Clp_setLogLevel(c, 0);
+	Clp_setMaximumSeconds(c, limit_s);
+	Clp_dual(c, 0);
+	*lp = Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN;
+	Clp_deleteModel(c);
+	Cbc_loadProblem(m, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
+			obj, mx->lo, mx->hi);
+	for (int64_t k = 0; k < n_int; k++)
+		Cbc_setInteger(m, (int)k);
+	double left = limit_s - (wall_s() - t0);
+	pthread_mutex_lock(&cbc_lock);
+	if (start) {
+		int *idx = malloc((size_t)n * sizeof *idx);
+		if (idx) {
+			for (int k = 0; k < n; k++)
+				idx[k] = k;
+			Cbc_setMIPStartI(m, n, idx, start);
+			free(idx);
+		}
+	}
+	Cbc_setLogLevel(m, 0);
+	/* wall-clock seconds (CBC counts CPU time by default) */
+	Cbc_setParameter(m, "timeMode", "elapsed");
+	Cbc_setMaximumSeconds(m, left > 0.01 ? left : 0.01);
+	/* deterministic: one thread */
+	Cbc_setParameter(m, "threads", "0");
+	Cbc_solve(m);
+	pthread_mutex_unlock(&cbc_lock);
+	return m;
+}
+
+/* Build and solve the relaxation into s->bnd_*; -1 on out of memory. */
+static int bound_solve(const struct lay *y, double limit_s,
+		       struct opt_sched *s)
+{
+	const struct opt_in *in = y->in;
+	const struct wl_workload *wl = y->wl;
+	uint32_t T = y->T, N = wl->n_tensors;
+	const sim_time_t *ct = in->op_time_lb ? in->op_time_lb : in->op_time;
+	const uint64_t *cw = in->op_ws_lb ? in->op_ws_lb : in->op_ws;
+	struct blay b = {.y = y};
+	struct row r = {0};
+	struct mat mx = {0};
+	struct csc cs = {0};
+	double *clo = NULL, *chi = NULL, *obj = NULL;
+	Cbc_Model *m = NULL;
+	int rc = -1;
+	int64_t n = 0;
+	for (uint32_t k = 0; k < T; k++)
+		n += y->Lop[k] - k; /* R first, as the MILP's (lay_build) */
+	/* binaries first (CBC's integer columns 0..n_int-1) */
+	static const int order[BF_N] = {BF_S, BF_A, BF_F, BF_AO, BF_QO, BF_H,
+					BF_G, BF_U, BF_GO, BF_UO, BF_K, BF_W};
+	for (int f = 0; f < BF_N; f++) {
+		b.fb[f] = malloc((N ? N : 1) * sizeof *b.fb[f]);
+		if (!b.fb[f])
+			goto out;
+	}
+	int64_t n_int = 0;
+	for (int k = 0; k < BF_N; k++) {
+		int f = order[k];
+		bool sw = f != BF_S && f != BF_K && f != BF_W;
+		for (uint32_t j = 0; j < N; j++) {
+			int64_t p = prod(y, j), L = y->L[j];
+			b.fb[f][j] = -1;
+			if (!in->managed[j] || L <= p || (sw && !in->swap))
+				continue;
+			b.fb[f][j] = n;
+			n += L - p;
+		}
+		if (f == BF_H)
+			n_int = n;
+	}
+	b.STb = n;
+	b.WMb = n + T;
+	b.n = n + 2 * (int64_t)T;
+	if ((uint64_t)b.n > in->max_vars)
+		goto toobig;
+	clo = calloc((size_t)b.n, sizeof *clo);
+	chi = malloc((size_t)b.n * sizeof *chi);
+	obj = calloc((size_t)b.n, sizeof *obj);
+	if (!clo || !chi || !obj)
+		goto out;
+	for (int64_t c = 0; c < b.n; c++)
+		chi[c] = c < b.STb ? 1 : DBL_MAX;
+	double base = 0;
+	for (uint32_t t = 0; t < T; t++) {
+		base += (double)ct[t];
+		obj[b.STb + t] = 1;
+		for (uint32_t i = 0; i < t; i++)
+			if (colR(y, i, t) >= 0)
+				obj[colR(y, i, t)] = (double)ct[i];
+	}
+	for (uint32_t j = 0; j < N; j++) {
+		int64_t p = prod(y, j), L = y->L[j];
+		if (b.fb[BF_S][j] < 0)
+			continue;
+		if (p < 0)
+			clo[bcol(&b, BF_S, j, 0)] = 1; /* the batch */
+		for (int64_t t = p + 1; t <= L && in->swap; t++) {
+			chi[bcol(&b, BF_U, j, t)] = (double)in->t_h2d[j];
+			chi[bcol(&b, BF_UO, j, t)] = (double)in->t_d2h[j];
+		}
+		if (in->swap) /* no host copy before the first copy-out */
+			chi[bcol(&b, BF_H, j, p + 1)] = 0;
+	}
+#define ADD(c, v)                                         \
+	do {                                              \
+		if (row_add(&r, (c), (v)) < 0)            \
+			goto out;                         \
+	} while (0)
+#define ROW(sense, rhs)                                   \
+	do {                                              \
+		if (mat_row(&mx, &r, (sense), (rhs)) < 0) \
+			goto out;                         \
+	} while (0)
+	/* per tensor and stage: (B2)-(B5), (B8)'s K and (B9)'s W */
+	for (uint32_t j = 0; j < N; j++) {
+		if (b.fb[BF_S][j] < 0)
+			continue;
+		int64_t p = prod(y, j), L = y->L[j];
+		double h = (double)in->t_h2d[j], d = (double)in->t_d2h[j];
+		for (int64_t t = p + 1; t <= L; t++) {
+			int64_t Rp = p >= 0 ? colR(y, (uint32_t)p, (uint32_t)t)
+					    : -1;
+			if (t < L) { /* (B2) */
+				r.n = 0;
+				ADD(bcol(&b, BF_S, j, t + 1), 1);
+				ADD(bcol(&b, BF_S, j, t), -1);
+				ADD(Rp, -1);
+				ADD(bcol(&b, BF_A, j, t), -1);
+				ROW('L', 0);
+				/* (B8) K >= S[t+1], F, QO */
+				int kf[3] = {BF_S, BF_F, BF_QO};
+				for (int q = 0; q < 3; q++) {
+					int64_t c = bcol(&b, kf[q], j,
+							 q ? t : t + 1);
+					if (c < 0)
+						continue;
+					r.n = 0;
+					ADD(bcol(&b, BF_K, j, t), 1);
+					ADD(c, -1);
+					ROW('G', 0);
+				}
+				/* (B9) */
+				r.n = 0;
+				ADD(bcol(&b, BF_W, j, t), 1);
+				ADD(bcol(&b, BF_S, j, t), -1);
+				ADD(bcol(&b, BF_S, j, t + 1), -1);
+				ADD(Rp, 1);
+				ADD(bcol(&b, BF_A, j, t), 1);
+				ROW('G', -1);
+			}
+			if (!in->swap)
+				continue;
+			/* (B3) */
+			if (t < L) {
+				r.n = 0;
+				ADD(bcol(&b, BF_H, j, t + 1), 1);
+				ADD(bcol(&b, BF_H, j, t), -1);
+				ADD(bcol(&b, BF_AO, j, t), -1);
+				ROW('L', 0);
+			}
+			r.n = 0;
+			ADD(bcol(&b, BF_A, j, t), 1);
+			ADD(bcol(&b, BF_H, j, t), -1);
+			ADD(bcol(&b, BF_AO, j, t), -1);
+			ROW('L', 0);
+			/* (B4) and (B5): dir 0 H2D, 1 D2H */
+			for (int dir = 0; dir < 2; dir++) {
+				int fA = dir ? BF_AO : BF_A,
+				    fF = dir ? BF_QO : BF_F,
+				    fG = dir ? BF_GO : BF_G,
+				    fU = dir ? BF_UO : BF_U;
+				double k = dir ? d : h;
+				int64_t U = bcol(&b, fU, j, t);
+				int64_t Gp = bcol(&b, fG, j, t - 1);
+				r.n = 0;
+				ADD(bcol(&b, fG, j, t), k);
+				ADD(Gp, -k);
+				ADD(U, -1);
+				ROW('L', 0);
+				r.n = 0;
+				ADD(bcol(&b, fA, j, t), k);
+				ADD(Gp, -k);
+				ADD(U, -1);
+				ROW('L', 0);
+				r.n = 0;
+				ADD(bcol(&b, fG, j, t), 1);
+				ADD(bcol(&b, fF, j, t), -1);
+				ROW('L', 0);
+				r.n = 0;
+				ADD(U, 1);
+				ADD(bcol(&b, fF, j, t), -k);
+				ADD(bcol(&b, fA, j, t), -k);
+				ROW('L', 0);
+				r.n = 0;
+				ADD(U, 1);
+				if (dir == 0) {
+					ADD(bcol(&b, BF_H, j, t), -k);
+					ADD(bcol(&b, BF_AO, j, t), -k);
+				} else {
+					ADD(bcol(&b, BF_S, j, t), -k);
+					ADD(Rp, -k);
+					ADD(bcol(&b, BF_A, j, t), -k);
+					ADD(bcol(&b, BF_QO, j, t - 1), -k);
+				}
+				ROW('L', 0);
+			}
+		}
+	}
+	for (uint32_t t = 0; t < T; t++) {
+		const struct wl_op *ot = &wl->ops[t];
+		/* (B1) op t and every re-run of stage t */
+		for (uint32_t i = 0; i <= t; i++) {
+			int64_t ri = i == t ? -1 : colR(y, i, t);
+			if (i != t && ri < 0)
+				continue;
+			const struct wl_op *o = &wl->ops[i];
+			for (uint32_t a = 0; a < o->n_in; a++) {
+				uint32_t j = o->in[a];
+				if (!in->managed[j])
+					continue;
+				int64_t pj = prod(y, j);
+				r.n = 0;
+				ADD(bcol(&b, BF_S, j, t), 1);
+				ADD(pj >= 0 ? colR(y, (uint32_t)pj, t) : -1, 1);
+				ADD(bcol(&b, BF_A, j, t), 1);
+				ADD(ri, -1);
+				ROW('G', i == t ? 1 : 0);
+			}
+		}
+		/* (B8) memory just before e_t */
+		double need = (double)in->fixed + (double)y->ob[t] +
+			      (double)cw[t] - (double)inplace_share(in, t);
+		for (uint32_t a = 0; a < ot->n_in; a++) {
+			uint32_t j = ot->in[a];
+			bool first = true;
+			for (uint32_t q = 0; q < a; q++)
+				first &= ot->in[q] != j;
+			if (in->managed[j] && first)
+				need += (double)wl->tensors[j].bytes;
+		}
+		r.n = 0;
+		for (uint32_t j = 0; j < N; j++)
+			if (!is_input(ot, j))
+				ADD(bcol(&b, BF_K, j, t),
+				    (double)wl->tensors[j].bytes);
+		ROW('L', (double)in->budget - need);
+		/* (B9) memory during a re-run */
+		r.n = 0;
+		for (uint32_t j = 0; j < N; j++)
+			ADD(bcol(&b, BF_W, j, t),
+			    (double)wl->tensors[j].bytes);
+		ADD(b.WMb + t, 1);
+		ROW('L', (double)in->budget - (double)in->fixed);
+		for (uint32_t i = 0; i < t; i++) {
+			int64_t c = colR(y, i, t);
+			if (c < 0)
+				continue;
+			r.n = 0;
+			ADD(b.WMb + t, 1);
+			ADD(c, -(double)(y->ob[i] + cw[i]));
+			ROW('G', 0);
+		}
+		if (!in->swap)
+			continue;
+		/* (B6) and (B7): st[t] + sum c_i R[t,i] >= engine time - c_t */
+		for (int e = 0; e < 3; e++) {
+			r.n = 0;
+			ADD(b.STb + t, 1);
+			for (uint32_t i = 0; i < t; i++)
+				ADD(colR(y, i, t), (double)ct[i]);
+			for (uint32_t j = 0; j < N; j++) {
+				if (e == 2 && !is_input(ot, j))
+					continue;
+				ADD(bcol(&b, e == 1 ? BF_UO : BF_U, j, t), -1);
+			}
+			ROW('G', e == 2 ? 0 : -(double)ct[t]);
+		}
+	}
+#undef ADD
+#undef ROW
+	s->bnd_vars = (uint64_t)b.n;
+	s->bnd_rows = (uint64_t)mx.rows;
+	s->bnd_int = (uint64_t)n_int;
+	if (mat_csc(&mx, (int)b.n, &cs) < 0)
+		goto out;
+	double lp;
+	m = solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj, limit_s,
+		       NULL, &lp);
+	if (!m)
+		goto out;
+	s->bnd_lp = isnan(lp) ? NAN : lp + base;
+	if (Cbc_isProvenInfeasible(m)) {
+		s->bnd_status = OPT_INFEASIBLE;
+		s->bnd_best = s->bound = INFINITY;
+	} else {
+		bool opt = Cbc_isProvenOptimal(m) && Cbc_bestSolution(m);
+		s->bnd_status = opt ? OPT_OPTIMAL
+			       : Cbc_bestSolution(m) ? OPT_FEASIBLE
+						     : OPT_NO_SOLUTION;
+		s->bnd_best = (opt ? Cbc_getObjValue(m)
+				   : Cbc_getBestPossibleObjValue(m)) +
+			      base;
+		/* CBC reports -inf or a huge value when it stopped before
+		 * its root: the LP's value is then the bound, or compute
+		 * alone */
+		if (!isfinite(s->bnd_best) || s->bnd_best < base)
+			s->bnd_best = base;
+		s->bound = s->bnd_best;
+		if (!isnan(s->bnd_lp) && s->bnd_lp > s->bound)
+			s->bound = s->bnd_lp;
+	}
+	rc = 0;
+	goto out;
+toobig:
+	/* too large to build: compute alone bounds the time */
+	s->bnd_vars = (uint64_t)b.n;
+	s->bnd_status = OPT_NO_SOLUTION;
+	s->bnd_lp = NAN;
+	s->bnd_best = s->bound = 0;
+	for (uint32_t t = 0; t < T; t++)
+		s->bound += (double)ct[t];
+	s->bnd_best = s->bound;
+	rc = 0;
+out:
+	if (m)
+		Cbc_deleteModel(m);
+	csc_free(&cs);
+	mat_free(&mx);
+	free(r.col);
+	free(r.val);
+	free(clo);
+	free(chi);
+	free(obj);
+	for (int f = 0; f < BF_N; f++)
+		free(b.fb[f]);
+	return rc;
+}
+
 int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 {
 	const struct wl_workload *wl = in->wl;
@@ -580,12 +1048,17 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	struct row r = {0};
 	double *x = NULL, *rhs_mem = NULL;
 	Cbc_Model *m = NULL;
-	Clp_Simplex *lp = NULL;
 	struct csc cs = {0};
 	struct mat mx = {0};
 	double *clo = NULL, *chi = NULL, *obj = NULL;
 	int rc = -1;
 	if (lay_build(&y, in) < 0) {
+		gms_errf(err, "out of memory");
+		goto out;
+	}
+	/* the global bound first, with half the time limit */
+	double t0 = wall_s();
+	if (bound_solve(&y, in->time_limit_s / 2, s) < 0) {
 		gms_errf(err, "out of memory");
 		goto out;
 	}
@@ -746,41 +1219,13 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 		s->start_obj = h;
 	if (mat_csc(&mx, (int)y.n, &cs) < 0)
 		goto oom;
-	m = Cbc_newModel();
-	lp = Clp_newModel();
-	if (!m || !lp)
+	double lpv, left = in->time_limit_s - (wall_s() - t0);
+	m = solve_both(&mx, &cs, (int)y.n, y.STb, clo, chi, obj,
+		       left > 0.01 ? left : 0.01, h >= 0 ? x : NULL, &lpv);
+	if (!m)
 		goto oom;
-	Cbc_loadProblem(m, (int)y.n, mx.rows, cs.start, cs.idx, cs.val, clo,
-			chi, obj, mx.lo, mx.hi);
-	for (int64_t c = 0; c < y.STb; c++)
-		Cbc_setInteger(m, (int)c);
-	/* the LP relaxation: the same matrix, every column continuous,
-	 * solved by CLP's dual simplex under the time limit */
-	Clp_loadProblem(lp, (int)y.n, mx.rows, cs.start, cs.idx, cs.val, clo,
-			chi, obj, mx.lo, mx.hi);
-	Clp_setLogLevel(lp, 0);
-	Clp_setMaximumSeconds(lp, in->time_limit_s);
-	Clp_dual(lp, 0);
-	s->lp_bound = Clp_isProvenOptimal(lp) ? Clp_objectiveValue(lp) + base
-					      : NAN;
-	pthread_mutex_lock(&cbc_lock);
-	if (h >= 0) {
-		int *idx = malloc((size_t)y.n * sizeof *idx);
-		if (idx) {
-			for (int64_t c = 0; c < y.n; c++)
-				idx[c] = (int)c;
-			Cbc_setMIPStartI(m, (int)y.n, idx, x);
-			free(idx);
-		}
-	}
-	Cbc_setLogLevel(m, 0);
-	/* wall-clock seconds (CBC counts CPU time by default) */
-	Cbc_setParameter(m, "timeMode", "elapsed");
-	Cbc_setMaximumSeconds(m, in->time_limit_s);
-	/* deterministic: one thread */
-	Cbc_setParameter(m, "threads", "0");
-	Cbc_solve(m);
-	pthread_mutex_unlock(&cbc_lock);
+	s->solve_s = wall_s() - t0;
+	s->lp_bound = isnan(lpv) ? NAN : lpv + base;
 	s->nodes = (uint64_t)Cbc_getNodeCount(m);
 	if (Cbc_isProvenInfeasible(m)) {
 		s->status = OPT_INFEASIBLE;
@@ -812,8 +1257,6 @@ oom:
 	gms_errf(err, "out of memory");
 	rc = -1;
 out:
-	if (lp)
-		Clp_deleteModel(lp);
 	csc_free(&cs);
 	if (m)
 		Cbc_deleteModel(m);
