@@ -576,7 +576,10 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
  *   AO, QO, GO, UO: the same for the copy-out (D2H) of j
  *   H[t,j]  the host holds a copy of j at e_{t-1}             (binary)
  *   K[t,j]  j holds device memory just before e_t             [0,1]
- *   W[t,j]  j is held through all of stage t                  [0,1]
+ *   W[t,j]  j is held through all of stage t up to op t's start [0,1]
+ *   AP[t,j] a copy-out of j completes before op t starts      (binary)
+ *   UP[t,j] D2H engine time spent on j before op t starts     [0,d_j]
+ *   Z[t,j]  j is freed before op t starts with no host copy   (binary)
  *
  * Checkmate's constraints (Jain et al., MLSys 2020, eq. 1-2; parasj/
  * checkmate solvers/solver_ilp.py "R[t,v] <= R[t,u] + S[t,u]" and
@@ -597,8 +600,12 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
  * time given to it, stage after stage, while it is under way:
  *   (B4) h G[t] <= h G[t-1] + U[t];  h A[t] <= h G[t-1] + U[t];
  *        G[t] <= F[t];  U[t] <= h (F[t] + A[t]);  U[t] <= h (H[t] + AO[t])
- *   (B5) the same for D2H with d_j, GO, QO, AO, UO, and the copy reads a
- *        valid j: UO[t] <= d (S[t] + R[t,p] + A[t] + QO[t-1]).
+ *   (B5) the same for D2H with d_j, GO, QO, AO, UO, and the copy reads
+ *        data that was there at the stage's start, re-created in it, or
+ *        copied in from a host copy made before (a copy-in and a
+ *        copy-out of one stage cannot justify each other):
+ *        UO[t] <= d (S[t] + R[t,p] + H[t] + QO[t-1]),
+ *        AO[t] <= S[t] + R[t,p] + H[t] + QO[t-1].
  * Each engine is serial, so its time inside a stage fits the stage:
  *   (B6) sum_j U[t,j] <= D_t,  sum_j UO[t,j] <= D_t,
  * and a copy-in of op t's input j is over before op t starts (j cannot
@@ -616,6 +623,26 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
  * (valid at both ends, neither re-run nor copied in inside it):
  *   (B9) W[t,j] >= S[t,j] + S[t+1,j] - 1 - R[t,p] - A[t,j];
  *        fixed + sum_j b_j W[t,j] + max_i (out_i + ws_i) R[t,i] <= budget.
+ * A copy under way at e_{t-1} holds j's block until it ends (the
+ * executor allocates a copy-in's block when it is issued and frees a
+ * released block when its copy-out ends, sim/ex.c ex_swap_in and
+ * swap_out_done), so j counts at op t's start, and in (B9), unless it
+ * ended before:
+ *   (B10) W[t,j] >= F[t-1,j] - A[t,j],  W[t,j] >= QO[t-1,j] - AP[t,j];
+ *        d AP[t] <= d GO[t-1] + UP[t],  UP[t] <= UO[t],  AP[t] <= AO[t];
+ *        sum_j UP[t,j] <= D_t - c_t (the window before op t);
+ *        fixed + in_t + out_t + ws_t + sum_{j not in in(t)} b_j W[t,j]
+ *        <= budget.
+ * A tensor valid at e_{t-1} is held at op t's start unless it was freed
+ * before: released once a copy-out ended (AP) or with a host copy made
+ * earlier (H, sim/ex.c ex_swap_out: "the host already has the data"),
+ * or dropped (Z: freed while no copy-out of it had ever completed; H is
+ * read as "a copy-out has completed before", since j does not change
+ * once written), after which only a re-run of its producer gives it
+ * data again, so a copy-out, a copy-in or validity at e_t need one:
+ *   (B11) W[t,j] >= S[t,j] - AP[t,j] - H[t,j] - Z[t,j];
+ *        S[t+1,j] + Z[t,j] <= 1 + R[t,p],  AO[t,j] + Z[t,j] <= 1 +
+ *        R[t,p],  A[t,j] + Z[t,j] <= 1 + R[t,p].
  * Minimise sum_t D_t. Relaxed (each only lowers the bound): memory
  * inside a re-run other than (B9), copies fluid inside a stage (a copy's
  * share of a stage may overlap the op that reads it, except (B7)), a
@@ -623,7 +650,7 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
  * counted once, no copy latency or derating, no fragmentation.
  */
 enum { BF_S, BF_A, BF_F, BF_G, BF_U, BF_AO, BF_QO, BF_GO, BF_UO, BF_H,
-       BF_K, BF_W, BF_N };
+       BF_K, BF_W, BF_AP, BF_UP, BF_Z, BF_N };
 
 struct blay {
 	const struct lay *y;
@@ -726,8 +753,9 @@ static int bound_solve(const struct lay *y, double limit_s,
 	for (uint32_t k = 0; k < T; k++)
 		n += y->Lop[k] - k; /* R first, as the MILP's (lay_build) */
 	/* binaries first (CBC's integer columns 0..n_int-1) */
-	static const int order[BF_N] = {BF_S, BF_A, BF_F, BF_AO, BF_QO, BF_H,
-					BF_G, BF_U, BF_GO, BF_UO, BF_K, BF_W};
+	static const int order[BF_N] = {BF_S, BF_A, BF_F, BF_AO, BF_QO,
+					BF_H, BF_AP, BF_Z, BF_G, BF_U, BF_GO,
+					BF_UO, BF_UP, BF_K, BF_W};
 	for (int f = 0; f < BF_N; f++) {
 		b.fb[f] = malloc((N ? N : 1) * sizeof *b.fb[f]);
 		if (!b.fb[f])
@@ -736,7 +764,7 @@ static int bound_solve(const struct lay *y, double limit_s,
 	int64_t n_int = 0;
 	for (int k = 0; k < BF_N; k++) {
 		int f = order[k];
-		bool sw = f != BF_S && f != BF_K && f != BF_W;
+		bool sw = f != BF_S && f != BF_K && f != BF_W && f != BF_Z;
 		for (uint32_t j = 0; j < N; j++) {
 			int64_t p = prod(y, j), L = y->L[j];
 			b.fb[f][j] = -1;
@@ -745,7 +773,7 @@ static int bound_solve(const struct lay *y, double limit_s,
 			b.fb[f][j] = n;
 			n += L - p;
 		}
-		if (f == BF_H)
+		if (f == BF_Z)
 			n_int = n;
 	}
 	b.STb = n;
@@ -777,6 +805,7 @@ static int bound_solve(const struct lay *y, double limit_s,
 		for (int64_t t = p + 1; t <= L && in->swap; t++) {
 			chi[bcol(&b, BF_U, j, t)] = (double)in->t_h2d[j];
 			chi[bcol(&b, BF_UO, j, t)] = (double)in->t_d2h[j];
+			chi[bcol(&b, BF_UP, j, t)] = (double)in->t_d2h[j];
 		}
 		if (in->swap) /* no host copy before the first copy-out */
 			chi[bcol(&b, BF_H, j, p + 1)] = 0;
@@ -827,9 +856,65 @@ static int bound_solve(const struct lay *y, double limit_s,
 				ADD(Rp, 1);
 				ADD(bcol(&b, BF_A, j, t), 1);
 				ROW('G', -1);
+				/* (B11) valid at e_{t-1}, j is still held at op
+				 * t's start unless a copy-out ended before it,
+				 * the host had a copy (a release frees it at
+				 * once), or it was dropped (Z); after a drop j
+				 * is valid, or copied out, again only when
+				 * re-created in the stage */
+				r.n = 0;
+				ADD(bcol(&b, BF_W, j, t), 1);
+				ADD(bcol(&b, BF_S, j, t), -1);
+				ADD(bcol(&b, BF_AP, j, t), 1);
+				ADD(bcol(&b, BF_H, j, t), 1);
+				ADD(bcol(&b, BF_Z, j, t), 1);
+				ROW('G', 0);
+				static const int zf[3] = {BF_S, BF_AO, BF_A};
+				for (int q = 0; q < 3; q++) {
+					int64_t c = bcol(&b, zf[q], j,
+							 q ? t : t + 1);
+					if (c < 0)
+						continue;
+					r.n = 0;
+					ADD(c, 1);
+					ADD(bcol(&b, BF_Z, j, t), 1);
+					ADD(Rp, -1);
+					ROW('L', 1);
+				}
 			}
 			if (!in->swap)
 				continue;
+			/* (B10) a copy under way at e_{t-1} holds j's block
+			 * until it ends: through stage t for a copy-in that
+			 * does not complete in it, up to op t's start for a
+			 * copy-out that does not complete before it */
+			if (t < L) {
+				r.n = 0;
+				ADD(bcol(&b, BF_W, j, t), 1);
+				ADD(bcol(&b, BF_F, j, t - 1), -1);
+				ADD(bcol(&b, BF_A, j, t), 1);
+				ROW('G', 0);
+				r.n = 0;
+				ADD(bcol(&b, BF_W, j, t), 1);
+				ADD(bcol(&b, BF_QO, j, t - 1), -1);
+				ADD(bcol(&b, BF_AP, j, t), 1);
+				ROW('G', 0);
+			}
+			/* AP: a copy-out that completes before op t starts,
+			 * with UP of its engine time in that window */
+			r.n = 0;
+			ADD(bcol(&b, BF_AP, j, t), d);
+			ADD(bcol(&b, BF_GO, j, t - 1), -d);
+			ADD(bcol(&b, BF_UP, j, t), -1);
+			ROW('L', 0);
+			r.n = 0;
+			ADD(bcol(&b, BF_UP, j, t), 1);
+			ADD(bcol(&b, BF_UO, j, t), -1);
+			ROW('L', 0);
+			r.n = 0;
+			ADD(bcol(&b, BF_AP, j, t), 1);
+			ADD(bcol(&b, BF_AO, j, t), -1);
+			ROW('L', 0);
 			/* (B3) */
 			if (t < L) {
 				r.n = 0;
@@ -879,9 +964,19 @@ static int bound_solve(const struct lay *y, double limit_s,
 				} else {
 					ADD(bcol(&b, BF_S, j, t), -k);
 					ADD(Rp, -k);
-					ADD(bcol(&b, BF_A, j, t), -k);
+					ADD(bcol(&b, BF_H, j, t), -k);
 					ADD(bcol(&b, BF_QO, j, t - 1), -k);
 				}
+				ROW('L', 0);
+				if (dir == 0)
+					continue;
+				/* and a copy-out that completes had data */
+				r.n = 0;
+				ADD(bcol(&b, BF_AO, j, t), 1);
+				ADD(bcol(&b, BF_S, j, t), -1);
+				ADD(Rp, -1);
+				ADD(bcol(&b, BF_H, j, t), -1);
+				ADD(bcol(&b, BF_QO, j, t - 1), -1);
 				ROW('L', 0);
 			}
 		}
@@ -924,6 +1019,15 @@ static int bound_solve(const struct lay *y, double limit_s,
 				ADD(bcol(&b, BF_K, j, t),
 				    (double)wl->tensors[j].bytes);
 		ROW('L', (double)in->budget - need);
+		/* (B10) and at op t's start, once its outputs and workspace
+		 * are allocated */
+		r.n = 0;
+		for (uint32_t j = 0; j < N; j++)
+			if (!is_input(ot, j))
+				ADD(bcol(&b, BF_W, j, t),
+				    (double)wl->tensors[j].bytes);
+		if (r.n)
+			ROW('L', (double)in->budget - need);
 		/* (B9) memory during a re-run */
 		r.n = 0;
 		for (uint32_t j = 0; j < N; j++)
@@ -942,8 +1046,12 @@ static int bound_solve(const struct lay *y, double limit_s,
 		}
 		if (!in->swap)
 			continue;
-		/* (B6) and (B7): st[t] + sum c_i R[t,i] >= engine time - c_t */
-		for (int e = 0; e < 3; e++) {
+		/* (B6), (B7) and (B10)'s window: st[t] + sum c_i R[t,i]
+		 * >= engine time - c_t (e 0: H2D, 1: D2H), or >= the
+		 * engine time before op t starts (e 2: copy-ins of op t's
+		 * inputs, 3: copy-outs that free a block by then) */
+		for (int e = 0; e < 4; e++) {
+			static const int fam[4] = {BF_U, BF_UO, BF_U, BF_UP};
 			r.n = 0;
 			ADD(b.STb + t, 1);
 			for (uint32_t i = 0; i < t; i++)
@@ -951,9 +1059,9 @@ static int bound_solve(const struct lay *y, double limit_s,
 			for (uint32_t j = 0; j < N; j++) {
 				if (e == 2 && !is_input(ot, j))
 					continue;
-				ADD(bcol(&b, e == 1 ? BF_UO : BF_U, j, t), -1);
+				ADD(bcol(&b, fam[e], j, t), -1);
 			}
-			ROW('G', e == 2 ? 0 : -(double)ct[t]);
+			ROW('G', e >= 2 ? 0 : -(double)ct[t]);
 		}
 	}
 #undef ADD
@@ -969,6 +1077,21 @@ static int bound_solve(const struct lay *y, double limit_s,
 	if (!m)
 		goto out;
 	s->bnd_lp = isnan(lp) ? NAN : lp + base;
+	if (getenv("GMS_DEBUG_BOUND") && Cbc_bestSolution(m)) { /* DEBUG */
+		const double *xs = Cbc_bestSolution(m);
+		static const char *fn = "S A F G U AOQOGOUOH K W APUPZ ";
+		for (int f = 0; f < BF_N; f++)
+			for (uint32_t j = 0; j < N; j++)
+				for (int64_t t = 0; t < T; t++) {
+					int64_t c = bcol(&b, f, j, t);
+					if (c >= 0 && xs[c] > 1e-6)
+						fprintf(stderr, "%.2s[%lld,%s]=%g\n", fn + 2 * f, (long long)t, wl->tensors[j].name, xs[c]);
+				}
+		for (uint32_t t = 0; t < T; t++) {
+			if (xs[b.STb + t] > 1e-6) fprintf(stderr, "st[%u]=%g\n", t, xs[b.STb + t]);
+			for (uint32_t i = 0; i < t; i++) if (colR(y, i, t) >= 0 && xs[colR(y, i, t)] > 1e-6) fprintf(stderr, "R[%u,%u]\n", t, i);
+		}
+	}
 	if (Cbc_isProvenInfeasible(m)) {
 		s->bnd_status = OPT_INFEASIBLE;
 		s->bnd_best = s->bound = INFINITY;
