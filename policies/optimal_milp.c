@@ -52,7 +52,11 @@
 #pragma GCC diagnostic pop
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,10 +64,6 @@
 const char *const opt_status_names[] = {"optimal", "time-limit",
 					"no-solution", "infeasible"};
 
-/* CBC 2.10's Cbc_solve runs its command-line driver (CbcMain1), which
- * keeps static state: one solve at a time (experiments run points on
- * threads). The lock is the only state outside a context here. */
-static pthread_mutex_t cbc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Column layout: one base per op (R) and per tensor (S, O, I, H). */
 struct lay {
@@ -682,37 +682,57 @@ static double wall_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Solve a loaded model's LP with CLP and then the MILP with CBC under
- * limit_s (wall); *lp NAN when CLP did not finish. Returns the CBC model
- * (caller deletes) or NULL. */
-static Cbc_Model *solve_both(const struct mat *mx, const struct csc *cs,
-			     int n, int64_t n_int, const double *clo,
-			     const double *chi, const double *obj,
-			     double limit_s, const double *start, double *lp)
+/* What a solve gave: the LP's value (NAN: not reached), and CBC's
+ * outcome when it ended within the limit (done). */
+struct sres {
+	double lp;
+	bool done, infeasible, optimal, has_sol;
+	double obj, best; /* CBC's objective and best possible bound */
+	double nodes;
+	double *x;	  /* the best solution (n), when has_sol */
+};
+
+/* Write all of buf to fd; -1 on error. */
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The child: CLP's LP, then CBC, each result written to fd as soon as it
+ * is known (the LP first, so that a parent which stops CBC at the limit
+ * still has it). Never returns. */
+static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
+			int n, int64_t n_int, const double *clo,
+			const double *chi, const double *obj, double limit_s,
+			const double *start, double t0)
 {
 	Clp_Simplex *c = Clp_newModel();
 	Cbc_Model *m = Cbc_newModel();
-	if (!c || !m) {
-		if (c)
-			Clp_deleteModel(c);
-		if (m)
-			Cbc_deleteModel(m);
-		return NULL;
-	}
-	double t0 = wall_s();
+	if (!c || !m)
+		_exit(1);
 	Clp_loadProblem(c, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
 			obj, mx->lo, mx->hi);
 	Clp_setLogLevel(c, 0);
 	Clp_setMaximumSeconds(c, limit_s);
 	Clp_dual(c, 0);
-	*lp = Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN;
+	double lp = Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN;
 	Clp_deleteModel(c);
+	if (write_all(fd, &lp, sizeof lp) < 0)
+		_exit(1);
 	Cbc_loadProblem(m, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
 			obj, mx->lo, mx->hi);
 	for (int64_t k = 0; k < n_int; k++)
 		Cbc_setInteger(m, (int)k);
-	double left = limit_s - (wall_s() - t0);
-	pthread_mutex_lock(&cbc_lock);
 	if (start) {
 		int *idx = malloc((size_t)n * sizeof *idx);
 		if (idx) {
@@ -723,14 +743,106 @@ static Cbc_Model *solve_both(const struct mat *mx, const struct csc *cs,
 		}
 	}
 	Cbc_setLogLevel(m, 0);
-	/* wall-clock seconds (CBC counts CPU time by default) */
+	/* wall-clock seconds (CBC counts CPU time by default), what is left
+	 * less a margin for writing the answer back */
+	double left = 0.95 * (limit_s - (wall_s() - t0));
 	Cbc_setParameter(m, "timeMode", "elapsed");
 	Cbc_setMaximumSeconds(m, left > 0.01 ? left : 0.01);
 	/* deterministic: one thread */
 	Cbc_setParameter(m, "threads", "0");
 	Cbc_solve(m);
-	pthread_mutex_unlock(&cbc_lock);
-	return m;
+	const double *sol = Cbc_bestSolution(m);
+	double h[6] = {Cbc_isProvenInfeasible(m), Cbc_isProvenOptimal(m),
+		       sol != NULL, sol ? Cbc_getObjValue(m) : 0,
+		       Cbc_getBestPossibleObjValue(m), Cbc_getNodeCount(m)};
+	if (write_all(fd, h, sizeof h) < 0 ||
+	    (sol && write_all(fd, sol, (size_t)n * sizeof *sol) < 0))
+		_exit(1);
+	_exit(0);
+}
+
+/* Solve a model's LP (CLP) and MILP (CBC) under limit_s seconds of wall
+ * time, with start as CBC's MIP start (NULL: none). CBC 2.10 checks its
+ * limit only between phases (a 5 s limit took 49 s at the root of the
+ * 376-op recorded transformer), and its C API has no way to interrupt it,
+ * so both run in a child process that is killed at the limit; what it
+ * had written by then is kept (the LP's value comes first). A separate
+ * process also keeps CBC's static state (its command-line driver,
+ * CbcMain1) apart between concurrent solves. -1 on a system error. */
+static int solve_both(const struct mat *mx, const struct csc *cs, int n,
+		      int64_t n_int, const double *clo, const double *chi,
+		      const double *obj, double limit_s, const double *start,
+		      struct sres *res)
+{
+	memset(res, 0, sizeof *res);
+	res->lp = NAN;
+	size_t need = sizeof(double) * (7 + (size_t)n);
+	char *buf = malloc(need);
+	res->x = malloc(((size_t)n + 1) * sizeof *res->x);
+	int fd[2];
+	if (!buf || !res->x || pipe(fd) < 0) {
+		free(buf);
+		return -1;
+	}
+	double t0 = wall_s();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		free(buf);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		solve_child(fd[1], mx, cs, n, n_int, clo, chi, obj, limit_s,
+			    start, t0);
+	}
+	close(fd[1]);
+	size_t got = 0;
+	bool eof = false;
+	while (!eof && got < need) {
+		double left = limit_s - (wall_s() - t0);
+		if (left <= 0)
+			break;
+		struct pollfd pfd = {.fd = fd[0], .events = POLLIN};
+		int pr = poll(&pfd, 1, (int)ceil(left * 1000));
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			break;
+		ssize_t r = read(fd[0], buf + got, need - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			eof = true;
+		else
+			got += (size_t)r;
+	}
+	close(fd[0]);
+	kill(pid, SIGKILL); /* gone already when it finished */
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	double h[7];
+	if (got >= sizeof(double)) {
+		memcpy(h, buf, sizeof(double));
+		res->lp = h[0];
+	}
+	if (got >= sizeof h) {
+		memcpy(h, buf, sizeof h);
+		res->infeasible = h[1] > 0.5;
+		res->optimal = h[2] > 0.5;
+		res->has_sol = h[3] > 0.5;
+		res->obj = h[4];
+		res->best = h[5];
+		res->nodes = h[6];
+		res->done = !res->has_sol || got == need;
+		if (res->has_sol && got == need)
+			memcpy(res->x, buf + sizeof h,
+			       (size_t)n * sizeof *res->x);
+	}
+	free(buf);
+	return 0;
 }
 
 /* Build and solve the relaxation into s->bnd_*; -1 on out of memory. */
@@ -747,7 +859,6 @@ static int bound_solve(const struct lay *y, double limit_s,
 	struct mat mx = {0};
 	struct csc cs = {0};
 	double *clo = NULL, *chi = NULL, *obj = NULL;
-	Cbc_Model *m = NULL;
 	int rc = -1;
 	int64_t n = 0;
 	for (uint32_t k = 0; k < T; k++)
@@ -1071,47 +1182,32 @@ static int bound_solve(const struct lay *y, double limit_s,
 	s->bnd_int = (uint64_t)n_int;
 	if (mat_csc(&mx, (int)b.n, &cs) < 0)
 		goto out;
-	double lp;
-	m = solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj, limit_s,
-		       NULL, &lp);
-	if (!m)
+	struct sres sr;
+	if (solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj, limit_s, NULL,
+		       &sr) < 0) {
+		free(sr.x);
 		goto out;
-	s->bnd_lp = isnan(lp) ? NAN : lp + base;
-	if (getenv("GMS_DEBUG_BOUND") && Cbc_bestSolution(m)) { /* DEBUG */
-		const double *xs = Cbc_bestSolution(m);
-		static const char *fn = "S A F G U AOQOGOUOH K W APUPZ ";
-		for (int f = 0; f < BF_N; f++)
-			for (uint32_t j = 0; j < N; j++)
-				for (int64_t t = 0; t < T; t++) {
-					int64_t c = bcol(&b, f, j, t);
-					if (c >= 0 && xs[c] > 1e-6)
-						fprintf(stderr, "%.2s[%lld,%s]=%g\n", fn + 2 * f, (long long)t, wl->tensors[j].name, xs[c]);
-				}
-		for (uint32_t t = 0; t < T; t++) {
-			if (xs[b.STb + t] > 1e-6) fprintf(stderr, "st[%u]=%g\n", t, xs[b.STb + t]);
-			for (uint32_t i = 0; i < t; i++) if (colR(y, i, t) >= 0 && xs[colR(y, i, t)] > 1e-6) fprintf(stderr, "R[%u,%u]\n", t, i);
-		}
 	}
-	if (Cbc_isProvenInfeasible(m)) {
+	s->bnd_lp = isnan(sr.lp) ? NAN : sr.lp + base;
+	s->bnd_nodes = (uint64_t)sr.nodes;
+	if (sr.done && sr.infeasible) {
 		s->bnd_status = OPT_INFEASIBLE;
 		s->bnd_best = s->bound = INFINITY;
 	} else {
-		bool opt = Cbc_isProvenOptimal(m) && Cbc_bestSolution(m);
+		bool opt = sr.done && sr.optimal && sr.has_sol;
 		s->bnd_status = opt ? OPT_OPTIMAL
-			       : Cbc_bestSolution(m) ? OPT_FEASIBLE
-						     : OPT_NO_SOLUTION;
-		s->bnd_best = (opt ? Cbc_getObjValue(m)
-				   : Cbc_getBestPossibleObjValue(m)) +
-			      base;
-		/* CBC reports -inf or a huge value when it stopped before
-		 * its root: the LP's value is then the bound, or compute
-		 * alone */
+			       : sr.has_sol ? OPT_FEASIBLE
+					    : OPT_NO_SOLUTION;
+		/* CBC's bound when it ended; compute alone when it was
+		 * stopped first (or reported -inf before its root) */
+		s->bnd_best = sr.done ? (opt ? sr.obj : sr.best) + base : base;
 		if (!isfinite(s->bnd_best) || s->bnd_best < base)
 			s->bnd_best = base;
 		s->bound = s->bnd_best;
 		if (!isnan(s->bnd_lp) && s->bnd_lp > s->bound)
 			s->bound = s->bnd_lp;
 	}
+	free(sr.x);
 	rc = 0;
 	goto out;
 toobig:
@@ -1125,8 +1221,6 @@ toobig:
 	s->bnd_best = s->bound;
 	rc = 0;
 out:
-	if (m)
-		Cbc_deleteModel(m);
 	csc_free(&cs);
 	mat_free(&mx);
 	free(r.col);
@@ -1170,7 +1264,6 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	struct lay y;
 	struct row r = {0};
 	double *x = NULL, *rhs_mem = NULL;
-	Cbc_Model *m = NULL;
 	struct csc cs = {0};
 	struct mat mx = {0};
 	double *clo = NULL, *chi = NULL, *obj = NULL;
@@ -1342,37 +1435,47 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 		s->start_obj = h;
 	if (mat_csc(&mx, (int)y.n, &cs) < 0)
 		goto oom;
-	double lpv, left = in->time_limit_s - (wall_s() - t0);
-	m = solve_both(&mx, &cs, (int)y.n, y.STb, clo, chi, obj,
-		       left > 0.01 ? left : 0.01, h >= 0 ? x : NULL, &lpv);
-	if (!m)
-		goto oom;
+	double left = in->time_limit_s - (wall_s() - t0);
+	struct sres sr;
+	if (solve_both(&mx, &cs, (int)y.n, y.STb, clo, chi, obj,
+		       left > 0.01 ? left : 0.01, h >= 0 ? x : NULL, &sr) < 0) {
+		free(sr.x);
+		gms_errf(err, "cannot start the solver process");
+		goto out;
+	}
 	s->solve_s = wall_s() - t0;
-	s->lp_bound = isnan(lpv) ? NAN : lpv + base;
-	s->nodes = (uint64_t)Cbc_getNodeCount(m);
-	if (Cbc_isProvenInfeasible(m)) {
+	s->lp_bound = isnan(sr.lp) ? NAN : sr.lp + base;
+	s->nodes = (uint64_t)sr.nodes;
+	if (sr.done && sr.infeasible) {
 		s->status = OPT_INFEASIBLE;
+		free(sr.x);
 		rc = 0;
 		goto out;
 	}
-	const double *sol = Cbc_bestSolution(m);
+	/* stopped at the limit before CBC answered: the MIP start is the
+	 * incumbent, the LP (or compute alone) the bound */
+	const double *sol = sr.has_sol && sr.done ? sr.x : h >= 0 ? x : NULL;
+	double lb = isnan(s->lp_bound) ? base : s->lp_bound;
 	if (!sol) {
 		s->status = OPT_NO_SOLUTION;
-		s->best_bound = Cbc_getBestPossibleObjValue(m) + base;
+		s->best_bound = sr.done ? sr.best + base : lb;
+		free(sr.x);
 		rc = 0;
 		goto out;
 	}
-	s->status = Cbc_isProvenOptimal(m) ? OPT_OPTIMAL : OPT_FEASIBLE;
-	s->objective = Cbc_getObjValue(m) + base;
-	s->best_bound = s->status == OPT_OPTIMAL
-				? s->objective
-				: Cbc_getBestPossibleObjValue(m) + base;
+	s->status = sr.done && sr.optimal ? OPT_OPTIMAL : OPT_FEASIBLE;
+	s->objective = sol == x ? h : sr.obj + base;
+	s->best_bound = s->status == OPT_OPTIMAL ? s->objective
+			: sr.done ? sr.best + base
+				  : lb;
 	if (s->best_bound > s->objective)
 		s->best_bound = s->objective;
 	s->gap = s->objective > 0
 			 ? (s->objective - s->best_bound) / s->objective
 			 : 0;
-	if (extract(&y, sol, s) < 0)
+	int erc = extract(&y, sol, s);
+	free(sr.x);
+	if (erc < 0)
 		goto oom;
 	rc = 0;
 	goto out;
@@ -1381,8 +1484,6 @@ oom:
 	rc = -1;
 out:
 	csc_free(&cs);
-	if (m)
-		Cbc_deleteModel(m);
 	free(r.col);
 	free(r.val);
 	mat_free(&mx);

@@ -89,7 +89,7 @@ struct opt_sched {
 				       optimum when bnd_status is
 				       OPT_OPTIMAL) */
 	double bound;		    /* the larger of the two: the bound */
-	uint64_t bnd_vars, bnd_rows, bnd_int;
+	uint64_t bnd_vars, bnd_rows, bnd_int, bnd_nodes;
 	double solve_s;		    /* wall seconds of both solves */
 };
 
