@@ -581,17 +581,19 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
  *   UP[t,j] D2H engine time spent on j before op t starts     [0,d_j]
  *   Z[t,j]  j is freed before op t starts with no host copy   (binary)
  *
- * Checkmate's constraints (Jain et al., MLSys 2020, eq. 1-2; parasj/
- * checkmate solvers/solver_ilp.py "R[t,v] <= R[t,u] + S[t,u]" and
- * "S[t+1,i] <= S[t,i] + R[t,i]"), with POET's page-in (Patil et al., ICML
- * 2022; ShishirPatil/poet poet/solvers/poet_ilp.py: "S_RAM[t+1,i] <=
- * S_RAM[t,i] + R[t,i] + M_sd2ram[t,i]") as a completion inside the stage:
+ * Checkmate's constraints (Jain et al., MLSys 2020, section 4.2;
+ * parasj/checkmate checkmate/core/solvers/gurobi_solver.py:
+ * "self.R[t, v] <= self.R[t, u] + self.S[t, u]" and "self.S[t + 1, i] <=
+ * self.S[t, i] + self.R[t, i]"), with POET's page-in (Patil et al., ICML
+ * 2022; ShishirPatil/poet poet/poet_solver.py: "self.SRam[t + 1][i] <=
+ * self.SRam[t][i] + self.R[t][i] + self.MIn[t][i]") as a completion
+ * inside the stage:
  *   (B1) R[t,i] <= S[t,j] + R[t,p(j)] + A[t,j]  every managed input j of
  *        a re-run i (and 1 <= ... for op t itself);
  *   (B2) S[t+1,j] <= S[t,j] + R[t,p] + A[t,j].
- * POET's host residency ("S_SD[t+1,i] <= S_SD[t,i] + M_ram2sd[t,i]") and
- * its page-in precondition ("M_sd2ram[t,i] <= S_SD[t,i]"), with the
- * copy-out completing inside the stage:
+ * POET's host residency ("self.SSd[t + 1][i] <= self.SSd[t][i] +
+ * self.MOut[t][i]") and its page-in precondition ("self.MIn[i][j] <=
+ * self.SSd[i][j]"), with the copy-out completing inside the stage:
  *   (B3) H[t+1,j] <= H[t,j] + AO[t,j];  A[t,j] <= H[t,j] + AO[t,j]
  *        (a swap-in does not consume the host copy here: the executor
  *        drops it, a relaxation keeps it).
@@ -611,8 +613,11 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
  * and a copy-in of op t's input j is over before op t starts (j cannot
  * be copied in while op t holds it):
  *   (B7) sum_{j in in(t)} U[t,j] <= D_t - c_t = st[t] + sum_i c_i R[t,i].
- * Memory (Checkmate's U[t,k] at the frontier op, without its FREE
- * variables: only what is surely held is counted). Just before e_t the
+ * Memory (Checkmate's U[t,k], gurobi_solver.py "self.U[t, k + 1] ==
+ * self.U[t, k] + self.R[t, k + 1] * permute_ram[k + 1] - mem_freed", and
+ * POET's "self.U[t][0] == ... + pl.lpSum(self.SRam[t][i] *
+ * ram_vec_bytes[i] ...)", taken at the frontier op and without FREE_E:
+ * only what is surely held is counted). Just before e_t the
  * device holds the fixed tensors, op t's inputs, outputs and workspace,
  * everything valid at e_t, and every block a copy is still reading or
  * writing:
@@ -622,7 +627,10 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
  * and during a re-run i of stage t, what was held through the stage
  * (valid at both ends, neither re-run nor copied in inside it):
  *   (B9) W[t,j] >= S[t,j] + S[t+1,j] - 1 - R[t,p] - A[t,j];
- *        fixed + sum_j b_j W[t,j] + max_i (out_i + ws_i) R[t,i] <= budget.
+ *        fixed + sum_j b_j W[t,j] + max_i (o_i + ws_i) R[t,i] <= budget,
+ *        o_i the least managed output of i (a re-run allocates the one
+ *        it regenerates; sim/ex.c wants_block: not one still there or
+ *        not wanted).
  * A copy under way at e_{t-1} holds j's block until it ends (the
  * executor allocates a copy-in's block when it is issued and frees a
  * released block when its copy-out ends, sim/ex.c ex_swap_in and
@@ -1150,9 +1158,20 @@ static int bound_solve(const struct lay *y, double limit_s,
 			int64_t c = colR(y, i, t);
 			if (c < 0)
 				continue;
+			/* a re-run allocates its workspace and at least one
+			 * output (the one it regenerates; the others may be
+			 * there already, or not wanted) */
+			const struct wl_op *oi = &wl->ops[i];
+			uint64_t least = 0;
+			for (uint32_t q = 0; q < oi->n_out; q++) {
+				uint64_t by = wl->tensors[oi->out[q]].bytes;
+				if (in->managed[oi->out[q]] &&
+				    (!least || by < least))
+					least = by;
+			}
 			r.n = 0;
 			ADD(b.WMb + t, 1);
-			ADD(c, -(double)(y->ob[i] + cw[i]));
+			ADD(c, -(double)(least + cw[i]));
 			ROW('G', 0);
 		}
 		if (!in->swap)
