@@ -753,7 +753,7 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 	Cbc_setLogLevel(m, 0);
 	/* wall-clock seconds (CBC counts CPU time by default), what is left
 	 * less a margin for writing the answer back */
-	double left = 0.95 * (limit_s - (wall_s() - t0));
+	double left = 0.85 * (limit_s - (wall_s() - t0));
 	Cbc_setParameter(m, "timeMode", "elapsed");
 	Cbc_setMaximumSeconds(m, left > 0.01 ? left : 0.01);
 	/* deterministic: one thread */
@@ -1281,6 +1281,7 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 					(unsigned long long)in->budget);
 	}
 	struct lay y;
+	double t0 = wall_s();
 	struct row r = {0};
 	double *x = NULL, *rhs_mem = NULL;
 	struct csc cs = {0};
@@ -1288,12 +1289,6 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	double *clo = NULL, *chi = NULL, *obj = NULL;
 	int rc = -1;
 	if (lay_build(&y, in) < 0) {
-		gms_errf(err, "out of memory");
-		goto out;
-	}
-	/* the global bound first, with half the time limit */
-	double t0 = wall_s();
-	if (bound_solve(&y, in->time_limit_s / 2, s) < 0) {
 		gms_errf(err, "out of memory");
 		goto out;
 	}
@@ -1454,7 +1449,9 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 		s->start_obj = h;
 	if (mat_csc(&mx, (int)y.n, &cs) < 0)
 		goto oom;
-	double left = in->time_limit_s - (wall_s() - t0);
+	/* the incumbent first, with up to 60% of the limit; the global
+	 * bound then has what is left */
+	double left = 0.6 * in->time_limit_s - (wall_s() - t0);
 	struct sres sr;
 	if (solve_both(&mx, &cs, (int)y.n, y.STb, clo, chi, obj,
 		       left > 0.01 ? left : 0.01, h >= 0 ? x : NULL, &sr) < 0) {
@@ -1462,7 +1459,6 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 		gms_errf(err, "cannot start the solver process");
 		goto out;
 	}
-	s->solve_s = wall_s() - t0;
 	s->lp_bound = isnan(sr.lp) ? NAN : sr.lp + base;
 	s->nodes = (uint64_t)sr.nodes;
 	if (sr.done && sr.infeasible) {
@@ -1502,6 +1498,12 @@ oom:
 	gms_errf(err, "out of memory");
 	rc = -1;
 out:
+	if (rc == 0 &&
+	    bound_solve(&y, in->time_limit_s - (wall_s() - t0), s) < 0) {
+		gms_errf(err, "out of memory");
+		rc = -1;
+	}
+	s->solve_s = wall_s() - t0;
 	csc_free(&cs);
 	free(r.col);
 	free(r.val);

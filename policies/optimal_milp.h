@@ -80,8 +80,9 @@ struct opt_sched {
 	double peak_mem;	 /* max of mem */
 	/* The global bound (optimal_milp.c, "The relaxation"): a lower
 	 * bound on the iteration time of every schedule the executor can
-	 * run, copies spanning stages included; solved before the
-	 * incumbent's MILP, each with half the time limit. */
+	 * run, copies spanning stages included; solved after the
+	 * incumbent's MILP (which has up to 60% of the time limit), with
+	 * the rest. */
 	enum opt_status bnd_status; /* OPT_INFEASIBLE: no schedule fits */
 	double bnd_lp;		    /* its LP relaxation, ns (NAN: not
 				       reached in the time limit) */
