@@ -853,6 +853,51 @@ static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 	return 0;
 }
 
+/* Checkmate's dependency rows of stage t, "self.R[t, v] <= self.R[t, u] +
+ * self.S[t, u]" for op t (R[t,t] = 1) and each op i re-run in it: an
+ * input j is resident at the stage's start or its producer is re-run in
+ * the stage; in the relaxation (b not NULL), or a copy-in of j completes
+ * in it (B1). -1 on out of memory. */
+static int dep_rows(const struct lay *y, const struct blay *b, uint32_t t,
+		    struct row *r, struct mat *mx)
+{
+	for (uint32_t i = 0; i <= t; i++) {
+		int64_t ri = i == t ? -1 : colR(y, i, t);
+		if (i != t && ri < 0)
+			continue;
+		const struct wl_op *o = &y->wl->ops[i];
+		for (uint32_t a = 0; a < o->n_in; a++) {
+			uint32_t j = o->in[a];
+			if (!y->in->managed[j])
+				continue;
+			r->n = 0;
+			/* colR of producer -1 (the batch) is -1: none */
+			if (row_add(r, b ? bcol(b, BF_S, j, t) : colS(y, j, t),
+				    1) < 0 ||
+			    row_add(r, colR(y, (uint32_t)prod(y, j), t), 1) <
+				    0 ||
+			    row_add(r, b ? bcol(b, BF_A, j, t) : -1, 1) < 0 ||
+			    row_add(r, ri, -1) < 0 ||
+			    mat_row(mx, r, 'G', i == t ? 1 : 0) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Add to row r, or to matrix mx, of the function being built; on out of
+ * memory, to its label oom. */
+#define ADD(c, v)                                       \
+	do {                                            \
+		if (row_add(&r, (c), (v)) < 0)          \
+			goto oom;                       \
+	} while (0)
+#define ROW(sense, rhs)                                 \
+	do {                                            \
+		if (mat_row(&mx, &r, (sense), (rhs)) < 0) \
+			goto oom;                       \
+	} while (0)
+
 /* Build and solve the relaxation into s->bnd_*; -1 on out of memory. */
 static int bound_solve(const struct lay *y, double limit_s,
 		       struct opt_sched *s)
@@ -929,16 +974,6 @@ static int bound_solve(const struct lay *y, double limit_s,
 		if (in->swap) /* no host copy before the first copy-out */
 			chi[bcol(&b, BF_H, j, p + 1)] = 0;
 	}
-#define ADD(c, v)                                         \
-	do {                                              \
-		if (row_add(&r, (c), (v)) < 0)            \
-			goto out;                         \
-	} while (0)
-#define ROW(sense, rhs)                                   \
-	do {                                              \
-		if (mat_row(&mx, &r, (sense), (rhs)) < 0) \
-			goto out;                         \
-	} while (0)
 	/* per tensor and stage: (B2)-(B5), (B8)'s K and (B9)'s W */
 	for (uint32_t j = 0; j < N; j++) {
 		if (b.fb[BF_S][j] < 0)
@@ -1103,24 +1138,8 @@ static int bound_solve(const struct lay *y, double limit_s,
 	for (uint32_t t = 0; t < T; t++) {
 		const struct wl_op *ot = &wl->ops[t];
 		/* (B1) op t and every re-run of stage t */
-		for (uint32_t i = 0; i <= t; i++) {
-			int64_t ri = i == t ? -1 : colR(y, i, t);
-			if (i != t && ri < 0)
-				continue;
-			const struct wl_op *o = &wl->ops[i];
-			for (uint32_t a = 0; a < o->n_in; a++) {
-				uint32_t j = o->in[a];
-				if (!in->managed[j])
-					continue;
-				int64_t pj = prod(y, j);
-				r.n = 0;
-				ADD(bcol(&b, BF_S, j, t), 1);
-				ADD(pj >= 0 ? colR(y, (uint32_t)pj, t) : -1, 1);
-				ADD(bcol(&b, BF_A, j, t), 1);
-				ADD(ri, -1);
-				ROW('G', i == t ? 1 : 0);
-			}
-		}
+		if (dep_rows(y, &b, t, &r, &mx) < 0)
+			goto oom;
 		/* (B8) memory just before e_t */
 		double need = (double)in->fixed + (double)y->ob[t] +
 			      (double)cw[t] - (double)inplace_share(in, t);
@@ -1194,8 +1213,6 @@ static int bound_solve(const struct lay *y, double limit_s,
 			ROW('G', e >= 2 ? 0 : -(double)ct[t]);
 		}
 	}
-#undef ADD
-#undef ROW
 	s->bnd_vars = (uint64_t)b.n;
 	s->bnd_rows = (uint64_t)mx.rows;
 	s->bnd_int = (uint64_t)n_int;
@@ -1239,6 +1256,7 @@ toobig:
 		s->bound += (double)ct[t];
 	s->bnd_best = s->bound;
 	rc = 0;
+oom:
 out:
 	csc_free(&cs);
 	mat_free(&mx);
@@ -1332,34 +1350,10 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	for (uint32_t j = 0; j < N; j++)
 		if (y.Sb[j] >= 0 && prod(&y, j) < 0)
 			clo[colS(&y, j, 0)] = 1;
-#define ADD(c, v)                                       \
-	do {                                            \
-		if (row_add(&r, (c), (v)) < 0)          \
-			goto oom;                       \
-	} while (0)
-#define ROW(sense, rhs)                                 \
-	do {                                            \
-		if (mat_row(&mx, &r, (sense), (rhs)) < 0) \
-			goto oom;                       \
-	} while (0)
 	for (uint32_t t = 0; t < T; t++) {
 		/* (1) dependencies of op t and of every op re-run in t */
-		for (uint32_t i = 0; i <= t; i++) {
-			int64_t ri = i == t ? -1 : colR(&y, i, t);
-			if (i != t && ri < 0)
-				continue;
-			const struct wl_op *o = &wl->ops[i];
-			for (uint32_t a = 0; a < o->n_in; a++) {
-				uint32_t j = o->in[a];
-				if (!in->managed[j])
-					continue;
-				r.n = 0;
-				ADD(colS(&y, j, t), 1);
-				ADD(colR(&y, (uint32_t)prod(&y, j), t), 1);
-				ADD(ri, -1);
-				ROW('G', i == t ? 1 : 0);
-			}
-		}
+		if (dep_rows(&y, NULL, t, &r, &mx) < 0)
+			goto oom;
 		/* (5) memory */
 		r.n = 0;
 		for (uint32_t i = 0; i < t; i++)
