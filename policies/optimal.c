@@ -449,16 +449,25 @@ static void optimal_report(struct pol *p, FILE *out)
 	else
 		snprintf(blp, sizeof blp, "%.0f ns", s->bnd_lp);
 	double vs = s->bound > 0 ? (double)o->sim_time / s->bound : 0;
-	fprintf(out,
-		"    global bound       %.0f ns (relaxation %s, lp %s, cbc "
-		"bound %.0f ns; %llu variables, %llu binary, %llu "
-		"constraints)\n"
-		"    simulated / bound  %.4f\n"
-		"    solve time         %.2f s\n",
-		s->bound, opt_status_names[s->bnd_status], blp, s->bnd_best,
-		(unsigned long long)s->bnd_vars,
-		(unsigned long long)s->bnd_int,
-		(unsigned long long)s->bnd_rows, vs, s->solve_s);
+	if (!s->bnd_rows) /* over max_vars: not built */
+		fprintf(out,
+			"    global bound       %.0f ns (compute alone: the "
+			"relaxation's %llu variables are over max_vars)\n"
+			"    simulated / bound  %.4f\n"
+			"    solve time         %.2f s\n",
+			s->bound, (unsigned long long)s->bnd_vars, vs,
+			s->solve_s);
+	else
+		fprintf(out,
+			"    global bound       %.0f ns (relaxation %s, lp %s, cbc "
+			"bound %.0f ns; %llu variables, %llu binary, %llu "
+			"constraints)\n"
+			"    simulated / bound  %.4f\n"
+			"    solve time         %.2f s\n",
+			s->bound, opt_status_names[s->bnd_status], blp, s->bnd_best,
+			(unsigned long long)s->bnd_vars,
+			(unsigned long long)s->bnd_int,
+			(unsigned long long)s->bnd_rows, vs, s->solve_s);
 	if (!prm->schedule)
 		return;
 	for (uint32_t t = 0; t < s->n_stages; t++) {
