@@ -898,8 +898,9 @@ static int dep_rows(const struct lay *y, const struct blay *b, uint32_t t,
 			goto oom;                       \
 	} while (0)
 
-/* Build and solve the relaxation into s->bnd_*; -1 on out of memory. */
-static int bound_solve(const struct lay *y, double limit_s,
+/* Build and solve the relaxation into s->bnd_*, done by wall time
+ * deadline (building it counts); -1 on out of memory. */
+static int bound_solve(const struct lay *y, double deadline,
 		       struct opt_sched *s)
 {
 	const struct opt_in *in = y->in;
@@ -1219,8 +1220,8 @@ static int bound_solve(const struct lay *y, double limit_s,
 	if (mat_csc(&mx, (int)b.n, &cs) < 0)
 		goto out;
 	struct sres sr;
-	if (solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj, limit_s, NULL,
-		       &sr) < 0) {
+	if (solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj,
+		       deadline - wall_s(), NULL, &sr) < 0) {
 		free(sr.x);
 		goto out;
 	}
@@ -1493,7 +1494,7 @@ oom:
 	rc = -1;
 out:
 	if (rc == 0 &&
-	    bound_solve(&y, in->time_limit_s - (wall_s() - t0), s) < 0) {
+	    bound_solve(&y, t0 + in->time_limit_s, s) < 0) {
 		gms_errf(err, "out of memory");
 		rc = -1;
 	}
