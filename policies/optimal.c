@@ -121,13 +121,26 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	uint64_t *ws = calloc(T ? T : 1, sizeof *ws);
 	sim_time_t *ot_lb = calloc(T ? T : 1, sizeof *ot_lb);
 	uint64_t *ws_lb = calloc(T ? T : 1, sizeof *ws_lb);
+	uint32_t *alg_off = calloc((size_t)T + 1, sizeof *alg_off);
+	sim_time_t *alg_time = NULL;
+	uint64_t *alg_ws = NULL;
+	uint32_t n_alg = 0;
+	for (uint32_t i = 0; i < T; i++) {
+		uint32_t n;
+		ex_op_algos(ex, i, &n);
+		n_alg += n ? n : 1;
+	}
+	alg_time = calloc(n_alg ? n_alg : 1, sizeof *alg_time);
+	alg_ws = calloc(n_alg ? n_alg : 1, sizeof *alg_ws);
+	n_alg = 0;
 	bool *man = calloc(N ? N : 1, sizeof *man);
 	sim_time_t *h2d = calloc(N ? N : 1, sizeof *h2d);
 	sim_time_t *d2h = calloc(N ? N : 1, sizeof *d2h);
 	o->pending = calloc(N ? N : 1, sizeof *o->pending);
 	o->pend_out = calloc(N ? N : 1, sizeof *o->pend_out);
 	int rc = -1;
-	if (!ot || !ws || !ot_lb || !ws_lb || !man || !h2d || !d2h || !o->pending ||
+	if (!ot || !ws || !ot_lb || !ws_lb || !alg_off || !alg_time ||
+	    !alg_ws || !man || !h2d || !d2h || !o->pending ||
 	    !o->pend_out) {
 		gms_errf(err, "out of memory");
 		goto out;
@@ -196,6 +209,8 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 				continue;
 			if (ex_op_time(ex, i) < ot_lb[i])
 				ot_lb[i] = ex_op_time(ex, i);
+			alg_time[n_alg] = ex_op_time(ex, i);
+			alg_ws[n_alg++] = al[a].workspace;
 		}
 		for (uint32_t a = 0; a < n; a++)
 			if (al[a].workspace < al[pick].workspace)
@@ -215,10 +230,17 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 		ws[i] = n ? al[pick].workspace : op->workspace;
 		if (ot_lb[i] > ot[i])
 			ot_lb[i] = ot[i];
+		if (n_alg == alg_off[i]) { /* no algorithms, or none fits */
+			alg_time[n_alg] = ot[i];
+			alg_ws[n_alg++] = ws[i];
+		}
+		alg_off[i + 1] = n_alg;
 	}
 	free(live);
 	struct opt_in in = {.wl = wl, .op_time = ot, .op_ws = ws,
 			    .op_time_lb = ot_lb, .op_ws_lb = ws_lb,
+			    .alg_off = alg_off, .alg_time = alg_time,
+			    .alg_ws = alg_ws,
 			    .managed = man, .t_h2d = h2d, .t_d2h = d2h,
 			    .budget = ms.budget, .fixed = fixed,
 			    .time_limit_s = prm->time_limit, .swap = prm->swap,
@@ -255,6 +277,9 @@ out:
 	free(ws);
 	free(ot_lb);
 	free(ws_lb);
+	free(alg_off);
+	free(alg_time);
+	free(alg_ws);
 	free(man);
 	free(h2d);
 	free(d2h);

@@ -663,6 +663,8 @@ enum { BF_S, BF_A, BF_F, BF_G, BF_U, BF_AO, BF_QO, BF_GO, BF_UO, BF_H,
 struct blay {
 	const struct lay *y;
 	int64_t *fb[BF_N]; /* per family, per tensor: base column or -1 */
+	int64_t *Yb;	   /* per op: base column of its algorithm choice,
+			      -1 when it has none */
 	int64_t STb, WMb, n;
 };
 
@@ -885,6 +887,23 @@ static int dep_rows(const struct lay *y, const struct blay *b, uint32_t t,
 	return 0;
 }
 
+/* (B12)'s terms of op t in row r: each algorithm's time (time) or
+ * workspace bytes times its Y column; none when t has no choice. -1 on
+ * out of memory. */
+static int alg_terms(const struct blay *b, uint32_t t, struct row *r,
+		     bool time)
+{
+	const struct opt_in *in = b->y->in;
+	if (b->Yb[t] < 0)
+		return 0;
+	for (uint32_t a = in->alg_off[t]; a < in->alg_off[t + 1]; a++)
+		if (row_add(r, b->Yb[t] + a - in->alg_off[t],
+			    time ? (double)in->alg_time[a]
+				 : (double)in->alg_ws[a]) < 0)
+			return -1;
+	return 0;
+}
+
 /* Add to row r, or to matrix mx, of the function being built; on out of
  * memory, to its label oom. */
 #define ADD(c, v)                                       \
@@ -926,6 +945,18 @@ static int bound_solve(const struct lay *y, double deadline,
 		if (!b.fb[f])
 			goto out;
 	}
+	/* (B12) the algorithm of op t's own run: Y columns after R's, for
+	 * an op with a choice */
+	b.Yb = malloc((T ? T : 1) * sizeof *b.Yb);
+	if (!b.Yb)
+		goto out;
+	for (uint32_t t = 0; t < T; t++) {
+		b.Yb[t] = -1;
+		if (in->alg_off && in->alg_off[t + 1] - in->alg_off[t] > 1) {
+			b.Yb[t] = n;
+			n += in->alg_off[t + 1] - in->alg_off[t];
+		}
+	}
 	int64_t n_int = 0;
 	for (int k = 0; k < BF_N; k++) {
 		int f = order[k];
@@ -953,13 +984,20 @@ static int bound_solve(const struct lay *y, double deadline,
 		goto out;
 	for (int64_t c = 0; c < b.n; c++)
 		chi[c] = c < b.STb ? 1 : DBL_MAX;
-	double base = 0;
+	double base = 0, alone = 0; /* alone: compute at the least times */
 	for (uint32_t t = 0; t < T; t++) {
-		base += (double)ct[t];
+		alone += (double)ct[t];
 		obj[b.STb + t] = 1;
 		for (uint32_t i = 0; i < t; i++)
 			if (colR(y, i, t) >= 0)
 				obj[colR(y, i, t)] = (double)ct[i];
+		if (b.Yb[t] < 0) {
+			base += (double)ct[t];
+			continue;
+		}
+		for (uint32_t a = in->alg_off[t]; a < in->alg_off[t + 1]; a++)
+			obj[b.Yb[t] + a - in->alg_off[t]] =
+				(double)in->alg_time[a];
 	}
 	for (uint32_t j = 0; j < N; j++) {
 		int64_t p = prod(y, j), L = y->L[j];
@@ -1141,9 +1179,19 @@ static int bound_solve(const struct lay *y, double deadline,
 		/* (B1) op t and every re-run of stage t */
 		if (dep_rows(y, &b, t, &r, &mx) < 0)
 			goto oom;
-		/* (B8) memory just before e_t */
+		/* (B12) one algorithm for op t's own run */
+		if (b.Yb[t] >= 0) {
+			r.n = 0;
+			for (uint32_t a = in->alg_off[t]; a < in->alg_off[t + 1];
+			     a++)
+				ADD(b.Yb[t] + a - in->alg_off[t], 1);
+			ROW('E', 1);
+		}
+		/* (B8) memory just before e_t; op t's workspace is its
+		 * algorithm's (B12) */
 		double need = (double)in->fixed + (double)y->ob[t] +
-			      (double)cw[t] - (double)inplace_share(in, t);
+			      (b.Yb[t] < 0 ? (double)cw[t] : 0) -
+			      (double)inplace_share(in, t);
 		for (uint32_t a = 0; a < ot->n_in; a++) {
 			uint32_t j = ot->in[a];
 			bool first = true;
@@ -1157,6 +1205,8 @@ static int bound_solve(const struct lay *y, double deadline,
 			if (!is_input(ot, j))
 				ADD(bcol(&b, BF_K, j, t),
 				    (double)wl->tensors[j].bytes);
+		if (alg_terms(&b, t, &r, false) < 0)
+			goto oom;
 		ROW('L', (double)in->budget - need);
 		/* (B10) and at op t's start, once its outputs and workspace
 		 * are allocated */
@@ -1165,6 +1215,8 @@ static int bound_solve(const struct lay *y, double deadline,
 			if (!is_input(ot, j))
 				ADD(bcol(&b, BF_W, j, t),
 				    (double)wl->tensors[j].bytes);
+		if (alg_terms(&b, t, &r, false) < 0)
+			goto oom;
 		if (r.n)
 			ROW('L', (double)in->budget - need);
 		/* (B9) memory during a re-run */
@@ -1211,7 +1263,14 @@ static int bound_solve(const struct lay *y, double deadline,
 					continue;
 				ADD(bcol(&b, fam[e], j, t), -1);
 			}
-			ROW('G', e >= 2 ? 0 : -(double)ct[t]);
+			/* D_t: op t's time is its algorithm's (B12) */
+			if (e < 2 && b.Yb[t] >= 0) {
+				if (alg_terms(&b, t, &r, true) < 0)
+					goto oom;
+				ROW('G', 0);
+			} else {
+				ROW('G', e >= 2 ? 0 : -(double)ct[t]);
+			}
 		}
 	}
 	s->bnd_vars = (uint64_t)b.n;
@@ -1237,9 +1296,9 @@ static int bound_solve(const struct lay *y, double deadline,
 					    : OPT_NO_SOLUTION;
 		/* CBC's bound when it ended; compute alone when it was
 		 * stopped first (or reported -inf before its root) */
-		s->bnd_best = sr.done ? (opt ? sr.obj : sr.best) + base : base;
-		if (!isfinite(s->bnd_best) || s->bnd_best < base)
-			s->bnd_best = base;
+		s->bnd_best = sr.done ? (opt ? sr.obj : sr.best) + base : alone;
+		if (!isfinite(s->bnd_best) || s->bnd_best < alone)
+			s->bnd_best = alone;
 		s->bound = s->bnd_best;
 		if (!isnan(s->bnd_lp) && s->bnd_lp > s->bound)
 			s->bound = s->bnd_lp;
@@ -1268,6 +1327,7 @@ out:
 	free(obj);
 	for (int f = 0; f < BF_N; f++)
 		free(b.fb[f]);
+	free(b.Yb);
 	return rc;
 }
 

@@ -36,6 +36,13 @@ struct opt_in {
 					 that could fit (NULL: op_time) */
 	const uint64_t *op_ws_lb;   /* per op, for the global bound: the
 				       least workspace (NULL: op_ws) */
+	const uint32_t *alg_off;    /* per op t, for the global bound: its
+				       first run's algorithms that could
+				       fit are alg_time/alg_ws[alg_off[t]
+				       .. alg_off[t + 1]) (NULL: none; one
+				       entry: no choice) */
+	const sim_time_t *alg_time;
+	const uint64_t *alg_ws;
 	const sim_time_t *t_h2d;    /* per tensor: swap-in time */
 	const sim_time_t *t_d2h;    /* per tensor: swap-out time */
 	uint64_t budget;	    /* device bytes */

@@ -365,6 +365,48 @@ static void test_copy_spans_two_ops(void **state)
 	wl_free(w);
 }
 
+/* The algorithm of an op's own run is a choice of the bound (B12): its
+ * fastest algorithm only where its workspace fits with what must stay.
+ * x (100 B, the batch) -> f0 (100 ns) -> a (1000 B); f0b (100 ns) a -> c
+ * (1000 B); f1 c -> b (100 B), base 100 ns, algorithms fast (workspace
+ * 1000 B, x1) and slow (no workspace, x5: 500 ns); g (100 ns) reads b, a,
+ * x. Budget 2200. With a, x, c, b resident f1 has 2200 B and no room for
+ * the fast algorithm's 1000 B; alone (c + b + 1000 = 2100) it fits. So
+ * either f1 runs slow, 800 ns in all, or a leaves before f1: dropped and
+ * f0 re-run for g (100 ns: 500 in all), or copied out in the 100 ns of
+ * f0b (a 900 ns stall). The bound is 500 (taking the fast algorithm's
+ * time with the slow one's workspace it would be 400); the restricted
+ * MILP keeps the algorithm the framework's live set allows, slow, 800. */
+static void test_bound_algorithm_choice(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("algo", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 c = T(w, "c", 1000, WL_ACT), b = T(w, "b", 100, WL_ACT),
+		 e = T(w, "e", 100, WL_ACT_GRAD);
+	static const struct wl_algo al[2] = {
+		{.name = "fast", .workspace = 1000, .time_scale = 1.0},
+		{.name = "slow", .workspace = 0, .time_scale = 5.0}};
+	OPX(w, "f0", WL_FWD, 100, &x, 1, &a, 1, NULL, 0);
+	OPX(w, "f0b", WL_FWD, 100, &a, 1, &c, 1, NULL, 0);
+	OPX(w, "f1", WL_FWD, 100, &c, 1, &b, 1, al, 2);
+	uint32_t in[3] = {b, a, x};
+	OPX(w, "g", WL_BWD, 100, in, 3, &e, 1, NULL, 0);
+	finalize(w);
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	assert_int_equal(run_opt(w, NULL, 0, 2200, &st, &rep, &err), 0);
+	if (rep_num(rep, "objective") != 800 ||
+	    !strstr(rep, "relaxation optimal") ||
+	    rep_num(rep, "global bound") != 500)
+		fail_msg("want objective 800, global bound 500:\n%s", rep);
+	assert_int_equal(st.iter[0].time, 800);
+	free(rep);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* The iteration time (ns) `gpumemsim simulate` reports for policy `pol`
  * on chain-mlp at `budget`, or -1 when the run does not fit. */
 static double chain_time(const char *pol, uint64_t budget)
@@ -443,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_inplace_counted_once),
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_copy_spans_two_ops),
+		cmocka_unit_test(test_bound_algorithm_choice),
 		cmocka_unit_test(test_chain_mlp_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
