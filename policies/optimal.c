@@ -119,13 +119,28 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	o->budget = ms.budget;
 	sim_time_t *ot = calloc(T ? T : 1, sizeof *ot);
 	uint64_t *ws = calloc(T ? T : 1, sizeof *ws);
+	sim_time_t *ot_lb = calloc(T ? T : 1, sizeof *ot_lb);
+	uint64_t *ws_lb = calloc(T ? T : 1, sizeof *ws_lb);
+	uint32_t *alg_off = calloc((size_t)T + 1, sizeof *alg_off);
+	sim_time_t *alg_time = NULL;
+	uint64_t *alg_ws = NULL;
+	uint32_t n_alg = 0;
+	for (uint32_t i = 0; i < T; i++) {
+		uint32_t n;
+		ex_op_algos(ex, i, &n);
+		n_alg += n ? n : 1;
+	}
+	alg_time = calloc(n_alg ? n_alg : 1, sizeof *alg_time);
+	alg_ws = calloc(n_alg ? n_alg : 1, sizeof *alg_ws);
+	n_alg = 0;
 	bool *man = calloc(N ? N : 1, sizeof *man);
 	sim_time_t *h2d = calloc(N ? N : 1, sizeof *h2d);
 	sim_time_t *d2h = calloc(N ? N : 1, sizeof *d2h);
 	o->pending = calloc(N ? N : 1, sizeof *o->pending);
 	o->pend_out = calloc(N ? N : 1, sizeof *o->pend_out);
 	int rc = -1;
-	if (!ot || !ws || !man || !h2d || !d2h || !o->pending ||
+	if (!ot || !ws || !ot_lb || !ws_lb || !alg_off || !alg_time ||
+	    !alg_ws || !man || !h2d || !d2h || !o->pending ||
 	    !o->pend_out) {
 		gms_errf(err, "out of memory");
 		goto out;
@@ -173,6 +188,30 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 		run += live[i];
 		uint64_t own = fixed + (uint64_t)run;
 		uint32_t pick = 0;
+		/* for the global bound: the least time of an algorithm whose
+		 * workspace fits beside the op's own inputs and outputs, and
+		 * the least workspace of any (each a lower bound of what a
+		 * run of any policy pays) */
+		uint64_t io = fixed;
+		for (uint32_t a = 0; a < op->n_in; a++)
+			io += man[op->in[a]] ? wl->tensors[op->in[a]].bytes : 0;
+		for (uint32_t a = 0; a < op->n_out; a++)
+			io += man[op->out[a]] ? wl->tensors[op->out[a]].bytes
+					      : 0;
+		ot_lb[i] = SIM_TIME_MAX;
+		ws_lb[i] = n ? UINT64_MAX : op->workspace;
+		for (uint32_t a = 0; a < n; a++) {
+			if (al[a].workspace < ws_lb[i])
+				ws_lb[i] = al[a].workspace;
+			if (io + al[a].workspace > ms.budget)
+				continue;
+			if (ex_pick_algo(ex, i, a) < 0)
+				continue;
+			if (ex_op_time(ex, i) < ot_lb[i])
+				ot_lb[i] = ex_op_time(ex, i);
+			alg_time[n_alg] = ex_op_time(ex, i);
+			alg_ws[n_alg++] = al[a].workspace;
+		}
 		for (uint32_t a = 0; a < n; a++)
 			if (al[a].workspace < al[pick].workspace)
 				pick = a;
@@ -189,9 +228,19 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 		}
 		ot[i] = ex_op_time(ex, i);
 		ws[i] = n ? al[pick].workspace : op->workspace;
+		if (ot_lb[i] > ot[i])
+			ot_lb[i] = ot[i];
+		if (n_alg == alg_off[i]) { /* no algorithms, or none fits */
+			alg_time[n_alg] = ot[i];
+			alg_ws[n_alg++] = ws[i];
+		}
+		alg_off[i + 1] = n_alg;
 	}
 	free(live);
 	struct opt_in in = {.wl = wl, .op_time = ot, .op_ws = ws,
+			    .op_time_lb = ot_lb, .op_ws_lb = ws_lb,
+			    .alg_off = alg_off, .alg_time = alg_time,
+			    .alg_ws = alg_ws,
 			    .managed = man, .t_h2d = h2d, .t_d2h = d2h,
 			    .budget = ms.budget, .fixed = fixed,
 			    .time_limit_s = prm->time_limit, .swap = prm->swap,
@@ -200,9 +249,19 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	if (opt_solve(&in, &o->s, err) < 0)
 		goto out;
 	if (o->s.status == OPT_INFEASIBLE) {
-		gms_errf(err, "infeasible: no schedule of '%s' fits %llu "
-			      "bytes (the MILP is proven infeasible)",
-			 wl->name, (unsigned long long)ms.budget);
+		if (o->s.bnd_status == OPT_INFEASIBLE)
+			gms_errf(err, "infeasible: no schedule of '%s' fits "
+				      "%llu bytes (the global bound's "
+				      "relaxation is proven infeasible)",
+				 wl->name, (unsigned long long)ms.budget);
+		else
+			gms_errf(err, "no replayable schedule of '%s' in %llu "
+				      "bytes (the restricted MILP is "
+				      "infeasible); global bound %.0f ns "
+				      "(relaxation %s)",
+				 wl->name, (unsigned long long)ms.budget,
+				 o->s.bound,
+				 opt_status_names[o->s.bnd_status]);
 		goto out;
 	}
 	if (o->s.status == OPT_NO_SOLUTION) {
@@ -216,6 +275,11 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 out:
 	free(ot);
 	free(ws);
+	free(ot_lb);
+	free(ws_lb);
+	free(alg_off);
+	free(alg_time);
+	free(alg_ws);
 	free(man);
 	free(h2d);
 	free(d2h);
@@ -404,6 +468,31 @@ static void optimal_report(struct pol *p, FILE *out)
 		(unsigned long long)o->n_alloc_wait,
 		(unsigned long long)o->n_alloc_fail,
 		o->last_refusal[0] ? "; last: " : "", o->last_refusal);
+	char blp[64];
+	if (isnan(s->bnd_lp))
+		snprintf(blp, sizeof blp, "not reached in the time limit");
+	else
+		snprintf(blp, sizeof blp, "%.0f ns", s->bnd_lp);
+	double vs = s->bound > 0 ? (double)o->sim_time / s->bound : 0;
+	if (!s->bnd_rows) /* over max_vars: not built */
+		fprintf(out,
+			"    global bound       %.0f ns (compute alone: the "
+			"relaxation's %llu variables are over max_vars)\n"
+			"    simulated / bound  %.4f\n"
+			"    solve time         %.2f s\n",
+			s->bound, (unsigned long long)s->bnd_vars, vs,
+			s->solve_s);
+	else
+		fprintf(out,
+			"    global bound       %.0f ns (relaxation %s, lp %s, cbc "
+			"bound %.0f ns; %llu variables, %llu binary, %llu "
+			"constraints)\n"
+			"    simulated / bound  %.4f\n"
+			"    solve time         %.2f s\n",
+			s->bound, opt_status_names[s->bnd_status], blp, s->bnd_best,
+			(unsigned long long)s->bnd_vars,
+			(unsigned long long)s->bnd_int,
+			(unsigned long long)s->bnd_rows, vs, s->solve_s);
 	if (!prm->schedule)
 		return;
 	for (uint32_t t = 0; t < s->n_stages; t++) {

@@ -52,17 +52,18 @@
 #pragma GCC diagnostic pop
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const char *const opt_status_names[] = {"optimal", "time-limit",
 					"no-solution", "infeasible"};
 
-/* CBC 2.10's Cbc_solve runs its command-line driver (CbcMain1), which
- * keeps static state: one solve at a time (experiments run points on
- * threads). The lock is the only state outside a context here. */
-static pthread_mutex_t cbc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Column layout: one base per op (R) and per tensor (S, O, I, H). */
 struct lay {
@@ -548,6 +549,788 @@ static int extract(const struct lay *y, const double *x, struct opt_sched *s)
 	return 0;
 }
 
+/*
+ * The relaxation: a lower bound on every schedule the executor can run.
+ *
+ * The MILP above is the optimum of a restricted class (a copy starts and
+ * ends inside one stage; memory is counted for the whole stage), so a
+ * heuristic whose copies span several ops can beat it. This second model
+ * is built so that every executor schedule maps onto one of its feasible
+ * points with an objective no larger than the schedule's time, which
+ * makes its optimum, its LP relaxation and any CBC bound of it lower
+ * bounds on every policy's iteration time (under the model's
+ * assumptions: persistent tensors stay resident, copies are pinned and
+ * uncompressed, and the same hardware profile).
+ *
+ * Stage t is the wall interval (e_{t-1}, e_t], e_t the end of op t; its
+ * length D_t = C_t + st[t] with C_t = c_t + sum_i c_i R[t,i] (c: the least
+ * time of an algorithm of the op that could fit, a lower bound of what
+ * any run pays). For a managed tensor j with producer p and last reader
+ * L, stages p+1..L (the ranges of the MILP's S):
+ *
+ *   S[t,j]  valid on the device at e_{t-1}                   (binary)
+ *   A[t,j]  a copy-in (H2D) of j completes in stage t         (binary)
+ *   F[t,j]  a copy-in of j is under way at e_t                (binary)
+ *   G[t,j]  the fraction of that copy done by e_t             [0,1]
+ *   U[t,j]  H2D engine time spent on j in stage t, ns         [0,h_j]
+ *   AO, QO, GO, UO: the same for the copy-out (D2H) of j
+ *   H[t,j]  the host holds a copy of j at e_{t-1}             (binary)
+ *   K[t,j]  j holds device memory just before e_t             [0,1]
+ *   W[t,j]  j is held through all of stage t up to op t's start [0,1]
+ *   AP[t,j] a copy-out of j completes before op t starts      (binary)
+ *   UP[t,j] D2H engine time spent on j before op t starts     [0,d_j]
+ *   Z[t,j]  j is freed before op t starts with no host copy   (binary)
+ *
+ * Checkmate's constraints (Jain et al., MLSys 2020, section 4.2;
+ * parasj/checkmate checkmate/core/solvers/gurobi_solver.py:
+ * "self.R[t, v] <= self.R[t, u] + self.S[t, u]" and "self.S[t + 1, i] <=
+ * self.S[t, i] + self.R[t, i]"), with POET's page-in (Patil et al., ICML
+ * 2022; ShishirPatil/poet poet/poet_solver.py: "self.SRam[t + 1][i] <=
+ * self.SRam[t][i] + self.R[t][i] + self.MIn[t][i]") as a completion
+ * inside the stage:
+ *   (B1) R[t,i] <= S[t,j] + R[t,p(j)] + A[t,j]  every managed input j of
+ *        a re-run i (and 1 <= ... for op t itself);
+ *   (B2) S[t+1,j] <= S[t,j] + R[t,p] + A[t,j].
+ * POET's host residency ("self.SSd[t + 1][i] <= self.SSd[t][i] +
+ * self.MOut[t][i]") and its page-in precondition ("self.MIn[i][j] <=
+ * self.SSd[i][j]"), with the copy-out completing inside the stage:
+ *   (B3) H[t+1,j] <= H[t,j] + AO[t,j];  A[t,j] <= H[t,j] + AO[t,j]
+ *        (a swap-in does not consume the host copy here: the executor
+ *        drops it, a relaxation keeps it).
+ * Copies that span stages (new here: POET's paging moves a page within a
+ * stage and charges energy, not time). A copy progresses by the engine
+ * time given to it, stage after stage, while it is under way:
+ *   (B4) h G[t] <= h G[t-1] + U[t];  h A[t] <= h G[t-1] + U[t];
+ *        G[t] <= F[t];  U[t] <= h (F[t] + A[t]);  U[t] <= h (H[t] + AO[t])
+ *   (B5) the same for D2H with d_j, GO, QO, AO, UO, and the copy reads
+ *        data that was there at the stage's start, re-created in it, or
+ *        copied in from a host copy made before (a copy-in and a
+ *        copy-out of one stage cannot justify each other):
+ *        UO[t] <= d (S[t] + R[t,p] + H[t] + QO[t-1]),
+ *        AO[t] <= S[t] + R[t,p] + H[t] + QO[t-1].
+ * Each engine is serial, so its time inside a stage fits the stage:
+ *   (B6) sum_j U[t,j] <= D_t,  sum_j UO[t,j] <= D_t,
+ * and a copy-in of op t's input j is over before op t starts (j cannot
+ * be copied in while op t holds it):
+ *   (B7) sum_{j in in(t)} U[t,j] <= D_t - c_t = st[t] + sum_i c_i R[t,i].
+ * Memory (Checkmate's U[t,k], gurobi_solver.py "self.U[t, k + 1] ==
+ * self.U[t, k] + self.R[t, k + 1] * permute_ram[k + 1] - mem_freed", and
+ * POET's "self.U[t][0] == ... + pl.lpSum(self.SRam[t][i] *
+ * ram_vec_bytes[i] ...)", taken at the frontier op and without FREE_E:
+ * only what is surely held is counted). Just before e_t the
+ * device holds the fixed tensors, op t's inputs, outputs and workspace,
+ * everything valid at e_t, and every block a copy is still reading or
+ * writing:
+ *   (B8) K[t,j] >= S[t+1,j], F[t,j], QO[t,j];
+ *        fixed + in_t + out_t + ws_t + sum_{j not in in(t)} b_j K[t,j]
+ *        <= budget;
+ * and during a re-run i of stage t, what was held through the stage
+ * (valid at both ends, neither re-run nor copied in inside it):
+ *   (B9) W[t,j] >= S[t,j] + S[t+1,j] - 1 - R[t,p] - A[t,j];
+ *        fixed + sum_j b_j W[t,j] + max_i (o_i + ws_i) R[t,i] <= budget,
+ *        o_i the least managed output of i (a re-run allocates the one
+ *        it regenerates; sim/ex.c wants_block: not one still there or
+ *        not wanted).
+ * A copy under way at e_{t-1} holds j's block until it ends (the
+ * executor allocates a copy-in's block when it is issued and frees a
+ * released block when its copy-out ends, sim/ex.c ex_swap_in and
+ * swap_out_done), so j counts at op t's start, and in (B9), unless it
+ * ended before:
+ *   (B10) W[t,j] >= F[t-1,j] - A[t,j],  W[t,j] >= QO[t-1,j] - AP[t,j];
+ *        d AP[t] <= d GO[t-1] + UP[t],  UP[t] <= UO[t],  AP[t] <= AO[t];
+ *        sum_j UP[t,j] <= D_t - c_t (the window before op t);
+ *        fixed + in_t + out_t + ws_t + sum_{j not in in(t)} b_j W[t,j]
+ *        <= budget.
+ * A tensor valid at e_{t-1} is held at op t's start unless it was freed
+ * before: released once a copy-out ended (AP) or with a host copy made
+ * earlier (H, sim/ex.c ex_swap_out: "the host already has the data"),
+ * or dropped (Z: freed while no copy-out of it had ever completed; H is
+ * read as "a copy-out has completed before", since j does not change
+ * once written), after which only a re-run of its producer gives it
+ * data again, so a copy-out, a copy-in or validity at e_t need one:
+ *   (B11) W[t,j] >= S[t,j] - AP[t,j] - H[t,j] - Z[t,j];
+ *        S[t+1,j] + Z[t,j] <= 1 + R[t,p],  AO[t,j] + Z[t,j] <= 1 +
+ *        R[t,p],  A[t,j] + Z[t,j] <= 1 + R[t,p].
+ * Minimise sum_t D_t. Relaxed (each only lowers the bound): memory
+ * inside a re-run other than (B9), copies fluid inside a stage (a copy's
+ * share of a stage may overlap the op that reads it, except (B7)), a
+ * host copy kept across swap-ins, an op re-run several times in a stage
+ * counted once, no copy latency or derating, no fragmentation.
+ */
+enum { BF_S, BF_A, BF_F, BF_G, BF_U, BF_AO, BF_QO, BF_GO, BF_UO, BF_H,
+       BF_K, BF_W, BF_AP, BF_UP, BF_Z, BF_N };
+
+struct blay {
+	const struct lay *y;
+	int64_t *fb[BF_N]; /* per family, per tensor: base column or -1 */
+	int64_t *Yb;	   /* per op: base column of its algorithm choice,
+			      -1 when it has none */
+	int64_t STb, WMb, n;
+};
+
+static int64_t bcol(const struct blay *b, int f, uint32_t j, int64_t t)
+{
+	const struct lay *y = b->y;
+	int64_t p = prod(y, j);
+	if (b->fb[f][j] < 0 || t <= p || t > (int64_t)y->L[j])
+		return -1;
+	return b->fb[f][j] + (t - p - 1);
+}
+
+static bool is_input(const struct wl_op *o, uint32_t j)
+{
+	for (uint32_t a = 0; a < o->n_in; a++)
+		if (o->in[a] == j)
+			return true;
+	return false;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* What a solve gave: the LP's value (NAN: not reached), and CBC's
+ * outcome when it ended within the limit (done). */
+struct sres {
+	double lp;
+	bool done, infeasible, optimal, has_sol;
+	double obj, best; /* CBC's objective and best possible bound */
+	double nodes;
+	double *x;	  /* the best solution (n), when has_sol */
+};
+
+/* Write all of buf to fd; -1 on error. */
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* The child: CLP's LP, then CBC, each result written to fd as soon as it
+ * is known (the LP first, so that a parent which stops CBC at the limit
+ * still has it). Never returns. */
+static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
+			int n, int64_t n_int, const double *clo,
+			const double *chi, const double *obj, double limit_s,
+			const double *start, double t0)
+{
+	Clp_Simplex *c = Clp_newModel();
+	Cbc_Model *m = Cbc_newModel();
+	if (!c || !m)
+		_exit(1);
+	Clp_loadProblem(c, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
+			obj, mx->lo, mx->hi);
+	Clp_setLogLevel(c, 0);
+	Clp_setMaximumSeconds(c, limit_s);
+	Clp_dual(c, 0);
+	double lp = Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN;
+	Clp_deleteModel(c);
+	if (write_all(fd, &lp, sizeof lp) < 0)
+		_exit(1);
+	Cbc_loadProblem(m, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
+			obj, mx->lo, mx->hi);
+	for (int64_t k = 0; k < n_int; k++)
+		Cbc_setInteger(m, (int)k);
+	if (start) {
+		int *idx = malloc((size_t)n * sizeof *idx);
+		if (idx) {
+			for (int k = 0; k < n; k++)
+				idx[k] = k;
+			Cbc_setMIPStartI(m, n, idx, start);
+			free(idx);
+		}
+	}
+	Cbc_setLogLevel(m, 0);
+	/* wall-clock seconds (CBC counts CPU time by default), what is left
+	 * less a margin for writing the answer back */
+	double left = 0.85 * (limit_s - (wall_s() - t0));
+	Cbc_setParameter(m, "timeMode", "elapsed");
+	Cbc_setMaximumSeconds(m, left > 0.01 ? left : 0.01);
+	/* deterministic: one thread */
+	Cbc_setParameter(m, "threads", "0");
+	Cbc_solve(m);
+	const double *sol = Cbc_bestSolution(m);
+	double h[6] = {Cbc_isProvenInfeasible(m), Cbc_isProvenOptimal(m),
+		       sol != NULL, sol ? Cbc_getObjValue(m) : 0,
+		       Cbc_getBestPossibleObjValue(m), Cbc_getNodeCount(m)};
+	if (write_all(fd, h, sizeof h) < 0 ||
+	    (sol && write_all(fd, sol, (size_t)n * sizeof *sol) < 0))
+		_exit(1);
+	_exit(0);
+}
+
+/* Solve a model's LP (CLP) and MILP (CBC) under limit_s seconds of wall
+ * time, with start as CBC's MIP start (NULL: none). CBC 2.10 checks its
+ * limit only between phases (a 5 s limit took 49 s at the root of the
+ * 376-op recorded transformer), and its C API has no way to interrupt it,
+ * so both run in a child process that is killed at the limit; what it
+ * had written by then is kept (the LP's value comes first). A separate
+ * process also keeps CBC's static state (its command-line driver,
+ * CbcMain1) apart between concurrent solves. -1 on a system error. */
+static int solve_both(const struct mat *mx, const struct csc *cs, int n,
+		      int64_t n_int, const double *clo, const double *chi,
+		      const double *obj, double limit_s, const double *start,
+		      struct sres *res)
+{
+	memset(res, 0, sizeof *res);
+	res->lp = NAN;
+	size_t need = sizeof(double) * (7 + (size_t)n);
+	char *buf = malloc(need);
+	res->x = malloc(((size_t)n + 1) * sizeof *res->x);
+	int fd[2];
+	if (!buf || !res->x || pipe(fd) < 0) {
+		free(buf);
+		return -1;
+	}
+	double t0 = wall_s();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		free(buf);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		solve_child(fd[1], mx, cs, n, n_int, clo, chi, obj, limit_s,
+			    start, t0);
+	}
+	close(fd[1]);
+	size_t got = 0;
+	bool eof = false;
+	while (!eof && got < need) {
+		double left = limit_s - (wall_s() - t0);
+		if (left <= 0)
+			break;
+		struct pollfd pfd = {.fd = fd[0], .events = POLLIN};
+		int pr = poll(&pfd, 1, (int)ceil(left * 1000));
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			break;
+		ssize_t r = read(fd[0], buf + got, need - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			eof = true;
+		else
+			got += (size_t)r;
+	}
+	close(fd[0]);
+	kill(pid, SIGKILL); /* gone already when it finished */
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	double h[7];
+	if (got >= sizeof(double)) {
+		memcpy(h, buf, sizeof(double));
+		res->lp = h[0];
+	}
+	if (got >= sizeof h) {
+		memcpy(h, buf, sizeof h);
+		res->infeasible = h[1] > 0.5;
+		res->optimal = h[2] > 0.5;
+		res->has_sol = h[3] > 0.5;
+		res->obj = h[4];
+		res->best = h[5];
+		res->nodes = h[6];
+		res->done = !res->has_sol || got == need;
+		if (res->has_sol && got == need)
+			memcpy(res->x, buf + sizeof h,
+			       (size_t)n * sizeof *res->x);
+	}
+	free(buf);
+	return 0;
+}
+
+/* Checkmate's dependency rows of stage t, "self.R[t, v] <= self.R[t, u] +
+ * self.S[t, u]" for op t (R[t,t] = 1) and each op i re-run in it: an
+ * input j is resident at the stage's start or its producer is re-run in
+ * the stage; in the relaxation (b not NULL), or a copy-in of j completes
+ * in it (B1). -1 on out of memory. */
+static int dep_rows(const struct lay *y, const struct blay *b, uint32_t t,
+		    struct row *r, struct mat *mx)
+{
+	for (uint32_t i = 0; i <= t; i++) {
+		int64_t ri = i == t ? -1 : colR(y, i, t);
+		if (i != t && ri < 0)
+			continue;
+		const struct wl_op *o = &y->wl->ops[i];
+		for (uint32_t a = 0; a < o->n_in; a++) {
+			uint32_t j = o->in[a];
+			if (!y->in->managed[j])
+				continue;
+			r->n = 0;
+			/* colR of producer -1 (the batch) is -1: none */
+			if (row_add(r, b ? bcol(b, BF_S, j, t) : colS(y, j, t),
+				    1) < 0 ||
+			    row_add(r, colR(y, (uint32_t)prod(y, j), t), 1) <
+				    0 ||
+			    row_add(r, b ? bcol(b, BF_A, j, t) : -1, 1) < 0 ||
+			    row_add(r, ri, -1) < 0 ||
+			    mat_row(mx, r, 'G', i == t ? 1 : 0) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* (B12)'s terms of op t in row r: each algorithm's time (time) or
+ * workspace bytes times its Y column; none when t has no choice. -1 on
+ * out of memory. */
+static int alg_terms(const struct blay *b, uint32_t t, struct row *r,
+		     bool time)
+{
+	const struct opt_in *in = b->y->in;
+	if (b->Yb[t] < 0)
+		return 0;
+	for (uint32_t a = in->alg_off[t]; a < in->alg_off[t + 1]; a++)
+		if (row_add(r, b->Yb[t] + a - in->alg_off[t],
+			    time ? (double)in->alg_time[a]
+				 : (double)in->alg_ws[a]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Add to row r, or to matrix mx, of the function being built; on out of
+ * memory, to its label oom. */
+#define ADD(c, v)                                       \
+	do {                                            \
+		if (row_add(&r, (c), (v)) < 0)          \
+			goto oom;                       \
+	} while (0)
+#define ROW(sense, rhs)                                 \
+	do {                                            \
+		if (mat_row(&mx, &r, (sense), (rhs)) < 0) \
+			goto oom;                       \
+	} while (0)
+
+/* Build and solve the relaxation into s->bnd_*, done by wall time
+ * deadline (building it counts); -1 on out of memory. */
+static int bound_solve(const struct lay *y, double deadline,
+		       struct opt_sched *s)
+{
+	const struct opt_in *in = y->in;
+	const struct wl_workload *wl = y->wl;
+	uint32_t T = y->T, N = wl->n_tensors;
+	const sim_time_t *ct = in->op_time_lb ? in->op_time_lb : in->op_time;
+	const uint64_t *cw = in->op_ws_lb ? in->op_ws_lb : in->op_ws;
+	struct blay b = {.y = y};
+	struct row r = {0};
+	struct mat mx = {0};
+	struct csc cs = {0};
+	double *clo = NULL, *chi = NULL, *obj = NULL;
+	int rc = -1;
+	int64_t n = 0;
+	for (uint32_t k = 0; k < T; k++)
+		n += y->Lop[k] - k; /* R first, as the MILP's (lay_build) */
+	/* binaries first (CBC's integer columns 0..n_int-1) */
+	static const int order[BF_N] = {BF_S, BF_A, BF_F, BF_AO, BF_QO,
+					BF_H, BF_AP, BF_Z, BF_G, BF_U, BF_GO,
+					BF_UO, BF_UP, BF_K, BF_W};
+	for (int f = 0; f < BF_N; f++) {
+		b.fb[f] = malloc((N ? N : 1) * sizeof *b.fb[f]);
+		if (!b.fb[f])
+			goto out;
+	}
+	/* (B12) the algorithm of op t's own run: Y columns after R's, for
+	 * an op with a choice */
+	b.Yb = malloc((T ? T : 1) * sizeof *b.Yb);
+	if (!b.Yb)
+		goto out;
+	for (uint32_t t = 0; t < T; t++) {
+		b.Yb[t] = -1;
+		if (in->alg_off && in->alg_off[t + 1] - in->alg_off[t] > 1) {
+			b.Yb[t] = n;
+			n += in->alg_off[t + 1] - in->alg_off[t];
+		}
+	}
+	int64_t n_int = 0;
+	for (int k = 0; k < BF_N; k++) {
+		int f = order[k];
+		bool sw = f != BF_S && f != BF_K && f != BF_W && f != BF_Z;
+		for (uint32_t j = 0; j < N; j++) {
+			int64_t p = prod(y, j), L = y->L[j];
+			b.fb[f][j] = -1;
+			if (!in->managed[j] || L <= p || (sw && !in->swap))
+				continue;
+			b.fb[f][j] = n;
+			n += L - p;
+		}
+		if (f == BF_Z)
+			n_int = n;
+	}
+	b.STb = n;
+	b.WMb = n + T;
+	b.n = n + 2 * (int64_t)T;
+	if ((uint64_t)b.n > in->max_vars)
+		goto toobig;
+	clo = calloc((size_t)b.n, sizeof *clo);
+	chi = malloc((size_t)b.n * sizeof *chi);
+	obj = calloc((size_t)b.n, sizeof *obj);
+	if (!clo || !chi || !obj)
+		goto out;
+	for (int64_t c = 0; c < b.n; c++)
+		chi[c] = c < b.STb ? 1 : DBL_MAX;
+	double base = 0, alone = 0; /* alone: compute at the least times */
+	for (uint32_t t = 0; t < T; t++) {
+		alone += (double)ct[t];
+		obj[b.STb + t] = 1;
+		for (uint32_t i = 0; i < t; i++)
+			if (colR(y, i, t) >= 0)
+				obj[colR(y, i, t)] = (double)ct[i];
+		if (b.Yb[t] < 0) {
+			base += (double)ct[t];
+			continue;
+		}
+		for (uint32_t a = in->alg_off[t]; a < in->alg_off[t + 1]; a++)
+			obj[b.Yb[t] + a - in->alg_off[t]] =
+				(double)in->alg_time[a];
+	}
+	for (uint32_t j = 0; j < N; j++) {
+		int64_t p = prod(y, j), L = y->L[j];
+		if (b.fb[BF_S][j] < 0)
+			continue;
+		if (p < 0)
+			clo[bcol(&b, BF_S, j, 0)] = 1; /* the batch */
+		for (int64_t t = p + 1; t <= L && in->swap; t++) {
+			chi[bcol(&b, BF_U, j, t)] = (double)in->t_h2d[j];
+			chi[bcol(&b, BF_UO, j, t)] = (double)in->t_d2h[j];
+			chi[bcol(&b, BF_UP, j, t)] = (double)in->t_d2h[j];
+		}
+		if (in->swap) /* no host copy before the first copy-out */
+			chi[bcol(&b, BF_H, j, p + 1)] = 0;
+	}
+	/* per tensor and stage: (B2)-(B5), (B8)'s K and (B9)'s W */
+	for (uint32_t j = 0; j < N; j++) {
+		if (b.fb[BF_S][j] < 0)
+			continue;
+		int64_t p = prod(y, j), L = y->L[j];
+		double h = (double)in->t_h2d[j], d = (double)in->t_d2h[j];
+		for (int64_t t = p + 1; t <= L; t++) {
+			int64_t Rp = p >= 0 ? colR(y, (uint32_t)p, (uint32_t)t)
+					    : -1;
+			if (t < L) { /* (B2) */
+				r.n = 0;
+				ADD(bcol(&b, BF_S, j, t + 1), 1);
+				ADD(bcol(&b, BF_S, j, t), -1);
+				ADD(Rp, -1);
+				ADD(bcol(&b, BF_A, j, t), -1);
+				ROW('L', 0);
+				/* (B8) K >= S[t+1], F, QO */
+				int kf[3] = {BF_S, BF_F, BF_QO};
+				for (int q = 0; q < 3; q++) {
+					int64_t c = bcol(&b, kf[q], j,
+							 q ? t : t + 1);
+					if (c < 0)
+						continue;
+					r.n = 0;
+					ADD(bcol(&b, BF_K, j, t), 1);
+					ADD(c, -1);
+					ROW('G', 0);
+				}
+				/* (B9) */
+				r.n = 0;
+				ADD(bcol(&b, BF_W, j, t), 1);
+				ADD(bcol(&b, BF_S, j, t), -1);
+				ADD(bcol(&b, BF_S, j, t + 1), -1);
+				ADD(Rp, 1);
+				ADD(bcol(&b, BF_A, j, t), 1);
+				ROW('G', -1);
+				/* (B11) valid at e_{t-1}, j is still held at op
+				 * t's start unless a copy-out ended before it,
+				 * the host had a copy (a release frees it at
+				 * once), or it was dropped (Z); after a drop j
+				 * is valid, or copied out, again only when
+				 * re-created in the stage */
+				r.n = 0;
+				ADD(bcol(&b, BF_W, j, t), 1);
+				ADD(bcol(&b, BF_S, j, t), -1);
+				ADD(bcol(&b, BF_AP, j, t), 1);
+				ADD(bcol(&b, BF_H, j, t), 1);
+				ADD(bcol(&b, BF_Z, j, t), 1);
+				ROW('G', 0);
+				static const int zf[3] = {BF_S, BF_AO, BF_A};
+				for (int q = 0; q < 3; q++) {
+					int64_t c = bcol(&b, zf[q], j,
+							 q ? t : t + 1);
+					if (c < 0)
+						continue;
+					r.n = 0;
+					ADD(c, 1);
+					ADD(bcol(&b, BF_Z, j, t), 1);
+					ADD(Rp, -1);
+					ROW('L', 1);
+				}
+			}
+			if (!in->swap)
+				continue;
+			/* (B10) a copy under way at e_{t-1} holds j's block
+			 * until it ends: through stage t for a copy-in that
+			 * does not complete in it, up to op t's start for a
+			 * copy-out that does not complete before it */
+			if (t < L) {
+				r.n = 0;
+				ADD(bcol(&b, BF_W, j, t), 1);
+				ADD(bcol(&b, BF_F, j, t - 1), -1);
+				ADD(bcol(&b, BF_A, j, t), 1);
+				ROW('G', 0);
+				r.n = 0;
+				ADD(bcol(&b, BF_W, j, t), 1);
+				ADD(bcol(&b, BF_QO, j, t - 1), -1);
+				ADD(bcol(&b, BF_AP, j, t), 1);
+				ROW('G', 0);
+			}
+			/* AP: a copy-out that completes before op t starts,
+			 * with UP of its engine time in that window */
+			r.n = 0;
+			ADD(bcol(&b, BF_AP, j, t), d);
+			ADD(bcol(&b, BF_GO, j, t - 1), -d);
+			ADD(bcol(&b, BF_UP, j, t), -1);
+			ROW('L', 0);
+			r.n = 0;
+			ADD(bcol(&b, BF_UP, j, t), 1);
+			ADD(bcol(&b, BF_UO, j, t), -1);
+			ROW('L', 0);
+			r.n = 0;
+			ADD(bcol(&b, BF_AP, j, t), 1);
+			ADD(bcol(&b, BF_AO, j, t), -1);
+			ROW('L', 0);
+			/* (B3) */
+			if (t < L) {
+				r.n = 0;
+				ADD(bcol(&b, BF_H, j, t + 1), 1);
+				ADD(bcol(&b, BF_H, j, t), -1);
+				ADD(bcol(&b, BF_AO, j, t), -1);
+				ROW('L', 0);
+			}
+			r.n = 0;
+			ADD(bcol(&b, BF_A, j, t), 1);
+			ADD(bcol(&b, BF_H, j, t), -1);
+			ADD(bcol(&b, BF_AO, j, t), -1);
+			ROW('L', 0);
+			/* (B4) and (B5): dir 0 H2D, 1 D2H */
+			for (int dir = 0; dir < 2; dir++) {
+				int fA = dir ? BF_AO : BF_A,
+				    fF = dir ? BF_QO : BF_F,
+				    fG = dir ? BF_GO : BF_G,
+				    fU = dir ? BF_UO : BF_U;
+				double k = dir ? d : h;
+				int64_t U = bcol(&b, fU, j, t);
+				int64_t Gp = bcol(&b, fG, j, t - 1);
+				r.n = 0;
+				ADD(bcol(&b, fG, j, t), k);
+				ADD(Gp, -k);
+				ADD(U, -1);
+				ROW('L', 0);
+				r.n = 0;
+				ADD(bcol(&b, fA, j, t), k);
+				ADD(Gp, -k);
+				ADD(U, -1);
+				ROW('L', 0);
+				r.n = 0;
+				ADD(bcol(&b, fG, j, t), 1);
+				ADD(bcol(&b, fF, j, t), -1);
+				ROW('L', 0);
+				r.n = 0;
+				ADD(U, 1);
+				ADD(bcol(&b, fF, j, t), -k);
+				ADD(bcol(&b, fA, j, t), -k);
+				ROW('L', 0);
+				r.n = 0;
+				ADD(U, 1);
+				if (dir == 0) {
+					ADD(bcol(&b, BF_H, j, t), -k);
+					ADD(bcol(&b, BF_AO, j, t), -k);
+				} else {
+					ADD(bcol(&b, BF_S, j, t), -k);
+					ADD(Rp, -k);
+					ADD(bcol(&b, BF_H, j, t), -k);
+					ADD(bcol(&b, BF_QO, j, t - 1), -k);
+				}
+				ROW('L', 0);
+				if (dir == 0)
+					continue;
+				/* and a copy-out that completes had data */
+				r.n = 0;
+				ADD(bcol(&b, BF_AO, j, t), 1);
+				ADD(bcol(&b, BF_S, j, t), -1);
+				ADD(Rp, -1);
+				ADD(bcol(&b, BF_H, j, t), -1);
+				ADD(bcol(&b, BF_QO, j, t - 1), -1);
+				ROW('L', 0);
+			}
+		}
+	}
+	for (uint32_t t = 0; t < T; t++) {
+		const struct wl_op *ot = &wl->ops[t];
+		/* (B1) op t and every re-run of stage t */
+		if (dep_rows(y, &b, t, &r, &mx) < 0)
+			goto oom;
+		/* (B12) one algorithm for op t's own run */
+		if (b.Yb[t] >= 0) {
+			r.n = 0;
+			for (uint32_t a = in->alg_off[t]; a < in->alg_off[t + 1];
+			     a++)
+				ADD(b.Yb[t] + a - in->alg_off[t], 1);
+			ROW('E', 1);
+		}
+		/* (B8) memory just before e_t; op t's workspace is its
+		 * algorithm's (B12) */
+		double need = (double)in->fixed + (double)y->ob[t] +
+			      (b.Yb[t] < 0 ? (double)cw[t] : 0) -
+			      (double)inplace_share(in, t);
+		for (uint32_t a = 0; a < ot->n_in; a++) {
+			uint32_t j = ot->in[a];
+			bool first = true;
+			for (uint32_t q = 0; q < a; q++)
+				first &= ot->in[q] != j;
+			if (in->managed[j] && first)
+				need += (double)wl->tensors[j].bytes;
+		}
+		r.n = 0;
+		for (uint32_t j = 0; j < N; j++)
+			if (!is_input(ot, j))
+				ADD(bcol(&b, BF_K, j, t),
+				    (double)wl->tensors[j].bytes);
+		if (alg_terms(&b, t, &r, false) < 0)
+			goto oom;
+		ROW('L', (double)in->budget - need);
+		/* (B10) and at op t's start, once its outputs and workspace
+		 * are allocated */
+		r.n = 0;
+		for (uint32_t j = 0; j < N; j++)
+			if (!is_input(ot, j))
+				ADD(bcol(&b, BF_W, j, t),
+				    (double)wl->tensors[j].bytes);
+		if (alg_terms(&b, t, &r, false) < 0)
+			goto oom;
+		if (r.n)
+			ROW('L', (double)in->budget - need);
+		/* (B9) memory during a re-run */
+		r.n = 0;
+		for (uint32_t j = 0; j < N; j++)
+			ADD(bcol(&b, BF_W, j, t),
+			    (double)wl->tensors[j].bytes);
+		ADD(b.WMb + t, 1);
+		ROW('L', (double)in->budget - (double)in->fixed);
+		for (uint32_t i = 0; i < t; i++) {
+			int64_t c = colR(y, i, t);
+			if (c < 0)
+				continue;
+			/* a re-run allocates its workspace and at least one
+			 * output (the one it regenerates; the others may be
+			 * there already, or not wanted) */
+			const struct wl_op *oi = &wl->ops[i];
+			uint64_t least = 0;
+			for (uint32_t q = 0; q < oi->n_out; q++) {
+				uint64_t by = wl->tensors[oi->out[q]].bytes;
+				if (in->managed[oi->out[q]] &&
+				    (!least || by < least))
+					least = by;
+			}
+			r.n = 0;
+			ADD(b.WMb + t, 1);
+			ADD(c, -(double)(least + cw[i]));
+			ROW('G', 0);
+		}
+		if (!in->swap)
+			continue;
+		/* (B6), (B7) and (B10)'s window: st[t] + sum c_i R[t,i]
+		 * >= engine time - c_t (e 0: H2D, 1: D2H), or >= the
+		 * engine time before op t starts (e 2: copy-ins of op t's
+		 * inputs, 3: copy-outs that free a block by then) */
+		for (int e = 0; e < 4; e++) {
+			static const int fam[4] = {BF_U, BF_UO, BF_U, BF_UP};
+			r.n = 0;
+			ADD(b.STb + t, 1);
+			for (uint32_t i = 0; i < t; i++)
+				ADD(colR(y, i, t), (double)ct[i]);
+			for (uint32_t j = 0; j < N; j++) {
+				if (e == 2 && !is_input(ot, j))
+					continue;
+				ADD(bcol(&b, fam[e], j, t), -1);
+			}
+			/* D_t: op t's time is its algorithm's (B12) */
+			if (e < 2 && b.Yb[t] >= 0) {
+				if (alg_terms(&b, t, &r, true) < 0)
+					goto oom;
+				ROW('G', 0);
+			} else {
+				ROW('G', e >= 2 ? 0 : -(double)ct[t]);
+			}
+		}
+	}
+	s->bnd_vars = (uint64_t)b.n;
+	s->bnd_rows = (uint64_t)mx.rows;
+	s->bnd_int = (uint64_t)n_int;
+	if (mat_csc(&mx, (int)b.n, &cs) < 0)
+		goto out;
+	struct sres sr;
+	if (solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj,
+		       deadline - wall_s(), NULL, &sr) < 0) {
+		free(sr.x);
+		goto out;
+	}
+	s->bnd_lp = isnan(sr.lp) ? NAN : sr.lp + base;
+	s->bnd_nodes = (uint64_t)sr.nodes;
+	if (sr.done && sr.infeasible) {
+		s->bnd_status = OPT_INFEASIBLE;
+		s->bnd_best = s->bound = INFINITY;
+	} else {
+		bool opt = sr.done && sr.optimal && sr.has_sol;
+		s->bnd_status = opt ? OPT_OPTIMAL
+			       : sr.has_sol ? OPT_FEASIBLE
+					    : OPT_NO_SOLUTION;
+		/* CBC's bound when it ended; compute alone when it was
+		 * stopped first (or reported -inf before its root) */
+		s->bnd_best = sr.done ? (opt ? sr.obj : sr.best) + base : alone;
+		if (!isfinite(s->bnd_best) || s->bnd_best < alone)
+			s->bnd_best = alone;
+		s->bound = s->bnd_best;
+		if (!isnan(s->bnd_lp) && s->bnd_lp > s->bound)
+			s->bound = s->bnd_lp;
+	}
+	free(sr.x);
+	rc = 0;
+	goto out;
+toobig:
+	/* too large to build: compute alone bounds the time */
+	s->bnd_vars = (uint64_t)b.n;
+	s->bnd_status = OPT_NO_SOLUTION;
+	s->bnd_lp = NAN;
+	s->bnd_best = s->bound = 0;
+	for (uint32_t t = 0; t < T; t++)
+		s->bound += (double)ct[t];
+	s->bnd_best = s->bound;
+	rc = 0;
+oom:
+out:
+	csc_free(&cs);
+	mat_free(&mx);
+	free(r.col);
+	free(r.val);
+	free(clo);
+	free(chi);
+	free(obj);
+	for (int f = 0; f < BF_N; f++)
+		free(b.fb[f]);
+	free(b.Yb);
+	return rc;
+}
+
 int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 {
 	const struct wl_workload *wl = in->wl;
@@ -577,10 +1360,9 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 					(unsigned long long)in->budget);
 	}
 	struct lay y;
+	double t0 = wall_s();
 	struct row r = {0};
 	double *x = NULL, *rhs_mem = NULL;
-	Cbc_Model *m = NULL;
-	Clp_Simplex *lp = NULL;
 	struct csc cs = {0};
 	struct mat mx = {0};
 	double *clo = NULL, *chi = NULL, *obj = NULL;
@@ -629,34 +1411,10 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	for (uint32_t j = 0; j < N; j++)
 		if (y.Sb[j] >= 0 && prod(&y, j) < 0)
 			clo[colS(&y, j, 0)] = 1;
-#define ADD(c, v)                                       \
-	do {                                            \
-		if (row_add(&r, (c), (v)) < 0)          \
-			goto oom;                       \
-	} while (0)
-#define ROW(sense, rhs)                                 \
-	do {                                            \
-		if (mat_row(&mx, &r, (sense), (rhs)) < 0) \
-			goto oom;                       \
-	} while (0)
 	for (uint32_t t = 0; t < T; t++) {
 		/* (1) dependencies of op t and of every op re-run in t */
-		for (uint32_t i = 0; i <= t; i++) {
-			int64_t ri = i == t ? -1 : colR(&y, i, t);
-			if (i != t && ri < 0)
-				continue;
-			const struct wl_op *o = &wl->ops[i];
-			for (uint32_t a = 0; a < o->n_in; a++) {
-				uint32_t j = o->in[a];
-				if (!in->managed[j])
-					continue;
-				r.n = 0;
-				ADD(colS(&y, j, t), 1);
-				ADD(colR(&y, (uint32_t)prod(&y, j), t), 1);
-				ADD(ri, -1);
-				ROW('G', i == t ? 1 : 0);
-			}
-		}
+		if (dep_rows(&y, NULL, t, &r, &mx) < 0)
+			goto oom;
 		/* (5) memory */
 		r.n = 0;
 		for (uint32_t i = 0; i < t; i++)
@@ -746,65 +1504,48 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 		s->start_obj = h;
 	if (mat_csc(&mx, (int)y.n, &cs) < 0)
 		goto oom;
-	m = Cbc_newModel();
-	lp = Clp_newModel();
-	if (!m || !lp)
-		goto oom;
-	Cbc_loadProblem(m, (int)y.n, mx.rows, cs.start, cs.idx, cs.val, clo,
-			chi, obj, mx.lo, mx.hi);
-	for (int64_t c = 0; c < y.STb; c++)
-		Cbc_setInteger(m, (int)c);
-	/* the LP relaxation: the same matrix, every column continuous,
-	 * solved by CLP's dual simplex under the time limit */
-	Clp_loadProblem(lp, (int)y.n, mx.rows, cs.start, cs.idx, cs.val, clo,
-			chi, obj, mx.lo, mx.hi);
-	Clp_setLogLevel(lp, 0);
-	Clp_setMaximumSeconds(lp, in->time_limit_s);
-	Clp_dual(lp, 0);
-	s->lp_bound = Clp_isProvenOptimal(lp) ? Clp_objectiveValue(lp) + base
-					      : NAN;
-	pthread_mutex_lock(&cbc_lock);
-	if (h >= 0) {
-		int *idx = malloc((size_t)y.n * sizeof *idx);
-		if (idx) {
-			for (int64_t c = 0; c < y.n; c++)
-				idx[c] = (int)c;
-			Cbc_setMIPStartI(m, (int)y.n, idx, x);
-			free(idx);
-		}
+	/* the incumbent first, with up to 60% of the limit; the global
+	 * bound then has what is left */
+	double left = 0.6 * in->time_limit_s - (wall_s() - t0);
+	struct sres sr;
+	if (solve_both(&mx, &cs, (int)y.n, y.STb, clo, chi, obj,
+		       left > 0.01 ? left : 0.01, h >= 0 ? x : NULL, &sr) < 0) {
+		free(sr.x);
+		gms_errf(err, "cannot start the solver process");
+		goto out;
 	}
-	Cbc_setLogLevel(m, 0);
-	/* wall-clock seconds (CBC counts CPU time by default) */
-	Cbc_setParameter(m, "timeMode", "elapsed");
-	Cbc_setMaximumSeconds(m, in->time_limit_s);
-	/* deterministic: one thread */
-	Cbc_setParameter(m, "threads", "0");
-	Cbc_solve(m);
-	pthread_mutex_unlock(&cbc_lock);
-	s->nodes = (uint64_t)Cbc_getNodeCount(m);
-	if (Cbc_isProvenInfeasible(m)) {
+	s->lp_bound = isnan(sr.lp) ? NAN : sr.lp + base;
+	s->nodes = (uint64_t)sr.nodes;
+	if (sr.done && sr.infeasible) {
 		s->status = OPT_INFEASIBLE;
+		free(sr.x);
 		rc = 0;
 		goto out;
 	}
-	const double *sol = Cbc_bestSolution(m);
+	/* stopped at the limit before CBC answered: the MIP start is the
+	 * incumbent, the LP (or compute alone) the bound */
+	const double *sol = sr.has_sol && sr.done ? sr.x : h >= 0 ? x : NULL;
+	double lb = isnan(s->lp_bound) ? base : s->lp_bound;
 	if (!sol) {
 		s->status = OPT_NO_SOLUTION;
-		s->best_bound = Cbc_getBestPossibleObjValue(m) + base;
+		s->best_bound = sr.done ? sr.best + base : lb;
+		free(sr.x);
 		rc = 0;
 		goto out;
 	}
-	s->status = Cbc_isProvenOptimal(m) ? OPT_OPTIMAL : OPT_FEASIBLE;
-	s->objective = Cbc_getObjValue(m) + base;
-	s->best_bound = s->status == OPT_OPTIMAL
-				? s->objective
-				: Cbc_getBestPossibleObjValue(m) + base;
+	s->status = sr.done && sr.optimal ? OPT_OPTIMAL : OPT_FEASIBLE;
+	s->objective = sol == x ? h : sr.obj + base;
+	s->best_bound = s->status == OPT_OPTIMAL ? s->objective
+			: sr.done ? sr.best + base
+				  : lb;
 	if (s->best_bound > s->objective)
 		s->best_bound = s->objective;
 	s->gap = s->objective > 0
 			 ? (s->objective - s->best_bound) / s->objective
 			 : 0;
-	if (extract(&y, sol, s) < 0)
+	int erc = extract(&y, sol, s);
+	free(sr.x);
+	if (erc < 0)
 		goto oom;
 	rc = 0;
 	goto out;
@@ -812,11 +1553,13 @@ oom:
 	gms_errf(err, "out of memory");
 	rc = -1;
 out:
-	if (lp)
-		Clp_deleteModel(lp);
+	if (rc == 0 &&
+	    bound_solve(&y, t0 + in->time_limit_s, s) < 0) {
+		gms_errf(err, "out of memory");
+		rc = -1;
+	}
+	s->solve_s = wall_s() - t0;
 	csc_free(&cs);
-	if (m)
-		Cbc_deleteModel(m);
 	free(r.col);
 	free(r.val);
 	mat_free(&mx);

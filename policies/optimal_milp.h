@@ -31,6 +31,18 @@ struct opt_in {
 				       when the iteration begins and cannot
 				       be recomputed); the others are
 				       fixed */
+	const sim_time_t *op_time_lb; /* per op, for the global bound: the
+					 least kernel time of an algorithm
+					 that could fit (NULL: op_time) */
+	const uint64_t *op_ws_lb;   /* per op, for the global bound: the
+				       least workspace (NULL: op_ws) */
+	const uint32_t *alg_off;    /* per op t, for the global bound: its
+				       first run's algorithms that could
+				       fit are alg_time/alg_ws[alg_off[t]
+				       .. alg_off[t + 1]) (NULL: none; one
+				       entry: no choice) */
+	const sim_time_t *alg_time;
+	const uint64_t *alg_ws;
 	const sim_time_t *t_h2d;    /* per tensor: swap-in time */
 	const sim_time_t *t_d2h;    /* per tensor: swap-out time */
 	uint64_t budget;	    /* device bytes */
@@ -73,6 +85,20 @@ struct opt_sched {
 	double *mem;		 /* per stage: the MILP's bytes */
 	double *stall;		 /* per stage: the MILP's stall, ns */
 	double peak_mem;	 /* max of mem */
+	/* The global bound (optimal_milp.c, "The relaxation"): a lower
+	 * bound on the iteration time of every schedule the executor can
+	 * run, copies spanning stages included; solved after the
+	 * incumbent's MILP (which has up to 60% of the time limit), with
+	 * the rest. */
+	enum opt_status bnd_status; /* OPT_INFEASIBLE: no schedule fits */
+	double bnd_lp;		    /* its LP relaxation, ns (NAN: not
+				       reached in the time limit) */
+	double bnd_best;	    /* CBC's best bound of it, ns (its
+				       optimum when bnd_status is
+				       OPT_OPTIMAL) */
+	double bound;		    /* the larger of the two: the bound */
+	uint64_t bnd_vars, bnd_rows, bnd_int, bnd_nodes;
+	double solve_s;		    /* wall seconds of both solves */
 };
 
 /* Build and solve. 0 with s filled (any status but OPT_INFEASIBLE has a
