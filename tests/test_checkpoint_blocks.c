@@ -1,0 +1,461 @@
+/*
+ * test_checkpoint_blocks.c - the checkpoint policy's blocks and selective
+ * modes (policies/checkpoint.c, issue 32) on a 3-block toy transformer
+ * worked out by hand, and on the generators and a recorded trace.
+ *
+ * Runs use hw_test_profile (a kernel of F FLOPs takes F / 1000 ns, launch
+ * latency 0, so no host launch cost can move a figure; a copy of b bytes
+ * takes b ns on its own engine) and the `arena` allocator (memory figures
+ * are plain sums of live tensors). The generator runs name the framework
+ * personality explicitly (pytorch).
+ *
+ * THE TOY TRANSFORMER (every tensor's size in bytes in brackets; times in
+ * ns = FLOPs / 1000):
+ *   embed            x (input) [1000] -> h0 [1000]                  1000
+ *   block l = 0,1,2 (wl_set_block l; core attention marked):
+ *     qkv            h_l -> q_l [1000]                              3000
+ *     scores   (ca)  q_l -> s_l [4000]                              2000
+ *     softmax  (ca)  s_l -> p_l [4000]                              1000
+ *     dropout  (ca)  p_l -> d_l [4000], m_l [1000] (not recomputable
+ *                    in the workload, as gen.c makes dropout)       1000
+ *     context  (ca)  d_l, q_l -> c_l [1000]                         2000
+ *     proj           c_l -> o_l [1000]                              1000
+ *     add            h_l, o_l -> h_{l+1} [1000]                     1000
+ *   loss             h3 -> y [1000]                                 1000
+ *   backward: loss_bwd y -> g3 (2000); per block l = 2, 1, 0:
+ *     proj_bwd   c_l, g_{l+1} -> gc_l   2000
+ *     ctx_bwd    d_l, q_l, gc_l -> gd_l 4000
+ *     drop_bwd   m_l, gd_l -> gp_l      1000
+ *     smax_bwd   p_l, gp_l -> gs_l      1000
+ *     scores_bwd q_l, gs_l -> gq_l      4000
+ *     qkv_bwd    h_l, gq_l, g_{l+1} -> g_l 6000
+ *   embed_bwd g0 -> dW (a parameter gradient) 1000.
+ * Gradients are 1000 B (gd, gp, gs: 4000 B).
+ * Forward: 1000 + 3 x 11000 + 1000 = 35000; backward: 2000 + 3 x 18000 +
+ * 1000 = 57000; an iteration without recomputation: 92000 ns.
+ *
+ * What the backward pass reads of each block: q, p, d, m, c and h_l; s
+ * and o are read by no backward op (freed after softmax and add).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "testkit.h"
+#include "wlkit.h"
+
+static void K(struct wl_workload *w, const char *name, enum wl_op_type type,
+	      enum wl_phase ph, double ns, const uint32_t *in, uint32_t n_in,
+	      const uint32_t *out, uint32_t n_out)
+{
+	gms_err err;
+	struct wl_op_desc d = {.name = name, .type = type, .phase = ph,
+			       .in = in, .n_in = n_in, .out = out,
+			       .n_out = n_out, .flops = ns * 1000,
+			       .recomputable = ph == WL_FWD &&
+					       type != OT_DROPOUT};
+	if (wl_add_op(w, &d, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+}
+
+static struct wl_workload *toy3(bool marked)
+{
+	struct wl_workload *w = wl_new("toy3", 1);
+	char n[32];
+	uint32_t x = T(w, "x", 1000, WL_INPUT), h[4], q[3], s[3], p[3],
+		 d[3], m[3], c[3], o[3], g[4], gc[3], gd[3], gp[3], gs[3],
+		 gq[3];
+#define TN(arr, l, fmt, sz, kind)                                              \
+	(snprintf(n, sizeof n, fmt, l), arr[l] = T(w, n, sz, kind))
+	for (int l = 0; l < 4; l++)
+		TN(h, l, "h%d", 1000, WL_ACT);
+	for (int l = 0; l < 3; l++) {
+		TN(q, l, "q%d", 1000, WL_ACT);
+		TN(s, l, "s%d", 4000, WL_ACT);
+		TN(p, l, "p%d", 4000, WL_ACT);
+		TN(d, l, "d%d", 4000, WL_ACT);
+		TN(m, l, "m%d", 1000, WL_ACT);
+		TN(c, l, "c%d", 1000, WL_ACT);
+		TN(o, l, "o%d", 1000, WL_ACT);
+		TN(gc, l, "gc%d", 1000, WL_ACT_GRAD);
+		TN(gd, l, "gd%d", 4000, WL_ACT_GRAD);
+		TN(gp, l, "gp%d", 4000, WL_ACT_GRAD);
+		TN(gs, l, "gs%d", 4000, WL_ACT_GRAD);
+		TN(gq, l, "gq%d", 1000, WL_ACT_GRAD);
+	}
+	for (int l = 0; l < 4; l++)
+		TN(g, l, "g%d", 1000, WL_ACT_GRAD);
+#undef TN
+	uint32_t y = T(w, "y", 1000, WL_ACT);
+	uint32_t dw = T(w, "dW", 1000, WL_PARAM_GRAD);
+	K(w, "embed", OT_EMBEDDING, WL_FWD, 1000, &x, 1, &h[0], 1);
+	for (int l = 0; l < 3; l++) {
+		if (marked)
+			wl_set_block(w, (uint32_t)l, WL_REGION_NONE);
+#define OPN(fmt) (snprintf(n, sizeof n, fmt, l), n)
+		K(w, OPN("qkv%d"), OT_MATMUL, WL_FWD, 3000, &h[l], 1, &q[l], 1);
+		if (marked)
+			wl_set_block(w, (uint32_t)l, WL_REGION_CORE_ATTN);
+		K(w, OPN("scores%d"), OT_MATMUL, WL_FWD, 2000, &q[l], 1, &s[l],
+		  1);
+		K(w, OPN("softmax%d"), OT_SOFTMAX, WL_FWD, 1000, &s[l], 1, &p[l],
+		  1);
+		uint32_t dout[] = {d[l], m[l]};
+		K(w, OPN("dropout%d"), OT_DROPOUT, WL_FWD, 1000, &p[l], 1, dout,
+		  2);
+		uint32_t cin[] = {d[l], q[l]};
+		K(w, OPN("context%d"), OT_MATMUL, WL_FWD, 2000, cin, 2, &c[l],
+		  1);
+		if (marked)
+			wl_set_block(w, (uint32_t)l, WL_REGION_NONE);
+		K(w, OPN("proj%d"), OT_MATMUL, WL_FWD, 1000, &c[l], 1, &o[l], 1);
+		uint32_t ain[] = {h[l], o[l]};
+		K(w, OPN("add%d"), OT_ADD, WL_FWD, 1000, ain, 2, &h[l + 1], 1);
+	}
+	wl_set_block(w, WL_NONE, WL_REGION_NONE);
+	K(w, "loss", OT_LOSS, WL_FWD, 1000, &h[3], 1, &y, 1);
+	K(w, "loss_bwd", OT_LOSS_BWD, WL_BWD, 2000, &y, 1, &g[3], 1);
+	for (int l = 2; l >= 0; l--) {
+		if (marked)
+			wl_set_block(w, (uint32_t)l, WL_REGION_NONE);
+		uint32_t i1[] = {c[l], g[l + 1]};
+		K(w, OPN("proj_bwd%d"), OT_MATMUL_BWD, WL_BWD, 2000, i1, 2,
+		  &gc[l], 1);
+		uint32_t i2[] = {d[l], q[l], gc[l]};
+		K(w, OPN("ctx_bwd%d"), OT_MATMUL_BWD, WL_BWD, 4000, i2, 3,
+		  &gd[l], 1);
+		uint32_t i3[] = {m[l], gd[l]};
+		K(w, OPN("drop_bwd%d"), OT_DROPOUT_BWD, WL_BWD, 1000, i3, 2,
+		  &gp[l], 1);
+		uint32_t i4[] = {p[l], gp[l]};
+		K(w, OPN("smax_bwd%d"), OT_SOFTMAX_BWD, WL_BWD, 1000, i4, 2,
+		  &gs[l], 1);
+		uint32_t i5[] = {q[l], gs[l]};
+		K(w, OPN("scores_bwd%d"), OT_MATMUL_BWD, WL_BWD, 4000, i5, 2,
+		  &gq[l], 1);
+		uint32_t i6[] = {h[l], gq[l], g[l + 1]};
+		K(w, OPN("qkv_bwd%d"), OT_MATMUL_BWD, WL_BWD, 6000, i6, 3,
+		  &g[l], 1);
+#undef OPN
+	}
+	wl_set_block(w, WL_NONE, WL_REGION_NONE);
+	K(w, "embed_bwd", OT_EMBEDDING_BWD, WL_BWD, 1000, &g[0], 1, &dw, 1);
+	finalize(w);
+	return w;
+}
+
+/* What a run did, from the timeline (an ex_observer): recomputed ops
+ * and copies of the last iteration, by name, in order. */
+struct seen {
+	const struct wl_workload *wl;
+	sim_time_t from;   /* the last iteration's start */
+	char recs[1024];   /* recomputed ops, space separated */
+	unsigned n_recs;
+	char copies[1024]; /* "D2H h0 12000-13000" ... (times from the
+			      iteration's start) */
+};
+
+static void seen_iter(void *obj, int iter, bool end, sim_time_t now)
+{
+	struct seen *v = obj;
+	(void)iter;
+	if (!end) {
+		v->from = now;
+		v->recs[0] = v->copies[0] = '\0';
+		v->n_recs = 0;
+	}
+}
+
+static void seen_span(void *obj, enum eng_q q, const struct eng_item *it,
+		      sim_time_t start, sim_time_t end)
+{
+	struct seen *v = obj;
+	size_t l;
+	if (q == ENG_COMPUTE && it->type == ENG_KERNEL && it->kind == 1) {
+		l = strlen(v->recs);
+		snprintf(v->recs + l, sizeof v->recs - l, "%s%s",
+			 l ? " " : "", v->wl->ops[it->tag].name);
+		v->n_recs++;
+	} else if (it->type == ENG_COPY) {
+		l = strlen(v->copies);
+		snprintf(v->copies + l, sizeof v->copies - l,
+			 "%s%s %s %lld-%lld", l ? " " : "",
+			 q == ENG_D2H ? "D2H" : "H2D",
+			 v->wl->tensors[it->tag].name,
+			 (long long)(start - v->from),
+			 (long long)(end - v->from));
+	}
+}
+
+/* Run w under checkpoint with kv (n of them; NULL: framework) for two
+ * iterations on the 1 MiB test device with `arena`; the steady figures
+ * are the second iteration's. */
+static void run_toy(const struct wl_workload *w, const char *const *kv,
+		    size_t n, struct st_run *st, struct seen *v, char *rep,
+		    size_t cap)
+{
+	struct pol p;
+	make_policy(&p, kv ? "checkpoint" : "framework", kv, n);
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	assert_int_equal(hw.op[OT_MATMUL].launch, 0);
+	memset(v, 0, sizeof *v);
+	v->wl = w;
+	struct ex_observer obs = {.obj = v, .span = seen_span,
+				  .iter = seen_iter};
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &p,
+			     .allocator = "arena", .iterations = 2,
+			     .warmup = 1, .obs = &obs};
+	gms_err err = {{0}};
+	memset(st, 0, sizeof *st);
+	if (ex_run(&cfg, st, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(st->oom.hit);
+	rep[0] = '\0';
+	if (p.ops->report) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		assert_non_null(f);
+		p.ops->report(&p, f);
+		fclose(f);
+		snprintf(rep, cap, "%s", text);
+		free(text);
+	}
+	pol_destroy(&p);
+}
+
+/* The steady iteration's figures. */
+static void assert_iter(const struct st_run *st, sim_time_t time,
+			sim_time_t recompute, uint64_t n_recompute,
+			uint64_t peak)
+{
+	const struct st_iter *it = &st->iter[1];
+	assert_int_equal(it->time, time);
+	assert_int_equal(it->recompute, recompute);
+	assert_int_equal(it->n_recompute, n_recompute);
+	assert_int_equal(st->mem.peak_requested, peak);
+}
+
+/* ---- the toy, by hand ----------------------------------------------------
+ *
+ * x is read by embed only, so it is freed after it. Without a policy the
+ * peak is at ctx_bwd2: h0, h1, h2 (read by the qkv_bwd's), g3, blocks 0
+ * and 1's saved q, p, d, m, c (11000 each), block 2's less c2 (freed
+ * after proj_bwd2: 10000), gc2 (its input) and gd2 (its output):
+ * 3000 + 1000 + 22000 + 10000 + 1000 + 4000 = 41000. */
+static void test_toy_framework(void **state)
+{
+	(void)state;
+	struct wl_workload *w = toy3(true);
+	struct st_run st;
+	struct seen v;
+	char rep[4096];
+	run_toy(w, NULL, 0, &st, &v, rep, sizeof rep);
+	assert_iter(&st, 92000, 0, 0, 41000);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* blocks, every 1 (torch.utils.checkpoint on each block):
+ * saved    h1, h2, h3 (each block's output; h0..h2 also as the next
+ *          block's input); q, p, d, m, c of every block dropped after
+ *          their last forward use (15 drops), s and o freed as always;
+ * regained at proj_bwd_l, the first backward op to read a dropped tensor
+ *          of block l (c_l): qkv, scores (s_l is needed again by
+ *          softmax), softmax, dropout (its mask re-drawn), context --
+ *          3000 + 2000 + 1000 + 1000 + 2000 = 9000 ns a block, 5
+ *          kernels; proj and add are not re-run (o_l is saved by no
+ *          one: early stop);
+ * time     92000 + 3 x 9000 = 119000 ns;
+ * peak     at ctx_bwd2: h0, h1, h2, g3 (4000), block 2's regenerated q,
+ *          p, d, m (10000; c2 freed after proj_bwd2), gc2 and gd2 (5000):
+ *          19000. (Forward: at dropout2, h0..h2 + q2 p2 d2 m2 = 13000.) */
+static void test_toy_blocks_every1(void **state)
+{
+	(void)state;
+	struct wl_workload *w = toy3(true);
+	static const char *const kv[] = {"mode=blocks", "every=1"};
+	struct st_run st;
+	struct seen v;
+	char rep[4096];
+	run_toy(w, kv, 2, &st, &v, rep, sizeof rep);
+	assert_iter(&st, 119000, 27000, 15, 19000);
+	assert_string_equal(v.recs,
+			    "qkv2 scores2 softmax2 dropout2 context2 "
+			    "qkv1 scores1 softmax1 dropout1 context1 "
+			    "qkv0 scores0 softmax0 dropout0 context0");
+	assert_string_equal(v.copies, "");
+	assert_int_equal(st.iter[1].n_drop, 15);
+	assert_has(rep, "3 marked by the workload");
+	assert_has(rep, "region outputs     3 tensors, 0.0 MiB: h1 h2 h3");
+	assert_has(rep, "dropout re-run     3 ops");
+	assert_has(rep, "drops refused      0");
+	assert_has(rep, "region regens      6"); /* 3 a iteration, 2 */
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* blocks, every 2 (torchtitan's ac_freq: the 2nd block, index 1):
+ * block 1 as above (5 kernels, 9000 ns), blocks 0 and 2 keep all;
+ * time 101000 ns; peak at ctx_bwd2 as without a policy less block 1's
+ * 11000: 30000. */
+static void test_toy_blocks_every2(void **state)
+{
+	(void)state;
+	struct wl_workload *w = toy3(true);
+	static const char *const kv[] = {"mode=blocks", "every=2"};
+	struct st_run st;
+	struct seen v;
+	char rep[4096];
+	run_toy(w, kv, 2, &st, &v, rep, sizeof rep);
+	assert_iter(&st, 101000, 9000, 5, 30000);
+	assert_string_equal(v.recs,
+			    "qkv1 scores1 softmax1 dropout1 context1");
+	assert_has(rep, "region outputs     1 tensors, 0.0 MiB: h2");
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* selective (Megatron): the core attention scores .. context of each
+ * block; q (its input) and c (its output, read by proj) are kept, p, d
+ * and m dropped (9 drops); regained at ctx_bwd_l, the first backward op
+ * to read one (d_l): scores, softmax, dropout = 4000 ns, 3 kernels a
+ * block; time 92000 + 12000 = 104000 ns; peak at ctx_bwd2: h0..h2, g3,
+ * q0, c0, q1, c1, q2 (9000; c2 freed after proj_bwd2), p2, d2, m2
+ * (9000), gc2, gd2 (5000): 23000. */
+static void test_toy_selective(void **state)
+{
+	(void)state;
+	struct wl_workload *w = toy3(true);
+	static const char *const kv[] = {"mode=selective"};
+	struct st_run st;
+	struct seen v;
+	char rep[4096];
+	run_toy(w, kv, 1, &st, &v, rep, sizeof rep);
+	assert_iter(&st, 104000, 12000, 9, 23000);
+	assert_string_equal(v.recs, "scores2 softmax2 dropout2 "
+				    "scores1 softmax1 dropout1 "
+				    "scores0 softmax0 dropout0");
+	assert_int_equal(st.iter[1].n_drop, 9);
+	assert_has(rep, "region outputs     3 tensors, 0.0 MiB: c0 c1 c2");
+	assert_has(rep, "12 forward ops marked");
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* blocks every 1 with offload: the inputs h0, h1, h2 (each read last in
+ * forward by its block's add) go D2H after the block's add completes
+ * (1000 B = 1000 ns each on the D2H engine, overlapping the next
+ * block): D2H h0 12000-13000, h1 23000-24000, h2 34000-35000 (block l's
+ * add ends at 12000 + 11000 l). Backward: loss ends at 35000, loss_bwd
+ * at 37000; at proj_bwd2 block 2 is regenerated: h2 is fetched at once
+ * (H2D 37000-38000; qkv2's recomputation waits for it: a 1000 ns h2d
+ * stall) and h1 prefetched behind it (38000-39000); block 1's
+ * regeneration at 65000 (38000 + 9000 + 18000) finds h1 back and
+ * prefetches h0 (65000-66000), block 0's finds h0 back. Time 119000 +
+ * 1000 = 120000 ns; 3000 B each way; peak at ctx_bwd2 as without offload
+ * less h0 (on the host then): 18000. */
+static void test_toy_blocks_offload(void **state)
+{
+	(void)state;
+	struct wl_workload *w = toy3(true);
+	static const char *const kv[] = {"mode=blocks", "every=1",
+					 "offload=true"};
+	struct st_run st;
+	struct seen v;
+	char rep[4096];
+	run_toy(w, kv, 3, &st, &v, rep, sizeof rep);
+	assert_iter(&st, 120000, 27000, 15, 18000);
+	assert_string_equal(v.copies,
+			    "D2H h0 12000-13000 D2H h1 23000-24000 "
+			    "D2H h2 34000-35000 H2D h2 37000-38000 "
+			    "H2D h1 38000-39000 H2D h0 65000-66000");
+	const struct st_iter *it = &st.iter[1];
+	assert_int_equal(it->stall[ST_STALL_H2D], 1000);
+	assert_int_equal(it->bytes_h2d, 3000);
+	assert_int_equal(it->bytes_d2h, 3000);
+	assert_has(rep, "offloads           6, 0.0 MiB; refused 0; fetches "
+			"back 6, refused 0");
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* The same toy with no block marks (a recorded trace's situation).
+ * selective has no core attention to work on: it says so and runs as the
+ * framework. blocks falls back, and says so, to the stretches between the
+ * articulation points h0, h1, h2, h3: [embed], block 0, block 1, block
+ * 2 (loss, after h3, is the tail). every 1: the first stretch saves
+ * nothing (h0 is its output), the others are the blocks: as marked,
+ * 119000 ns. every 2: stretches 1 and 3, blocks 0 and 2: 92000 + 18000
+ * = 110000 ns; peak at ctx_bwd2: h0..h2, g3, block 1's 11000, block 2's
+ * regenerated q2 p2 d2 m2, gc2, gd2: 4000 + 11000 + 10000 + 5000 =
+ * 30000. */
+static void test_toy_unmarked(void **state)
+{
+	(void)state;
+	struct wl_workload *w = toy3(false);
+	assert_int_equal(w->n_blocks, 0);
+	struct st_run st;
+	struct seen v;
+	char rep[4096];
+	static const char *const sel[] = {"mode=selective"};
+	run_toy(w, sel, 1, &st, &v, rep, sizeof rep);
+	assert_iter(&st, 92000, 0, 0, 41000);
+	assert_has(rep, "none marked by the workload: NOTHING to recompute");
+	st_run_free(&st);
+	static const char *const b1[] = {"mode=blocks", "every=1"};
+	run_toy(w, b1, 2, &st, &v, rep, sizeof rep);
+	assert_iter(&st, 119000, 27000, 15, 19000);
+	assert_has(rep, "FALLBACK to the 4 stretches between articulation "
+			"points");
+	st_run_free(&st);
+	static const char *const b2[] = {"mode=blocks", "every=2"};
+	run_toy(w, b2, 2, &st, &v, rep, sizeof rep);
+	assert_iter(&st, 110000, 18000, 10, 30000);
+	assert_string_equal(v.recs,
+			    "qkv2 scores2 softmax2 dropout2 context2 "
+			    "qkv0 scores0 softmax0 dropout0 context0");
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* Parameters: every and offload belong to blocks (the error names the
+ * key); every must be at least 1. */
+static void test_params_blocks(void **state)
+{
+	(void)state;
+	struct pol p;
+	gms_err err = {{0}};
+	static const char *const a[] = {"mode=selective", "offload=true"};
+	assert_int_equal(pol_create(&p, "checkpoint", NULL, NULL, a, 2, &err),
+			 -1);
+	assert_has(err.msg, "key 'offload': only with mode blocks");
+	static const char *const b[] = {"mode=memory", "every=2"};
+	assert_int_equal(pol_create(&p, "checkpoint", NULL, NULL, b, 2, &err),
+			 -1);
+	assert_has(err.msg, "key 'every'");
+	static const char *const c[] = {"mode=blocks", "every=0"};
+	assert_int_equal(pol_create(&p, "checkpoint", NULL, NULL, c, 2, &err),
+			 -1);
+	assert_has(err.msg, "every");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_toy_framework),
+		cmocka_unit_test(test_toy_blocks_every1),
+		cmocka_unit_test(test_toy_blocks_every2),
+		cmocka_unit_test(test_toy_selective),
+		cmocka_unit_test(test_toy_blocks_offload),
+		cmocka_unit_test(test_toy_unmarked),
+		cmocka_unit_test(test_params_blocks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
