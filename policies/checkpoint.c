@@ -214,6 +214,8 @@ struct ckpt {
 	uint32_t *in_at;     /* per region + 1: in_list[..) its inputs to
 				offload (offload: true) */
 	uint32_t *in_list;
+	uint32_t *prev_in;   /* per region: the nearest earlier one with
+				inputs to offload, WL_NONE */
 	bool offload;	     /* offload: true */
 	uint64_t regens;     /* region recomputations started */
 	uint64_t offloads, off_refused; /* swap-outs issued / refused */
@@ -246,6 +248,8 @@ static void ck_clear(struct ckpt *s)
 	free(s->end_reg);
 	free(s->in_at);
 	free(s->in_list);
+	free(s->prev_in);
+	s->prev_in = NULL;
 	s->treg = s->sv_at = s->sv_list = s->end_reg = NULL;
 	s->in_at = s->in_list = NULL;
 	s->nr = 0;
@@ -1024,7 +1028,8 @@ static int plan_regions(struct ckpt *s, const struct ck_graph *g,
 	s->nr = nr;
 	s->sv_at = calloc((size_t)nr + 2, sizeof *s->sv_at);
 	s->in_at = calloc((size_t)nr + 2, sizeof *s->in_at);
-	if (!s->sv_at || !s->in_at)
+	s->prev_in = calloc((size_t)nr + 1, sizeof *s->prev_in);
+	if (!s->sv_at || !s->in_at || !s->prev_in)
 		goto oom;
 	uint32_t reruns = 0;
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
@@ -1088,7 +1093,7 @@ static int plan_regions(struct ckpt *s, const struct ck_graph *g,
 	}
 	/* inputs of each region (kept; offload's candidates): activations
 	 * made before it and read in it by their last forward reader */
-	uint32_t nin = 0;
+	uint32_t nin = 0, nidle = 0;
 	uint64_t bin = 0;
 	memset(pos, 0, ((size_t)nr + 1) * sizeof *pos);
 	for (int pass = 0; pass < 2; pass++) {
@@ -1101,6 +1106,12 @@ static int plan_regions(struct ckpt *s, const struct ck_graph *g,
 			    wl->ops[wt->producer].phase != WL_FWD)
 				continue;
 			uint32_t r = reg[lr];
+			if (s->sv_at[r] == s->sv_at[r + 1]) {
+				/* nothing regenerated there: no fetch would
+				 * bring it back ahead (not offloaded) */
+				nidle += pass == 0;
+				continue;
+			}
 			if (pass == 0) {
 				s->in_at[r + 1]++;
 				nin++;
@@ -1112,11 +1123,21 @@ static int plan_regions(struct ckpt *s, const struct ck_graph *g,
 		for (uint32_t r = 0; pass == 0 && r < nr; r++)
 			s->in_at[r + 1] += s->in_at[r];
 	}
+	/* the region before each whose inputs a regeneration prefetches */
+	for (uint32_t r = 0, last = WL_NONE; r < nr; r++) {
+		s->prev_in[r] = last;
+		if (s->in_at[r] < s->in_at[r + 1])
+			last = r;
+	}
 	free(pos);
 	fprintf(f, "    regions            %u checkpointed; inputs last read "
 		   "there %u tensors, %.1f MiB (kept%s)\n",
 		nr, nin, mib(bin),
 		prm->offload ? "; offloaded to host after the region" : "");
+	if (nidle)
+		fprintf(f, "    inputs left        %u tensors of regions that "
+			   "save nothing to regenerate (read in place: %s)\n",
+			nidle, prm->offload ? "not offloaded" : "kept");
 	if (reruns)
 		fprintf(f, "    dropout re-run     %u ops inside regions: RNG "
 			   "state restored (preserve_rng_state)\n",
@@ -1381,8 +1402,8 @@ static void regen_region(struct ckpt *s, struct ex *ex, uint32_t r)
 	s->regens++;
 	if (s->offload) {
 		fetch_inputs(s, ex, r); /* late: the recomputation waits */
-		if (r > 0)
-			fetch_inputs(s, ex, r - 1); /* one region ahead */
+		if (s->prev_in[r] != WL_NONE) /* one region ahead */
+			fetch_inputs(s, ex, s->prev_in[r]);
 	}
 	uint32_t prev = WL_NONE;
 	for (uint32_t k = s->sv_at[r + 1]; k-- > s->sv_at[r];) {
