@@ -446,6 +446,183 @@ static void test_params_blocks(void **state)
 	assert_has(err.msg, "every");
 }
 
+/* ---- the generators and a recorded trace --------------------------------- */
+
+/* A small GPT-2 (2 layers, seq 64, pytorch, fp32, eager attention). */
+static struct wl_workload *small_gpt2(void)
+{
+	struct wl_gen_args a = {.batch = 1, .size = 64,
+				.framework = WL_FW_PYTORCH,
+				.optimizer = WL_OPTIM_ADAMW,
+				.arch = {.layers = 2}};
+	gms_err err = {{0}};
+	struct wl_workload *w = wl_gen_build(wl_gen_find("gpt2"), &a, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	return w;
+}
+
+/* gen_llm.c marks transformer.h.l's forward and backward ops block l,
+ * nothing else (embeddings, ln_f, lm_head, loss, updates; a gradient
+ * sum belongs to the block whose backward emits it); the core
+ * attention of each block in fp32 eager is scores, scale, causal_mask,
+ * softmax, attn_dropout, context (the cast to the value's dtype is no op
+ * in fp32): 6 forward ops, c_attn_* and c_proj outside. */
+static void test_gpt2_marks(void **state)
+{
+	(void)state;
+	struct wl_workload *w = small_gpt2();
+	assert_int_equal(w->n_blocks, 2);
+	unsigned core[2] = {0, 0};
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		uint32_t want = WL_NONE;
+		if (op->phase != WL_UPD &&
+		    !strncmp(op->name, "transformer.h.", 14))
+			want = (uint32_t)(op->name[14] - '0');
+		/* a gradient sum is the block's whose backward makes the
+		 * last contribution (transformer.h.0.add_mlp.out's: block
+		 * 1's ln_1.bwd), so only kernels of a layer are checked */
+		bool kernel = op->phase == WL_FWD || strstr(op->name, ".bwd");
+		if (kernel && op->block != want)
+			fail_msg("%s: block %u, want %u", op->name, op->block,
+				 want);
+		if (op->phase == WL_FWD && op->region == WL_REGION_CORE_ATTN)
+			core[op->block]++;
+	}
+	assert_int_equal(core[0], 6);
+	assert_int_equal(core[1], 6);
+	assert_int_equal(op(w, "transformer.h.1.attn.softmax")->region,
+			 WL_REGION_CORE_ATTN);
+	assert_int_equal(op(w, "transformer.h.1.attn.c_proj")->region,
+			 WL_REGION_NONE);
+	assert_int_equal(op(w, "transformer.h.0.attn.c_attn_q")->region,
+			 WL_REGION_NONE);
+	wl_free(w);
+}
+
+/* Run w under policy (kv: checkpoint's settings, NULL: framework) on the
+ * 64 GiB test device with arena, 2 iterations; the run must finish with
+ * no OOM, and the report must not show a refused drop or offload. */
+static void run_family(const struct wl_workload *w, const char *const *kv,
+		       size_t n, struct st_run *st, char *rep, size_t cap)
+{
+	struct pol p;
+	make_policy(&p, kv ? "checkpoint" : "framework", kv, n);
+	struct hw_profile hw;
+	hw_test_profile(&hw, (uint64_t)64 << 30);
+	memset(st, 0, sizeof *st);
+	if (run_on(w, &p, &hw, "arena", 0, 0, 2, st) < 0)
+		fail_msg("%s: run failed", w->name);
+	assert_false(st->oom.hit);
+	rep[0] = '\0';
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	if (p.ops->report)
+		p.ops->report(&p, f);
+	fclose(f);
+	snprintf(rep, cap, "%s", text);
+	free(text);
+	if (kv) {
+		assert_has(rep, "drops refused      0");
+		if (strstr(rep, "offloads"))
+			assert_has(rep, "refused 0; fetches back");
+	}
+	pol_destroy(&p);
+}
+
+/* Every family, under every mode: blocks (every 1 and 2, offload)
+ * recompute and lower the peak below the framework's; selective does
+ * where the generator marks core attention (the transformers) and says
+ * it has nothing to do elsewhere; networks whose generator marks no
+ * blocks (Inception) and the recorded trace use the fallback, which the
+ * report names. */
+static void test_families(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *gen;
+		int64_t size;
+		bool marked, attention;
+	} fams[] = {
+		{"gpt2", 128, true, true},	  {"llama", 128, true, true},
+		{"bert_base", 128, true, true},	  {"resnet50", 64, true, false},
+		{"densenet121", 64, true, false}, {"inception_v3", 299, false,
+						   false},
+		{"trace", 0, false, false},
+	};
+	static const char *const modes[][3] = {
+		{"mode=blocks", "every=1", NULL},
+		{"mode=blocks", "every=2", NULL},
+		{"mode=blocks", "offload=true", NULL},
+		{"mode=selective", NULL, NULL},
+	};
+	static const size_t nk[] = {2, 2, 2, 1};
+	char rep[8192];
+	for (size_t i = 0; i < sizeof fams / sizeof *fams; i++) {
+		struct wl_workload *w;
+		gms_err err = {{0}};
+		if (!strcmp(fams[i].gen, "trace")) {
+			w = wl_load_dtr("workloads/traces/recorded/"
+					"gpt2tiny-2-recorded.log",
+					&err);
+		} else {
+			/* batch 16: activations, not the parameters
+			 * and their gradients, make the peak */
+			struct wl_gen_args a = {
+				.batch = 16, .size = fams[i].size,
+				.framework = WL_FW_PYTORCH,
+				.optimizer = WL_OPTIM_SGD};
+			if (!strcmp(fams[i].gen, "llama"))
+				a.arch = (struct wl_arch){.layers = 2,
+							  .hidden = 256,
+							  .heads = 4,
+							  .kv_heads = 2,
+							  .ffn = 512,
+							  .vocab = 1000};
+			if (!strcmp(fams[i].gen, "gpt2")) {
+				/* a small vocabulary: the logits are not
+				 * the peak */
+				a.arch.layers = 4;
+				a.arch.vocab = 1000;
+			}
+			w = wl_gen_build(wl_gen_find(fams[i].gen), &a, &err);
+		}
+		if (!w)
+			fail_msg("%s: %s", fams[i].gen, err.msg);
+		assert_int_equal(w->n_blocks > 0, fams[i].marked);
+		struct st_run st;
+		run_family(w, NULL, 0, &st, rep, sizeof rep);
+		uint64_t peak = st.mem.peak_requested;
+		st_run_free(&st);
+		for (size_t m = 0; m < 4; m++) {
+			run_family(w, modes[m], nk[m], &st, rep, sizeof rep);
+			bool sel = m == 3;
+			bool acts = !sel || fams[i].attention;
+			if (acts != (st.iter[1].n_recompute > 0) ||
+			    acts != (st.mem.peak_requested < peak))
+				fail_msg("%s %s: %llu recomputations, peak "
+					 "%llu (framework %llu)\n%s",
+					 fams[i].gen, modes[m][0],
+					 (unsigned long long)
+						 st.iter[1].n_recompute,
+					 (unsigned long long)
+						 st.mem.peak_requested,
+					 (unsigned long long)peak, rep);
+			if (sel && !acts)
+				assert_has(rep, "NOTHING to recompute");
+			if (!sel)
+				assert_has(rep, fams[i].marked
+							? "marked by the workload"
+							: "FALLBACK");
+			st_run_free(&st);
+		}
+		wl_free(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +633,8 @@ int main(void)
 		cmocka_unit_test(test_toy_blocks_offload),
 		cmocka_unit_test(test_toy_unmarked),
 		cmocka_unit_test(test_params_blocks),
+		cmocka_unit_test(test_gpt2_marks),
+		cmocka_unit_test(test_families),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
