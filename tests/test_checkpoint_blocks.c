@@ -192,6 +192,22 @@ static void seen_span(void *obj, enum eng_q q, const struct eng_item *it,
 	}
 }
 
+/* The policy's report (none: empty) into rep. */
+static void capture_report(struct pol *p, char *rep, size_t cap)
+{
+	rep[0] = '\0';
+	if (!p->ops->report)
+		return;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	p->ops->report(p, f);
+	fclose(f);
+	snprintf(rep, cap, "%s", text);
+	free(text);
+}
+
 /* Run w under checkpoint with kv (n of them; NULL: framework) for two
  * iterations on the 1 MiB test device with `arena`; the steady figures
  * are the second iteration's. */
@@ -216,17 +232,7 @@ static void run_toy(const struct wl_workload *w, const char *const *kv,
 	if (ex_run(&cfg, st, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_false(st->oom.hit);
-	rep[0] = '\0';
-	if (p.ops->report) {
-		char *text = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
-		assert_non_null(f);
-		p.ops->report(&p, f);
-		fclose(f);
-		snprintf(rep, cap, "%s", text);
-		free(text);
-	}
+	capture_report(&p, rep, cap);
 	pol_destroy(&p);
 }
 
@@ -446,6 +452,29 @@ static void test_params_blocks(void **state)
 	assert_has(err.msg, "every");
 }
 
+/* describe's per-block section on the toy, its middle block 1: saved
+ * for backward q1, p1, d1, m1, c1 and h2 (add1's output, read by
+ * qkv_bwd2): 1000 + 4000 + 4000 + 1000 + 1000 + 1000 = 12000 B, 6
+ * tensors; core attention p1, d1, m1 (s1 is read by no backward op, c1 by
+ * proj1 outside): 9000 B; inputs h1: 1000 B. */
+static void test_describe_block(void **state)
+{
+	(void)state;
+	struct wl_workload *w = toy3(true);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	wl_describe(w, false, f);
+	fclose(f);
+	assert_has(text, "per block (3 marked; block 1):");
+	assert_has(text, "saved for backward  12000 B (0.01 MiB, 6 tensors)");
+	assert_has(text, "core attention      9000 B");
+	assert_has(text, "inputs              1000 B");
+	free(text);
+	wl_free(w);
+}
+
 /* ---- the generators and a recorded trace --------------------------------- */
 
 /* A small GPT-2 (2 layers, seq 64, pytorch, fp32, eager attention). */
@@ -515,16 +544,7 @@ static void run_family(const struct wl_workload *w, const char *const *kv,
 	if (run_on(w, &p, &hw, "arena", 0, 0, 2, st) < 0)
 		fail_msg("%s: run failed", w->name);
 	assert_false(st->oom.hit);
-	rep[0] = '\0';
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	assert_non_null(f);
-	if (p.ops->report)
-		p.ops->report(&p, f);
-	fclose(f);
-	snprintf(rep, cap, "%s", text);
-	free(text);
+	capture_report(&p, rep, cap);
 	if (kv) {
 		assert_has(rep, "drops refused      0");
 		if (strstr(rep, "offloads"))
@@ -633,6 +653,7 @@ int main(void)
 		cmocka_unit_test(test_toy_blocks_offload),
 		cmocka_unit_test(test_toy_unmarked),
 		cmocka_unit_test(test_params_blocks),
+		cmocka_unit_test(test_describe_block),
 		cmocka_unit_test(test_gpt2_marks),
 		cmocka_unit_test(test_families),
 	};
