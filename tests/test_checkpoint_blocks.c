@@ -192,22 +192,6 @@ static void seen_span(void *obj, enum eng_q q, const struct eng_item *it,
 	}
 }
 
-/* The policy's report (none: empty) into rep. */
-static void capture_report(struct pol *p, char *rep, size_t cap)
-{
-	rep[0] = '\0';
-	if (!p->ops->report)
-		return;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	assert_non_null(f);
-	p->ops->report(p, f);
-	fclose(f);
-	snprintf(rep, cap, "%s", text);
-	free(text);
-}
-
 /* Run w under checkpoint with kv (n of them; NULL: framework) for two
  * iterations on the 1 MiB test device with `arena`; the steady figures
  * are the second iteration's. */
@@ -232,7 +216,7 @@ static void run_toy(const struct wl_workload *w, const char *const *kv,
 	if (ex_run(&cfg, st, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_false(st->oom.hit);
-	capture_report(&p, rep, cap);
+	report_into(&p, rep, cap);
 	pol_destroy(&p);
 }
 
@@ -544,7 +528,7 @@ static void run_family(const struct wl_workload *w, const char *const *kv,
 	if (run_on(w, &p, &hw, "arena", 0, 0, 2, st) < 0)
 		fail_msg("%s: run failed", w->name);
 	assert_false(st->oom.hit);
-	capture_report(&p, rep, cap);
+	report_into(&p, rep, cap);
 	if (kv) {
 		assert_has(rep, "drops refused      0");
 		if (strstr(rep, "offloads"))
