@@ -884,9 +884,9 @@ static void report_gaps(FILE *f, const struct ck_graph *g,
  * generators) whose index b has (b + 1) % k == 0, torchtitan's layer
  * selective AC ("ptd_checkpoint_wrapper._count += 1; if not ac_freq or
  * ptd_checkpoint_wrapper._count % ac_freq == 0: return
- * ptd_checkpoint_wrapper(module)", torchtitan/models/llama3/
- * parallelize_llama.py): every 1 is every block, every 2 the second,
- * fourth, ... A workload with no marks (recorded traces, YAML files,
+ * ptd_checkpoint_wrapper(module, preserve_rng_state=False)",
+ * torchtitan/models/llama3/infra/parallelize.py): every 1 is every
+ * block, every 2 the second, fourth, ... A workload with no marks (recorded traces, YAML files,
  * networks whose generator marks none) falls back, and says so in the
  * report, to the stretches between consecutive articulation points
  * (memory mode's bottlenecks: each stretch is entered through one
