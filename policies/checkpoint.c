@@ -216,6 +216,9 @@ struct ckpt {
 	uint32_t *in_list;
 	uint32_t *prev_in;   /* per region: the nearest earlier one with
 				inputs to offload, WL_NONE */
+	uint64_t *stamp;     /* per region: the before_op call that last
+				started its regeneration */
+	uint64_t calls;	     /* before_op calls of backward ops */
 	bool offload;	     /* offload: true */
 	uint64_t regens;     /* region recomputations started */
 	uint64_t offloads, off_refused; /* swap-outs issued / refused */
@@ -249,7 +252,9 @@ static void ck_clear(struct ckpt *s)
 	free(s->in_at);
 	free(s->in_list);
 	free(s->prev_in);
+	free(s->stamp);
 	s->prev_in = NULL;
+	s->stamp = NULL;
 	s->treg = s->sv_at = s->sv_list = s->end_reg = NULL;
 	s->in_at = s->in_list = NULL;
 	s->nr = 0;
@@ -1029,7 +1034,8 @@ static int plan_regions(struct ckpt *s, const struct ck_graph *g,
 	s->sv_at = calloc((size_t)nr + 2, sizeof *s->sv_at);
 	s->in_at = calloc((size_t)nr + 2, sizeof *s->in_at);
 	s->prev_in = calloc((size_t)nr + 1, sizeof *s->prev_in);
-	if (!s->sv_at || !s->in_at || !s->prev_in)
+	s->stamp = calloc((size_t)nr + 1, sizeof *s->stamp);
+	if (!s->sv_at || !s->in_at || !s->prev_in || !s->stamp)
 		goto oom;
 	uint32_t reruns = 0;
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
@@ -1438,11 +1444,16 @@ static void ck_before_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 	struct ckpt *s = p->priv;
 	if (op->phase == WL_FWD)
 		return;
+	/* a region once per op, though the op reads several of its tensors
+	 * (the pushed recomputations have not run yet) */
+	s->calls++;
 	for (uint32_t i = 0; s->treg && i < op->n_in; i++) {
-		uint32_t t = op->in[i];
-		if (s->treg[t] != WL_NONE &&
-		    ex_tensor_state(ex, t) == TS_RECOMPUTE)
-			regen_region(s, ex, s->treg[t]);
+		uint32_t t = op->in[i], r = s->treg[t];
+		if (r != WL_NONE && s->stamp[r] != s->calls &&
+		    ex_tensor_state(ex, t) == TS_RECOMPUTE) {
+			s->stamp[r] = s->calls;
+			regen_region(s, ex, r);
+		}
 	}
 	for (uint32_t i = 0; i < op->n_in; i++)
 		if (ex_tensor_state(ex, op->in[i]) == TS_RECOMPUTE)

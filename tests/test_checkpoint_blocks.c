@@ -436,6 +436,49 @@ static void test_params_blocks(void **state)
 	assert_has(err.msg, "every");
 }
 
+/* One block whose first backward op reads two of its dropped tensors:
+ *   block 0: f1 x -> a, f2 a -> b, f3 b -> c (1000 B, 1000 ns each);
+ *   loss c -> y; loss_bwd y -> gc; bb a, b, gc -> gx; bx gx, x -> dW
+ *   (x, the block's input, is read in backward, as a layer's weight
+ *   gradient reads its input: see docs/checkpoint-modes.md on inputs
+ *   no backward op reads).
+ * a and b are dropped; at bb the block is regenerated once (f1, f2: 2
+ * kernels, 2000 ns), not once per input read: 2 regenerations in 2
+ * iterations. */
+static void test_regen_once_per_op(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("two_reads", 1);
+	uint32_t x = T(w, "x", 1000, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 1000, WL_ACT), c = T(w, "c", 1000, WL_ACT),
+		 y = T(w, "y", 1000, WL_ACT), gc = T(w, "gc", 1000, WL_ACT_GRAD),
+		 gx = T(w, "gx", 1000, WL_ACT_GRAD),
+		 dw = T(w, "dW", 1000, WL_PARAM_GRAD);
+	wl_set_block(w, 0, WL_REGION_NONE);
+	K(w, "f1", OT_OTHER, WL_FWD, 1000, &x, 1, &a, 1);
+	K(w, "f2", OT_OTHER, WL_FWD, 1000, &a, 1, &b, 1);
+	K(w, "f3", OT_OTHER, WL_FWD, 1000, &b, 1, &c, 1);
+	wl_set_block(w, WL_NONE, WL_REGION_NONE);
+	K(w, "loss", OT_LOSS, WL_FWD, 1000, &c, 1, &y, 1);
+	K(w, "loss_bwd", OT_LOSS_BWD, WL_BWD, 1000, &y, 1, &gc, 1);
+	wl_set_block(w, 0, WL_REGION_NONE);
+	uint32_t in[] = {a, b, gc};
+	K(w, "bb", OT_OTHER, WL_BWD, 1000, in, 3, &gx, 1);
+	uint32_t inx[] = {gx, x};
+	K(w, "bx", OT_OTHER, WL_BWD, 1000, inx, 2, &dw, 1);
+	finalize(w);
+	static const char *const kv[] = {"mode=blocks"};
+	struct st_run st;
+	struct seen v;
+	char rep[4096];
+	run_toy(w, kv, 1, &st, &v, rep, sizeof rep);
+	assert_string_equal(v.recs, "f1 f2");
+	assert_int_equal(st.iter[1].recompute, 2000);
+	assert_has(rep, "region regens      2 ");
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* describe's per-block section on the toy, its middle block 1: saved
  * for backward q1, p1, d1, m1, c1 and h2 (add1's output, read by
  * qkv_bwd2): 1000 + 4000 + 4000 + 1000 + 1000 + 1000 = 12000 B, 6
@@ -637,6 +680,7 @@ int main(void)
 		cmocka_unit_test(test_toy_blocks_offload),
 		cmocka_unit_test(test_toy_unmarked),
 		cmocka_unit_test(test_params_blocks),
+		cmocka_unit_test(test_regen_once_per_op),
 		cmocka_unit_test(test_describe_block),
 		cmocka_unit_test(test_gpt2_marks),
 		cmocka_unit_test(test_families),
