@@ -48,6 +48,12 @@
  *           convolutions and matrix multiplies (forward OT_CONV and
  *           OT_MATMUL), recompute everything else.
  *   list    keep exactly the tensors named in `tensors`.
+ *   blocks  torch.utils.checkpoint (use_reentrant=False) on every k-th
+ *           block (`every`) the generators mark, optionally offloading
+ *           the kept block inputs to the host (`offload`: ColossalAI's
+ *           activation_offload); selective: Megatron-LM's selective
+ *           recomputation of core attention (Korthikanti et al. 2022).
+ *           Both: "blocks and selective" below, docs/checkpoint-modes.md.
  *
  * ARTICULATION POINTS. The definition is gradient-checkpointing's: a
  * tensor t is a bottleneck when every path from the inputs to the loss
