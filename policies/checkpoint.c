@@ -1493,8 +1493,10 @@ static void ck_report(struct pol *p, FILE *out)
 
 const struct pol_ops pol_checkpoint_ops = {
 	.name = "checkpoint",
-	.summary = "recomputation baselines: Chen et al. sqrt(n) segments, "
-		   "gradient-checkpointing memory/speed, or a named list",
+	.summary = "recomputation: Chen et al. sqrt(n) segments, "
+		   "gradient-checkpointing memory/speed, a named list, "
+		   "per-block (torch.utils.checkpoint, optional offload) or "
+		   "selective (Megatron)",
 	.params = ck_params,
 	.params_size = sizeof(struct ck_params),
 	.init = ck_init,
