@@ -47,6 +47,7 @@
 #include <cmocka.h>
 
 #include "testkit.h"
+#include "tmpkit.h"
 #include "wlkit.h"
 
 static void K(struct wl_workload *w, const char *name, enum wl_op_type type,
@@ -479,6 +480,72 @@ static void test_regen_once_per_op(void **state)
 	wl_free(w);
 }
 
+/* A workload file marks blocks and core attention with `block:` and
+ * `region:` (wl_yaml.c); a bad region names the file, line, column and
+ * key. Two blocks of one op each (f0, f1), the loss in none; blocks mode
+ * then finds them marked. */
+static void test_yaml_marks(void **state)
+{
+	(void)state;
+	static const char good[] =
+		"name: marked\n"
+		"batch: 1\n"
+		"tensors:\n"
+		"  - {name: x, kind: input, bytes: 1000}\n"
+		"  - {name: h1, kind: activation, bytes: 1000}\n"
+		"  - {name: h2, kind: activation, bytes: 1000}\n"
+		"  - {name: y, kind: activation, bytes: 1000}\n"
+		"  - {name: g2, kind: act_grad, bytes: 1000}\n"
+		"  - {name: g1, kind: act_grad, bytes: 1000}\n"
+		"  - {name: gx, kind: act_grad, bytes: 1000}\n"
+		"ops:\n"
+		"  - {name: f0, type: matmul, phase: forward, inputs: [x], "
+		"outputs: [h1], block: 0}\n"
+		"  - {name: f1, type: softmax, phase: forward, inputs: [h1], "
+		"outputs: [h2], block: 1, region: core_attention}\n"
+		"  - {name: loss, type: loss, phase: forward, inputs: [h2], "
+		"outputs: [y]}\n"
+		"  - {name: loss_bwd, type: loss_bwd, phase: backward, "
+		"inputs: [y], outputs: [g2]}\n"
+		"  - {name: f1_bwd, type: softmax_bwd, phase: backward, "
+		"inputs: [h2, g2], outputs: [g1], block: 1}\n"
+		"  - {name: f0_bwd, type: matmul_bwd, phase: backward, "
+		"inputs: [x, g1], outputs: [gx], block: 0}\n";
+	char path[64];
+	tmp_text(path, "ckblocks", good);
+	gms_err err = {{0}};
+	struct wl_workload *w = wl_load_yaml(path, 0, &err);
+	remove(path);
+	if (!w)
+		fail_msg("%s", err.msg);
+	assert_int_equal(w->n_blocks, 2);
+	assert_int_equal(op(w, "f0")->block, 0);
+	assert_int_equal(op(w, "f1")->block, 1);
+	assert_int_equal(op(w, "f1")->region, WL_REGION_CORE_ATTN);
+	assert_int_equal(op(w, "f0")->region, WL_REGION_NONE);
+	assert_int_equal(op(w, "loss")->block, WL_NONE);
+	assert_int_equal(op(w, "f1_bwd")->block, 1);
+	static const char *const kv[] = {"mode=blocks"};
+	struct st_run st;
+	struct seen v;
+	char rep[4096];
+	run_toy(w, kv, 1, &st, &v, rep, sizeof rep);
+	assert_has(rep, "2 marked by the workload");
+	st_run_free(&st);
+	wl_free(w);
+	char bad[sizeof good + 8];
+	snprintf(bad, sizeof bad, "%s", good);
+	char *r = strstr(bad, "core_attention");
+	assert_non_null(r);
+	memcpy(r, "core_attentiox", 14);
+	tmp_text(path, "ckblocks", bad);
+	w = wl_load_yaml(path, 0, &err);
+	remove(path);
+	assert_null(w);
+	assert_has(err.msg, ":13:");
+	assert_has(err.msg, "region");
+}
+
 /* describe's per-block section on the toy, its middle block 1: saved
  * for backward q1, p1, d1, m1, c1 and h2 (add1's output, read by
  * qkv_bwd2): 1000 + 4000 + 4000 + 1000 + 1000 + 1000 = 12000 B, 6
@@ -681,6 +748,7 @@ int main(void)
 		cmocka_unit_test(test_toy_unmarked),
 		cmocka_unit_test(test_params_blocks),
 		cmocka_unit_test(test_regen_once_per_op),
+		cmocka_unit_test(test_yaml_marks),
 		cmocka_unit_test(test_describe_block),
 		cmocka_unit_test(test_gpt2_marks),
 		cmocka_unit_test(test_families),

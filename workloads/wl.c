@@ -76,6 +76,7 @@ const char *const wl_kind_names[] = {"input",	   "parameter", "param_grad",
 				     "workspace", NULL};
 
 const char *const wl_phase_names[] = {"forward", "backward", "update", NULL};
+const char *const wl_region_names[] = {"none", "core_attention", NULL};
 
 /* The tables must have exactly one name per enum value. */
 _Static_assert(sizeof wl_op_type_names / sizeof *wl_op_type_names ==

@@ -165,14 +165,18 @@ struct wl_op {
 };
 
 /* Parts of a block the generators mark (wl_set_block): what Megatron's
- * selective recomputation checkpoints. */
+ * selective recomputation checkpoints. Names (YAML `region:`):
+ * wl_region_names. */
 enum wl_region {
 	WL_REGION_NONE,	     /* no particular part */
 	WL_REGION_CORE_ATTN, /* core attention: QK^T, scale, mask,
 				softmax, dropout, attention over V, or the
 				fused kernel that does them (Megatron's
 				core_attention module) */
+	WL_REGION_COUNT
 };
+/* "none", "core_attention", NULL */
+extern const char *const wl_region_names[];
 
 /* The arithmetic of a workload's matmuls and convolutions: which of the
  * profile's throughputs time them (sim/hw.c, tensor:). */
