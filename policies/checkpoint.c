@@ -48,6 +48,12 @@
  *           convolutions and matrix multiplies (forward OT_CONV and
  *           OT_MATMUL), recompute everything else.
  *   list    keep exactly the tensors named in `tensors`.
+ *   blocks  torch.utils.checkpoint (use_reentrant=False) on every k-th
+ *           block (`every`) the generators mark, optionally offloading
+ *           the kept block inputs to the host (`offload`: ColossalAI's
+ *           activation_offload); selective: Megatron-LM's selective
+ *           recomputation of core attention (Korthikanti et al. 2022).
+ *           Both: "blocks and selective" below, docs/checkpoint-modes.md.
  *
  * ARTICULATION POINTS. The definition is gradient-checkpointing's: a
  * tensor t is a bottleneck when every path from the inputs to the loss
@@ -133,9 +139,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum ck_mode { CK_SQRT, CK_MEMORY, CK_SPEED, CK_LIST };
-static const char *const ck_mode_names[] = {"sqrt", "memory", "speed",
-					    "list", NULL};
+enum ck_mode { CK_SQRT, CK_MEMORY, CK_SPEED, CK_LIST, CK_BLOCKS,
+	       CK_SELECTIVE };
+static const char *const ck_mode_names[] = {"sqrt",   "memory",    "speed",
+					    "list",   "blocks",    "selective",
+					    NULL};
 
 struct ck_params {
 	int mode;		    /* enum ck_mode */
@@ -143,12 +151,16 @@ struct ck_params {
 				       sqrt(N); 0 = automatic */
 	char tensors[PRM_STR_MAX];  /* list: names, comma or space separated */
 	bool keep_last;		    /* keep what follows the last checkpoint */
+	int64_t every;		    /* blocks: checkpoint every k-th block */
+	bool offload;		    /* blocks: kept block inputs to host */
 };
 
 static const struct prm_def ck_params[] = {
 	{"mode", PRM_ENUM, "memory", 0, 0, ck_mode_names,
 	 "sqrt (Chen et al. segments), memory (articulation points spaced "
-	 "about sqrt(N)), speed (keep conv/matmul outputs) or list",
+	 "about sqrt(N)), speed (keep conv/matmul outputs), list, blocks "
+	 "(torch.utils.checkpoint per block) or selective (Megatron: "
+	 "recompute core attention)",
 	 offsetof(struct ck_params, mode)},
 	{"segments", PRM_INT, "0", 0, 1e6, NULL,
 	 "sqrt: number of segments; memory: replaces sqrt(N) in the "
@@ -161,6 +173,14 @@ static const struct prm_def ck_params[] = {
 	 "keep the activations produced after the last checkpoint (backward "
 	 "reads them first; recomputing them saves no peak memory)",
 	 offsetof(struct ck_params, keep_last)},
+	{"every", PRM_INT, "1", 1, 1e6, NULL,
+	 "blocks: checkpoint every k-th block (blocks k-1, 2k-1, ..., "
+	 "torchtitan's ac_freq)",
+	 offsetof(struct ck_params, every)},
+	{"offload", PRM_BOOL, "false", 0, 0, NULL,
+	 "blocks: copy each checkpointed block's kept inputs to host "
+	 "memory after its forward, prefetch them back in backward",
+	 offsetof(struct ck_params, offload)},
 	PRM_END,
 };
 
@@ -187,10 +207,40 @@ struct ckpt {
 	uint64_t drops;	     /* drops done over the run */
 	uint64_t refused;    /* drops the engine refused */
 	char first_refusal[256]; /* why the first one was refused */
+	/* blocks and selective (struct ck_regions) */
+	uint32_t nr;	     /* checkpointed regions */
+	uint32_t *treg;	     /* per tensor: region of a saved tensor the
+				plan drops, WL_NONE otherwise */
+	uint32_t *sv_at;     /* per region + 1: sv_list[sv_at[r] ..
+				sv_at[r + 1]) its dropped saved tensors,
+				producer order */
+	uint32_t *sv_list;
+	uint32_t *end_reg;   /* per op: the region whose forward ends
+				with it, WL_NONE */
+	uint32_t *in_at;     /* per region + 1: in_list[..) its inputs to
+				offload (offload: true) */
+	uint32_t *in_list;
+	uint32_t *prev_in;   /* per region: the nearest earlier one with
+				inputs to offload, WL_NONE */
+	uint64_t *stamp;     /* per region: the before_op call that last
+				started its regeneration */
+	uint64_t calls;	     /* before_op calls of backward ops */
+	bool offload;	     /* offload: true */
+	uint64_t regens;     /* region recomputations started */
+	uint64_t offloads, off_refused; /* swap-outs issued / refused */
+	uint64_t off_bytes;  /* bytes of those issued */
+	uint64_t prefetches, pre_refused; /* swap-ins issued / refused */
+	char first_off_refusal[256];
 };
 
 static int ck_init(struct pol *p, gms_err *err)
 {
+	const struct ck_params *prm = p->params;
+	if (prm->mode != CK_BLOCKS && (prm->offload || prm->every != 1))
+		return gms_errf(err, "key '%s': only with mode blocks (mode "
+				     "is %s)",
+				prm->offload ? "offload" : "every",
+				ck_mode_names[prm->mode]);
 	p->priv = calloc(1, sizeof(struct ckpt));
 	return p->priv ? 0 : gms_errf(err, "out of memory");
 }
@@ -201,6 +251,19 @@ static void ck_clear(struct ckpt *s)
 	free(s->drop_at);
 	free(s->drop_list);
 	free(s->plan_text);
+	free(s->treg);
+	free(s->sv_at);
+	free(s->sv_list);
+	free(s->end_reg);
+	free(s->in_at);
+	free(s->in_list);
+	free(s->prev_in);
+	free(s->stamp);
+	s->prev_in = NULL;
+	s->stamp = NULL;
+	s->treg = s->sv_at = s->sv_list = s->end_reg = NULL;
+	s->in_at = s->in_list = NULL;
+	s->nr = 0;
 	s->role = NULL;
 	s->drop_at = s->drop_list = NULL;
 	s->plan_text = NULL;
@@ -529,7 +592,8 @@ static bool sim_regen(struct ck_sim *c, uint32_t u, uint32_t stamp)
 	for (;;) {
 		/* w: freed, not yet entered at this op */
 		uint32_t pr = c->wl->tensors[w].producer;
-		if (c->bad[w] || pr == WL_NONE || !c->wl->ops[pr].recomputable) {
+		if (c->bad[w] || pr == WL_NONE ||
+		    !ex_op_recomputable(c->ex, pr)) {
 			c->bad[w] = true; /* and all that needs it */
 			while (n)
 				c->bad[c->stk[--n]] = true;
@@ -791,6 +855,315 @@ static void report_gaps(FILE *f, const struct ck_graph *g,
 			more);
 }
 
+/* ---- blocks and selective ------------------------------------------------
+ *
+ * Both modes checkpoint regions of the forward pass the way
+ * torch.utils.checkpoint(fn, *args, use_reentrant=False) does a call of
+ * fn (pytorch/pytorch torch/utils/checkpoint.py, _checkpoint_hook and
+ * _recomputation_hook):
+ *   saved    the region's inputs ("ctx.saved_tensors" of the frame's
+ *            input_saver, what recompute_fn is re-run from) and its
+ *            outputs (they leave fn and are saved, if at all, by the ops
+ *            that read them after it); every tensor an op inside saves
+ *            for backward is replaced by a placeholder ("pack_hook(x):
+ *            holder = _Holder() ... return holder"), so the tensor itself
+ *            is freed once the forward pass has no further use for it:
+ *            here, dropped after the later of its producer and its last
+ *            forward reader;
+ *   regained at the first unpack of any placeholder of the region in
+ *            backward ("if not frame.is_recomputed[gid]: ...
+ *            frame.recompute_fn(*args)"), the whole region's forward is
+ *            re-run, stopping once every placeholder is filled
+ *            (_StopRecomputationError, early stop, the default): here,
+ *            before the first backward op that reads a dropped tensor of
+ *            the region, every dropped tensor of the region is
+ *            regenerated, in forward order (the executor re-runs only the
+ *            producers needed, so nothing after the last saved tensor
+ *            runs again);
+ *   freed    each regenerated tensor is held in frame.recomputed, a
+ *            WeakKeyDictionary keyed by the holder's handle, until its
+ *            unpack ("holder.handles[gid] = None; return ret"): here, the
+ *            executor frees it after its last backward reader.
+ *   random   preserve_rng_state=True (the default) stashes and restores
+ *            the RNG state, so a dropout inside re-draws its mask; here
+ *            such a dropout is let re-run (ex_allow_recompute), counted
+ *            in the plan's report. Megatron's tensor_parallel.checkpoint
+ *            does the same with its CUDA RNG tracker.
+ *
+ * blocks (every k): the regions are the workload's blocks (wl_op.block:
+ * transformer layers, residual blocks, dense blocks, marked by the
+ * generators) whose index b has (b + 1) % k == 0, torchtitan's layer
+ * selective AC ("ptd_checkpoint_wrapper._count += 1; if not ac_freq or
+ * ptd_checkpoint_wrapper._count % ac_freq == 0: return
+ * ptd_checkpoint_wrapper(module, preserve_rng_state=False)",
+ * torchtitan/models/llama3/infra/parallelize.py): every 1 is every
+ * block, every 2 the second, fourth, ... A workload with no marks (recorded traces, YAML files,
+ * networks whose generator marks none) falls back, and says so in the
+ * report, to the stretches between consecutive articulation points
+ * (memory mode's bottlenecks: each stretch is entered through one
+ * tensor, as a block is through its input); the stretch after the last
+ * one (the head and loss, read first by backward) is not a region.
+ *
+ * selective: Megatron-LM's recompute_granularity='selective'
+ * (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+ * Transformer Models", section 4.2: "we only checkpoint and recompute
+ * the parts of each layer that take up a considerable amount of memory
+ * but are not computationally expensive to recompute", the QK^T,
+ * softmax, softmax dropout and attention over V). In Megatron-Core
+ * (megatron/core/transformer/attention.py) "self.checkpoint_core_
+ * attention = self.config.recompute_granularity == 'selective'" makes
+ * forward call _checkpointed_attention_forward(query, key, value,
+ * attention_mask, ...), which wraps self.core_attention in
+ * tensor_parallel.checkpoint: q, k, v and the mask are saved, the
+ * context (the output) is saved by linear_proj, everything in between
+ * is recomputed. Here the region of each block is its ops the
+ * generator marks WL_REGION_CORE_ATTN (scores, scale, mask, softmax,
+ * dropout, context; the fused kernel with sdpa). A workload with none
+ * marked has nothing to recompute: the report says so and the run is
+ * the framework's.
+ *
+ * offload (blocks): checkpoint the blocks and offload the checkpoints,
+ * as ColossalAI's checkpoint(function, activation_offload, *args)
+ * (colossalai/legacy/utils/activation_checkpoint.py: "if
+ * ctx.activation_offload: tensors = ctx.tensor_inputs", copied to the
+ * device again at the start of the block's backward, "tensors =
+ * copy_to_device(tensors, ctx.device)") and PyTorch's
+ * checkpoint_wrapper composed with offload_wrapper (torch/distributed/
+ * algorithms/_checkpoint/checkpoint_wrapper.py: save_on_cpu around a
+ * checkpointed module, whose only saved tensors are its inputs) do.
+ * Each region input that no later forward op reads is copied to pinned
+ * host memory on the D2H engine after the region's last forward op
+ * (ex_swap_out with release); in backward, when a region is regenerated
+ * its own offloaded inputs still on the host are fetched at once (the
+ * recomputation waits for them: counted as late prefetches) and the
+ * inputs of the region before it are prefetched on the H2D engine, one
+ * region ahead (ColossalAI copies at the start of the block's backward,
+ * not ahead). Refused copies are counted and reported; a refused
+ * swap-out leaves the tensor resident.
+ */
+
+/* The forward ops of each checkpointed region: reg[o] a compact region
+ * id in forward order, or WL_NONE. Returns the number of regions;
+ * report lines to f. */
+static uint32_t find_regions(const struct ck_graph *g,
+			     const struct ck_params *prm, uint32_t *reg,
+			     uint32_t *key, uint32_t *bn, FILE *f)
+{
+	const struct wl_workload *wl = g->wl;
+	uint32_t nkeys = 0;
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		reg[o] = key[o] = WL_NONE;
+	uint64_t k = (uint64_t)prm->every;
+	if (prm->mode == CK_BLOCKS && wl->n_blocks) {
+		nkeys = wl->n_blocks;
+		for (uint32_t i = 0; i < g->nf; i++) {
+			uint32_t b = wl->ops[g->fop[i]].block;
+			if (b != WL_NONE && ((uint64_t)b + 1) % k == 0)
+				key[g->fop[i]] = b;
+		}
+		fprintf(f, "    blocks             %u marked by the workload; "
+			   "every %llu: blocks %llu, %llu, ...\n",
+			wl->n_blocks, (unsigned long long)k,
+			(unsigned long long)(k - 1),
+			(unsigned long long)(2 * k - 1));
+	} else if (prm->mode == CK_BLOCKS) {
+		uint32_t nb = bottlenecks(g, false, bn), j = 0;
+		nkeys = nb;
+		for (uint32_t i = 0; i < g->nf; i++) {
+			while (j < nb &&
+			       g->fpos[wl->tensors[bn[j]].producer] < i)
+				j++;
+			if (j < nb && ((uint64_t)j + 1) % k == 0)
+				key[g->fop[i]] = j;
+		}
+		fprintf(f, "    blocks             none marked by the workload: "
+			   "FALLBACK to the %u stretches between articulation "
+			   "points; every %llu\n",
+			nb, (unsigned long long)k);
+	} else {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < g->nf; i++) {
+			const struct wl_op *op = &wl->ops[g->fop[i]];
+			if (op->region != WL_REGION_CORE_ATTN)
+				continue;
+			key[op->id] = op->block != WL_NONE ? op->block : 0;
+			if (key[op->id] + 1 > nkeys)
+				nkeys = key[op->id] + 1;
+			n++;
+		}
+		if (n)
+			fprintf(f, "    core attention     %u forward ops marked "
+				   "by the workload\n",
+				n);
+		else
+			fprintf(f, "    core attention     none marked by the "
+				   "workload: NOTHING to recompute, the run is "
+				   "the framework's\n");
+	}
+	/* compact ids in forward order; key[] reused as the map */
+	uint32_t nr = 0, last = WL_NONE, lastid = WL_NONE;
+	for (uint32_t i = 0; i < g->nf; i++) {
+		uint32_t o = g->fop[i];
+		if (key[o] == WL_NONE)
+			continue;
+		if (key[o] != last) { /* a block's ops are contiguous */
+			last = key[o];
+			lastid = nr++;
+		}
+		reg[o] = lastid;
+	}
+	(void)nkeys;
+	return nr;
+}
+
+/* blocks and selective: the roles, the regions' saved tensors, their
+ * ends and (offload) their inputs. -1 with err. */
+static int plan_regions(struct ckpt *s, const struct ck_graph *g,
+			const struct ck_params *prm, struct ex *ex,
+			uint32_t *bn, FILE *f, gms_err *err)
+{
+	const struct wl_workload *wl = g->wl;
+	uint8_t *role = s->role;
+	size_t no = (size_t)wl->n_ops + 1, nt = (size_t)wl->n_tensors + 1;
+	uint32_t *reg = calloc(no, sizeof *reg);
+	uint32_t *key = calloc(no, sizeof *key);
+	s->treg = calloc(nt, sizeof *s->treg);
+	s->end_reg = calloc(no, sizeof *s->end_reg);
+	s->sv_list = calloc(nt, sizeof *s->sv_list);
+	s->in_list = calloc(nt, sizeof *s->in_list);
+	int rc = -1;
+	if (!reg || !key || !s->treg || !s->end_reg || !s->sv_list ||
+	    !s->in_list)
+		goto oom;
+	uint32_t nr = find_regions(g, prm, reg, key, bn, f);
+	s->nr = nr;
+	s->sv_at = calloc((size_t)nr + 2, sizeof *s->sv_at);
+	s->in_at = calloc((size_t)nr + 2, sizeof *s->in_at);
+	s->prev_in = calloc((size_t)nr + 1, sizeof *s->prev_in);
+	s->stamp = calloc((size_t)nr + 1, sizeof *s->stamp);
+	if (!s->sv_at || !s->in_at || !s->prev_in || !s->stamp)
+		goto oom;
+	uint32_t reruns = 0;
+	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		s->treg[t] = WL_NONE;
+		if (!fwd_act(g, t))
+			continue;
+		const struct wl_tensor *wt = &wl->tensors[t];
+		uint32_t r = reg[wt->producer];
+		if (r == WL_NONE)
+			continue;
+		bool inside = true;
+		for (uint32_t i = 0; i < wt->n_readers && inside; i++) {
+			const struct wl_op *rd = &wl->ops[wt->readers[i]];
+			inside = rd->phase != WL_FWD || reg[rd->id] == r;
+		}
+		if (!inside) {
+			role[t] = CK_KEEP; /* an output of the region */
+			continue;
+		}
+		if (!ex_op_recomputable(ex, wt->producer)) {
+			/* preserve_rng_state: a dropout re-draws its mask */
+			if (wl->ops[wt->producer].type == OT_DROPOUT &&
+			    ex_allow_recompute(ex, wt->producer) == 0) {
+				reruns++;
+			} else {
+				role[t] = g->held[t] ? CK_FIXED : CK_NONE;
+				continue;
+			}
+		}
+		role[t] = CK_DROP;
+	}
+	/* saved tensors per region, in producer order; region ends */
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
+		s->end_reg[o] = WL_NONE;
+		if (reg[o] != WL_NONE)
+			key[reg[o]] = o; /* the region's last op so far */
+		for (uint32_t i = 0; i < op->n_out; i++) {
+			uint32_t t = op->out[i];
+			if (role[t] == CK_DROP && g->held[t] &&
+			    wl->tensors[t].producer == o) {
+				s->treg[t] = reg[o];
+				s->sv_at[reg[o] + 1]++;
+			}
+		}
+	}
+	for (uint32_t r = 0; r < nr; r++) {
+		s->end_reg[key[r]] = r;
+		s->sv_at[r + 1] += s->sv_at[r];
+	}
+	uint32_t *pos = calloc((size_t)nr + 1, sizeof *pos);
+	if (!pos)
+		goto oom;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
+		for (uint32_t i = 0; i < op->n_out; i++) {
+			uint32_t t = op->out[i], r = s->treg[t];
+			if (r != WL_NONE && wl->tensors[t].producer == o)
+				s->sv_list[s->sv_at[r] + pos[r]++] = t;
+		}
+	}
+	/* inputs of each region (kept; offload's candidates): activations
+	 * made before it and read in it by their last forward reader */
+	uint32_t nin = 0, nidle = 0;
+	uint64_t bin = 0;
+	memset(pos, 0, ((size_t)nr + 1) * sizeof *pos);
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t t = 0; t < wl->n_tensors; t++) {
+			const struct wl_tensor *wt = &wl->tensors[t];
+			uint32_t lr = wt->last_fwd_reader;
+			if (constant(wt->kind) || wt->producer == WL_NONE ||
+			    lr == WL_NONE || reg[lr] == WL_NONE ||
+			    reg[wt->producer] == reg[lr] ||
+			    wl->ops[wt->producer].phase != WL_FWD)
+				continue;
+			uint32_t r = reg[lr];
+			if (s->sv_at[r] == s->sv_at[r + 1]) {
+				/* nothing regenerated there: no fetch would
+				 * bring it back ahead (not offloaded) */
+				nidle += pass == 0;
+				continue;
+			}
+			if (pass == 0) {
+				s->in_at[r + 1]++;
+				nin++;
+				bin += wt->bytes;
+			} else {
+				s->in_list[s->in_at[r] + pos[r]++] = t;
+			}
+		}
+		for (uint32_t r = 0; pass == 0 && r < nr; r++)
+			s->in_at[r + 1] += s->in_at[r];
+	}
+	/* the region before each whose inputs a regeneration prefetches */
+	for (uint32_t r = 0, last = WL_NONE; r < nr; r++) {
+		s->prev_in[r] = last;
+		if (s->in_at[r] < s->in_at[r + 1])
+			last = r;
+	}
+	free(pos);
+	fprintf(f, "    regions            %u checkpointed; inputs last read "
+		   "there %u tensors, %.1f MiB (kept%s)\n",
+		nr, nin, mib(bin),
+		prm->offload ? "; offloaded to host after the region" : "");
+	if (nidle)
+		fprintf(f, "    inputs left        %u tensors of regions that "
+			   "save nothing to regenerate (read in place: %s)\n",
+			nidle, prm->offload ? "not offloaded" : "kept");
+	if (reruns)
+		fprintf(f, "    dropout re-run     %u ops inside regions: RNG "
+			   "state restored (preserve_rng_state)\n",
+			reruns);
+	rc = 0;
+	goto out;
+oom:
+	gms_errf(err, "out of memory");
+out:
+	free(reg);
+	free(key);
+	return rc;
+}
+
 static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 {
 	const struct ck_params *prm = p->params;
@@ -862,14 +1235,21 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 		if (keep_named(wl, prm->tensors, role, err) < 0)
 			goto out;
 		break;
+	case CK_BLOCKS:
+	case CK_SELECTIVE:
+		if (plan_regions(s, &g, prm, ex, bn, f, err) < 0)
+			goto out;
+		s->offload = prm->offload;
+		break;
 	}
+	bool regions = prm->mode == CK_BLOCKS || prm->mode == CK_SELECTIVE;
 	/* Where the workload marks an op in place (ReLU in tf-graph, pytorch,
 	 * caffe), it overwrites an input it is the
 	 * only reader of, so such a checkpoint would be gone at once; keep
 	 * the overwrite's result instead: whatever needs the input reaches it
 	 * through that op alone. */
 	uint32_t moved = 0;
-	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+	for (uint32_t t = 0; t < wl->n_tensors && !regions; t++) {
 		const struct wl_tensor *wt = &wl->tensors[t];
 		if (role[t] != CK_KEEP || wt->n_readers != 1)
 			continue;
@@ -894,7 +1274,7 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 			last = wl->tensors[t].producer;
 			any = true;
 		}
-	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+	for (uint32_t t = 0; t < wl->n_tensors && !regions; t++) {
 		if (role[t] == CK_KEEP || !fwd_act(&g, t))
 			continue;
 		const struct wl_tensor *wt = &wl->tensors[t];
@@ -935,8 +1315,10 @@ static int ck_plan(struct pol *p, struct ex *ex, gms_err *err)
 		uint32_t n;
 		uint64_t b;
 		role_sum(wl, role, rows[i].r, &n, &b);
-		fprintf(f, "    %-18s %u tensors, %.1f MiB:", rows[i].what, n,
-			mib(b));
+		fprintf(f, "    %-18s %u tensors, %.1f MiB:",
+			regions && rows[i].r == CK_KEEP ? "region outputs"
+							 : rows[i].what,
+			n, mib(b));
 		print_names(f, wl, role, rows[i].r);
 		fputc('\n', f);
 	}
@@ -985,9 +1367,71 @@ out:
 
 /* ---- during the run ------------------------------------------------------ */
 
+/* offload: copy region r's inputs to the host, releasing the device
+ * copies (after its last forward op). */
+static void offload_inputs(struct ckpt *s, struct ex *ex, uint32_t r)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	for (uint32_t k = s->in_at[r]; k < s->in_at[r + 1]; k++) {
+		uint32_t t = s->in_list[k];
+		if (ex_tensor_state(ex, t) != TS_IN)
+			continue; /* freed: nothing to keep */
+		if (ex_swap_out(ex, t, EX_RELEASE) != ENG_EVENT_NONE) {
+			s->offloads++;
+			s->off_bytes += wl->tensors[t].bytes;
+		} else if (s->off_refused++ == 0) {
+			snprintf(s->first_off_refusal,
+				 sizeof s->first_off_refusal, "%s",
+				 ex_last_error(ex));
+		}
+	}
+}
+
+/* offload: bring region r's inputs back (H2D), those still on the host. */
+static void fetch_inputs(struct ckpt *s, struct ex *ex, uint32_t r)
+{
+	for (uint32_t k = s->in_at[r]; k < s->in_at[r + 1]; k++) {
+		uint32_t t = s->in_list[k];
+		if (ex_tensor_state(ex, t) != TS_OUT)
+			continue;
+		if (ex_swap_in(ex, t, ENG_EVENT_NONE) != ENG_EVENT_NONE)
+			s->prefetches++;
+		else if (s->pre_refused++ == 0)
+			snprintf(s->first_off_refusal,
+				 sizeof s->first_off_refusal, "%s",
+				 ex_last_error(ex));
+	}
+}
+
+/* The first backward use of a dropped tensor of region r: regenerate
+ * every dropped saved tensor of r still to be regenerated (torch's
+ * recompute_fn at the first unpack). The executor runs pushed
+ * recomputations last-pushed first, so they are pushed in reverse
+ * forward order, once per producer. */
+static void regen_region(struct ckpt *s, struct ex *ex, uint32_t r)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	s->regens++;
+	if (s->offload) {
+		fetch_inputs(s, ex, r); /* late: the recomputation waits */
+		if (s->prev_in[r] != WL_NONE) /* one region ahead */
+			fetch_inputs(s, ex, s->prev_in[r]);
+	}
+	uint32_t prev = WL_NONE;
+	for (uint32_t k = s->sv_at[r + 1]; k-- > s->sv_at[r];) {
+		uint32_t t = s->sv_list[k], pr = wl->tensors[t].producer;
+		if (ex_tensor_state(ex, t) != TS_RECOMPUTE || pr == prev)
+			continue;
+		ex_recompute(ex, t);
+		prev = pr;
+	}
+}
+
 static void ck_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 {
 	struct ckpt *s = p->priv;
+	if (s->offload && s->end_reg[op->id] != WL_NONE)
+		offload_inputs(s, ex, s->end_reg[op->id]);
 	for (uint32_t k = s->drop_at[op->id]; k < s->drop_at[op->id + 1]; k++) {
 		uint32_t t = s->drop_list[k];
 		if (ex_tensor_state(ex, t) != TS_IN)
@@ -1003,9 +1447,20 @@ static void ck_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 
 static void ck_before_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 {
-	(void)p;
+	struct ckpt *s = p->priv;
 	if (op->phase == WL_FWD)
 		return;
+	/* a region once per op, though the op reads several of its tensors
+	 * (the pushed recomputations have not run yet) */
+	s->calls++;
+	for (uint32_t i = 0; s->treg && i < op->n_in; i++) {
+		uint32_t t = op->in[i], r = s->treg[t];
+		if (r != WL_NONE && s->stamp[r] != s->calls &&
+		    ex_tensor_state(ex, t) == TS_RECOMPUTE) {
+			s->stamp[r] = s->calls;
+			regen_region(s, ex, r);
+		}
+	}
 	for (uint32_t i = 0; i < op->n_in; i++)
 		if (ex_tensor_state(ex, op->in[i]) == TS_RECOMPUTE)
 			ex_recompute(ex, op->in[i]);
@@ -1021,12 +1476,27 @@ static void ck_report(struct pol *p, FILE *out)
 	fprintf(out, "    drops refused      %llu%s%s%s\n",
 		(unsigned long long)s->refused, s->refused ? " (first: " : "",
 		s->refused ? s->first_refusal : "", s->refused ? ")" : "");
+	if (s->treg)
+		fprintf(out, "    region regens      %llu (recomputations of a "
+			     "region started at its first backward use)\n",
+			(unsigned long long)s->regens);
+	if (s->offload)
+		fprintf(out, "    offloads           %llu, %.1f MiB; refused %llu;"
+			     " fetches back %llu, refused %llu%s%s%s\n",
+			(unsigned long long)s->offloads, mib(s->off_bytes),
+			(unsigned long long)s->off_refused,
+			(unsigned long long)s->prefetches,
+			(unsigned long long)s->pre_refused,
+			s->first_off_refusal[0] ? " (first: " : "",
+			s->first_off_refusal, s->first_off_refusal[0] ? ")" : "");
 }
 
 const struct pol_ops pol_checkpoint_ops = {
 	.name = "checkpoint",
-	.summary = "recomputation baselines: Chen et al. sqrt(n) segments, "
-		   "gradient-checkpointing memory/speed, or a named list",
+	.summary = "recomputation: Chen et al. sqrt(n) segments, "
+		   "gradient-checkpointing memory/speed, a named list, "
+		   "per-block (torch.utils.checkpoint, optional offload) or "
+		   "selective (Megatron)",
 	.params = ck_params,
 	.params_size = sizeof(struct ck_params),
 	.init = ck_init,

@@ -142,6 +142,9 @@ struct ex {
 	uint8_t *on_host_op;	    /* per op: runs on the host (host_op) */
 	struct ex_tensor *t;	    /* per tensor */
 	uint32_t *algo;		    /* per op: algorithm chosen */
+	bool *rerun;		    /* per op: may be re-run although the
+				       workload says not (ex_allow_recompute);
+				       NULL until a policy asks */
 	const struct wl_algo **algos; /* per op: its algorithm list, the
 				       workload's or one bound from the
 				       profile's conv_algos: (in bound) */
@@ -1254,7 +1257,7 @@ static bool regenerable(struct ex *ex, uint32_t u)
 		if (persistent(ex, v) || ex->t[v].state != TS_NONE)
 			continue;
 		uint32_t pr = ex->wl->tensors[v].producer;
-		if (pr == WL_NONE || !ex->wl->ops[pr].recomputable)
+		if (pr == WL_NONE || !ex_op_recomputable(ex, pr))
 			return false;
 		const struct wl_op *p = &ex->wl->ops[pr];
 		for (uint32_t i = 0; i < p->n_in; i++) {
@@ -1303,6 +1306,24 @@ static void lineage_take(struct ex *ex, uint32_t t)
 	}
 }
 
+bool ex_op_recomputable(const struct ex *ex, uint32_t op)
+{
+	return op < ex->wl->n_ops &&
+	       (ex->wl->ops[op].recomputable || (ex->rerun && ex->rerun[op]));
+}
+
+int ex_allow_recompute(struct ex *ex, uint32_t op)
+{
+	if (op >= ex->wl->n_ops || ex->wl->ops[op].phase != WL_FWD)
+		return refuse(ex, "allow_recompute: op %u is not a forward op",
+			      op);
+	if (!ex->rerun &&
+	    !(ex->rerun = calloc(ex->wl->n_ops, sizeof *ex->rerun)))
+		return refuse(ex, "allow_recompute: out of memory");
+	ex->rerun[op] = true;
+	return 0;
+}
+
 int ex_drop(struct ex *ex, uint32_t t)
 {
 	struct ex_tensor *x = &ex->t[t];
@@ -1314,7 +1335,7 @@ int ex_drop(struct ex *ex, uint32_t t)
 		return refuse(ex, "drop %s: state %s", wt->name,
 			      ex_state_names[x->state]);
 	const struct wl_op *p = &ex->wl->ops[wt->producer];
-	if (!p->recomputable)
+	if (!ex_op_recomputable(ex, wt->producer))
 		return refuse(ex, "drop %s: producer %s is not recomputable",
 			      wt->name, p->name);
 	regen_new_gen(ex);
@@ -2309,6 +2330,7 @@ static void ex_free(struct ex *ex)
 	eng_fini(&ex->eng);
 	ev_fini(&ex->evq);
 	free(ex->t);
+	free(ex->rerun);
 	free(ex->algo);
 	free(ex->algos);
 	free(ex->n_algos);

@@ -360,6 +360,18 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after);
  * delay the free, not the state change. */
 int ex_drop(struct ex *ex, uint32_t t);
 
+/* May op be re-run to regenerate its outputs: the workload says so
+ * (wl_op.recomputable) or a policy allowed it (ex_allow_recompute). */
+bool ex_op_recomputable(const struct ex *ex, uint32_t op);
+
+/* Let forward op `op` be re-run for the rest of the run although the
+ * workload marks it not recomputable: the policy restores its random
+ * state, as torch.utils.checkpoint does with preserve_rng_state=True
+ * ("stash and restore the RNG state") and Megatron's checkpoint with
+ * its CUDA RNG tracker, so a dropout re-run draws the same mask. 0, or
+ * -1 (refused) when op is not a forward op. */
+int ex_allow_recompute(struct ex *ex, uint32_t op);
+
 /* Regenerate a RECOMPUTE tensor before the next op (kernels on the
  * compute stream, recursively). Asked while a kernel runs (on_access, a
  * Capuchin in-trigger), it runs right after that kernel. The executor

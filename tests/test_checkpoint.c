@@ -89,19 +89,6 @@ static int run_rec(const struct wl_workload *w, struct pol *p,
 	return ex_run(&cfg, st, err);
 }
 
-/* The policy's report, in buf. */
-static void report(struct pol *p, char *buf, size_t cap)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	assert_non_null(f);
-	p->ops->report(p, f);
-	fclose(f);
-	snprintf(buf, cap, "%s", text);
-	free(text);
-}
-
 static void assert_has(const char *msg, const char *part)
 {
 	if (!strstr(msg, part))
@@ -181,7 +168,7 @@ static void test_sqrt_chain(void **state)
 	for (size_t i = 0; i < 9; i++)
 		assert_int_equal(r.op[9 + i], want[i]);
 	char rep[4096];
-	report(&p, rep, sizeof rep);
+	report_into(&p, rep, sizeof rep);
 	assert_has(rep, "segments           4");
 	assert_has(rep, "checkpoints        3 tensors, 0.0 MiB: a4 a8 a12");
 	assert_has(rep, "kept tail          4 tensors");
@@ -307,7 +294,7 @@ static void test_memory_residual(void **state)
 	assert_int_equal(run_rec(w, &p, &st, &r, &err), 0);
 	assert_false(st.oom.hit);
 	char rep[4096];
-	report(&p, rep, sizeof rep);
+	report_into(&p, rep, sizeof rep);
 	assert_has(rep, "articulation pts   5 separate the graph, 2 read in "
 			"backward: y1 y2\n");
 	assert_has(rep, "N = 4, target 2.0");
@@ -378,7 +365,7 @@ static void test_memory_untrained_mask(void **state)
 	assert_int_equal(run_rec(w, &p, &st, &r, &err), 0);
 	assert_false(st.oom.hit);
 	char rep[4096];
-	report(&p, rep, sizeof rep);
+	report_into(&p, rep, sizeof rep);
 	assert_has(rep, "articulation pts   4 separate the graph, 3 read in "
 			"backward: a1 a2 a3\n");
 	assert_has(rep, "N = 4, target 2.0: every 2 from index 2\n");
@@ -477,7 +464,7 @@ static void test_speed_cbr(void **state)
 	make(&p, kv, 1);
 	check_cbr(w, &p);
 	char rep[4096];
-	report(&p, rep, sizeof rep);
+	report_into(&p, rep, sizeof rep);
 	assert_has(rep, "checkpoints        3 tensors, 0.0 MiB: c1 c2 c3\n");
 	assert_has(rep, "kept tail          0 tensors");
 	pol_destroy(&p);
@@ -550,7 +537,7 @@ static void run_keep_z(const struct wl_workload *w, struct pol *p,
 	gms_err err = {{0}};
 	assert_int_equal(run_rec(w, p, st, r, &err), 0);
 	assert_false(st->oom.hit);
-	report(p, rep, cap);
+	report_into(p, rep, cap);
 }
 
 static void test_unregenerable_add(void **state)

@@ -155,4 +155,14 @@ static inline size_t run_under_pressure(const struct wl_workload *w,
 	return trained;
 }
 
+/* Policy p's report (empty when it has none) into buf, cut at cap. */
+static inline void report_into(struct pol *p, char *buf, size_t cap)
+{
+	char *text = NULL;
+	gms_err err = {{0}};
+	assert_int_equal(pol_report_text(p, &text, &err), 0);
+	snprintf(buf, cap, "%s", text ? text : "");
+	free(text);
+}
+
 #endif

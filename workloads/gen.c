@@ -220,6 +220,8 @@ struct gen_layer {
 	uint32_t aux2;	    /* tensor: loss labels; value: mask of mask
 			       add; WL_NONE otherwise */
 	uint32_t wp, bp;    /* weight / bias parameter index, GEN_NONE */
+	uint32_t block;	    /* gen_block when it was added (WL_NONE) */
+	uint8_t region;	    /* gen_region when it was added */
 	int64_t kh, kw;	    /* conv/pool kernel */
 	int64_t stride;	    /* conv/pool stride */
 	int64_t ph, pw;	    /* conv/pool padding */
@@ -274,6 +276,8 @@ struct gen {
 				    (gen_set_frozen) */
 	const char *cur_layer;	 /* layer of the backward op emitted last
 				    (for accumulations a view triggers) */
+	uint32_t block;		 /* gen_block (WL_NONE: none) */
+	uint8_t region;		 /* gen_region */
 };
 
 /* ---- Small helpers ------------------------------------------------- */
@@ -312,6 +316,19 @@ void gen_set_frozen(struct gen *g, bool on)
 {
 	if (g)
 		g->frozen = on;
+}
+
+void gen_block(struct gen *g, int64_t block)
+{
+	g->block = block < 0 || block >= (int64_t)WL_NONE ? WL_NONE
+							 : (uint32_t)block;
+	wl_set_block(g->w, g->block, g->region);
+}
+
+void gen_region(struct gen *g, enum wl_region region)
+{
+	g->region = (uint8_t)region;
+	wl_set_block(g->w, g->block, g->region);
 }
 
 void gen_set_layers_inplace(struct gen *g, bool on)
@@ -780,7 +797,8 @@ static uint32_t tape_add(struct gen *g, enum gen_lk kind, const char *name,
 					.groups = 1,
 					.hid = {WL_NONE, WL_NONE},
 					.bp = GEN_NONE, .fwd_op = WL_NONE,
-					.wcast = WL_NONE};
+					.wcast = WL_NONE, .block = g->block,
+					.region = g->region};
 	g->n_ins += n_in;
 	return l;
 }
@@ -884,6 +902,7 @@ struct gen *gen_new(const char *name, const struct wl_gen_args *a,
 		return NULL;
 	}
 	g->batch = a->batch;
+	g->block = WL_NONE;
 	g->size = a->size;
 	g->fw = a->framework;
 	g->optim = a->optimizer;
@@ -2904,6 +2923,7 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		return; /* nothing downstream reached the loss */
 	if (L->name)
 		g->cur_layer = L->name;
+	wl_set_block(g->w, L->block, L->region); /* its backward ops */
 	uint32_t x = L->n_in ? lin(g, L, 0) : GEN_NONE;
 	double ny = L->out != GEN_NONE ? velems(g, L->out) : 0.0;
 	double by = L->out != GEN_NONE ? vbytes(g, L->out) : 0.0;
@@ -3380,6 +3400,8 @@ struct wl_workload *gen_finish(struct gen *g, struct gen_tensor logits,
 	g->backward = true;
 	for (uint32_t i = g->n_tape; i-- > 0 && gen_ok(g);)
 		bwd_layer(g, &g->tape[i]);
+	if (g->w)
+		wl_set_block(g->w, WL_NONE, WL_REGION_NONE);
 	if (gen_ok(g))
 		updates(g);
 	fw_lifetimes(g);

@@ -198,6 +198,14 @@ void gen_set_layers_inplace(struct gen *g, bool on);
  * outputs need a gradient only when their input does. */
 void gen_set_frozen(struct gen *g, bool on);
 
+/* Block marks (struct wl_op.block, .region): the layers added from now
+ * on, their forward ops and, at gen_finish, their backward ops belong to
+ * block `block` (a transformer layer, a residual block; numbered from 0
+ * in forward order; -1: none) and region `region` (enum wl_region) of
+ * it. What the checkpoint policy's blocks and selective modes work on. */
+void gen_block(struct gen *g, int64_t block);
+void gen_region(struct gen *g, enum wl_region region);
+
 /* ReLU. In the graph preset the forward op is marked in place. */
 struct gen_tensor gen_relu(struct gen *g, const char *name,
 			   struct gen_tensor x);

@@ -102,6 +102,7 @@ static struct gen_tensor bert_layer(struct gen *g, const struct bert_cfg *c,
 		gen_linear(g, N("attention.self.key"), x, c->hidden, true);
 	struct gen_tensor v =
 		gen_linear(g, N("attention.self.value"), x, c->hidden, true);
+	gen_region(g, WL_REGION_CORE_ATTN); /* scores .. context */
 	struct gen_tensor s =
 		gen_attn_scores(g, N("attention.self.scores"), q, k, c->heads);
 	s = gen_mask_add(g, N("attention.self.mask_add"), s, mask);
@@ -109,6 +110,7 @@ static struct gen_tensor bert_layer(struct gen *g, const struct bert_cfg *c,
 	s = gen_dropout(g, N("attention.self.dropout"), s, BERT_DROPOUT);
 	struct gen_tensor ctx =
 		gen_attn_context(g, N("attention.self.context"), s, v);
+	gen_region(g, WL_REGION_NONE);
 	/* BertSelfOutput */
 	struct gen_tensor o = gen_linear(g, N("attention.output.dense"), ctx,
 					 c->hidden, true);
@@ -174,8 +176,11 @@ struct wl_workload *gen_bert_fused(const struct bert_cfg *c,
 	x = gen_add(g, "embeddings.add_position", x, pe);
 	x = gen_layernorm(g, "embeddings.LayerNorm", x);
 	x = gen_dropout(g, "embeddings.dropout", x, BERT_DROPOUT);
-	for (int64_t l = 0; l < c->layers; l++)
+	for (int64_t l = 0; l < c->layers; l++) {
+		gen_block(g, l); /* encoder.layer.l */
 		x = bert_layer(g, c, l, x, mask);
+	}
+	gen_block(g, -1);
 	/* BertPooler: dense + tanh on the [CLS] token */
 	x = gen_slice(g, "pooler.first_token", x, 0, 1);
 	x = gen_linear(g, "pooler.dense", x, h, true);

@@ -196,6 +196,7 @@ static struct gen_tensor tf1_layer(struct gen *g, const struct bert_cfg *c,
 					 true);
 	q = op1(g, sp, "transpose", GEN_TF_TRANSPOSE, q);
 	k = op1(g, sp, "transpose_1", GEN_TF_TRANSPOSE, k);
+	gen_region(g, WL_REGION_CORE_ATTN); /* MatMul .. MatMul_1 */
 	struct gen_tensor s = gen_attn_scores(g, nm(b, sp, "MatMul"), q, k,
 					      c->heads);
 	s = op1(g, sp, "Mul", GEN_TF_MULC, s); /* 1/sqrt(size_per_head) */
@@ -207,6 +208,7 @@ static struct gen_tensor tf1_layer(struct gen *g, const struct bert_cfg *c,
 	v = op1(g, sp, "transpose_2", GEN_TF_TRANSPOSE, v);
 	struct gen_tensor ctx = gen_attn_context(g, nm(b, sp, "MatMul_1"), s,
 						 v);
+	gen_region(g, WL_REGION_NONE);
 	ctx = op1(g, sp, "transpose_3", GEN_TF_TRANSPOSE, ctx);
 	const char *op = nm(a, p, "attention/output");
 	struct gen_tensor o = gen_linear(g, nm(b, op, "dense"), ctx,
@@ -269,8 +271,10 @@ struct wl_workload *gen_bert_tf1(const struct bert_cfg *c,
 	for (int64_t l = 0; l < c->layers; l++) {
 		char p[NM_LEN];
 		gen_fmt(p, sizeof p, "bert/encoder/layer_%lld", (long long)l);
+		gen_block(g, l);
 		x = tf1_layer(g, c, p, x, mask);
 	}
+	gen_block(g, -1);
 	x = gen_slice(g, "bert/pooler/strided_slice", x, 0, 1);
 	x = gen_linear(g, "bert/pooler/dense", x, h, true);
 	x = gen_tanh(g, "bert/pooler/dense/Tanh", x);

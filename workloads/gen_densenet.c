@@ -141,7 +141,9 @@ struct wl_workload *wl_gen_densenet121(const struct wl_gen_args *a,
 	x = gen_relu(g, "features.relu0", x);
 	x = gen_maxpool(g, "features.pool0", x, 3, 2, 1, false);
 	for (int b = 0; b < 4; b++) {
+		gen_block(g, b); /* features.denseblock(b+1): a stage */
 		x = dense_block(g, b + 1, x, blocks[b]);
+		gen_block(g, -1);
 		if (b < 3)
 			x = transition(g, b + 1, x);
 	}

@@ -255,8 +255,17 @@ static struct gen_tensor attention(struct gen *g, const struct llm_cfg *c,
 {
 	char nm[160];
 #define N(s) (gen_fmt(nm, sizeof nm, "%s.%s", p, s), nm)
-	if (a->attention == WL_ATTN_SDPA)
-		return gen_sdpa(g, N("sdpa"), q, k, v, c->heads, true);
+	/* core attention (gen_region), Megatron's core_attention module:
+	 * from the scores to the context, or the fused kernel; repeat_kv
+	 * belongs to it too (Megatron's DotProductAttention expands the
+	 * grouped k and v inside core_attention) */
+	gen_region(g, WL_REGION_CORE_ATTN);
+	struct gen_tensor ctx;
+	if (a->attention == WL_ATTN_SDPA) {
+		ctx = gen_sdpa(g, N("sdpa"), q, k, v, c->heads, true);
+		gen_region(g, WL_REGION_NONE);
+		return ctx;
+	}
 	if (c->kv_heads != c->heads) {
 		/* repeat_kv: expand + reshape, a copy at heads * d */
 		k = gen_tf_op(g, N("repeat_kv_k"), GEN_TF_TRANSPOSE, k,
@@ -277,7 +286,9 @@ static struct gen_tensor attention(struct gen *g, const struct llm_cfg *c,
 		s = gen_cast(g, N("softmax.to_query_dtype"), s,
 			     gen_esz(g, q));
 	}
-	return gen_attn_context(g, N("context"), s, v);
+	ctx = gen_attn_context(g, N("context"), s, v);
+	gen_region(g, WL_REGION_NONE);
+	return ctx;
 #undef N
 }
 
@@ -406,14 +417,20 @@ static struct wl_workload *llm_build(const char *name,
 						     c.max_pos, c.hidden);
 		x = gen_add(g, "transformer.add_wpe", x, pe);
 		x = gen_dropout(g, "transformer.drop", x, c.dropout);
-		for (int64_t l = 0; l < c.layers; l++)
+		for (int64_t l = 0; l < c.layers; l++) {
+			gen_block(g, l); /* transformer.h.l */
 			x = gpt2_block(g, &c, ar, l, x, mask);
+		}
+		gen_block(g, -1);
 		x = gen_layernorm(g, "transformer.ln_f", x);
 	} else {
 		emb = "model.embed_tokens";
 		x = gen_embedding(g, emb, ids, c.vocab, c.hidden);
-		for (int64_t l = 0; l < c.layers; l++)
+		for (int64_t l = 0; l < c.layers; l++) {
+			gen_block(g, l); /* model.layers.l */
 			x = llama_block(g, &c, ar, l, x, mask);
+		}
+		gen_block(g, -1);
 		x = gen_rmsnorm(g, "model.norm", x);
 	}
 	char wn[64];

@@ -110,12 +110,15 @@ static struct wl_workload *resnet(const char *name,
 	x = gen_batchnorm(g, "bn1", x);
 	x = gen_relu(g, "relu", x);
 	x = gen_maxpool(g, "maxpool", x, 3, 2, 1, false);
+	int64_t nb = 0; /* residual blocks, numbered in forward order */
 	for (int s = 0; s < 4; s++)
 		for (int b = 0; b < blocks[s]; b++) {
 			gen_fmt(pfx, sizeof pfx, "layer%d.%d", s + 1, b);
+			gen_block(g, nb++);
 			x = block(g, pfx, x, (int64_t)64 << s,
 				  (s > 0 && b == 0) ? 2 : 1, bottleneck);
 		}
+	gen_block(g, -1);
 	x = gen_global_avgpool(g, "avgpool", x);
 	x = gen_flatten(g, x);
 	x = gen_linear(g, "fc", x, 1000, true);

@@ -76,6 +76,7 @@ const char *const wl_kind_names[] = {"input",	   "parameter", "param_grad",
 				     "workspace", NULL};
 
 const char *const wl_phase_names[] = {"forward", "backward", "update", NULL};
+const char *const wl_region_names[] = {"none", "core_attention", NULL};
 
 /* The tables must have exactly one name per enum value. */
 _Static_assert(sizeof wl_op_type_names / sizeof *wl_op_type_names ==
@@ -177,6 +178,8 @@ struct wl_store {
 	bool diverged;		 /* left the template: own tables since */
 	bool same_ids;		 /* every op so far read and wrote the
 				    template's tensors in its phase */
+	uint32_t block;		 /* wl_set_block: marks of new ops */
+	uint8_t region;
 };
 
 /* Is the build following its template (struct wl_reserve.like)? */
@@ -376,6 +379,7 @@ struct wl_workload *wl_new(const char *name, int64_t batch)
 		return NULL;
 	}
 	atomic_init(&w->store->refs, 1u);
+	w->store->block = WL_NONE;
 	w->name = arena_strdup(w->store, name ? name : "");
 	if (!w->name) {
 		wl_free(w);
@@ -768,6 +772,8 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 		.recomputable = d->recomputable,
 		.inplace = d->inplace,
 		.n_algos = d->n_algos,
+		.block = s->block,
+		.region = s->region,
 	};
 	bool same_in = lo && same_ids(lo->in, lo->n_in, d->in, d->n_in);
 	bool same_out = lo && same_ids(lo->out, lo->n_out, d->out, d->n_out);
@@ -1122,6 +1128,14 @@ uint32_t wl_unread_input(const struct wl_workload *w)
 	return r;
 }
 
+void wl_set_block(struct wl_workload *w, uint32_t block, uint8_t region)
+{
+	if (w && w->store) {
+		w->store->block = block;
+		w->store->region = region;
+	}
+}
+
 int wl_finalize(struct wl_workload *w, gms_err *err)
 {
 	if (!w || !w->store)
@@ -1133,6 +1147,10 @@ int wl_finalize(struct wl_workload *w, gms_err *err)
 		return gms_err_prefix(err, "workload '%s'", w->name);
 	if (check_release_points(w, err) < 0)
 		return gms_err_prefix(err, "workload '%s'", w->name);
+	w->n_blocks = 0;
+	for (uint32_t o = 0; o < w->n_ops; o++)
+		if (w->ops[o].block != WL_NONE && w->ops[o].block >= w->n_blocks)
+			w->n_blocks = w->ops[o].block + 1;
 	w->finalized = true;
 	return 0;
 }

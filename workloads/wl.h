@@ -154,7 +154,29 @@ struct wl_op {
 	const struct wl_conv *conv; /* geometry of a conv, conv_bwd_data or
 				   conv_bwd_filter op of a generated
 				   workload; NULL otherwise (YAML, traces) */
+	uint32_t block;		/* the repeated unit the op belongs to (a
+				   transformer layer, a residual block or
+				   stage; its backward ops too), numbered
+				   from 0 in forward order; WL_NONE = in
+				   none, or not marked (files, traces):
+				   wl_set_block */
+	uint8_t region;		/* enum wl_region: a part of its block
+				   the op belongs to */
 };
+
+/* Parts of a block the generators mark (wl_set_block): what Megatron's
+ * selective recomputation checkpoints. Names (YAML `region:`):
+ * wl_region_names. */
+enum wl_region {
+	WL_REGION_NONE,	     /* no particular part */
+	WL_REGION_CORE_ATTN, /* core attention: QK^T, scale, mask,
+				softmax, dropout, attention over V, or the
+				fused kernel that does them (Megatron's
+				core_attention module) */
+	WL_REGION_COUNT
+};
+/* "none", "core_attention", NULL */
+extern const char *const wl_region_names[];
 
 /* The arithmetic of a workload's matmuls and convolutions: which of the
  * profile's throughputs time them (sim/hw.c, tensor:). */
@@ -183,6 +205,8 @@ struct wl_workload {
 	bool finalized;		   /* wl_finalize succeeded */
 	enum wl_math math;	   /* matmul/conv arithmetic (generators:
 				      their precision's; else fp32) */
+	uint32_t n_blocks;	   /* 1 + the largest op block mark, 0 when
+				      no op is marked (wl_finalize) */
 	struct wl_store *store;	   /* private: strings and arrays */
 };
 
@@ -260,6 +284,11 @@ struct wl_op_desc {
 	uint32_t n_algos;
 	const struct wl_conv *conv; /* copied; NULL: none */
 };
+/* Block marks (struct wl_op.block, .region) for the ops added from now
+ * on: block (WL_NONE: none) and region (enum wl_region). A workload
+ * starts with none; generators set them per layer (gen_block). */
+void wl_set_block(struct wl_workload *w, uint32_t block, uint8_t region);
+
 /* Append an op; returns its id or WL_NONE with err. */
 uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 		   gms_err *err);

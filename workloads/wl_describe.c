@@ -173,6 +173,61 @@ static void kept(const struct wl_workload *w, FILE *f)
 		   "freed: Caffe's blobs)\n", mib((double)b[2]));
 }
 
+/* The middle block b = n_blocks / 2 of a workload whose generator marks
+ * blocks (wl_op.block; the first and last touch the embeddings and the
+ * head): what the backward pass keeps of it, for comparison with
+ * Korthikanti et al. 2022's activation memory per layer
+ * (docs/checkpoint-modes.md). saved: activations its forward ops produce
+ * that a backward op reads (or holds to a release point in backward);
+ * core attention: those made by its core-attention ops
+ * (WL_REGION_CORE_ATTN) and read by no forward op outside them, what the
+ * checkpoint policy's selective mode recomputes; inputs: activations made
+ * before it that its forward ops read, what blocks mode keeps. */
+static void per_block(const struct wl_workload *w, FILE *f)
+{
+	if (!w->n_blocks)
+		return;
+	uint32_t b = w->n_blocks / 2, n = 0;
+	uint64_t saved = 0, core = 0, in = 0;
+	for (uint32_t t = 0; t < w->n_tensors; t++) {
+		const struct wl_tensor *x = &w->tensors[t];
+		if (x->kind != WL_ACT || x->producer == WL_NONE ||
+		    w->ops[x->producer].phase != WL_FWD)
+			continue;
+		const struct wl_op *pr = &w->ops[x->producer];
+		bool bwd = x->release_after != WL_NONE &&
+			   w->ops[x->release_after].phase != WL_FWD;
+		bool inside = pr->region == WL_REGION_CORE_ATTN, mine = false;
+		for (uint32_t r = 0; r < x->n_readers; r++) {
+			const struct wl_op *rd = &w->ops[x->readers[r]];
+			bwd |= rd->phase != WL_FWD;
+			if (rd->phase == WL_FWD) {
+				inside &= rd->region == WL_REGION_CORE_ATTN &&
+					  rd->block == pr->block;
+				mine |= rd->block == b;
+			}
+		}
+		if (pr->block != b) {
+			in += mine ? x->bytes : 0;
+			continue;
+		}
+		if (!bwd)
+			continue;
+		n++;
+		saved += x->bytes;
+		core += inside ? x->bytes : 0;
+	}
+	fprintf(f, "per block (%u marked; block %u):\n", w->n_blocks, b);
+	fprintf(f, "  saved for backward  %llu B (%.2f MiB, %u tensors)\n",
+		(unsigned long long)saved, mib((double)saved), n);
+	fprintf(f, "  core attention      %llu B (%.2f MiB: what selective "
+		   "recomputes)\n",
+		(unsigned long long)core, mib((double)core));
+	fprintf(f, "  inputs              %llu B (%.2f MiB: what blocks "
+		   "keeps)\n\n",
+		(unsigned long long)in, mib((double)in));
+}
+
 void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 {
 	fprintf(f, "%s, batch %lld: %u ops, %u tensors, %u layers\n\n",
@@ -223,6 +278,7 @@ void wl_describe(const struct wl_workload *w, bool by_op, FILE *f)
 	fprintf(f, "  forward MACs/sample %.4f G (conv and matmul)\n",
 		w->batch ? macs / (double)w->batch / 1e9 : 0.0);
 	fputc('\n', f);
+	per_block(w, f);
 	kept(w, f);
 	by_dtype(w, f);
 }

@@ -26,6 +26,12 @@
  *       workspace: 0            # scratch while the kernel runs (no algos)
  *       recomputable: true      # default: true for forward ops, else false
  *       inplace: false          # out[0] may reuse in[0]'s storage
+ *       block: 0                # optional: the repeated unit (layer,
+ *                               # residual block) it belongs to, from 0
+ *                               # in forward order; its backward ops
+ *                               # too (the checkpoint policy's blocks)
+ *       region: core_attention  # optional: none (default) or
+ *                               # core_attention (checkpoint selective)
  *       algos:                  # optional; convolution algorithm choices
  *         - {name: implicit_gemm, workspace: 0, time_scale: 1.0}
  *         - {name: fft, workspace: 64MiB, time_scale: 0.6}
@@ -131,6 +137,8 @@ struct yw_op {
 	bool recomputable;	 /* may be re-run to regenerate outputs */
 	bool inplace;		 /* out[0] may reuse in[0]'s storage */
 	yaml_node_t *algos;	 /* sequence of algo mappings, or NULL */
+	int64_t block;		 /* wl_op.block, -1 = none */
+	int region;		 /* index in wl_region_names */
 };
 
 static const struct prm_def yw_op_defs[] = {
@@ -179,6 +187,14 @@ static const struct prm_def yw_op_defs[] = {
 	{"algos", PRM_NODE, "", 0, 0, NULL,
 	 "algorithm choices: name, workspace, time_scale",
 	 offsetof(struct yw_op, algos)},
+	{"block", PRM_INT, "-1", -1, 1e9, NULL,
+	 "the block (layer, residual block) the op belongs to, from 0 in "
+	 "forward order; -1 = none (checkpoint's blocks mode)",
+	 offsetof(struct yw_op, block)},
+	{"region", PRM_ENUM, "none", 0, 0, wl_region_names,
+	 "part of its block: none or core_attention (checkpoint's selective "
+	 "mode)",
+	 offsetof(struct yw_op, region)},
 	PRM_END};
 
 /* One algo mapping. */
@@ -483,6 +499,8 @@ static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
 		.n_algos = n_algos,
 	};
 	gms_err e = {{0}};
+	wl_set_block(c->w, o.block < 0 ? WL_NONE : (uint32_t)o.block,
+		     (uint8_t)o.region);
 	uint32_t id = wl_add_op(c->w, &d, &e);
 	if (id == WL_NONE)
 		return cfg_errf(err, c->doc, m, "%s", e.msg);
