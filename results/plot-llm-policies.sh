@@ -26,15 +26,26 @@ for d in "$@"; do
 	hw=$(grep -o '"hw":{"name":"[^"]*"' "$d/runs.json" 2>/dev/null | head -1 | sed 's/.*:"//; s/"$//')
 	[ -n "$hw" ] || hw=$(basename "$d")
 	echo "$hw" > "$tmp/title$n"
-	# columns by name; policy labels hold commas only inside quotes
-	awk -F, -v seq="$seq" -v out="$tmp/p$n" '
-	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	# columns by name; a policy label with a comma is quoted (RFC 4180,
+	# as exp_csv_str writes it): split on the commas outside quotes
+	awk -v seq="$seq" -v out="$tmp/p$n" '
+	function split_csv(line, f,    i, ch, q, k, cell) {
+		k = 1; cell = ""; q = 0
+		for (i = 1; i <= length(line); i++) {
+			ch = substr(line, i, 1)
+			if (ch == "\"") { q = !q; continue }
+			if (ch == "," && !q) { f[k++] = cell; cell = ""; continue }
+			cell = cell ch
+		}
+		f[k] = cell
+		return k
+	}
+	NR == 1 { m = split_csv($0, h); for (i = 1; i <= m; i++) c[h[i]] = i; next }
 	{
-		if ($c["max_batch"] + 0 < 1) next
-		key = $c["workload"] " " $c["policy"]
-		gsub(/"/, "", key)
-		printf "%s %s\n", $c["max_batch"], $c["samples_per_s"] * seq >> (out "_" $c["workload"])
-		printf "%s %s %s\n", $c["max_batch"], $c["samples_per_s"] * seq, $c["policy"] >> (out "_lab")
+		split_csv($0, f)
+		if (f[c["max_batch"]] + 0 < 1) next
+		printf "%s %s\n", f[c["max_batch"]], f[c["samples_per_s"]] * seq >> (out "_" f[c["workload"]])
+		printf "%s %s %s\n", f[c["max_batch"]], f[c["samples_per_s"]] * seq, f[c["policy"]] >> (out "_lab")
 	}' "$d/summary.csv"
 done
 {
