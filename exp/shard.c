@@ -402,6 +402,7 @@ static void sio_run(struct sio *x, struct st_run *r)
 	F(cnt, r, fallbacks);
 	F(u64, r, fallback_bytes);
 	F(cnt, r, conv_bound);
+	F(cnt, r, gemm_bound);
 	F(u64, r, fallback_largest_free);
 	F(bool, r, failed);
 	FS(r, error);

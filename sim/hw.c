@@ -23,6 +23,9 @@
  *     - {op: conv, layer: resnet50.conv1, n: 32, c: 3, h: 224, w: 224,
  *        k: 64, r: 7, s: 7, stride: 2, pad: 3, algo: implicit_gemm,
  *        time: 1.2ms, workspace: 0}
+ *   gemms:                       # optional: measured GEMM shapes
+ *     - {layer: bert_base.ffn1, m: 4096, n: 3072, k: 768, batch: 1,
+ *        math: tf32, time: 0.3ms}
  *   host:  {pinned: 64GiB, cpu_threads: 8, zvc_bytes_per_s: 2e9,
  *           zvc_decompress_bytes_per_s: 3e9,   # optional
  *           memcpy_bytes_per_s: 10e9,          # optional
@@ -72,6 +75,7 @@ struct hw_top {
 	yaml_node_t *costs;	/* costs: malloc, free, host_alloc; or NULL */
 	yaml_node_t *host;	/* host: pinned, cpu_threads, ZVC, memcpy */
 	yaml_node_t *conv_algos; /* conv_algos: sequence, or NULL */
+	yaml_node_t *gemms;	/* gemms: sequence, or NULL */
 	yaml_node_t *tensor;	/* tensor: tf32, fp16, bf16; or NULL */
 };
 
@@ -100,6 +104,11 @@ static const struct prm_def top_defs[] = {
 	 "a convolution of a generated workload with the same geometry and "
 	 "pass runs with their times and workspaces",
 	 offsetof(struct hw_top, conv_algos)},
+	{"gemms", PRM_NODE, "", 0, 0, NULL,
+	 "measured GEMM shapes, a sequence (see gemms:); a matmul of a "
+	 "generated workload with the same shape and arithmetic runs in "
+	 "the measured time",
+	 offsetof(struct hw_top, gemms)},
 	PRM_END};
 
 /* fit: the quality of a fitted figure (written by `gpumemsim fit`). */
@@ -385,6 +394,37 @@ static const struct prm_def conv_algo_defs[] = {
 	 offsetof(struct conv_algo_in, workspace)},
 	PRM_END};
 
+/* gemms: one measured GEMM shape, as written. */
+struct gemm_in {
+	char layer[PRM_STR_MAX]; /* shape name, e.g. bert_base.ffn1 */
+	int64_t batch, m, n, k;	 /* the shape (wl.h, struct wl_gemm) */
+	int math;		 /* index in wl_math_names */
+	sim_time_t time;	 /* median measured time */
+};
+
+static const struct prm_def gemm_defs[] = {
+	{"layer", PRM_STR, "", 0, 0, NULL,
+	 "name of the shape, e.g. bert_base.ffn1 (optional)",
+	 offsetof(struct gemm_in, layer)},
+	{"batch", PRM_INT, "1", 1, 4294967295.0, NULL,
+	 "products in the batched GEMM (1: a plain GEMM)",
+	 offsetof(struct gemm_in, batch)},
+	{"m", PRM_INT, NULL, 1, 4294967295.0, NULL, "rows of C and A",
+	 offsetof(struct gemm_in, m)},
+	{"n", PRM_INT, NULL, 1, 4294967295.0, NULL, "columns of C and B",
+	 offsetof(struct gemm_in, n)},
+	{"k", PRM_INT, NULL, 1, 4294967295.0, NULL,
+	 "the reduction: columns of A, rows of B",
+	 offsetof(struct gemm_in, k)},
+	{"math", PRM_ENUM, "fp32", 0, 0, wl_math_names,
+	 "arithmetic it was timed in; matches a workload of that math",
+	 offsetof(struct gemm_in, math)},
+	{"time", PRM_TIME, NULL, 0, WL_OP_TIME_MAX, NULL,
+	 "median measured time, > 0, event to event (the host's launch is "
+	 "taken out: hw_device_time)",
+	 offsetof(struct gemm_in, time)},
+	PRM_END};
+
 /* host: straight into struct hw_profile. `gpumemsim calibrate --host`
  * measures the ZVC and memcpy figures. */
 static const struct prm_def host_defs[] = {
@@ -518,20 +558,30 @@ static int parse_fit(struct cfg_doc *d, yaml_node_t *node, const char *what,
 	return 0;
 }
 
+/* A sequence under `key` of at most max entries: its length in *n. */
+static int seq_of(struct cfg_doc *d, yaml_node_t *seq, const char *key,
+		  size_t max, size_t *n, gms_err *err)
+{
+	if (seq->type != YAML_SEQUENCE_NODE)
+		return cfg_errf(err, d, seq, "key '%s': expected a sequence",
+				key);
+	*n = cfg_seq_len(seq);
+	if (*n > max)
+		return cfg_errf(err, d, seq, "key '%s': %zu entries, at most "
+					     "%zu",
+				key, *n, max);
+	return 0;
+}
+
 /* conv_algos: every entry checked; the count kept. */
 static int parse_conv_algos(struct hw_profile *hw, struct cfg_doc *d,
 			    yaml_node_t *seq, gms_err *err)
 {
+	size_t n;
 	if (!seq)
 		return 0;
-	if (seq->type != YAML_SEQUENCE_NODE)
-		return cfg_errf(err, d, seq,
-				"key 'conv_algos': expected a sequence");
-	size_t n = cfg_seq_len(seq);
-	if (n > HW_CONV_ALGOS_MAX)
-		return cfg_errf(err, d, seq,
-				"key 'conv_algos': %zu entries, at most %d",
-				n, HW_CONV_ALGOS_MAX);
+	if (seq_of(d, seq, "conv_algos", HW_CONV_ALGOS_MAX, &n, err) < 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *e = cfg_seq_item(d, seq, i);
 		struct conv_algo_in a;
@@ -569,6 +619,34 @@ static int parse_conv_algos(struct hw_profile *hw, struct cfg_doc *d,
 			.workspace = a.workspace};
 	}
 	hw->n_conv_algos = n;
+	return 0;
+}
+
+/* gemms: every entry checked; the count kept. */
+static int parse_gemms(struct hw_profile *hw, struct cfg_doc *d,
+		       yaml_node_t *seq, gms_err *err)
+{
+	size_t n;
+	if (!seq)
+		return 0;
+	if (seq_of(d, seq, "gemms", HW_GEMMS_MAX, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *e = cfg_seq_item(d, seq, i);
+		struct gemm_in g;
+		char what[48];
+		snprintf(what, sizeof what, "gemms[%zu]", i);
+		if (cfg_parse_map(d, e, gemm_defs, &g, what, err) < 0)
+			return -1;
+		if (g.time <= 0)
+			return field_err(err, d, e, what, "time",
+					 "must be > 0", (double)g.time);
+		hw->gemms[i] = (struct hw_gemm){
+			.math = (uint8_t)g.math, .batch = (uint32_t)g.batch,
+			.m = (uint32_t)g.m, .n = (uint32_t)g.n,
+			.k = (uint32_t)g.k, .time = g.time};
+	}
+	hw->n_gemms = n;
 	return 0;
 }
 
@@ -709,7 +787,8 @@ static int hw_parse(struct hw_profile *hw, struct cfg_doc *d, gms_err *err)
 				return -1;
 		}
 	}
-	if (parse_conv_algos(hw, d, top.conv_algos, err) < 0)
+	if (parse_conv_algos(hw, d, top.conv_algos, err) < 0 ||
+	    parse_gemms(hw, d, top.gemms, err) < 0)
 		return -1;
 
 	/* tensor (optional): figures over nothing (mem_bw, launch unused) */
@@ -1035,6 +1114,11 @@ void hw_print_help(FILE *f)
 		   "same geometry and pass runs with these instead of the "
 		   "model's:\n");
 	prm_print_help(conv_algo_defs, f, "  ");
+	fprintf(f, "\ngemms: a sequence of measured GEMM shapes (`gpumemsim "
+		   "fit`); a matmul op of a\n generated workload of the same "
+		   "shape and arithmetic runs in the measured\n time (less "
+		   "host.launch) instead of the compute curve's:\n");
+	prm_print_help(gemm_defs, f, "  ");
 	fprintf(f, "\nhost:\n");
 	prm_print_help(host_defs, f, "  ");
 }

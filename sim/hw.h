@@ -108,6 +108,18 @@ struct hw_conv_algo {
 	uint64_t workspace; /* workspace bytes it needs */
 };
 
+/* Most gemms: entries a profile may hold. */
+#define HW_GEMMS_MAX 1024
+
+/* One measured GEMM shape (gemms:): cuBLAS's time for `batch` products of
+ * an m x k and a k x n matrix in arithmetic `math` (wl.h, struct
+ * wl_gemm). */
+struct hw_gemm {
+	uint8_t math;		 /* enum wl_math */
+	uint32_t batch, m, n, k; /* the shape */
+	sim_time_t time;	 /* median measured time, event to event */
+};
+
 struct hw_profile {
 	char name[64];		      /* profile name, e.g. "V100-16GB" */
 	char path[512];		      /* file it came from */
@@ -158,6 +170,11 @@ struct hw_profile {
 					 algorithms; the executor uses them
 					 for the ops whose geometry they
 					 match (ex.c, bind_conv_algos) */
+	size_t n_gemms;		      /* entries of gemms */
+	struct hw_gemm gemms[HW_GEMMS_MAX]; /* measured GEMM shapes; an op
+					 of that shape and math takes the
+					 entry's device time instead of the
+					 compute curve's (ex.c, bind_gemms) */
 };
 
 /* Load a profile: `spec` is a path (contains '/' or ends in .yaml) or a
@@ -195,7 +212,7 @@ int hw_math_check(const struct hw_profile *hw, enum wl_math math,
 		  gms_err *err);
 
 /* The device part of a kernel time measured the same way (a conv_algos:
- * entry): measured - host.launch, at least 0. */
+ * or gemms: entry): measured - host.launch, at least 0. */
 sim_time_t hw_device_time(const struct hw_profile *hw, sim_time_t measured);
 
 /* Time of a copy of `bytes` alone on its engine. */

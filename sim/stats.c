@@ -167,6 +167,10 @@ void st_print(const struct st_run *r, FILE *f)
 		fprintf(f, "  measured convs     %llu ops took the profile's "
 			   "conv_algos\n",
 			(unsigned long long)r->conv_bound);
+	if (r->gemm_bound)
+		fprintf(f, "  measured GEMMs     %llu ops took the profile's "
+			   "gemms\n",
+			(unsigned long long)r->gemm_bound);
 	fprintf(f, "  peak allocated     %llu (%.2f MiB)\n",
 		(unsigned long long)r->mem.peak_allocated,
 		mib(r->mem.peak_allocated));

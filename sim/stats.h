@@ -128,6 +128,9 @@ struct st_run {
 	uint64_t conv_bound;	 /* convolution ops that ran with the
 				    profile's measured conv_algos: instead
 				    of the workload's algorithm model */
+	uint64_t gemm_bound;	 /* matmul ops that ran in the time of the
+				    profile's measured gemms: entry of
+				    their shape instead of the curve's */
 	uint64_t fallback_largest_free; /* and the allocator's largest
 					   free block then */
 	bool failed;		 /* the run stopped on an error (not OOM) */

@@ -271,21 +271,11 @@ static void test_profile_binding(void **state)
 			hw.conv_algos[1] = e;
 			hw.n_conv_algos = 2;
 		}
-		struct pol pol;
-		if (pol_create(&pol, "framework", NULL, NULL, NULL, 0,
-			       &err) < 0)
-			fail_msg("%s", err.msg);
-		struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
-				     .allocator = "arena", .iterations = 1};
 		struct st_run st;
-		memset(&st, 0, sizeof st);
-		if (ex_run(&cfg, &st, &err) < 0)
-			fail_msg("%s", err.msg);
-		assert_false(st.oom.hit);
+		framework_iteration(w, &hw, &st);
 		t[run] = st.iter[0].time;
 		bound[run] = st.conv_bound;
 		st_run_free(&st);
-		pol_destroy(&pol);
 	}
 	assert_int_equal(bound[0], 0);
 	assert_int_equal(bound[1], 1);

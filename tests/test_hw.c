@@ -587,7 +587,7 @@ static void test_structure_errors(void **state)
 	expect_error("gpu: x\n" SMALL,
 		     "bad.yaml:1:1: key 'gpu': unknown key (known: name, "
 		     "device, compute, link, costs, host, tensor, "
-		     "conv_algos)");
+		     "conv_algos, gemms)");
 	expect_error(SMALL L12_COST,
 		     "bad.yaml:14:1: key 'costs': duplicate key (first at "
 		     "line 12, column 1)");

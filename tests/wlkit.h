@@ -7,6 +7,8 @@
 #ifndef GMS_WLKIT_H
 #define GMS_WLKIT_H
 
+#include "../policies/pol.h"
+#include "../sim/ex.h"
 #include "../workloads/gen.h"
 #include "../workloads/wl_gen.h"
 
@@ -66,6 +68,25 @@ static inline const struct wl_op *op(const struct wl_workload *w,
 				     const char *name)
 {
 	return &w->ops[op_id(w, name)];
+}
+
+/* One iteration of w under the framework policy on the arena allocator
+ * with profile hw, into *st (no OOM asserted); the caller frees it. */
+static inline void framework_iteration(const struct wl_workload *w,
+				       const struct hw_profile *hw,
+				       struct st_run *st)
+{
+	gms_err err = {{0}};
+	struct pol pol;
+	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) < 0)
+		fail_msg("%s", err.msg);
+	struct ex_cfg cfg = {.hw = hw, .wl = w, .pol = &pol,
+			     .allocator = "arena", .iterations = 1};
+	memset(st, 0, sizeof *st);
+	if (ex_run(&cfg, st, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(st->oom.hit);
+	pol_destroy(&pol);
 }
 
 /* Tensor names of an id list, space separated. */

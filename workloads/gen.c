@@ -642,8 +642,29 @@ struct op_spec {
 	const struct wl_algo *algos; /* convolution algorithms */
 	uint32_t n_algos;	/* entries of algos */
 	const struct wl_conv *conv; /* convolution geometry, NULL */
+	struct wl_gemm gemm;	/* GEMM shape (gemm_of), batch 0: none */
 	uint64_t workspace;	/* scratch of the kernel (no algos) */
 };
+
+/* The GEMM an op runs, as wl.h's struct wl_gemm keys it: `batch`
+ * products C (m x n) = A (m x k) B (k x n). None (batch 0) when a
+ * figure does not fit 32 bits. A linear layer (torch.nn.functional.
+ * linear: addmm/matmul of X (rows x in) by W^T) is m = rows (batch x
+ * sequence), n = out, k = in; its backward's data gradient dX = dY W is
+ * m = rows, n = in, k = out, its weight gradient dW = dY^T X is m = out,
+ * n = in, k = rows. Attention's scores Q K^T are batch x heads products
+ * of seq_q x head_dim by head_dim x seq_k; its context P V of seq_q x
+ * seq_k by seq_k x head_dim (torch.matmul on 4-d tensors: a batched
+ * GEMM). */
+static struct wl_gemm gemm_of(double batch, double m, double n, double k)
+{
+	const double d[] = {batch, m, n, k};
+	for (size_t i = 0; i < 4; i++)
+		if (!(d[i] >= 1 && d[i] <= (double)UINT32_MAX))
+			return (struct wl_gemm){0, 0, 0, 0};
+	return (struct wl_gemm){(uint32_t)batch, (uint32_t)m, (uint32_t)n,
+				(uint32_t)k};
+}
 
 static int emit(struct gen *g, const struct op_spec *s)
 {
@@ -665,6 +686,7 @@ static int emit(struct gen *g, const struct op_spec *s)
 		.algos = s->algos,
 		.n_algos = s->n_algos,
 		.conv = s->conv,
+		.gemm = s->gemm,
 		.workspace = s->workspace,
 	};
 	gms_err e;
@@ -1788,6 +1810,7 @@ static struct gen_tensor linear(struct gen *g, const char *name,
 			    .n_out = 1};
 	s.flops = 2.0 * rows * (double)xv.c * (double)out;
 	s.bytes = vbytes(g, x.v) + pbytes(g, L->wp) + vbytes(g, y.v);
+	s.gemm = gemm_of(1, rows, (double)out, (double)xv.c);
 	if (bias) {
 		s.in[s.n_in++] = g->params[L->bp].tensor;
 		s.flops += rows * (double)out;
@@ -1953,6 +1976,8 @@ struct gen_tensor gen_attn_scores(struct gen *g, const char *name,
 	s.flops = 2.0 * (double)g->batch * (double)qv.h * (double)kv.h *
 		  (double)qv.c;
 	s.bytes = vbytes(g, q.v) + vbytes(g, k.v) + vbytes(g, y.v);
+	s.gemm = gemm_of((double)g->batch * (double)heads, (double)qv.h,
+			 (double)kv.h, (double)(qv.c / heads));
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
 }
@@ -1984,6 +2009,8 @@ struct gen_tensor gen_attn_context(struct gen *g, const char *name,
 	s.flops = 2.0 * (double)g->batch * (double)pv.h * (double)pv.c *
 		  (double)vv.c;
 	s.bytes = vbytes(g, p.v) + vbytes(g, v.v) + vbytes(g, y.v);
+	s.gemm = gemm_of((double)g->batch * (double)pv.w, (double)pv.h,
+			 (double)(vv.c / pv.w), (double)pv.c);
 	emit(g, &s);
 	return gen_ok(g) ? y : NONE_T;
 }
@@ -2603,6 +2630,7 @@ static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
 				    .n_in = 2, .out = {dx}, .n_out = 1};
 		s.flops = fl;
 		s.bytes = pbytes(g, L->wp) + vbytes(g, y) + vbytes(g, x);
+		s.gemm = gemm_of(1, rows, (double)xv->c, (double)yv->c);
 		emit(g, &s);
 	}
 	if (g->params[L->wp].frozen) {
@@ -2622,6 +2650,7 @@ static void bwd_linear(struct gen *g, const struct gen_layer *L, uint32_t dy)
 			    .out = {dw}, .n_out = 1};
 	s.flops = fl;
 	s.bytes = vbytes(g, x) + vbytes(g, y) + pbytes(g, L->wp);
+	s.gemm = gemm_of(1, (double)yv->c, (double)xv->c, rows);
 	if (db != WL_NONE) {
 		s.out[s.n_out++] = db;
 		s.flops += rows * (double)yv->c;

@@ -801,6 +801,7 @@ uint32_t wl_add_op(struct wl_workload *w, const struct wl_op_desc *d,
 		}
 		sort_algos(op.algos, d->n_algos);
 	}
+	op.gemm = d->gemm;
 	if (d->conv) {
 		struct wl_conv *cv = arena_alloc(s, sizeof *cv);
 		if (!cv)

@@ -132,6 +132,16 @@ struct wl_conv {
 	int64_t groups;	     /* 1 (grouped convolutions are not modelled) */
 };
 
+/* Shape of a GEMM, the key a hardware profile's measured gemms: entries
+ * are matched on (sim/hw.h, struct hw_gemm): `batch` products of an
+ * m x k and a k x n matrix (C = A B, 2 m n k FLOPs each). batch 0: the
+ * op is no GEMM a generator described. */
+struct wl_gemm {
+	uint32_t batch;	  /* matrices multiplied (attention: batch x heads;
+			     a linear layer: 1) */
+	uint32_t m, n, k; /* C is m x n, the reduction k long */
+};
+
 struct wl_op {
 	uint32_t id;		/* index in wl_workload.ops (issue order) */
 	const char *name;	/* unique within the workload */
@@ -162,6 +172,9 @@ struct wl_op {
 				   wl_set_block */
 	uint8_t region;		/* enum wl_region: a part of its block
 				   the op belongs to */
+	struct wl_gemm gemm;	/* shape of a matmul or matmul_bwd op of a
+				   generated workload that is one GEMM
+				   (gen.c); batch 0 otherwise */
 };
 
 /* Parts of a block the generators mark (wl_set_block): what Megatron's
@@ -283,6 +296,7 @@ struct wl_op_desc {
 	const struct wl_algo *algos; /* copied, names included */
 	uint32_t n_algos;
 	const struct wl_conv *conv; /* copied; NULL: none */
+	struct wl_gemm gemm;	    /* batch 0: none */
 };
 /* Block marks (struct wl_op.block, .region) for the ops added from now
  * on: block (WL_NONE: none) and region (enum wl_region). A workload
