@@ -60,7 +60,7 @@
 	"bench,kind,param,size_bytes,flops,repeats,median_ns,p10_ns,p90_ns"
 
 enum cal_bench { CB_COPY, CB_ALLOC, CB_LAUNCH, CB_MATMUL, CB_CONV,
-		 CB_MEMORY, CB_COUNT };
+		 CB_MEMORY, CB_GEMM, CB_COUNT };
 
 /* One measurement row. */
 struct cal_row {

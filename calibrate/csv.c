@@ -15,7 +15,7 @@
 #include <string.h>
 
 static const char *const bench_names[CB_COUNT + 1] = {
-	"copy", "alloc", "launch", "matmul", "conv", "memory", NULL};
+	"copy", "alloc", "launch", "matmul", "conv", "memory", "gemm", NULL};
 
 static const char *const kinds_copy[] = {
 	"h2d_pinned", "h2d_pageable", "d2h_pinned", "d2h_pageable",
@@ -30,7 +30,7 @@ static const char *const kinds_memory[] = {"elementwise", "batchnorm",
 					   "pool", NULL};
 static const char *const *const bench_kinds[CB_COUNT] = {
 	kinds_copy, kinds_alloc, kinds_launch,
-	kinds_matmul, kinds_conv, kinds_memory};
+	kinds_matmul, kinds_conv, kinds_memory, kinds_matmul};
 
 const char *cal_bench_name(enum cal_bench b)
 {

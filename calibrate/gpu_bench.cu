@@ -14,6 +14,10 @@
  *   launch  an empty kernel
  *   matmul  cuBLAS SGEMM (fp32), and TF32 / FP16 GEMM with --tf32,
  *           --fp16, square sizes 32 to 8192
+ *   gemm    the same GEMMs (strided-batched where batch > 1) on the
+ *           shapes the transformer generators emit (calibrate/
+ *           gemm_shapes.h) at --batch; `gpumemsim fit` carries every
+ *           row into the profile's gemms:
  *   conv    cuDNN forward, backward-data, backward-filter, every
  *           algorithm cuDNN offers, on the layer shapes of the shipped
  *           networks (table below) at --batch (default 32): time and
@@ -267,6 +271,77 @@ static void bench_matmul(bool tf32, bool fp16)
 	CK(cudaFree(a));
 	CK(cudaFree(b));
 	CK(cudaFree(c));
+	cublasDestroy(h);
+}
+
+/* ---- gemm: the generators' shapes ------------------------------------------ */
+
+#include "gemm_shapes.h"
+
+/* Every shape of gemm_shapes.h at `batch` samples, in each arithmetic the
+ * flags ask for: C (m x n) = A (m x k) B (k x n), column-major, no
+ * transposes (cuBLAS's time depends on the shape and arithmetic; the
+ * layout PyTorch picks, row-major with a transposed weight, is the same
+ * product). A shape whose operands do not fit the free memory is
+ * skipped with a message. */
+static void bench_gemm(int batch, bool tf32, bool fp16)
+{
+	cublasHandle_t h;
+	if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "calibrate-gpu: cublasCreate failed\n");
+		exit(1);
+	}
+	const float one = 1, zero = 0;
+	const char *kinds[3] = {"fp32", "tf32", "fp16"};
+	for (const cal_gemm_shape &s : cal_gemm_shapes) {
+		long long d[4] = {s.batch, s.m, s.n, s.k};
+		d[s.per] *= batch;
+		long long nb = d[0], m = d[1], n = d[2], kk = d[3];
+		size_t elems = (size_t)nb * (size_t)(m * kk + kk * n + m * n);
+		size_t fr = 0, tot = 0;
+		CK(cudaMemGetInfo(&fr, &tot));
+		if (elems * 4 + ((size_t)256 << 20) > fr) {
+			fprintf(stderr, "calibrate-gpu: gemm %s: %zu bytes do "
+					"not fit; skipped\n",
+				s.name, elems * 4);
+			continue;
+		}
+		void *a, *b, *c;
+		CK(cudaMalloc(&a, (size_t)nb * m * kk * 4));
+		CK(cudaMalloc(&b, (size_t)nb * kk * n * 4));
+		CK(cudaMalloc(&c, (size_t)nb * m * n * 4));
+		CK(cudaMemset(a, 0, (size_t)nb * m * kk * 4));
+		CK(cudaMemset(b, 0, (size_t)nb * kk * n * 4));
+		for (int k = 0; k < 3; k++) {
+			if ((k == 1 && !tf32) || (k == 2 && !fp16))
+				continue;
+			cublasSetMathMode(h, k == 1 ? CUBLAS_TF32_TENSOR_OP_MATH
+						    : CUBLAS_DEFAULT_MATH);
+			double es = k == 2 ? 2 : 4;
+			std::string p = std::string("layer=") + s.name +
+					";batch=" + std::to_string(nb) +
+					";m=" + std::to_string(m) +
+					";n=" + std::to_string(n) +
+					";k=" + std::to_string(kk);
+			cudaDataType ty = k == 2 ? CUDA_R_16F : CUDA_R_32F;
+			cublasComputeType_t ct =
+				k == 1 ? CUBLAS_COMPUTE_32F_FAST_TF32
+				       : CUBLAS_COMPUTE_32F;
+			row("gemm", kinds[k], p, es * (double)elems,
+			    2.0 * nb * m * n * kk, time_gpu(0, [&] {
+				    cublasGemmStridedBatchedEx(
+					    h, CUBLAS_OP_N, CUBLAS_OP_N, (int)m,
+					    (int)n, (int)kk, &one, a, ty,
+					    (int)m, m * kk, b, ty, (int)kk,
+					    kk * n, &zero, c, ty, (int)m,
+					    m * n, (int)nb, ct,
+					    CUBLAS_GEMM_DEFAULT);
+			    }));
+		}
+		CK(cudaFree(a));
+		CK(cudaFree(b));
+		CK(cudaFree(c));
+	}
 	cublasDestroy(h);
 }
 
@@ -576,6 +651,7 @@ int main(int argc, char **argv)
 	bench_alloc(max_bytes);
 	bench_memory(max_bytes);
 	bench_matmul(tf32, fp16);
+	bench_gemm(batch, tf32, fp16);
 #ifdef GMS_HAVE_CUDNN
 	bench_conv(batch, tf32);
 	cudnnDestroy(hd);

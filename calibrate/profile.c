@@ -18,6 +18,8 @@
  *   host                 --base profile's host section, else estimates
  *                        marked as such (`gpumemsim calibrate --host`)
  *   conv_algos           every conv row
+ *   gemms                every gemm row (the generators' GEMM shapes,
+ *                        calibrate/gemm_shapes.h)
  * A class without rows is an error naming the end of the file, except
  * conv, which takes the matmul fit when the file has no conv rows (a
  * toolkit without cuDNN) and says so in the profile.
@@ -434,6 +436,36 @@ static void put_conv_algos(FILE *f, const struct cal_csv *c)
 	}
 }
 
+/* gemms: one line per gemm row (bench gemm: the shapes of
+ * calibrate/gemm_shapes.h, kind the arithmetic). */
+static void put_gemms(FILE *f, const struct cal_csv *c)
+{
+	static const char *const keys[] = {"batch", "m", "n", "k"};
+	bool any = false;
+	for (size_t i = 0; i < c->n_rows; i++) {
+		const struct cal_row *r = &c->rows[i];
+		if (r->bench != CB_GEMM)
+			continue;
+		if (!any)
+			fprintf(f, "\n# Every GEMM shape measured (cuBLAS), "
+				   "median time; the executor times every "
+				   "matmul of\n# a generated workload with "
+				   "the same shape and arithmetic with it "
+				   "(less host.launch).\ngemms:\n");
+		any = true;
+		char layer[128] = "?";
+		cal_param_str(r->param, "layer", layer, sizeof layer);
+		fprintf(f, "  - {layer: %s", layer);
+		for (size_t j = 0; j < sizeof keys / sizeof *keys; j++) {
+			int64_t v;
+			if (cal_param_int(r->param, keys[j], &v) == 0)
+				fprintf(f, ", %s: %lld", keys[j], (long long)v);
+		}
+		fprintf(f, ", math: %s, time: %.0fns}\n",
+			cal_kinds(CB_GEMM)[r->kind], r->median_ns);
+	}
+}
+
 /* host.launch: the median of the launch rows (an empty kernel, timed
  * from an event recorded before its launch to one after it, the host
  * waiting for each: calibrate/gpu_bench.cu, time_gpu). For an empty
@@ -688,6 +720,7 @@ static int build(FILE *f, const struct cal_csv *c,
 	if (put_host(f, c, o->base, err) < 0)
 		return -1;
 	put_conv_algos(f, c);
+	put_gemms(f, c);
 
 	if (log) {
 		fprintf(log, "fit %s (%zu rows)\n", c->path, c->n_rows);

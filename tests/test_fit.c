@@ -226,6 +226,10 @@ static void write_synthetic_meta(const char *path, const char *extra)
 		    MEM_LAUNCH + b * 1e9 / MEM_BW);
 		row(f, r, "alloc", "malloc", "", b, 0, MALLOC_NS);
 	}
+	/* one measured GEMM shape, no noise: the profile's gemms: carries
+	 * it as written (test_fit_recovers_truth) */
+	fprintf(f, "gemm,tf32,layer=bert_base.scores;batch=384;m=128;n=128;"
+		   "k=64,0,8.05306e+08,20,12345,12000,13000\n");
 	/* 71 shapes, 1e5 to 1e12 FLOPs (10 per decade); two conv
 	 * algorithms per shape, the second 1.5x slower, listed first so
 	 * the fastest is not simply the first; algorithms as calibrate
@@ -311,6 +315,13 @@ static void test_fit_recovers_truth(void **state)
 	near("memory launch", (double)hw.op[OT_RELU].launch, MEM_LAUNCH);
 	near("memory mem_bw", hw.op[OT_RELU].mem_bw, MEM_BW);
 	near("malloc", (double)hw.malloc_cost, MALLOC_NS);
+	assert_int_equal(hw.n_gemms, 1);
+	assert_int_equal(hw.gemms[0].math, WL_MATH_TF32);
+	assert_int_equal(hw.gemms[0].batch, 384);
+	assert_int_equal(hw.gemms[0].m, 128);
+	assert_int_equal(hw.gemms[0].n, 128);
+	assert_int_equal(hw.gemms[0].k, 64);
+	assert_int_equal(hw.gemms[0].time, 12345);
 	static const enum wl_op_type ct[3] = {OT_CONV, OT_CONV_BWD_DATA,
 					      OT_CONV_BWD_FILTER};
 	static const char *const cn[3] = {"conv", "conv_bwd_data",
@@ -425,7 +436,7 @@ static void test_fit_bad_csv(void **state)
 		 "bad_negative.csv:4: column 'size_bytes': -4096 must be >= 0"},
 		{"bad_bench.csv",
 		 "bad_bench.csv:4: column 'bench': unknown 'cpy' (known: copy, "
-		 "alloc, launch, matmul, conv, memory)"},
+		 "alloc, launch, matmul, conv, memory, gemm)"},
 		{"bad_kind.csv",
 		 "bad_kind.csv:4: column 'kind': unknown 'h2d' for bench copy "
 		 "(known: h2d_pinned, h2d_pageable, d2h_pinned, d2h_pageable, "

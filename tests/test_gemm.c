@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include "../policies/pol.h"
 #include "../sim/ex.h"
+#include "../calibrate/gemm_shapes.h"
 #include "../sim/hw.h"
 #include "../workloads/gen.h"
 #include "../workloads/wl_gen.h"
@@ -106,6 +107,56 @@ static void test_measured_shape(void **state)
 	wl_free(w);
 }
 
+/* Every GEMM the transformer generators emit (bert_base at batch 32,
+ * gpt2 at batch 8, their default sequences) is a shape that calibrate-
+ * gpu measures at that batch (calibrate/gemm_shapes.h), so a calibration
+ * at that --batch times all of them. Returns the ops not covered; *gemms
+ * the ops with a shape. */
+static size_t uncovered(const char *net, int64_t batch, size_t *gemms)
+{
+	struct wl_workload *w = gen_build_ok(net, batch, 0, WL_FW_PYTORCH,
+					     WL_OPTIM_ADAM);
+	size_t n = sizeof cal_gemm_shapes / sizeof *cal_gemm_shapes;
+	size_t missing = 0;
+	*gemms = 0;
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_gemm *g = &w->ops[o].gemm;
+		if (!g->batch)
+			continue;
+		bool found = false;
+		for (size_t i = 0; i < n && !found; i++) {
+			const struct cal_gemm_shape *c = &cal_gemm_shapes[i];
+			long long d[4] = {c->batch, c->m, c->n, c->k};
+			d[c->per] *= batch;
+			found = d[0] == g->batch && d[1] == g->m &&
+				d[2] == g->n && d[3] == g->k;
+		}
+		if (!found)
+			print_error("%s: %s (%u x %u x %u x %u) is not in "
+				    "calibrate/gemm_shapes.h\n",
+				    net, w->ops[o].name, g->batch, g->m, g->n,
+				    g->k);
+		missing += !found;
+		++*gemms;
+	}
+	wl_free(w);
+	return missing;
+}
+
+static void test_shapes_cover_generators(void **state)
+{
+	(void)state;
+	size_t gemms;
+	/* bert_base: 12 layers x 20 (q, k, v, attention output, FFN in
+	 * and out: forward, data and weight gradient each; scores and
+	 * context forward), pooler 3, classifier 3 */
+	assert_int_equal(uncovered("bert_base", 32, &gemms), 0);
+	assert_int_equal(gemms, 12 * 20 + 6);
+	assert_int_equal(uncovered("gpt2", 8, &gemms), 0);
+	/* 12 layers x 20, and the tied lm_head's three */
+	assert_int_equal(gemms, 12 * 20 + 3);
+}
+
 /* The key as a profile writes it; a bad entry names file, line, column
  * and key. */
 #define P1 "device: {capacity: 1GiB}\n"
@@ -154,6 +205,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shapes),
 		cmocka_unit_test(test_measured_shape),
+		cmocka_unit_test(test_shapes_cover_generators),
 		cmocka_unit_test(test_profile_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
