@@ -13,7 +13,9 @@
  * --batch. A linear layer of `in` -> `out` features over R rows is
  * (1, R, out, in) forward, (1, R, in, out) for the data gradient and
  * (1, out, in, R) for the weight gradient; attention's scores are
- * (heads, seq, seq, head_dim), its context (heads, seq, head_dim, seq).
+ * (heads, seq, seq, head_dim), its context (heads, seq, head_dim, seq),
+ * and their backward halves are one of these two shapes each (dQ, dK
+ * and dV the context's, dP the scores').
  */
 #ifndef GMS_GEMM_SHAPES_H
 #define GMS_GEMM_SHAPES_H

@@ -2749,7 +2749,7 @@ static void bwd_simple(struct gen *g, const struct gen_layer *L,
  * dy and `other`; returns it (WL_NONE when x needs none). */
 static uint32_t bwd_half(struct gen *g, const struct gen_layer *L,
 			 const char *sfx, uint32_t x, uint32_t dy,
-			 uint32_t other, double flops)
+			 uint32_t other, double flops, struct wl_gemm gemm)
 {
 	char b1[NAME_MAX_LEN];
 	if (!needs(g, x))
@@ -2759,20 +2759,21 @@ static uint32_t bwd_half(struct gen *g, const struct gen_layer *L,
 			    .layer = L->name, .type = OT_MATMUL_BWD,
 			    .phase = WL_BWD, .in = {dy, vt(g, other)},
 			    .n_in = 2, .out = {dx}, .n_out = 1,
-			    .flops = flops};
+			    .flops = flops, .gemm = gemm};
 	s.bytes = vbytes(g, L->out) + (double)g->w->tensors[vt(g, other)].bytes +
 		  vbytes(g, x);
 	return emit(g, &s) == 0 ? dx : WL_NONE;
 }
 
-/* Backward of an attention matmul with inputs a, b: a's half, b's half,
- * then the contributions. */
+/* Backward of an attention matmul with inputs a, b: a's half, b's half
+ * (GEMMs ga and gb, gemm_of), then the contributions. */
 static void bwd_pair(struct gen *g, const struct gen_layer *L,
-		     const char *sa, const char *sb, uint32_t dy, double fl)
+		     const char *sa, const char *sb, uint32_t dy, double fl,
+		     struct wl_gemm ga, struct wl_gemm gb)
 {
 	uint32_t a = lin(g, L, 0), b = lin(g, L, 1);
-	uint32_t da = bwd_half(g, L, sa, a, dy, b, fl);
-	uint32_t db = bwd_half(g, L, sb, b, dy, a, fl);
+	uint32_t da = bwd_half(g, L, sa, a, dy, b, fl, ga);
+	uint32_t db = bwd_half(g, L, sb, b, dy, a, fl, gb);
 	if (da != WL_NONE)
 		contrib(g, a, da, L->name);
 	if (db != WL_NONE)
@@ -3096,7 +3097,13 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		double fl = 2.0 * (double)g->batch *
 			    (double)(g->vals[q].h * g->vals[k].h) *
 			    (double)g->vals[q].c;
-		bwd_pair(g, L, "bwd_q", "bwd_k", dy, fl);
+		/* dQ = dS K (seq_q x head_dim, over seq_k), dK = dS^T Q
+		 * (seq_k x head_dim, over seq_q), per sample and head */
+		double bh = (double)g->batch * (double)L->heads,
+		       hd = (double)(g->vals[q].c / L->heads);
+		double sq = (double)g->vals[q].h, sk = (double)g->vals[k].h;
+		bwd_pair(g, L, "bwd_q", "bwd_k", dy, fl,
+			 gemm_of(bh, sq, hd, sk), gemm_of(bh, sk, hd, sq));
 		break;
 	}
 	case GL_ATTN_CONTEXT: {
@@ -3104,7 +3111,13 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 		double fl = 2.0 * (double)g->batch *
 			    (double)(g->vals[p].h * g->vals[p].c) *
 			    (double)g->vals[v].c;
-		bwd_pair(g, L, "bwd_p", "bwd_v", dy, fl);
+		/* dP = dC V^T (seq_q x seq_k, over head_dim), dV = P^T dC
+		 * (seq_k x head_dim, over seq_q), per sample and head */
+		double bh = (double)g->batch * (double)L->heads,
+		       hd = (double)(g->vals[v].c / L->heads);
+		double sq = (double)g->vals[p].h, sk = (double)g->vals[p].c;
+		bwd_pair(g, L, "bwd_p", "bwd_v", dy, fl,
+			 gemm_of(bh, sq, sk, hd), gemm_of(bh, sk, hd, sq));
 		break;
 	}
 	case GL_LOSS: {
