@@ -19,7 +19,8 @@
 #define GMS_VERSION "unknown"
 #endif
 
-#define SHD_FORMAT 1		    /* the file format's number */
+#define SHD_FORMAT 2		    /* the file format's number (2: memory
+				       samples by tensor kind, issue 34) */
 /* The largest shard file merge reads (README "Input limits"): 1 GiB. A
  * point is about 1.7 KB (chain3-batches' shards: 21019 bytes for 12) plus
  * 30 bytes an event of a timeline: some 600,000 points a shard. */
@@ -451,6 +452,16 @@ static void sio_timeline(struct sio *x, struct exp_point *p)
 		e->t1 = e->t0;
 		F(u64, e, a);
 		F(u64, e, b);
+		/* its breakdown by tensor kind (issue 34) */
+		struct tr_kinds *kd = x->rd ? tr_kinds_add(p->tl, e)
+					    : &p->tl->kinds[e->id];
+		if (!kd) {
+			sio_fail(x, "out of memory%s%s", "", "");
+			break;
+		}
+		for (int j = 0; j < WL_KIND_COUNT; j++)
+			sio_u64(x, wl_kind_name((enum wl_kind)j), &kd->kind[j]);
+		F(u64, kd, host);
 		i++;
 	}
 }
