@@ -19,8 +19,7 @@
 #define GMS_VERSION "unknown"
 #endif
 
-#define SHD_FORMAT 2		    /* the file format's number (2: memory
-				       samples by tensor kind, issue 34) */
+#define SHD_FORMAT 1		    /* the file format's number */
 /* The largest shard file merge reads (README "Input limits"): 1 GiB. A
  * point is about 1.7 KB (chain3-batches' shards: 21019 bytes for 12) plus
  * 30 bytes an event of a timeline: some 600,000 points a shard. */
@@ -409,7 +408,7 @@ static void sio_run(struct sio *x, struct st_run *r)
 	sio_text(x, "pol_report", NULL, 0, &r->pol_report);
 }
 
-/* A point's timeline: only what the memory plot reads (its TR_MEM
+/* A point's timeline: only what the memory plots read (its TR_MEM
  * events), and whether it had others (an empty plot series differs). */
 static void sio_timeline(struct sio *x, struct exp_point *p)
 {
