@@ -42,14 +42,14 @@ set ylabel "MiB"
 unset key
 set yrange [0:*]
 set autoscale xfix
-set style fill solid 0.9 noborder
+set style fill solid 1.0 noborder
 do for [i = 1:n] {
 	s = word(titles, i)
 	set origin ((i - 1) % cols) * pw, 1.0 - toph - (int((i - 1) / cols) + 1) * ph
 	set size pw, ph
-	set title panel_title(f_panel(s)) . ": " . f_pol(s) . (f_status(s) ne 'ok' ? " (" . f_status(s) . ")" : "")
+	set title panel_title(f_panel(s)) . "\n" . f_pol(s) . (f_status(s) ne 'ok' ? " (" . f_status(s) . ")" : "") font (cols > 2 ? ',8' : ',10')
 	plot dat index (i - 1) using 1:(cum(nl) + $11) with fillsteps fs pattern 4 lc rgb col(8), \
-	     for [k = nl:1:-1] dat index (i - 1) using 1:(cum(k)) with fillsteps fs solid 0.9 noborder lc rgb col(int(word(lpal, k))), \
+	     for [k = nl:1:-1] dat index (i - 1) using 1:(cum(k)) with fillsteps fs solid 1.0 noborder lc rgb col(int(word(lpal, k))), \
 	     dat index (i - 1) using 1:2 with steps lw 1 lc rgb '#000000', \
 	     dat index (i - 1) using 1:3 with steps lw 1 dt 3 lc rgb '#000000'
 }
@@ -58,7 +58,7 @@ set size 1, keyh
 unset title; unset xlabel; unset ylabel; unset grid; unset border; unset tics
 set xrange [0:1]; set yrange [0:1]
 set key center center horizontal maxcols 5 width 1
-plot NaN notitle, for [k = 1:nl] keyentry with boxes fs solid 0.9 lc rgb col(int(word(lpal, k))) title nth(lname, k), \
+plot NaN notitle, for [k = 1:nl] keyentry with boxes fs solid 1.0 lc rgb col(int(word(lpal, k))) title nth(lname, k), \
      keyentry with boxes fs pattern 4 lc rgb col(8) title "on host (swapped)", \
      keyentry with lines lw 1 lc rgb '#000000' title "allocated", \
      keyentry with lines lw 1 dt 3 lc rgb '#000000' title "reserved"
