@@ -26,7 +26,7 @@
 #   kinds      (a `kind: run` experiment's set, from its plot.dat) device
 #              memory over time stacked by tensor kind (parameters,
 #              optimizer state, gradients, input, activations, workspace)
-#              with the host bytes holding tensors hatched on top, a panel
+#              with the host bytes holding tensors hatched below, a panel
 #              per run (results/plot-kinds.gp).
 # Columns are found by their header names, so added columns do not move
 # them. Needs gnuplot and a POSIX awk.
