@@ -884,6 +884,13 @@ static const char *write_plot_data(const struct exp *e,
 	switch (e->kind) {
 	case EXP_RUN:
 		script = "plot-run.gp";
+		/* the columns; after allocated and reserved, allocated by
+		 * tensor kind and the host bytes holding tensors
+		 * (ex_mem_sample; results/plot-kinds.gp stacks them) */
+		fputs("# time_ms allocated_MiB reserved_MiB", f);
+		for (int j = 0; j < WL_KIND_COUNT; j++)
+			fprintf(f, " %s_MiB", wl_kind_name((enum wl_kind)j));
+		fputs(" host_MiB\n", f);
 		for (size_t i = 0; i < r->n_pt; i++) {
 			const struct exp_point *p = &r->pt[i];
 			comment(f, e->wl[p->wl].label, e->pol[p->pol].label);
@@ -893,16 +900,33 @@ static const char *write_plot_data(const struct exp *e,
 				   (const struct exp_point *const[]){p}, 1);
 			/* the plot marks where a run stopped (issue 34) */
 			fprintf(t, "|%s", exp_status(p));
+			/* the series' title in the file too, for plots drawn
+			 * from it later (results/plots.sh) */
+			fputs("# title ", f);
+			title_word(f, e, p->wl, p->pol,
+				   (const struct exp_point *const[]){p}, 1);
+			fprintf(f, "|%s\n", exp_status(p));
 			for (size_t k = 0; p->tl && k < p->tl->n; k++) {
 				const struct tr_event *ev = &p->tl->ev[k];
-				if (ev->what == TR_MEM)
-					fprintf(f, "%.6f %.6f %.6f\n",
-						ms(ev->t0),
-						(double)ev->a / (double)GMS_MIB,
-						(double)ev->b / (double)GMS_MIB);
+				if (ev->what != TR_MEM)
+					continue;
+				const struct tr_kinds *kd = &p->tl->kinds[ev->id];
+				fprintf(f, "%.6f %.6f %.6f", ms(ev->t0),
+					(double)ev->a / (double)GMS_MIB,
+					(double)ev->b / (double)GMS_MIB);
+				for (int j = 0; j < WL_KIND_COUNT; j++)
+					fprintf(f, " %.6f",
+						(double)kd->kind[j] /
+							(double)GMS_MIB);
+				fprintf(f, " %.6f\n",
+					(double)kd->host / (double)GMS_MIB);
 			}
-			if (!p->tl || !p->tl->n)
-				fputs("0 0 0\n", f);
+			if (!p->tl || !p->tl->n) {
+				fputs("0 0 0", f);
+				for (int j = 0; j <= WL_KIND_COUNT; j++)
+					fputs(" 0", f);
+				fputc('\n', f);
+			}
 			fputs("\n\n", f);
 		}
 		break;

@@ -409,7 +409,7 @@ static void sio_run(struct sio *x, struct st_run *r)
 	sio_text(x, "pol_report", NULL, 0, &r->pol_report);
 }
 
-/* A point's timeline: only what the memory plot reads (its TR_MEM
+/* A point's timeline: only what the memory plots read (its TR_MEM
  * events), and whether it had others (an empty plot series differs). */
 static void sio_timeline(struct sio *x, struct exp_point *p)
 {
@@ -452,6 +452,16 @@ static void sio_timeline(struct sio *x, struct exp_point *p)
 		e->t1 = e->t0;
 		F(u64, e, a);
 		F(u64, e, b);
+		/* its breakdown by tensor kind (issue 34) */
+		struct tr_kinds *kd = x->rd ? tr_kinds_add(p->tl, e)
+					    : &p->tl->kinds[e->id];
+		if (!kd) {
+			sio_fail(x, "out of memory%s%s", "", "");
+			break;
+		}
+		for (int j = 0; j < WL_KIND_COUNT; j++)
+			sio_u64(x, wl_kind_name((enum wl_kind)j), &kd->kind[j]);
+		F(u64, kd, host);
 		i++;
 	}
 }

@@ -22,7 +22,12 @@
 #              idle time waiting for H2D (swap-ins), D2H (swap-outs),
 #              memory (a free), alloc (driver calls), and the rest
 #              ("other": host gaps); a bar per run that trained, a panel
-#              per workload.
+#              per workload;
+#   kinds      (a `kind: run` experiment's set, from its plot.dat) device
+#              memory over time stacked by tensor kind (parameters,
+#              optimizer state, gradients, input, activations, workspace)
+#              with the host bytes holding tensors hatched below, a panel
+#              per run (results/plot-kinds.gp).
 # Columns are found by their header names, so added columns do not move
 # them. Needs gnuplot and a POSIX awk.
 set -eu
@@ -160,4 +165,14 @@ $c["status"] == "ok" {
 if [ -s "$dir/stalls.dat" ]; then
 	draw plot-stalls.gp "$dir/stalls.dat" "" "" "$name: where the iteration goes" "$dir/stalls.png"
 	echo "plot: $dir/stalls.png"
+fi
+
+# kinds: a run experiment's memory samples by tensor kind, in its plot.dat
+# (a header line naming host_MiB; a "# title" line a run)
+if [ -r "$dir/plot.dat" ] && head -n 1 "$dir/plot.dat" | grep -q ' host_MiB$'; then
+	# a quote would end gnuplot's string: runs' titles never hold one
+	# (exp_out.c words), but a hand-made file might
+	titles=$(sed -n "s/^# title //p" "$dir/plot.dat" | tr -d "'" | tr '\n' ' ')
+	draw plot-kinds.gp "$dir/plot.dat" "$titles" "" "$name" "$dir/kinds.png"
+	echo "plot: $dir/kinds.png"
 fi

@@ -43,6 +43,10 @@ struct ex_tensor {
 				   memory only (ex_host_resident): state
 				   OUT for the run, no device block */
 	mem_handle h;		/* device block, MEM_HANDLE_NONE if none */
+	uint64_t dev_bytes;	/* the allocator's bytes of that block when
+				   counted for this tensor's kind (ex.kind),
+				   0 when none is (none, or one it shares in
+				   place with the tensor that counts it) */
 	uint32_t uses_left;	/* reads by ops not yet completed, this iter */
 	uint32_t lineage;	/* dropped tensors whose recompute needs it */
 	uint32_t inflight;	/* issued kernels reading it, not finished */
@@ -134,6 +138,11 @@ struct ex {
 				       pageable copies and host-resident
 				       tensors (hw host.memory bounds it) */
 	uint64_t host_peak;	    /* max of host_used */
+	uint64_t host_reserve_held; /* of host_used, host_reserved once
+				       charged (the rest holds tensors) */
+	uint64_t kind[WL_KIND_COUNT]; /* allocated device bytes by tensor
+					 kind, workspaces in WL_WORKSPACE
+					 (ex_mem_sample) */
 	uint64_t host_reserved;	    /* host bytes held for the run besides
 				       tensors (ex_host_reserve) */
 	sim_time_t *host_op;	    /* per op: its time on the host CPU
@@ -561,9 +570,25 @@ static void mem_changed(struct ex *ex, bool changed,
 			const struct mem_stats *ms)
 {
 	mem_frag_sample(&ex->frag, ms);
+	struct ex_mem_sample s = {.allocated = ms->allocated,
+				  .reserved = ms->reserved};
+	uint64_t sum = 0;
+	for (int k = 0; k < WL_KIND_COUNT; k++)
+		sum += s.kind[k] = ex->kind[k];
+	/* every live block is counted for one kind (issue 34) */
+	assert(sum == ms->allocated);
+	(void)sum;
 	const struct ex_observer *o = ex->cfg.obs;
-	if (changed && o && o->mem)
-		o->mem(o->obj, ev_now(&ex->evq), ms->allocated, ms->reserved);
+	if (changed && o && o->mem) {
+		s.host = ex->host_used - ex->host_reserve_held;
+		o->mem(o->obj, ev_now(&ex->evq), &s);
+	}
+}
+
+/* The kind tensor t's block counts for (WL_NONE: a kernel's workspace). */
+static enum wl_kind block_kind(const struct ex *ex, uint32_t t)
+{
+	return t == WL_NONE ? WL_WORKSPACE : ex->wl->tensors[t].kind;
 }
 
 /* eng.on_issue: tell the observer, with the kernel being issued. */
@@ -636,6 +661,13 @@ static int dev_alloc(struct ex *ex, uint32_t t, uint64_t bytes, bool high,
 	ex->dev.ops->stats(ex->dev.a, &m1);
 	drv_charge(ex, m1.n_device_malloc - m0.n_device_malloc,
 		   m1.n_device_free - m0.n_device_free, 0);
+	/* the block's bytes as the model counts them (rounded); a failed
+	 * allocation releases cached memory at most, never a live block */
+	assert(m1.allocated >= m0.allocated);
+	assert(rc == 0 || m1.allocated == m0.allocated);
+	ex->kind[block_kind(ex, t)] += m1.allocated - m0.allocated;
+	if (rc == 0 && t != WL_NONE)
+		ex->t[t].dev_bytes = m1.allocated - m0.allocated;
 	/* a failed allocation is sampled too: it is where fragmentation
 	 * bites, and a model may release cached memory while failing */
 	mem_changed(ex, rc == 0, &m1);
@@ -651,11 +683,20 @@ static void dev_free(struct ex *ex, uint32_t t, uint64_t bytes,
 	assert(*h != MEM_HANDLE_NONE);
 	host_alloc_call(ex);
 	observe_block(ex, false, t, WL_NONE, bytes, *h, false);
+	struct mem_stats m0, ms;
+	ex->dev.ops->stats(ex->dev.a, &m0);
 	ex->dev.ops->free(ex->dev.a, *h);
 	*h = MEM_HANDLE_NONE;
 	ex->mem_version++;
-	struct mem_stats ms;
 	ex->dev.ops->stats(ex->dev.a, &ms);
+	uint64_t freed = m0.allocated - ms.allocated;
+	enum wl_kind k = block_kind(ex, t);
+	/* a tensor frees what it counted when allocated (or took over) */
+	assert(t == WL_NONE || ex->t[t].dev_bytes == freed);
+	assert(ex->kind[k] >= freed);
+	ex->kind[k] -= freed;
+	if (t != WL_NONE)
+		ex->t[t].dev_bytes = 0;
 	mem_changed(ex, true, &ms);
 	if (ex->rs == RS_WAIT_MEMORY)
 		wake(ex);
@@ -1910,6 +1951,11 @@ static enum step_rc alloc_outputs(struct ex *ex)
 				/* the output takes over the input's block */
 				y->h = x->h;
 				x->h = MEM_HANDLE_NONE;
+				/* and counts it for its own kind */
+				ex->kind[block_kind(ex, s)] -= x->dev_bytes;
+				ex->kind[block_kind(ex, t)] += x->dev_bytes;
+				y->dev_bytes = x->dev_bytes;
+				x->dev_bytes = 0;
 				set_state(ex, x, TS_NONE);
 				observe_block(ex, true, t, s,
 					      ex->wl->tensors[t].bytes, y->h,
@@ -2560,6 +2606,7 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 			 "(ex_host_reserve) do not fit in host.memory");
 		goto done;
 	}
+	ex->host_reserve_held = ex->host_reserved;
 	ex->setup_done = true;
 	iter_begin(ex);
 	if (ex->rs == RS_IDLE)

@@ -167,6 +167,23 @@ struct ex_driver {
 	sim_time_t time;       /* when they were made */
 };
 
+/* Memory at one instant, as the observer's mem hook sees it (issue 34's
+ * "memory over time stacked by tensor kind"). kind[k] is the device bytes
+ * of live blocks holding tensors of wl_kind k, as the allocator model
+ * counts them (after rounding), the executor's own workspaces (a
+ * kernel's, not a workload's WL_WORKSPACE tensor) in kind[WL_WORKSPACE]
+ * too; a block two tensors share in place counts once, for the tensor
+ * that allocated it (or took it over). The kinds sum to `allocated`
+ * (asserted at every sample). `host` is the host bytes holding tensors:
+ * their pinned or pageable copies (swapped out, or kept after a swap-in)
+ * and host-resident tensors, not ex_host_reserve's buffers. */
+struct ex_mem_sample {
+	uint64_t allocated;		/* mem_stats.allocated */
+	uint64_t reserved;		/* mem_stats.reserved */
+	uint64_t kind[WL_KIND_COUNT];	/* allocated, by tensor kind */
+	uint64_t host;			/* host bytes holding tensors */
+};
+
 /* An optional observer of the simulated timeline (timelines, plots,
  * schedule logs). All hooks may be NULL; `obj` is their first argument.
  * Called by the executor as things happen, in simulated-time order;
@@ -207,9 +224,10 @@ struct ex_observer {
 	/* An eviction or drop of tensor t at time `when`. */
 	void (*mark)(void *obj, enum ex_mark what, uint32_t t,
 		     sim_time_t when);
-	/* Device memory changed: live (allocated) and reserved bytes. */
-	void (*mem)(void *obj, sim_time_t when, uint64_t allocated,
-		    uint64_t reserved);
+	/* Device memory changed: live (allocated) and reserved bytes, the
+	 * allocated bytes by tensor kind and the host bytes holding tensors
+	 * (ex_mem_sample). */
+	void (*mem)(void *obj, sim_time_t when, const struct ex_mem_sample *s);
 	/* The run is over (completed, out of memory or failed): the device
 	 * allocator as it stands, before it is destroyed (a memory
 	 * snapshot walks it, mem_ops.walk). */

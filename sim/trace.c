@@ -44,20 +44,56 @@ static void on_mark(void *obj, enum ex_mark what, uint32_t t, sim_time_t when)
 	push(obj, &e);
 }
 
-static void on_mem(void *obj, sim_time_t when, uint64_t allocated,
-		   uint64_t reserved)
+/* Room for one more memory breakdown; false when out of memory. */
+static bool kinds_room(struct tr_rec *r)
+{
+	if (r->n_kinds < r->cap_kinds)
+		return true;
+	size_t cap = r->cap_kinds ? 2 * r->cap_kinds : 256;
+	struct tr_kinds *k = cap - 1 <= UINT32_MAX
+				     ? realloc(r->kinds, cap * sizeof *k)
+				     : NULL; /* ids are 32-bit */
+	if (!k) {
+		r->oom = true;
+		return false;
+	}
+	r->kinds = k;
+	r->cap_kinds = cap;
+	return true;
+}
+
+struct tr_kinds *tr_kinds_add(struct tr_rec *r, struct tr_event *e)
+{
+	if (!kinds_room(r))
+		return NULL;
+	e->id = (uint32_t)r->n_kinds;
+	struct tr_kinds *k = &r->kinds[r->n_kinds++];
+	memset(k, 0, sizeof *k);
+	return k;
+}
+
+static void on_mem(void *obj, sim_time_t when, const struct ex_mem_sample *s)
 {
 	struct tr_rec *r = obj;
+	struct tr_event *e = NULL;
 	/* several changes at one instant: keep the last */
 	if (r->n && r->ev[r->n - 1].what == TR_MEM &&
 	    r->ev[r->n - 1].t0 == when) {
-		r->ev[r->n - 1].a = allocated;
-		r->ev[r->n - 1].b = reserved;
-		return;
+		e = &r->ev[r->n - 1];
+	} else {
+		struct tr_event n = {.t0 = when, .t1 = when, .what = TR_MEM};
+		if (!tr_kinds_add(r, &n))
+			return;
+		push(r, &n);
+		if (r->oom)
+			return;
+		e = &r->ev[r->n - 1];
 	}
-	struct tr_event e = {.t0 = when, .t1 = when, .a = allocated,
-			     .b = reserved, .what = TR_MEM};
-	push(r, &e);
+	e->a = s->allocated;
+	e->b = s->reserved;
+	struct tr_kinds *k = &r->kinds[e->id];
+	memcpy(k->kind, s->kind, sizeof k->kind);
+	k->host = s->host;
 }
 
 void tr_init(struct tr_rec *r, const struct wl_workload *wl)
@@ -74,6 +110,7 @@ void tr_init(struct tr_rec *r, const struct wl_workload *wl)
 void tr_fini(struct tr_rec *r)
 {
 	free(r->ev);
+	free(r->kinds);
 	memset(r, 0, sizeof *r);
 }
 
@@ -210,8 +247,26 @@ int tr_write_chrome(const struct tr_rec *r, const char *path,
 			      "\"pid\":1,\"ts\":",
 			      f);
 			tr_json_us(f, e->t0);
-			fprintf(f, ",\"args\":{\"bytes\":%llu}",
+			fprintf(f, ",\"args\":{\"bytes\":%llu}},\n{",
 				(unsigned long long)e->b);
+			/* one counter, a series a kind: the viewer stacks
+			 * them, which is the point here (issue 34) */
+			fputs("\"ph\":\"C\",\"name\":\"device memory by kind\","
+			      "\"pid\":1,\"ts\":",
+			      f);
+			tr_json_us(f, e->t0);
+			fputs(",\"args\":{", f);
+			const struct tr_kinds *k = &r->kinds[e->id];
+			for (int j = 0; j < WL_KIND_COUNT; j++)
+				fprintf(f, "%s\"%s\":%llu", j ? "," : "",
+					wl_kind_name((enum wl_kind)j),
+					(unsigned long long)k->kind[j]);
+			fputs("}},\n{\"ph\":\"C\",\"name\":\"host memory "
+			      "holding tensors\",\"pid\":1,\"ts\":",
+			      f);
+			tr_json_us(f, e->t0);
+			fprintf(f, ",\"args\":{\"bytes\":%llu}",
+				(unsigned long long)k->host);
 			break;
 		}
 		fputc('}', f);

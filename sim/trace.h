@@ -9,7 +9,10 @@
  *                    H2D and D2H (complete events named after the op or
  *                    tensor), instant events for evictions, drops and
  *                    recomputations, and counters "device memory
- *                    allocated" and "device memory reserved" (bytes);
+ *                    allocated" and "device memory reserved" (bytes),
+ *                    and "device memory by kind" (one series a tensor
+ *                    kind, stacked by the viewer) and "host memory
+ *                    holding tensors";
  *   tr_write_mem     the memory counter as a table (time_ms, allocated,
  *                    reserved) for plots.
  * Both write to a temporary file and rename it into place.
@@ -20,11 +23,18 @@
 #include "../workloads/wl.h"
 #include "ex.h"
 
+/* A memory sample's breakdown (ex_mem_sample without the totals). */
+struct tr_kinds {
+	uint64_t kind[WL_KIND_COUNT]; /* allocated bytes by wl_kind */
+	uint64_t host;		      /* host bytes holding tensors */
+};
+
 /* One recorded thing. */
 struct tr_event {
 	sim_time_t t0, t1; /* start and end (equal for marks and memory) */
 	uint64_t a, b;	   /* memory: allocated, reserved; copy: bytes */
-	uint32_t id;	   /* op id (kernel) or tensor id (copy, mark) */
+	uint32_t id;	   /* op id (kernel) or tensor id (copy, mark);
+			      memory: its index in tr_rec.kinds */
 	uint8_t what;	   /* enum tr_what */
 	uint8_t q;	   /* queue of a span (enum eng_q) */
 	uint8_t flag;	   /* kernel: recomputation; mark: enum ex_mark */
@@ -37,6 +47,10 @@ struct tr_rec {
 	struct tr_event *ev;	      /* recorded, in time order */
 	size_t n, cap;		      /* used and allocated entries */
 	bool oom;		      /* an append failed (out of memory) */
+	struct tr_kinds *kinds;	      /* per TR_MEM event (its id): the
+					 allocated bytes by tensor kind and
+					 the host bytes (ex_mem_sample) */
+	size_t n_kinds, cap_kinds;    /* used and allocated entries */
 	struct ex_observer obs;	      /* what tr_observer() returns */
 };
 
@@ -44,6 +58,10 @@ struct tr_rec {
  * memory plot), and tr_write_chrome then refuses. */
 void tr_init(struct tr_rec *r, const struct wl_workload *wl);
 void tr_fini(struct tr_rec *r);
+
+/* A new memory breakdown for TR_MEM event e (sets e->id), zeroed;
+ * NULL (and r->oom) when out of memory. */
+struct tr_kinds *tr_kinds_add(struct tr_rec *r, struct tr_event *e);
 
 /* The observer to put in ex_cfg.obs; valid while r lives. */
 const struct ex_observer *tr_observer(struct tr_rec *r);

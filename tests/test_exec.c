@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "../policies/passive.h"
+#include "../sim/trace.h"
 #include "testkit.h"
 #include "wlkit.h"
 
@@ -967,6 +969,119 @@ static void test_regen_forward_order(void **state)
 	wl_free(w);
 }
 
+/*
+ * Memory by tensor kind (issue 34), sampled where device memory changes.
+ *   A: x, p -> a (100 ns, workspace 30)   B: x -> b (100 ns)
+ *   C: a, b -> c (100 ns)                  D: c -> g (100 ns, backward)
+ *   x 100 B input, p 10 parameter, a 1000 and b 500 activations, c 100
+ *   an activation gradient, g 10 a parameter gradient (nobody reads it:
+ *   it dies as D ends).
+ * Policy: swap3's, a out after A (with release, waited for), back before
+ * C. arena: each block counts its bytes. One iteration; several changes
+ * at one instant are one sample, the last:
+ *   t     allocated  input param pgrad  act  agrad  ws  host
+ *   0       1140      100   10    0    1000    0    30    0  set-up p,
+ *                                       iteration x; A: a, workspace
+ *   100     1110      100   10    0    1000    0     0    0  A ends, its
+ *                           workspace goes (the host copy of a is made
+ *                           after, by the policy's after_op)
+ *   1100     610      100   10    0     500    0     0 1000  a released
+ *                                       as its copy ends; B: b
+ *   1200    1510        0   10    0    1500    0     0 1000  B ends: x
+ *                           dies; a swapped in (its block at the issue,
+ *                           the host copy held while the H2D copy runs)
+ *   2200    1610        0   10    0    1500  100     0    0  a is in:
+ *                           its host copy goes (ex.c swap_in_done,
+ *                           host_drop); C: c
+ *   2300     120        0   10   10       0  100     0    0  C ends: a
+ *                           and b die; D: g
+ *   2400      10        0   10    0       0    0     0    0  D ends: c, g
+ * The device kinds sum to allocated in every row.
+ */
+static void test_mem_by_kind(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("kinds", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 1000, WL_ACT),
+		 b = T(w, "b", 500, WL_ACT), c = T(w, "c", 100, WL_ACT_GRAD),
+		 p = T(w, "p", 10, WL_PARAM), g = T(w, "g", 10, WL_PARAM_GRAD);
+	uint32_t xp[] = {x, p}, ab[] = {a, b};
+	gms_err err;
+	struct wl_op_desc d = {.name = "A", .type = OT_OTHER, .phase = WL_FWD,
+			       .in = xp, .n_in = 2, .out = &a, .n_out = 1,
+			       .time = 100, .flops = 100, .recomputable = true,
+			       .workspace = 30};
+	if (wl_add_op(w, &d, &err) == WL_NONE)
+		fail_msg("%s", err.msg);
+	OP(w, "B", WL_FWD, 100, &x, 1, &b, 1);
+	OP(w, "C", WL_FWD, 100, ab, 2, &c, 1);
+	OP(w, "D", WL_BWD, 100, &c, 1, &g, 1);
+	finalize(w);
+	const struct script sc[] = {{0, false, A_SWAP_OUT_SYNC, a},
+				    {2, true, A_SWAP_IN_SYNC, a}};
+	struct script_state ss = {sc, 2};
+	struct pol pol = {.ops = &script_ops, .priv = &ss};
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	struct tr_rec rec;
+	tr_init(&rec, w);
+	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
+			     .allocator = "arena", .iterations = 1,
+			     .obs = tr_observer(&rec)};
+	struct st_run st;
+	assert_int_equal(ex_run(&cfg, &st, &err), 0);
+	assert_false(st.oom.hit);
+	/* t, allocated, then input param param_grad opt_state act act_grad
+	 * workspace (wl_kind order), host */
+	static const uint64_t want[][10] = {
+		{0, 1140, 100, 10, 0, 0, 1000, 0, 30, 0},
+		{100, 1110, 100, 10, 0, 0, 1000, 0, 0, 0},
+		{1100, 610, 100, 10, 0, 0, 500, 0, 0, 1000},
+		{1200, 1510, 0, 10, 0, 0, 1500, 0, 0, 1000},
+		{2200, 1610, 0, 10, 0, 0, 1500, 100, 0, 0},
+		{2300, 120, 0, 10, 10, 0, 0, 100, 0, 0},
+		{2400, 10, 0, 10, 0, 0, 0, 0, 0, 0},
+	};
+	size_t n = 0;
+	for (size_t i = 0; i < rec.n; i++) {
+		const struct tr_event *e = &rec.ev[i];
+		if (e->what != TR_MEM)
+			continue;
+		assert_true(n < sizeof want / sizeof *want);
+		const uint64_t *r = want[n++];
+		const struct tr_kinds *k = &rec.kinds[e->id];
+		assert_int_equal(e->t0, r[0]);
+		assert_int_equal(e->a, r[1]);
+		for (int j = 0; j < WL_KIND_COUNT; j++)
+			assert_int_equal(k->kind[j], r[2 + j]);
+		assert_int_equal(k->host, r[2 + WL_KIND_COUNT]);
+	}
+	assert_int_equal(n, sizeof want / sizeof *want);
+	/* and the Chrome trace carries them as a counter of its own */
+	char path[] = "/tmp/gms-kinds-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(tr_write_chrome(&rec, path, "kinds", &err), 0);
+	FILE *f = fopen(path, "r");
+	char buf[1 << 14];
+	size_t got = fread(buf, 1, sizeof buf - 1, f);
+	buf[got] = 0;
+	fclose(f);
+	unlink(path);
+	assert_non_null(strstr(buf, "\"name\":\"device memory by kind\",\"pid\":1,"
+				    "\"ts\":1.100,\"args\":{\"input\":100,"
+				    "\"parameter\":10,\"param_grad\":0,"
+				    "\"opt_state\":0,\"activation\":500,"
+				    "\"act_grad\":0,\"workspace\":0}"));
+	assert_non_null(strstr(buf, "\"name\":\"host memory holding tensors\","
+				    "\"pid\":1,\"ts\":1.100,\"args\":{"
+				    "\"bytes\":1000}"));
+	tr_fini(&rec);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -987,6 +1102,7 @@ int main(void)
 		cmocka_unit_test(test_caching_segments_and_retry),
 		cmocka_unit_test(test_pool_growth_charged_once),
 		cmocka_unit_test(test_regen_forward_order),
+		cmocka_unit_test(test_mem_by_kind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1068,8 +1068,10 @@ static void test_trace(void **state)
 	assert_non_null(ev);
 	assert_int_equal(ev->type, JV_ARR);
 	const char *want[5] = {NULL, "compute", "H2D", "D2H", "host CPU"};
-	int named[5] = {0}, spans[5] = {0}, counters = 0, evicts = 0;
-	double end[5] = {0};
+	int named[5] = {0}, spans[5] = {0}, counters = 0, evicts = 0,
+	    kinds = 0;
+	double end[5] = {0}, last_alloc = -1, last_alloc_ts = -1,
+	       host_max = 0;
 	for (size_t i = 0; i < ev->n; i++) {
 		struct jv *e = ev->item[i], *ph = jv_get(e, "ph");
 		assert_non_null(ph);
@@ -1092,13 +1094,31 @@ static void test_trace(void **state)
 					 name->str, t, ts, end[t]);
 			end[t] = ts + dur;
 			spans[t]++;
+		} else if (!strcmp(ph->str, "C") &&
+			   !strcmp(name->str, "device memory by kind")) {
+			/* its series (one a tensor kind) sum to the
+			 * allocated counter of the same instant, written
+			 * just before it (issue 34) */
+			struct jv *a = jv_get(e, "args");
+			double sum = 0;
+			for (size_t k = 0; k < a->n; k++)
+				sum += a->item[k]->num;
+			assert_int_equal(a->n, WL_KIND_COUNT);
+			assert_true(sum == last_alloc);
+			assert_true(jv_get(e, "ts")->num == last_alloc_ts);
+			kinds++;
 		} else if (!strcmp(ph->str, "C")) {
 			struct jv *b = jv_get(jv_get(e, "args"), "bytes");
 			assert_non_null(b);
 			if (!strcmp(name->str, "device memory allocated")) {
 				/* never above the 0.9 budget */
 				assert_true(b->num <= 25480396);
+				last_alloc = b->num;
+				last_alloc_ts = jv_get(e, "ts")->num;
 				counters++;
+			} else if (!strcmp(name->str,
+					   "host memory holding tensors")) {
+				host_max = b->num > host_max ? b->num : host_max;
 			} else {
 				assert_string_equal(name->str,
 						    "device memory reserved");
@@ -1117,7 +1137,10 @@ static void test_trace(void **state)
 	/* chain3: 7 kernels an iteration, 2 iterations, no recomputation */
 	assert_true(spans[1] >= 14);
 	assert_true(counters > 0);
+	assert_int_equal(kinds, counters);
 	assert_true(evicts > 0);
+	/* ondemand's evictions keep host copies */
+	assert_true(host_max > 0);
 	jv_free(root);
 	free(js);
 }
