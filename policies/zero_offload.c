@@ -91,13 +91,16 @@ static const struct prm_def zo_params_def[] = {
 	 "CPU-Adam threads; 0: the profile's host.cpu_threads", P_(threads)},
 	PRM_END};
 
-enum { ZO_GRAD = 1, ZO_GRAD_RELEASE = 2, ZO_PARAM = 4 };
+/* ZO_SEEN: counted in an update op's CPU-Adam bytes already (a
+ * multi-tensor update reads a tensor in several ops: gen.c, "foreach") */
+enum { ZO_GRAD = 1, ZO_GRAD_RELEASE = 2, ZO_PARAM = 4, ZO_SEEN = 8 };
 
 struct zo_state {
 	struct zo_params prm;
 	unsigned flags;	     /* EX_PAGEABLE or 0 */
 	uint8_t *f;	     /* per tensor: ZO_* */
 	sim_time_t *t_op;    /* per op: CPU-Adam time, 0: not on host */
+	uint32_t *last;	     /* per tensor: the last update op reading it */
 	sim_time_t step;     /* sum: one CPU step */
 	uint64_t states_bytes, master_bytes, grad_bytes, param_bytes;
 	uint64_t n_upd, refused;
@@ -122,6 +125,7 @@ static void zo_fini(struct pol *p)
 		return;
 	free(s->f);
 	free(s->t_op);
+	free(s->last);
 	free(s);
 	p->priv = NULL;
 }
@@ -149,17 +153,27 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 	s->flops_term = hw->host_flops_per_thread > 0;
 	s->f = calloc(wl->n_tensors + 1, 1);
 	s->t_op = calloc(wl->n_ops + 1, sizeof *s->t_op);
-	if (!s->f || !s->t_op)
+	s->last = calloc(wl->n_tensors + 1, sizeof *s->last);
+	if (!s->f || !s->t_op || !s->last)
 		return gms_errf(err, "out of memory");
 	uint64_t master = 0;
 	for (uint32_t o = 0; o < wl->n_ops; o++) {
 		const struct wl_op *op = &wl->ops[o];
 		if (op->type != OT_UPDATE || op->phase != WL_UPD)
 			continue;
-		double n = 0, bytes = 0;
+		double bytes = 0;
+		/* one CPU-Adam step over each tensor however many update
+		 * ops read it (pytorch's foreach ops read a parameter's
+		 * tensors in several; CPU-Adam replaces them all), its
+		 * bytes in the first op reading it, its copy back after
+		 * the last */
 		for (uint32_t i = 0; i < op->n_in; i++) {
 			uint32_t t = op->in[i];
 			const struct wl_tensor *x = &wl->tensors[t];
+			s->last[t] = o;
+			if (s->f[t] & ZO_SEEN)
+				continue;
+			s->f[t] |= ZO_SEEN;
 			switch (x->kind) {
 			case WL_OPT_STATE:
 				if (!(s->f[t] & ZO_PARAM)) {
@@ -172,11 +186,13 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 				bytes += 2.0 * (double)x->bytes;
 				break;
 			case WL_PARAM:
-				n = numel(x);
 				s->f[t] |= ZO_PARAM;
 				s->param_bytes += x->bytes;
-				/* the device-precision copy it writes */
-				bytes += (double)x->bytes;
+				/* the device-precision copy it writes, and
+				 * the fp32 master, read and written */
+				bytes += (double)x->bytes + 8.0 * numel(x);
+				if (s->prm.master)
+					master += (uint64_t)(4.0 * numel(x));
 				break;
 			default:
 				/* a gradient the framework holds for the run
@@ -199,10 +215,6 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 				break;
 			}
 		}
-		/* the fp32 master, read and written */
-		bytes += 8.0 * n;
-		if (s->prm.master)
-			master += (uint64_t)(4.0 * n);
 		double sec = bytes / bw;
 		if (s->flops_term)
 			sec = fmax(sec, op->flops /
@@ -249,6 +261,7 @@ static void zo_iter_begin(struct pol *p, struct ex *ex, int iter)
 					    ENG_EVENT_NONE);
 		for (uint32_t i = 0; i < op->n_in; i++)
 			if (wl->tensors[op->in[i]].kind == WL_PARAM &&
+			    s->last[op->in[i]] == o &&
 			    ex_refresh(ex, op->in[i], s->flags, ev) ==
 				    ENG_EVENT_NONE)
 				s->refused++;
@@ -282,6 +295,7 @@ static void zo_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 	for (uint32_t i = 0; i < op->n_in; i++) {
 		uint32_t t = op->in[i];
 		if (ex_workload(ex)->tensors[t].kind == WL_PARAM &&
+		    s->last[t] == op->id &&
 		    ex_refresh(ex, t, s->flags, ENG_EVENT_NONE) ==
 			    ENG_EVENT_NONE)
 			s->refused++;
