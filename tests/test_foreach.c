@@ -1,0 +1,174 @@
+/*
+ * test_foreach.c - torch.optim's multi-tensor (foreach) update under the
+ * pytorch personality (workloads/gen.c, "foreach"; issue 30): ATen's
+ * multi_tensor_apply chunking rule worked by hand, the launches of a
+ * three-parameter network's Adam step, and the per-parameter update ops
+ * of the frameworks that run one kernel per parameter.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../workloads/gen.h"
+#include "testkit.h"
+#include "wlkit.h"
+
+/*
+ * The rule (MultiTensorApply.cuh, multi_tensor_apply): one block per
+ * chunk; launch when the blocks reach max_blocks, or when the tensors
+ * reach max_tensors at a tensor's last chunk; a tensor cut by a full
+ * block list goes on as the next launch's first tensor; empty tensors
+ * are skipped; what is left is launched at the end. With chunk 65536,
+ * max_tensors 2, max_blocks 3 and tensors of 196609 (4 chunks, the last
+ * of 1 element), 10, 0 and 65536 elements:
+ *   t0 chunks 0..2: 3 blocks, full -> launch {t0..t0, 196608}; t0 goes
+ *   on (1 tensor); t0 chunk 3 (1 element): 1 block; t1 (10): 2 tensors
+ *   at its last chunk -> launch {t0..t1, 11}; t2 is empty; t3: 1 block,
+ *   the end -> launch {t3..t3, 65536}. Three launches, 262155 elements,
+ *   the sum of the sizes.
+ */
+static void test_chunking_rule(void **state)
+{
+	(void)state;
+	const uint64_t n[] = {196609, 10, 0, 65536};
+	struct gen_launch l[4];
+	assert_int_equal(gen_foreach_launches(n, 4, 65536, 2, 3, NULL, 0), 3);
+	assert_int_equal(gen_foreach_launches(n, 4, 65536, 2, 3, l, 4), 3);
+	assert_int_equal(l[0].t0, 0);
+	assert_int_equal(l[0].t1, 0);
+	assert_int_equal(l[0].elems, 196608);
+	assert_int_equal(l[1].t0, 0);
+	assert_int_equal(l[1].t1, 1);
+	assert_int_equal(l[1].elems, 11);
+	assert_int_equal(l[2].t0, 3);
+	assert_int_equal(l[2].t1, 3);
+	assert_int_equal(l[2].elems, 65536);
+	/* the tensor limit alone: 5 one-chunk tensors, 2 a launch -> 3 */
+	const uint64_t m[] = {1, 2, 3, 4, 5};
+	assert_int_equal(gen_foreach_launches(m, 5, 65536, 2, 320, l, 4), 3);
+	assert_int_equal(l[2].t0, 4);
+	assert_int_equal(l[2].elems, 5);
+}
+
+/* x (4096 features) -> fc1 (36864, no bias) -> fc2 (10, bias), batch 1:
+ * parameters fc1.weight 36864 x 4096 = 150,994,944 elements (2304
+ * chunks of 65536), fc2.weight 10 x 36864 = 368,640 (6 chunks, the
+ * last partial), fc2.bias 10 (1 chunk). */
+static struct wl_workload *three(enum wl_framework fw, enum wl_optim o)
+{
+	struct wl_gen_args a = {1, 0, fw, o};
+	gms_err err = {{0}};
+	struct gen *g = gen_new("three", &a, &err);
+	struct gen_tensor x = gen_input(g, "x", 4096, 1, 1);
+	x = gen_linear(g, "fc1", x, 36864, false);
+	x = gen_linear(g, "fc2", x, 10, true);
+	struct wl_workload *w = gen_finish(g, x, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	return w;
+}
+
+static uint32_t n_updates(const struct wl_workload *w)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		n += w->ops[i].type == OT_UPDATE && w->ops[i].phase == WL_UPD;
+	return n;
+}
+
+/*
+ * pytorch + adam (fp32, 4 bytes an element): the torch 2.x default is
+ * _multi_tensor_adam's 7 foreach ops over the three parameters (the
+ * step counters are CPU tensors: no kernel). Every op's tensor limit
+ * (336 at the deepest, 3) is far off; the block limit, 2240 (the 32 KB
+ * kernel-argument build), is not: fc1.weight's 2304 chunks fill the
+ * first launch after 2240 chunks, 2240 x 65536 = 146,800,640 elements;
+ * its last 64 chunks (4,194,304 elements), fc2.weight (368,640) and
+ * fc2.bias (10) are the second launch: 4,562,954 elements, 3 tensors.
+ * So 2 launches an op, 14 update ops. Bytes an element, each list read
+ * or written once: lerp_(m, g) reads m, g, writes m: 12; mul_(v) 8;
+ * addcmul_(v, g, g) reads v, g, writes v: 12; sqrt(v) -> tmp 8;
+ * div_(tmp) 8; add_(tmp) 8; addcdiv_(p, m, tmp) reads 3, writes p: 16
+ * (72 in all). FLOPs: lerp 3, addcmul 3, addcdiv 3, the others 1.
+ */
+static void test_adam_launches(void **state)
+{
+	(void)state;
+	struct wl_workload *w = three(WL_FW_PYTORCH, WL_OPTIM_ADAM);
+	assert_int_equal(n_updates(w), 14);
+	const struct wl_op *o = op(w, "optimizer.0_lerp_.0");
+	assert_true(o->bytes == 12.0 * 146800640.0);
+	assert_true(o->flops == 3.0 * 146800640.0);
+	assert_op_io(w, "optimizer.0_lerp_.0",
+		     "fc1.weight.grad fc1.weight.adam_m -> ");
+	o = op(w, "optimizer.6_addcdiv_.1");
+	assert_true(o->bytes == 16.0 * 4562954.0);
+	assert_true(o->flops == 3.0 * 4562954.0);
+	assert_op_io(w, "optimizer.6_addcdiv_.1",
+		     "fc1.weight fc1.weight.adam_m fc1.weight.adam_v "
+		     "fc2.weight fc2.weight.adam_m fc2.weight.adam_v "
+		     "fc2.bias fc2.bias.adam_m fc2.bias.adam_v -> ");
+	/* the temporary's ops read exp_avg_sq in its place */
+	assert_op_io(w, "optimizer.4_div_.0", "fc1.weight.adam_v -> ");
+	assert_true(op(w, "optimizer.4_div_.1")->bytes == 8.0 * 4562954.0);
+	/* 72 bytes and 13 FLOPs an element over all 151,363,594 */
+	double b = 0, f = 0;
+	for (uint32_t i = 0; i < w->n_ops; i++)
+		if (w->ops[i].phase == WL_UPD) {
+			b += w->ops[i].bytes;
+			f += w->ops[i].flops;
+		}
+	assert_true(b == 72.0 * 151363594.0);
+	assert_true(f == 13.0 * 151363594.0);
+	wl_free(w);
+	/* adamw: _foreach_mul_(params, 1 - lr * wd) first, 2 launches more;
+	 * sgd: one _foreach_add_, 2 launches; momentum: 3 ops, 6 */
+	w = three(WL_FW_PYTORCH, WL_OPTIM_ADAMW);
+	assert_int_equal(n_updates(w), 16);
+	assert_op_io(w, "optimizer.0_mul_.1",
+		     "fc1.weight fc2.weight fc2.bias -> ");
+	wl_free(w);
+	w = three(WL_FW_PYTORCH, WL_OPTIM_SGD);
+	assert_int_equal(n_updates(w), 2);
+	assert_true(op(w, "optimizer.0_add_.0")->bytes == 12.0 * 146800640.0);
+	wl_free(w);
+	w = three(WL_FW_PYTORCH, WL_OPTIM_MOMENTUM);
+	assert_int_equal(n_updates(w), 6);
+	wl_free(w);
+}
+
+/* One update kernel per parameter where the framework runs one: TF's
+ * apply_gradients (one apply op per variable), Caffe's per-blob update,
+ * bitsandbytes' 8-bit step under pytorch: 3 ops, fc1.weight's reading
+ * its weight, gradient and two moments. */
+static void test_per_parameter(void **state)
+{
+	(void)state;
+	const enum wl_framework fw[] = {WL_FW_TF_GRAPH, WL_FW_TF_EAGER};
+	for (size_t i = 0; i < 2; i++) {
+		struct wl_workload *w = three(fw[i], WL_OPTIM_ADAM);
+		assert_int_equal(n_updates(w), 3);
+		assert_op_io(w, "fc1.weight.update",
+			     "fc1.weight fc1.weight.grad fc1.weight.adam_m "
+			     "fc1.weight.adam_v -> ");
+		wl_free(w);
+	}
+	struct wl_workload *w = three(WL_FW_PYTORCH, WL_OPTIM_ADAM8BIT);
+	assert_int_equal(n_updates(w), 3);
+	wl_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chunking_rule),
+		cmocka_unit_test(test_adam_launches),
+		cmocka_unit_test(test_per_parameter),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
