@@ -1432,10 +1432,11 @@ int ex_run_on_host(struct ex *ex, uint32_t op, sim_time_t dur)
 	if (op >= wl->n_ops)
 		return refuse(ex, "run_on_host: no op %u", (unsigned)op);
 	const struct wl_op *o = &wl->ops[op];
-	if (o->phase != WL_UPD || o->n_out || !o->n_in || o->workspace ||
-	    o->n_algos)
+	/* a workspace is the device kernel's scratch: on the host the op
+	 * needs none on the device (work_ws) */
+	if (o->phase != WL_UPD || o->n_out || !o->n_in || o->n_algos)
 		return refuse(ex, "run_on_host %s: only an update op that "
-			      "writes no tensor and needs no workspace",
+			      "writes no tensor and has no algorithms",
 			      o->name);
 	if (!ex->host_op) {
 		ex->host_op = calloc(wl->n_ops, sizeof *ex->host_op);
@@ -1809,6 +1810,8 @@ static bool wants_block(const struct ex *ex, const struct ex_work *w,
 /* The workspace bytes of work item w under its algorithm. */
 static uint64_t work_ws(const struct ex *ex, const struct ex_work *w)
 {
+	if (ex->on_host_op && ex->on_host_op[w->op])
+		return 0; /* a host op's scratch is the host's */
 	return ex->n_algos[w->op] ? ex->algos[w->op][w->algo].workspace
 				  : ex->wl->ops[w->op].workspace;
 }

@@ -417,8 +417,9 @@ eng_event ex_queue_event(struct ex *ex, enum eng_q q);
  * does ends the run with an error naming both. */
 int ex_host_resident(struct ex *ex, uint32_t t);
 
-/* While planning only: update op `op` (it writes no tensor and needs no
- * workspace) runs on the host CPU (queue ENG_HOST) for `dur` instead of
+/* While planning only: update op `op` (it writes no tensor and has no
+ * algorithms; a workspace it has is its device kernel's scratch, not
+ * allocated when it runs on the host) runs on the host CPU (queue ENG_HOST) for `dur` instead of
  * on the device, after every D2H copy of its inputs that is in flight
  * when it is issued; the executor waits for it as for a kernel (the host
  * thread runs it). Each input must be a whole-run tensor or have a host

@@ -116,6 +116,17 @@ static void test_adam_launches(void **state)
 	/* the temporary's ops read exp_avg_sq in its place */
 	assert_op_io(w, "optimizer.4_div_.0", "fc1.weight.adam_v -> ");
 	assert_true(op(w, "optimizer.4_div_.1")->bytes == 8.0 * 4562954.0);
+	/* the temporary list exp_avg_sq_sqrt, every parameter's size in
+	 * fp32 (151,363,594 x 4 = 605,454,376 bytes), is the workspace of
+	 * each launch from the sqrt's first to the addcdiv_'s last, of no
+	 * other */
+	const char *const tmp[] = {"optimizer.3_sqrt.0", "optimizer.4_div_.1",
+				   "optimizer.5_add_.0",
+				   "optimizer.6_addcdiv_.1"};
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(op(w, tmp[i])->workspace, 605454376);
+	assert_int_equal(op(w, "optimizer.2_addcmul_.1")->workspace, 0);
+	assert_int_equal(op(w, "optimizer.0_lerp_.0")->workspace, 0);
 	/* 72 bytes and 13 FLOPs an element over all 151,363,594 */
 	double b = 0, f = 0;
 	for (uint32_t i = 0; i < w->n_ops; i++)

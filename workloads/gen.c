@@ -3172,13 +3172,19 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
  * move 7; the FLOPs (13 a parameter, 14 AdamW, 2 SGD, 5 momentum) are
  * the ops' arithmetic as before.
  *
- * Not modelled: exp_avg_sq_sqrt, a temporary list the size of the
- * parameters in the states' dtype, live from the sqrt to the addcdiv_;
- * it is no workload tensor, and the ops that touch only it read
- * exp_avg_sqs in its place (its source; the bytes are the temporary's).
- * The update runs after backward has freed the activations, so it moves
- * the peak only where parameters, gradients and states alone nearly
- * fill the device. adam8bit keeps one op per parameter: bitsandbytes'
+ * The temporary list exp_avg_sq_sqrt (one tensor per parameter, its
+ * size, the states' dtype) is allocated by _foreach_sqrt before its
+ * first launch and freed when _multi_tensor_adam returns; torch's own
+ * docs count it: "the foreach implementation uses ~ sizeof(params) more
+ * peak memory than the for-loop version due to the intermediates being a
+ * tensorlist vs just one tensor" (torch/optim/optimizer.py,
+ * _foreach_doc). It is modelled as the workspace of every launch from
+ * the sqrt's first to the addcdiv_'s last: the same bytes are live at
+ * each of those kernels, and the step allocates nothing else between
+ * them (an approximation in placement only: one block a launch instead
+ * of one a parameter held across the launches). The ops that touch only
+ * it (div_, add_) read exp_avg_sqs in its place (its source; the bytes
+ * are the temporary's). adam8bit keeps one op per parameter: bitsandbytes'
  * Optimizer8bit.step loops over the parameters and runs update_step, one
  * kernel, for each (bitsandbytes/optim/optimizer.py). */
 
@@ -3274,6 +3280,10 @@ static void fe_emit(struct gen *g, const struct fe_op *f, unsigned k,
 		    const uint32_t *ps, const uint64_t *numel, uint32_t n,
 		    uint32_t *in, struct gen_launch *ls, uint32_t cap)
 {
+	/* the temporary list (above): every parameter's size */
+	uint64_t tmp = 0;
+	for (uint32_t i = 0; i < n && ((f->rd | f->wr) & FE_T); i++)
+		tmp += numel[i] * (uint64_t)g->pesz;
 	char b1[NAME_MAX_LEN];
 	uint32_t mt = (f->slist ? fe_max_tensors_slist
 				: fe_max_tensors)[f->depth - 1];
@@ -3301,7 +3311,8 @@ static void fe_emit(struct gen *g, const struct fe_op *f, unsigned k,
 					 f->name, (unsigned)l),
 			.type = OT_UPDATE, .phase = WL_UPD,
 			.layer = "optimizer", .in = in, .n_in = n_in,
-			.flops = f->flops * e, .bytes = per * e};
+			.flops = f->flops * e, .bytes = per * e,
+			.workspace = tmp};
 		gms_err err;
 		if (!d.name)
 			return;
