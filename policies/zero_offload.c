@@ -185,6 +185,12 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 				}
 				bytes += 2.0 * (double)x->bytes;
 				break;
+			case WL_WORKSPACE:
+				/* pytorch's foreach temporary (gen.c,
+				 * "foreach"): host scratch of the op on
+				 * the host (ex_run_on_host); CPU-Adam keeps
+				 * none and moves no bytes for it */
+				break;
 			case WL_PARAM:
 				s->f[t] |= ZO_PARAM;
 				s->param_bytes += x->bytes;

@@ -110,23 +110,27 @@ static void test_adam_launches(void **state)
 	assert_true(o->bytes == 16.0 * 4562954.0);
 	assert_true(o->flops == 3.0 * 4562954.0);
 	assert_op_io(w, "optimizer.6_addcdiv_.1",
-		     "fc1.weight fc1.weight.adam_m fc1.weight.adam_v "
-		     "fc2.weight fc2.weight.adam_m fc2.weight.adam_v "
-		     "fc2.bias fc2.bias.adam_m fc2.bias.adam_v -> ");
-	/* the temporary's ops read exp_avg_sq in its place */
-	assert_op_io(w, "optimizer.4_div_.0", "fc1.weight.adam_v -> ");
+		     "fc1.weight fc1.weight.adam_m fc1.weight.exp_avg_sq_sqrt "
+		     "fc2.weight fc2.weight.adam_m fc2.weight.exp_avg_sq_sqrt "
+		     "fc2.bias fc2.bias.adam_m fc2.bias.exp_avg_sq_sqrt -> ");
 	assert_true(op(w, "optimizer.4_div_.1")->bytes == 8.0 * 4562954.0);
-	/* the temporary list exp_avg_sq_sqrt, every parameter's size in
-	 * fp32 (151,363,594 x 4 = 605,454,376 bytes), is the workspace of
-	 * each launch from the sqrt's first to the addcdiv_'s last, of no
-	 * other */
-	const char *const tmp[] = {"optimizer.3_sqrt.0", "optimizer.4_div_.1",
-				   "optimizer.5_add_.0",
-				   "optimizer.6_addcdiv_.1"};
-	for (size_t i = 0; i < 4; i++)
-		assert_int_equal(op(w, tmp[i])->workspace, 605454376);
-	assert_int_equal(op(w, "optimizer.2_addcmul_.1")->workspace, 0);
-	assert_int_equal(op(w, "optimizer.0_lerp_.0")->workspace, 0);
+	/* the temporary list exp_avg_sq_sqrt: one tensor a parameter, its
+	 * size in fp32 (fc1: 150,994,944 x 4 = 603,979,776 bytes), written
+	 * by the sqrt launch holding the parameter's first chunk (fc1's by
+	 * launch 0, which launch 1 reads and finishes), read by div_, add_
+	 * and addcdiv_, held to the step's last op (the function's return) */
+	assert_op_io(w, "optimizer.3_sqrt.0",
+		     "fc1.weight.adam_v -> fc1.weight.exp_avg_sq_sqrt");
+	assert_op_io(w, "optimizer.3_sqrt.1",
+		     "fc1.weight.adam_v fc1.weight.exp_avg_sq_sqrt "
+		     "fc2.weight.adam_v fc2.bias.adam_v -> "
+		     "fc2.weight.exp_avg_sq_sqrt fc2.bias.exp_avg_sq_sqrt");
+	assert_op_io(w, "optimizer.4_div_.0", "fc1.weight.exp_avg_sq_sqrt -> ");
+	const struct wl_tensor *t = tensor(w, "fc1.weight.exp_avg_sq_sqrt");
+	assert_int_equal(t->bytes, 603979776);
+	assert_int_equal(t->kind, WL_WORKSPACE);
+	assert_int_equal(t->release_after, op_id(w, "optimizer.6_addcdiv_.1"));
+	assert_int_equal(op_id(w, "optimizer.6_addcdiv_.1"), w->n_ops - 1);
 	/* 72 bytes and 13 FLOPs an element over all 151,363,594 */
 	double b = 0, f = 0;
 	for (uint32_t i = 0; i < w->n_ops; i++)

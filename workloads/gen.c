@@ -3178,13 +3178,11 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
  * docs count it: "the foreach implementation uses ~ sizeof(params) more
  * peak memory than the for-loop version due to the intermediates being a
  * tensorlist vs just one tensor" (torch/optim/optimizer.py,
- * _foreach_doc). It is modelled as the workspace of every launch from
- * the sqrt's first to the addcdiv_'s last: the same bytes are live at
- * each of those kernels, and the step allocates nothing else between
- * them (an approximation in placement only: one block a launch instead
- * of one a parameter held across the launches). The ops that touch only
- * it (div_, add_) read exp_avg_sqs in its place (its source; the bytes
- * are the temporary's). adam8bit keeps one op per parameter: bitsandbytes'
+ * _foreach_doc). Here one tensor a parameter, NAME.exp_avg_sq_sqrt
+ * (WL_WORKSPACE), written by the sqrt launch that holds the parameter's
+ * first chunk (a later launch holding its other chunks reads and
+ * writes it), read by the div_, add_ and addcdiv_ launches holding its
+ * chunks, and held to the step's last op. adam8bit keeps one op per parameter: bitsandbytes'
  * Optimizer8bit.step loops over the parameters and runs update_step, one
  * kernel, for each (bitsandbytes/optim/optimizer.py). */
 
@@ -3262,36 +3260,33 @@ uint32_t gen_foreach_launches(const uint64_t *numel, uint32_t n,
 	return nl;
 }
 
-/* The tensor of list bit b of parameter P: FE_T stands for its source
- * exp_avg_sqs (the temporary is not modelled, above). */
-static uint32_t fe_tensor(const struct gen_param *P, unsigned b)
+/* The tensor of list bit b of parameter P (FE_T: tmp, its temporary). */
+static uint32_t fe_tensor(const struct gen_param *P, unsigned b,
+			  uint32_t tmp)
 {
 	switch (b) {
 	case FE_P: return P->tensor;
 	case FE_G: return P->grad;
 	case FE_M: return P->state[0];
-	default: return P->state[1];
+	case FE_V: return P->state[1];
+	default: return tmp;
 	}
 }
 
 /* One foreach op k over the parameters ps[0..n) (numel[]), one
- * OT_UPDATE op per launch. */
+ * OT_UPDATE op per launch; tmp[i] is parameter i's temporary, made[i]
+ * whether a launch wrote it already. */
 static void fe_emit(struct gen *g, const struct fe_op *f, unsigned k,
 		    const uint32_t *ps, const uint64_t *numel, uint32_t n,
-		    uint32_t *in, struct gen_launch *ls, uint32_t cap)
+		    uint32_t *in, uint32_t *out, const uint32_t *tmp,
+		    bool *made, struct gen_launch *ls, uint32_t cap)
 {
-	/* the temporary list (above): every parameter's size */
-	uint64_t tmp = 0;
-	for (uint32_t i = 0; i < n && ((f->rd | f->wr) & FE_T); i++)
-		tmp += numel[i] * (uint64_t)g->pesz;
 	char b1[NAME_MAX_LEN];
 	uint32_t mt = (f->slist ? fe_max_tensors_slist
 				: fe_max_tensors)[f->depth - 1];
 	uint32_t nl = gen_foreach_launches(numel, n, FE_CHUNK, mt,
 					   FE_MAX_BLOCKS, ls, cap);
 	unsigned lists = f->rd | f->wr;
-	if (lists & FE_T)
-		lists = (lists & ~(unsigned)FE_T) | FE_V;
 	/* bytes an element: each list read, each written, all in the
 	 * parameters' dtype (adam8bit's states are not foreach) */
 	double per = 0;
@@ -3299,20 +3294,28 @@ static void fe_emit(struct gen *g, const struct fe_op *f, unsigned k,
 		per += (double)g->pesz *
 		       (((f->rd >> b) & 1) + ((f->wr >> b) & 1));
 	for (uint32_t l = 0; l < nl && l < cap && gen_ok(g); l++) {
-		uint32_t n_in = 0;
+		uint32_t n_in = 0, n_out = 0;
 		for (uint32_t i = ls[l].t0; i <= ls[l].t1; i++)
-			for (unsigned b = FE_P; b <= FE_V; b <<= 1)
-				if (lists & b)
-					in[n_in++] = fe_tensor(
-						&g->params[ps[i]], b);
+			for (unsigned b = FE_P; b <= FE_T; b <<= 1) {
+				if (!(lists & b))
+					continue;
+				uint32_t t = fe_tensor(&g->params[ps[i]], b,
+						       tmp ? tmp[i] : WL_NONE);
+				if (b == FE_T && !made[i]) {
+					made[i] = true;
+					out[n_out++] = t;
+				} else {
+					in[n_in++] = t;
+				}
+			}
 		double e = (double)ls[l].elems;
 		struct wl_op_desc d = {
 			.name = fmt_name(g, b1, "optimizer.%u_%s.%u", k,
 					 f->name, (unsigned)l),
 			.type = OT_UPDATE, .phase = WL_UPD,
 			.layer = "optimizer", .in = in, .n_in = n_in,
-			.flops = f->flops * e, .bytes = per * e,
-			.workspace = tmp};
+			.out = out, .n_out = n_out,
+			.flops = f->flops * e, .bytes = per * e};
 		gms_err err;
 		if (!d.name)
 			return;
@@ -3346,11 +3349,13 @@ static void foreach_updates(struct gen *g)
 	uint32_t cap = cap64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cap64;
 	uint32_t *ps = malloc((size_t)n * sizeof *ps);
 	uint64_t *numel = malloc((size_t)n * sizeof *numel);
-	/* a launch's inputs: its tensors (each at most twice: split at
-	 * both ends is only the same tensor when t0 == t1) of <= 3 lists */
+	/* a launch's inputs and outputs: its tensors of <= 3 lists */
 	uint32_t *in = malloc((size_t)n * 3 * sizeof *in);
+	uint32_t *out = malloc((size_t)n * sizeof *out);
+	uint32_t *tmp = malloc((size_t)n * sizeof *tmp);
+	bool *made = calloc(n, sizeof *made);
 	struct gen_launch *ls = malloc((size_t)cap * sizeof *ls);
-	if (!ps || !numel || !in || !ls) {
+	if (!ps || !numel || !in || !out || !tmp || !made || !ls) {
 		gen_fail(g, "%s: out of memory", g->w->name);
 		goto out;
 	}
@@ -3363,19 +3368,39 @@ static void foreach_updates(struct gen *g)
 	const struct fe_op *seq = fe_sgd;
 	size_t len = 1;
 	unsigned k = 0;
+	bool adam = g->optim == WL_OPTIM_ADAM || g->optim == WL_OPTIM_ADAMW;
 	if (g->optim == WL_OPTIM_ADAMW)
-		fe_emit(g, &fe_decay, k++, ps, numel, n, in, ls, cap);
-	if (g->optim == WL_OPTIM_ADAM || g->optim == WL_OPTIM_ADAMW)
+		fe_emit(g, &fe_decay, k++, ps, numel, n, in, out, NULL, made,
+			ls, cap);
+	if (adam)
 		seq = fe_adam, len = sizeof fe_adam / sizeof *fe_adam;
 	else if (g->optim == WL_OPTIM_MOMENTUM)
 		seq = fe_momentum,
 		len = sizeof fe_momentum / sizeof *fe_momentum;
+	for (uint32_t i = 0; i < n && adam; i++) {
+		char b1[NAME_MAX_LEN];
+		const struct gen_param *P = &g->params[ps[i]];
+		tmp[i] = add_tensor(g, fmt_name(g, b1, "%s.exp_avg_sq_sqrt",
+						tname(g, P->tensor)),
+				    numel[i] * (uint64_t)g->pesz, WL_WORKSPACE,
+				    g->pesz);
+	}
 	for (size_t i = 0; i < len && gen_ok(g); i++)
-		fe_emit(g, &seq[i], k++, ps, numel, n, in, ls, cap);
+		fe_emit(g, &seq[i], k++, ps, numel, n, in, out,
+			adam ? tmp : NULL, made, ls, cap);
+	/* freed when _multi_tensor_adam returns: after the step's last op */
+	for (uint32_t i = 0; i < n && adam && gen_ok(g); i++) {
+		gms_err e;
+		if (wl_set_release_after(g->w, tmp[i], g->w->n_ops - 1, &e) < 0)
+			gen_fail(g, "%s", e.msg);
+	}
 out:
 	free(ps);
 	free(numel);
 	free(in);
+	free(out);
+	free(tmp);
+	free(made);
 	free(ls);
 }
 
