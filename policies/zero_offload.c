@@ -36,11 +36,15 @@
  *     writes: master r+w (4 + 4 bytes an element), the fp32 gradient
  *     read (4), each state read and written, and the device-precision
  *     copy written for the H2D transfer (the parameter's bytes); F = the
- *     update op's FLOPs (AdamW 15 an element, workloads/gen.c). The
- *     flops term is left out when the profile gives no
- *     host.flops_per_thread (said in the report);
- *   - after each parameter's step its updated value is copied H2D
- *     (ex_refresh), overlapping the next parameter's step;
+ *     update op's FLOPs (AdamW 15 an element, 14 under pytorch's
+ *     foreach ops, workloads/gen.c). A tensor several update ops read
+ *     (pytorch's foreach ops, one per launch over many parameters)
+ *     counts its bytes in the first; their temporaries are host
+ *     scratch (ex_run_on_host) with no bytes. The flops term is left
+ *     out when the profile gives no host.flops_per_thread (said in the
+ *     report);
+ *   - after each parameter's step (its last update op) its updated
+ *     value is copied H2D (ex_refresh), overlapping the next step;
  *   - dpu: true -- section 4.3: "the CPU computation of step i-1
  *     overlaps with the GPU forward and backward of step i", using
  *     parameters one step stale. Each parameter's CPU step and its copy
