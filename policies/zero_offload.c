@@ -105,6 +105,9 @@ struct zo_state {
 	uint8_t *f;	     /* per tensor: ZO_* */
 	sim_time_t *t_op;    /* per op: CPU-Adam time, 0: not on host */
 	uint32_t *last;	     /* per tensor: the last update op reading it */
+	sim_time_t *t_par;   /* per parameter tensor: its CPU-Adam step
+				when the update ops are multi-tensor (shared),
+				else NULL */
 	sim_time_t step;     /* sum: one CPU step */
 	uint64_t states_bytes, master_bytes, grad_bytes, param_bytes;
 	uint64_t n_upd, refused;
@@ -130,6 +133,7 @@ static void zo_fini(struct pol *p)
 	free(s->f);
 	free(s->t_op);
 	free(s->last);
+	free(s->t_par);
 	free(s);
 	p->priv = NULL;
 }
@@ -161,6 +165,8 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 	if (!s->f || !s->t_op || !s->last)
 		return gms_errf(err, "out of memory");
 	uint64_t master = 0;
+	bool shared = false; /* a tensor read by several update ops */
+	double bytes_all = 0, flops_all = 0, n_all = 0;
 	for (uint32_t o = 0; o < wl->n_ops; o++) {
 		const struct wl_op *op = &wl->ops[o];
 		if (op->type != OT_UPDATE || op->phase != WL_UPD)
@@ -175,8 +181,10 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 			uint32_t t = op->in[i];
 			const struct wl_tensor *x = &wl->tensors[t];
 			s->last[t] = o;
-			if (s->f[t] & ZO_SEEN)
+			if (s->f[t] & ZO_SEEN) {
+				shared = true;
 				continue;
+			}
 			s->f[t] |= ZO_SEEN;
 			switch (x->kind) {
 			case WL_OPT_STATE:
@@ -201,6 +209,7 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 				/* the device-precision copy it writes, and
 				 * the fp32 master, read and written */
 				bytes += (double)x->bytes + 8.0 * numel(x);
+				n_all += numel(x);
 				if (s->prm.master)
 					master += (uint64_t)(4.0 * numel(x));
 				break;
@@ -232,10 +241,45 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 		sim_time_t d = (sim_time_t)ceil(sec * 1e9);
 		s->t_op[o] = d > 0 ? d : 1;
 		s->step = sim_time_add(s->step, s->t_op[o]);
-		if (ex_run_on_host(ex, o, s->prm.dpu ? 0 : s->t_op[o]) < 0)
-			return gms_errf(err, "%s", ex_last_error(ex));
+		bytes_all += bytes;
+		flops_all += op->flops;
 		s->n_upd++;
 	}
+	/* Multi-tensor update ops (pytorch's foreach, one per launch over
+	 * many parameters) are not DeepSpeed's step: ds_adam_step runs
+	 * parameter by parameter, each copied back while the next steps.
+	 * So the ops take no time and each parameter's step is a host task
+	 * after its last update op (zo_after_op; at the iteration's start
+	 * with dpu), its share of the whole step by its elements (one
+	 * dtype: the foreach group's, so every element costs the same). */
+	if (shared && n_all > 0) {
+		/* the bound over the whole step, as one loop would have it
+		 * (not each op's: an op whose tensors were counted already
+		 * would add its FLOPs alone) */
+		double sec_all = bytes_all / bw;
+		if (s->flops_term)
+			sec_all = fmax(sec_all,
+				       flops_all /
+					       (threads *
+						hw->host_flops_per_thread));
+		s->step = (sim_time_t)ceil(sec_all * 1e9);
+		s->t_par = calloc(wl->n_tensors + 1, sizeof *s->t_par);
+		if (!s->t_par)
+			return gms_errf(err, "out of memory");
+		for (uint32_t t = 0; t < wl->n_tensors; t++) {
+			if (!(s->f[t] & ZO_SEEN) ||
+			    wl->tensors[t].kind != WL_PARAM)
+				continue;
+			double sec = sec_all * numel(&wl->tensors[t]) / n_all;
+			sim_time_t d = (sim_time_t)ceil(sec * 1e9);
+			s->t_par[t] = d > 0 ? d : 1;
+		}
+	}
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		if (s->t_op[o] &&
+		    ex_run_on_host(ex, o,
+				   s->prm.dpu || s->t_par ? 0 : s->t_op[o]) < 0)
+			return gms_errf(err, "%s", ex_last_error(ex));
 	/* a gradient is freed once copied when only update ops read it */
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
 		if (!(s->f[t] & ZO_GRAD))
@@ -254,6 +298,23 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 	return 0;
 }
 
+/* Multi-tensor update ops (zo_plan): the CPU step of each parameter
+ * whose last update op is op, then its copy back. */
+static void par_steps(struct zo_state *s, struct ex *ex,
+		      const struct wl_op *op)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	for (uint32_t i = 0; i < op->n_in; i++) {
+		uint32_t t = op->in[i];
+		if (wl->tensors[t].kind != WL_PARAM || s->last[t] != op->id)
+			continue;
+		eng_event ev = ex_host_task(ex, t, s->t_par[t],
+					    ENG_EVENT_NONE);
+		if (ex_refresh(ex, t, s->flags, ev) == ENG_EVENT_NONE)
+			s->refused++;
+	}
+}
+
 static void zo_iter_begin(struct pol *p, struct ex *ex, int iter)
 {
 	struct zo_state *s = p->priv;
@@ -267,6 +328,10 @@ static void zo_iter_begin(struct pol *p, struct ex *ex, int iter)
 		if (!s->t_op[o])
 			continue;
 		const struct wl_op *op = &wl->ops[o];
+		if (s->t_par) {
+			par_steps(s, ex, op);
+			continue;
+		}
 		eng_event ev = ex_host_task(ex, op->in[0], s->t_op[o],
 					    ENG_EVENT_NONE);
 		for (uint32_t i = 0; i < op->n_in; i++)
@@ -302,6 +367,10 @@ static void zo_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 	/* the updated parameter back to the device */
 	if (s->prm.dpu || !s->t_op[op->id])
 		return;
+	if (s->t_par) {
+		par_steps(s, ex, op);
+		return;
+	}
 	for (uint32_t i = 0; i < op->n_in; i++) {
 		uint32_t t = op->in[i];
 		if (ex_workload(ex)->tensors[t].kind == WL_PARAM &&

@@ -178,12 +178,59 @@ static void test_per_parameter(void **state)
 	wl_free(w);
 }
 
+/* ZeRO-Offload replaces the step with DeepSpeed's CPU Adam, parameter by
+ * parameter, whatever kernels the framework would have run: on the
+ * three-parameter network under AdamW, pytorch's 16 foreach ops and
+ * tf-graph's 3 per-parameter ops give the same CPU step and the same
+ * copies. Bytes an element (policies/zero_offload.c): fp32 master read
+ * and written 8, the parameter's copy written 4, the gradient read 4,
+ * two states read and written 16: 32; 151,363,594 elements x 32 =
+ * 4,843,635,008 bytes at host.mem_bw 1e9 B/s = 4843.635008 ms (no FLOPs
+ * term: the test profile gives no host.flops_per_thread). Each gradient
+ * goes out once and each parameter comes back once: 151,363,594 x 4 =
+ * 605,454,376 bytes each way. */
+static void test_zero_offload_same_step(void **state)
+{
+	(void)state;
+	const enum wl_framework fw[] = {WL_FW_PYTORCH, WL_FW_TF_GRAPH};
+	for (size_t i = 0; i < 2; i++) {
+		struct wl_workload *w = three(fw[i], WL_OPTIM_ADAMW);
+		struct hw_profile hw;
+		hw_test_profile(&hw, (uint64_t)64 << 30);
+		hw.host_mem_bw = 1e9;
+		hw.host_flops_per_thread = 0;
+		struct pol p;
+		struct st_run st;
+		make_policy(&p, "zero-offload", NULL, 0);
+		memset(&st, 0, sizeof st);
+		if (run_on(w, &p, &hw, "arena", 0, 0, 1, &st) < 0 ||
+		    st.oom.hit)
+			fail_msg("%s: %s", w->framework, st.error);
+		assert_int_equal(st.steady.bytes_d2h, 605454376);
+		assert_int_equal(st.steady.bytes_h2d, 605454376);
+		char *rep = NULL;
+		gms_err err = {{0}};
+		assert_int_equal(pol_report_text(&p, &rep, &err), 0);
+		const char *k = strstr(rep, "cpu_adam_step_ms ");
+		assert_non_null(k);
+		double ms = strtod(k + strlen("cpu_adam_step_ms "), NULL);
+		/* to the nanosecond (each duration is rounded up to one) */
+		if (!(ms > 4843.635008 - 4e-6 && ms < 4843.635008 + 4e-6))
+			fail_msg("%s: cpu_adam_step_ms %.6f", w->framework, ms);
+		free(rep);
+		st_run_free(&st);
+		pol_destroy(&p);
+		wl_free(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chunking_rule),
 		cmocka_unit_test(test_adam_launches),
 		cmocka_unit_test(test_per_parameter),
+		cmocka_unit_test(test_zero_offload_same_step),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
