@@ -3282,8 +3282,8 @@ static void fe_emit(struct gen *g, const struct fe_op *f, unsigned k,
 		    bool *made, struct gen_launch *ls, uint32_t cap)
 {
 	char b1[NAME_MAX_LEN];
-	uint32_t mt = (f->slist ? fe_max_tensors_slist
-				: fe_max_tensors)[f->depth - 1];
+	uint32_t mt = f->slist ? fe_max_tensors_slist[f->depth - 1]
+			       : fe_max_tensors[f->depth - 1];
 	uint32_t nl = gen_foreach_launches(numel, n, FE_CHUNK, mt,
 					   FE_MAX_BLOCKS, ls, cap);
 	unsigned lists = f->rd | f->wr;
