@@ -3234,12 +3234,18 @@ uint32_t gen_foreach_launches(const uint64_t *numel, uint32_t n,
 		if (tensors++ == 0)
 			start = t;
 		last = t;
-		uint64_t chunks = (numel[t] + chunk - 1) / chunk;
-		for (uint64_t c = 0; c < chunks; c++) {
-			blocks++;
-			elems += c + 1 < chunks ? chunk
-						: numel[t] - c * chunk;
-			bool tfull = tensors == max_tensors && c == chunks - 1;
+		/* whole runs of chunks at a time, up to the next full block
+		 * list (linear in tensors and launches, not chunks) */
+		uint64_t chunks = (numel[t] + chunk - 1) / chunk, c = 0;
+		while (c < chunks) {
+			uint64_t take = max_blocks - blocks;
+			if (take > chunks - c)
+				take = chunks - c;
+			blocks += (uint32_t)take;
+			c += take;
+			elems += c == chunks ? numel[t] - (c - take) * chunk
+					     : take * chunk;
+			bool tfull = tensors == max_tensors && c == chunks;
 			if (!tfull && blocks != max_blocks)
 				continue;
 			if (out && nl < cap)
@@ -3248,7 +3254,7 @@ uint32_t gen_foreach_launches(const uint64_t *numel, uint32_t n,
 			blocks = 0;
 			elems = 0;
 			/* the tensor's remaining chunks open the next */
-			tensors = c == chunks - 1 ? 0 : 1;
+			tensors = c == chunks ? 0 : 1;
 			start = t;
 		}
 	}
