@@ -36,11 +36,15 @@
  *     writes: master r+w (4 + 4 bytes an element), the fp32 gradient
  *     read (4), each state read and written, and the device-precision
  *     copy written for the H2D transfer (the parameter's bytes); F = the
- *     update op's FLOPs (AdamW 15 an element, workloads/gen.c). The
- *     flops term is left out when the profile gives no
- *     host.flops_per_thread (said in the report);
- *   - after each parameter's step its updated value is copied H2D
- *     (ex_refresh), overlapping the next parameter's step;
+ *     update op's FLOPs (AdamW 15 an element, 14 under pytorch's
+ *     foreach ops, workloads/gen.c). A tensor several update ops read
+ *     (pytorch's foreach ops, one per launch over many parameters)
+ *     counts its bytes in the first; their temporaries are host
+ *     scratch (ex_run_on_host) with no bytes. The flops term is left
+ *     out when the profile gives no host.flops_per_thread (said in the
+ *     report);
+ *   - after each parameter's step (its last update op) its updated
+ *     value is copied H2D (ex_refresh), overlapping the next step;
  *   - dpu: true -- section 4.3: "the CPU computation of step i-1
  *     overlaps with the GPU forward and backward of step i", using
  *     parameters one step stale. Each parameter's CPU step and its copy
@@ -91,13 +95,19 @@ static const struct prm_def zo_params_def[] = {
 	 "CPU-Adam threads; 0: the profile's host.cpu_threads", P_(threads)},
 	PRM_END};
 
-enum { ZO_GRAD = 1, ZO_GRAD_RELEASE = 2, ZO_PARAM = 4 };
+/* ZO_SEEN: counted in an update op's CPU-Adam bytes already (a
+ * multi-tensor update reads a tensor in several ops: gen.c, "foreach") */
+enum { ZO_GRAD = 1, ZO_GRAD_RELEASE = 2, ZO_PARAM = 4, ZO_SEEN = 8 };
 
 struct zo_state {
 	struct zo_params prm;
 	unsigned flags;	     /* EX_PAGEABLE or 0 */
 	uint8_t *f;	     /* per tensor: ZO_* */
 	sim_time_t *t_op;    /* per op: CPU-Adam time, 0: not on host */
+	uint32_t *last;	     /* per tensor: the last update op reading it */
+	sim_time_t *t_par;   /* per parameter tensor: its CPU-Adam step
+				when the update ops are multi-tensor (shared),
+				else NULL */
 	sim_time_t step;     /* sum: one CPU step */
 	uint64_t states_bytes, master_bytes, grad_bytes, param_bytes;
 	uint64_t n_upd, refused;
@@ -122,6 +132,8 @@ static void zo_fini(struct pol *p)
 		return;
 	free(s->f);
 	free(s->t_op);
+	free(s->last);
+	free(s->t_par);
 	free(s);
 	p->priv = NULL;
 }
@@ -149,17 +161,31 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 	s->flops_term = hw->host_flops_per_thread > 0;
 	s->f = calloc(wl->n_tensors + 1, 1);
 	s->t_op = calloc(wl->n_ops + 1, sizeof *s->t_op);
-	if (!s->f || !s->t_op)
+	s->last = calloc(wl->n_tensors + 1, sizeof *s->last);
+	if (!s->f || !s->t_op || !s->last)
 		return gms_errf(err, "out of memory");
 	uint64_t master = 0;
+	bool shared = false; /* a tensor read by several update ops */
+	double bytes_all = 0, flops_all = 0, n_all = 0;
 	for (uint32_t o = 0; o < wl->n_ops; o++) {
 		const struct wl_op *op = &wl->ops[o];
 		if (op->type != OT_UPDATE || op->phase != WL_UPD)
 			continue;
-		double n = 0, bytes = 0;
+		double bytes = 0;
+		/* one CPU-Adam step over each tensor however many update
+		 * ops read it (pytorch's foreach ops read a parameter's
+		 * tensors in several; CPU-Adam replaces them all), its
+		 * bytes in the first op reading it, its copy back after
+		 * the last */
 		for (uint32_t i = 0; i < op->n_in; i++) {
 			uint32_t t = op->in[i];
 			const struct wl_tensor *x = &wl->tensors[t];
+			s->last[t] = o;
+			if (s->f[t] & ZO_SEEN) {
+				shared = true;
+				continue;
+			}
+			s->f[t] |= ZO_SEEN;
 			switch (x->kind) {
 			case WL_OPT_STATE:
 				if (!(s->f[t] & ZO_PARAM)) {
@@ -171,12 +197,21 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 				}
 				bytes += 2.0 * (double)x->bytes;
 				break;
+			case WL_WORKSPACE:
+				/* pytorch's foreach temporary (gen.c,
+				 * "foreach"): host scratch of the op on
+				 * the host (ex_run_on_host); CPU-Adam keeps
+				 * none and moves no bytes for it */
+				break;
 			case WL_PARAM:
-				n = numel(x);
 				s->f[t] |= ZO_PARAM;
 				s->param_bytes += x->bytes;
-				/* the device-precision copy it writes */
-				bytes += (double)x->bytes;
+				/* the device-precision copy it writes, and
+				 * the fp32 master, read and written */
+				bytes += (double)x->bytes + 8.0 * numel(x);
+				n_all += numel(x);
+				if (s->prm.master)
+					master += (uint64_t)(4.0 * numel(x));
 				break;
 			default:
 				/* a gradient the framework holds for the run
@@ -199,10 +234,6 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 				break;
 			}
 		}
-		/* the fp32 master, read and written */
-		bytes += 8.0 * n;
-		if (s->prm.master)
-			master += (uint64_t)(4.0 * n);
 		double sec = bytes / bw;
 		if (s->flops_term)
 			sec = fmax(sec, op->flops /
@@ -210,10 +241,45 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 		sim_time_t d = (sim_time_t)ceil(sec * 1e9);
 		s->t_op[o] = d > 0 ? d : 1;
 		s->step = sim_time_add(s->step, s->t_op[o]);
-		if (ex_run_on_host(ex, o, s->prm.dpu ? 0 : s->t_op[o]) < 0)
-			return gms_errf(err, "%s", ex_last_error(ex));
+		bytes_all += bytes;
+		flops_all += op->flops;
 		s->n_upd++;
 	}
+	/* Multi-tensor update ops (pytorch's foreach, one per launch over
+	 * many parameters) are not DeepSpeed's step: ds_adam_step runs
+	 * parameter by parameter, each copied back while the next steps.
+	 * So the ops take no time and each parameter's step is a host task
+	 * after its last update op (zo_after_op; at the iteration's start
+	 * with dpu), its share of the whole step by its elements (one
+	 * dtype: the foreach group's, so every element costs the same). */
+	if (shared && n_all > 0) {
+		/* the bound over the whole step, as one loop would have it
+		 * (not each op's: an op whose tensors were counted already
+		 * would add its FLOPs alone) */
+		double sec_all = bytes_all / bw;
+		if (s->flops_term)
+			sec_all = fmax(sec_all,
+				       flops_all /
+					       (threads *
+						hw->host_flops_per_thread));
+		s->step = (sim_time_t)ceil(sec_all * 1e9);
+		s->t_par = calloc(wl->n_tensors + 1, sizeof *s->t_par);
+		if (!s->t_par)
+			return gms_errf(err, "out of memory");
+		for (uint32_t t = 0; t < wl->n_tensors; t++) {
+			if (!(s->f[t] & ZO_SEEN) ||
+			    wl->tensors[t].kind != WL_PARAM)
+				continue;
+			double sec = sec_all * numel(&wl->tensors[t]) / n_all;
+			sim_time_t d = (sim_time_t)ceil(sec * 1e9);
+			s->t_par[t] = d > 0 ? d : 1;
+		}
+	}
+	for (uint32_t o = 0; o < wl->n_ops; o++)
+		if (s->t_op[o] &&
+		    ex_run_on_host(ex, o,
+				   s->prm.dpu || s->t_par ? 0 : s->t_op[o]) < 0)
+			return gms_errf(err, "%s", ex_last_error(ex));
 	/* a gradient is freed once copied when only update ops read it */
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
 		if (!(s->f[t] & ZO_GRAD))
@@ -232,6 +298,23 @@ static int zo_plan(struct pol *p, struct ex *ex, gms_err *err)
 	return 0;
 }
 
+/* Multi-tensor update ops (zo_plan): the CPU step of each parameter
+ * whose last update op is op, then its copy back. */
+static void par_steps(struct zo_state *s, struct ex *ex,
+		      const struct wl_op *op)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	for (uint32_t i = 0; i < op->n_in; i++) {
+		uint32_t t = op->in[i];
+		if (wl->tensors[t].kind != WL_PARAM || s->last[t] != op->id)
+			continue;
+		eng_event ev = ex_host_task(ex, t, s->t_par[t],
+					    ENG_EVENT_NONE);
+		if (ex_refresh(ex, t, s->flags, ev) == ENG_EVENT_NONE)
+			s->refused++;
+	}
+}
+
 static void zo_iter_begin(struct pol *p, struct ex *ex, int iter)
 {
 	struct zo_state *s = p->priv;
@@ -245,10 +328,15 @@ static void zo_iter_begin(struct pol *p, struct ex *ex, int iter)
 		if (!s->t_op[o])
 			continue;
 		const struct wl_op *op = &wl->ops[o];
+		if (s->t_par) {
+			par_steps(s, ex, op);
+			continue;
+		}
 		eng_event ev = ex_host_task(ex, op->in[0], s->t_op[o],
 					    ENG_EVENT_NONE);
 		for (uint32_t i = 0; i < op->n_in; i++)
 			if (wl->tensors[op->in[i]].kind == WL_PARAM &&
+			    s->last[op->in[i]] == o &&
 			    ex_refresh(ex, op->in[i], s->flags, ev) ==
 				    ENG_EVENT_NONE)
 				s->refused++;
@@ -279,9 +367,14 @@ static void zo_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 	/* the updated parameter back to the device */
 	if (s->prm.dpu || !s->t_op[op->id])
 		return;
+	if (s->t_par) {
+		par_steps(s, ex, op);
+		return;
+	}
 	for (uint32_t i = 0; i < op->n_in; i++) {
 		uint32_t t = op->in[i];
 		if (ex_workload(ex)->tensors[t].kind == WL_PARAM &&
+		    s->last[t] == op->id &&
 		    ex_refresh(ex, t, s->flags, ENG_EVENT_NONE) ==
 			    ENG_EVENT_NONE)
 			s->refused++;

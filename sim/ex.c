@@ -1535,11 +1535,14 @@ int ex_run_on_host(struct ex *ex, uint32_t op, sim_time_t dur)
 	if (op >= wl->n_ops)
 		return refuse(ex, "run_on_host: no op %u", (unsigned)op);
 	const struct wl_op *o = &wl->ops[op];
-	if (o->phase != WL_UPD || o->n_out || !o->n_in || o->workspace ||
-	    o->n_algos)
+	if (o->phase != WL_UPD || !o->n_in || o->workspace || o->n_algos)
 		return refuse(ex, "run_on_host %s: only an update op that "
-			      "writes no tensor and needs no workspace",
-			      o->name);
+			      "needs no workspace", o->name);
+	for (uint32_t i = 0; i < o->n_out; i++)
+		if (whole_run(ex, o->out[i]))
+			return refuse(ex, "run_on_host %s: writes %s, a "
+				      "tensor of the whole run", o->name,
+				      tname(ex, o->out[i]));
 	if (!ex->host_op) {
 		ex->host_op = calloc(wl->n_ops, sizeof *ex->host_op);
 		ex->on_host_op = calloc(wl->n_ops, sizeof *ex->on_host_op);
@@ -1816,6 +1819,15 @@ static enum step_rc ensure_inputs(struct ex *ex)
 	for (uint32_t i = 0; !on_host && i < op->n_in; i++) {
 		uint32_t t = op->in[i];
 		struct ex_tensor *x = &ex->t[t];
+		uint32_t pr = ex->wl->tensors[t].producer;
+		if (pr != WL_NONE && ex->on_host_op && ex->on_host_op[pr]) {
+			stop_error(ex,
+				   "op %s runs on the device and reads %s, "
+				   "written by %s on the host (ex_run_on_host)",
+				   op->name, tname(ex, t),
+				   ex->wl->ops[pr].name);
+			return S_STOP;
+		}
 		if (x->on_host) {
 			stop_error(ex,
 				   "op %s runs on the device and reads %s, "
@@ -1921,11 +1933,22 @@ static enum step_rc alloc_outputs(struct ex *ex)
 {
 	struct ex_work *w = &ex->stack[ex->n_stack - 1];
 	const struct wl_op *op = &ex->wl->ops[w->op];
+	bool on_host = ex->on_host_op && ex->on_host_op[w->op];
 	for (uint32_t i = 0; i < op->n_out; i++) {
 		uint32_t t = op->out[i];
 		struct ex_tensor *y = &ex->t[t];
 		if (!wants_block(ex, w, t))
 			continue;
+		if (on_host) {
+			/* an op on the host writes host scratch (ex.h,
+			 * ex_run_on_host): no device block, no host bytes
+			 * charged (a pageable copy of none); host ops read
+			 * it, its last reader ends it (settle_one) */
+			y->host = true;
+			y->pageable = true;
+			set_state(ex, y, TS_OUT);
+			continue;
+		}
 		if (i == 0 && op->inplace && !w->recompute && op->n_in > 0) {
 			uint32_t s = op->in[0];
 			struct ex_tensor *x = &ex->t[s];

@@ -447,13 +447,17 @@ eng_event ex_queue_event(struct ex *ex, enum eng_q q);
  * does ends the run with an error naming both. */
 int ex_host_resident(struct ex *ex, uint32_t t);
 
-/* While planning only: update op `op` (it writes no tensor and needs no
- * workspace) runs on the host CPU (queue ENG_HOST) for `dur` instead of
+/* While planning only: update op `op` (it needs no workspace and writes
+ * no whole-run tensor) runs on the host CPU (queue ENG_HOST) for `dur` instead of
  * on the device, after every D2H copy of its inputs that is in flight
  * when it is issued; the executor waits for it as for a kernel (the host
  * thread runs it). Each input must be a whole-run tensor or have a host
  * copy (made or under way); the executor stops with an error naming it
- * otherwise. Its time counts in st_iter.host_busy, not as a kernel. */
+ * otherwise. Its time counts in st_iter.host_busy, not as a kernel. The
+ * tensors it writes (pytorch's foreach temporaries: workloads/gen.c,
+ * "foreach") are host scratch: no device block and no host bytes
+ * charged; ops on the host read them and the last ends them, and an op
+ * on the device that reads one stops the run with an error. */
 int ex_run_on_host(struct ex *ex, uint32_t op, sim_time_t dur);
 
 /* Host CPU work of `dur` on ENG_HOST after event `after` (NONE: at

@@ -3173,12 +3173,324 @@ static void bwd_layer(struct gen *g, const struct gen_layer *L)
 	}
 }
 
-/* One OT_UPDATE per parameter with a gradient, in creation order. */
+/* ---- foreach: torch.optim's multi-tensor update ---------------------
+ *
+ * PyTorch 2.x runs an optimizer's step as foreach kernels by default:
+ * torch/optim/optimizer.py, _default_to_fused_or_foreach, returns
+ * foreach=True when foreach and fused are left None and every parameter
+ * is a CUDA tensor of a floating dtype ("foreach = not fused and all(p
+ * is None or (type(p) in _foreach_supported_types and p.device.type in
+ * fused_supported_devices ...))"); Adam.step then calls
+ * _multi_tensor_adam, SGD.step _multi_tensor_sgd. Each groups the
+ * parameters by (device, dtype) (Optimizer._group_tensors_by_device_and_
+ * dtype: one group here, every parameter has the context's dtype) and
+ * runs a sequence of torch._foreach_* ops over the whole group; each op
+ * is launched by ATen's multi_tensor_apply (aten/src/ATen/native/cuda/
+ * MultiTensorApply.cuh), which walks the tensors in order, one block per
+ * chunk of kChunkSize = 65536 elements, and launches "when EITHER the
+ * blocks get filled up OR the tensors get filled up" (tensors_full: the
+ * depth's tensor limit reached at a tensor's last chunk; blocks_full:
+ * the block limit reached, the tensor's remaining chunks going on in
+ * the next launch), and once more for what is left. The limits are
+ * DepthToMaxConfig<true>'s, the 32 KB kernel-argument build taken when
+ * CUDART >= 12.1, the driver >= 12.1 and sm >= 70
+ * (supports_large_kernel_arg): depth_to_max_tensors {770, 448, 336,
+ * 252, 210}, depth_to_max_tensors_scalarlist {672, 448, 336, 252, 210}
+ * for ops with a per-tensor scalar list, depth_to_max_blocks 2240 at
+ * every depth. The committed H100 measurements ran torch 2.11+cu130
+ * (results/validation/H100-80GB-HBM3/log.txt), so the large build; the
+ * 4 KB build's {110, 64, 48, 36, 30} and 320 blocks are older CUDA's.
+ * The depth is the number of tensor lists the kernel walks: an in-place
+ * op over one list is 1, an out-of-place one writes a second list.
+ *
+ * The sequences (torch/optim/adam.py _multi_tensor_adam and sgd.py
+ * _multi_tensor_sgd, capturable=False, maximize=False, the defaults;
+ * Adam's weight_decay 0 and SGD's dampening 0, nesterov False):
+ *   adam   _foreach_lerp_(exp_avgs, grads, 1 - beta1)           depth 2
+ *          _foreach_mul_(exp_avg_sqs, beta2)                    depth 1
+ *          _foreach_addcmul_(exp_avg_sqs, grads, grads, 1-b2)   depth 3
+ *          exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs)         depth 2
+ *          _foreach_div_(exp_avg_sq_sqrt, bias_correction2_sqrt)
+ *                                                depth 1, scalar list
+ *          _foreach_add_(exp_avg_sq_sqrt, eps)                  depth 1
+ *          _foreach_addcdiv_(params, exp_avgs, exp_avg_sq_sqrt,
+ *                            step_size)          depth 3, scalar list
+ *   adamw  the same after _foreach_mul_(params, 1 - lr *
+ *          weight_decay) (depth 1; adamw.py _multi_tensor_adamw, decoupled
+ *          decay, weight_decay 1e-2 by default)
+ *   momentum  _foreach_mul_(bufs, momentum)                     depth 1
+ *          _foreach_add_(bufs, grads, alpha=1 - dampening)      depth 2
+ *          _foreach_add_(params, bufs, alpha=-lr)               depth 2
+ *   sgd    _foreach_add_(params, grads, alpha=-lr)              depth 2
+ * The step counters (torch._foreach_add_(device_state_steps, ...)) are
+ * CPU tensors unless capturable or fused ("if device_state_steps[0].
+ * is_cpu"), so no kernel. One OT_UPDATE op per launch, named
+ * optimizer.K_OP.L (K the op's place in the sequence, L the launch), in
+ * layer "optimizer"; it reads and writes the launch's tensors of the
+ * lists the op touches, its FLOPs and DRAM bytes those of the elements
+ * its blocks cover (each list element read or written once). So each
+ * foreach op's totals are its own, not a fused kernel's: Adam moves 18
+ * elements a parameter (fp32: 72 bytes) where one fused kernel would
+ * move 7; the FLOPs (13 a parameter, 14 AdamW, 2 SGD, 5 momentum) are
+ * the ops' arithmetic as before.
+ *
+ * The temporary list exp_avg_sq_sqrt (one tensor per parameter, its
+ * size, the states' dtype) is allocated by _foreach_sqrt before its
+ * first launch and freed when _multi_tensor_adam returns; torch's own
+ * docs count it: "the foreach implementation uses ~ sizeof(params) more
+ * peak memory than the for-loop version due to the intermediates being a
+ * tensorlist vs just one tensor" (torch/optim/optimizer.py,
+ * _foreach_doc). Here one tensor a parameter, NAME.exp_avg_sq_sqrt
+ * (WL_WORKSPACE), written by the sqrt launch that holds the parameter's
+ * first chunk (a later launch holding its other chunks reads and
+ * writes it), read by the div_, add_ and addcdiv_ launches holding its
+ * chunks, and held to the step's last op. adam8bit keeps one op per parameter: bitsandbytes'
+ * Optimizer8bit.step loops over the parameters and runs update_step, one
+ * kernel, for each (bitsandbytes/optim/optimizer.py). */
+
+enum { FE_P = 1, FE_G = 2, FE_M = 4, FE_V = 8, FE_T = 16 };
+
+struct fe_op {
+	const char *name; /* torch._foreach_ op */
+	uint8_t depth;	  /* tensor lists multi_tensor_apply walks */
+	bool slist;	  /* a per-tensor scalar list (its own limits) */
+	uint8_t rd, wr;	  /* lists read and written (FE_*) */
+	double flops;	  /* per element */
+};
+
+static const struct fe_op fe_adam[] = {
+	{"lerp_", 2, false, FE_M | FE_G, FE_M, 3},
+	{"mul_", 1, false, FE_V, FE_V, 1},
+	{"addcmul_", 3, false, FE_V | FE_G, FE_V, 3},
+	{"sqrt", 2, false, FE_V, FE_T, 1},
+	{"div_", 1, true, FE_T, FE_T, 1},
+	{"add_", 1, false, FE_T, FE_T, 1},
+	{"addcdiv_", 3, true, FE_P | FE_M | FE_T, FE_P, 3},
+};
+static const struct fe_op fe_decay = {"mul_", 1, false, FE_P, FE_P, 1};
+static const struct fe_op fe_momentum[] = {
+	{"mul_", 1, false, FE_M, FE_M, 1},
+	{"add_", 2, false, FE_M | FE_G, FE_M, 2},
+	{"add_", 2, false, FE_P | FE_M, FE_P, 2},
+};
+static const struct fe_op fe_sgd[] = {{"add_", 2, false, FE_P | FE_G, FE_P, 2}};
+
+/* MultiTensorApply.cuh: kChunkSize, DepthToMaxConfig<true> (above) */
+#define FE_CHUNK 65536
+static const uint32_t fe_max_tensors[5] = {770, 448, 336, 252, 210};
+static const uint32_t fe_max_tensors_slist[5] = {672, 448, 336, 252, 210};
+#define FE_MAX_BLOCKS 2240
+
+uint32_t gen_foreach_launches(const uint64_t *numel, uint32_t n,
+			      uint64_t chunk, uint32_t max_tensors,
+			      uint32_t max_blocks, struct gen_launch *out,
+			      uint32_t cap)
+{
+	uint32_t nl = 0, blocks = 0, tensors = 0, start = 0, last = 0;
+	uint64_t elems = 0;
+	if (!numel || chunk == 0 || max_tensors == 0 || max_blocks == 0)
+		return 0;
+	for (uint32_t t = 0; t < n; t++) {
+		if (numel[t] == 0) /* "short-circuit ... empty tensors" */
+			continue;
+		if (tensors++ == 0)
+			start = t;
+		last = t;
+		/* whole runs of chunks at a time, up to the next full block
+		 * list (linear in tensors and launches, not chunks) */
+		uint64_t chunks = (numel[t] + chunk - 1) / chunk, c = 0;
+		while (c < chunks) {
+			uint64_t take = max_blocks - blocks;
+			if (take > chunks - c)
+				take = chunks - c;
+			blocks += (uint32_t)take;
+			c += take;
+			elems += c == chunks ? numel[t] - (c - take) * chunk
+					     : take * chunk;
+			bool tfull = tensors == max_tensors && c == chunks;
+			if (!tfull && blocks != max_blocks)
+				continue;
+			if (out && nl < cap)
+				out[nl] = (struct gen_launch){start, t, elems};
+			nl++;
+			blocks = 0;
+			elems = 0;
+			/* the tensor's remaining chunks open the next */
+			tensors = c == chunks ? 0 : 1;
+			start = t;
+		}
+	}
+	if (blocks) {
+		if (out && nl < cap)
+			out[nl] = (struct gen_launch){start, last, elems};
+		nl++;
+	}
+	return nl;
+}
+
+/* The tensor of list bit b of parameter P (FE_T: tmp, its temporary). */
+static uint32_t fe_tensor(const struct gen_param *P, unsigned b,
+			  uint32_t tmp)
+{
+	switch (b) {
+	case FE_P: return P->tensor;
+	case FE_G: return P->grad;
+	case FE_M: return P->state[0];
+	case FE_V: return P->state[1];
+	default: return tmp;
+	}
+}
+
+/* One foreach op k over the parameters ps[0..n) (numel[]), one
+ * OT_UPDATE op per launch; tmp[i] is parameter i's temporary, made[i]
+ * whether a launch wrote it already. */
+static void fe_emit(struct gen *g, const struct fe_op *f, unsigned k,
+		    const uint32_t *ps, const uint64_t *numel, uint32_t n,
+		    uint32_t *in, uint32_t *out, const uint32_t *tmp,
+		    bool *made, struct gen_launch *ls, uint32_t cap)
+{
+	char b1[NAME_MAX_LEN];
+	uint32_t mt = f->slist ? fe_max_tensors_slist[f->depth - 1]
+			       : fe_max_tensors[f->depth - 1];
+	uint32_t nl = gen_foreach_launches(numel, n, FE_CHUNK, mt,
+					   FE_MAX_BLOCKS, ls, cap);
+	unsigned lists = f->rd | f->wr;
+	/* bytes an element: each list read, each written, all in the
+	 * parameters' dtype (adam8bit's states are not foreach) */
+	double per = 0;
+	for (unsigned b = 0; b < 5; b++)
+		per += (double)g->pesz *
+		       (((f->rd >> b) & 1) + ((f->wr >> b) & 1));
+	for (uint32_t l = 0; l < nl && l < cap && gen_ok(g); l++) {
+		uint32_t n_in = 0, n_out = 0;
+		for (uint32_t i = ls[l].t0; i <= ls[l].t1; i++)
+			for (unsigned b = FE_P; b <= FE_T; b <<= 1) {
+				if (!(lists & b))
+					continue;
+				uint32_t t = fe_tensor(&g->params[ps[i]], b,
+						       tmp ? tmp[i] : WL_NONE);
+				if (b == FE_T && !made[i]) {
+					made[i] = true;
+					out[n_out++] = t;
+				} else {
+					in[n_in++] = t;
+				}
+			}
+		double e = (double)ls[l].elems;
+		struct wl_op_desc d = {
+			.name = fmt_name(g, b1, "optimizer.%u_%s.%u", k,
+					 f->name, (unsigned)l),
+			.type = OT_UPDATE, .phase = WL_UPD,
+			.layer = "optimizer", .in = in, .n_in = n_in,
+			.out = out, .n_out = n_out,
+			.flops = f->flops * e, .bytes = per * e};
+		gms_err err;
+		if (!d.name)
+			return;
+		if (wl_add_op(g->w, &d, &err) == WL_NONE)
+			gen_fail(g, "%s", err.msg);
+	}
+}
+
+/* Does the personality run the optimizer as foreach kernels? */
+static bool foreach_step(const struct gen *g)
+{
+	return g->fw == WL_FW_PYTORCH && g->optim != WL_OPTIM_NONE &&
+	       g->optim != WL_OPTIM_ADAM8BIT;
+}
+
+static void foreach_updates(struct gen *g)
+{
+	uint32_t n = 0;
+	for (uint32_t p = 0; p < g->n_params; p++)
+		n += g->params[p].grad != WL_NONE;
+	if (n == 0)
+		return;
+	/* launches: at most one per tensor (tensors_full) plus one per
+	 * max_blocks chunks, plus the last */
+	uint64_t chunks = 0;
+	for (uint32_t p = 0; p < g->n_params; p++)
+		if (g->params[p].grad != WL_NONE)
+			chunks += (g->params[p].numel + FE_CHUNK - 1) /
+				  FE_CHUNK;
+	uint64_t cap64 = (uint64_t)n + chunks / FE_MAX_BLOCKS + 1;
+	uint32_t cap = cap64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cap64;
+	uint32_t *ps = malloc((size_t)n * sizeof *ps);
+	uint64_t *numel = malloc((size_t)n * sizeof *numel);
+	/* a launch's inputs and outputs: its tensors of <= 3 lists */
+	uint32_t *in = malloc((size_t)n * 3 * sizeof *in);
+	uint32_t *out = malloc((size_t)n * sizeof *out);
+	uint32_t *tmp = malloc((size_t)n * sizeof *tmp);
+	bool *made = calloc(n, sizeof *made);
+	struct gen_launch *ls = malloc((size_t)cap * sizeof *ls);
+	if (!ps || !numel || !in || !out || !tmp || !made || !ls) {
+		gen_fail(g, "%s: out of memory", g->w->name);
+		goto out;
+	}
+	n = 0;
+	for (uint32_t p = 0; p < g->n_params; p++)
+		if (g->params[p].grad != WL_NONE) {
+			numel[n] = g->params[p].numel;
+			ps[n++] = p;
+		}
+	const struct fe_op *seq = fe_sgd;
+	size_t len = 1;
+	unsigned k = 0;
+	bool adam = g->optim == WL_OPTIM_ADAM || g->optim == WL_OPTIM_ADAMW;
+	if (g->optim == WL_OPTIM_ADAMW)
+		fe_emit(g, &fe_decay, k++, ps, numel, n, in, out, NULL, made,
+			ls, cap);
+	if (adam)
+		seq = fe_adam, len = sizeof fe_adam / sizeof *fe_adam;
+	else if (g->optim == WL_OPTIM_MOMENTUM)
+		seq = fe_momentum,
+		len = sizeof fe_momentum / sizeof *fe_momentum;
+	for (uint32_t i = 0; i < n && adam; i++) {
+		char b1[NAME_MAX_LEN];
+		const struct gen_param *P = &g->params[ps[i]];
+		tmp[i] = add_tensor(g, fmt_name(g, b1, "%s.exp_avg_sq_sqrt",
+						tname(g, P->tensor)),
+				    numel[i] * (uint64_t)g->pesz, WL_WORKSPACE,
+				    g->pesz);
+	}
+	for (size_t i = 0; i < len && gen_ok(g); i++)
+		fe_emit(g, &seq[i], k++, ps, numel, n, in, out,
+			adam ? tmp : NULL, made, ls, cap);
+	/* freed when _multi_tensor_adam returns: after the step's last op */
+	for (uint32_t i = 0; i < n && adam && gen_ok(g); i++) {
+		gms_err e;
+		if (wl_set_release_after(g->w, tmp[i], g->w->n_ops - 1, &e) < 0)
+			gen_fail(g, "%s", e.msg);
+	}
+out:
+	free(ps);
+	free(numel);
+	free(in);
+	free(out);
+	free(tmp);
+	free(made);
+	free(ls);
+}
+
+/* One OT_UPDATE per parameter with a gradient, in creation order, where
+ * the framework runs one update kernel per parameter: TensorFlow's
+ * apply_gradients adds one apply op per variable (tensorflow/python/
+ * training/optimizer.py, Optimizer.apply_gradients: "for grad, var,
+ * processor in converted_grads_and_vars: ... update_ops.append(
+ * processor.update_op(self, grad))", each a ResourceApplyAdam /
+ * ApplyMomentum kernel), Caffe's SGDSolver::ApplyUpdate loops "for (int
+ * param_id = 0; param_id < this->net_->learnable_params().size();
+ * ++param_id)" (src/caffe/solvers/sgd_solver.cpp), and bitsandbytes'
+ * 8-bit step (above); pytorch's torch.optim step is foreach (above). */
 static void updates(struct gen *g)
 {
 	char b1[NAME_MAX_LEN];
 	if (g->optim == WL_OPTIM_NONE)
 		return;
+	if (foreach_step(g)) {
+		foreach_updates(g);
+		return;
+	}
 	for (uint32_t p = 0; p < g->n_params && gen_ok(g); p++) {
 		const struct gen_param *P = &g->params[p];
 		if (P->grad == WL_NONE)

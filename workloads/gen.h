@@ -472,11 +472,30 @@ void gen_fused_lm_loss(struct gen *g, const char *name, struct gen_tensor x,
 
 /* Finish: if logits is valid, gen_loss(g, "loss", logits); then the
  * backward pass in reverse tape order, the updates (one OT_UPDATE op per
- * parameter tensor, in creation order) and wl_finalize. Returns the
+ * parameter tensor, in creation order; under pytorch with sgd, momentum,
+ * adam or adamw, one per launch of torch.optim's foreach kernels
+ * instead: gen.c, "foreach") and wl_finalize. Returns the
  * finalized workload, or NULL with err (the first error recorded).
  * Always frees g. */
 struct wl_workload *gen_finish(struct gen *g, struct gen_tensor logits,
 			       gms_err *err);
+
+/* One launch of ATen's multi_tensor_apply (gen.c, "foreach"): the
+ * tensors t0..t1 of the list (indices into the numel array given; t0's
+ * first chunks or t1's last may lie in a neighbouring launch) and the
+ * elements its blocks cover. */
+struct gen_launch {
+	uint32_t t0, t1;
+	uint64_t elems;
+};
+/* Split a tensor list of n tensors (numel[i] elements each) into the
+ * launches multi_tensor_apply issues with at most max_tensors tensors
+ * and max_blocks chunks of chunk elements a launch; writes up to cap of
+ * them to out (NULL: count only) and returns how many there are. */
+uint32_t gen_foreach_launches(const uint64_t *numel, uint32_t n,
+			      uint64_t chunk, uint32_t max_tensors,
+			      uint32_t max_blocks, struct gen_launch *out,
+			      uint32_t cap);
 
 /* An invalid tensor (for gen_finish when the losses were added with
  * gen_loss). */
