@@ -112,44 +112,49 @@ static void hostwait(struct blog *b, sim_time_t t, uint32_t ev,
  *   K4  [7, 8) t=7, workspace 256                  slot 5
  *   free ws t=8
  */
-static void iteration(struct blog *b, int i)
+static void iteration(struct blog *b, int i, int64_t u)
 {
 	uint32_t e1 = 7 + 100 * (uint32_t)i, e2 = 9 + 100 * (uint32_t)i,
 		 e3 = 4 + 100 * (uint32_t)i;
 	b->iter = i;
 	b->seq = 0;
 	struct sch_item *it = add(b, SCH_ITER, 0);
-	it->start = 8 * MS * i;
+	it->start = 8 * u * i;
 	blk(b, SCH_ALLOC, 0, 0, 1024, 0);
 	blk(b, SCH_ALLOC, 0, 1, 1024, 1024);
-	kern(b, 0, 0, 0, 2 * MS, SCH_NONE, e1, 0);
-	copy(b, 0, ENG_D2H, 0, 1024, true, 2 * MS, 3 * MS, e1, e2);
+	kern(b, 0, 0, 0, 2 * u, SCH_NONE, e1, 0);
+	copy(b, 0, ENG_D2H, 0, 1024, true, 2 * u, 3 * u, e1, e2);
 	if (i == 1)
-		hostwait(b, 2 * MS, SCH_NONE, 3 * MS);
-	blk(b, SCH_ALLOC, 2 * MS, 2, 512, 2048);
-	copy(b, 2 * MS, ENG_H2D, 2, 512, false, 2 * MS, 6 * MS, SCH_NONE, e3);
-	kern(b, 2 * MS, 1, 2 * MS, 4 * MS, SCH_NONE, SCH_NONE, 0);
-	blk(b, SCH_FREE, 3 * MS, 0, 1024, 0);
-	hostwait(b, 4 * MS, e3, 6 * MS);
-	kern(b, 6 * MS, 2, 6 * MS, 7 * MS, SCH_NONE, SCH_NONE, 0);
-	blk(b, SCH_FREE, 7 * MS, 2, 512, 2048);
-	blk(b, SCH_FREE, 7 * MS, 1, 1024, 1024);
-	blk(b, SCH_ALLOC, 7 * MS, SCH_NONE, 256, 3840);
-	kern(b, 7 * MS, 3, 7 * MS, 8 * MS, SCH_NONE, SCH_NONE, 256);
-	blk(b, SCH_FREE, 8 * MS, SCH_NONE, 256, 3840);
-	struct sch_item *end = add(b, SCH_END, 8 * MS);
-	end->end = 8 * MS;
+		hostwait(b, 2 * u, SCH_NONE, 3 * u);
+	blk(b, SCH_ALLOC, 2 * u, 2, 512, 2048);
+	copy(b, 2 * u, ENG_H2D, 2, 512, false, 2 * u, 6 * u, SCH_NONE, e3);
+	kern(b, 2 * u, 1, 2 * u, 4 * u, SCH_NONE, SCH_NONE, 0);
+	blk(b, SCH_FREE, 3 * u, 0, 1024, 0);
+	hostwait(b, 4 * u, e3, 6 * u);
+	kern(b, 6 * u, 2, 6 * u, 7 * u, SCH_NONE, SCH_NONE, 0);
+	blk(b, SCH_FREE, 7 * u, 2, 512, 2048);
+	blk(b, SCH_FREE, 7 * u, 1, 1024, 1024);
+	blk(b, SCH_ALLOC, 7 * u, SCH_NONE, 256, 3840);
+	kern(b, 7 * u, 3, 7 * u, 8 * u, SCH_NONE, SCH_NONE, 256);
+	blk(b, SCH_FREE, 8 * u, SCH_NONE, 256, 3840);
+	struct sch_item *end = add(b, SCH_END, 8 * u);
+	end->end = 8 * u;
 }
 
-static void build(struct blog *b)
+/* The schedule above in units of `u` ns (MS everywhere but the run-ahead
+ * test, which stretches it so that its overlap does not hang on a
+ * stream thread waking within 2 ms on a loaded machine). */
+static void build_in(struct blog *b, int64_t u)
 {
 	memset(b, 0, sizeof *b);
 	snprintf(b->log.workload, sizeof b->log.workload, "hand");
 	b->log.budget = ARENA;
 	b->log.iterations = 2;
-	iteration(b, 0);
-	iteration(b, 1);
+	iteration(b, 0, u);
+	iteration(b, 1, u);
 }
+
+static void build(struct blog *b) { build_in(b, MS); }
 
 static struct rp_host *host(void)
 {
@@ -184,7 +189,10 @@ enum { K1, OFF, PRE, K2, K3, K4, N_SLOTS };
 static struct rp_host *replay_hand(struct blog *b, bool runahead,
 				   struct rp_meas *m)
 {
-	build(b);
+	/* run-ahead: K1 spins 50 ms, so the prefetch issued behind it
+	 * starts while it runs even if the h2d thread waits tens of ms
+	 * for a core (ASan on two shared cores missed 2 ms) */
+	build_in(b, runahead ? 25 * MS : MS);
 	struct rp_host *h = host();
 	*m = (struct rp_meas){.mode = "spin", .alloc = "arena"};
 	gms_err err = {{0}};
@@ -324,7 +332,7 @@ static void fails(struct blog *b, const char *want)
 
 /* A run-ahead replay (rp_replay_host, runahead true) launches without
  * waiting for each kernel: iteration 0's prefetch, logged at K1's
- * predicted end (2 ms), is issued with K1 still spinning, so the idle
+ * predicted end (2 units; 50 ms here), is issued with K1 still spinning, so the idle
  * h2d stream starts it before K1 ends (the wait-per-kernel replay, above,
  * starts it after); the hostwait on E3 still holds K3 until the prefetch
  * is done, and the streams' order is the log's. */
