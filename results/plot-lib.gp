@@ -17,6 +17,9 @@ col(i) = word(palette, (i - 1) % 8 + 1)
 ptypes = "7 5 9 11 13 1 3 6"
 ptype(i) = int(word(ptypes, (i - 1 + int((i - 1) / 8)) % 8 + 1))
 dtype(i) = int((i - 1) / 8) % 4 + 1
+# bars have no dash: past the palette's 8 a bar is a lighter fill of the
+# colour (series 9-16 at 0.35, 17-24 at 0.85 again, ...)
+fdens(i) = int((i - 1) / 8) % 2 == 0 ? 0.85 : 0.35
 # Titles: one word a series, "PANEL|POLICY[|STATUS]" (exp_out.c,
 # title_word). PANEL is the workload, then "@batch=N" and "@budget=B"
 # where the series has one.

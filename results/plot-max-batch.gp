@@ -15,9 +15,6 @@
 # takes 171 million in all (callgrind, issue 18). The svg is unchanged.
 load lib
 n = int(titles)
-if (term eq 'png') { set terminal png size 1200,900 noenhanced } else { set terminal svg size 1200,900 noenhanced }
-set output out
-set multiplot layout 2,1 title ptitle
 set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
@@ -35,6 +32,13 @@ bx(r, i) = r + (i - (n + 1) / 2.0) / (n + 1.0)
 stats dat using 2 nooutput
 nr = STATS_records
 undefine STATS_*
+# many workloads (superneurons-depth's 60): upright names in a smaller
+# font, so neighbouring names do not run into each other
+h = 900
+if (nr > 16) { set xtics rotate by 90 right font ',8'; h = 1200 }
+if (term eq 'png') { set terminal png size 1200,h noenhanced } else { set terminal svg size 1200,h noenhanced }
+set output out
+set multiplot layout 2,1 title ptitle
 do for [k = 0:1] {
 	# stats counts only values inside the ranges set: none yet
 	set autoscale xy
@@ -52,7 +56,7 @@ do for [k = 0:1] {
 	set ylabel (k == 0 ? "largest batch" : "samples/s at that batch")
 	lab(v) = v > 0 ? (k == 0 ? sprintf("%d", v) : sprintf(v >= 100 ? "%.0f" : "%.1f", v)) : "none"
 	ylab(v) = v > 0 ? v : ybot
-	plot for [i = 2 + k * n:1 + (k + 1) * n] dat using (column(i) > 0 ? column(i) : NaN):xtic(1) lc rgb col(i - 1 - k * n) title columnhead(i - k * n), \
+	plot for [i = 2 + k * n:1 + (k + 1) * n] dat using (column(i) > 0 ? column(i) : NaN):xtic(1) lc rgb col(i - 1 - k * n) fs solid fdens(i - 1 - k * n) border -1 title columnhead(i - k * n), \
 	     for [i = 2 + k * n:1 + (k + 1) * n] dat using (bx($0, i - 1 - k * n)):(ylab(column(i))):(lab(column(i))) with labels rotate by 90 left offset 0,0.3 font ',8' notitle
 }
 unset multiplot
