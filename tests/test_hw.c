@@ -72,6 +72,25 @@ static const char *const shipped[] = {
 	"H200-SXM-141GB", "GH200-96GB",	   "L4-24GB",	     "RTX-4090-24GB",
 	"MI300X-192GB",	  "Tesla-K40c-12GB", "V100-SXM3-32GB-DGX2"};
 
+/* ResNet-50's res2a_branch2b on `hw` at batches 8, 64 and 1024
+ * (231,211,008 FLOPs, 1,605,632 bytes of input and output an image,
+ * 147,456 of filter): each time within 1 ns of want[i], and its FLOP/s
+ * in thr[i]. The M40's and the K40c's tests derive `want`. */
+static void res2a_times(const struct hw_profile *hw,
+			const sim_time_t want[3], double thr[3])
+{
+	const double f1 = 231211008.0, io1 = 2 * 802816.0, w = 147456.0;
+	const int64_t b[3] = {8, 64, 1024};
+	for (int i = 0; i < 3; i++) {
+		sim_time_t t = hw_kernel_time(hw, OT_CONV, f1 * (double)b[i],
+					      io1 * (double)b[i] + w);
+		if (llabs((long long)(t - want[i])) > 1)
+			fail_msg("batch %lld: %lld ns, want %lld", (long long)b[i],
+				 (long long)t, (long long)want[i]);
+		thr[i] = f1 * (double)b[i] / (double)t;
+	}
+}
+
 /*
  * Where the M40's convolutions saturate (AccUDNN 6.2.1: "along with the
  * increase of minibatch size from 8 to 1024, the increase of actual
@@ -98,18 +117,9 @@ static void test_m40_conv_saturation(void **state)
 	struct hw_profile hw;
 	gms_err err;
 	assert_int_equal(hw_load(&hw, "Tesla-M40-24GB", &err), 0);
-	const double f1 = 231211008.0, io1 = 2 * 802816.0, w = 147456.0;
-	const int64_t b[3] = {8, 64, 1024};
-	const sim_time_t want[3] = {803232, 3090540, 49448637};
 	double thr[3];
-	for (int i = 0; i < 3; i++) {
-		sim_time_t t = hw_kernel_time(&hw, OT_CONV, f1 * (double)b[i],
-					      io1 * (double)b[i] + w);
-		if (llabs((long long)(t - want[i])) > 1)
-			fail_msg("batch %lld: %lld ns, want %lld", (long long)b[i],
-				 (long long)t, (long long)want[i]);
-		thr[i] = f1 * (double)b[i] / (double)t;
-	}
+	res2a_times(&hw, (const sim_time_t[3]){803232, 3090540, 49448637},
+		    thr);
 	assert_true(fabs(thr[0] / thr[2] - 0.4810) < 5e-4);
 	assert_true(fabs(thr[1] / thr[2] - 1.0000) < 5e-4);
 }
@@ -155,18 +165,9 @@ static void test_k40c_figures(void **state)
 	assert_true(hw.op[OT_MATMUL].alpha == 0.105);
 	assert_true(hw.op[OT_RELU].mem_bw == 0.80 * 288e9);
 	assert_false(hw.shared_engine);
-	const double f1 = 231211008.0, io1 = 2 * 802816.0, w = 147456.0;
-	const int64_t b[3] = {8, 64, 1024};
-	const sim_time_t want[3] = {900534, 4930934, 78819937};
 	double thr[3];
-	for (int i = 0; i < 3; i++) {
-		sim_time_t t = hw_kernel_time(&hw, OT_CONV, f1 * (double)b[i],
-					      io1 * (double)b[i] + w);
-		if (llabs((long long)(t - want[i])) > 1)
-			fail_msg("batch %lld: %lld ns, want %lld", (long long)b[i],
-				 (long long)t, (long long)want[i]);
-		thr[i] = f1 * (double)b[i] / (double)t;
-	}
+	res2a_times(&hw, (const sim_time_t[3]){900534, 4930934, 78819937},
+		    thr);
 	assert_true(fabs(thr[0] / thr[2] - 0.6838) < 5e-4);
 	assert_true(fabs(thr[1] / thr[2] - 0.9990) < 5e-4);
 }
