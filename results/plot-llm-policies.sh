@@ -15,6 +15,7 @@
 set -eu
 [ $# -ge 2 ] || { echo "usage: $0 OUT.png DIR..." >&2; exit 2; }
 out=$1; shift
+here=$(cd "$(dirname "$0")" && pwd)
 seq=2048
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -26,27 +27,15 @@ for d in "$@"; do
 	hw=$(grep -o '"hw":{"name":"[^"]*"' "$d/runs.json" 2>/dev/null | head -1 | sed 's/.*:"//; s/"$//')
 	[ -n "$hw" ] || hw=$(basename "$d")
 	echo "$hw" > "$tmp/title$n"
-	# columns by name; a policy label with a comma is quoted (RFC 4180,
-	# as exp_csv_str writes it): split on the commas outside quotes
-	awk -v seq="$seq" -v out="$tmp/p$n" '
-	function split_csv(line, f,    i, ch, q, k, cell) {
-		k = 1; cell = ""; q = 0
-		for (i = 1; i <= length(line); i++) {
-			ch = substr(line, i, 1)
-			if (ch == "\"") { q = !q; continue }
-			if (ch == "," && !q) { f[k++] = cell; cell = ""; continue }
-			cell = cell ch
-		}
-		f[k] = cell
-		return k
-	}
-	NR == 1 { m = split_csv($0, h); for (i = 1; i <= m; i++) c[h[i]] = i; next }
+	# columns by name, split by csv2tsv.awk (a policy label with a comma
+	# is quoted: checkpoint(mode=blocks,every=1))
+	awk -f "$here/csv2tsv.awk" "$d/summary.csv" | awk -F'\t' -v seq="$seq" -v out="$tmp/p$n" '
+	NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	{
-		split_csv($0, f)
-		if (f[c["max_batch"]] + 0 < 1) next
-		printf "%s %s\n", f[c["max_batch"]], f[c["samples_per_s"]] * seq >> (out "_" f[c["workload"]])
-		printf "%s %s %s\n", f[c["max_batch"]], f[c["samples_per_s"]] * seq, f[c["policy"]] >> (out "_lab")
-	}' "$d/summary.csv"
+		if ($c["max_batch"] + 0 < 1) next
+		printf "%s %s\n", $c["max_batch"], $c["samples_per_s"] * seq >> (out "_" $c["workload"])
+		printf "%s %s %s\n", $c["max_batch"], $c["samples_per_s"] * seq, $c["policy"] >> (out "_lab")
+	}'
 done
 {
 	echo "set terminal pngcairo size $((480 * n)),520 noenhanced"

@@ -37,29 +37,9 @@ csv="$dir/summary.csv"
 here=$(cd "$(dirname "$0")" && pwd)
 lib="$here/plot-lib.gp"
 
-# summary.csv -> "field<TAB>field..." (quoted fields unquoted, a cell
-# written with a leading ' against spreadsheet formulas restored)
+# summary.csv -> "field<TAB>field..." (csv2tsv.awk)
 tsv() {
-	awk '
-	function split_csv(line, f,    n, i, c, q, cur) {
-		n = 0; cur = ""; q = 0
-		for (i = 1; i <= length(line); i++) {
-			c = substr(line, i, 1)
-			if (q) {
-				if (c == "\"") {
-					if (substr(line, i + 1, 1) == "\"") { cur = cur "\""; i++ }
-					else q = 0
-				} else cur = cur c
-			} else if (c == "\"") q = 1
-			else if (c == ",") { f[++n] = cur; cur = "" }
-			else cur = cur c
-		}
-		f[++n] = cur
-		return n
-	}
-	{ n = split_csv($0, f); s = ""
-	  for (i = 1; i <= n; i++) { v = f[i]; if (NR > 1 && v ~ /^'"'"'[-=+@]/) v = substr(v, 2); gsub(/[ \t]/, "_", v); s = s (i > 1 ? "\t" : "") v }
-	  print s }' "$csv"
+	awk -f "$here/csv2tsv.awk" "$csv"
 }
 
 # The series of one measure: blocks "x y" per (workload, policy) in the
