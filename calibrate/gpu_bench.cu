@@ -278,6 +278,41 @@ static void bench_matmul(bool tf32, bool fp16)
 
 #include "gemm_shapes.h"
 
+/* Random operands in [-1, 1) (a hash of the index, so every run gets the
+ * same values): matrix units run faster on zeros than on real data (seen
+ * on an H200 here: a bf16 GEMM 13% faster on zeros; /work/.library/device/
+ * METHOD.md, "Correct first"), so the shapes the model's GEMM table comes
+ * from are timed on non-zero data, as a training step's are. */
+__device__ static float hash_unit(size_t i, unsigned seed)
+{
+	unsigned long long x = i * 0x9E3779B97F4A7C15ull + seed;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (float)((x >> 40) & 0xffffff) / 8388608.0f - 1.0f;
+}
+__global__ void k_fill_f32(float *p, size_t n, unsigned seed)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		p[i] = hash_unit(i, seed);
+}
+__global__ void k_fill_f16(__half *p, size_t n, unsigned seed)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		p[i] = __float2half(hash_unit(i, seed));
+}
+static void fill(void *p, size_t n, bool half, unsigned seed)
+{
+	if (half)
+		k_fill_f16<<<1024, 256>>>((__half *)p, n, seed);
+	else
+		k_fill_f32<<<1024, 256>>>((float *)p, n, seed);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+}
+
 /* Every shape of gemm_shapes.h at `batch` samples, in each arithmetic the
  * flags ask for: C (m x n) = A (m x k) B (k x n), column-major, no
  * transposes (cuBLAS's time depends on the shape and arithmetic; the
@@ -310,11 +345,11 @@ static void bench_gemm(int batch, bool tf32, bool fp16)
 		CK(cudaMalloc(&a, (size_t)nb * m * kk * 4));
 		CK(cudaMalloc(&b, (size_t)nb * kk * n * 4));
 		CK(cudaMalloc(&c, (size_t)nb * m * n * 4));
-		CK(cudaMemset(a, 0, (size_t)nb * m * kk * 4));
-		CK(cudaMemset(b, 0, (size_t)nb * kk * n * 4));
 		for (int k = 0; k < 3; k++) {
 			if ((k == 1 && !tf32) || (k == 2 && !fp16))
 				continue;
+			fill(a, (size_t)nb * m * kk, k == 2, 1);
+			fill(b, (size_t)nb * kk * n, k == 2, 2);
 			cublasSetMathMode(h, k == 1 ? CUBLAS_TF32_TENSOR_OP_MATH
 						    : CUBLAS_DEFAULT_MATH);
 			double es = k == 2 ? 2 : 4;
@@ -546,6 +581,10 @@ static void usage()
 		"[--batch N] [--repeats N]\n"
 		"                     [--max-bytes BYTES] [--tf32] [--fp16] "
 		"[--quick] [--cold]\n"
+		"                     [--only BENCH[,BENCH...]]\n"
+		"--only runs the named benches alone (launch, copy, alloc,\n"
+		"memory, matmul, gemm, conv); e.g. --only gemm adds the GEMM\n"
+		"shapes to an earlier calibration of the same GPU\n"
 		"Measures this GPU (format: calibrate/calib.h); then\n"
 		"  gpumemsim fit MEASUREMENTS.csv -o configs/hw/NAME.yaml\n");
 }
@@ -556,6 +595,7 @@ int main(int argc, char **argv)
 	int dev = 0, batch = 32;
 	bool tf32 = false, fp16 = false, cold = false;
 	size_t max_bytes = (size_t)1 << 30;
+	std::string only; /* --only: comma-separated benches; empty: all */
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -583,11 +623,33 @@ int main(int argc, char **argv)
 		} else if (v && a == "--repeats") {
 			repeats = atoi(v);
 			i++;
+		} else if (v && a == "--only") {
+			only = v;
+			i++;
 		} else if (v && a == "--max-bytes") {
 			max_bytes = strtoull(v, NULL, 10);
 			i++;
 		} else {
 			usage();
+			return 2;
+		}
+	}
+	static const char *const benches[] = {"launch", "copy",	 "alloc",
+					      "memory", "matmul", "gemm",
+					      "conv"};
+	/* every name in --only is a bench: a typo is an error, not an
+	 * empty calibration */
+	for (size_t b = 0, e; b < only.size(); b = e + 1) {
+		e = only.find(',', b);
+		if (e == std::string::npos)
+			e = only.size();
+		std::string name = only.substr(b, e - b);
+		if (std::find(std::begin(benches), std::end(benches), name) ==
+		    std::end(benches)) {
+			fprintf(stderr, "calibrate-gpu: --only: no bench '%s' "
+					"(launch, copy, alloc, memory, matmul, "
+					"gemm, conv)\n",
+				name.c_str());
 			return 2;
 		}
 	}
@@ -602,6 +664,13 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
+	auto want = [&only](const char *name) {
+		if (only.empty())
+			return true;
+		std::string l = "," + only + ",";
+		return l.find("," + std::string(name) + ",") !=
+		       std::string::npos;
+	};
 	CK(cudaSetDevice(dev));
 	cudaDeviceProp p;
 	CK(cudaGetDeviceProperties(&p, dev));
@@ -643,21 +712,31 @@ int main(int argc, char **argv)
 		     "# l2_flush: %s\n",
 		p.totalGlobalMem, fr, p.multiProcessorCount, p.asyncEngineCount,
 		batch, repeats, cold ? "yes" : "no");
+	if (!only.empty())
+		fprintf(out, "# only: %s\n", only.c_str());
 	fprintf(out, "bench,kind,param,size_bytes,flops,repeats,median_ns,"
 		     "p10_ns,p90_ns\n");
 	fprintf(stderr, "calibrate-gpu: %s; writing %s\n", p.name, path);
-	bench_launch();
-	bench_copy(max_bytes);
-	bench_alloc(max_bytes);
-	bench_memory(max_bytes);
-	bench_matmul(tf32, fp16);
-	bench_gemm(batch, tf32, fp16);
+	if (want("launch"))
+		bench_launch();
+	if (want("copy"))
+		bench_copy(max_bytes);
+	if (want("alloc"))
+		bench_alloc(max_bytes);
+	if (want("memory"))
+		bench_memory(max_bytes);
+	if (want("matmul"))
+		bench_matmul(tf32, fp16);
+	if (want("gemm"))
+		bench_gemm(batch, tf32, fp16);
 #ifdef GMS_HAVE_CUDNN
-	bench_conv(batch, tf32);
+	if (want("conv"))
+		bench_conv(batch, tf32);
 	cudnnDestroy(hd);
 #else
-	fprintf(stderr, "calibrate-gpu: built without cuDNN: no convolution "
-			"measurements\n");
+	if (want("conv"))
+		fprintf(stderr, "calibrate-gpu: built without cuDNN: no "
+				"convolution measurements\n");
 #endif
 	cublasDestroy(hb);
 	if (fclose(out) != 0 || rename(tmp.c_str(), path) != 0) {

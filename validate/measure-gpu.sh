@@ -33,11 +33,26 @@
 # real allocator's footprint for the same requests). A case that fails is logged and the rest
 # still run; the exit status is 1 if any failed.
 #
+# Host modes (issue 30): the spin, real and real-async replays wait for
+# each kernel (validate-gpu --host wait), so their schedules are simulated
+# with --host wait; a fourth replay, real-ahead, launches without waiting
+# (--host runahead) a schedule simulated with --host runahead, the
+# pytorch personality's own host.
+#
 # Environment: BASE_HW (profile whose host: section the fit takes;
 # default configs/hw/H100-80GB-PCIe.yaml), BATCH (32), PYTHON (python3;
 # a command, split on spaces, e.g. "env -u LD_LIBRARY_PATH python3"),
 # QUICK=1 (calibrate-gpu --quick: fewer repeats, copies to 64 MiB),
-# MEASUREMENTS=FILE (fit and validate FILE instead of calibrating again).
+# MEASUREMENTS=FILE (fit and validate FILE instead of calibrating again),
+# MEASURE_ONLY=BENCH[,BENCH] with MEASUREMENTS (measure those benches again,
+# calibrate-gpu --only, at BATCH and each of EXTRA_BATCHES, e.g. "8", and
+# replace their rows in a copy of FILE: e.g. the GEMM shapes added to an
+# earlier calibration of the same GPU), TF32=1 (calibrate-gpu --tf32, fit
+# --precision tf32 into configs/hw/SLUG-tf32-measured.yaml, real steps
+# with --tf32 into pytorch-tf32.csv; no replays, which model FP32),
+# MECHANISMS=1 (also time PyTorch's torch.utils.checkpoint and save_on_cpu
+# beside the checkpoint and offload policies: validate/torch_mechanisms.py,
+# mechanisms.csv and mechanisms-steps.csv).
 set -u
 BIN=${1:-build}
 BASE_HW=${BASE_HW:-configs/hw/H100-80GB-PCIe.yaml}
@@ -60,10 +75,32 @@ trap 'rm -rf "$tmp"' EXIT
 # No GPU: calibrate-gpu says so, exits 0 and writes nothing.
 quick=
 [ "${QUICK:-0}" = 1 ] && quick=--quick
+tf32=
+[ "${TF32:-0}" = 1 ] && tf32=--tf32
 if [ -n "${MEASUREMENTS:-}" ]; then
-	cp "$MEASUREMENTS" "$tmp/m.csv" || exit 1
+	if [ -n "${MEASURE_ONLY:-}" ]; then
+		for b in $BATCH ${EXTRA_BATCHES:-}; do
+			"$BIN/calibrate-gpu" --only "$MEASURE_ONLY" --batch "$b" \
+				$tf32 $quick -o "$tmp/only-$b.csv" || exit 1
+			[ -f "$tmp/only-$b.csv" ] || {
+				echo "measure-gpu: nothing measured (no GPU); nothing written"
+				exit 0
+			}
+		done
+		# FILE's lines less the re-measured benches' rows, then
+		# the new rows (a row measured at two batches once)
+		awk -F, -v only="$MEASURE_ONLY" 'BEGIN {
+			n = split(only, o, ","); for (i = 1; i <= n; i++) re[o[i]] = 1 }
+			FNR == NR { if (!($1 in re)) print; next }
+			/^#/ || /^bench,/ { next }
+			!seen[$1 FS $2 FS $3]++' \
+			"$MEASUREMENTS" "$tmp"/only-*.csv >"$tmp/m.csv" || exit 1
+	else
+		cp "$MEASUREMENTS" "$tmp/m.csv" || exit 1
+	fi
 else
-	"$BIN/calibrate-gpu" -o "$tmp/m.csv" --batch "$BATCH" $quick || exit 1
+	"$BIN/calibrate-gpu" -o "$tmp/m.csv" --batch "$BATCH" $tf32 $quick ||
+		exit 1
 fi
 if [ ! -f "$tmp/m.csv" ]; then
 	echo "measure-gpu: nothing measured (no GPU); nothing written"
@@ -75,9 +112,16 @@ slug=$(printf '%s' "$dev" | sed 's/^NVIDIA //; s/[^A-Za-z0-9.]\{1,\}/-/g; s/-$//
 CAL=results/calibration/$slug
 VAL=results/validation/$slug
 HW=configs/hw/$slug-measured.yaml
+sfx=	# the TF32 run's files: measurements-tf32.csv, fit-tf32.txt, ...
+prec=
+if [ -n "$tf32" ]; then
+	sfx=-tf32
+	prec="--precision tf32"
+	HW=configs/hw/$slug-tf32-measured.yaml
+fi
 mkdir -p "$CAL" "$VAL" || exit 1
-mv "$tmp/m.csv" "$CAL/measurements.csv" || exit 1
-LOG=$VAL/log.txt
+mv "$tmp/m.csv" "$CAL/measurements$sfx.csv" || exit 1
+LOG=$VAL/log$sfx.txt
 : >"$LOG"
 
 run_to() {	# run_to FILE CMD...: logged, its output also kept in FILE;
@@ -97,46 +141,61 @@ run() {	# run CMD...: run_to, the output only logged
 
 # 2. Fit. A fit below R^2 0.9 is refused; then it is written with --force
 # and fit.txt says so (the README's comparison must discuss it).
-if ! "$GMS" fit "$CAL/measurements.csv" -o "$HW" --name "$slug-measured" \
-	--base "$BASE_HW" >"$CAL/fit.txt" 2>&1; then
-	echo "measure-gpu: fit refused; writing with --force" | tee -a "$CAL/fit.txt"
-	run "$GMS" fit "$CAL/measurements.csv" -o "$HW" --name "$slug-measured" \
-		--base "$BASE_HW" --force
+name=$(basename "$HW" .yaml)
+if ! "$GMS" fit "$CAL/measurements$sfx.csv" -o "$HW" --name "$name" $prec \
+	--base "$BASE_HW" >"$CAL/fit$sfx.txt" 2>&1; then
+	echo "measure-gpu: fit refused; writing with --force" |
+		tee -a "$CAL/fit$sfx.txt"
+	run "$GMS" fit "$CAL/measurements$sfx.csv" -o "$HW" --name "$name" \
+		$prec --base "$BASE_HW" --force
 fi
-cat "$CAL/fit.txt" >>"$LOG"
+cat "$CAL/fit$sfx.txt" >>"$LOG"
 [ -f "$HW" ] || { echo "measure-gpu: no profile fitted" >&2; exit 1; }
 
 # 3. The validation matrix.
 peak_of() {	# peak allocated bytes from a simulate report
 	sed -n 's/^  peak allocated *\([0-9]*\).*/\1/p' "$1"
 }
+[ -n "$tf32" ] && REPLAYS=0
 for net in resnet50 bert_base; do
+	[ "${REPLAYS:-1}" = 1 ] || break
 	opt=momentum
 	[ "$net" = bert_base ] && opt=adam
 	common="$net --hw $HW --framework pytorch --optimizer $opt --batch $BATCH"
 	# the framework run's report: the budgets here, the prediction in 4.
 	base="$tmp/$net-$opt-$BATCH.txt"
-	run_to "$base" "$GMS" simulate $common --policy framework \
-		--schedule "$VAL/$net-framework.sched"
+	run_to "$base" "$GMS" simulate $common --policy framework
 	peak=$(peak_of "$base")
 	budget=$((peak * 6 / 10))
 	echo "$net: framework peak $peak B; 60% budget $budget B" >>"$LOG"
-	run "$GMS" simulate $common --policy ondemand --budget "$budget" \
-		--schedule "$VAL/$net-ondemand60.sched"
-	run "$GMS" simulate $common --policy vdnnpp --budget "$budget" \
-		--schedule "$VAL/$net-vdnnpp60.sched"
-	run "$GMS" simulate $common --policy checkpoint \
-		--schedule "$VAL/$net-checkpoint.sched"
+	for host in wait runahead; do
+		h=
+		[ $host = runahead ] && h=-ahead
+		run "$GMS" simulate $common --host $host --policy framework \
+			--schedule "$VAL/$net-framework$h.sched"
+		run "$GMS" simulate $common --host $host --policy ondemand \
+			--budget "$budget" --schedule "$VAL/$net-ondemand60$h.sched"
+		run "$GMS" simulate $common --host $host --policy vdnnpp \
+			--budget "$budget" --schedule "$VAL/$net-vdnnpp60$h.sched"
+		run "$GMS" simulate $common --host $host --policy checkpoint \
+			--schedule "$VAL/$net-checkpoint$h.sched"
+	done
 done
 for s in "$VAL"/*.sched; do
-	[ -f "$s" ] || continue
+	[ -f "$s" ] && [ "${REPLAYS:-1}" = 1 ] || continue
 	case=${s%.sched}
-	for ma in spin:arena real:arena real:async; do
-		mode=${ma%:*} alloc=${ma#*:}
+	mas="spin:arena:wait real:arena:wait real:async:wait"
+	case $case in
+	*-ahead) case=${case%-ahead} mas=real:arena:runahead ;;
+	esac
+	for ma in $mas; do
+		mode=${ma%%:*} alloc=${ma#*:} host=${ma##*:}
+		alloc=${alloc%:*}
 		suffix=$mode
 		[ "$alloc" = arena ] || suffix=$mode-$alloc
+		[ "$host" = wait ] || suffix=$mode-ahead
 		run "$BIN/validate-gpu" "$s" -o "$case-$suffix.csv" --mode "$mode" \
-			--alloc "$alloc" || continue
+			--alloc "$alloc" --host "$host" || continue
 		[ -f "$case-$suffix.csv" ] || continue	# no GPU: said so
 		run "$GMS" compare "$s" "$case-$suffix.csv" --out "$case-$suffix" \
 			--no-plot
@@ -147,7 +206,7 @@ done
 # for the same network, batch, optimizer and personality.
 if $PYTHON -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
 	>/dev/null 2>&1; then
-	run $PYTHON validate/torch_step.py --batch "$BATCH" \
+	run $PYTHON validate/torch_step.py --batch "$BATCH" $tf32 \
 		-o "$tmp/torch.csv"
 	if [ -f "$tmp/torch.csv" ]; then
 		{
@@ -164,7 +223,12 @@ if $PYTHON -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
 					printf "%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f\n", n, o, b, m, k,
 					pm, pk, (pm - m) / m, (pk - k) / k }'
 			done
-		} >"$VAL/pytorch.csv"
+		} >"$VAL/pytorch$sfx.csv"
+	fi
+	# 5. PyTorch's own mechanisms beside the policies that model them
+	if [ "${MECHANISMS:-0}" = 1 ] && [ -z "$tf32" ]; then
+		run $PYTHON validate/torch_mechanisms.py --batch "$BATCH" \
+			-o "$VAL/mechanisms.csv" --steps-out "$VAL/mechanisms-steps.csv"
 	fi
 else
 	echo "measure-gpu: $PYTHON has no torch with CUDA: no real training steps" |

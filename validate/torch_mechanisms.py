@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""validate/torch_mechanisms.py - time PyTorch's own memory mechanisms on
+this GPU (issue 30), beside the simulator's policies that model them:
+
+  mechanism           PyTorch                                  gpumemsim
+  none                a plain step (validate/torch_step.py's)  --policy framework
+  checkpoint_blocks   torch.utils.checkpoint(use_reentrant=    --policy checkpoint
+                      False) around every block                --set mode=blocks
+  save_on_cpu_pinned  torch.autograd.graph.save_on_cpu(        --policy offload
+                      pin_memory=True) around the forward      --set pin_memory=true
+  save_on_cpu         the same with pin_memory=False           --policy offload
+
+    python3 validate/torch_mechanisms.py [--batch 32] [--gpt2-batch 8]
+        [--steps 10] [--nets resnet50,bert_base,gpt2] -o OUT.csv
+        [--steps-out STEPS.csv]
+
+OUT.csv: net,optimizer,batch,mechanism,measured_ms,measured_peak_bytes,
+host_pinned_peak_bytes; measured_ms is the median step over --steps timed
+steps after 3 warm-up steps (CUDA events around forward, backward,
+optimizer step and zero_grad), measured_peak_bytes
+torch.cuda.max_memory_allocated() over the timed steps, and
+host_pinned_peak_bytes the pinned host allocator's peak
+(torch.cuda.host_memory_stats(), where this torch has it; empty if not).
+STEPS.csv: every step's time, warm-ups included (step 0 is the first step
+of the mechanism in this process): the pinned host pool
+(CachingHostAllocator) grows in the first steps of save_on_cpu(pin_memory=
+True) and is reused after, which is what the simulator's pinned-allocation
+cost must reproduce.
+
+Blocks, as the generators number them (wl_op.block): ResNet-50's 16
+torchvision Bottleneck modules (layer1..layer4), BERT-base's 12
+encoder.layer modules and GPT-2's 12 transformer.h modules, through
+HuggingFace's gradient_checkpointing_enable(use_reentrant=False), which
+wraps each layer's __call__ in torch.utils.checkpoint.checkpoint.
+
+Settings as validate/torch_step.py (FP32, TF32 off, cudnn.benchmark, eager
+attention, zero_grad(set_to_none=True)); GPT-2 is HuggingFace's
+GPT2LMHeadModel with GPT2Config()'s defaults (12 layers, hidden 768, 12
+heads, vocabulary 50257, tied lm_head), sequence 1024, Adam, its own
+shifted cross-entropy loss. The processes run one network each, the
+mechanisms in the order above, so the pinned pool starts empty at
+save_on_cpu_pinned's first step.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+MECHANISMS = ["none", "checkpoint_blocks", "save_on_cpu_pinned", "save_on_cpu"]
+
+
+def build(net, batch, dev, torch):
+    """(optimizer name, model, forward returning the loss, ckpt enabler)"""
+    if net == "resnet50":
+        import torchvision
+        model = torchvision.models.resnet50(weights=None).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        x = torch.randn(batch, 3, 224, 224, device=dev)
+        y = torch.randint(0, 1000, (batch,), device=dev)
+        loss_fn = torch.nn.CrossEntropyLoss()
+
+        def enable_ckpt():
+            from torch.utils.checkpoint import checkpoint
+
+            class Ckpt(torch.nn.Module):
+                def __init__(self, inner):
+                    super().__init__()
+                    self.inner = inner
+
+                def forward(self, t):
+                    return checkpoint(self.inner, t, use_reentrant=False)
+            for name in ("layer1", "layer2", "layer3", "layer4"):
+                seq = getattr(model, name)
+                for i in range(len(seq)):
+                    seq[i] = Ckpt(seq[i])
+        return "momentum", model, opt, lambda: loss_fn(model(x), y), enable_ckpt
+    if net == "bert_base":
+        from transformers import BertConfig, BertForSequenceClassification
+        cfg = BertConfig(num_labels=2, attn_implementation="eager")
+        model = BertForSequenceClassification(cfg).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+        ids = torch.randint(0, cfg.vocab_size, (batch, 128), device=dev)
+        y = torch.randint(0, 2, (batch,), device=dev)
+        return ("adam", model, opt,
+                lambda: model(input_ids=ids, labels=y).loss,
+                lambda: model.gradient_checkpointing_enable(
+                    gradient_checkpointing_kwargs={"use_reentrant": False}))
+    if net == "gpt2":
+        from transformers import GPT2Config, GPT2LMHeadModel
+        cfg = GPT2Config(attn_implementation="eager")
+        model = GPT2LMHeadModel(cfg).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+        ids = torch.randint(0, cfg.vocab_size, (batch, 1024), device=dev)
+        return ("adam", model, opt,
+                lambda: model(input_ids=ids, labels=ids).loss,
+                lambda: model.gradient_checkpointing_enable(
+                    gradient_checkpointing_kwargs={"use_reentrant": False}))
+    raise ValueError(net)
+
+
+def pinned_peak(torch):
+    f = getattr(torch.cuda, "host_memory_stats", None)
+    if f is None:
+        return ""
+    try:
+        st = f()
+    except Exception:
+        return ""
+    for k in ("allocated_bytes.peak", "reserved_bytes.peak",
+              "allocated_bytes.all.peak", "reserved_bytes.all.peak"):
+        if k in st:
+            return str(int(st[k]))
+    return ""
+
+
+def run_net(net, batch, steps, torch):
+    dev = torch.device("cuda")
+    rows, steps_rows = [], []
+    for mech in MECHANISMS:
+        opt_name, model, opt, fwd, enable_ckpt = build(net, batch, dev, torch)
+        model.train()
+        if mech == "checkpoint_blocks":
+            enable_ckpt()
+
+        def step():
+            if mech.startswith("save_on_cpu"):
+                with torch.autograd.graph.save_on_cpu(
+                        pin_memory=mech.endswith("pinned")):
+                    loss = fwd()
+            else:
+                loss = fwd()
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        times = []
+        for i in range(3 + steps):
+            if i == 3:
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+            s = torch.cuda.Event(enable_timing=True)
+            e = torch.cuda.Event(enable_timing=True)
+            s.record()
+            step()
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e))
+        peak = torch.cuda.max_memory_allocated()
+        med = statistics.median(times[3:])
+        rows.append((net, opt_name, batch, mech, med, peak, pinned_peak(torch)))
+        steps_rows += [(net, batch, mech, i, t) for i, t in enumerate(times)]
+        print(f"torch_mechanisms: {net} batch {batch} {mech}: {med:.3f} ms, "
+              f"peak {peak} B, first steps "
+              + " ".join(f"{t:.1f}" for t in times[:4]), flush=True)
+        del model, opt, fwd, step
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    return rows, steps_rows
+
+
+def write(path, header, rows):
+    tmp = path + ".partial"
+    with open(tmp, "w") as f:
+        f.write(header + "\n")
+        for r in rows:
+            f.write(",".join(f"{v:.4f}" if isinstance(v, float) else str(v)
+                             for v in r) + "\n")
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--gpt2-batch", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--nets", default="resnet50,bert_base,gpt2")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # child: one net
+    ap.add_argument("-o", required=True)
+    ap.add_argument("--steps-out")
+    a = ap.parse_args()
+    if a.one:  # child process: one network, all mechanisms
+        import torch
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.benchmark = True
+        b = a.gpt2_batch if a.one == "gpt2" else a.batch
+        rows, srows = run_net(a.one, b, a.steps, torch)
+        write(a.o, "", rows)
+        write(a.o + ".steps", "", srows)
+        return 0
+    import torch
+    if not torch.cuda.is_available():
+        print("torch_mechanisms: no CUDA GPU found; nothing measured")
+        return 0
+    rows, srows = [], []
+    for net in a.nets.split(","):
+        part = a.o + "." + net
+        r = subprocess.run([sys.executable, __file__, "--one", net,
+                            "--batch", str(a.batch), "--gpt2-batch",
+                            str(a.gpt2_batch), "--steps", str(a.steps),
+                            "-o", part])
+        if r.returncode != 0 or not os.path.exists(part):
+            print(f"torch_mechanisms: {net}: not measured (exit "
+                  f"{r.returncode})")
+            continue
+        for path, acc in ((part, rows), (part + ".steps", srows)):
+            with open(path) as f:
+                acc += [ln.rstrip("\n") for ln in f if ln.strip()]
+            os.remove(path)
+    write(a.o, "net,optimizer,batch,mechanism,measured_ms,"
+          "measured_peak_bytes,host_pinned_peak_bytes",
+          [(r,) for r in rows])
+    if a.steps_out:
+        write(a.steps_out, "net,batch,mechanism,step,ms", [(r,) for r in srows])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
