@@ -436,22 +436,32 @@ static void put_conv_algos(FILE *f, const struct cal_csv *c)
 	}
 }
 
-/* gemms: one line per gemm row (bench gemm: the shapes of
- * calibrate/gemm_shapes.h, kind the arithmetic). */
-static void put_gemms(FILE *f, const struct cal_csv *c)
+/* gemms: one line per gemm row of the fitted precision (bench gemm: the
+ * shapes of calibrate/gemm_shapes.h; kind the arithmetic). The profile's
+ * compute.matmul is the curve of --precision's matmul rows, and the
+ * workload arithmetic it times is fp32 (a TF32 profile times an fp32
+ * workload's matmuls as TF32, as PyTorch does with allow_tf32=True and
+ * its conv_algos: were measured with conv_math tf32); so the rows of
+ * kind `kprec` are written as the fp32 workload's GEMMs, and the others
+ * are left out: a TF32 profile's fp32 GEMMs otherwise took the FP32
+ * rows' times, 2.7x the TF32 ones on BERT's FFN (issue 30's H100 run). */
+static void put_gemms(FILE *f, const struct cal_csv *c, int kprec)
 {
 	static const char *const keys[] = {"batch", "m", "n", "k"};
 	bool any = false;
 	for (size_t i = 0; i < c->n_rows; i++) {
 		const struct cal_row *r = &c->rows[i];
-		if (r->bench != CB_GEMM)
+		if (r->bench != CB_GEMM || (int)r->kind != kprec)
 			continue;
 		if (!any)
-			fprintf(f, "\n# Every GEMM shape measured (cuBLAS), "
-				   "median time; the executor times every "
-				   "matmul of\n# a generated workload with "
-				   "the same shape and arithmetic with it "
-				   "(less host.launch).\ngemms:\n");
+			fprintf(f, "\n# Every GEMM shape measured (cuBLAS) in "
+				   "%s, median time; the executor times every "
+				   "matmul of\n# a generated fp32 workload with "
+				   "the same shape with it (less host.launch); "
+				   "math: fp32\n# is the workload's arithmetic "
+				   "(fit --precision: which rows time it).\n"
+				   "gemms:\n",
+				cal_kinds(CB_GEMM)[kprec]);
 		any = true;
 		char layer[128] = "?";
 		cal_param_str(r->param, "layer", layer, sizeof layer);
@@ -461,8 +471,7 @@ static void put_gemms(FILE *f, const struct cal_csv *c)
 			if (cal_param_int(r->param, keys[j], &v) == 0)
 				fprintf(f, ", %s: %lld", keys[j], (long long)v);
 		}
-		fprintf(f, ", math: %s, time: %.0fns}\n",
-			cal_kinds(CB_GEMM)[r->kind], r->median_ns);
+		fprintf(f, ", math: fp32, time: %.0fns}\n", r->median_ns);
 	}
 }
 
@@ -720,7 +729,7 @@ static int build(FILE *f, const struct cal_csv *c,
 	if (put_host(f, c, o->base, err) < 0)
 		return -1;
 	put_conv_algos(f, c);
-	put_gemms(f, c);
+	put_gemms(f, c, kprec);
 
 	if (log) {
 		fprintf(log, "fit %s (%zu rows)\n", c->path, c->n_rows);

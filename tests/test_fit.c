@@ -226,9 +226,13 @@ static void write_synthetic_meta(const char *path, const char *extra)
 		    MEM_LAUNCH + b * 1e9 / MEM_BW);
 		row(f, r, "alloc", "malloc", "", b, 0, MALLOC_NS);
 	}
-	/* one measured GEMM shape, no noise: the profile's gemms: carries
-	 * it as written (test_fit_recovers_truth) */
+	/* one measured GEMM shape in two arithmetics, no noise: the
+	 * profile's gemms: carries the row of the fitted precision (fp32
+	 * here) as the fp32 workload's, and leaves the TF32 row out
+	 * (test_fit_recovers_truth) */
 	fprintf(f, "gemm,tf32,layer=bert_base.scores;batch=384;m=128;n=128;"
+		   "k=64,0,8.05306e+08,20,4321,4000,5000\n");
+	fprintf(f, "gemm,fp32,layer=bert_base.scores;batch=384;m=128;n=128;"
 		   "k=64,0,8.05306e+08,20,12345,12000,13000\n");
 	/* 71 shapes, 1e5 to 1e12 FLOPs (10 per decade); two conv
 	 * algorithms per shape, the second 1.5x slower, listed first so
@@ -316,7 +320,7 @@ static void test_fit_recovers_truth(void **state)
 	near("memory mem_bw", hw.op[OT_RELU].mem_bw, MEM_BW);
 	near("malloc", (double)hw.malloc_cost, MALLOC_NS);
 	assert_int_equal(hw.n_gemms, 1);
-	assert_int_equal(hw.gemms[0].math, WL_MATH_TF32);
+	assert_int_equal(hw.gemms[0].math, WL_MATH_FP32);
 	assert_int_equal(hw.gemms[0].batch, 384);
 	assert_int_equal(hw.gemms[0].m, 128);
 	assert_int_equal(hw.gemms[0].n, 128);

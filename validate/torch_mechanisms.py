@@ -207,12 +207,17 @@ def main():
             with open(path) as f:
                 acc += [ln.rstrip("\n") for ln in f if ln.strip()]
             os.remove(path)
+        flush(a, rows, srows)  # each network's rows as soon as measured
+    flush(a, rows, srows)
+    return 0
+
+
+def flush(a, rows, srows):
     write(a.o, "net,optimizer,batch,mechanism,measured_ms,"
           "measured_peak_bytes,host_pinned_peak_bytes",
           [(r,) for r in rows])
     if a.steps_out:
         write(a.steps_out, "net,batch,mechanism,step,ms", [(r,) for r in srows])
-    return 0
 
 
 if __name__ == "__main__":
