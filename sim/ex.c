@@ -556,6 +556,24 @@ static void drv_gate(struct ex *ex, enum eng_q q)
 		stop_error(ex, "out of host memory for the simulation");
 }
 
+/* Queue q's next item waits for ev (none: nothing). Issued even when ev
+ * has fired: the model's timing needs the wait only while ev is pending,
+ * but a schedule (sched.c) must carry every dependency, since a replay
+ * whose host runs ahead (validate/replay.c, --host runahead) issues the
+ * item before its own device has done what the model's had: a swap-out
+ * logged without its producer's event was copied before the kernel
+ * wrote it (issue 30's H100 run: ondemand's real-ahead replays 34-36%
+ * under the prediction). A fired event's wait takes no time (eng.c). */
+static void wait_dep(struct ex *ex, enum eng_q q, eng_event ev)
+{
+	if (ev == ENG_EVENT_NONE)
+		return;
+	struct eng_item w = {.type = ENG_WAIT, .q = q, .wait = ev,
+			     .signal = ENG_EVENT_NONE};
+	if (eng_issue(&ex->eng, &w) < 0)
+		stop_error(ex, "out of host memory for the simulation");
+}
+
 /* Pinned pool growths since the host pool counted g0 of them. */
 static void host_grew(struct ex *ex, uint64_t g0)
 {
@@ -1223,12 +1241,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 	host_grew(ex, g0);
 	x->pinned += bytes;
 	x->pageable = pageable;
-	if (!eng_event_done(&ex->eng, x->written)) {
-		struct eng_item w = {.type = ENG_WAIT, .q = ENG_D2H,
-				     .wait = x->written,
-				     .signal = ENG_EVENT_NONE};
-		eng_issue(&ex->eng, &w);
-	}
+	wait_dep(ex, ENG_D2H, x->written);
 	drv_gate(ex, ENG_D2H);
 	eng_event ev = eng_event_new(&ex->eng, ENG_D2H);
 	struct eng_item it = {.type = ENG_COPY, .q = ENG_D2H, .bytes = bytes,
@@ -1291,11 +1304,7 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 		return refuse(ex, "swap_in %s: no device memory for %llu bytes",
 			      tname(ex, t), (unsigned long long)bytes),
 		       ENG_EVENT_NONE;
-	if (after != ENG_EVENT_NONE && !eng_event_done(&ex->eng, after)) {
-		struct eng_item w = {.type = ENG_WAIT, .q = ENG_H2D,
-				     .wait = after, .signal = ENG_EVENT_NONE};
-		eng_issue(&ex->eng, &w);
-	}
+	wait_dep(ex, ENG_H2D, after);
 	if (x->z_state == ZS_PACKING || x->z_state == ZS_PACKED) {
 		struct eng_item w = {.type = ENG_WAIT, .q = ENG_H2D,
 				     .wait = decompress(ex, t),
@@ -1588,11 +1597,7 @@ eng_event ex_refresh(struct ex *ex, uint32_t t, unsigned flags,
 		return refuse(ex, "refresh %s: not a whole-run tensor resident "
 			      "on the device", tname(ex, t)),
 		       ENG_EVENT_NONE;
-	if (after != ENG_EVENT_NONE && !eng_event_done(&ex->eng, after)) {
-		struct eng_item w = {.type = ENG_WAIT, .q = ENG_H2D,
-				     .wait = after, .signal = ENG_EVENT_NONE};
-		eng_issue(&ex->eng, &w);
-	}
+	wait_dep(ex, ENG_H2D, after);
 	drv_gate(ex, ENG_H2D);
 	uint64_t bytes = ex->wl->tensors[t].bytes;
 	eng_event ev = eng_event_new(&ex->eng, ENG_H2D);
@@ -2092,6 +2097,17 @@ static void issue(struct ex *ex)
 			}
 		}
 		ex->cur->host_busy = sim_time_add(ex->cur->host_busy, d);
+	} else {
+		/* the kernel reads what the H2D engine brought in: its
+		 * latest copy's event (the engine is FIFO), fired by now
+		 * (step() waited for any pending one), for the schedule */
+		eng_event in = ENG_EVENT_NONE;
+		for (uint32_t i = 0; i < op->n_in; i++) {
+			eng_event r = ex->t[op->in[i]].ready;
+			if (r != ENG_EVENT_NONE && (in == ENG_EVENT_NONE || r > in))
+				in = r;
+		}
+		wait_dep(ex, ENG_COMPUTE, in);
 	}
 	eng_event ev = eng_event_new(&ex->eng, q);
 	for (uint32_t i = 0; i < op->n_in; i++)

@@ -112,7 +112,7 @@ static void hostwait(struct blog *b, sim_time_t t, uint32_t ev,
  *   K4  [7, 8) t=7, workspace 256                  slot 5
  *   free ws t=8
  */
-static void iteration(struct blog *b, int i, int64_t u)
+static void iteration(struct blog *b, int i, int64_t u, bool logged_waits)
 {
 	uint32_t e1 = 7 + 100 * (uint32_t)i, e2 = 9 + 100 * (uint32_t)i,
 		 e3 = 4 + 100 * (uint32_t)i;
@@ -123,7 +123,23 @@ static void iteration(struct blog *b, int i, int64_t u)
 	blk(b, SCH_ALLOC, 0, 0, 1024, 0);
 	blk(b, SCH_ALLOC, 0, 1, 1024, 1024);
 	kern(b, 0, 0, 0, 2 * u, SCH_NONE, e1, 0);
-	copy(b, 0, ENG_D2H, 0, 1024, true, 2 * u, 3 * u, e1, e2);
+	if (logged_waits) {
+		/* as sim/ex.c logs a swap-out: `wait` records on the d2h
+		 * stream for its producer's E1, then for a driver call's
+		 * return (a cudaMallocHost the replay does not make, so
+		 * fired), and the copy with no wait= of its own */
+		struct sch_item *w = add(b, SCH_WAIT, 0);
+		w->q = ENG_D2H;
+		w->wait_ev = e1;
+		struct sch_item *d = add(b, SCH_DRIVER, 0);
+		d->signal_ev = 11 + 100 * (uint32_t)i;
+		w = add(b, SCH_WAIT, 0);
+		w->q = ENG_D2H;
+		w->wait_ev = d->signal_ev;
+		copy(b, 0, ENG_D2H, 0, 1024, true, 2 * u, 3 * u, SCH_NONE, e2);
+	} else {
+		copy(b, 0, ENG_D2H, 0, 1024, true, 2 * u, 3 * u, e1, e2);
+	}
 	if (i == 1)
 		hostwait(b, 2 * u, SCH_NONE, 3 * u);
 	blk(b, SCH_ALLOC, 2 * u, 2, 512, 2048);
@@ -144,15 +160,17 @@ static void iteration(struct blog *b, int i, int64_t u)
 /* The schedule above in units of `u` ns (MS everywhere but the run-ahead
  * test, which stretches it so that its overlap does not hang on a
  * stream thread waking within 2 ms on a loaded machine). */
-static void build_in(struct blog *b, int64_t u)
+static void build_waits(struct blog *b, int64_t u, bool logged_waits)
 {
 	memset(b, 0, sizeof *b);
 	snprintf(b->log.workload, sizeof b->log.workload, "hand");
 	b->log.budget = ARENA;
 	b->log.iterations = 2;
-	iteration(b, 0, u);
-	iteration(b, 1, u);
+	iteration(b, 0, u, logged_waits);
+	iteration(b, 1, u, logged_waits);
 }
+
+static void build_in(struct blog *b, int64_t u) { build_waits(b, u, false); }
 
 static void build(struct blog *b) { build_in(b, MS); }
 
@@ -353,6 +371,65 @@ static void test_runahead_replay(void **state)
 	free(b.log.it);
 }
 
+/* Two `wait` records before one copy (the producer's event, then a
+ * driver call's fired return): the copy waits for both, so with the host
+ * running ahead the offload still starts after K1 ends. The core kept
+ * only the last logged wait before issue 30's H100 run, and run-ahead
+ * replays copied tensors before their producers wrote them. */
+static void test_waits_accumulate(void **state)
+{
+	(void)state;
+	struct blog b;
+	build_waits(&b, 25 * MS, true);
+	struct rp_host *h = host();
+	struct rp_meas m = {.mode = "spin", .alloc = "arena"};
+	gms_err err = {{0}};
+	assert_int_equal(rp_replay_host(&b.log, rp_host_backend(h), ARENA,
+					true, &m, &err),
+			 0);
+	stream_order(h); /* K1 before OFF in both iterations */
+	rp_meas_free(&m);
+	rp_host_free(h);
+	free(b.log.it);
+}
+
+/* A `wait` logged on the compute queue (sim/ex.c: a kernel that reads
+ * what a copy brought in) holds the compute stream: with the host
+ * running ahead, K starts after the prefetch ends. Before issue 30 the
+ * core put a compute queue's wait on the H2D stream, and K ran at once.
+ *   alloc p (512 B at 0); prefetch p (h2d) [0, 2) signals E5;
+ *   wait q=compute E5; K [2, 3); free p; end at 3 (units of 25 ms) */
+static void test_compute_wait(void **state)
+{
+	(void)state;
+	const int64_t u = 25 * MS;
+	struct blog b;
+	memset(&b, 0, sizeof b);
+	snprintf(b.log.workload, sizeof b.log.workload, "hand");
+	b.log.budget = ARENA;
+	b.log.iterations = 1;
+	add(&b, SCH_ITER, 0);
+	blk(&b, SCH_ALLOC, 0, 0, 512, 0);
+	copy(&b, 0, ENG_H2D, 0, 512, true, 0, 2 * u, SCH_NONE, 5);
+	struct sch_item *w = add(&b, SCH_WAIT, 0);
+	w->q = ENG_COMPUTE;
+	w->wait_ev = 5;
+	kern(&b, 0, 0, 2 * u, 3 * u, SCH_NONE, SCH_NONE, 0);
+	blk(&b, SCH_FREE, 3 * u, 0, 512, 0);
+	struct sch_item *end = add(&b, SCH_END, 3 * u);
+	end->end = 3 * u;
+	struct rp_host *h = host();
+	struct rp_meas m = {.mode = "spin", .alloc = "arena"};
+	gms_err err = {{0}};
+	assert_int_equal(rp_replay_host(&b.log, rp_host_backend(h), ARENA,
+					true, &m, &err),
+			 0);
+	before(h, 0, 0, 0, 1); /* slot 0 the prefetch, slot 1 K */
+	rp_meas_free(&m);
+	rp_host_free(h);
+	free(b.log.it);
+}
+
 static void test_block_outside_the_arena(void **state)
 {
 	(void)state;
@@ -430,6 +507,8 @@ int main(void)
 		cmocka_unit_test(test_order_follows_dependencies),
 		cmocka_unit_test(test_measurement_csv),
 		cmocka_unit_test(test_runahead_replay),
+		cmocka_unit_test(test_waits_accumulate),
+		cmocka_unit_test(test_compute_wait),
 		cmocka_unit_test(test_block_outside_the_arena),
 		cmocka_unit_test(test_arena_extent),
 		cmocka_unit_test(test_spin_ns),

@@ -114,26 +114,32 @@ struct want {
  *     x is g's input), a swap-out with release that the host waits for:
  *  3  driver: the pinned host pool grows once for a (cudaMallocHost,
  *     cost 0) and its gate, event 1, fires at once (no queue waits)
- *  4  copy a d2h [10, 110), 100 B at 1 B/ns, signals event 2
- *  5  hostwait on event 2 from 10 until 110, cause d2h
- *  6  free a at 110 (its copy done: OUT); 0 + x = 100 B in use
- *  7  alloc b at 110: 300 B
- *  8  kernel g [110, 120), signals event 3
- *  9  free x at 120 (its last reader g is done)
- * 10  free b at 120 (no reader: freed at its producer)
+ *  4  wait on the d2h queue for event 0, f's, which wrote a: fired at
+ *     10, so it takes no time, but the schedule carries it (a replay
+ *     whose host runs ahead must not copy a before f ends; issue 30)
+ *  5  copy a d2h [10, 110), 100 B at 1 B/ns, signals event 2
+ *  6  hostwait on event 2 from 10 until 110, cause d2h
+ *  7  free a at 110 (its copy done: OUT); 0 + x = 100 B in use
+ *  8  alloc b at 110: 300 B
+ *  9  kernel g [110, 120), signals event 3
+ * 10  free x at 120 (its last reader g is done)
+ * 11  free b at 120 (no reader: freed at its producer)
  *     h reads a, OUT: swapped in on demand into a fresh block
- * 11  alloc a at 120
- * 12  copy a h2d [120, 220), signals event 4
- * 13  hostwait on event 4 from 120 until 220, cause h2d
- * 14  alloc c at 220
- * 15  kernel h [220, 230), signals event 5
- * 16  free a at 230 (h done), 17  free c (no reader)
+ * 12  alloc a at 120
+ * 13  copy a h2d [120, 220), signals event 4
+ * 14  hostwait on event 4 from 120 until 220, cause h2d
+ * 15  alloc c at 220
+ * 16  wait on the compute queue for event 4, the copy that brought a
+ *     in (fired at 220: no time; for the schedule, as 4)
+ * 17  kernel h [220, 230), signals event 5
+ * 18  free a at 230 (h done), 19  free c (no reader)
  * end: time 230; peak allocated 300 (x + b at 110). */
 static const struct want small_want[] = {
 	{SCH_ALLOC, 0, 0, N_, N_, 0, 0, 100},
 	{SCH_ALLOC, 0, 1, N_, N_, 0, 0, 100},
 	{SCH_KERNEL, 0, 0, N_, 0, 0, 10, 0},
 	{SCH_DRIVER, 10, N_, N_, 1, 0, 0, 0},
+	{SCH_WAIT, 10, N_, 0, N_, 0, 0, 0},
 	{SCH_COPY, 10, 1, N_, 2, 10, 110, 100},
 	{SCH_HOSTWAIT, 10, N_, 2, N_, 0, 110, 0},
 	{SCH_FREE, 110, 1, N_, N_, 0, 0, 100},
@@ -145,6 +151,7 @@ static const struct want small_want[] = {
 	{SCH_COPY, 120, 1, N_, 4, 120, 220, 100},
 	{SCH_HOSTWAIT, 120, N_, 4, N_, 0, 220, 0},
 	{SCH_ALLOC, 220, 3, N_, N_, 0, 0, 100},
+	{SCH_WAIT, 220, N_, 4, N_, 0, 0, 0},
 	{SCH_KERNEL, 220, 2, N_, 5, 220, 230, 0},
 	{SCH_FREE, 230, 1, N_, N_, 0, 0, 100},
 	{SCH_FREE, 230, 3, N_, N_, 0, 0, 100},
@@ -213,6 +220,9 @@ static void test_small_by_hand(void **state)
 			assert_int_equal(it->wait_ev, w->wait);
 			assert_int_equal(it->end, w->end);
 			break;
+		case SCH_WAIT:
+			assert_int_equal(it->wait_ev, w->wait);
+			break;
 		case SCH_DRIVER:
 			assert_int_equal(it->calls[2], 1);
 			assert_int_equal(it->cost, 0);
@@ -222,12 +232,14 @@ static void test_small_by_hand(void **state)
 		}
 	}
 	/* it[0] is the iter record: seq k is it[k + 1] */
-	assert_int_equal(log.it[6].cause, ST_STALL_D2H);
-	assert_int_equal(log.it[14].cause, ST_STALL_H2D);
+	assert_int_equal(log.it[7].cause, ST_STALL_D2H);
+	assert_int_equal(log.it[15].cause, ST_STALL_H2D);
+	assert_int_equal(log.it[5].q, ENG_D2H);
+	assert_int_equal(log.it[17].q, ENG_COMPUTE);
 	/* kernel h reads a (1) and writes c (3) */
-	assert_int_equal(log.it[16].tensors[0], 1);
-	assert_int_equal(log.it[16].tensors[1], 3);
-	assert_string_equal(log.it[16].name, "h");
+	assert_int_equal(log.it[18].tensors[0], 1);
+	assert_int_equal(log.it[18].tensors[1], 3);
+	assert_string_equal(log.it[18].name, "h");
 	assert_int_equal(log.it[n + 1].kind, SCH_END);
 	assert_int_equal(log.it[n + 1].end, 230);
 	assert_int_equal(log.peak_allocated, 300);
@@ -283,20 +295,20 @@ static void test_check_corrupted(void **state)
 	(void)state;
 	/* overlap on a queue: kernel h issued at 115 and run [115, 230),
 	 * while g, issued before it on compute, runs until 120 */
-	check_fails("kernel seq=15", "t=220", "t=115", "start=220",
+	check_fails("kernel seq=17", "t=220", "t=115", "start=220",
 		    "start=115",
 		    "starts at 115 on queue compute, before the item issued "
 		    "before it ends at 120");
 	/* the host waits on an event nothing signals: 9 */
-	check_fails("hostwait seq=5", "event=2", "event=9", NULL, NULL,
+	check_fails("hostwait seq=6", "event=2", "event=9", NULL, NULL,
 		    "waits for event 9, which nothing before it");
 	/* the swap-in copies a before its block is allocated: the alloc
-	 * (seq 11) made an alloc of another tensor id (7) */
-	check_fails("alloc seq=11", "tensor=1", "tensor=7", NULL, NULL,
+	 * (seq 12) made an alloc of another tensor id (7) */
+	check_fails("alloc seq=12", "tensor=1", "tensor=7", NULL, NULL,
 		    "tensor 1 is not allocated");
 	/* the swap-out's copy of a after a is freed: the free moved to the
 	 * copy's start */
-	check_fails("free seq=6", "t=110", "t=50", NULL, NULL,
+	check_fails("free seq=7", "t=110", "t=50", NULL, NULL,
 		    "freed at 50 while a kernel or copy uses it until 110");
 	/* the same log claimed to come from a placing allocator: every
 	 * address 0, so x and a overlap */

@@ -55,9 +55,10 @@ struct rp_ctx {
 	uint32_t q_last[RP_STREAM_COUNT]; /* backend event of the last item
 					     issued on each stream this
 					     iteration, RP_FIRED if none */
-	uint32_t q_wait[RP_STREAM_COUNT]; /* a logged `wait` for the next
-					     item on each stream (backend
-					     event), SCH_NONE if none */
+	uint32_t q_wait[RP_STREAM_COUNT][RP_MAX_WAITS]; /* the logged
+					     `wait`s for the next item on
+					     each stream (backend events) */
+	uint32_t q_nwait[RP_STREAM_COUNT]; /* how many of q_wait[s] */
 	size_t n_ev;		    /* distinct events */
 	const struct sch_item **slot_it; /* slot -> its record */
 	uint32_t *q_slots[RP_STREAM_COUNT]; /* slots per stream, in
@@ -105,9 +106,13 @@ static uint32_t ev_dense(const struct rp_ctx *c, uint32_t ev)
 	return p ? (uint32_t)(p - c->ev_ids) : SCH_NONE;
 }
 
+/* The stream of a kernel, a copy, or a `wait`/`record` on a queue: a
+ * compute queue's wait or record is the compute stream's (they were the
+ * H2D stream's before issue 30: vDNN++'s forward barrier then waited on
+ * the wrong stream, and a compute record stood for H2D's last item). */
 static enum rp_stream item_stream(const struct sch_item *r)
 {
-	if (r->kind == SCH_KERNEL)
+	if (r->kind == SCH_KERNEL || r->q == ENG_COMPUTE)
 		return RP_COMPUTE;
 	return r->q == ENG_D2H ? RP_D2H : RP_H2D;
 }
@@ -200,25 +205,44 @@ static int do_free(struct rp_ctx *c, const struct sch_item *r, gms_err *err)
 	return c->b->free(c->b->obj, r, s, err);
 }
 
+#define RP_STR_(x) #x
+#define RP_STR(x) RP_STR_(x)
+
+/* Add backend event ev to a list of n waits (at most RP_MAX_WAITS): a
+ * fired one (RP_FIRED) or one already there adds nothing. -1: full. */
+static int add_wait(uint32_t *w, uint32_t *n, uint32_t ev)
+{
+	if (ev == RP_FIRED || ev == SCH_NONE)
+		return 0;
+	for (uint32_t i = 0; i < *n; i++)
+		if (w[i] == ev)
+			return 0;
+	if (*n == RP_MAX_WAITS)
+		return -1;
+	w[(*n)++] = ev;
+	return 0;
+}
+
 /* Issue a kernel or copy record as slot `slot`. */
 static int do_issue(struct rp_ctx *c, const struct sch_item *r, uint32_t slot,
 		    gms_err *err)
 {
 	struct rp_issue is = {.it = r, .slot = slot, .s = item_stream(r),
-			      .wait = SCH_NONE, .signal = SCH_NONE,
+			      .signal = SCH_NONE,
 			      .pred_ns = r->end - r->start};
+	/* the logged `wait` records, then its own wait= */
+	for (uint32_t i = 0; i < c->q_nwait[is.s]; i++)
+		is.wait[is.n_wait++] = c->q_wait[is.s][i];
+	c->q_nwait[is.s] = 0;
 	if (r->wait_ev != SCH_NONE) {
 		uint32_t d = ev_dense(c, r->wait_ev);
 		if (d == SCH_NONE || !c->ev_set[d])
 			return rec_err(err, r, "waits for an event no earlier "
 					       "item signals");
-		is.wait = c->ev_map[d];
-	} else {
-		is.wait = c->q_wait[is.s]; /* a logged `wait` record */
+		if (add_wait(is.wait, &is.n_wait, c->ev_map[d]) < 0)
+			return rec_err(err, r, "more than " RP_STR(RP_MAX_WAITS)
+					       " waits before one item");
 	}
-	c->q_wait[is.s] = SCH_NONE;
-	if (is.wait == RP_FIRED)
-		is.wait = SCH_NONE;
 	/* every item signals a backend event: its logged one, or one of
 	 * its own (n_ev + slot) that a later `record` may stand for */
 	if (r->signal_ev != SCH_NONE) {
@@ -318,7 +342,7 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 	for (int q = 0; q < RP_STREAM_COUNT; q++) {
 		c->q_last[q] = RP_FIRED; /* the streams drained at the last
 					    iteration's end */
-		c->q_wait[q] = SCH_NONE;
+		c->q_nwait[q] = 0;
 	}
 	if (c->b->iter_begin(c->b->obj, a->iter, n_slots,
 			     (uint32_t)u + n_slots, err))
@@ -380,8 +404,12 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 			if (d == SCH_NONE || !c->ev_set[d])
 				rc = rec_err(err, r, "a stream waits for an event "
 						     "no earlier item signals");
-			else
-				c->q_wait[item_stream(r)] = c->ev_map[d];
+			else if (add_wait(c->q_wait[item_stream(r)],
+					  &c->q_nwait[item_stream(r)],
+					  c->ev_map[d]) < 0)
+				rc = rec_err(err, r, "more than "
+					     RP_STR(RP_MAX_WAITS) " waits "
+					     "before one item");
 			break;
 		}
 		case SCH_DRIVER:

@@ -56,14 +56,22 @@
 enum rp_stream { RP_COMPUTE, RP_H2D, RP_D2H, RP_STREAM_COUNT };
 
 /* What an issued kernel or copy needs besides its record. */
+/* Waits one item may carry: a schedule logs, before a copy or kernel,
+ * its dependency (its producer's or its copy's event, sim/ex.c wait_dep),
+ * a driver call's return (drv_gate) and a policy's own `after` event. */
+#define RP_MAX_WAITS 8
+
 struct rp_issue {
 	const struct sch_item *it; /* the record */
 	uint32_t slot;		   /* its index among the iteration's kernels
 				      and copies (0..n_slots-1): where the
 				      backend keeps its start and end */
 	enum rp_stream s;	   /* stream it goes to */
-	uint32_t wait;		   /* dense event to stream-wait for before
-				      it, or SCH_NONE */
+	uint32_t wait[RP_MAX_WAITS]; /* dense events to stream-wait for
+					before it (the logged `wait`
+					records since the stream's last
+					item, and its own wait=) */
+	uint32_t n_wait;	   /* how many of wait[] */
 	uint32_t signal;	   /* dense event to record after it, or
 				      SCH_NONE */
 	uint64_t addr;		   /* COPY: the tensor's model address;

@@ -12,7 +12,8 @@
 /* One enqueued item (struct rp_issue, less the record). */
 struct hq_item {
 	uint32_t slot;	  /* where its span goes */
-	uint32_t wait;	  /* dense event to wait for, or SCH_NONE */
+	uint32_t wait[RP_MAX_WAITS]; /* dense events to wait for */
+	uint32_t n_wait;  /* how many of wait[] */
 	uint32_t signal;  /* dense event to set, or SCH_NONE */
 	int64_t spin_ns;  /* busy wait (predicted / time_div) */
 	uint64_t addr;	  /* COPY: model address */
@@ -66,6 +67,15 @@ static void spin(int64_t ns)
 		;
 }
 
+/* Have all of an item's waits fired? (under h->mu) */
+static bool waits_fired(const struct rp_host *h, const struct hq_item *it)
+{
+	for (uint32_t i = 0; i < it->n_wait; i++)
+		if (!h->ev[it->wait[i]])
+			return false;
+	return true;
+}
+
 static void *stream_main(void *arg)
 {
 	struct hq *s = arg;
@@ -73,8 +83,7 @@ static void *stream_main(void *arg)
 	pthread_mutex_lock(&h->mu);
 	for (;;) {
 		while (!h->quit && (s->head == s->n ||
-				    (s->q[s->head].wait != SCH_NONE &&
-				     !h->ev[s->q[s->head].wait])))
+				    !waits_fired(h, &s->q[s->head])))
 			pthread_cond_wait(&h->cv, &h->mu);
 		if (h->quit)
 			break;
@@ -167,10 +176,11 @@ static int h_issue(void *obj, const struct rp_issue *is, gms_err *err)
 {
 	struct rp_host *h = obj;
 	struct hq *s = &h->s[is->s];
-	struct hq_item it = {.slot = is->slot, .wait = is->wait,
+	struct hq_item it = {.slot = is->slot, .n_wait = is->n_wait,
 			     .signal = is->signal,
 			     .spin_ns = is->pred_ns / h->cfg.time_div,
 			     .addr = is->addr, .h2d = is->s == RP_H2D};
+	memcpy(it.wait, is->wait, sizeof it.wait);
 	if (is->slot >= h->n_spans[h->iter])
 		return gms_errf(err, "replay-host: slot %u out of range",
 				is->slot);

@@ -380,8 +380,8 @@ static int g_issue(void *obj, const rp_issue *is, gms_err *err)
 {
 	gpu *g = (gpu *)obj;
 	cudaStream_t s = g->st[is->s];
-	if (is->wait != SCH_NONE)
-		CK(cudaStreamWaitEvent(s, g->ev[is->wait], 0));
+	for (uint32_t i = 0; i < is->n_wait; i++)
+		CK(cudaStreamWaitEvent(s, g->ev[is->wait[i]], 0));
 	if (is->it->kind != SCH_KERNEL) /* kernels: run_kernel, at launch */
 		CK(cudaEventRecord(g->t0[is->slot], s));
 	if (is->it->kind == SCH_KERNEL) {
