@@ -201,16 +201,11 @@ static void before(const struct rp_host *h, int ia, uint32_t a, int ib,
 
 enum { K1, OFF, PRE, K2, K3, K4, N_SLOTS };
 
-/* The hand-made log (built into *b; the caller frees b->log.it)
- * replayed on the host backend (into *m), the host waiting per kernel or
- * running ahead; returns the backend. */
-static struct rp_host *replay_hand(struct blog *b, bool runahead,
-				   struct rp_meas *m)
+/* Log b replayed on the host backend (into *m), the host waiting per
+ * kernel or running ahead; returns the backend. */
+static struct rp_host *replay_log(struct blog *b, bool runahead,
+				  struct rp_meas *m)
 {
-	/* run-ahead: K1 spins 50 ms, so the prefetch issued behind it
-	 * starts while it runs even if the h2d thread waits tens of ms
-	 * for a core (ASan on two shared cores missed 2 ms) */
-	build_in(b, runahead ? 25 * MS : MS);
 	struct rp_host *h = host();
 	*m = (struct rp_meas){.mode = "spin", .alloc = "arena"};
 	gms_err err = {{0}};
@@ -218,6 +213,18 @@ static struct rp_host *replay_hand(struct blog *b, bool runahead,
 					runahead, m, &err),
 			 0);
 	return h;
+}
+
+/* The hand-made log (built into *b; the caller frees b->log.it),
+ * replayed by replay_log. */
+static struct rp_host *replay_hand(struct blog *b, bool runahead,
+				   struct rp_meas *m)
+{
+	/* run-ahead: K1 spins 50 ms, so the prefetch issued behind it
+	 * starts while it runs even if the h2d thread waits tens of ms
+	 * for a core (ASan on two shared cores missed 2 ms) */
+	build_in(b, runahead ? 25 * MS : MS);
+	return replay_log(b, runahead, m);
 }
 
 /* The compute stream's FIFO, the offload behind K1's event, K3 after
@@ -381,12 +388,8 @@ static void test_waits_accumulate(void **state)
 	(void)state;
 	struct blog b;
 	build_waits(&b, 25 * MS, true);
-	struct rp_host *h = host();
-	struct rp_meas m = {.mode = "spin", .alloc = "arena"};
-	gms_err err = {{0}};
-	assert_int_equal(rp_replay_host(&b.log, rp_host_backend(h), ARENA,
-					true, &m, &err),
-			 0);
+	struct rp_meas m;
+	struct rp_host *h = replay_log(&b, true, &m);
 	stream_order(h); /* K1 before OFF in both iterations */
 	rp_meas_free(&m);
 	rp_host_free(h);
@@ -418,12 +421,8 @@ static void test_compute_wait(void **state)
 	blk(&b, SCH_FREE, 3 * u, 0, 512, 0);
 	struct sch_item *end = add(&b, SCH_END, 3 * u);
 	end->end = 3 * u;
-	struct rp_host *h = host();
-	struct rp_meas m = {.mode = "spin", .alloc = "arena"};
-	gms_err err = {{0}};
-	assert_int_equal(rp_replay_host(&b.log, rp_host_backend(h), ARENA,
-					true, &m, &err),
-			 0);
+	struct rp_meas m;
+	struct rp_host *h = replay_log(&b, true, &m);
 	before(h, 0, 0, 0, 1); /* slot 0 the prefetch, slot 1 K */
 	rp_meas_free(&m);
 	rp_host_free(h);
