@@ -17,6 +17,8 @@
 #   results/validation/SLUG/NET-POLICY-M.csv    the replays' measurements
 #                                               (M: spin, real, real-async)
 #   results/validation/SLUG/NET-POLICY-M/       `gpumemsim compare` output
+#   results/validation/SLUG/kernels-NET.txt     torch.profiler's kernel table
+#                                               of one real step (-tf32: TF32)
 #   results/validation/SLUG/pytorch.csv         real training steps vs the
 #                                               simulator's prediction
 #   results/validation/SLUG/log.txt             everything this script ran
@@ -207,7 +209,7 @@ done
 if $PYTHON -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
 	>/dev/null 2>&1; then
 	run $PYTHON validate/torch_step.py --batch "$BATCH" $tf32 \
-		-o "$tmp/torch.csv"
+		--profile "$VAL/kernels$sfx" -o "$tmp/torch.csv"
 	if [ -f "$tmp/torch.csv" ]; then
 		{
 			echo "net,optimizer,batch,measured_ms,measured_peak_bytes,predicted_ms,predicted_peak_bytes,time_error,peak_error"

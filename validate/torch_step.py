@@ -73,6 +73,23 @@ def step_fn(net, batch, dev, torch):
     raise ValueError(net)
 
 
+def profile_step(step, path, torch):
+    """One more step under torch.profiler (CUDA activity): its kernels
+    by total device time, written through path.partial."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    avg = prof.key_averages()
+    # torch >= 2.4 names it device_time_total (cuda_time_total before)
+    key = ("device_time_total" if avg and hasattr(avg[0], "device_time_total")
+           else "cuda_time_total")
+    table = avg.table(sort_by=key, row_limit=60, max_name_column_width=90)
+    with open(path + ".partial", "w") as f:
+        f.write(table + "\n")
+    os.replace(path + ".partial", path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batch", type=int, default=32)
@@ -82,6 +99,11 @@ def main():
                     help="TF32 Tensor Cores for cuDNN and cuBLAS (for a "
                     "profile fitted with --precision tf32 from "
                     "calibrate-gpu --tf32)")
+    ap.add_argument("--profile", metavar="PREFIX",
+                    help="also write PREFIX-NET.txt: torch.profiler's "
+                    "table of one more step's CUDA kernels (name, calls, "
+                    "total device time), to set beside the simulator's "
+                    "per-op prediction (simulate --trace)")
     ap.add_argument("-o", required=True)
     a = ap.parse_args()
     import torch
@@ -113,6 +135,8 @@ def main():
             e.synchronize()
             times.append(s.elapsed_time(e))
         peak = torch.cuda.max_memory_allocated()
+        if a.profile:
+            profile_step(step, f"{a.profile}-{net}.txt", torch)
         rows.append((net, opt, a.batch, statistics.median(times), peak))
         print(f"torch_step: {net} batch {a.batch}: "
               f"{statistics.median(times):.3f} ms, peak {peak} B "
