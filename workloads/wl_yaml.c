@@ -228,6 +228,8 @@ struct yw_ctx {
 	size_t algos_cap;	  /* allocated length of algos */
 	uint32_t *ids;		  /* scratch for one op's inputs+outputs */
 	size_t ids_cap;		  /* allocated length of ids */
+	struct yw_tensor tdef;	  /* a tensor's defaults (prm_defaults_of) */
+	struct yw_op odef;	  /* an op's defaults */
 };
 
 /* The key node of `key` in a mapping; NULL when absent. */
@@ -276,10 +278,26 @@ static void describe(struct yw_ctx *c, yaml_node_t *m, const char *kind,
 		     size_t i, char *buf, size_t n)
 {
 	const char *nm = cfg_scalar(cfg_map_get(c->doc, m, "name"));
-	if (nm && *nm)
-		snprintf(buf, n, "%s '%.*s'", kind, PRM_STR_MAX - 1, nm);
-	else
+	if (!nm || !*nm) {
 		snprintf(buf, n, "%s %zu", kind, i + 1);
+		return;
+	}
+	/* snprintf(buf, n, "%s '%.*s'", kind, PRM_STR_MAX - 1, nm) written
+	 * out: its format interpreter, for every item of a streamed file,
+	 * cost more than the rest of describing it (issue 37) */
+	size_t at = 0;
+	const char *parts[] = {kind, " '", nm, "'"};
+	for (size_t k = 0; k < 4 && n; k++) {
+		size_t len = strlen(parts[k]);
+		if (k == 2 && len > PRM_STR_MAX - 1)
+			len = PRM_STR_MAX - 1;
+		if (len > n - 1 - at)
+			len = n - 1 - at;
+		memcpy(buf + at, parts[k], len);
+		at += len;
+	}
+	if (n)
+		buf[at] = '\0';
 }
 
 static int need_seq(struct yw_ctx *c, yaml_node_t *n, const char *key,
@@ -316,7 +334,8 @@ static int load_tensor(struct yw_ctx *c, yaml_node_t *m, size_t i,
 	struct yw_tensor t;
 	char what[PRM_STR_MAX + 32];
 	describe(c, m, "tensor", i, what, sizeof what);
-	if (cfg_parse_map(c->doc, m, yw_tensor_defs, &t, what, err) < 0)
+	if (cfg_parse_map_from(c->doc, m, yw_tensor_defs, &t, &c->tdef,
+			       sizeof t, what, err) < 0)
 		return -1;
 	yaml_node_t *name_node = cfg_map_get(c->doc, m, "name");
 	if (defined_twice(c, name_node, wl_tensor_id(c->w, t.name), c->tname, what,
@@ -436,7 +455,8 @@ static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
 	struct yw_op o;
 	char what[PRM_STR_MAX + 32];
 	describe(c, m, "op", i, what, sizeof what);
-	if (cfg_parse_map(c->doc, m, yw_op_defs, &o, what, err) < 0)
+	if (cfg_parse_map_from(c->doc, m, yw_op_defs, &o, &c->odef, sizeof o,
+			       what, err) < 0)
 		return -1;
 	yaml_node_t *name_node = cfg_map_get(c->doc, m, "name");
 	if (defined_twice(c, name_node, wl_op_id(c->w, o.name), c->oname, what,
@@ -702,6 +722,9 @@ struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
 		goto fail;
 	}
 	if (cfg_parse_map(c.topdoc, root, yw_top_defs, top, "workload", err) < 0)
+		goto fail;
+	if (prm_defaults_of(yw_tensor_defs, &c.tdef, err) < 0 ||
+	    prm_defaults_of(yw_op_defs, &c.odef, err) < 0)
 		goto fail;
 	if (!top->name[0])
 		stem(path, top->name, sizeof top->name);
