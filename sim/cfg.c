@@ -1008,6 +1008,8 @@ static int stream_read(void *data, unsigned char *buf, size_t size,
 	if (size > left)
 		size = (size_t)left;
 	*size_read = fread(buf, 1, size, s->f);
+	if (s->on_read && *size_read)
+		s->on_read(s->on_read_arg, buf, *size_read);
 	s->nread += *size_read;
 	s->since_event += *size_read;
 	return *size_read > 0 || !ferror(s->f);

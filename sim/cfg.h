@@ -195,6 +195,10 @@ struct cfg_stream {
 	yaml_mark_t last;     /* where the last event ended */
 	bool started;	      /* parser initialised (for cfg_stream_close) */
 	int depth;	      /* collections open after the last event */
+	/* called with each piece of the file as it is read (NULL: none;
+	 * set after cfg_stream_open): a caller's hash of what was parsed */
+	void (*on_read)(void *arg, const void *p, size_t n);
+	void *on_read_arg;
 };
 
 /* The most bytes a stream reads without an event (cfg_stream.max_item):

@@ -71,6 +71,7 @@
  */
 #include "../sim/cfg.h"
 #include "wl.h"
+#include "wl_cache.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -228,6 +229,7 @@ struct yw_ctx {
 	size_t tname_cap, oname_cap; /* allocated lengths of tname, oname */
 	bool no_marks;		  /* keep no marks (load_fast: its errors
 				     are load_slow's to word) */
+	struct wl_cache_w *cw;	  /* the cache entry written, or NULL */
 	struct wl_algo *algos;	  /* scratch for one op's algos */
 	size_t algos_cap;	  /* allocated length of algos */
 	uint32_t *ids;		  /* scratch for one op's inputs+outputs */
@@ -384,6 +386,8 @@ static int load_tensor(struct yw_ctx *c, yaml_node_t *m, size_t i,
 		return cfg_errf(err, c->doc, cfg_map_get(c->doc, m, key),
 				"%s: key '%s': size must be > 0", what, key);
 	gms_err e = {{0}};
+	if (c->cw)
+		wl_cache_w_tensor(c->cw, t.name, bytes, (enum wl_kind)t.kind);
 	uint32_t id =
 		wl_add_tensor(c->w, t.name, bytes, (enum wl_kind)t.kind, &e);
 	if (id == WL_NONE)
@@ -545,8 +549,10 @@ static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
 		.n_algos = n_algos,
 	};
 	gms_err e = {{0}};
-	wl_set_block(c->w, o.block < 0 ? WL_NONE : (uint32_t)o.block,
-		     (uint8_t)o.region);
+	uint32_t block = o.block < 0 ? WL_NONE : (uint32_t)o.block;
+	wl_set_block(c->w, block, (uint8_t)o.region);
+	if (c->cw)
+		wl_cache_w_op(c->cw, block, (uint8_t)o.region, &d);
 	uint32_t id = wl_add_op(c->w, &d, &e);
 	if (id == WL_NONE)
 		return cfg_errf(err, c->doc, m, "%s", e.msg);
@@ -774,10 +780,19 @@ static void ctx_free(struct yw_ctx *c)
  * checks, so the workload is load_slow's, field by field. Issue 37: the
  * first of load_slow's passes, libyaml's parse of the whole file only
  * to find syntax errors before any other, was a third of a 1M-op load. */
-static struct wl_workload *load_fast(const char *path, int64_t batch)
+static void hash_read(void *arg, const void *p, size_t n)
+{
+	wl_hash_add(arg, p, n);
+}
+
+/* cw (may be NULL): the cache entry to write the builder calls into;
+ * key[2] (may be NULL) the hash of the bytes parsed. */
+static struct wl_workload *load_fast(const char *path, int64_t batch,
+				     struct wl_cache_w *cw, uint64_t key[2])
 {
 	/* no marks: 24 bytes an item, 72 MB for a million ops */
-	struct yw_ctx c = {.no_marks = true};
+	struct yw_ctx c = {.no_marks = true, .cw = cw};
+	struct wl_hash h;
 	gms_err err = {{0}}; /* any error: load_slow says it */
 	yaml_event_t e;
 	int root_id = 0;
@@ -789,6 +804,11 @@ static struct wl_workload *load_fast(const char *path, int64_t batch)
 	    prm_defaults_of(yw_op_defs, &c.odef, &err) < 0 ||
 	    prm_defaults_of(yw_top_defs, &c.top, &err) < 0)
 		goto out;
+	wl_hash_init(&h);
+	if (key) {
+		c.in.on_read = hash_read;
+		c.in.on_read_arg = &h;
+	}
 	/* stream start, document start, the top mapping's start */
 	for (int k = 0; k < 3; k++) {
 		if (cfg_stream_next(&c.in, &e, &err) < 0)
@@ -843,6 +863,8 @@ static struct wl_workload *load_fast(const char *path, int64_t batch)
 		batch = c.top.batch;
 	if (!(c.w = wl_new(c.top.name, batch)))
 		goto out;
+	if (cw)
+		wl_cache_w_new(cw, c.top.name, batch);
 	/* tensors: a non-empty sequence; then the key ops, its non-empty
 	 * sequence, and the top mapping's end */
 	static const char *const keys[] = {NULL, "ops"};
@@ -880,6 +902,8 @@ out:
 		wl_free(c.w);
 		c.w = NULL;
 	}
+	if (key)
+		wl_hash_value(&h, key);
 	ctx_free(&c);
 	return c.w;
 }
@@ -953,9 +977,16 @@ done:
 	return c.w;
 }
 
-struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
-				 gms_err *err)
+struct wl_workload *wl_load_yaml_cached(const char *path, int64_t batch,
+					const struct wl_cache_opts *o,
+					struct wl_cache_report *rep,
+					gms_err *err)
 {
+	struct wl_cache_report dummy;
+	if (!rep)
+		rep = &dummy;
+	memset(rep, 0, sizeof *rep);
+	rep->status = WL_CACHE_OFF;
 	if (!path) {
 		gms_errf(err, "wl_load_yaml: no path");
 		return NULL;
@@ -963,10 +994,64 @@ struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
 	/* one pass for a regular file laid out as usual; a pipe is read
 	 * once only, by load_slow, which says it needs a regular file */
 	struct stat st;
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-		struct wl_workload *w = load_fast(path, batch);
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return load_slow(path, batch, err);
+	uint64_t key[2], size;
+	struct wl_cache_w *cw = NULL;
+	if (o && o->dir && (uint64_t)st.st_size >= o->min_bytes &&
+	    wl_cache_entry(o->dir, path, batch, rep->entry,
+			   sizeof rep->entry) &&
+	    wl_hash_file(path, key, &size) == 0) {
+		gms_err e = {{0}};
+		enum wl_cache_status cs;
+		struct wl_workload *w =
+			wl_cache_read(rep->entry, key, size, batch, &cs, &e);
+		rep->status = cs;
 		if (w)
 			return w;
+		if (cs == WL_CACHE_CORRUPT)
+			snprintf(rep->why, sizeof rep->why, "%s", e.msg);
+		gms_err we = {{0}};
+		cw = wl_cache_w_open(rep->entry, key, size, batch, &we);
+		if (!cw) {
+			rep->write_failed = true;
+			snprintf(rep->why, sizeof rep->why, "%s", we.msg);
+		}
 	}
-	return load_slow(path, batch, err);
+	uint64_t got[2];
+	struct wl_workload *w = load_fast(path, batch, cw, cw ? got : NULL);
+	if (cw) {
+		gms_err we = {{0}};
+		/* the file as it was hashed, else (changed since) no entry */
+		if (!w || got[0] != key[0] || got[1] != key[1]) {
+			/* a file load_fast does not read (another layout,
+			 * an error) or one that changed: no entry */
+			wl_cache_w_abort(cw);
+			if (rep->status != WL_CACHE_CORRUPT)
+				rep->status = WL_CACHE_OFF;
+		} else if (wl_cache_w_commit(cw, &we) < 0) {
+			rep->write_failed = true;
+			snprintf(rep->why, sizeof rep->why, "%s", we.msg);
+		}
+	}
+	return w ? w : load_slow(path, batch, err);
+}
+
+struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
+				 gms_err *err)
+{
+	char dir[GMS_PATH_MAX];
+	struct wl_cache_opts o = {wl_cache_dir(dir, sizeof dir),
+				  WL_CACHE_MIN_FILE};
+	struct wl_cache_report rep;
+	struct wl_workload *w = wl_load_yaml_cached(path, batch, &o, &rep, err);
+	/* the cache never changes a result: a damaged entry or a failed
+	 * write is said, and the YAML was loaded */
+	if (rep.status == WL_CACHE_CORRUPT)
+		fprintf(stderr, "gpumemsim: warning: %s; loaded %s instead\n",
+			rep.why, path);
+	if (rep.write_failed)
+		fprintf(stderr, "gpumemsim: warning: %s: workload cache not "
+			"written (%s)\n", path, rep.why);
+	return w;
 }
