@@ -1457,7 +1457,7 @@ static void test_cache_hit_stale(void **state)
 
 /* A damaged entry is said (CORRUPT, why) and never used: the YAML is
  * loaded, and the entry written again. Damage: one byte of the payload,
- * the entry cut short, another header. */
+ * the entry cut short, another header, a byte appended. */
 static void test_cache_corrupt(void **state)
 {
 	(void)state;
@@ -1475,8 +1475,9 @@ static void test_cache_corrupt(void **state)
 		"its payload does not match its hash", /* a size's byte */
 		"truncated",
 		"not a version 1 entry",
+		"bytes after its end",
 	};
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		FILE *f = fopen(entry, "r+b");
 		assert_non_null(f);
 		if (k == 0) {
@@ -1492,8 +1493,11 @@ static void test_cache_corrupt(void **state)
 			fputc(c ^ 0x10, f);
 		} else if (k == 1) {
 			assert_int_equal(ftruncate(fileno(f), st.st_size / 2), 0);
-		} else {
+		} else if (k == 2) {
 			fputs("GMSWLC9\n", f);
+		} else {
+			assert_int_equal(fseek(f, 0, SEEK_END), 0);
+			fputc('E', f);
 		}
 		fclose(f);
 		struct wl_workload *w =
