@@ -1040,8 +1040,12 @@ struct wl_workload *wl_load_yaml_cached(const char *path, int64_t batch,
 struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
 				 gms_err *err)
 {
+	/* the directory (made if absent) only for a file to cache */
 	char dir[GMS_PATH_MAX];
-	struct wl_cache_opts o = {wl_cache_dir(dir, sizeof dir),
+	struct stat st;
+	bool big = path && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		   (uint64_t)st.st_size >= WL_CACHE_MIN_FILE;
+	struct wl_cache_opts o = {big ? wl_cache_dir(dir, sizeof dir) : NULL,
 				  WL_CACHE_MIN_FILE};
 	struct wl_cache_report rep;
 	struct wl_workload *w = wl_load_yaml_cached(path, batch, &o, &rep, err);
