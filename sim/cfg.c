@@ -543,18 +543,24 @@ static int parse_text(const struct prm_def *p, const char *s, bool null,
 		      union prm_val *v, char *why, size_t n)
 {
 	char qt[GMS_QUOTE_BUF]; /* s as quoted in messages */
-	memset(v, 0, sizeof *v);
+	/* Only what store() copies is set: a string's whole field (its
+	 * tail zeroed), else the member of the type, written below. Zeroing
+	 * the whole union, PRM_PATH_MAX (4 KiB) bytes, for every value was
+	 * most of a streamed workload's per-value work (issue 37). */
+	v->u = 0;
 	if (p->type == PRM_STR || p->type == PRM_PATH) {
 		const char *t = null ? "" : s;
-		int max = p->type == PRM_STR ? PRM_STR_MAX : PRM_PATH_MAX;
-		if (strlen(t) >= (size_t)max) {
+		size_t max = p->type == PRM_STR ? PRM_STR_MAX : PRM_PATH_MAX;
+		size_t len = strlen(t);
+		if (len >= max) {
 			snprintf(why, n,
-				 "string is %zu characters long; at most %d "
+				 "string is %zu characters long; at most %zu "
 				 "are allowed",
-				 strlen(t), max - 1);
+				 len, max - 1);
 			return -1;
 		}
-		memcpy(v->s, t, strlen(t) + 1);
+		memcpy(v->s, t, len);
+		memset(v->s + len, 0, max - len);
 		return 0;
 	}
 	if (p->type == PRM_NODE) {
@@ -729,9 +735,13 @@ int prm_set_defaults(const struct prm_def *defs, void *dst, gms_err *err)
 
 /* ---- mappings -------------------------------------------------------- */
 
+/* parse_map's modes: apply the defaults first; refuse a missing
+ * required key. */
+enum { PM_DEFAULTS = 1, PM_REQUIRED = 2 };
+
 static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 		     const struct prm_def *defs, void *dst, const char *what,
-		     bool defaults, gms_err *err)
+		     int mode, gms_err *err)
 {
 	const char *ws = what_str(what), *sep = what_sep(what);
 	char qt[GMS_QUOTE_BUF]; /* a file's text as quoted in messages */
@@ -757,13 +767,17 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 	size_t ndefs = 0;
 	while (defs[ndefs].key)
 		ndefs++;
-	if (defaults)
+	if (mode & PM_DEFAULTS)
 		for (size_t i = 0; i < ndefs; i++)
 			if (defs[i].def && apply_default(&defs[i], dst, err) < 0)
 				return -1;
 	/* First key node of each def seen so far, for duplicates and the
-	 * required check. */
-	yaml_node_t **seen = calloc(ndefs + 1, sizeof *seen);
+	 * required check; on the stack for the usual table (a streamed
+	 * workload parses a mapping per op). */
+	yaml_node_t *seen_small[32] = {0};
+	yaml_node_t **seen = seen_small;
+	if (ndefs + 1 > sizeof seen_small / sizeof *seen_small)
+		seen = calloc(ndefs + 1, sizeof *seen);
 	if (!seen)
 		return gms_errf(err, "out of memory");
 	int rc = 0;
@@ -803,8 +817,7 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 		seen[j] = k;
 		union prm_val val;
 		if (p->type == PRM_NODE) {
-			memset(&val, 0, sizeof val);
-			val.node = v;
+			val.node = v; /* all that store() copies */
 			store(p, dst, &val);
 			continue;
 		}
@@ -824,7 +837,7 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 		}
 		store(p, dst, &val);
 	}
-	if (rc == 0 && defaults)
+	if (rc == 0 && (mode & PM_REQUIRED))
 		for (size_t j = 0; j < ndefs; j++)
 			if (!defs[j].def && !seen[j]) {
 				rc = cfg_errf(err, d, node,
@@ -833,7 +846,8 @@ static int parse_map(struct cfg_doc *d, yaml_node_t *node,
 					      ws, sep, defs[j].key);
 				break;
 			}
-	free(seen);
+	if (seen != seen_small)
+		free(seen);
 	return rc;
 }
 
@@ -841,14 +855,35 @@ int cfg_parse_map(struct cfg_doc *d, yaml_node_t *node,
 		  const struct prm_def *defs, void *dst, const char *what,
 		  gms_err *err)
 {
-	return parse_map(d, node, defs, dst, what, true, err);
+	return parse_map(d, node, defs, dst, what, PM_DEFAULTS | PM_REQUIRED,
+			 err);
 }
 
 int cfg_parse_map_over(struct cfg_doc *d, yaml_node_t *node,
 		       const struct prm_def *defs, void *dst,
 		       const char *what, gms_err *err)
 {
-	return parse_map(d, node, defs, dst, what, false, err);
+	return parse_map(d, node, defs, dst, what, 0, err);
+}
+
+int prm_defaults_of(const struct prm_def *defs, void *dst, gms_err *err)
+{
+	for (const struct prm_def *p = defs; p && p->key; p++)
+		if (p->def && apply_default(p, dst, err) < 0)
+			return -1;
+	return 0;
+}
+
+int cfg_parse_map_from(struct cfg_doc *d, yaml_node_t *node,
+		       const struct prm_def *defs, void *dst,
+		       const void *defaults, size_t size, const char *what,
+		       gms_err *err)
+{
+	/* a mapping refused before any value is stored, as cfg_parse_map
+	 * refuses it before applying its defaults */
+	if (node && node->type == YAML_MAPPING_NODE)
+		memcpy(dst, defaults, size);
+	return parse_map(d, node, defs, dst, what, PM_REQUIRED, err);
 }
 
 /* ---- key=value ------------------------------------------------------- */
@@ -973,6 +1008,8 @@ static int stream_read(void *data, unsigned char *buf, size_t size,
 	if (size > left)
 		size = (size_t)left;
 	*size_read = fread(buf, 1, size, s->f);
+	if (s->on_read && *size_read)
+		s->on_read(s->on_read_arg, buf, *size_read);
 	s->nread += *size_read;
 	s->since_event += *size_read;
 	return *size_read > 0 || !ferror(s->f);
@@ -1271,8 +1308,24 @@ struct cfg_doc *cfg_doc_new(const char *name, gms_err *err)
 
 int cfg_doc_clear(struct cfg_doc *d, gms_err *err)
 {
-	yaml_document_delete(&d->doc);
-	if (!yaml_document_initialize(&d->doc, NULL, NULL, NULL, 1, 1))
-		return gms_errf(err, "%s: out of memory", d->path);
+	/* Emptied in place, its node stack kept: what yaml_document_delete
+	 * frees of each node (its tag, and a scalar's value, a sequence's
+	 * items or a mapping's pairs; libyaml's yaml_free is free(), api.c)
+	 * without freeing the stack and the document for
+	 * yaml_document_initialize to allocate them again, which was a tenth
+	 * of a streamed workload's load (issue 37). A cfg_doc_new document
+	 * has no directives to free. */
+	(void)err;
+	yaml_document_t *doc = &d->doc;
+	for (yaml_node_t *n = doc->nodes.start; n < doc->nodes.top; n++) {
+		free(n->tag);
+		if (n->type == YAML_SCALAR_NODE)
+			free(n->data.scalar.value);
+		else if (n->type == YAML_SEQUENCE_NODE)
+			free(n->data.sequence.items.start);
+		else if (n->type == YAML_MAPPING_NODE)
+			free(n->data.mapping.pairs.start);
+	}
+	doc->nodes.top = doc->nodes.start;
 	return 0;
 }

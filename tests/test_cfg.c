@@ -155,6 +155,51 @@ static void test_defaults_applied(void **state)
 	assert_null(c.policies);
 }
 
+/* cfg_parse_map_from: the defaults from a struct prm_defaults_of made
+ * (parsed once), the same values and checks as cfg_parse_map: each
+ * default by hand from tdefs, a value given wins, a missing required key
+ * and a value out of range are errors as there (issue 37). */
+static void test_parse_map_from(void **state)
+{
+	(void)state;
+	struct tcfg defs, c;
+	gms_err err = {{0}};
+	memset(&defs, 0x5a, sizeof defs); /* the required field kept as is */
+	assert_int_equal(prm_defaults_of(tdefs, &defs, &err), 0);
+	assert_int_equal(defs.iterations, 3);
+	assert_int_equal(defs.budget, GMS_GIB);
+	assert_true(defs.ratio == 0.5);
+	assert_int_equal(defs.timeout, 10 * SIM_MS);
+	assert_null(defs.policies);
+	assert_int_equal((unsigned char)defs.name[0], 0x5a);
+	struct cfg_doc *d;
+	assert_int_equal(cfg_load_string(&d, "t.yaml",
+					 "- {name: a, ratio: 0.75}\n"
+					 "- {iterations: 2}\n"
+					 "- {name: b, iterations: 0}\n",
+					 &err),
+			 0);
+	yaml_node_t *root = cfg_root(d);
+	assert_int_equal(cfg_parse_map_from(d, cfg_seq_item(d, root, 0), tdefs,
+					    &c, &defs, sizeof c, "item", &err),
+			 0);
+	assert_string_equal(c.name, "a");
+	assert_true(c.ratio == 0.75);
+	assert_int_equal(c.iterations, 3);
+	assert_int_equal(c.mode, 0);
+	assert_int_equal(cfg_parse_map_from(d, cfg_seq_item(d, root, 1), tdefs,
+					    &c, &defs, sizeof c, "item", &err),
+			 -1);
+	assert_string_equal(err.msg,
+			    "t.yaml:2:3: item: key 'name': missing required key");
+	assert_int_equal(cfg_parse_map_from(d, cfg_seq_item(d, root, 2), tdefs,
+					    &c, &defs, sizeof c, "item", &err),
+			 -1);
+	assert_string_equal(err.msg, "t.yaml:3:25: item: key 'iterations': 0 "
+				     "is out of range [1, 1000]");
+	cfg_free(d);
+}
+
 static void test_bool_spellings(void **state)
 {
 	(void)state;
@@ -934,6 +979,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_all_types),
 		cmocka_unit_test(test_defaults_applied),
+		cmocka_unit_test(test_parse_map_from),
 		cmocka_unit_test(test_bool_spellings),
 		cmocka_unit_test(test_flow_mapping_and_nested),
 		cmocka_unit_test(test_string_max_length),

@@ -71,10 +71,12 @@
  */
 #include "../sim/cfg.h"
 #include "wl.h"
+#include "wl_cache.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Top-level mapping. */
 struct yw_top {
@@ -224,10 +226,16 @@ struct yw_ctx {
 	struct wl_workload *w;	  /* the workload being built */
 	yaml_mark_t *tname;	  /* per tensor id: where its name is */
 	yaml_mark_t *oname;	  /* per op id: where its name is */
+	size_t tname_cap, oname_cap; /* allocated lengths of tname, oname */
+	bool no_marks;		  /* keep no marks (load_fast: its errors
+				     are load_slow's to word) */
+	struct wl_cache_w *cw;	  /* the cache entry written, or NULL */
 	struct wl_algo *algos;	  /* scratch for one op's algos */
 	size_t algos_cap;	  /* allocated length of algos */
 	uint32_t *ids;		  /* scratch for one op's inputs+outputs */
 	size_t ids_cap;		  /* allocated length of ids */
+	struct yw_tensor tdef;	  /* a tensor's defaults (prm_defaults_of) */
+	struct yw_op odef;	  /* an op's defaults */
 };
 
 /* The key node of `key` in a mapping; NULL when absent. */
@@ -276,10 +284,26 @@ static void describe(struct yw_ctx *c, yaml_node_t *m, const char *kind,
 		     size_t i, char *buf, size_t n)
 {
 	const char *nm = cfg_scalar(cfg_map_get(c->doc, m, "name"));
-	if (nm && *nm)
-		snprintf(buf, n, "%s '%.*s'", kind, PRM_STR_MAX - 1, nm);
-	else
+	if (!nm || !*nm) {
 		snprintf(buf, n, "%s %zu", kind, i + 1);
+		return;
+	}
+	/* snprintf(buf, n, "%s '%.*s'", kind, PRM_STR_MAX - 1, nm) written
+	 * out: its format interpreter, for every item of a streamed file,
+	 * cost more than the rest of describing it (issue 37) */
+	size_t at = 0;
+	const char *parts[] = {kind, " '", nm, "'"};
+	for (size_t k = 0; k < 4 && n; k++) {
+		size_t len = strlen(parts[k]);
+		if (k == 2 && len > PRM_STR_MAX - 1)
+			len = PRM_STR_MAX - 1;
+		if (len > n - 1 - at)
+			len = n - 1 - at;
+		memcpy(buf + at, parts[k], len);
+		at += len;
+	}
+	if (n)
+		buf[at] = '\0';
 }
 
 static int need_seq(struct yw_ctx *c, yaml_node_t *n, const char *key,
@@ -304,9 +328,28 @@ static int defined_twice(struct yw_ctx *c, yaml_node_t *name_node,
 	char buf[600];
 	if (prev == WL_NONE)
 		return 0;
+	if (c->no_marks)
+		return gms_errf(err, "%s: key 'name': defined twice", what);
 	return cfg_errf(err, c->doc, name_node,
 			"%s: key 'name': defined twice (first at %s)", what,
 			cfg_where_mark(c->doc, &marks[prev], buf, sizeof buf));
+}
+
+/* Room for (*marks)[id], the array grown by doubling. */
+static int mark_room(struct yw_ctx *c, yaml_mark_t **marks, size_t *cap,
+		     uint32_t id, gms_err *err)
+{
+	if (id < *cap || c->no_marks)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 1024;
+	while (nc <= id)
+		nc *= 2;
+	yaml_mark_t *p = realloc(*marks, nc * sizeof *p);
+	if (!p)
+		return gms_errf(err, "%s: out of memory", c->doc->path);
+	*marks = p;
+	*cap = nc;
+	return 0;
 }
 
 /* Tensor i of the list, the mapping m. */
@@ -316,7 +359,8 @@ static int load_tensor(struct yw_ctx *c, yaml_node_t *m, size_t i,
 	struct yw_tensor t;
 	char what[PRM_STR_MAX + 32];
 	describe(c, m, "tensor", i, what, sizeof what);
-	if (cfg_parse_map(c->doc, m, yw_tensor_defs, &t, what, err) < 0)
+	if (cfg_parse_map_from(c->doc, m, yw_tensor_defs, &t, &c->tdef,
+			       sizeof t, what, err) < 0)
 		return -1;
 	yaml_node_t *name_node = cfg_map_get(c->doc, m, "name");
 	if (defined_twice(c, name_node, wl_tensor_id(c->w, t.name), c->tname, what,
@@ -342,11 +386,16 @@ static int load_tensor(struct yw_ctx *c, yaml_node_t *m, size_t i,
 		return cfg_errf(err, c->doc, cfg_map_get(c->doc, m, key),
 				"%s: key '%s': size must be > 0", what, key);
 	gms_err e = {{0}};
+	if (c->cw)
+		wl_cache_w_tensor(c->cw, t.name, bytes, (enum wl_kind)t.kind);
 	uint32_t id =
 		wl_add_tensor(c->w, t.name, bytes, (enum wl_kind)t.kind, &e);
 	if (id == WL_NONE)
 		return cfg_errf(err, c->doc, m, "%s", e.msg);
-	c->tname[id] = name_node->start_mark;
+	if (mark_room(c, &c->tname, &c->tname_cap, id, err) < 0)
+		return -1;
+	if (!c->no_marks)
+		c->tname[id] = name_node->start_mark;
 	return 0;
 }
 
@@ -436,7 +485,8 @@ static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
 	struct yw_op o;
 	char what[PRM_STR_MAX + 32];
 	describe(c, m, "op", i, what, sizeof what);
-	if (cfg_parse_map(c->doc, m, yw_op_defs, &o, what, err) < 0)
+	if (cfg_parse_map_from(c->doc, m, yw_op_defs, &o, &c->odef, sizeof o,
+			       what, err) < 0)
 		return -1;
 	yaml_node_t *name_node = cfg_map_get(c->doc, m, "name");
 	if (defined_twice(c, name_node, wl_op_id(c->w, o.name), c->oname, what,
@@ -499,12 +549,17 @@ static int load_op(struct yw_ctx *c, yaml_node_t *m, size_t i, int64_t batch,
 		.n_algos = n_algos,
 	};
 	gms_err e = {{0}};
-	wl_set_block(c->w, o.block < 0 ? WL_NONE : (uint32_t)o.block,
-		     (uint8_t)o.region);
+	uint32_t block = o.block < 0 ? WL_NONE : (uint32_t)o.block;
+	wl_set_block(c->w, block, (uint8_t)o.region);
+	if (c->cw)
+		wl_cache_w_op(c->cw, block, (uint8_t)o.region, &d);
 	uint32_t id = wl_add_op(c->w, &d, &e);
 	if (id == WL_NONE)
 		return cfg_errf(err, c->doc, m, "%s", e.msg);
-	c->oname[id] = name_node->start_mark;
+	if (mark_room(c, &c->oname, &c->oname_cap, id, err) < 0)
+		return -1;
+	if (!c->no_marks)
+		c->oname[id] = name_node->start_mark;
 	return 0;
 }
 
@@ -521,30 +576,46 @@ static int need_list(struct yw_ctx *c, yaml_node_t *seq, size_t n,
 	return 0;
 }
 
+typedef int (*yw_item_fn)(struct yw_ctx *, yaml_node_t *, size_t, int64_t,
+			  gms_err *);
+
+/* The items of a sequence up to its end event (consumed), each built
+ * alone into c->doc and handed to fn; the stream stands after the
+ * sequence's start. *n gets the number of items. */
+static int load_items(struct yw_ctx *c, int64_t batch, yw_item_fn fn,
+		      size_t *n, gms_err *err)
+{
+	yaml_event_t e;
+	for (*n = 0;; (*n)++) {
+		yaml_node_t *m;
+		if (cfg_stream_next(&c->in, &e, err) < 0)
+			return -1;
+		if (e.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&e);
+			return 0;
+		}
+		if (cfg_doc_clear(c->doc, err) < 0) {
+			yaml_event_delete(&e);
+			return -1;
+		}
+		if (cfg_stream_node(&c->in, &e, c->doc, &m, err) < 0 ||
+		    fn(c, m, *n, batch, err) < 0)
+			return -1;
+	}
+}
+
 /* The list under top-level key `key` (checked by the first pass: a
- * non-empty sequence of n items) read item by item, each built alone into
- * c->doc and handed to fn. The stream stands after the key's event. */
-static int load_list(struct yw_ctx *c, size_t n, int64_t batch,
-		     int (*fn)(struct yw_ctx *, yaml_node_t *, size_t,
-			       int64_t, gms_err *),
+ * non-empty sequence) read item by item. The stream stands after the
+ * key's event. */
+static int load_list(struct yw_ctx *c, int64_t batch, yw_item_fn fn,
 		     gms_err *err)
 {
 	yaml_event_t e;
+	size_t n;
 	if (cfg_stream_next(&c->in, &e, err) < 0) /* the sequence's start */
 		return -1;
 	yaml_event_delete(&e);
-	for (size_t i = 0; i < n; i++) {
-		yaml_node_t *m;
-		if (cfg_stream_next(&c->in, &e, err) < 0 ||
-		    cfg_doc_clear(c->doc, err) < 0 ||
-		    cfg_stream_node(&c->in, &e, c->doc, &m, err) < 0 ||
-		    fn(c, m, i, batch, err) < 0)
-			return -1;
-	}
-	if (cfg_stream_next(&c->in, &e, err) < 0) /* the sequence's end */
-		return -1;
-	yaml_event_delete(&e);
-	return 0;
+	return load_items(c, batch, fn, &n, err);
 }
 
 /* One pass over the file: the tensors list (when `tensors`), then the ops
@@ -579,15 +650,14 @@ static int load_pass(struct yw_ctx *c, bool tensors, int64_t batch,
 		if (cfg_stream_skip(&c->in, &e, NULL, err) < 0)
 			return -1;
 		if (list == 1 && !tensors_done) {
-			if (load_list(c, c->n_tensors, batch, load_tensor,
-				      err) < 0)
+			if (load_list(c, batch, load_tensor, err) < 0)
 				return -1;
 			tensors_done = true;
 			continue;
 		}
 		if (list == 2 && tensors_done) {
 			if (need_list(c, c->top.ops, c->n_ops, "ops", err) < 0 ||
-			    load_list(c, c->n_ops, batch, load_op, err) < 0)
+			    load_list(c, batch, load_op, err) < 0)
 				return -1;
 			*ops_done = true;
 			continue;
@@ -683,15 +753,168 @@ static void stem(const char *path, char *buf, size_t n)
 	buf[len] = '\0';
 }
 
-struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
-				 gms_err *err)
+/* Free what a load holds but its workload. */
+static void ctx_free(struct yw_ctx *c)
+{
+	free(c->tname);
+	free(c->oname);
+	free(c->algos);
+	free(c->ids);
+	cfg_free(c->doc);
+	cfg_free(c->topdoc);
+	cfg_stream_close(&c->in);
+}
+
+/* The usual file in one pass: its top mapping holds `name` and `batch`
+ * (either may be absent), then `tensors`, then `ops`, and nothing after
+ * them, as every writer of these files (gen-workload.sh, the examples)
+ * orders them. Returns the workload, or NULL when the file is laid out
+ * otherwise or holds any error: then load_slow reads it again, and gives
+ * the message a document load would, in its order (syntax first, then
+ * the top mapping, the tensors, the ops). On success it has done exactly
+ * load_slow's calls, in its order, with the same values: the top
+ * mapping's keys before the lists are parsed with the same table (the
+ * lists, the only keys after them, are checked to be non-empty
+ * sequences as need_list checks them), the items with load_tensor and
+ * load_op, then the same end-of-stream, unread-input and wl_finalize
+ * checks, so the workload is load_slow's, field by field. Issue 37: the
+ * first of load_slow's passes, libyaml's parse of the whole file only
+ * to find syntax errors before any other, was a third of a 1M-op load. */
+static void hash_read(void *arg, const void *p, size_t n)
+{
+	wl_hash_add(arg, p, n);
+}
+
+/* cw (may be NULL): the cache entry to write the builder calls into;
+ * key[2] (may be NULL) the hash of the bytes parsed. */
+static struct wl_workload *load_fast(const char *path, int64_t batch,
+				     struct wl_cache_w *cw, uint64_t key[2])
+{
+	/* no marks: 24 bytes an item, 72 MB for a million ops */
+	struct yw_ctx c = {.no_marks = true, .cw = cw};
+	struct wl_hash h;
+	gms_err err = {{0}}; /* any error: load_slow says it */
+	yaml_event_t e;
+	int root_id = 0;
+	bool ok = false;
+	if (cfg_stream_open(&c.in, path, WL_YAML_MAX_BYTES, &err) < 0 ||
+	    !(c.topdoc = cfg_doc_new(path, &err)) ||
+	    !(c.doc = cfg_doc_new(path, &err)) ||
+	    prm_defaults_of(yw_tensor_defs, &c.tdef, &err) < 0 ||
+	    prm_defaults_of(yw_op_defs, &c.odef, &err) < 0 ||
+	    prm_defaults_of(yw_top_defs, &c.top, &err) < 0)
+		goto out;
+	wl_hash_init(&h);
+	if (key) {
+		c.in.on_read = hash_read;
+		c.in.on_read_arg = &h;
+	}
+	/* stream start, document start, the top mapping's start */
+	for (int k = 0; k < 3; k++) {
+		if (cfg_stream_next(&c.in, &e, &err) < 0)
+			goto out;
+		yaml_event_type_t t = e.type;
+		yaml_mark_t at = e.start_mark;
+		yaml_event_delete(&e);
+		if (k == 1 && t != YAML_DOCUMENT_START_EVENT)
+			goto out;
+		if (k == 2) {
+			if (t != YAML_MAPPING_START_EVENT)
+				goto out;
+			root_id = yaml_document_add_mapping(
+				&c.topdoc->doc, NULL, YAML_ANY_MAPPING_STYLE);
+			if (!root_id)
+				goto out;
+			yaml_document_get_node(&c.topdoc->doc, root_id)
+				->start_mark = at;
+		}
+	}
+	/* name and batch, up to the tensors key */
+	for (;;) {
+		yaml_node_t *k, *v;
+		if (cfg_stream_next(&c.in, &e, &err) < 0)
+			goto out;
+		if (e.type == YAML_SCALAR_EVENT &&
+		    strcmp((const char *)e.data.scalar.value, "tensors") == 0) {
+			yaml_event_delete(&e);
+			break;
+		}
+		if (e.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&e);
+			goto out; /* no tensors: an error */
+		}
+		if (cfg_stream_stub(&c.in, &e, c.topdoc, &k, NULL, &err) < 0)
+			goto out;
+		int key_id = (int)(k - c.topdoc->doc.nodes.start) + 1;
+		if (cfg_stream_next(&c.in, &e, &err) < 0 ||
+		    cfg_stream_stub(&c.in, &e, c.topdoc, &v, NULL, &err) < 0 ||
+		    !yaml_document_append_mapping_pair(
+			    &c.topdoc->doc, root_id, key_id,
+			    (int)(v - c.topdoc->doc.nodes.start) + 1))
+			goto out;
+	}
+	if (cfg_parse_map_over(c.topdoc,
+			       yaml_document_get_node(&c.topdoc->doc, root_id),
+			       yw_top_defs, &c.top, "workload", &err) < 0)
+		goto out;
+	if (!c.top.name[0])
+		stem(path, c.top.name, sizeof c.top.name);
+	if (batch <= 0)
+		batch = c.top.batch;
+	if (!(c.w = wl_new(c.top.name, batch)))
+		goto out;
+	if (cw)
+		wl_cache_w_new(cw, c.top.name, batch);
+	/* tensors: a non-empty sequence; then the key ops, its non-empty
+	 * sequence, and the top mapping's end */
+	static const char *const keys[] = {NULL, "ops"};
+	static const yw_item_fn fns[] = {load_tensor, load_op};
+	for (int l = 0; l < 2; l++) {
+		size_t n;
+		if (keys[l]) {
+			if (cfg_stream_next(&c.in, &e, &err) < 0)
+				goto out;
+			bool is_key =
+				e.type == YAML_SCALAR_EVENT &&
+				strcmp((const char *)e.data.scalar.value,
+				       keys[l]) == 0;
+			yaml_event_delete(&e);
+			if (!is_key)
+				goto out;
+		}
+		if (cfg_stream_next(&c.in, &e, &err) < 0)
+			goto out;
+		yaml_event_type_t t = e.type;
+		yaml_event_delete(&e);
+		if (t != YAML_SEQUENCE_START_EVENT ||
+		    load_items(&c, batch, fns[l], &n, &err) < 0 || n == 0)
+			goto out;
+	}
+	if (cfg_stream_next(&c.in, &e, &err) < 0)
+		goto out;
+	yaml_event_type_t t = e.type;
+	yaml_event_delete(&e);
+	ok = t == YAML_MAPPING_END_EVENT &&
+	     cfg_stream_finish(&c.in, &err) == 0 &&
+	     wl_unread_input(c.w) == WL_NONE && wl_finalize(c.w, &err) == 0;
+out:
+	if (!ok) {
+		wl_free(c.w);
+		c.w = NULL;
+	}
+	if (key)
+		wl_hash_value(&h, key);
+	ctx_free(&c);
+	return c.w;
+}
+
+/* The file in passes (scan_top, then load_pass): every message in its
+ * place in the order a document load gives them. */
+static struct wl_workload *load_slow(const char *path, int64_t batch,
+				     gms_err *err)
 {
 	struct yw_ctx c = {0};
 	struct yw_top *top = &c.top;
-	if (!path) {
-		gms_errf(err, "wl_load_yaml: no path");
-		return NULL;
-	}
 	yaml_node_t *root;
 	if (cfg_stream_open(&c.in, path, WL_YAML_MAX_BYTES, err) < 0 ||
 	    !(c.topdoc = cfg_doc_new(path, err)) ||
@@ -702,6 +925,9 @@ struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
 		goto fail;
 	}
 	if (cfg_parse_map(c.topdoc, root, yw_top_defs, top, "workload", err) < 0)
+		goto fail;
+	if (prm_defaults_of(yw_tensor_defs, &c.tdef, err) < 0 ||
+	    prm_defaults_of(yw_op_defs, &c.odef, err) < 0)
 		goto fail;
 	if (!top->name[0])
 		stem(path, top->name, sizeof top->name);
@@ -715,12 +941,10 @@ struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
 	/* the ops list is checked when it is reached, after the tensors */
 	if (need_list(&c, c.top.tensors, c.n_tensors, "tensors", err) < 0)
 		goto fail;
-	c.tname = calloc(c.n_tensors, sizeof *c.tname);
-	c.oname = calloc(c.n_ops ? c.n_ops : 1, sizeof *c.oname);
-	if (!c.tname || !c.oname) {
-		gms_errf(err, "%s: out of memory", path);
+	if (mark_room(&c, &c.tname, &c.tname_cap, (uint32_t)c.n_tensors,
+		      err) < 0 ||
+	    mark_room(&c, &c.oname, &c.oname_cap, (uint32_t)c.n_ops, err) < 0)
 		goto fail;
-	}
 	/* the tensors, then the ops: in one pass when the file lists them
 	 * in that order, else a third pass for the ops */
 	bool ops_done;
@@ -749,12 +973,89 @@ fail:
 	wl_free(c.w);
 	c.w = NULL;
 done:
-	free(c.tname);
-	free(c.oname);
-	free(c.algos);
-	free(c.ids);
-	cfg_free(c.doc);
-	cfg_free(c.topdoc);
-	cfg_stream_close(&c.in);
+	ctx_free(&c);
 	return c.w;
+}
+
+struct wl_workload *wl_load_yaml_cached(const char *path, int64_t batch,
+					const struct wl_cache_opts *o,
+					struct wl_cache_report *rep,
+					gms_err *err)
+{
+	struct wl_cache_report dummy;
+	if (!rep)
+		rep = &dummy;
+	memset(rep, 0, sizeof *rep);
+	rep->status = WL_CACHE_OFF;
+	if (!path) {
+		gms_errf(err, "wl_load_yaml: no path");
+		return NULL;
+	}
+	/* one pass for a regular file laid out as usual; a pipe is read
+	 * once only, by load_slow, which says it needs a regular file */
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return load_slow(path, batch, err);
+	uint64_t key[2], size;
+	struct wl_cache_w *cw = NULL;
+	if (o && o->dir && (uint64_t)st.st_size >= o->min_bytes &&
+	    wl_cache_entry(o->dir, path, batch, rep->entry,
+			   sizeof rep->entry) &&
+	    wl_hash_file(path, key, &size) == 0) {
+		gms_err e = {{0}};
+		enum wl_cache_status cs;
+		struct wl_workload *w =
+			wl_cache_read(rep->entry, key, size, batch, &cs, &e);
+		rep->status = cs;
+		if (w)
+			return w;
+		if (cs == WL_CACHE_CORRUPT)
+			snprintf(rep->why, sizeof rep->why, "%s", e.msg);
+		gms_err we = {{0}};
+		cw = wl_cache_w_open(rep->entry, key, size, batch, &we);
+		if (!cw) {
+			rep->write_failed = true;
+			snprintf(rep->why, sizeof rep->why, "%s", we.msg);
+		}
+	}
+	uint64_t got[2];
+	struct wl_workload *w = load_fast(path, batch, cw, cw ? got : NULL);
+	if (cw) {
+		gms_err we = {{0}};
+		/* the file as it was hashed, else (changed since) no entry */
+		if (!w || got[0] != key[0] || got[1] != key[1]) {
+			/* a file load_fast does not read (another layout,
+			 * an error) or one that changed: no entry */
+			wl_cache_w_abort(cw);
+			if (rep->status != WL_CACHE_CORRUPT)
+				rep->status = WL_CACHE_OFF;
+		} else if (wl_cache_w_commit(cw, &we) < 0) {
+			rep->write_failed = true;
+			snprintf(rep->why, sizeof rep->why, "%s", we.msg);
+		}
+	}
+	return w ? w : load_slow(path, batch, err);
+}
+
+struct wl_workload *wl_load_yaml(const char *path, int64_t batch,
+				 gms_err *err)
+{
+	/* the directory (made if absent) only for a file to cache */
+	char dir[GMS_PATH_MAX];
+	struct stat st;
+	bool big = path && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		   (uint64_t)st.st_size >= WL_CACHE_MIN_FILE;
+	struct wl_cache_opts o = {big ? wl_cache_dir(dir, sizeof dir) : NULL,
+				  WL_CACHE_MIN_FILE};
+	struct wl_cache_report rep;
+	struct wl_workload *w = wl_load_yaml_cached(path, batch, &o, &rep, err);
+	/* the cache never changes a result: a damaged entry or a failed
+	 * write is said, and the YAML was loaded */
+	if (rep.status == WL_CACHE_CORRUPT)
+		fprintf(stderr, "gpumemsim: warning: %s; loaded %s instead\n",
+			rep.why, path);
+	if (rep.write_failed)
+		fprintf(stderr, "gpumemsim: warning: %s: workload cache not "
+			"written (%s)\n", path, rep.why);
+	return w;
 }
