@@ -38,16 +38,39 @@
 #include <string.h>
 
 struct optimal_params {
-	double time_limit;  /* CBC seconds */
+	int64_t node_limit;    /* CBC's nodes, per solve */
+	int64_t lp_iterations; /* CLP's iterations, per LP value */
+	int search;	       /* enum opt_search */
+	double time_limit;     /* the safety net, wall seconds per solve */
 	bool swap, remat;   /* what the MILP may use */
 	int64_t max_vars;   /* refuse larger problems */
 	bool schedule;	    /* print the schedule in the report */
 };
 
+/* in enum opt_search's order */
+static const char *const search_choices[] = {"auto", "full", "lp", NULL};
+
 static const struct prm_def optimal_params[] = {
-	{"time_limit", PRM_DOUBLE, "10", 0.001, 86400, NULL,
-	 "CBC's time limit in seconds; when it stops the search, the "
-	 "incumbent is replayed and the gap to the bound reported",
+	{"node_limit", PRM_INT, "1000", 0, 1e9, NULL,
+	 "CBC's branch-and-bound nodes per solve (0: the root only): a "
+	 "work limit, so the same inputs give the same incumbent, bound "
+	 "and gap on any machine; when it stops the search, the incumbent "
+	 "is replayed and the gap to the bound reported",
+	 offsetof(struct optimal_params, node_limit)},
+	{"lp_iterations", PRM_INT, "1000000", 1, 1e9, NULL,
+	 "CLP's simplex iterations for each LP relaxation's value (a work "
+	 "limit; stopped there, the LP value is not reported)",
+	 offsetof(struct optimal_params, lp_iterations)},
+	{"search", PRM_ENUM, "auto", 0, 0, search_choices,
+	 "full: CBC's preprocessing, cut generators and heuristics; lp: "
+	 "none of them, branch and bound on the LP from the MIP start "
+	 "(large problems, where CBC's root alone takes minutes); auto: "
+	 "full up to 20000 variables, lp above",
+	 offsetof(struct optimal_params, search)},
+	{"time_limit", PRM_DOUBLE, "600", 0.001, 86400, NULL,
+	 "safety net, wall seconds per solve: a solve still running is "
+	 "killed and the report says so (its answer then depends on the "
+	 "machine's speed); the work limits are what normally stop CBC",
 	 offsetof(struct optimal_params, time_limit)},
 	{"swap", PRM_BOOL, "true", 0, 0, NULL,
 	 "allow swapping (false: Checkmate's recomputation-only problem)",
@@ -243,6 +266,9 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 			    .alg_ws = alg_ws,
 			    .managed = man, .t_h2d = h2d, .t_d2h = d2h,
 			    .budget = ms.budget, .fixed = fixed,
+			    .node_limit = prm->node_limit,
+			    .lp_iterations = prm->lp_iterations,
+			    .search = prm->search,
 			    .time_limit_s = prm->time_limit, .swap = prm->swap,
 			    .remat = prm->remat,
 			    .max_vars = (uint64_t)prm->max_vars};
@@ -265,9 +291,12 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 		goto out;
 	}
 	if (o->s.status == OPT_NO_SOLUTION) {
-		gms_errf(err, "no schedule of '%s' found within the time "
-			      "limit of %g s (bound %.0f ns)",
-			 wl->name, prm->time_limit, o->s.best_bound);
+		gms_errf(err, "no schedule of '%s' found within %s "
+			      "(bound %.0f ns)",
+			 wl->name,
+			 o->s.killed ? "the safety net's time_limit"
+				     : "node_limit",
+			 o->s.best_bound);
 		goto out;
 	}
 	o->solved = true;
@@ -420,6 +449,15 @@ static void print_list(FILE *out, const char *what,
 			ops ? wl->ops[ids[k]].name : wl->tensors[ids[k]].name);
 }
 
+/* What stopped a solve: "proven" when it ended on its own. */
+static const char *stopped_by(bool killed, bool node_limit)
+{
+	return killed ? "the safety net (time_limit): depends on the "
+			"machine's speed"
+	       : node_limit ? "node_limit"
+			    : "none";
+}
+
 static void optimal_report(struct pol *p, FILE *out)
 {
 	const struct optimal_params *prm = p->params;
@@ -427,9 +465,10 @@ static void optimal_report(struct pol *p, FILE *out)
 	const struct opt_sched *s = &o->s;
 	if (!o->solved)
 		return;
-	char lp[64];
+	char lp[96];
 	if (isnan(s->lp_bound))
-		snprintf(lp, sizeof lp, "not reached in the time limit");
+		snprintf(lp, sizeof lp, "not reached (%s)",
+			 s->lp_stopped ? "lp_iterations" : "safety net");
 	else
 		snprintf(lp, sizeof lp, "%.0f ns", s->lp_bound);
 	double diff = s->objective > 0
@@ -445,7 +484,9 @@ static void optimal_report(struct pol *p, FILE *out)
 		"    lp bound           %s\n"
 		"    best bound         %.0f ns\n"
 		"    gap                %.4f%%\n"
-		"    nodes              %llu\n"
+		"    nodes              %llu (node_limit %lld, search %s), "
+		"%llu cbc iterations, %llu lp iterations\n"
+		"    stopped by         %s\n"
 		"    milp peak          %.0f B of %llu\n"
 		"    simulated time     %lld ns (%+.4f%% of the objective)\n"
 		"    simulated peak     %llu B (%+lld B against the milp)\n"
@@ -456,7 +497,11 @@ static void optimal_report(struct pol *p, FILE *out)
 		(unsigned long long)s->n_vars, (unsigned long long)s->n_int,
 		(unsigned long long)s->n_rows, s->start, s->start_obj,
 		s->objective, lp, s->best_bound, 100 * s->gap,
-		(unsigned long long)s->nodes, s->peak_mem,
+		(unsigned long long)s->nodes, (long long)prm->node_limit,
+		opt_search_used(prm->search, s->n_vars),
+		(unsigned long long)s->iter, (unsigned long long)s->lp_iter,
+		stopped_by(s->killed, s->node_limit),
+		s->peak_mem,
 		(unsigned long long)o->budget, (long long)o->sim_time,
 		100 * diff, (unsigned long long)o->sim_peak,
 		(long long)o->sim_peak - (long long)llround(s->peak_mem),
@@ -468,9 +513,10 @@ static void optimal_report(struct pol *p, FILE *out)
 		(unsigned long long)o->n_alloc_wait,
 		(unsigned long long)o->n_alloc_fail,
 		o->last_refusal[0] ? "; last: " : "", o->last_refusal);
-	char blp[64];
+	char blp[96];
 	if (isnan(s->bnd_lp))
-		snprintf(blp, sizeof blp, "not reached in the time limit");
+		snprintf(blp, sizeof blp, "not reached (%s)",
+			 s->bnd_lp_stopped ? "lp_iterations" : "safety net");
 	else
 		snprintf(blp, sizeof blp, "%.0f ns", s->bnd_lp);
 	double vs = s->bound > 0 ? (double)o->sim_time / s->bound : 0;
@@ -478,21 +524,30 @@ static void optimal_report(struct pol *p, FILE *out)
 		fprintf(out,
 			"    global bound       %.0f ns (compute alone: the "
 			"relaxation's %llu variables are over max_vars)\n"
-			"    simulated / bound  %.4f\n"
-			"    solve time         %.2f s\n",
-			s->bound, (unsigned long long)s->bnd_vars, vs,
-			s->solve_s);
+			"    simulated / bound  %.4f\n",
+			s->bound, (unsigned long long)s->bnd_vars, vs);
 	else
 		fprintf(out,
 			"    global bound       %.0f ns (relaxation %s, lp %s, cbc "
 			"bound %.0f ns; %llu variables, %llu binary, %llu "
-			"constraints)\n"
-			"    simulated / bound  %.4f\n"
-			"    solve time         %.2f s\n",
+			"constraints; %llu nodes, search %s, %llu cbc "
+			"iterations, %llu lp iterations; stopped by %s)\n"
+			"    simulated / bound  %.4f\n",
 			s->bound, opt_status_names[s->bnd_status], blp, s->bnd_best,
 			(unsigned long long)s->bnd_vars,
 			(unsigned long long)s->bnd_int,
-			(unsigned long long)s->bnd_rows, vs, s->solve_s);
+			(unsigned long long)s->bnd_rows,
+			(unsigned long long)s->bnd_nodes,
+			opt_search_used(prm->search, s->bnd_vars),
+			(unsigned long long)s->bnd_iter,
+			(unsigned long long)s->bnd_lp_iter,
+			stopped_by(s->bnd_killed, s->bnd_node_limit), vs);
+	fprintf(out, "    safety net         %s\n",
+		s->killed || s->bnd_killed
+			? "HIT: a solve ran past time_limit and was killed; "
+			  "these figures depend on the machine's speed"
+			: "not hit (the figures are the work limits' and "
+			  "repeat on any machine)");
 	if (!prm->schedule)
 		return;
 	for (uint32_t t = 0; t < s->n_stages; t++) {

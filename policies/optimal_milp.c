@@ -61,9 +61,18 @@
 #include <string.h>
 #include <time.h>
 
-const char *const opt_status_names[] = {"optimal", "time-limit",
+const char *const opt_status_names[] = {"optimal", "stopped",
 					"no-solution", "infeasible"};
 
+
+const char *opt_search_used(int search, uint64_t n_vars)
+{
+	return search == OPT_SEARCH_LP ||
+				       (search == OPT_SEARCH_AUTO &&
+					n_vars > OPT_FULL_MAX_VARS)
+		       ? "lp"
+		       : "full";
+}
 
 /* Column layout: one base per op (R) and per tensor (S, O, I, H). */
 struct lay {
@@ -698,7 +707,11 @@ struct sres {
 	double lp;
 	bool done, infeasible, optimal, has_sol;
 	double obj, best; /* CBC's objective and best possible bound */
-	double nodes;
+	double nodes, iter; /* CBC's nodes and simplex iterations */
+	bool node_limit;    /* CBC stopped at its node limit */
+	double lp_iter;	    /* CLP's iterations for the LP value */
+	bool lp_stopped;    /* CLP stopped at its iteration limit */
+	bool killed;	    /* the safety net (wall clock) stopped it */
 	double *x;	  /* the best solution (n), when has_sol */
 };
 
@@ -718,13 +731,34 @@ static int write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+/* The work limits and the safety net of one solve (struct opt_in). */
+struct lim {
+	int64_t nodes;	  /* CBC's branch-and-bound nodes (0: the root) */
+	int64_t lp_iter;  /* CLP's simplex iterations for the LP value */
+	double wall_s;	  /* the safety net, wall seconds */
+	int search;	  /* OPT_SEARCH_*: OPT_SEARCH_LP, or AUTO above
+			     OPT_FULL_MAX_VARS columns: no preprocessing,
+			     cuts or heuristics */
+};
+
 /* The child: CLP's LP, then CBC, each result written to fd as soon as it
- * is known (the LP first, so that a parent which stops CBC at the limit
- * still has it). Never returns. */
+ * is known (the LP first, so that a parent which stops CBC at the
+ * safety net still has it). Never returns.
+ *
+ * Only work limits stop it, so that the same problem gives the same
+ * answer on any machine at any load: CLP's iteration limit
+ * (Clp_setMaximumIterations) and CBC's node limit ("maxNodes", the
+ * CbcModel::setMaximumNodes of Cbc_C_Interface.h; node 0 is the root),
+ * one thread ("threads 0": no parallel search, whose order depends on
+ * timing), CBC's default seeds. No seconds limit is given to either:
+ * CBC 2.10 reads the clock where a limit is set (CbcNode's hitMaxTime
+ * during strong branching, CglPreProcess's time limit), so a limit,
+ * even one not reached, could make the search depend on speed. The
+ * parent's wall-clock cap is a safety net, reported when it fires. */
 static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 			int n, int64_t n_int, const double *clo,
-			const double *chi, const double *obj, double limit_s,
-			const double *start, double t0)
+			const double *chi, const double *obj,
+			const struct lim *lim, const double *start)
 {
 	Clp_Simplex *c = Clp_newModel();
 	Cbc_Model *m = Cbc_newModel();
@@ -733,11 +767,13 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 	Clp_loadProblem(c, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
 			obj, mx->lo, mx->hi);
 	Clp_setLogLevel(c, 0);
-	Clp_setMaximumSeconds(c, limit_s);
+	Clp_setMaximumIterations(c, (int)lim->lp_iter);
 	Clp_dual(c, 0);
-	double lp = Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN;
+	double lp[3] = {Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN,
+			Clp_numberIterations(c),
+			Clp_isIterationLimitReached(c)};
 	Clp_deleteModel(c);
-	if (write_all(fd, &lp, sizeof lp) < 0)
+	if (write_all(fd, lp, sizeof lp) < 0)
 		_exit(1);
 	Cbc_loadProblem(m, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
 			obj, mx->lo, mx->hi);
@@ -753,40 +789,50 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 		}
 	}
 	Cbc_setLogLevel(m, 0);
-	/* wall-clock seconds (CBC counts CPU time by default), what is left
-	 * less a margin for writing the answer back */
-	double left = 0.85 * (limit_s - (wall_s() - t0));
-	Cbc_setParameter(m, "timeMode", "elapsed");
-	Cbc_setMaximumSeconds(m, left > 0.01 ? left : 0.01);
-	/* deterministic: one thread */
+	char v[32];
+	snprintf(v, sizeof v, "%lld", (long long)lim->nodes);
+	Cbc_setParameter(m, "maxNodes", v);
 	Cbc_setParameter(m, "threads", "0");
+	if (strcmp(opt_search_used(lim->search, (uint64_t)n), "lp") == 0) {
+		/* branch and bound on the LP alone (CbcOrClpParam.cpp's
+		 * "cutsOnOff", "heuristicsOnOff" and "preprocess" off):
+		 * CBC's root cut loop and heuristics took minutes on
+		 * the 376-op recorded transformer */
+		Cbc_setParameter(m, "preprocess", "off");
+		Cbc_setParameter(m, "cutsOnOff", "off");
+		Cbc_setParameter(m, "heuristicsOnOff", "off");
+	}
 	Cbc_solve(m);
 	const double *sol = Cbc_bestSolution(m);
-	double h[6] = {Cbc_isProvenInfeasible(m), Cbc_isProvenOptimal(m),
+	double h[8] = {Cbc_isProvenInfeasible(m), Cbc_isProvenOptimal(m),
 		       sol != NULL, sol ? Cbc_getObjValue(m) : 0,
-		       Cbc_getBestPossibleObjValue(m), Cbc_getNodeCount(m)};
+		       Cbc_getBestPossibleObjValue(m), Cbc_getNodeCount(m),
+		       Cbc_getIterationCount(m), Cbc_isNodeLimitReached(m)};
 	if (write_all(fd, h, sizeof h) < 0 ||
 	    (sol && write_all(fd, sol, (size_t)n * sizeof *sol) < 0))
 		_exit(1);
 	_exit(0);
 }
 
-/* Solve a model's LP (CLP) and MILP (CBC) under limit_s seconds of wall
- * time, with start as CBC's MIP start (NULL: none). CBC 2.10 checks its
- * limit only between phases (a 5 s limit took 49 s at the root of the
- * 376-op recorded transformer), and its C API has no way to interrupt it,
- * so both run in a child process that is killed at the limit; what it
- * had written by then is kept (the LP's value comes first). A separate
- * process also keeps CBC's static state (its command-line driver,
- * CbcMain1) apart between concurrent solves. -1 on a system error. */
+/* Solve a model's LP (CLP) and MILP (CBC) under the work limits of lim,
+ * with start as CBC's MIP start (NULL: none). CBC 2.10's C API has no
+ * way to interrupt a solve (and CBC checks a seconds limit only between
+ * phases: a 5 s limit took 49 s at the root of the 376-op recorded
+ * transformer), so both run in a child process, killed when lim->wall_s
+ * has passed: res->killed, which the caller reports (the answer then
+ * depends on the machine's speed). What the child had written by then
+ * is kept (the LP's value comes first). A separate process also keeps
+ * CBC's static state (its command-line driver, CbcMain1) apart between
+ * concurrent solves. -1 on a system error. */
 static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 		      int64_t n_int, const double *clo, const double *chi,
-		      const double *obj, double limit_s, const double *start,
-		      struct sres *res)
+		      const double *obj, const struct lim *lim,
+		      const double *start, struct sres *res)
 {
 	memset(res, 0, sizeof *res);
 	res->lp = NAN;
-	size_t need = sizeof(double) * (7 + (size_t)n);
+	enum { NLP = 3, NH = 8 };
+	size_t need = sizeof(double) * (NLP + NH + (size_t)n);
 	char *buf = malloc(need);
 	res->x = malloc(((size_t)n + 1) * sizeof *res->x);
 	int fd[2];
@@ -805,21 +851,27 @@ static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 	}
 	if (pid == 0) {
 		close(fd[0]);
-		solve_child(fd[1], mx, cs, n, n_int, clo, chi, obj, limit_s,
-			    start, t0);
+		solve_child(fd[1], mx, cs, n, n_int, clo, chi, obj, lim,
+			    start);
 	}
 	close(fd[1]);
 	size_t got = 0;
 	bool eof = false;
 	while (!eof && got < need) {
-		double left = limit_s - (wall_s() - t0);
-		if (left <= 0)
+		double left = lim->wall_s - (wall_s() - t0);
+		if (left <= 0) {
+			res->killed = true;
 			break;
+		}
 		struct pollfd pfd = {.fd = fd[0], .events = POLLIN};
 		int pr = poll(&pfd, 1, (int)ceil(left * 1000));
 		if (pr < 0 && errno == EINTR)
 			continue;
-		if (pr <= 0)
+		if (pr == 0) {
+			res->killed = true;
+			break;
+		}
+		if (pr < 0)
 			break;
 		ssize_t r = read(fd[0], buf + got, need - got);
 		if (r < 0 && errno == EINTR)
@@ -833,19 +885,23 @@ static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 	kill(pid, SIGKILL); /* gone already when it finished */
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	double h[7];
-	if (got >= sizeof(double)) {
-		memcpy(h, buf, sizeof(double));
+	double h[NLP + NH];
+	if (got >= NLP * sizeof(double)) {
+		memcpy(h, buf, NLP * sizeof(double));
 		res->lp = h[0];
+		res->lp_iter = h[1];
+		res->lp_stopped = h[2] > 0.5;
 	}
 	if (got >= sizeof h) {
 		memcpy(h, buf, sizeof h);
-		res->infeasible = h[1] > 0.5;
-		res->optimal = h[2] > 0.5;
-		res->has_sol = h[3] > 0.5;
-		res->obj = h[4];
-		res->best = h[5];
-		res->nodes = h[6];
+		res->infeasible = h[NLP] > 0.5;
+		res->optimal = h[NLP + 1] > 0.5;
+		res->has_sol = h[NLP + 2] > 0.5;
+		res->obj = h[NLP + 3];
+		res->best = h[NLP + 4];
+		res->nodes = h[NLP + 5];
+		res->iter = h[NLP + 6];
+		res->node_limit = h[NLP + 7] > 0.5;
 		res->done = !res->has_sol || got == need;
 		if (res->has_sol && got == need)
 			memcpy(res->x, buf + sizeof h,
@@ -917,9 +973,9 @@ static int alg_terms(const struct blay *b, uint32_t t, struct row *r,
 			goto oom;                       \
 	} while (0)
 
-/* Build and solve the relaxation into s->bnd_*, done by wall time
- * deadline (building it counts); -1 on out of memory. */
-static int bound_solve(const struct lay *y, double deadline,
+/* Build and solve the relaxation into s->bnd_*, under the work limits
+ * and safety net of lim; -1 on out of memory. */
+static int bound_solve(const struct lay *y, const struct lim *lim,
 		       struct opt_sched *s)
 {
 	const struct opt_in *in = y->in;
@@ -1279,13 +1335,18 @@ static int bound_solve(const struct lay *y, double deadline,
 	if (mat_csc(&mx, (int)b.n, &cs) < 0)
 		goto out;
 	struct sres sr;
-	if (solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj,
-		       deadline - wall_s(), NULL, &sr) < 0) {
+	if (solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj, lim, NULL,
+		       &sr) < 0) {
 		free(sr.x);
 		goto out;
 	}
 	s->bnd_lp = isnan(sr.lp) ? NAN : sr.lp + base;
 	s->bnd_nodes = (uint64_t)sr.nodes;
+	s->bnd_iter = (uint64_t)sr.iter;
+	s->bnd_lp_iter = (uint64_t)sr.lp_iter;
+	s->bnd_lp_stopped = sr.lp_stopped;
+	s->bnd_node_limit = sr.node_limit;
+	s->bnd_killed = sr.killed;
 	if (sr.done && sr.infeasible) {
 		s->bnd_status = OPT_INFEASIBLE;
 		s->bnd_best = s->bound = INFINITY;
@@ -1294,8 +1355,9 @@ static int bound_solve(const struct lay *y, double deadline,
 		s->bnd_status = opt ? OPT_OPTIMAL
 			       : sr.has_sol ? OPT_FEASIBLE
 					    : OPT_NO_SOLUTION;
-		/* CBC's bound when it ended; compute alone when it was
-		 * stopped first (or reported -inf before its root) */
+		/* CBC's bound when it ended; compute alone when the
+		 * safety net stopped it first (or it reported -inf before
+		 * its root) */
 		s->bnd_best = sr.done ? (opt ? sr.obj : sr.best) + base : alone;
 		if (!isfinite(s->bnd_best) || s->bnd_best < alone)
 			s->bnd_best = alone;
@@ -1361,6 +1423,10 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	}
 	struct lay y;
 	double t0 = wall_s();
+	const struct lim lim = {.nodes = in->node_limit,
+				.lp_iter = in->lp_iterations,
+				.wall_s = in->time_limit_s,
+				.search = in->search};
 	struct row r = {0};
 	double *x = NULL, *rhs_mem = NULL;
 	struct csc cs = {0};
@@ -1504,26 +1570,30 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 		s->start_obj = h;
 	if (mat_csc(&mx, (int)y.n, &cs) < 0)
 		goto oom;
-	/* the incumbent first, with up to 60% of the limit; the global
-	 * bound then has what is left */
-	double left = 0.6 * in->time_limit_s - (wall_s() - t0);
+	/* the incumbent, then the global bound, each under the work
+	 * limits and the safety net */
 	struct sres sr;
-	if (solve_both(&mx, &cs, (int)y.n, y.STb, clo, chi, obj,
-		       left > 0.01 ? left : 0.01, h >= 0 ? x : NULL, &sr) < 0) {
+	if (solve_both(&mx, &cs, (int)y.n, y.STb, clo, chi, obj, &lim,
+		       h >= 0 ? x : NULL, &sr) < 0) {
 		free(sr.x);
 		gms_errf(err, "cannot start the solver process");
 		goto out;
 	}
 	s->lp_bound = isnan(sr.lp) ? NAN : sr.lp + base;
 	s->nodes = (uint64_t)sr.nodes;
+	s->iter = (uint64_t)sr.iter;
+	s->lp_iter = (uint64_t)sr.lp_iter;
+	s->lp_stopped = sr.lp_stopped;
+	s->node_limit = sr.node_limit;
+	s->killed = sr.killed;
 	if (sr.done && sr.infeasible) {
 		s->status = OPT_INFEASIBLE;
 		free(sr.x);
 		rc = 0;
 		goto out;
 	}
-	/* stopped at the limit before CBC answered: the MIP start is the
-	 * incumbent, the LP (or compute alone) the bound */
+	/* stopped by the safety net before CBC answered: the MIP start is
+	 * the incumbent, the LP (or compute alone) the bound */
 	const double *sol = sr.has_sol && sr.done ? sr.x : h >= 0 ? x : NULL;
 	double lb = isnan(s->lp_bound) ? base : s->lp_bound;
 	if (!sol) {
@@ -1553,8 +1623,7 @@ oom:
 	gms_errf(err, "out of memory");
 	rc = -1;
 out:
-	if (rc == 0 &&
-	    bound_solve(&y, t0 + in->time_limit_s, s) < 0) {
+	if (rc == 0 && bound_solve(&y, &lim, s) < 0) {
 		gms_errf(err, "out of memory");
 		rc = -1;
 	}

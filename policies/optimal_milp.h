@@ -48,15 +48,35 @@ struct opt_in {
 	uint64_t budget;	    /* device bytes */
 	uint64_t fixed;		    /* bytes of unmanaged tensors, resident
 				       in every stage */
-	double time_limit_s;	    /* CBC's seconds limit */
+	int64_t node_limit;	    /* CBC's branch-and-bound nodes, per
+				       solve (0: the root only) */
+	int64_t lp_iterations;	    /* CLP's simplex iterations for each
+				       LP value */
+	int search;		    /* enum opt_search */
+	double time_limit_s;	    /* the safety net: a solve still running
+				       after this many wall seconds is
+				       killed, and that is reported
+				       (killed, bnd_killed) */
 	bool swap;		    /* swapping allowed */
 	bool remat;		    /* recomputation allowed */
 	uint64_t max_vars;	    /* refuse a larger problem */
 };
 
+/* How CBC searches: FULL with its preprocessing, cut generators and
+ * heuristics; LP without them (branch and bound on the LP from the MIP
+ * start); AUTO full on a model of at most OPT_FULL_MAX_VARS columns, lp
+ * above. The threshold is a running-time choice, measured: chain-mlp's
+ * and tiny-cnn's models (up to 2,270 columns) solve at full in seconds;
+ * at the 376-op recorded transformer's 44,514 CBC's root cut loop alone
+ * took minutes, and at its relaxation's 151,358 did not end in 300 s. */
+enum opt_search { OPT_SEARCH_AUTO, OPT_SEARCH_FULL, OPT_SEARCH_LP };
+#define OPT_FULL_MAX_VARS 20000
+/* "full" or "lp": how a model of n_vars columns is searched */
+const char *opt_search_used(int search, uint64_t n_vars);
+
 enum opt_status {
 	OPT_OPTIMAL,	/* proven optimal */
-	OPT_FEASIBLE,	/* stopped by the time limit with an incumbent */
+	OPT_FEASIBLE,	/* stopped by a limit with an incumbent */
 	OPT_NO_SOLUTION, /* stopped with no incumbent */
 	OPT_INFEASIBLE, /* proven infeasible */
 };
@@ -76,6 +96,12 @@ struct opt_sched {
 			      "none" */
 	double start_obj;  /* its objective, ns (0: none) */
 	uint64_t nodes;	   /* branch-and-bound nodes */
+	uint64_t iter;	   /* CBC's simplex iterations */
+	uint64_t lp_iter;  /* CLP's, for lp_bound */
+	bool lp_stopped;   /* CLP stopped at lp_iterations (lp_bound NAN) */
+	bool node_limit;   /* CBC stopped at node_limit */
+	bool killed;	   /* the safety net stopped this solve: its
+			      answer depends on the machine's speed */
 	uint32_t *rc_off, *rc;	 /* ops recomputed in stage t (id order) */
 	uint32_t *in_off, *in;	 /* tensors swapped in during stage t */
 	uint32_t *out_off, *out; /* tensors swapped out during stage t */
@@ -88,8 +114,7 @@ struct opt_sched {
 	/* The global bound (optimal_milp.c, "The relaxation"): a lower
 	 * bound on the iteration time of every schedule the executor can
 	 * run, copies spanning stages included; solved after the
-	 * incumbent's MILP (which has up to 60% of the time limit), with
-	 * the rest. */
+	 * incumbent's MILP, under the same limits. */
 	enum opt_status bnd_status; /* OPT_INFEASIBLE: no schedule fits */
 	double bnd_lp;		    /* its LP relaxation, ns (NAN: not
 				       reached in the time limit) */
@@ -98,7 +123,11 @@ struct opt_sched {
 				       OPT_OPTIMAL) */
 	double bound;		    /* the larger of the two: the bound */
 	uint64_t bnd_vars, bnd_rows, bnd_int, bnd_nodes;
-	double solve_s;		    /* wall seconds of both solves */
+	uint64_t bnd_iter, bnd_lp_iter; /* as iter, lp_iter */
+	bool bnd_lp_stopped, bnd_node_limit, bnd_killed;
+	double solve_s;		    /* wall seconds of both solves (not
+				       reported with the results: it
+				       varies from run to run) */
 };
 
 /* Build and solve. 0 with s filled (any status but OPT_INFEASIBLE has a
