@@ -45,6 +45,7 @@ struct optimal_params {
 	bool swap, remat;   /* what the MILP may use */
 	int64_t max_vars;   /* refuse larger problems */
 	bool schedule;	    /* print the schedule in the report */
+	char seeds[PRM_STR_MAX]; /* heuristics whose schedules seed CBC */
 };
 
 /* in enum opt_search's order */
@@ -82,6 +83,12 @@ static const struct prm_def optimal_params[] = {
 	 "refuse a formulation with more variables (the exact MILP grows "
 	 "with ops times tensors)",
 	 offsetof(struct optimal_params, max_vars)},
+	{"seeds", PRM_STR, "checkpoint,dtr", 0, 0, NULL,
+	 "policies (comma-separated, with their defaults; \"\" for none) "
+	 "run on the side first: each one's re-runs, translated into the "
+	 "MILP's variables, are CBC's MIP start when they satisfy the MILP "
+	 "and beat the framework's or swap-all's schedule",
+	 offsetof(struct optimal_params, seeds)},
 	{"schedule", PRM_BOOL, "false", 0, 0, NULL,
 	 "print the solver's schedule, stage by stage, in the report",
 	 offsetof(struct optimal_params, schedule)},
@@ -128,6 +135,88 @@ static void refused(struct optimal *o, struct ex *ex, uint64_t *count)
 	(*count)++;
 	snprintf(o->last_refusal, sizeof o->last_refusal, "%s",
 		 ex_last_error(ex));
+}
+
+/* A side run's re-runs, per stage, on its last iteration: a
+ * recomputation is issued before the kernel of the op that needs it
+ * (ex_recompute from before_op or on demand), so its stage is the next
+ * op kernel's. */
+struct seed_rec {
+	uint32_t *stage, *op; /* the iteration's (stage, op) pairs */
+	uint32_t n, cap;
+	uint32_t pend;	      /* pairs of the stage not yet closed */
+	bool ok;
+};
+
+static void seed_iter(void *obj, int iter, bool end, sim_time_t now)
+{
+	struct seed_rec *r = obj;
+	(void)iter;
+	(void)now;
+	if (!end)
+		r->n = r->pend = 0; /* keep the last iteration's */
+}
+
+static void seed_issue(void *obj, enum eng_q q, const struct eng_item *it,
+		       const struct ex_kernel *k, sim_time_t now)
+{
+	struct seed_rec *r = obj;
+	(void)q;
+	(void)it;
+	(void)now;
+	if (!k)
+		return;
+	if (!k->recompute) {
+		for (uint32_t a = r->n - r->pend; a < r->n; a++)
+			r->stage[a] = k->op;
+		r->pend = 0;
+		return;
+	}
+	if (r->n == r->cap) {
+		uint32_t cap = r->cap ? 2 * r->cap : 64;
+		uint32_t *st = realloc(r->stage, cap * sizeof *st);
+		if (st)
+			r->stage = st;
+		uint32_t *op = st ? realloc(r->op, cap * sizeof *op) : NULL;
+		if (!op) {
+			r->ok = false;
+			return;
+		}
+		r->op = op;
+		r->cap = cap;
+	}
+	r->op[r->n++] = k->op;
+	r->pend++;
+}
+
+/* Run policy `name` (its defaults) on the side with this run's
+ * configuration and record its last iteration's re-runs in *sd (owned
+ * arrays in *rec). 1 when it ran and fit, 0 when it did not (why in
+ * err), -1 on an error. */
+static int seed_run(struct ex *ex, const char *name, struct opt_seed *sd,
+		    struct seed_rec *rec, gms_err *err)
+{
+	struct pol child;
+	if (pol_create(&child, name, NULL, NULL, NULL, 0, err) < 0)
+		return -1;
+	struct ex_observer obs = {.obj = rec, .iter = seed_iter,
+				  .issue = seed_issue};
+	struct ex_cfg cfg = *ex_config(ex);
+	cfg.pol = &child;
+	cfg.obs = &obs;
+	rec->ok = true;
+	struct st_run r;
+	int rc = ex_run(&cfg, &r, err);
+	pol_destroy(&child);
+	int fit = rc == 0 && !r.oom.hit && r.n_iter > 0 && rec->ok &&
+		  !rec->pend;
+	*sd = (struct opt_seed){.name = name,
+				.time = fit ? (double)r.iter[r.n_iter - 1].time
+					    : 0,
+				.stage = rec->stage, .op = rec->op,
+				.n = rec->n};
+	st_run_free(&r);
+	return fit;
 }
 
 static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
@@ -272,7 +361,43 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 			    .time_limit_s = prm->time_limit, .swap = prm->swap,
 			    .remat = prm->remat,
 			    .max_vars = (uint64_t)prm->max_vars};
-	if (opt_solve(&in, &o->s, err) < 0)
+	/* the heuristics' schedules */
+	char names[PRM_STR_MAX];
+	snprintf(names, sizeof names, "%s", prm->seeds);
+	struct opt_seed sd[8];
+	struct seed_rec rec[8];
+	memset(rec, 0, sizeof rec);
+	uint32_t n_seed = 0;
+	int src = -1;
+	char *save = NULL;
+	for (char *nm = strtok_r(names, ", ", &save); nm;
+	     nm = strtok_r(NULL, ", ", &save)) {
+		if (n_seed == 8) {
+			gms_errf(err, "seeds: at most 8 policies");
+			goto seeds_out;
+		}
+		if (strcmp(nm, "optimal") == 0) {
+			gms_errf(err, "seeds: 'optimal' cannot seed itself");
+			goto seeds_out;
+		}
+		gms_err e2 = {{0}};
+		int fit = seed_run(ex, nm, &sd[n_seed], &rec[n_seed], &e2);
+		n_seed++;
+		if (fit < 0) {
+			gms_errf(err, "seeds: %s", e2.msg);
+			goto seeds_out;
+		}
+		sd[n_seed - 1].fit = fit == 1;
+	}
+	in.seed = sd;
+	in.n_seed = n_seed;
+	src = opt_solve(&in, &o->s, err);
+seeds_out:
+	for (uint32_t k = 0; k < n_seed; k++) {
+		free(rec[k].stage);
+		free(rec[k].op);
+	}
+	if (src < 0)
 		goto out;
 	if (o->s.status == OPT_INFEASIBLE) {
 		if (o->s.bnd_status == OPT_INFEASIBLE)
@@ -479,7 +604,7 @@ static void optimal_report(struct pol *p, FILE *out)
 		"    solver             cbc, %s\n"
 		"    problem            %u stages, %llu variables (%llu "
 		"binary), %llu constraints\n"
-		"    mip start          %s (%.0f ns)\n"
+		"    mip start          %s (%.0f ns); seeds: %s\n"
 		"    objective          %.0f ns\n"
 		"    lp bound           %s\n"
 		"    best bound         %.0f ns\n"
@@ -496,6 +621,7 @@ static void optimal_report(struct pol *p, FILE *out)
 		opt_status_names[s->status], s->n_stages,
 		(unsigned long long)s->n_vars, (unsigned long long)s->n_int,
 		(unsigned long long)s->n_rows, s->start, s->start_obj,
+		s->seeds[0] ? s->seeds : "none",
 		s->objective, lp, s->best_bound, 100 * s->gap,
 		(unsigned long long)s->nodes, (long long)prm->node_limit,
 		opt_search_used(prm->search, s->n_vars),

@@ -461,6 +461,105 @@ static bool on(const double *x, int64_t c)
 	return c >= 0 && x[c] > 0.5;
 }
 
+/* Mark j resident (S) from stage t back to where it was last made: its
+ * producer's stage, or a stage whose re-run of the producer (R[u,p])
+ * carries it over ((2): S[u+1,j] <= S[u,j] + R[u,p]). Linear in j's
+ * life. */
+static void need_back(const struct lay *y, double *x, uint32_t j, int64_t t)
+{
+	int64_t p = prod(y, j);
+	for (int64_t u = t; u > p; u--) {
+		if (x[colS(y, j, (uint32_t)u)] > 0.5)
+			return; /* marked from here back already */
+		x[colS(y, j, (uint32_t)u)] = 1;
+		if (u - 1 > p && p >= 0 && on(x, colR(y, (uint32_t)p,
+						       (uint32_t)(u - 1))))
+			return;
+	}
+}
+
+/* A heuristic policy's schedule as a MIP start: its re-runs R[t,i]
+ * (sd), each op t's and each re-run's managed inputs present where they
+ * are read ((1): resident, or their producer re-run in the stage), and
+ * every tensor resident only back to where it was last made (need_back:
+ * the least residency the re-runs allow, so the memory rows see no
+ * more than the policy held). No copies, so no stalls. Fills x and
+ * returns its objective (base + the objective's terms), or -1 with *why
+ * when it breaks a bound or a row of the MILP (checked exactly on the
+ * matrix, so a schedule the MILP cannot express is never passed). */
+static double seed_start(const struct lay *y, const struct mat *mx,
+			 const struct csc *cs, const double *clo,
+			 const double *chi, const double *obj, double base,
+			 const struct opt_seed *sd, double *x, const char **why)
+{
+	const struct wl_workload *wl = y->wl;
+	const struct opt_in *in = y->in;
+	memset(x, 0, (size_t)y->n * sizeof *x);
+	if (!sd->fit) {
+		*why = "it did not fit the budget";
+		return -1;
+	}
+	for (uint32_t k = 0; k < sd->n; k++) {
+		int64_t c = colR(y, sd->op[k], sd->stage[k]);
+		if (c < 0) {
+			*why = "a re-run the MILP does not have";
+			return -1;
+		}
+		x[c] = 1;
+	}
+	/* the reads of stage t: op t's, then its re-runs' (a re-run's
+	 * input is there, or its producer re-run in the stage too) */
+	for (uint32_t t = y->T; t-- > 0;) {
+		for (uint32_t i = 0; i <= t; i++) {
+			if (i != t && !on(x, colR(y, i, t)))
+				continue;
+			const struct wl_op *o = &wl->ops[i];
+			for (uint32_t a = 0; a < o->n_in; a++) {
+				uint32_t j = o->in[a];
+				if (!in->managed[j])
+					continue;
+				int64_t p = prod(y, j);
+				if (p >= 0 && on(x, colR(y, (uint32_t)p, t)))
+					continue;
+				if (colS(y, j, t) < 0) {
+					*why = "a read outside its tensor's life";
+					return -1;
+				}
+				need_back(y, x, j, t);
+			}
+		}
+	}
+	/* bounds, then every row */
+	double v = base;
+	for (int64_t c = 0; c < y->n; c++) {
+		if (x[c] < clo[c] - 1e-9 || x[c] > chi[c] + 1e-9) {
+			*why = "a variable out of its bounds";
+			return -1;
+		}
+		v += obj[c] * x[c];
+	}
+	double *act = calloc((size_t)mx->rows + 1, sizeof *act);
+	if (!act) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (int64_t c = 0; c < y->n; c++)
+		if (x[c] != 0)
+			for (CoinBigIndex e = cs->start[c]; e < cs->start[c + 1];
+			     e++)
+				act[cs->idx[e]] += cs->val[e] * x[c];
+	for (int r = 0; r < mx->rows; r++) {
+		double tol = 1e-6 * (1 + fabs(act[r]));
+		if (act[r] < mx->lo[r] - tol || act[r] > mx->hi[r] + tol) {
+			*why = "it breaks a memory or dependency row";
+			free(act);
+			return -1;
+		}
+	}
+	free(act);
+	return v;
+}
+
 /* Does a swap-in read the host copy j has after stage t (H on from t+1
  * until that swap-in)? Then j leaves the device as a swap-out with
  * release and its copy-out is replayed; otherwise the copy is one the
@@ -1399,7 +1498,7 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	uint32_t T = wl->n_ops, N = wl->n_tensors;
 	memset(s, 0, sizeof *s);
 	s->n_stages = T;
-	s->start = "none";
+	snprintf(s->start, sizeof s->start, "none");
 	/* An op's own working set: its managed inputs, outputs, workspace
 	 * and the fixed tensors. Above the budget, no schedule exists. */
 	for (uint32_t t = 0; t < T; t++) {
@@ -1559,17 +1658,46 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	/* the MIP start: the framework's schedule when it fits, else
 	 * swap-all when it fits */
 	double h = heuristic(&y, false, x, rhs_mem);
-	s->start = "framework";
+	snprintf(s->start, sizeof s->start, "framework");
 	if (h < 0 && in->swap) {
 		h = heuristic(&y, true, x, rhs_mem);
-		s->start = "swap-all";
+		snprintf(s->start, sizeof s->start, "swap-all");
 	}
-	if (h < 0)
-		s->start = "none";
-	else
-		s->start_obj = h;
 	if (mat_csc(&mx, (int)y.n, &cs) < 0)
 		goto oom;
+	/* a heuristic policy's schedule, when it fits the MILP and beats
+	 * the start above */
+	if (in->n_seed) {
+		double *xs = malloc(((size_t)y.n + 1) * sizeof *xs);
+		if (!xs)
+			goto oom;
+		for (uint32_t k = 0; k < in->n_seed; k++) {
+			const struct opt_seed *sd = &in->seed[k];
+			const char *why = NULL;
+			double v = seed_start(&y, &mx, &cs, clo, chi, obj, base,
+					      sd, xs, &why);
+			size_t at = strlen(s->seeds);
+			if (v < 0)
+				snprintf(s->seeds + at, sizeof s->seeds - at,
+					 "%s%s rejected (%s)", at ? "; " : "",
+					 sd->name, why);
+			else
+				snprintf(s->seeds + at, sizeof s->seeds - at,
+					 "%s%s %.0f ns (ran %.0f ns)",
+					 at ? "; " : "", sd->name, v, sd->time);
+			if (v >= 0 && (h < 0 || v < h)) {
+				h = v;
+				memcpy(x, xs, (size_t)y.n * sizeof *x);
+				snprintf(s->start, sizeof s->start, "%s",
+					 sd->name);
+			}
+		}
+		free(xs);
+	}
+	if (h < 0)
+		snprintf(s->start, sizeof s->start, "none");
+	else
+		s->start_obj = h;
 	/* the incumbent, then the global bound, each under the work
 	 * limits and the safety net */
 	struct sres sr;

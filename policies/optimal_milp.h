@@ -21,6 +21,21 @@
 /* What the MILP is built from: the workload and, per op and tensor, the
  * figures of the run it will be replayed in (the executor's op times,
  * workspaces and copy times, policies/optimal.c). */
+/* A heuristic policy's schedule to seed CBC with (its MIP start): the
+ * ops it re-ran in each stage of its measured iteration, as pairs
+ * (stage, op), stages in order. Only re-runs are translated (below,
+ * optimal_milp.c, seed_start), so a recompute-only policy's schedule
+ * maps fully; the start is used when it satisfies every row of the MILP
+ * and beats the framework's or swap-all's. */
+struct opt_seed {
+	const char *name;	/* the policy */
+	bool fit;		/* it ran within the budget (else
+				   nothing to translate) */
+	double time;		/* its simulated iteration, ns */
+	const uint32_t *stage, *op;
+	uint32_t n;
+};
+
 struct opt_in {
 	const struct wl_workload *wl;
 	const sim_time_t *op_time;  /* per op: kernel time */
@@ -60,6 +75,8 @@ struct opt_in {
 	bool swap;		    /* swapping allowed */
 	bool remat;		    /* recomputation allowed */
 	uint64_t max_vars;	    /* refuse a larger problem */
+	const struct opt_seed *seed; /* heuristics' schedules (n_seed) */
+	uint32_t n_seed;
 };
 
 /* How CBC searches: FULL with its preprocessing, cut generators and
@@ -92,8 +109,10 @@ struct opt_sched {
 	double lp_bound;   /* the LP relaxation's value, ns */
 	double best_bound; /* CBC's best bound when it stopped, ns */
 	double gap;	   /* (objective - best_bound) / objective */
-	const char *start; /* MIP start given: "framework", "swap-all",
-			      "none" */
+	char start[64];	   /* MIP start given: "framework", "swap-all",
+			      a seed's policy, "none" */
+	char seeds[256];   /* each seed tried: "name OBJ ns" used or
+			      rejected, "; "-separated */
 	double start_obj;  /* its objective, ns (0: none) */
 	uint64_t nodes;	   /* branch-and-bound nodes */
 	uint64_t iter;	   /* CBC's simplex iterations */

@@ -509,6 +509,34 @@ static void test_work_limit_repeats(void **state)
 	free(out[1]);
 }
 
+/* The MIP start from a heuristic policy's schedule. On G at 2200 B with
+ * recomputation only (test_recompute_only: the one way is to drop a after
+ * f1 and re-run f0, 100 ns, in stage g; 6400 ns), dtr, run on the side,
+ * evicts a when f2 needs room and re-runs f0 when g reads it: its
+ * re-runs, translated into the MILP's variables, are that schedule, so
+ * the start is dtr's at 6400 ns, equal to dtr's own simulated time. With
+ * no cuts, heuristics or branching (search lp, node_limit 0) CBC can only
+ * keep or improve that start: the incumbent is 6400, from node 0. A
+ * policy that does not fit is named as rejected. */
+static void test_seed_start(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	const char *kv[] = {"swap=false", "node_limit=0", "search=lp",
+			    "seeds=dtr,vdnn"};
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	assert_int_equal(run_opt(w, kv, 4, 2200, &st, &rep, &err), 0);
+	if (!strstr(rep, "mip start          dtr (6400 ns); seeds: dtr "
+			 "6400 ns (ran 6400 ns); vdnn rejected") ||
+	    rep_num(rep, "objective") != 6400 || rep_num(rep, "nodes") != 0)
+		fail_msg("start:\n%s", rep);
+	free(rep);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_bound_algorithm_choice),
 		cmocka_unit_test(test_chain_mlp_bound),
 		cmocka_unit_test(test_work_limit_repeats),
+		cmocka_unit_test(test_seed_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
