@@ -63,10 +63,10 @@ static const struct prm_def optimal_params[] = {
 	 "limit; stopped there, the LP value is not reported)",
 	 offsetof(struct optimal_params, lp_iterations)},
 	{"search", PRM_ENUM, "auto", 0, 0, search_choices,
-	 "full: CBC's preprocessing, cut generators and heuristics; lp: "
-	 "none of them, branch and bound on the LP from the MIP start "
-	 "(large problems, where CBC's root alone takes minutes); auto: "
-	 "full up to 20000 variables, lp above",
+	 "full: CBC's branch and bound (up to node_limit nodes); lp: the "
+	 "LP's value is the bound and the MIP start the incumbent, no "
+	 "CBC (large problems, where CBC's root alone takes minutes); "
+	 "auto: full up to 20000 variables, lp above",
 	 offsetof(struct optimal_params, search)},
 	{"time_limit", PRM_DOUBLE, "600", 0.001, 86400, NULL,
 	 "safety net, wall seconds per solve: a solve still running is "
@@ -574,11 +574,16 @@ static void print_list(FILE *out, const char *what,
 			ops ? wl->ops[ids[k]].name : wl->tensors[ids[k]].name);
 }
 
-/* What stopped a solve: "proven" when it ended on its own. */
-static const char *stopped_by(bool killed, bool node_limit)
+/* What stopped a solve of a model of n columns: "none" when it ended
+ * on its own. */
+static const char *stopped_by(const struct optimal_params *prm, uint64_t n,
+			      bool killed, bool node_limit)
 {
 	return killed ? "the safety net (time_limit): depends on the "
 			"machine's speed"
+	       : strcmp(opt_search_used(prm->search, n), "lp") == 0
+		       ? "search lp (the LP and the MIP start, no branch and "
+			 "bound)"
 	       : node_limit ? "node_limit"
 			    : "none";
 }
@@ -626,7 +631,7 @@ static void optimal_report(struct pol *p, FILE *out)
 		(unsigned long long)s->nodes, (long long)prm->node_limit,
 		opt_search_used(prm->search, s->n_vars),
 		(unsigned long long)s->iter, (unsigned long long)s->lp_iter,
-		stopped_by(s->killed, s->node_limit),
+		stopped_by(prm, s->n_vars, s->killed, s->node_limit),
 		s->peak_mem,
 		(unsigned long long)o->budget, (long long)o->sim_time,
 		100 * diff, (unsigned long long)o->sim_peak,
@@ -667,7 +672,9 @@ static void optimal_report(struct pol *p, FILE *out)
 			opt_search_used(prm->search, s->bnd_vars),
 			(unsigned long long)s->bnd_iter,
 			(unsigned long long)s->bnd_lp_iter,
-			stopped_by(s->bnd_killed, s->bnd_node_limit), vs);
+			stopped_by(prm, s->bnd_vars, s->bnd_killed,
+				   s->bnd_node_limit),
+			vs);
 	fprintf(out, "    safety net         %s\n",
 		s->killed || s->bnd_killed
 			? "HIT: a solve ran past time_limit and was killed; "

@@ -835,9 +835,9 @@ struct lim {
 	int64_t nodes;	  /* CBC's branch-and-bound nodes (0: the root) */
 	int64_t lp_iter;  /* CLP's simplex iterations for the LP value */
 	double wall_s;	  /* the safety net, wall seconds */
-	int search;	  /* OPT_SEARCH_*: OPT_SEARCH_LP, or AUTO above
-			     OPT_FULL_MAX_VARS columns: no preprocessing,
-			     cuts or heuristics */
+	int search;	  /* enum opt_search: OPT_SEARCH_LP, or AUTO above
+			     OPT_FULL_MAX_VARS columns: the LP and the
+			     MIP start alone */
 };
 
 /* The child: CLP's LP, then CBC, each result written to fd as soon as it
@@ -871,9 +871,21 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 	double lp[3] = {Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN,
 			Clp_numberIterations(c),
 			Clp_isIterationLimitReached(c)};
+	bool lp_infeasible = Clp_isProvenPrimalInfeasible(c);
 	Clp_deleteModel(c);
 	if (write_all(fd, lp, sizeof lp) < 0)
 		_exit(1);
+	if (strcmp(opt_search_used(lim->search, (uint64_t)n), "lp") == 0) {
+		/* search lp: the LP's value is the bound, the MIP start the
+		 * incumbent, no branch and bound (CBC's root alone, even
+		 * without cuts or heuristics, did no more than the LP on
+		 * the 376-op recorded transformer, in minutes) */
+		double h[8] = {lp_infeasible, 0, 0, 0,
+			       isnan(lp[0]) ? -INFINITY : lp[0], 0, 0, 1};
+		if (write_all(fd, h, sizeof h) < 0)
+			_exit(1);
+		_exit(0);
+	}
 	Cbc_loadProblem(m, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
 			obj, mx->lo, mx->hi);
 	for (int64_t k = 0; k < n_int; k++)
@@ -892,15 +904,6 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 	snprintf(v, sizeof v, "%lld", (long long)lim->nodes);
 	Cbc_setParameter(m, "maxNodes", v);
 	Cbc_setParameter(m, "threads", "0");
-	if (strcmp(opt_search_used(lim->search, (uint64_t)n), "lp") == 0) {
-		/* branch and bound on the LP alone (CbcOrClpParam.cpp's
-		 * "cutsOnOff", "heuristicsOnOff" and "preprocess" off):
-		 * CBC's root cut loop and heuristics took minutes on
-		 * the 376-op recorded transformer */
-		Cbc_setParameter(m, "preprocess", "off");
-		Cbc_setParameter(m, "cutsOnOff", "off");
-		Cbc_setParameter(m, "heuristicsOnOff", "off");
-	}
 	Cbc_solve(m);
 	const double *sol = Cbc_bestSolution(m);
 	double h[8] = {Cbc_isProvenInfeasible(m), Cbc_isProvenOptimal(m),
@@ -1727,6 +1730,8 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	if (!sol) {
 		s->status = OPT_NO_SOLUTION;
 		s->best_bound = sr.done ? sr.best + base : lb;
+		if (!isfinite(s->best_bound) || s->best_bound < lb)
+			s->best_bound = lb;
 		free(sr.x);
 		rc = 0;
 		goto out;
@@ -1736,6 +1741,8 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	s->best_bound = s->status == OPT_OPTIMAL ? s->objective
 			: sr.done ? sr.best + base
 				  : lb;
+	if (!isfinite(s->best_bound) || s->best_bound < lb)
+		s->best_bound = lb; /* -inf: CBC or CLP stopped first */
 	if (s->best_bound > s->objective)
 		s->best_bound = s->objective;
 	s->gap = s->objective > 0

@@ -79,13 +79,17 @@ struct opt_in {
 	uint32_t n_seed;
 };
 
-/* How CBC searches: FULL with its preprocessing, cut generators and
- * heuristics; LP without them (branch and bound on the LP from the MIP
- * start); AUTO full on a model of at most OPT_FULL_MAX_VARS columns, lp
- * above. The threshold is a running-time choice, measured: chain-mlp's
- * and tiny-cnn's models (up to 2,270 columns) solve at full in seconds;
- * at the 376-op recorded transformer's 44,514 CBC's root cut loop alone
- * took minutes, and at its relaxation's 151,358 did not end in 300 s. */
+/* How a model is solved: FULL by CBC's branch and bound (its
+ * preprocessing, cut generators and heuristics, up to node_limit
+ * nodes); LP by CLP's LP alone, its value the bound and the MIP start
+ * the incumbent; AUTO full on a model of at most OPT_FULL_MAX_VARS
+ * columns, lp above. The threshold is a running-time choice, measured
+ * on this machine: chain-mlp's and tiny-cnn's models (up to 2,270
+ * columns) solve at full in seconds; on the 376-op recorded
+ * transformer's 44,514 CBC's root alone took minutes (with its cuts and
+ * heuristics off, it then gave no more than the LP), its relaxation's
+ * 151,358 did not end its root in 300 s, and 100 nodes without cuts
+ * did not end in 9 minutes. */
 enum opt_search { OPT_SEARCH_AUTO, OPT_SEARCH_FULL, OPT_SEARCH_LP };
 #define OPT_FULL_MAX_VARS 20000
 /* "full" or "lp": how a model of n_vars columns is searched */

@@ -514,26 +514,31 @@ static void test_work_limit_repeats(void **state)
  * f1 and re-run f0, 100 ns, in stage g; 6400 ns), dtr, run on the side,
  * evicts a when f2 needs room and re-runs f0 when g reads it: its
  * re-runs, translated into the MILP's variables, are that schedule, so
- * the start is dtr's at 6400 ns, equal to dtr's own simulated time. With
- * no cuts, heuristics or branching (search lp, node_limit 0) CBC can only
- * keep or improve that start: the incumbent is 6400, from node 0. A
- * policy that does not fit is named as rejected. */
+ * the start is dtr's at 6400 ns, equal to dtr's own simulated time. CBC
+ * takes it and stops at the root (node_limit 0): the incumbent is 6400,
+ * at node 0. With search lp (no CBC) the start is the incumbent as it
+ * is. A policy that does not fit is named as rejected. */
 static void test_seed_start(void **state)
 {
 	(void)state;
 	struct wl_workload *w = graph_g(100, 100);
-	const char *kv[] = {"swap=false", "node_limit=0", "search=lp",
-			    "seeds=dtr,vdnn"};
-	struct st_run st;
-	char *rep;
-	gms_err err = {{0}};
-	assert_int_equal(run_opt(w, kv, 4, 2200, &st, &rep, &err), 0);
-	if (!strstr(rep, "mip start          dtr (6400 ns); seeds: dtr "
-			 "6400 ns (ran 6400 ns); vdnn rejected") ||
-	    rep_num(rep, "objective") != 6400 || rep_num(rep, "nodes") != 0)
-		fail_msg("start:\n%s", rep);
-	free(rep);
-	st_run_free(&st);
+	for (int k = 0; k < 2; k++) {
+		const char *kv[] = {"swap=false", "node_limit=0",
+				    k ? "search=lp" : "search=full",
+				    "seeds=dtr,vdnn"};
+		struct st_run st;
+		char *rep;
+		gms_err err = {{0}};
+		assert_int_equal(run_opt(w, kv, 4, 2200, &st, &rep, &err), 0);
+		if (!strstr(rep, "mip start          dtr (6400 ns); seeds: dtr "
+				 "6400 ns (ran 6400 ns); vdnn rejected") ||
+		    rep_num(rep, "objective") != 6400 ||
+		    rep_num(rep, "nodes") != 0 ||
+		    (double)st.iter[0].time != 6400)
+			fail_msg("start:\n%s", rep);
+		free(rep);
+		st_run_free(&st);
+	}
 	wl_free(w);
 }
 
