@@ -75,12 +75,17 @@ static void usage(FILE *f)
 		"                                     writes, byte for byte; into\n"
 		"                                     --out or the first shard's\n"
 		"                                     directory\n"
-		"  optimal WORKLOAD --budget B [--time-limit S] [simulate's options]\n"
-		"                                     the optimal policy's MILP\n"
+		"  optimal WORKLOAD --budget B [--node-limit N] [--time-limit S]\n"
+		"          [simulate's options]       the optimal policy's MILP\n"
 		"                                     (CBC): schedule, objective,\n"
 		"                                     bound, gap, and its replay\n"
 		"                                     (2 iterations, 1 warm-up,\n"
-		"                                     arena)\n"
+		"                                     arena); N: CBC's nodes per\n"
+		"                                     solve (the work limit,\n"
+		"                                     node_limit), S: the wall-\n"
+		"                                     clock safety net\n"
+		"                                     (time_limit), reported\n"
+		"                                     when it fires\n"
 		"  simulate WORKLOAD [options]        one workload under a policy\n"
 		"      WORKLOAD            a generator name (`list workloads`),\n"
 		"                          a workload .yaml or a DTR trace .log\n"
@@ -782,17 +787,20 @@ out:
 /* `optimal WORKLOAD --budget B`: simulate under the optimal policy
  * (README, "The optimal policy") for one iteration on the arena
  * allocator (the MILP models no fragmentation; --allocator overrides it),
- * with the schedule in the report; --time-limit S is the policy's
- * time_limit. The solve's wall time goes to stderr only (outputs stay
- * deterministic). */
+ * with the schedule in the report; --node-limit N and --time-limit S are
+ * the policy's node_limit and time_limit. The solve's wall time goes to
+ * stderr only (outputs stay deterministic). */
 static int optimal_cmd(int argc, char **argv)
 {
 	static const char *const pre[] = {
 		"--policy", "optimal", "--iterations", "2", "--warmup", "1",
 		"--allocator", "arena", "--set", "schedule=true"};
+	/* the command's own flags: each a --set of the policy's key */
+	static const char *const flag[2] = {"--node-limit", "--time-limit"};
+	static const char *const key[2] = {"node_limit", "time_limit"};
 	size_t n_pre = sizeof pre / sizeof *pre;
 	char **av = calloc(n_pre + (size_t)argc + 1, sizeof *av);
-	char *tl = NULL;
+	char *kv[2] = {NULL, NULL};
 	if (!av)
 		return EXIT_RUN;
 	size_t n = 0;
@@ -805,21 +813,25 @@ static int optimal_cmd(int argc, char **argv)
 					"optimal's own\n");
 			goto out;
 		}
-		if (strcmp(argv[i], "--time-limit") == 0) {
-			if (i + 1 >= argc || tl) {
-				fprintf(stderr, "gpumemsim: --time-limit needs "
-						"one value\n");
+		int f = strcmp(argv[i], flag[0]) == 0	? 0
+			: strcmp(argv[i], flag[1]) == 0 ? 1
+							: -1;
+		if (f >= 0) {
+			if (i + 1 >= argc || kv[f]) {
+				fprintf(stderr, "gpumemsim: %s needs one "
+						"value\n",
+					flag[f]);
 				goto out;
 			}
 			size_t l = strlen(argv[i + 1]) + 16;
-			tl = malloc(l);
-			if (!tl) {
+			kv[f] = malloc(l);
+			if (!kv[f]) {
 				rc = EXIT_RUN;
 				goto out;
 			}
-			snprintf(tl, l, "time_limit=%s", argv[++i]);
+			snprintf(kv[f], l, "%s=%s", key[f], argv[++i]);
 			av[n++] = "--set";
-			av[n++] = tl;
+			av[n++] = kv[f];
 			continue;
 		}
 		av[n++] = argv[i];
@@ -832,7 +844,8 @@ static int optimal_cmd(int argc, char **argv)
 		(double)(t1.tv_sec - t0.tv_sec) +
 			(double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 out:
-	free(tl);
+	free(kv[0]);
+	free(kv[1]);
 	free(av);
 	return rc;
 }

@@ -38,16 +38,40 @@
 #include <string.h>
 
 struct optimal_params {
-	double time_limit;  /* CBC seconds */
+	int64_t node_limit;    /* CBC's nodes, per solve */
+	int64_t lp_iterations; /* CLP's iterations, per LP value */
+	int search;	       /* enum opt_search */
+	double time_limit;     /* the safety net, wall seconds per solve */
 	bool swap, remat;   /* what the MILP may use */
 	int64_t max_vars;   /* refuse larger problems */
 	bool schedule;	    /* print the schedule in the report */
+	char seeds[PRM_STR_MAX]; /* heuristics whose schedules seed CBC */
 };
 
+/* in enum opt_search's order */
+static const char *const search_choices[] = {"auto", "full", "lp", NULL};
+
 static const struct prm_def optimal_params[] = {
-	{"time_limit", PRM_DOUBLE, "10", 0.001, 86400, NULL,
-	 "CBC's time limit in seconds; when it stops the search, the "
-	 "incumbent is replayed and the gap to the bound reported",
+	{"node_limit", PRM_INT, "1000", 0, 1e9, NULL,
+	 "CBC's branch-and-bound nodes per solve (0: the root only): a "
+	 "work limit, so the same inputs give the same incumbent, bound "
+	 "and gap on any machine; when it stops the search, the incumbent "
+	 "is replayed and the gap to the bound reported",
+	 offsetof(struct optimal_params, node_limit)},
+	{"lp_iterations", PRM_INT, "1000000", 1, 1e9, NULL,
+	 "CLP's simplex iterations for each LP relaxation's value (a work "
+	 "limit; stopped there, the LP value is not reported)",
+	 offsetof(struct optimal_params, lp_iterations)},
+	{"search", PRM_ENUM, "auto", 0, 0, search_choices,
+	 "full: CBC's branch and bound (up to node_limit nodes); lp: the "
+	 "LP's value is the bound and the MIP start the incumbent, no "
+	 "CBC (large problems, where CBC's root alone takes minutes); "
+	 "auto: full up to 20000 variables, lp above",
+	 offsetof(struct optimal_params, search)},
+	{"time_limit", PRM_DOUBLE, "600", 0.001, 86400, NULL,
+	 "safety net, wall seconds per solve: a solve still running is "
+	 "killed and the report says so (its answer then depends on the "
+	 "machine's speed); the work limits are what normally stop CBC",
 	 offsetof(struct optimal_params, time_limit)},
 	{"swap", PRM_BOOL, "true", 0, 0, NULL,
 	 "allow swapping (false: Checkmate's recomputation-only problem)",
@@ -59,6 +83,12 @@ static const struct prm_def optimal_params[] = {
 	 "refuse a formulation with more variables (the exact MILP grows "
 	 "with ops times tensors)",
 	 offsetof(struct optimal_params, max_vars)},
+	{"seeds", PRM_STR, "checkpoint,dtr", 0, 0, NULL,
+	 "policies (comma-separated, with their defaults; \"\" for none) "
+	 "run on the side first: each one's re-runs, translated into the "
+	 "MILP's variables, are CBC's MIP start when they satisfy the MILP "
+	 "and beat the framework's or swap-all's schedule",
+	 offsetof(struct optimal_params, seeds)},
 	{"schedule", PRM_BOOL, "false", 0, 0, NULL,
 	 "print the solver's schedule, stage by stage, in the report",
 	 offsetof(struct optimal_params, schedule)},
@@ -105,6 +135,88 @@ static void refused(struct optimal *o, struct ex *ex, uint64_t *count)
 	(*count)++;
 	snprintf(o->last_refusal, sizeof o->last_refusal, "%s",
 		 ex_last_error(ex));
+}
+
+/* A side run's re-runs, per stage, on its last iteration: a
+ * recomputation is issued before the kernel of the op that needs it
+ * (ex_recompute from before_op or on demand), so its stage is the next
+ * op kernel's. */
+struct seed_rec {
+	uint32_t *stage, *op; /* the iteration's (stage, op) pairs */
+	uint32_t n, cap;
+	uint32_t pend;	      /* pairs of the stage not yet closed */
+	bool ok;
+};
+
+static void seed_iter(void *obj, int iter, bool end, sim_time_t now)
+{
+	struct seed_rec *r = obj;
+	(void)iter;
+	(void)now;
+	if (!end)
+		r->n = r->pend = 0; /* keep the last iteration's */
+}
+
+static void seed_issue(void *obj, enum eng_q q, const struct eng_item *it,
+		       const struct ex_kernel *k, sim_time_t now)
+{
+	struct seed_rec *r = obj;
+	(void)q;
+	(void)it;
+	(void)now;
+	if (!k)
+		return;
+	if (!k->recompute) {
+		for (uint32_t a = r->n - r->pend; a < r->n; a++)
+			r->stage[a] = k->op;
+		r->pend = 0;
+		return;
+	}
+	if (r->n == r->cap) {
+		uint32_t cap = r->cap ? 2 * r->cap : 64;
+		uint32_t *st = realloc(r->stage, cap * sizeof *st);
+		if (st)
+			r->stage = st;
+		uint32_t *op = st ? realloc(r->op, cap * sizeof *op) : NULL;
+		if (!op) {
+			r->ok = false;
+			return;
+		}
+		r->op = op;
+		r->cap = cap;
+	}
+	r->op[r->n++] = k->op;
+	r->pend++;
+}
+
+/* Run policy `name` (its defaults) on the side with this run's
+ * configuration and record its last iteration's re-runs in *sd (owned
+ * arrays in *rec). 1 when it ran and fit, 0 when it did not (why in
+ * err), -1 on an error. */
+static int seed_run(struct ex *ex, const char *name, struct opt_seed *sd,
+		    struct seed_rec *rec, gms_err *err)
+{
+	struct pol child;
+	if (pol_create(&child, name, NULL, NULL, NULL, 0, err) < 0)
+		return -1;
+	struct ex_observer obs = {.obj = rec, .iter = seed_iter,
+				  .issue = seed_issue};
+	struct ex_cfg cfg = *ex_config(ex);
+	cfg.pol = &child;
+	cfg.obs = &obs;
+	rec->ok = true;
+	struct st_run r;
+	int rc = ex_run(&cfg, &r, err);
+	pol_destroy(&child);
+	int fit = rc == 0 && !r.oom.hit && r.n_iter > 0 && rec->ok &&
+		  !rec->pend;
+	*sd = (struct opt_seed){.name = name,
+				.time = fit ? (double)r.iter[r.n_iter - 1].time
+					    : 0,
+				.stage = rec->stage, .op = rec->op,
+				.n = rec->n};
+	st_run_free(&r);
+	return fit;
 }
 
 static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
@@ -243,10 +355,49 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 			    .alg_ws = alg_ws,
 			    .managed = man, .t_h2d = h2d, .t_d2h = d2h,
 			    .budget = ms.budget, .fixed = fixed,
+			    .node_limit = prm->node_limit,
+			    .lp_iterations = prm->lp_iterations,
+			    .search = prm->search,
 			    .time_limit_s = prm->time_limit, .swap = prm->swap,
 			    .remat = prm->remat,
 			    .max_vars = (uint64_t)prm->max_vars};
-	if (opt_solve(&in, &o->s, err) < 0)
+	/* the heuristics' schedules */
+	char names[PRM_STR_MAX];
+	snprintf(names, sizeof names, "%s", prm->seeds);
+	struct opt_seed sd[8];
+	struct seed_rec rec[8];
+	memset(rec, 0, sizeof rec);
+	uint32_t n_seed = 0;
+	int src = -1;
+	char *save = NULL;
+	for (char *nm = strtok_r(names, ", ", &save); nm;
+	     nm = strtok_r(NULL, ", ", &save)) {
+		if (n_seed == 8) {
+			gms_errf(err, "seeds: at most 8 policies");
+			goto seeds_out;
+		}
+		if (strcmp(nm, "optimal") == 0) {
+			gms_errf(err, "seeds: 'optimal' cannot seed itself");
+			goto seeds_out;
+		}
+		gms_err e2 = {{0}};
+		int fit = seed_run(ex, nm, &sd[n_seed], &rec[n_seed], &e2);
+		n_seed++;
+		if (fit < 0) {
+			gms_errf(err, "seeds: %s", e2.msg);
+			goto seeds_out;
+		}
+		sd[n_seed - 1].fit = fit == 1;
+	}
+	in.seed = sd;
+	in.n_seed = n_seed;
+	src = opt_solve(&in, &o->s, err);
+seeds_out:
+	for (uint32_t k = 0; k < n_seed; k++) {
+		free(rec[k].stage);
+		free(rec[k].op);
+	}
+	if (src < 0)
 		goto out;
 	if (o->s.status == OPT_INFEASIBLE) {
 		if (o->s.bnd_status == OPT_INFEASIBLE)
@@ -265,9 +416,12 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 		goto out;
 	}
 	if (o->s.status == OPT_NO_SOLUTION) {
-		gms_errf(err, "no schedule of '%s' found within the time "
-			      "limit of %g s (bound %.0f ns)",
-			 wl->name, prm->time_limit, o->s.best_bound);
+		gms_errf(err, "no schedule of '%s' found within %s "
+			      "(bound %.0f ns)",
+			 wl->name,
+			 o->s.killed ? "the safety net's time_limit"
+				     : "node_limit",
+			 o->s.best_bound);
 		goto out;
 	}
 	o->solved = true;
@@ -420,6 +574,20 @@ static void print_list(FILE *out, const char *what,
 			ops ? wl->ops[ids[k]].name : wl->tensors[ids[k]].name);
 }
 
+/* What stopped a solve of a model of n columns: "none" when it ended
+ * on its own. */
+static const char *stopped_by(const struct optimal_params *prm, uint64_t n,
+			      bool killed, bool node_limit)
+{
+	return killed ? "the safety net (time_limit): depends on the "
+			"machine's speed"
+	       : strcmp(opt_search_used(prm->search, n), "lp") == 0
+		       ? "search lp (the LP and the MIP start, no branch and "
+			 "bound)"
+	       : node_limit ? "node_limit"
+			    : "none";
+}
+
 static void optimal_report(struct pol *p, FILE *out)
 {
 	const struct optimal_params *prm = p->params;
@@ -427,9 +595,10 @@ static void optimal_report(struct pol *p, FILE *out)
 	const struct opt_sched *s = &o->s;
 	if (!o->solved)
 		return;
-	char lp[64];
+	char lp[96];
 	if (isnan(s->lp_bound))
-		snprintf(lp, sizeof lp, "not reached in the time limit");
+		snprintf(lp, sizeof lp, "not reached (%s)",
+			 s->lp_stopped ? "lp_iterations" : "safety net");
 	else
 		snprintf(lp, sizeof lp, "%.0f ns", s->lp_bound);
 	double diff = s->objective > 0
@@ -440,12 +609,14 @@ static void optimal_report(struct pol *p, FILE *out)
 		"    solver             cbc, %s\n"
 		"    problem            %u stages, %llu variables (%llu "
 		"binary), %llu constraints\n"
-		"    mip start          %s (%.0f ns)\n"
+		"    mip start          %s (%.0f ns); seeds: %s\n"
 		"    objective          %.0f ns\n"
 		"    lp bound           %s\n"
 		"    best bound         %.0f ns\n"
 		"    gap                %.4f%%\n"
-		"    nodes              %llu\n"
+		"    nodes              %llu (node_limit %lld, search %s), "
+		"%llu cbc iterations, %llu lp iterations\n"
+		"    stopped by         %s\n"
 		"    milp peak          %.0f B of %llu\n"
 		"    simulated time     %lld ns (%+.4f%% of the objective)\n"
 		"    simulated peak     %llu B (%+lld B against the milp)\n"
@@ -455,8 +626,13 @@ static void optimal_report(struct pol *p, FILE *out)
 		opt_status_names[s->status], s->n_stages,
 		(unsigned long long)s->n_vars, (unsigned long long)s->n_int,
 		(unsigned long long)s->n_rows, s->start, s->start_obj,
+		s->seeds[0] ? s->seeds : "none",
 		s->objective, lp, s->best_bound, 100 * s->gap,
-		(unsigned long long)s->nodes, s->peak_mem,
+		(unsigned long long)s->nodes, (long long)prm->node_limit,
+		opt_search_used(prm->search, s->n_vars),
+		(unsigned long long)s->iter, (unsigned long long)s->lp_iter,
+		stopped_by(prm, s->n_vars, s->killed, s->node_limit),
+		s->peak_mem,
 		(unsigned long long)o->budget, (long long)o->sim_time,
 		100 * diff, (unsigned long long)o->sim_peak,
 		(long long)o->sim_peak - (long long)llround(s->peak_mem),
@@ -468,9 +644,10 @@ static void optimal_report(struct pol *p, FILE *out)
 		(unsigned long long)o->n_alloc_wait,
 		(unsigned long long)o->n_alloc_fail,
 		o->last_refusal[0] ? "; last: " : "", o->last_refusal);
-	char blp[64];
+	char blp[96];
 	if (isnan(s->bnd_lp))
-		snprintf(blp, sizeof blp, "not reached in the time limit");
+		snprintf(blp, sizeof blp, "not reached (%s)",
+			 s->bnd_lp_stopped ? "lp_iterations" : "safety net");
 	else
 		snprintf(blp, sizeof blp, "%.0f ns", s->bnd_lp);
 	double vs = s->bound > 0 ? (double)o->sim_time / s->bound : 0;
@@ -478,21 +655,32 @@ static void optimal_report(struct pol *p, FILE *out)
 		fprintf(out,
 			"    global bound       %.0f ns (compute alone: the "
 			"relaxation's %llu variables are over max_vars)\n"
-			"    simulated / bound  %.4f\n"
-			"    solve time         %.2f s\n",
-			s->bound, (unsigned long long)s->bnd_vars, vs,
-			s->solve_s);
+			"    simulated / bound  %.4f\n",
+			s->bound, (unsigned long long)s->bnd_vars, vs);
 	else
 		fprintf(out,
 			"    global bound       %.0f ns (relaxation %s, lp %s, cbc "
 			"bound %.0f ns; %llu variables, %llu binary, %llu "
-			"constraints)\n"
-			"    simulated / bound  %.4f\n"
-			"    solve time         %.2f s\n",
+			"constraints; %llu nodes, search %s, %llu cbc "
+			"iterations, %llu lp iterations; stopped by %s)\n"
+			"    simulated / bound  %.4f\n",
 			s->bound, opt_status_names[s->bnd_status], blp, s->bnd_best,
 			(unsigned long long)s->bnd_vars,
 			(unsigned long long)s->bnd_int,
-			(unsigned long long)s->bnd_rows, vs, s->solve_s);
+			(unsigned long long)s->bnd_rows,
+			(unsigned long long)s->bnd_nodes,
+			opt_search_used(prm->search, s->bnd_vars),
+			(unsigned long long)s->bnd_iter,
+			(unsigned long long)s->bnd_lp_iter,
+			stopped_by(prm, s->bnd_vars, s->bnd_killed,
+				   s->bnd_node_limit),
+			vs);
+	fprintf(out, "    safety net         %s\n",
+		s->killed || s->bnd_killed
+			? "HIT: a solve ran past time_limit and was killed; "
+			  "these figures depend on the machine's speed"
+			: "not hit (the figures are the work limits' and "
+			  "repeat on any machine)");
 	if (!prm->schedule)
 		return;
 	for (uint32_t t = 0; t < s->n_stages; t++) {

@@ -61,9 +61,18 @@
 #include <string.h>
 #include <time.h>
 
-const char *const opt_status_names[] = {"optimal", "time-limit",
+const char *const opt_status_names[] = {"optimal", "stopped",
 					"no-solution", "infeasible"};
 
+
+const char *opt_search_used(int search, uint64_t n_vars)
+{
+	return search == OPT_SEARCH_LP ||
+				       (search == OPT_SEARCH_AUTO &&
+					n_vars > OPT_FULL_MAX_VARS)
+		       ? "lp"
+		       : "full";
+}
 
 /* Column layout: one base per op (R) and per tensor (S, O, I, H). */
 struct lay {
@@ -452,6 +461,105 @@ static bool on(const double *x, int64_t c)
 	return c >= 0 && x[c] > 0.5;
 }
 
+/* Mark j resident (S) from stage t back to where it was last made: its
+ * producer's stage, or a stage whose re-run of the producer (R[u,p])
+ * carries it over ((2): S[u+1,j] <= S[u,j] + R[u,p]). Linear in j's
+ * life. */
+static void need_back(const struct lay *y, double *x, uint32_t j, int64_t t)
+{
+	int64_t p = prod(y, j);
+	for (int64_t u = t; u > p; u--) {
+		if (x[colS(y, j, (uint32_t)u)] > 0.5)
+			return; /* marked from here back already */
+		x[colS(y, j, (uint32_t)u)] = 1;
+		if (u - 1 > p && p >= 0 && on(x, colR(y, (uint32_t)p,
+						       (uint32_t)(u - 1))))
+			return;
+	}
+}
+
+/* A heuristic policy's schedule as a MIP start: its re-runs R[t,i]
+ * (sd), each op t's and each re-run's managed inputs present where they
+ * are read ((1): resident, or their producer re-run in the stage), and
+ * every tensor resident only back to where it was last made (need_back:
+ * the least residency the re-runs allow, so the memory rows see no
+ * more than the policy held). No copies, so no stalls. Fills x and
+ * returns its objective (base + the objective's terms), or -1 with *why
+ * when it breaks a bound or a row of the MILP (checked exactly on the
+ * matrix, so a schedule the MILP cannot express is never passed). */
+static double seed_start(const struct lay *y, const struct mat *mx,
+			 const struct csc *cs, const double *clo,
+			 const double *chi, const double *obj, double base,
+			 const struct opt_seed *sd, double *x, const char **why)
+{
+	const struct wl_workload *wl = y->wl;
+	const struct opt_in *in = y->in;
+	memset(x, 0, (size_t)y->n * sizeof *x);
+	if (!sd->fit) {
+		*why = "it did not fit the budget";
+		return -1;
+	}
+	for (uint32_t k = 0; k < sd->n; k++) {
+		int64_t c = colR(y, sd->op[k], sd->stage[k]);
+		if (c < 0) {
+			*why = "a re-run the MILP does not have";
+			return -1;
+		}
+		x[c] = 1;
+	}
+	/* the reads of stage t: op t's, then its re-runs' (a re-run's
+	 * input is there, or its producer re-run in the stage too) */
+	for (uint32_t t = y->T; t-- > 0;) {
+		for (uint32_t i = 0; i <= t; i++) {
+			if (i != t && !on(x, colR(y, i, t)))
+				continue;
+			const struct wl_op *o = &wl->ops[i];
+			for (uint32_t a = 0; a < o->n_in; a++) {
+				uint32_t j = o->in[a];
+				if (!in->managed[j])
+					continue;
+				int64_t p = prod(y, j);
+				if (p >= 0 && on(x, colR(y, (uint32_t)p, t)))
+					continue;
+				if (colS(y, j, t) < 0) {
+					*why = "a read outside its tensor's life";
+					return -1;
+				}
+				need_back(y, x, j, t);
+			}
+		}
+	}
+	/* bounds, then every row */
+	double v = base;
+	for (int64_t c = 0; c < y->n; c++) {
+		if (x[c] < clo[c] - 1e-9 || x[c] > chi[c] + 1e-9) {
+			*why = "a variable out of its bounds";
+			return -1;
+		}
+		v += obj[c] * x[c];
+	}
+	double *act = calloc((size_t)mx->rows + 1, sizeof *act);
+	if (!act) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (int64_t c = 0; c < y->n; c++)
+		if (x[c] != 0)
+			for (CoinBigIndex e = cs->start[c]; e < cs->start[c + 1];
+			     e++)
+				act[cs->idx[e]] += cs->val[e] * x[c];
+	for (int r = 0; r < mx->rows; r++) {
+		double tol = 1e-6 * (1 + fabs(act[r]));
+		if (act[r] < mx->lo[r] - tol || act[r] > mx->hi[r] + tol) {
+			*why = "it breaks a memory or dependency row";
+			free(act);
+			return -1;
+		}
+	}
+	free(act);
+	return v;
+}
+
 /* Does a swap-in read the host copy j has after stage t (H on from t+1
  * until that swap-in)? Then j leaves the device as a swap-out with
  * release and its copy-out is replayed; otherwise the copy is one the
@@ -698,7 +806,11 @@ struct sres {
 	double lp;
 	bool done, infeasible, optimal, has_sol;
 	double obj, best; /* CBC's objective and best possible bound */
-	double nodes;
+	double nodes, iter; /* CBC's nodes and simplex iterations */
+	bool node_limit;    /* CBC stopped at its node limit */
+	double lp_iter;	    /* CLP's iterations for the LP value */
+	bool lp_stopped;    /* CLP stopped at its iteration limit */
+	bool killed;	    /* the safety net (wall clock) stopped it */
 	double *x;	  /* the best solution (n), when has_sol */
 };
 
@@ -718,13 +830,34 @@ static int write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+/* The work limits and the safety net of one solve (struct opt_in). */
+struct lim {
+	int64_t nodes;	  /* CBC's branch-and-bound nodes (0: the root) */
+	int64_t lp_iter;  /* CLP's simplex iterations for the LP value */
+	double wall_s;	  /* the safety net, wall seconds */
+	int search;	  /* enum opt_search: OPT_SEARCH_LP, or AUTO above
+			     OPT_FULL_MAX_VARS columns: the LP and the
+			     MIP start alone */
+};
+
 /* The child: CLP's LP, then CBC, each result written to fd as soon as it
- * is known (the LP first, so that a parent which stops CBC at the limit
- * still has it). Never returns. */
+ * is known (the LP first, so that a parent which stops CBC at the
+ * safety net still has it). Never returns.
+ *
+ * Only work limits stop it, so that the same problem gives the same
+ * answer on any machine at any load: CLP's iteration limit
+ * (Clp_setMaximumIterations) and CBC's node limit ("maxNodes", the
+ * CbcModel::setMaximumNodes of Cbc_C_Interface.h; node 0 is the root),
+ * one thread ("threads 0": no parallel search, whose order depends on
+ * timing), CBC's default seeds. No seconds limit is given to either:
+ * CBC 2.10 reads the clock where a limit is set (CbcNode's hitMaxTime
+ * during strong branching, CglPreProcess's time limit), so a limit,
+ * even one not reached, could make the search depend on speed. The
+ * parent's wall-clock cap is a safety net, reported when it fires. */
 static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 			int n, int64_t n_int, const double *clo,
-			const double *chi, const double *obj, double limit_s,
-			const double *start, double t0)
+			const double *chi, const double *obj,
+			const struct lim *lim, const double *start)
 {
 	Clp_Simplex *c = Clp_newModel();
 	Cbc_Model *m = Cbc_newModel();
@@ -733,12 +866,26 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 	Clp_loadProblem(c, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
 			obj, mx->lo, mx->hi);
 	Clp_setLogLevel(c, 0);
-	Clp_setMaximumSeconds(c, limit_s);
+	Clp_setMaximumIterations(c, (int)lim->lp_iter);
 	Clp_dual(c, 0);
-	double lp = Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN;
+	double lp[3] = {Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN,
+			Clp_numberIterations(c),
+			Clp_isIterationLimitReached(c)};
+	bool lp_infeasible = Clp_isProvenPrimalInfeasible(c);
 	Clp_deleteModel(c);
-	if (write_all(fd, &lp, sizeof lp) < 0)
+	if (write_all(fd, lp, sizeof lp) < 0)
 		_exit(1);
+	if (strcmp(opt_search_used(lim->search, (uint64_t)n), "lp") == 0) {
+		/* search lp: the LP's value is the bound, the MIP start the
+		 * incumbent, no branch and bound (CBC's root alone, even
+		 * without cuts or heuristics, did no more than the LP on
+		 * the 376-op recorded transformer, in minutes) */
+		double h[8] = {lp_infeasible, 0, 0, 0,
+			       isnan(lp[0]) ? -INFINITY : lp[0], 0, 0, 1};
+		if (write_all(fd, h, sizeof h) < 0)
+			_exit(1);
+		_exit(0);
+	}
 	Cbc_loadProblem(m, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
 			obj, mx->lo, mx->hi);
 	for (int64_t k = 0; k < n_int; k++)
@@ -753,40 +900,41 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 		}
 	}
 	Cbc_setLogLevel(m, 0);
-	/* wall-clock seconds (CBC counts CPU time by default), what is left
-	 * less a margin for writing the answer back */
-	double left = 0.85 * (limit_s - (wall_s() - t0));
-	Cbc_setParameter(m, "timeMode", "elapsed");
-	Cbc_setMaximumSeconds(m, left > 0.01 ? left : 0.01);
-	/* deterministic: one thread */
+	char v[32];
+	snprintf(v, sizeof v, "%lld", (long long)lim->nodes);
+	Cbc_setParameter(m, "maxNodes", v);
 	Cbc_setParameter(m, "threads", "0");
 	Cbc_solve(m);
 	const double *sol = Cbc_bestSolution(m);
-	double h[6] = {Cbc_isProvenInfeasible(m), Cbc_isProvenOptimal(m),
+	double h[8] = {Cbc_isProvenInfeasible(m), Cbc_isProvenOptimal(m),
 		       sol != NULL, sol ? Cbc_getObjValue(m) : 0,
-		       Cbc_getBestPossibleObjValue(m), Cbc_getNodeCount(m)};
+		       Cbc_getBestPossibleObjValue(m), Cbc_getNodeCount(m),
+		       Cbc_getIterationCount(m), Cbc_isNodeLimitReached(m)};
 	if (write_all(fd, h, sizeof h) < 0 ||
 	    (sol && write_all(fd, sol, (size_t)n * sizeof *sol) < 0))
 		_exit(1);
 	_exit(0);
 }
 
-/* Solve a model's LP (CLP) and MILP (CBC) under limit_s seconds of wall
- * time, with start as CBC's MIP start (NULL: none). CBC 2.10 checks its
- * limit only between phases (a 5 s limit took 49 s at the root of the
- * 376-op recorded transformer), and its C API has no way to interrupt it,
- * so both run in a child process that is killed at the limit; what it
- * had written by then is kept (the LP's value comes first). A separate
- * process also keeps CBC's static state (its command-line driver,
- * CbcMain1) apart between concurrent solves. -1 on a system error. */
+/* Solve a model's LP (CLP) and MILP (CBC) under the work limits of lim,
+ * with start as CBC's MIP start (NULL: none). CBC 2.10's C API has no
+ * way to interrupt a solve (and CBC checks a seconds limit only between
+ * phases: a 5 s limit took 49 s at the root of the 376-op recorded
+ * transformer), so both run in a child process, killed when lim->wall_s
+ * has passed: res->killed, which the caller reports (the answer then
+ * depends on the machine's speed). What the child had written by then
+ * is kept (the LP's value comes first). A separate process also keeps
+ * CBC's static state (its command-line driver, CbcMain1) apart between
+ * concurrent solves. -1 on a system error. */
 static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 		      int64_t n_int, const double *clo, const double *chi,
-		      const double *obj, double limit_s, const double *start,
-		      struct sres *res)
+		      const double *obj, const struct lim *lim,
+		      const double *start, struct sres *res)
 {
 	memset(res, 0, sizeof *res);
 	res->lp = NAN;
-	size_t need = sizeof(double) * (7 + (size_t)n);
+	enum { NLP = 3, NH = 8 };
+	size_t need = sizeof(double) * (NLP + NH + (size_t)n);
 	char *buf = malloc(need);
 	res->x = malloc(((size_t)n + 1) * sizeof *res->x);
 	int fd[2];
@@ -805,21 +953,27 @@ static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 	}
 	if (pid == 0) {
 		close(fd[0]);
-		solve_child(fd[1], mx, cs, n, n_int, clo, chi, obj, limit_s,
-			    start, t0);
+		solve_child(fd[1], mx, cs, n, n_int, clo, chi, obj, lim,
+			    start);
 	}
 	close(fd[1]);
 	size_t got = 0;
 	bool eof = false;
 	while (!eof && got < need) {
-		double left = limit_s - (wall_s() - t0);
-		if (left <= 0)
+		double left = lim->wall_s - (wall_s() - t0);
+		if (left <= 0) {
+			res->killed = true;
 			break;
+		}
 		struct pollfd pfd = {.fd = fd[0], .events = POLLIN};
 		int pr = poll(&pfd, 1, (int)ceil(left * 1000));
 		if (pr < 0 && errno == EINTR)
 			continue;
-		if (pr <= 0)
+		if (pr == 0) {
+			res->killed = true;
+			break;
+		}
+		if (pr < 0)
 			break;
 		ssize_t r = read(fd[0], buf + got, need - got);
 		if (r < 0 && errno == EINTR)
@@ -833,19 +987,23 @@ static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 	kill(pid, SIGKILL); /* gone already when it finished */
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	double h[7];
-	if (got >= sizeof(double)) {
-		memcpy(h, buf, sizeof(double));
+	double h[NLP + NH];
+	if (got >= NLP * sizeof(double)) {
+		memcpy(h, buf, NLP * sizeof(double));
 		res->lp = h[0];
+		res->lp_iter = h[1];
+		res->lp_stopped = h[2] > 0.5;
 	}
 	if (got >= sizeof h) {
 		memcpy(h, buf, sizeof h);
-		res->infeasible = h[1] > 0.5;
-		res->optimal = h[2] > 0.5;
-		res->has_sol = h[3] > 0.5;
-		res->obj = h[4];
-		res->best = h[5];
-		res->nodes = h[6];
+		res->infeasible = h[NLP] > 0.5;
+		res->optimal = h[NLP + 1] > 0.5;
+		res->has_sol = h[NLP + 2] > 0.5;
+		res->obj = h[NLP + 3];
+		res->best = h[NLP + 4];
+		res->nodes = h[NLP + 5];
+		res->iter = h[NLP + 6];
+		res->node_limit = h[NLP + 7] > 0.5;
 		res->done = !res->has_sol || got == need;
 		if (res->has_sol && got == need)
 			memcpy(res->x, buf + sizeof h,
@@ -917,9 +1075,9 @@ static int alg_terms(const struct blay *b, uint32_t t, struct row *r,
 			goto oom;                       \
 	} while (0)
 
-/* Build and solve the relaxation into s->bnd_*, done by wall time
- * deadline (building it counts); -1 on out of memory. */
-static int bound_solve(const struct lay *y, double deadline,
+/* Build and solve the relaxation into s->bnd_*, under the work limits
+ * and safety net of lim; -1 on out of memory. */
+static int bound_solve(const struct lay *y, const struct lim *lim,
 		       struct opt_sched *s)
 {
 	const struct opt_in *in = y->in;
@@ -1279,13 +1437,18 @@ static int bound_solve(const struct lay *y, double deadline,
 	if (mat_csc(&mx, (int)b.n, &cs) < 0)
 		goto out;
 	struct sres sr;
-	if (solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj,
-		       deadline - wall_s(), NULL, &sr) < 0) {
+	if (solve_both(&mx, &cs, (int)b.n, n_int, clo, chi, obj, lim, NULL,
+		       &sr) < 0) {
 		free(sr.x);
 		goto out;
 	}
 	s->bnd_lp = isnan(sr.lp) ? NAN : sr.lp + base;
 	s->bnd_nodes = (uint64_t)sr.nodes;
+	s->bnd_iter = (uint64_t)sr.iter;
+	s->bnd_lp_iter = (uint64_t)sr.lp_iter;
+	s->bnd_lp_stopped = sr.lp_stopped;
+	s->bnd_node_limit = sr.node_limit;
+	s->bnd_killed = sr.killed;
 	if (sr.done && sr.infeasible) {
 		s->bnd_status = OPT_INFEASIBLE;
 		s->bnd_best = s->bound = INFINITY;
@@ -1294,8 +1457,9 @@ static int bound_solve(const struct lay *y, double deadline,
 		s->bnd_status = opt ? OPT_OPTIMAL
 			       : sr.has_sol ? OPT_FEASIBLE
 					    : OPT_NO_SOLUTION;
-		/* CBC's bound when it ended; compute alone when it was
-		 * stopped first (or reported -inf before its root) */
+		/* CBC's bound when it ended; compute alone when the
+		 * safety net stopped it first (or it reported -inf before
+		 * its root) */
 		s->bnd_best = sr.done ? (opt ? sr.obj : sr.best) + base : alone;
 		if (!isfinite(s->bnd_best) || s->bnd_best < alone)
 			s->bnd_best = alone;
@@ -1337,7 +1501,7 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	uint32_t T = wl->n_ops, N = wl->n_tensors;
 	memset(s, 0, sizeof *s);
 	s->n_stages = T;
-	s->start = "none";
+	snprintf(s->start, sizeof s->start, "none");
 	/* An op's own working set: its managed inputs, outputs, workspace
 	 * and the fixed tensors. Above the budget, no schedule exists. */
 	for (uint32_t t = 0; t < T; t++) {
@@ -1361,6 +1525,10 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	}
 	struct lay y;
 	double t0 = wall_s();
+	const struct lim lim = {.nodes = in->node_limit,
+				.lp_iter = in->lp_iterations,
+				.wall_s = in->time_limit_s,
+				.search = in->search};
 	struct row r = {0};
 	double *x = NULL, *rhs_mem = NULL;
 	struct csc cs = {0};
@@ -1493,42 +1661,77 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	/* the MIP start: the framework's schedule when it fits, else
 	 * swap-all when it fits */
 	double h = heuristic(&y, false, x, rhs_mem);
-	s->start = "framework";
+	snprintf(s->start, sizeof s->start, "framework");
 	if (h < 0 && in->swap) {
 		h = heuristic(&y, true, x, rhs_mem);
-		s->start = "swap-all";
+		snprintf(s->start, sizeof s->start, "swap-all");
 	}
-	if (h < 0)
-		s->start = "none";
-	else
-		s->start_obj = h;
 	if (mat_csc(&mx, (int)y.n, &cs) < 0)
 		goto oom;
-	/* the incumbent first, with up to 60% of the limit; the global
-	 * bound then has what is left */
-	double left = 0.6 * in->time_limit_s - (wall_s() - t0);
+	/* a heuristic policy's schedule, when it fits the MILP and beats
+	 * the start above */
+	if (in->n_seed) {
+		double *xs = malloc(((size_t)y.n + 1) * sizeof *xs);
+		if (!xs)
+			goto oom;
+		for (uint32_t k = 0; k < in->n_seed; k++) {
+			const struct opt_seed *sd = &in->seed[k];
+			const char *why = NULL;
+			double v = seed_start(&y, &mx, &cs, clo, chi, obj, base,
+					      sd, xs, &why);
+			size_t at = strlen(s->seeds);
+			if (v < 0)
+				snprintf(s->seeds + at, sizeof s->seeds - at,
+					 "%s%s rejected (%s)", at ? "; " : "",
+					 sd->name, why);
+			else
+				snprintf(s->seeds + at, sizeof s->seeds - at,
+					 "%s%s %.0f ns (ran %.0f ns)",
+					 at ? "; " : "", sd->name, v, sd->time);
+			if (v >= 0 && (h < 0 || v < h)) {
+				h = v;
+				memcpy(x, xs, (size_t)y.n * sizeof *x);
+				snprintf(s->start, sizeof s->start, "%s",
+					 sd->name);
+			}
+		}
+		free(xs);
+	}
+	if (h < 0)
+		snprintf(s->start, sizeof s->start, "none");
+	else
+		s->start_obj = h;
+	/* the incumbent, then the global bound, each under the work
+	 * limits and the safety net */
 	struct sres sr;
-	if (solve_both(&mx, &cs, (int)y.n, y.STb, clo, chi, obj,
-		       left > 0.01 ? left : 0.01, h >= 0 ? x : NULL, &sr) < 0) {
+	if (solve_both(&mx, &cs, (int)y.n, y.STb, clo, chi, obj, &lim,
+		       h >= 0 ? x : NULL, &sr) < 0) {
 		free(sr.x);
 		gms_errf(err, "cannot start the solver process");
 		goto out;
 	}
 	s->lp_bound = isnan(sr.lp) ? NAN : sr.lp + base;
 	s->nodes = (uint64_t)sr.nodes;
+	s->iter = (uint64_t)sr.iter;
+	s->lp_iter = (uint64_t)sr.lp_iter;
+	s->lp_stopped = sr.lp_stopped;
+	s->node_limit = sr.node_limit;
+	s->killed = sr.killed;
 	if (sr.done && sr.infeasible) {
 		s->status = OPT_INFEASIBLE;
 		free(sr.x);
 		rc = 0;
 		goto out;
 	}
-	/* stopped at the limit before CBC answered: the MIP start is the
-	 * incumbent, the LP (or compute alone) the bound */
+	/* stopped by the safety net before CBC answered: the MIP start is
+	 * the incumbent, the LP (or compute alone) the bound */
 	const double *sol = sr.has_sol && sr.done ? sr.x : h >= 0 ? x : NULL;
 	double lb = isnan(s->lp_bound) ? base : s->lp_bound;
 	if (!sol) {
 		s->status = OPT_NO_SOLUTION;
 		s->best_bound = sr.done ? sr.best + base : lb;
+		if (!isfinite(s->best_bound) || s->best_bound < lb)
+			s->best_bound = lb;
 		free(sr.x);
 		rc = 0;
 		goto out;
@@ -1538,6 +1741,8 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	s->best_bound = s->status == OPT_OPTIMAL ? s->objective
 			: sr.done ? sr.best + base
 				  : lb;
+	if (!isfinite(s->best_bound) || s->best_bound < lb)
+		s->best_bound = lb; /* -inf: CBC or CLP stopped first */
 	if (s->best_bound > s->objective)
 		s->best_bound = s->objective;
 	s->gap = s->objective > 0
@@ -1553,8 +1758,7 @@ oom:
 	gms_errf(err, "out of memory");
 	rc = -1;
 out:
-	if (rc == 0 &&
-	    bound_solve(&y, t0 + in->time_limit_s, s) < 0) {
+	if (rc == 0 && bound_solve(&y, &lim, s) < 0) {
 		gms_errf(err, "out of memory");
 		rc = -1;
 	}

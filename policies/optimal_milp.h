@@ -21,6 +21,21 @@
 /* What the MILP is built from: the workload and, per op and tensor, the
  * figures of the run it will be replayed in (the executor's op times,
  * workspaces and copy times, policies/optimal.c). */
+/* A heuristic policy's schedule to seed CBC with (its MIP start): the
+ * ops it re-ran in each stage of its measured iteration, as pairs
+ * (stage, op), stages in order. Only re-runs are translated (below,
+ * optimal_milp.c, seed_start), so a recompute-only policy's schedule
+ * maps fully; the start is used when it satisfies every row of the MILP
+ * and beats the framework's or swap-all's. */
+struct opt_seed {
+	const char *name;	/* the policy */
+	bool fit;		/* it ran within the budget (else
+				   nothing to translate) */
+	double time;		/* its simulated iteration, ns */
+	const uint32_t *stage, *op;
+	uint32_t n;
+};
+
 struct opt_in {
 	const struct wl_workload *wl;
 	const sim_time_t *op_time;  /* per op: kernel time */
@@ -48,15 +63,41 @@ struct opt_in {
 	uint64_t budget;	    /* device bytes */
 	uint64_t fixed;		    /* bytes of unmanaged tensors, resident
 				       in every stage */
-	double time_limit_s;	    /* CBC's seconds limit */
+	int64_t node_limit;	    /* CBC's branch-and-bound nodes, per
+				       solve (0: the root only) */
+	int64_t lp_iterations;	    /* CLP's simplex iterations for each
+				       LP value */
+	int search;		    /* enum opt_search */
+	double time_limit_s;	    /* the safety net: a solve still running
+				       after this many wall seconds is
+				       killed, and that is reported
+				       (killed, bnd_killed) */
 	bool swap;		    /* swapping allowed */
 	bool remat;		    /* recomputation allowed */
 	uint64_t max_vars;	    /* refuse a larger problem */
+	const struct opt_seed *seed; /* heuristics' schedules (n_seed) */
+	uint32_t n_seed;
 };
+
+/* How a model is solved: FULL by CBC's branch and bound (its
+ * preprocessing, cut generators and heuristics, up to node_limit
+ * nodes); LP by CLP's LP alone, its value the bound and the MIP start
+ * the incumbent; AUTO full on a model of at most OPT_FULL_MAX_VARS
+ * columns, lp above. The threshold is a running-time choice, measured
+ * on this machine: chain-mlp's and tiny-cnn's models (up to 2,270
+ * columns) solve at full in seconds; on the 376-op recorded
+ * transformer's 44,514 CBC's root alone took minutes (with its cuts and
+ * heuristics off, it then gave no more than the LP), its relaxation's
+ * 151,358 did not end its root in 300 s, and 100 nodes without cuts
+ * did not end in 9 minutes. */
+enum opt_search { OPT_SEARCH_AUTO, OPT_SEARCH_FULL, OPT_SEARCH_LP };
+#define OPT_FULL_MAX_VARS 20000
+/* "full" or "lp": how a model of n_vars columns is searched */
+const char *opt_search_used(int search, uint64_t n_vars);
 
 enum opt_status {
 	OPT_OPTIMAL,	/* proven optimal */
-	OPT_FEASIBLE,	/* stopped by the time limit with an incumbent */
+	OPT_FEASIBLE,	/* stopped by a limit with an incumbent */
 	OPT_NO_SOLUTION, /* stopped with no incumbent */
 	OPT_INFEASIBLE, /* proven infeasible */
 };
@@ -72,10 +113,18 @@ struct opt_sched {
 	double lp_bound;   /* the LP relaxation's value, ns */
 	double best_bound; /* CBC's best bound when it stopped, ns */
 	double gap;	   /* (objective - best_bound) / objective */
-	const char *start; /* MIP start given: "framework", "swap-all",
-			      "none" */
+	char start[64];	   /* MIP start given: "framework", "swap-all",
+			      a seed's policy, "none" */
+	char seeds[256];   /* each seed tried: "name OBJ ns" used or
+			      rejected, "; "-separated */
 	double start_obj;  /* its objective, ns (0: none) */
 	uint64_t nodes;	   /* branch-and-bound nodes */
+	uint64_t iter;	   /* CBC's simplex iterations */
+	uint64_t lp_iter;  /* CLP's, for lp_bound */
+	bool lp_stopped;   /* CLP stopped at lp_iterations (lp_bound NAN) */
+	bool node_limit;   /* CBC stopped at node_limit */
+	bool killed;	   /* the safety net stopped this solve: its
+			      answer depends on the machine's speed */
 	uint32_t *rc_off, *rc;	 /* ops recomputed in stage t (id order) */
 	uint32_t *in_off, *in;	 /* tensors swapped in during stage t */
 	uint32_t *out_off, *out; /* tensors swapped out during stage t */
@@ -88,8 +137,7 @@ struct opt_sched {
 	/* The global bound (optimal_milp.c, "The relaxation"): a lower
 	 * bound on the iteration time of every schedule the executor can
 	 * run, copies spanning stages included; solved after the
-	 * incumbent's MILP (which has up to 60% of the time limit), with
-	 * the rest. */
+	 * incumbent's MILP, under the same limits. */
 	enum opt_status bnd_status; /* OPT_INFEASIBLE: no schedule fits */
 	double bnd_lp;		    /* its LP relaxation, ns (NAN: not
 				       reached in the time limit) */
@@ -98,7 +146,11 @@ struct opt_sched {
 				       OPT_OPTIMAL) */
 	double bound;		    /* the larger of the two: the bound */
 	uint64_t bnd_vars, bnd_rows, bnd_int, bnd_nodes;
-	double solve_s;		    /* wall seconds of both solves */
+	uint64_t bnd_iter, bnd_lp_iter; /* as iter, lp_iter */
+	bool bnd_lp_stopped, bnd_node_limit, bnd_killed;
+	double solve_s;		    /* wall seconds of both solves (not
+				       reported with the results: it
+				       varies from run to run) */
 };
 
 /* Build and solve. 0 with s filled (any status but OPT_INFEASIBLE has a

@@ -311,8 +311,15 @@ static void test_cli(void **state)
 	expect("optimal workloads/examples/tiny-cnn.yaml --budget 2000000", 1,
 	       "infeasible: op 'conv1' needs 2694992 bytes");
 	expect("optimal workloads/examples/tiny-cnn.yaml --budget 8MiB "
-	       "--time-limit 5",
+	       "--node-limit 100",
 	       0, "(+0.0000% of the objective)");
+	/* bad limits: the key and the range named, exit 2 */
+	expect("optimal workloads/examples/tiny-cnn.yaml --budget 8MiB "
+	       "--node-limit -1",
+	       2, "key 'node_limit': -1 is out of range");
+	expect("optimal workloads/examples/tiny-cnn.yaml --budget 8MiB "
+	       "--set search=fast",
+	       2, "key 'search': 'fast' is not one of: auto, full, lp");
 	expect("optimal workloads/examples/tiny-cnn.yaml --budget 8MiB "
 	       "--policy framework",
 	       2, "--policy is optimal's own");
@@ -428,7 +435,7 @@ static double chain_time(const char *pol, uint64_t budget)
  * ran 3% under the restricted MILP's "optimum" (its copies span several
  * ops) and at 40% the MILP was infeasible while capuchin and ondemand
  * ran: neither can happen against a lower bound. The bound is whatever
- * CBC reached in the time limit, so only the inequalities are checked
+ * CBC reached in 200 nodes, so only the inequalities are checked
  * (the times are printed in ms, to 0.5 us). */
 static void test_chain_mlp_bound(void **state)
 {
@@ -442,7 +449,7 @@ static void test_chain_mlp_bound(void **state)
 		char args[512], *out;
 		snprintf(args, sizeof args,
 			 "optimal workloads/examples/chain-mlp.yaml --hw "
-			 "V100-16GB --budget %llu --time-limit 4",
+			 "V100-16GB --budget %llu --node-limit 200",
 			 (unsigned long long)budget);
 		int rc = sh(args, &out);
 		const char *g = strstr(out, "global bound");
@@ -473,6 +480,68 @@ static void test_chain_mlp_bound(void **state)
 	}
 }
 
+/* Same inputs, same outputs: the limits that stop CBC are work limits
+ * (nodes, simplex iterations), so two solves of one problem give the
+ * same incumbent, bound, gap and node count, byte for byte. chain-mlp at
+ * 90% of 48 MiB under node_limit 20: the relaxation needs more (it
+ * stopped at 1000 nodes unproven), so the limit binds; the report's
+ * stdout (the wall time goes to stderr) must repeat. Before the work
+ * limits, CBC was stopped by the clock and the report carried the solve
+ * time. */
+static void test_work_limit_repeats(void **state)
+{
+	(void)state;
+	char *out[2];
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(
+			sh_cmd(BIN " optimal workloads/examples/chain-mlp.yaml "
+				   "--hw V100-16GB --budget 45298483 "
+				   "--node-limit 20 2>/dev/null",
+			       &out[k]),
+			0);
+	if (!strstr(out[0], "stopped by node_limit") ||
+	    !strstr(out[0], "safety net         not hit"))
+		fail_msg("the node limit does not bind, or the safety net "
+			 "fired:\n%s",
+			 out[0]);
+	assert_string_equal(out[0], out[1]);
+	free(out[0]);
+	free(out[1]);
+}
+
+/* The MIP start from a heuristic policy's schedule. On G at 2200 B with
+ * recomputation only (test_recompute_only: the one way is to drop a after
+ * f1 and re-run f0, 100 ns, in stage g; 6400 ns), dtr, run on the side,
+ * evicts a when f2 needs room and re-runs f0 when g reads it: its
+ * re-runs, translated into the MILP's variables, are that schedule, so
+ * the start is dtr's at 6400 ns, equal to dtr's own simulated time. CBC
+ * takes it and stops at the root (node_limit 0): the incumbent is 6400,
+ * at node 0. With search lp (no CBC) the start is the incumbent as it
+ * is. A policy that does not fit is named as rejected. */
+static void test_seed_start(void **state)
+{
+	(void)state;
+	struct wl_workload *w = graph_g(100, 100);
+	for (int k = 0; k < 2; k++) {
+		const char *kv[] = {"swap=false", "node_limit=0",
+				    k ? "search=lp" : "search=full",
+				    "seeds=dtr,vdnn"};
+		struct st_run st;
+		char *rep;
+		gms_err err = {{0}};
+		assert_int_equal(run_opt(w, kv, 4, 2200, &st, &rep, &err), 0);
+		if (!strstr(rep, "mip start          dtr (6400 ns); seeds: dtr "
+				 "6400 ns (ran 6400 ns); vdnn rejected") ||
+		    rep_num(rep, "objective") != 6400 ||
+		    rep_num(rep, "nodes") != 0 ||
+		    (double)st.iter[0].time != 6400)
+			fail_msg("start:\n%s", rep);
+		free(rep);
+		st_run_free(&st);
+	}
+	wl_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +556,8 @@ int main(void)
 		cmocka_unit_test(test_copy_spans_two_ops),
 		cmocka_unit_test(test_bound_algorithm_choice),
 		cmocka_unit_test(test_chain_mlp_bound),
+		cmocka_unit_test(test_work_limit_repeats),
+		cmocka_unit_test(test_seed_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
