@@ -883,7 +883,8 @@ struct ds_run {
 	bool walk_call;		     /* this regions_after walks (below) */
 	uint32_t skip, backoff;	     /* calls still to walk; the next pause */
 	uint64_t visits, est;	     /* this call: storages the closures'
-					DFS popped, and the interiors the
+					DFS popped and words their unions
+					visited, and the interiors the
 					rebuilds got (what the walks would
 					pop), in the directions that keep
 					interiors */
@@ -1326,6 +1327,7 @@ closure_dfs(struct ds_run *r, uint32_t u, int dir, const bool spans)
 				const uint64_t *oc = m->words + o->c;
 				sum += union_sum(r, c, oc, o->clo, o->chi,
 						 o->sum);
+				pops += o->chi - o->clo + o->fhi - o->flo;
 				if (spans) {
 					span_add(&clo, &chi, o->clo);
 					span_add(&clo, &chi, o->chi - 1);
@@ -1401,17 +1403,21 @@ static inline void ids_add(struct ds_run *r, struct ds_ids *l, uint32_t *m,
 }
 
 /* rebuild with the closures (struct ds_memo); -1 if out of memory for an
- * entry (then walk). Where the region's sets are bitsets (they become
- * bitsets here while the replay's budget for them lasts) the closures'
+ * entry (then walk). Where the region's sets are bitsets the closures'
  * words are or-ed in; else their members are added one by one. */
 static int rebuild_memo(struct ds_run *r, uint32_t base, int dir)
 {
 	struct ds_region *g = region(r, base, dir);
 	struct ds_memo *m = &r->memo[dir];
 	bool keep = dir == DIR_REV || r->fwd_interior;
-	if (!g->frontier.bits)
+	/* below the old cap every set becomes a bitset here, as before;
+	 * above it a set becomes one only as it grows (ids_push), so that
+	 * short sets do not spend the bitsets' budget that long ones need
+	 * (absorb into long lists was most of the time at 27,000
+	 * storages) */
+	if (!g->frontier.bits && r->words <= DS_WHOLE_WORDS)
 		(void)ids_index_(r, &g->frontier);
-	if (keep && !g->interior.bits)
+	if (keep && !g->interior.bits && r->words <= DS_WHOLE_WORDS)
 		(void)ids_index_(r, &g->interior);
 	bool words = g->frontier.bits && (!keep || g->interior.bits);
 	region_clear(r, g);
@@ -1449,6 +1455,8 @@ static int rebuild_memo(struct ds_run *r, uint32_t base, int dir)
 				continue;
 			g->compute += union_sum(r, gi, oc, o->clo, o->chi,
 						o->sum);
+			if (r->words > DS_WHOLE_WORDS)
+				r->visits += o->chi - o->clo + o->fhi - o->flo;
 			ids_span(&g->interior, o->clo);
 			ids_span(&g->interior, o->chi - 1);
 			continue;
@@ -1862,8 +1870,9 @@ static void regions_after(struct ds_run *r, const uint32_t *fresh,
 	 * its root, so where the regions' closures overlap that way (the
 	 * recorded LSTM past 4,096 storages at tight budgets: 1.4 times
 	 * the walks' work, docs/speed-figures.md) the walks are cheaper.
-	 * When the closures popped more storages than the walks would have
-	 * (the interiors the rebuilds got), the next calls walk, 1, 2, 4
+	 * When the closures popped more storages, and or-ed more words,
+	 * than the walks would have popped storages (the interiors the
+	 * rebuilds got), the next calls walk, 1, 2, 4
 	 * .. 64 of them as long as that lasts, then the closures are tried
 	 * again. Either way the regions are the same sets. */
 	if (r->memo && !r->walk_call && r->words > DS_WHOLE_WORDS) {
