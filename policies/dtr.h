@@ -165,6 +165,13 @@ struct dtr_result {
 	uint64_t max_memory_bytes;	/* highest memory counter */
 	uint64_t memory_bytes;		/* the memory counter at the end */
 	uint64_t cost_evals;		/* heuristic scores computed */
+	uint64_t rebuilds;		/* regions rebuilt (DTR, MSPS) */
+	uint64_t rebuilds_walked;	/* of those, by simrd's own DFS from
+					   the base (walk_regions, or out of
+					   host memory for the closures)
+					   rather than from the closures
+					   shared within one update: the
+					   same sets, more time */
 };
 
 /* Replay the trace under o into r; 0, or -1 with err set (bad options,

@@ -639,10 +639,6 @@ struct ds_ids {
 #define DS_BITS_MIN 64
 #define DS_BITS_WORDS 32
 #define DS_BITS_BUDGET ((uint64_t)64 << 20) /* bytes of bitsets a replay */
-/* The closures of rebuild (struct ds_memo) keep two bitsets per storage
- * and direction: up to this many words a bitset (4096 storages, 4 MiB a
- * direction); beyond, rebuild walks. A bound on memory, not simrd's. */
-#define DS_MEMO_WORDS 64
 
 static bool bit_has(const uint64_t *b, uint32_t x)
 {
@@ -804,16 +800,28 @@ struct ds_ecn {
  * base that reaches it (each storage was walked 11 to 17 times per
  * update on the traces). Valid while nothing becomes material or
  * immaterial and no tensor is created: within one regions_after. */
+struct ds_ment {		 /* an entry: its sets as the words of
+				    their spans, in ds_memo's words */
+	size_t c, f;		 /* where C's and F's words start */
+	uint32_t clo, chi;	 /* C: words clo .. chi - 1 (never empty: u) */
+	uint32_t flo, fhi;	 /* F: words flo .. fhi - 1 (flo >= fhi:
+				    empty) */
+	uint64_t sum;		 /* the compute of C */
+};
+
 struct ds_memo {
-	uint32_t *stamp; /* per storage: the call its entry is for */
-	uint32_t *slot;	 /* per storage: its entry (valid if stamp) */
-	uint64_t *bits;	 /* entry k: C at bits + 2k words, F after */
-	uint64_t *sum;	 /* entry k: the compute of C */
-	uint64_t *ent;	 /* memo_prepare's storages (a bitset) */
-	uint32_t n;	 /* entries used this call */
-	uint32_t cap;	 /* entries allocated (grown on demand: a call
-			    uses few, and fresh pages for all would cost
-			    more than the walks they save) */
+	uint32_t *stamp;	 /* per storage: the call its entry is for */
+	uint32_t *slot;		 /* per storage: its entry (valid if stamp) */
+	struct ds_ment *ent;	 /* the entries of this call */
+	uint32_t n;		 /* entries used this call */
+	uint32_t cap;		 /* entries allocated */
+	uint64_t *words;	 /* the entries' sets, each its span only (a
+				    closure spans a few words of a long
+				    trace; a whole bitset each was what
+				    capped the closures at 4,096 storages,
+				    issue 37) */
+	size_t used, room;	 /* words used this call, allocated */
+	struct ds_vec todo;	 /* uint32_t: memo_prepare's storages */
 };
 
 /* The replay's state. */
@@ -867,9 +875,19 @@ struct ds_run {
 					(DS_BITS_MIN, or 0: all are) */
 	uint64_t bits_left;	     /* bytes of bitsets still allowed */
 	struct ds_arena arena;	     /* the regions' lists and bitsets */
-	struct ds_memo *memo;	     /* [DIR_FWD], [DIR_REV], or NULL: the
-					bitsets would be too large
-					(DS_MEMO_WORDS); rebuild walks */
+	struct ds_memo *memo;	     /* [DIR_FWD], [DIR_REV], or NULL
+					(walk_regions): rebuild walks */
+	uint64_t *scratch;	     /* 2 x words, all zero between
+					closures: memo_closure builds C and F
+					here */
+	bool walk_call;		     /* this regions_after walks (below) */
+	uint32_t skip, backoff;	     /* calls still to walk; the next pause */
+	uint64_t visits, est;	     /* this call: storages the closures'
+					DFS popped and words their unions
+					visited, and the interiors the
+					rebuilds got (what the walks would
+					pop), in the directions that keep
+					interiors */
 	uint32_t call;		     /* regions_after's calls (memo stamps) */
 };
 
@@ -1195,42 +1213,67 @@ static void rebuild_walk(struct ds_run *r, uint32_t base, int dir)
 	}
 }
 
-/* Room for one more entry in m (words-word bitsets); -1: out of
- * memory. */
-static int memo_room(struct ds_memo *m, uint32_t words)
+/* Up to this many words (4,096 storages, the cap the closures had) a closure's entry keeps its sets
+ * whole, as before issue 37, rather than tracking their spans: measured,
+ * see docs/speed-figures.md. */
+#define DS_WHOLE_WORDS 64
+
+/* A span of words [lo, hi) of a bitset (lo >= hi: none) gains word w. */
+static inline void span_add(uint32_t *lo, uint32_t *hi, uint32_t w)
 {
-	if (m->n < m->cap)
-		return 0;
-	uint32_t cap = m->cap ? 2 * m->cap : 64;
-	uint64_t *b = realloc(m->bits, (size_t)cap * 2 * words * sizeof *b);
-	if (b)
-		m->bits = b;
-	uint64_t *sm = realloc(m->sum, cap * sizeof *sm);
-	if (sm)
-		m->sum = sm;
-	if (!b || !sm)
-		return -1;
-	m->cap = cap;
+	if (*lo >= *hi) {
+		*lo = w;
+		*hi = w + 1;
+	} else if (w < *lo) {
+		*lo = w;
+	} else if (w >= *hi) {
+		*hi = w + 1;
+	}
+}
+
+/* Room for one more entry in m whose two sets take n_words words; -1:
+ * out of memory. */
+static int memo_room(struct ds_memo *m, size_t n_words)
+{
+	if (m->n == m->cap) {
+		uint32_t cap = m->cap ? 2 * m->cap : 64;
+		struct ds_ment *e = realloc(m->ent, cap * sizeof *e);
+		if (!e)
+			return -1;
+		m->ent = e;
+		m->cap = cap;
+	}
+	if (m->used + n_words > m->room) {
+		size_t room = m->room ? m->room : 1024;
+		while (room < m->used + n_words)
+			room *= 2;
+		uint64_t *w = realloc(m->words, room * sizeof *w);
+		if (!w)
+			return -1;
+		m->words = w;
+		m->room = room;
+	}
 	return 0;
 }
 
-/* c |= o for two words-word bitsets; returns the compute of the members
- * new to c: o_sum (o's) when the two are disjoint, the common case, else
- * the sum over the new members. */
+/* c |= o, c a bitset over all storages, o the words lo .. hi - 1 of one
+ * (o[0] is word lo); returns the compute of the members new to c: o_sum
+ * (o's) when the two are disjoint, the common case, else the sum over
+ * the new members. */
 static uint64_t union_sum(const struct ds_run *r, uint64_t *c,
-			  const uint64_t *o, uint64_t o_sum)
+			  const uint64_t *o, uint32_t lo, uint32_t hi,
+			  uint64_t o_sum)
 {
-	uint32_t words = r->words;
 	uint64_t common = 0, sum = 0;
-	for (uint32_t q = 0; q < words; q++)
-		common |= c[q] & o[q];
+	for (uint32_t q = lo; q < hi; q++)
+		common |= c[q] & o[q - lo];
 	if (!common) {
-		for (uint32_t q = 0; q < words; q++)
-			c[q] |= o[q];
+		for (uint32_t q = lo; q < hi; q++)
+			c[q] |= o[q - lo];
 		return o_sum;
 	}
-	for (uint32_t q = 0; q < words; q++) {
-		uint64_t nb = o[q] & ~c[q];
+	for (uint32_t q = lo; q < hi; q++) {
+		uint64_t nb = o[q - lo] & ~c[q];
 		c[q] |= nb;
 		for (; nb; nb &= nb - 1)
 			sum += r->comp[q * 64 + (uint32_t)__builtin_ctzll(nb)];
@@ -1243,68 +1286,154 @@ static uint64_t union_sum(const struct ds_run *r, uint64_t *c,
  * (the storage graph has cycles), that takes a storage with an entry
  * already as a whole: its C and F join u's, and it is not walked again
  * (what it reaches, u reaches, and what is in C(w) has its closure in
- * C(w) too). */
-static uint32_t memo_closure(struct ds_run *r, uint32_t u, int dir)
+ * C(w) too). C and F are built in the replay's scratch bitsets, then
+ * their spans copied into the entry and cleared. */
+static inline __attribute__((always_inline)) uint32_t
+closure_dfs(struct ds_run *r, uint32_t u, int dir, const bool spans)
 {
 	struct ds_memo *m = &r->memo[dir];
-	if (m->stamp[u] == r->call)
-		return m->slot[u];
-	uint32_t words = r->words, w2 = 2 * words, call = r->call;
-	if (memo_room(m, words) < 0)
-		return DS_NIL;
-	uint32_t k = m->n++, sp = 0;
-	uint64_t *c = m->bits + (size_t)k * w2, *f = c + words;
+	uint32_t call = r->call, sp = 0;
+	uint64_t *c = r->scratch, *f = c + r->words;
+	uint32_t clo = 0, chi = 0, flo = 0, fhi = 0;
+	if (!spans) { /* whole: built in place, as before issue 37 */
+		chi = fhi = r->words;
+		if (memo_room(m, 2 * (size_t)r->words) < 0)
+			return DS_NIL;
+		c = m->words + m->used;
+		f = c + r->words;
+		memset(c, 0, 2 * (size_t)r->words * sizeof *c);
+	}
 	uint64_t sum = r->comp[u];
-	memset(c, 0, w2 * sizeof *c);
 	bit_set(c, u);
+	if (spans)
+		span_add(&clo, &chi, u >> 6);
 	r->dfs[sp++] = u;
+	uint64_t pops = 0;
 	while (sp) {
 		uint32_t v = r->dfs[--sp];
 		const uint32_t *ul;
 		uint32_t nu = nbrs(r, v, dir, &ul);
+		pops++;
 		for (uint32_t j = 0; j < nu; j++) {
 			uint32_t w = ul[j];
 			if (r->material[w]) {
 				bit_set(f, w);
+				if (spans)
+					span_add(&flo, &fhi, w >> 6);
 			} else if (bit_has(c, w)) {
 				continue;
 			} else if (m->stamp[w] == call) {
-				uint32_t o = m->slot[w];
-				const uint64_t *oc = m->bits + (size_t)o * w2;
-				sum += union_sum(r, c, oc, m->sum[o]);
-				for (uint32_t q = 0; q < words; q++)
-					f[q] |= oc[words + q];
+				const struct ds_ment *o = &m->ent[m->slot[w]];
+				const uint64_t *oc = m->words + o->c;
+				sum += union_sum(r, c, oc, o->clo, o->chi,
+						 o->sum);
+				pops += o->chi - o->clo + o->fhi - o->flo;
+				if (spans) {
+					span_add(&clo, &chi, o->clo);
+					span_add(&clo, &chi, o->chi - 1);
+				}
+				for (uint32_t q = o->flo; q < o->fhi; q++)
+					f[q] |= m->words[o->f + q - o->flo];
+				if (spans && o->flo < o->fhi) {
+					span_add(&flo, &fhi, o->flo);
+					span_add(&flo, &fhi, o->fhi - 1);
+				}
 			} else {
 				bit_set(c, w);
+				if (spans)
+					span_add(&clo, &chi, w >> 6);
 				sum += r->comp[w];
 				r->dfs[sp++] = w;
 			}
 		}
 	}
-	m->sum[k] = sum;
-	m->stamp[u] = call;
-	m->slot[u] = k;
+	if (!spans) {
+		uint32_t k = m->n++;
+		m->ent[k] = (struct ds_ment){.c = m->used, .f = m->used + chi,
+					     .chi = chi, .fhi = fhi,
+					     .sum = sum};
+		m->used += 2 * (size_t)chi;
+		m->stamp[u] = call;
+		m->slot[u] = k;
+		return k;
+	}
+	if (dir == DIR_REV || r->fwd_interior)
+		r->visits += pops;
+	uint32_t k = DS_NIL;
+	if (memo_room(m, (size_t)(chi - clo) + (fhi > flo ? fhi - flo : 0)) ==
+	    0) {
+		k = m->n++;
+		struct ds_ment *e = &m->ent[k];
+		*e = (struct ds_ment){.c = m->used, .clo = clo, .chi = chi,
+				      .flo = flo, .fhi = fhi, .sum = sum};
+		memcpy(m->words + m->used, c + clo, (chi - clo) * sizeof *c);
+		m->used += chi - clo;
+		e->f = m->used;
+		if (flo < fhi) {
+			memcpy(m->words + m->used, f + flo,
+			       (fhi - flo) * sizeof *f);
+			m->used += fhi - flo;
+		}
+		m->stamp[u] = call;
+		m->slot[u] = k;
+	}
+	memset(c + clo, 0, (chi - clo) * sizeof *c);
+	if (flo < fhi)
+		memset(f + flo, 0, (fhi - flo) * sizeof *f);
 	return k;
 }
 
-/* rebuild with the closures (struct ds_memo); -1 if a set of g cannot be
- * a bitset (the bitsets' budget is spent): then walk. */
+static uint32_t memo_closure(struct ds_run *r, uint32_t u, int dir)
+{
+	if (r->memo[dir].stamp[u] == r->call)
+		return r->memo[dir].slot[u];
+	return r->words <= DS_WHOLE_WORDS ? closure_dfs(r, u, dir, false)
+					  : closure_dfs(r, u, dir, true);
+}
+
+/* Add x to g's set l unless it is there (as a bitset, or by the marks m
+ * with epoch e). */
+static inline void ids_add(struct ds_run *r, struct ds_ids *l, uint32_t *m,
+			   uint32_t e, uint32_t x)
+{
+	if (ids_has(l, m, e, x))
+		return;
+	m[x] = e;
+	ids_push(r, l, x);
+}
+
+/* rebuild with the closures (struct ds_memo); -1 if out of memory for an
+ * entry (then walk). Where the region's sets are bitsets the closures'
+ * words are or-ed in; else their members are added one by one. */
 static int rebuild_memo(struct ds_run *r, uint32_t base, int dir)
 {
 	struct ds_region *g = region(r, base, dir);
+	struct ds_memo *m = &r->memo[dir];
 	bool keep = dir == DIR_REV || r->fwd_interior;
-	if ((!g->frontier.bits && ids_index_(r, &g->frontier) < 0) ||
-	    (keep && !g->interior.bits && ids_index_(r, &g->interior) < 0))
-		return -1;
+	/* below the old cap every set becomes a bitset here, as before;
+	 * above it a set becomes one only as it grows (ids_push), so that
+	 * short sets do not spend the bitsets' budget that long ones need
+	 * (absorb into long lists was most of the time at 27,000
+	 * storages) */
+	if (!g->frontier.bits && r->words <= DS_WHOLE_WORDS)
+		(void)ids_index_(r, &g->frontier);
+	if (keep && !g->interior.bits && r->words <= DS_WHOLE_WORDS)
+		(void)ids_index_(r, &g->interior);
+	bool words = g->frontier.bits && (!keep || g->interior.bits);
 	region_clear(r, g);
+	uint32_t e = words ? 0 : new_epoch(r), last = DS_NIL;
 	uint64_t *gi = g->interior.bits, *gf = g->frontier.bits;
-	uint32_t words = r->words, w2 = 2 * words, last = DS_NIL;
 	const uint32_t *ul;
 	uint32_t nu = nbrs(r, base, dir, &ul);
 	for (uint32_t j = 0; j < nu; j++) {
 		uint32_t w = ul[j];
 		if (r->material[w]) {
-			bit_set(gf, w);
+			if (words) {
+				bit_set(gf, w);
+				ids_span(&g->frontier, w >> 6);
+			} else if (w != base) {
+				ids_add(r, &g->frontier, r->mark2, e, w);
+			}
 			continue;
 		}
 		uint32_t k = memo_closure(r, w, dir);
@@ -1313,20 +1442,58 @@ static int rebuild_memo(struct ds_run *r, uint32_t base, int dir)
 		if (k == last)
 			continue;
 		last = k;
-		const uint64_t *c = r->memo[dir].bits + (size_t)k * w2;
-		for (uint32_t q = 0; q < words; q++)
-			gf[q] |= c[words + q];
-		if (keep)
-			g->compute += union_sum(r, gi, c, r->memo[dir].sum[k]);
+		const struct ds_ment *o = &m->ent[k];
+		const uint64_t *oc = m->words + o->c, *of = m->words + o->f;
+		if (words) {
+			for (uint32_t q = o->flo; q < o->fhi; q++)
+				gf[q] |= of[q - o->flo];
+			if (o->flo < o->fhi) {
+				ids_span(&g->frontier, o->flo);
+				ids_span(&g->frontier, o->fhi - 1);
+			}
+			if (!keep)
+				continue;
+			g->compute += union_sum(r, gi, oc, o->clo, o->chi,
+						o->sum);
+			if (r->words > DS_WHOLE_WORDS)
+				r->visits += o->chi - o->clo + o->fhi - o->flo;
+			ids_span(&g->interior, o->clo);
+			ids_span(&g->interior, o->chi - 1);
+			continue;
+		}
+		for (uint32_t q = o->flo; q < o->fhi; q++)
+			for (uint64_t b = of[q - o->flo]; b; b &= b - 1) {
+				uint32_t x = q * 64 +
+					     (uint32_t)__builtin_ctzll(b);
+				if (x != base)
+					ids_add(r, &g->frontier, r->mark2, e,
+						x);
+			}
+		for (uint32_t q = o->clo; keep && q < o->chi; q++)
+			for (uint64_t b = oc[q - o->clo]; b; b &= b - 1) {
+				uint32_t x = q * 64 +
+					     (uint32_t)__builtin_ctzll(b);
+				if (!ids_has(&g->interior, r->mark, e, x)) {
+					r->mark[x] = e;
+					g->compute += r->comp[x];
+					ids_push(r, &g->interior, x);
+					r->est++;
+				}
+			}
 	}
-	gf[base >> 6] &= ~((uint64_t)1 << (base & 63));
-	for (uint32_t q = 0; q < words; q++) {
-		if (gf[q])
-			ids_span(&g->frontier, q);
-		if (keep && gi[q])
-			ids_span(&g->interior, q);
-	}
+	if (words)
+		gf[base >> 6] &= ~((uint64_t)1 << (base & 63));
+	for (uint32_t q = g->interior.lo;
+	     r->words > DS_WHOLE_WORDS && words && keep && q < g->interior.hi;
+	     q++)
+		r->est += (uint64_t)__builtin_popcountll(gi[q]);
 	return 0;
+}
+
+static int cmp_up(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
 }
 
 /* The closures the rebuilds of bases[0 .. n) in direction dir will ask
@@ -1335,14 +1502,40 @@ static int rebuild_memo(struct ds_run *r, uint32_t base, int dir)
  * children side from the highest number down, the parents side from the
  * lowest up, so that a closure mostly finds those it reaches made
  * already (a fifth of the storages walked on resnet32 and the
- * transformer; any order gives the same closures). */
+ * transformer; any order gives the same closures). The storages are
+ * listed and sorted (n log n in the list, not a pass over all
+ * storages). */
 static void memo_prepare(struct ds_run *r, const uint32_t *bases, uint32_t n,
 			 int dir)
 {
 	struct ds_memo *m = &r->memo[dir];
-	uint64_t *set = m->ent; /* the storages, as a bitset */
-	bool any = false;
-	memset(set, 0, r->words * sizeof *set);
+	if (r->words <= DS_WHOLE_WORDS) { /* as before issue 37: a bitset */
+		uint64_t *set = r->scratch;
+		bool any = false;
+		for (uint32_t i = 0; i < n; i++) {
+			const uint32_t *ul;
+			uint32_t nu = nbrs(r, bases[i], dir, &ul);
+			for (uint32_t j = 0; j < nu; j++) {
+				uint32_t w = ul[j];
+				if (r->material[w] || m->stamp[w] == r->call)
+					continue;
+				bit_set(set, w);
+				any = true;
+			}
+		}
+		for (uint32_t i = 0; any && i < r->words; i++) {
+			uint32_t q = dir == DIR_FWD ? r->words - 1 - i : i;
+			while (set[q]) {
+				uint32_t b = dir == DIR_FWD
+					? 63 - (uint32_t)__builtin_clzll(set[q])
+					: (uint32_t)__builtin_ctzll(set[q]);
+				set[q] &= ~((uint64_t)1 << b);
+				(void)memo_closure(r, q * 64 + b, dir);
+			}
+		}
+		return;
+	}
+	m->todo.n = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint32_t *ul;
 		uint32_t nu = nbrs(r, bases[i], dir, &ul);
@@ -1350,27 +1543,24 @@ static void memo_prepare(struct ds_run *r, const uint32_t *bases, uint32_t n,
 			uint32_t w = ul[j];
 			if (r->material[w] || m->stamp[w] == r->call)
 				continue;
-			bit_set(set, w);
-			any = true;
+			oom_if(r, vec_push(&m->todo, sizeof w, &w));
 		}
 	}
-	for (uint32_t i = 0; any && i < r->words; i++) {
-		uint32_t q = dir == DIR_FWD ? r->words - 1 - i : i;
-		while (set[q]) {
-			uint32_t b = dir == DIR_FWD
-					     ? 63 - (uint32_t)__builtin_clzll(set[q])
-					     : (uint32_t)__builtin_ctzll(set[q]);
-			set[q] &= ~((uint64_t)1 << b);
-			memo_closure(r, q * 64 + b, dir);
-		}
-	}
+	uint32_t *t = m->todo.p, nt = m->todo.n;
+	if (nt > 1)
+		qsort(t, nt, sizeof *t, cmp_up);
+	for (uint32_t i = 0; i < nt; i++)
+		(void)memo_closure(r, t[dir == DIR_FWD ? nt - 1 - i : i], dir);
 }
 
 /* Region.rebuild, by the closures where there are. */
 static void rebuild(struct ds_run *r, uint32_t base, int dir)
 {
-	if (!r->memo || rebuild_memo(r, base, dir) < 0)
+	r->res->rebuilds++;
+	if (!r->memo || r->walk_call || rebuild_memo(r, base, dir) < 0) {
+		r->res->rebuilds_walked++;
 		rebuild_walk(r, base, dir);
+	}
 }
 
 /* Region.absorb: g (a region in direction dir) takes in the just evicted
@@ -1627,7 +1817,10 @@ static void regions_after(struct ds_run *r, const uint32_t *fresh,
 		r->call = 1;
 	}
 	for (int d = 0; r->memo && d < 2; d++)
-		r->memo[d].n = 0;
+		r->memo[d].n = 0, r->memo[d].used = 0;
+	r->walk_call = r->skip > 0;
+	r->skip -= r->walk_call;
+	r->visits = r->est = 0;
 	r->aff.n = 0;
 	for (uint32_t i = 0; i < n_fresh; i++) {
 		uint32_t s = fresh[i];
@@ -1637,7 +1830,7 @@ static void regions_after(struct ds_run *r, const uint32_t *fresh,
 		oom_if(r, vec_push(&r->aff, sizeof s, &s));
 	}
 	uint32_t n_new = r->aff.n;
-	for (int d = 0; r->memo && d < 2; d++)
+	for (int d = 0; r->memo && !r->walk_call && d < 2; d++)
 		memo_prepare(r, r->aff.p, n_new, d);
 	for (uint32_t i = 0; i < n_new; i++) {
 		uint32_t s = ((uint32_t *)r->aff.p)[i];
@@ -1665,12 +1858,32 @@ static void regions_after(struct ds_run *r, const uint32_t *fresh,
 				}
 			}
 		}
-		if (r->memo)
+		if (r->memo && !r->walk_call)
 			memo_prepare(r, (uint32_t *)r->aff.p + start,
 				     r->aff.n - start, dir);
 		for (uint32_t i = start; i < r->aff.n; i++)
 			rebuild(r, ((uint32_t *)r->aff.p)[i], dir);
 		r->aff.n = start;
+	}
+	/* The closures share walks between the regions of one call, but a
+	 * closure walks again what another closure reached without being
+	 * its root, so where the regions' closures overlap that way (the
+	 * recorded LSTM past 4,096 storages at tight budgets: 1.4 times
+	 * the walks' work, docs/speed-figures.md) the walks are cheaper.
+	 * When the closures popped more storages, and or-ed more words,
+	 * than the walks would have popped storages (the interiors the
+	 * rebuilds got), the next calls walk, 1, 2, 4
+	 * .. 64 of them as long as that lasts, then the closures are tried
+	 * again. Either way the regions are the same sets. */
+	if (r->memo && !r->walk_call && r->words > DS_WHOLE_WORDS) {
+		if (r->visits > r->est) {
+			r->backoff = r->backoff ? r->backoff * 2 : 1;
+			if (r->backoff > 64)
+				r->backoff = 64;
+			r->skip = r->backoff;
+		} else {
+			r->backoff = 0;
+		}
 	}
 }
 
@@ -1835,15 +2048,15 @@ static void memo_free(struct ds_memo *m)
 	for (int d = 0; m && d < 2; d++) {
 		free(m[d].stamp);
 		free(m[d].slot);
-		free(m[d].bits);
-		free(m[d].sum);
 		free(m[d].ent);
+		free(m[d].words);
+		free(m[d].todo.p);
 	}
 	free(m);
 }
 
-/* The closures' state for ns storages of words-word bitsets, or NULL. */
-static struct ds_memo *memo_new(uint32_t ns, uint32_t words)
+/* The closures' state for ns storages, or NULL. */
+static struct ds_memo *memo_new(uint32_t ns)
 {
 	size_t n = ns ? ns : 1;
 	struct ds_memo *m = calloc(2, sizeof *m);
@@ -1851,8 +2064,7 @@ static struct ds_memo *memo_new(uint32_t ns, uint32_t words)
 		struct ds_memo *x = &m[d];
 		x->stamp = calloc(n, sizeof *x->stamp);
 		x->slot = malloc(n * sizeof *x->slot);
-		x->ent = malloc((words ? words : 1) * sizeof *x->ent);
-		if (!x->stamp || !x->slot || !x->ent) {
+		if (!x->stamp || !x->slot) {
 			memo_free(m);
 			return NULL;
 		}
@@ -1863,6 +2075,7 @@ static struct ds_memo *memo_new(uint32_t ns, uint32_t words)
 static void run_free(struct ds_run *r)
 {
 	memo_free(r->memo);
+	free(r->scratch);
 	free(r->reg);
 	arena_free(&r->arena);
 	free(r->defined);
@@ -1950,8 +2163,15 @@ static int replay(const struct dtr_trace *tr, enum dtr_heuristic h,
 	r.mark2 = calloc(ns ? ns : 1, sizeof *r.mark2);
 	if (r.regions)
 		r.reg = calloc(2 * (size_t)(ns ? ns : 1), sizeof *r.reg);
-	if (r.regions && r.words <= DS_MEMO_WORDS && !walk)
-		r.memo = memo_new(ns, r.words); /* NULL: walk */
+	if (r.regions && !walk) {
+		r.memo = memo_new(ns); /* NULL: walk */
+		r.scratch = calloc(2 * (size_t)(r.words ? r.words : 1),
+				   sizeof *r.scratch);
+		if (!r.scratch) {
+			memo_free(r.memo);
+			r.memo = NULL;
+		}
+	}
 	if (!r.defined || !r.material || !r.comp || !r.vis || !r.dfs || !r.ss || !r.mark || !r.mark2 || (r.regions && !r.reg)) {
 		run_free(&r);
 		return gms_errf(err, "dtr: out of memory");

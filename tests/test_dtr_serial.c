@@ -12,6 +12,8 @@
  *     chooses and why), the rematerializations and the evicted
  *     neighbourhoods (regions' interiors, frontiers and compute); then the
  *     end result under every heuristic, derived the same way;
+ *   - the closures past 4,096 storages (issue 37): a 5,000-op chain's
+ *     region, by hand, built from them and not walked;
  *   - bad input: the loader's own messages, and an op simrd cannot replay;
  *   - the reference: every point of simrd-reference.json (3 traces x 4
  *     heuristics x 8 budgets) replayed, status, clock (hence the overhead
@@ -587,6 +589,92 @@ static void test_views_copy_from_mutate(void **state)
 }
 
 /*
+ * The closures above the 4,096 storages they were capped at (issue 37):
+ * a chain long enough that the regions' bitsets have more than 64 words.
+ *
+ *   CONSTANT w (8 B); a = f(w) (8 B, 1 ns); x1 = g(a); x_k = g(x_{k-1})
+ *   for k = 2 .. N, each 8 B and k ns, x_{k-1} released right after x_k
+ *   is computed (eager eviction: x1 .. x_{N-1} end immaterial, x_N
+ *   material); then y = h(a) (8 B, 1 ns).
+ *
+ * Storages: w 0, a 1, x_k 1 + k, y N + 2 (N + 3 in all). Budget and
+ * remat limit unlimited: no heuristic eviction, N - 1 eager ones. After
+ * y is computed (command 2N + 3: compute and pin w, compute a and x1,
+ * then compute x_k and release x_{k-1} for each k >= 2, compute y), y's
+ * region_rev has a in its frontier, so a's region (children side) is
+ * rebuilt: a's children are x1 (evicted) and y (material); from x1 the
+ * children chain runs through x2 .. x_{N-1}, all evicted, to x_N,
+ * material. Interior {x1 .. x_{N-1}}, compute 1 + 2 + ... + (N - 1) =
+ * N(N - 1)/2, frontier {x_N, y}; as masks of the storages below 64: the
+ * interior is x1 .. x62 (storages 2 .. 63), the frontier none. a's
+ * region_rev: w is material, so no interior, frontier {w}, compute 0.
+ * Every rebuild is made from the closures (none walked), where before
+ * issue 37 every one past 4,096 storages was walked.
+ */
+static void test_closures_past_4096(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	size_t cap = (size_t)N * 400 + 4096, len = 0;
+	char *log = malloc(cap);
+	assert_non_null(log);
+#define ADD(...) (len += (size_t)snprintf(log + len, cap - len, __VA_ARGS__))
+	ADD("{\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"START\"}\n"
+	    "{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"w\"}\n"
+	    "{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"w\",\"MEMORY\":\"8\"}\n");
+	for (int k = 0; k <= N + 1; k++) {
+		char out[16], arg[16];
+		int time = k == 0 || k == N + 1 ? 1 : k;
+		if (k == 0 || k == N + 1)
+			snprintf(out, sizeof out, k ? "y" : "a");
+		else
+			snprintf(out, sizeof out, "x%d", k);
+		if (k == 0)
+			snprintf(arg, sizeof arg, "w");
+		else if (k == 1 || k == N + 1)
+			snprintf(arg, sizeof arg, "a");
+		else
+			snprintf(arg, sizeof arg, "x%d", k - 1);
+		ADD("{\"INSTRUCTION\":\"CALL\",\"NAME\":\"g\",\"ARGS\":[\"%s\"],"
+		    "\"RESULT\":[\"%s\"],\"TIME\":\"%d\"}\n"
+		    "{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"%s\",\"MEMORY\":\"8\"}\n"
+		    "{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"%s\",\"ALIAS\":\"-1\"}\n",
+		    arg, out, time, out, out);
+		if (k >= 2 && k <= N)
+			ADD("{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"x%d\"}\n",
+			    k - 1);
+	}
+#undef ADD
+	assert_true(len < cap);
+	struct dtr_trace *tr = load_text("chain.log", log);
+	free(log);
+	struct dtr_baseline b;
+	dtr_baseline(tr, &b);
+	assert_int_equal(b.n_storages, N + 3);
+	gms_err err = {{0}};
+	for (int walk = 0; walk <= 1; walk++) {
+		struct dtr_opts o = {DTR_H_DTR, UINT64_MAX, UINT64_MAX, walk};
+		struct dtr_result r;
+		struct dtr_probe_sto st[2];
+		if (dtr_serial_probe(tr, &o, 2 * N + 3, &r, st, 2, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(r.evictions_eager_release, N - 1);
+		assert_int_equal(r.evictions_heuristic, 0);
+		assert_true(st[1].material);
+		assert_int_equal(st[1].region_compute[0],
+				 (uint64_t)N * (N - 1) / 2);
+		assert_int_equal(st[1].interior[0], ~(uint64_t)0 << 2);
+		assert_int_equal(st[1].frontier[0], 0);
+		assert_int_equal(st[1].region_compute[1], 0);
+		assert_int_equal(st[1].interior[1], 0);
+		assert_int_equal(st[1].frontier[1], M(0));
+		assert_true(r.rebuilds > 0);
+		assert_int_equal(r.rebuilds_walked, walk ? r.rebuilds : 0);
+	}
+	dtr_trace_free(tr);
+}
+
+/*
  * simrd's parse rules where the workload loader's differ (wl_dtr.h):
  * the first ANNOTATE START begins the recorded part, a RELEASE of a name
  * never bound since is skipped, and one of a name released already
@@ -884,8 +972,8 @@ static void test_reference(void **state)
 					      r.max_memory_bytes, where);
 				points++;
 				exact += r.overhead == ov->num;
-				/* the regions by a DFS each (what rebuild does
-				 * past DS_MEMO_WORDS): the same replay, to the
+				/* the regions by a DFS each, as simrd
+				 * (walk_regions): the same replay, to the
 				 * last counter, as from the shared closures */
 				struct dtr_result w;
 				o.walk_regions = true;
@@ -923,6 +1011,7 @@ int main(void)
 		cmocka_unit_test(test_hand_six_heuristics),
 		cmocka_unit_test(test_hand_six_stops),
 		cmocka_unit_test(test_views_copy_from_mutate),
+		cmocka_unit_test(test_closures_past_4096),
 		cmocka_unit_test(test_simrd_parse_rules),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_cli),
