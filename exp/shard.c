@@ -725,39 +725,41 @@ int shd_lpt(const uint64_t *cost, size_t T, unsigned n, uint32_t *owner,
 
 /* McNaughton's wrap-around rule (R. McNaughton, "Scheduling with
  * deadlines and loss functions", Management Science 6(1), 1959), with
- * whole tasks: the groups in order ord[0..G), each filling shard after
+ * whole tasks: the groups in order ord[0..G), each group's tasks in the
+ * order seq (grouped: first[g] .. first[g + 1]), filling shard after
  * shard up to the limit L, a piece of group g on a shard costing
- * extra[g] and then c[g] a task (c: the group's cost per task, rounded
- * up). cnt[g * n + k]: tasks of g on shard k. Returns whether all fit in
- * the n shards. */
-static bool wrap(const struct shd_ord *ord, size_t G, const size_t *m,
-		 const uint64_t *c, const uint64_t *extra, unsigned n,
-		 uint64_t L, size_t *cnt)
+ * extra[g] and then each task its own cost. A task that does not fit
+ * closes the shard. owner: the shard of each task. Returns whether all
+ * fit in the n shards. */
+static bool wrap(const struct shd_ord *ord, size_t G, const size_t *first,
+		 const size_t *seq, const uint64_t *cost,
+		 const uint64_t *extra, unsigned n, uint64_t L,
+		 uint32_t *owner)
 {
 	unsigned k = 0;
 	uint64_t load = 0;
-	memset(cnt, 0, G * n * sizeof *cnt);
+	bool empty = true; /* shard k holds nothing yet */
 	for (size_t o = 0; o < G; o++) {
-		size_t g = ord[o].i, left = m[g];
-		while (left > 0) {
-			uint64_t room = L > load ? L - load : 0;
-			size_t fit = room >= extra[g] + c[g]
-					     ? (size_t)((room - extra[g]) / c[g])
-					     : 0;
-			/* an empty shard takes one task whatever it costs
-			 * (L below a task is infeasible anyway) */
-			if (fit == 0 && load == 0)
-				return false;
-			if (fit == 0) {
-				if (++k == n)
+		size_t g = ord[o].i;
+		bool here = false; /* group g has a piece on shard k */
+		for (size_t j = first[g]; j < first[g + 1];) {
+			size_t i = seq[j];
+			uint64_t need = cost[i] + (here ? 0 : extra[g]);
+			if (load + need > L) {
+				/* an empty shard takes a task whatever it
+				 * costs: L below it is infeasible anyway */
+				if (empty || ++k == n)
 					return false;
 				load = 0;
+				empty = true;
+				here = false;
 				continue;
 			}
-			fit = fit < left ? fit : left;
-			cnt[g * n + k] += fit;
-			load += extra[g] + fit * c[g];
-			left -= fit;
+			owner[i] = k;
+			load += need;
+			empty = false;
+			here = true;
+			j++;
 		}
 	}
 	return true;
@@ -767,71 +769,60 @@ int shd_group(const uint64_t *cost, const uint32_t *grp, size_t T,
 	      const uint64_t *extra, size_t G, unsigned n, uint32_t *owner,
 	      uint64_t *load)
 {
-	size_t *m = calloc(G ? G : 1, sizeof *m),
-	       *cnt = calloc((G ? G : 1) * n, sizeof *cnt),
-	       *given = calloc(n, sizeof *given);
+	size_t *first = calloc(G + 1, sizeof *first),
+	       *seq = calloc(T ? T : 1, sizeof *seq);
 	uint64_t *c = calloc(G ? G : 1, sizeof *c);
 	struct shd_ord *ord = calloc(G ? G : 1, sizeof *ord),
 		       *key = calloc(T ? T : 1, sizeof *key);
 	int rc = -1;
-	if (!m || !cnt || !given || !c || !ord || !key)
+	if (!first || !seq || !c || !ord || !key)
 		goto out;
-	uint64_t lo = 0, hi = 0;
+	uint64_t hi = 0;
 	for (size_t i = 0; i < T; i++) {
-		m[grp[i]]++;
+		first[grp[i] + 1]++;
 		c[grp[i]] += cost[i];
 	}
 	for (size_t g = 0; g < G; g++) {
-		ord[g] = (struct shd_ord){c[g] + (m[g] ? extra[g] : 0), g};
-		c[g] = m[g] ? (c[g] + m[g] - 1) / m[g] : 0;
-		c[g] = c[g] ? c[g] : 1;
-		hi += m[g] ? extra[g] + m[g] * c[g] : 0;
+		ord[g] = (struct shd_ord){
+			c[g] + (first[g + 1] ? extra[g] : 0), g};
+		hi += ord[g].cost;
+		first[g + 1] += first[g];
 	}
 	qsort(ord, G, sizeof *ord, cmp_ord);
+	/* each group's tasks in a scrambled order (Fibonacci hashing of the
+	 * task index, Knuth TAOCP vol. 3, 6.4): each shard gets a mix of
+	 * the group's points, not a run of neighbours (a sweep's low budget
+	 * fractions fail fast) nor one policy of each cycle, so what the
+	 * cost estimate misses evens out over a shard's many tasks */
+	for (size_t i = 0; i < T; i++)
+		key[i] = (struct shd_ord){(uint64_t)i * 0x9E3779B97F4A7C15ULL, i};
+	qsort(key, T, sizeof *key, cmp_ord);
+	/* seq: by group (a counting sort, c[] now its next slot), each
+	 * group's tasks in the scrambled order */
+	for (size_t g = 0; g < G; g++)
+		c[g] = first[g];
+	for (size_t t = 0; t < T; t++)
+		seq[c[grp[key[t].i]]++] = key[t].i;
 	/* the least L at which everything fits (all in one shard always
 	 * does): each group split over as few shards as that allows, and
 	 * the shards it spans consecutive, so N shards split at most N - 1
 	 * times and pay at most N - 1 extras more than one run */
-	lo = hi / n;
+	uint64_t lo = hi / n;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (wrap(ord, G, m, c, extra, n, mid, cnt))
+		if (wrap(ord, G, first, seq, cost, extra, n, mid, owner))
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	wrap(ord, G, m, c, extra, n, hi, cnt);
-	/* deal each group's tasks over its shards in a scrambled order
-	 * (Fibonacci hashing of the task index, Knuth TAOCP vol. 3, 6.4):
-	 * each shard gets a mix of the group's points, not a run of
-	 * neighbours (a sweep's low budget fractions fail fast) nor one
-	 * policy of each cycle (dealing in turn would give a shard every
-	 * fifth task, the same policy of ten) */
-	for (size_t i = 0; i < T; i++)
-		key[i] = (struct shd_ord){(uint64_t)i * 0x9E3779B97F4A7C15ULL, i};
-	qsort(key, T, sizeof *key, cmp_ord);
-	for (size_t g = 0; g < G; g++) {
-		const size_t *cg = cnt + g * n;
-		unsigned k = 0;
-		memset(given, 0, n * sizeof *given);
-		for (size_t j = 0; j < T; j++) {
-			size_t i = key[j].i;
-			if (grp[i] != g)
-				continue;
-			while (given[k] >= cg[k])
-				k++;
-			given[k]++;
-			owner[i] = k;
-		}
-	}
+	wrap(ord, G, first, seq, cost, extra, n, hi, owner);
 	memset(load, 0, n * sizeof *load);
 	for (size_t i = 0; i < T; i++)
 		load[owner[i]] += cost[i];
 	rc = 0;
 out:
-	free(m);
-	free(cnt);
-	free(given);
+	free(first);
+	free(seq);
 	free(c);
 	free(ord);
 	free(key);
