@@ -858,36 +858,26 @@ static uint64_t pol_ns(const char *name)
 	return 1074;
 }
 
-/* What the plan knows of a workload, from one build: its ops, the bytes
- * live for the whole run (weights, optimizer state), and two prefix
- * maxima over its ops in issue order: reach[j], the most other bytes
- * live at ops 0..j when each tensor lives from its producer (or first
- * reader) to its last reader (its release point if later), with the
- * workspace of the op's fastest algorithm (what `framework`, which evicts nothing, holds: the
- * arena peak baseline_task starts from is persist + reach[n - 1]); and
- * need[j], the most bytes one op of 0..j reads, writes and works in
- * (what any policy must hold at once). Linear in the workload. */
-struct shd_wl {
-	uint64_t ops;		/* 1 when the build failed */
-	int64_t batch;		/* the batch it was built at */
-	uint64_t persist;	/* weights and optimizer state */
-	uint64_t *reach, *need; /* per op (NULL when the build failed) */
-};
-
 static bool persistent(const struct wl_tensor *t)
 {
 	return t->kind == WL_PARAM || t->kind == WL_OPT_STATE || t->held;
 }
 
-static int shd_wl_scan(const struct wl_workload *wl, struct shd_wl *f)
+int shd_scan(const struct wl_workload *wl, struct exp_liveness *f)
 {
 	uint32_t n = wl->n_ops;
+	memset(f, 0, sizeof *f);
+	f->batch = wl->batch;
+	f->ops = n;
 	uint64_t *in = calloc(n + 1, sizeof *in), *out = calloc(n + 1, sizeof *out);
 	f->reach = calloc(n ? n : 1, sizeof *f->reach);
 	f->need = calloc(n ? n : 1, sizeof *f->need);
 	if (!in || !out || !f->reach || !f->need) {
 		free(in);
 		free(out);
+		free(f->reach);
+		free(f->need);
+		memset(f, 0, sizeof *f);
 		return -1;
 	}
 	for (uint32_t i = 0; i < wl->n_tensors; i++) {
@@ -961,7 +951,7 @@ static uint64_t first_over(const uint64_t *pm, uint64_t n, uint64_t room)
  * (issue 37: a point that runs out of memory in its first iteration was
  * costed as a full run). Activations scale with the batch (a batch
  * sweep builds each workload once, at its own batch). */
-static uint64_t run_ops(const struct exp *e, const struct shd_wl *f,
+static uint64_t run_ops(const struct exp *e, const struct exp_liveness *f,
 			const char *pol, uint64_t budget, int64_t batch)
 {
 	uint64_t full = f->ops * ((uint64_t)e->warmup + (uint64_t)e->iterations);
@@ -985,7 +975,7 @@ static uint64_t run_ops(const struct exp *e, const struct shd_wl *f,
  * the answer -- and one that fails at `start` runs one probe, which
  * ends at its first failed allocation (issue 37: a 7B model's search on
  * a 24 GB card was costed as 17 full runs and ran one that failed). */
-static uint64_t search_ops(const struct exp *e, const struct shd_wl *f,
+static uint64_t search_ops(const struct exp *e, const struct exp_liveness *f,
 			   const char *pol)
 {
 	uint64_t iters = (uint64_t)e->warmup + (uint64_t)e->iterations,
@@ -1023,7 +1013,7 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	p->cost = calloc(T ? T : 1, sizeof *p->cost);
 	p->load = calloc(n, sizeof *p->load);
 	size_t W = e->n_wl ? e->n_wl : 1;
-	struct shd_wl *f = calloc(W, sizeof *f);
+	struct exp_liveness *f = calloc(W, sizeof *f);
 	uint32_t *grp = calloc(T ? T : 1, sizeof *grp);
 	uint64_t *extra = calloc(W, sizeof *extra);
 	int rc = -1;
@@ -1035,21 +1025,13 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	for (size_t w = 0; w < e->n_wl; w++) {
 		if (e->wl[w].src != EXP_SRC_GEN)
 			h = fnv_file(h, e->wl[w].path);
-		/* a generator given no batch (efficiency-optimal) is built
-		 * at 1: its ops do not depend on the batch */
-		gms_err ignore;
-		struct wl_workload *wl =
-			exp_build_workload(e, w, e->wl[w].batch ? 0 : 1, &ignore);
-		f[w].ops = 1; /* failed: cheap */
-		if (wl && wl->n_ops) {
-			f[w].ops = wl->n_ops;
-			f[w].batch = wl->batch;
-			if (shd_wl_scan(wl, &f[w]) < 0) {
-				wl_free(wl);
-				goto out;
-			}
-		}
-		wl_free(wl);
+		/* the workload as exp_load built and scanned it (at its
+		 * own batch, or the measurement's first: run_ops and
+		 * search_ops scale the live bytes to each task's batch);
+		 * not scanned or empty: 1 op */
+		f[w] = e->wl[w].live;
+		if (!f[w].ops || !f[w].reach)
+			f[w] = (struct exp_liveness){.ops = 1};
 	}
 	p->identity = h;
 	const uint64_t fw = pol_ns("framework"),
@@ -1107,10 +1089,6 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	}
 	rc = shd_group(p->cost, grp, T, extra, e->n_wl, n, p->owner, p->load);
 out:
-	for (size_t w = 0; f && w < e->n_wl; w++) {
-		free(f[w].reach);
-		free(f[w].need);
-	}
 	free(f);
 	free(grp);
 	free(extra);
