@@ -1038,6 +1038,9 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 		       iters = (uint64_t)e->warmup + (uint64_t)e->iterations;
 	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1,
 	       np = e->n_pol ? e->n_pol : 1;
+	/* each cost at most a quarter of 2^64 over the tasks and extras,
+	 * so that no sum the dealing forms can wrap around */
+	const uint64_t cap = UINT64_MAX / 4 / ((uint64_t)T + e->n_wl + 1);
 	for (size_t i = 0; i < T; i++) {
 		/* task i as exp_run lays tasks out: efficiency rows per
 		 * workload; searches workload-major, then policy; points
@@ -1071,7 +1074,7 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 						 : 0;
 			c = run_ops(e, &f[w], pol, budget, batch);
 		}
-		p->cost[i] = c * ns;
+		p->cost[i] = c > cap / ns ? cap : c * ns;
 	}
 	/* what a shard pays once per workload it touches: its build (one
 	 * pass over the ops) and, for budget fractions, the baseline search
@@ -1082,10 +1085,11 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 		uint64_t peak = f[w].reach ? f[w].persist +
 						     f[w].reach[f[w].ops - 1]
 					   : 0;
-		extra[w] = f[w].ops * fw *
-			   (e->axis == EXP_AXIS_FRACTION
-				    ? 2 + (2 + doublings(GMS_MIB, peak)) * iters
-				    : 1);
+		uint64_t runs = e->axis == EXP_AXIS_FRACTION
+					? 2 + (2 + doublings(GMS_MIB, peak)) * iters
+					: 1;
+		extra[w] = f[w].ops * runs > cap / fw ? cap
+						      : f[w].ops * runs * fw;
 	}
 	rc = shd_group(p->cost, grp, T, extra, e->n_wl, n, p->owner, p->load);
 out:
