@@ -9,6 +9,7 @@
  * workload file or trace is loaded once.
  */
 #include "exp.h"
+#include "shard.h"
 
 #include "../policies/pol.h"
 #include "../sim/mem.h"
@@ -1026,6 +1027,11 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 			goto fail;
 		}
 		w->ops = wl->n_ops;
+		if (shd_scan(wl, &w->live) < 0) {
+			gms_errf(err, "out of memory");
+			wl_free(wl);
+			goto fail;
+		}
 		if (check_min_budget(e, wl, what,
 				     cfg_map_get(d, root, "budget"), err) < 0) {
 			wl_free(wl);
@@ -1048,8 +1054,11 @@ fail:
 
 void exp_free(struct exp *e)
 {
-	for (size_t i = 0; e->wl && i < e->n_wl; i++)
+	for (size_t i = 0; e->wl && i < e->n_wl; i++) {
 		wl_free(e->wl[i].first);
+		free(e->wl[i].live.reach);
+		free(e->wl[i].live.need);
+	}
 	free(e->wl);
 	free(e->pol);
 	free(e->batches);

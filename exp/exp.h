@@ -84,6 +84,20 @@ enum exp_axis { EXP_AXIS_NONE, EXP_AXIS_BATCH, EXP_AXIS_BUDGET,
 /* Where a workload comes from. */
 enum exp_src { EXP_SRC_GEN, EXP_SRC_FILE, EXP_SRC_TRACE };
 
+/* A workload's bytes over its ops, from one build (shd_scan in shard.c,
+ * issue 37): the bytes live for the whole run (weights, optimizer state,
+ * held tensors) and two prefix maxima over the ops in issue order:
+ * reach[j], the most other bytes live at ops 0..j (each tensor from its
+ * producer or first reader to its last reader or release point, with the
+ * workspace of the op's fastest algorithm); need[j], the most bytes one
+ * op of 0..j reads, writes and works in (least-workspace algorithm). */
+struct exp_liveness {
+	int64_t batch;		/* the build's batch */
+	uint32_t ops;		/* its ops */
+	uint64_t persist;	/* bytes live throughout */
+	uint64_t *reach, *need; /* per op; NULL: not scanned */
+};
+
 /* One entry of `workloads:`. */
 struct exp_workload {
 	char label[128];	   /* its name in results */
@@ -107,6 +121,9 @@ struct exp_workload {
 				      for the other measurements. exp_free
 				      frees what is left */
 	int64_t first_batch;	   /* the batch it was built at */
+	struct exp_liveness live;  /* of the build exp_load checks: what
+				      a shard plan costs tasks from
+				      (shd_scan, shard.c) */
 };
 
 /* One entry of `policies:`. */

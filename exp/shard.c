@@ -725,39 +725,41 @@ int shd_lpt(const uint64_t *cost, size_t T, unsigned n, uint32_t *owner,
 
 /* McNaughton's wrap-around rule (R. McNaughton, "Scheduling with
  * deadlines and loss functions", Management Science 6(1), 1959), with
- * whole tasks: the groups in order ord[0..G), each filling shard after
+ * whole tasks: the groups in order ord[0..G), each group's tasks in the
+ * order seq (grouped: first[g] .. first[g + 1]), filling shard after
  * shard up to the limit L, a piece of group g on a shard costing
- * extra[g] and then c[g] a task (c: the group's cost per task, rounded
- * up). cnt[g * n + k]: tasks of g on shard k. Returns whether all fit in
- * the n shards. */
-static bool wrap(const struct shd_ord *ord, size_t G, const size_t *m,
-		 const uint64_t *c, const uint64_t *extra, unsigned n,
-		 uint64_t L, size_t *cnt)
+ * extra[g] and then each task its own cost. A task that does not fit
+ * closes the shard. owner: the shard of each task. Returns whether all
+ * fit in the n shards. */
+static bool wrap(const struct shd_ord *ord, size_t G, const size_t *first,
+		 const size_t *seq, const uint64_t *cost,
+		 const uint64_t *extra, unsigned n, uint64_t L,
+		 uint32_t *owner)
 {
 	unsigned k = 0;
 	uint64_t load = 0;
-	memset(cnt, 0, G * n * sizeof *cnt);
+	bool empty = true; /* shard k holds nothing yet */
 	for (size_t o = 0; o < G; o++) {
-		size_t g = ord[o].i, left = m[g];
-		while (left > 0) {
-			uint64_t room = L > load ? L - load : 0;
-			size_t fit = room >= extra[g] + c[g]
-					     ? (size_t)((room - extra[g]) / c[g])
-					     : 0;
-			/* an empty shard takes one task whatever it costs
-			 * (L below a task is infeasible anyway) */
-			if (fit == 0 && load == 0)
-				return false;
-			if (fit == 0) {
-				if (++k == n)
+		size_t g = ord[o].i;
+		bool here = false; /* group g has a piece on shard k */
+		for (size_t j = first[g]; j < first[g + 1];) {
+			size_t i = seq[j];
+			uint64_t need = cost[i] + (here ? 0 : extra[g]);
+			if (load + need > L) {
+				/* an empty shard takes a task whatever it
+				 * costs: L below it is infeasible anyway */
+				if (empty || ++k == n)
 					return false;
 				load = 0;
+				empty = true;
+				here = false;
 				continue;
 			}
-			fit = fit < left ? fit : left;
-			cnt[g * n + k] += fit;
-			load += extra[g] + fit * c[g];
-			left -= fit;
+			owner[i] = k;
+			load += need;
+			empty = false;
+			here = true;
+			j++;
 		}
 	}
 	return true;
@@ -767,71 +769,60 @@ int shd_group(const uint64_t *cost, const uint32_t *grp, size_t T,
 	      const uint64_t *extra, size_t G, unsigned n, uint32_t *owner,
 	      uint64_t *load)
 {
-	size_t *m = calloc(G ? G : 1, sizeof *m),
-	       *cnt = calloc((G ? G : 1) * n, sizeof *cnt),
-	       *given = calloc(n, sizeof *given);
+	size_t *first = calloc(G + 1, sizeof *first),
+	       *seq = calloc(T ? T : 1, sizeof *seq);
 	uint64_t *c = calloc(G ? G : 1, sizeof *c);
 	struct shd_ord *ord = calloc(G ? G : 1, sizeof *ord),
 		       *key = calloc(T ? T : 1, sizeof *key);
 	int rc = -1;
-	if (!m || !cnt || !given || !c || !ord || !key)
+	if (!first || !seq || !c || !ord || !key)
 		goto out;
-	uint64_t lo = 0, hi = 0;
+	uint64_t hi = 0;
 	for (size_t i = 0; i < T; i++) {
-		m[grp[i]]++;
+		first[grp[i] + 1]++;
 		c[grp[i]] += cost[i];
 	}
 	for (size_t g = 0; g < G; g++) {
-		ord[g] = (struct shd_ord){c[g] + (m[g] ? extra[g] : 0), g};
-		c[g] = m[g] ? (c[g] + m[g] - 1) / m[g] : 0;
-		c[g] = c[g] ? c[g] : 1;
-		hi += m[g] ? extra[g] + m[g] * c[g] : 0;
+		ord[g] = (struct shd_ord){
+			c[g] + (first[g + 1] ? extra[g] : 0), g};
+		hi += ord[g].cost;
+		first[g + 1] += first[g];
 	}
 	qsort(ord, G, sizeof *ord, cmp_ord);
+	/* each group's tasks in a scrambled order (Fibonacci hashing of the
+	 * task index, Knuth TAOCP vol. 3, 6.4): each shard gets a mix of
+	 * the group's points, not a run of neighbours (a sweep's low budget
+	 * fractions fail fast) nor one policy of each cycle, so what the
+	 * cost estimate misses evens out over a shard's many tasks */
+	for (size_t i = 0; i < T; i++)
+		key[i] = (struct shd_ord){(uint64_t)i * 0x9E3779B97F4A7C15ULL, i};
+	qsort(key, T, sizeof *key, cmp_ord);
+	/* seq: by group (a counting sort, c[] now its next slot), each
+	 * group's tasks in the scrambled order */
+	for (size_t g = 0; g < G; g++)
+		c[g] = first[g];
+	for (size_t t = 0; t < T; t++)
+		seq[c[grp[key[t].i]]++] = key[t].i;
 	/* the least L at which everything fits (all in one shard always
 	 * does): each group split over as few shards as that allows, and
 	 * the shards it spans consecutive, so N shards split at most N - 1
 	 * times and pay at most N - 1 extras more than one run */
-	lo = hi / n;
+	uint64_t lo = hi / n;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (wrap(ord, G, m, c, extra, n, mid, cnt))
+		if (wrap(ord, G, first, seq, cost, extra, n, mid, owner))
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	wrap(ord, G, m, c, extra, n, hi, cnt);
-	/* deal each group's tasks over its shards in a scrambled order
-	 * (Fibonacci hashing of the task index, Knuth TAOCP vol. 3, 6.4):
-	 * each shard gets a mix of the group's points, not a run of
-	 * neighbours (a sweep's low budget fractions fail fast) nor one
-	 * policy of each cycle (dealing in turn would give a shard every
-	 * fifth task, the same policy of ten) */
-	for (size_t i = 0; i < T; i++)
-		key[i] = (struct shd_ord){(uint64_t)i * 0x9E3779B97F4A7C15ULL, i};
-	qsort(key, T, sizeof *key, cmp_ord);
-	for (size_t g = 0; g < G; g++) {
-		const size_t *cg = cnt + g * n;
-		unsigned k = 0;
-		memset(given, 0, n * sizeof *given);
-		for (size_t j = 0; j < T; j++) {
-			size_t i = key[j].i;
-			if (grp[i] != g)
-				continue;
-			while (given[k] >= cg[k])
-				k++;
-			given[k]++;
-			owner[i] = k;
-		}
-	}
+	wrap(ord, G, first, seq, cost, extra, n, hi, owner);
 	memset(load, 0, n * sizeof *load);
 	for (size_t i = 0; i < T; i++)
 		load[owner[i]] += cost[i];
 	rc = 0;
 out:
-	free(m);
-	free(cnt);
-	free(given);
+	free(first);
+	free(seq);
 	free(c);
 	free(ord);
 	free(key);
@@ -846,6 +837,171 @@ void shd_plan_free(struct shd_plan *p)
 	memset(p, 0, sizeof *p);
 }
 
+/* Nanoseconds per op-iteration of each policy: `make bench`'s scaling
+ * table at 1K ops (docs/speed.md, "Other targets": every policy on the
+ * same synthetic chain, half its memory, so that they swap or recompute),
+ * the size of the shipped workloads (hundreds to thousands of ops).
+ * Policies the bench does not run cost framework's. Only their ratios
+ * matter to the plan. */
+static uint64_t pol_ns(const char *name)
+{
+	static const struct {
+		const char *name;
+		uint64_t ns;
+	} t[] = {{"framework", 1074}, {"ondemand", 1359},
+		 {"vdnn", 2675},      {"vdnnpp", 2753},
+		 {"checkpoint", 1336}, {"capuchin", 2115},
+		 {"accudnn", 3250},   {"dtr", 2603}};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (!strcmp(name, t[i].name))
+			return t[i].ns;
+	return 1074;
+}
+
+static bool persistent(const struct wl_tensor *t)
+{
+	return t->kind == WL_PARAM || t->kind == WL_OPT_STATE || t->held;
+}
+
+int shd_scan(const struct wl_workload *wl, struct exp_liveness *f)
+{
+	uint32_t n = wl->n_ops;
+	memset(f, 0, sizeof *f);
+	f->batch = wl->batch;
+	f->ops = n;
+	uint64_t *in = calloc(n + 1, sizeof *in), *out = calloc(n + 1, sizeof *out);
+	f->reach = calloc(n ? n : 1, sizeof *f->reach);
+	f->need = calloc(n ? n : 1, sizeof *f->need);
+	if (!in || !out || !f->reach || !f->need) {
+		free(in);
+		free(out);
+		free(f->reach);
+		free(f->need);
+		memset(f, 0, sizeof *f);
+		return -1;
+	}
+	for (uint32_t i = 0; i < wl->n_tensors; i++) {
+		const struct wl_tensor *t = &wl->tensors[i];
+		if (persistent(t)) {
+			f->persist += t->bytes;
+			continue;
+		}
+		uint32_t a = t->producer != WL_NONE ? t->producer
+			     : t->n_readers	      ? t->readers[0]
+						      : 0;
+		uint32_t z = t->n_readers ? t->readers[t->n_readers - 1] : a;
+		if (t->release_after != WL_NONE && t->release_after > z)
+			z = t->release_after;
+		z = z < a ? a : z;
+		if (a < n && z < n) {
+			in[a] += t->bytes;
+			out[z] += t->bytes;
+		}
+	}
+	uint64_t live = 0, reach = 0, need = 0;
+	for (uint32_t j = 0; j < n; j++) {
+		const struct wl_op *o = &wl->ops[j];
+		live += in[j];
+		/* framework runs an op's fastest algorithm (the default, as
+		 * vDNN's "p"); a policy may take the least workspace */
+		uint64_t fast = o->n_algos ? o->algos[wl_fastest_algo(o)].workspace
+					   : o->workspace,
+			 own = o->n_algos
+				       ? o->algos[wl_least_workspace_algo(o)].workspace
+				       : o->workspace;
+		for (uint32_t k = 0; k < o->n_in; k++)
+			if (!persistent(&wl->tensors[o->in[k]]))
+				own += wl->tensors[o->in[k]].bytes;
+		for (uint32_t k = 0; k < o->n_out; k++)
+			if (!persistent(&wl->tensors[o->out[k]]))
+				own += wl->tensors[o->out[k]].bytes;
+		reach = live + fast > reach ? live + fast : reach;
+		need = own > need ? own : need;
+		f->reach[j] = reach;
+		f->need[j] = need;
+		live -= out[j];
+	}
+	free(in);
+	free(out);
+	return 0;
+}
+
+/* The first op whose bytes (a prefix maximum, above) pass `room`, or n
+ * when none does. */
+static uint64_t first_over(const uint64_t *pm, uint64_t n, uint64_t room)
+{
+	uint64_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (pm[mid] > room)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* The ops a run of policy `pol` simulates at this budget and batch:
+ * every op of warmup + iterations, after one pass to set up (the
+ * executor's per-tensor state, the policy's plan), unless the budget is
+ * below what the first iteration needs -- for framework, which evicts
+ * nothing, what it holds at its peak (reach); for a policy that evicts,
+ * the largest op's own bytes (need) -- and then the run ends at its
+ * first failed allocation, the op the prefix crosses the budget at
+ * (issue 37: a point that runs out of memory in its first iteration was
+ * costed as a full run). Activations scale with the batch (a batch
+ * sweep builds each workload once, at its own batch). */
+static uint64_t run_ops(const struct exp *e, const struct exp_liveness *f,
+			const char *pol, uint64_t budget, int64_t batch)
+{
+	uint64_t full = f->ops * ((uint64_t)e->warmup + (uint64_t)e->iterations);
+	if (!f->reach || !budget || budget == UINT64_MAX)
+		return full;
+	if (budget <= f->persist)
+		return 1; /* the weights do not fit: the first op fails */
+	double room = (double)(budget - f->persist);
+	if (batch > 0 && f->batch > 0 && batch != f->batch)
+		room = room * (double)f->batch / (double)batch;
+	uint64_t r = room >= 1.8e19 ? UINT64_MAX : (uint64_t)room;
+	uint64_t j = first_over(strcmp(pol, "framework") ? f->need : f->reach,
+				f->ops, r);
+	return j < f->ops ? j + 1 : full;
+}
+
+/* The ops a search simulates: its probes (shd_probes), each a full run.
+ * A max-batch search (and efficiency-optimal's, scaling's) doubles from
+ * `start` only up to the batch at which the workload's bytes, the live
+ * ones growing with the batch, pass the budget -- the plan's estimate of
+ * the answer -- and one that fails at `start` runs one probe, which
+ * ends at its first failed allocation (issue 37: a 7B model's search on
+ * a 24 GB card was costed as 17 full runs and ran one that failed). */
+static uint64_t search_ops(const struct exp *e, const struct exp_liveness *f,
+			   const char *pol)
+{
+	uint64_t iters = (uint64_t)e->warmup + (uint64_t)e->iterations,
+		 full = f->ops * iters * shd_probes(e);
+	if (!f->reach || f->batch < 1 ||
+	    (e->kind != EXP_MAX_BATCH && e->kind != EXP_EFF &&
+	     e->kind != EXP_SCALING))
+		return full;
+	uint64_t budget = e->budget ? e->budget
+		: e->hw.capacity > e->hw.reserved
+		? e->hw.capacity - e->hw.reserved : 0;
+	int64_t start = e->start > 0 ? e->start : 1;
+	uint64_t at_start = run_ops(e, f, pol, budget, start);
+	if (at_start < f->ops * iters)
+		return at_start; /* the first probe fails */
+	const uint64_t *pm = strcmp(pol, "framework") ? f->need : f->reach;
+	double per = (double)pm[f->ops - 1] / (double)f->batch,
+	       most = per > 0 ? (double)(budget - f->persist) / per : 1e18;
+	uint64_t top = most >= (double)e->limit ? (uint64_t)e->limit
+						: (uint64_t)most;
+	uint64_t probes = 1 + 2 * doublings((uint64_t)start, top) +
+			  (uint64_t)e->confirm;
+	probes += e->kind != EXP_MAX_BATCH; /* and the run at k* */
+	return f->ops * iters * probes;
+}
+
 int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	     gms_err *err)
 {
@@ -856,58 +1012,88 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	p->owner = calloc(T ? T : 1, sizeof *p->owner);
 	p->cost = calloc(T ? T : 1, sizeof *p->cost);
 	p->load = calloc(n, sizeof *p->load);
-	uint64_t *ops = calloc(e->n_wl ? e->n_wl : 1, sizeof *ops);
-	if (!p->owner || !p->cost || !p->load || !ops) {
-		free(ops);
-		shd_plan_free(p);
-		return gms_errf(err, "out of memory");
-	}
+	size_t W = e->n_wl ? e->n_wl : 1;
+	struct exp_liveness *f = calloc(W, sizeof *f);
+	uint32_t *grp = calloc(T ? T : 1, sizeof *grp);
+	uint64_t *extra = calloc(W, sizeof *extra);
+	int rc = -1;
+	if (!p->owner || !p->cost || !p->load || !f || !grp || !extra)
+		goto out;
 	uint64_t h = fnv(0xcbf29ce484222325ULL, &T, sizeof T);
 	h = fnv_file(h, e->path);
 	h = fnv_file(h, e->hw.path);
 	for (size_t w = 0; w < e->n_wl; w++) {
 		if (e->wl[w].src != EXP_SRC_GEN)
 			h = fnv_file(h, e->wl[w].path);
-		/* a generator given no batch (efficiency-optimal) is built
-		 * at 1: its ops do not depend on the batch */
-		gms_err ignore;
-		struct wl_workload *wl =
-			exp_build_workload(e, w, e->wl[w].batch ? 0 : 1, &ignore);
-		ops[w] = wl && wl->n_ops ? wl->n_ops : 1; /* failed: cheap */
-		wl_free(wl);
+		/* the workload as exp_load built and scanned it (at its
+		 * own batch, or the measurement's first: run_ops and
+		 * search_ops scale the live bytes to each task's batch);
+		 * not scanned or empty: 1 op */
+		f[w] = e->wl[w].live;
+		if (!f[w].ops || !f[w].reach)
+			f[w] = (struct exp_liveness){.ops = 1};
 	}
 	p->identity = h;
-	uint64_t probes = shd_probes(e);
-	uint32_t *grp = calloc(T ? T : 1, sizeof *grp);
-	uint64_t *extra = calloc(e->n_wl ? e->n_wl : 1, sizeof *extra);
-	if (!grp || !extra) {
-		free(ops);
-		free(grp);
-		free(extra);
-		shd_plan_free(p);
-		return gms_errf(err, "out of memory");
-	}
+	const uint64_t fw = pol_ns("framework"),
+		       iters = (uint64_t)e->warmup + (uint64_t)e->iterations;
+	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1,
+	       np = e->n_pol ? e->n_pol : 1;
+	/* each cost at most a quarter of 2^64 over the tasks and extras,
+	 * so that no sum the dealing forms can wrap around */
+	const uint64_t cap = UINT64_MAX / 4 / ((uint64_t)T + e->n_wl + 1);
 	for (size_t i = 0; i < T; i++) {
-		/* the workload of task i, as exp_run lays tasks out:
-		 * efficiency rows per workload, else workload-major */
-		size_t w = e->kind == EXP_EFF || e->kind == EXP_SCALING
-				   ? i
-				   : i / (T / (e->n_wl ? e->n_wl : 1));
-		p->cost[i] = ops[w] * (uint64_t)e->iterations * probes;
+		/* task i as exp_run lays tasks out: efficiency rows per
+		 * workload; searches workload-major, then policy; points
+		 * workload, swept value, policy */
+		bool eff = e->kind == EXP_EFF || e->kind == EXP_SCALING,
+		     pts = !eff && e->kind != EXP_MAX_BATCH &&
+			   e->kind != EXP_BEST && e->kind != EXP_MIN_POOL;
+		size_t w = eff ? i : pts ? i / (nv * np) : i / np,
+		       v = pts ? i / np % nv : 0, q = eff ? 0 : i % np;
+		const char *pol = e->n_pol ? e->pol[q].name : "framework";
+		uint64_t ns = pol_ns(pol), c;
 		grp[i] = (uint32_t)w;
+		if (!pts) {
+			c = search_ops(e, &f[w], pol);
+		} else {
+			uint64_t budget = e->budget ? e->budget
+				: e->hw.capacity > e->hw.reserved
+				? e->hw.capacity - e->hw.reserved : 0;
+			int64_t batch = f[w].batch;
+			if (e->axis == EXP_AXIS_BUDGET)
+				budget = e->budgets[v];
+			if (e->axis == EXP_AXIS_BATCH)
+				batch = e->batches[v];
+			/* a fraction of the baseline, which is at least
+			 * the live peak it starts its search from */
+			if (e->axis == EXP_AXIS_FRACTION)
+				budget = f[w].reach
+						 ? (uint64_t)(e->fractions[v] *
+							      (double)(f[w].persist +
+								       f[w].reach[f[w].ops - 1]))
+						 : 0;
+			c = run_ops(e, &f[w], pol, budget, batch);
+		}
+		p->cost[i] = c > cap / ns ? cap : c * ns;
 	}
-	/* what a shard pays once per workload it touches: the build (about
-	 * one iteration's work) and, for budget fractions, the baseline
-	 * search (exp_run.c, baseline_task: an unlimited run, then runs of
-	 * `iterations` at the live peak, doublings and a bisection to the
-	 * MiB: 1 + 1 + 12 runs for a peak of about 4 GiB) */
-	for (size_t w = 0; w < e->n_wl; w++)
-		extra[w] = ops[w] * (e->axis == EXP_AXIS_FRACTION
-					     ? 1 + 13 * (uint64_t)e->iterations
-					     : 1);
-	free(ops);
-	int rc = shd_group(p->cost, grp, T, extra, e->n_wl, n, p->owner,
-			   p->load);
+	/* what a shard pays once per workload it touches: its build (one
+	 * pass over the ops) and, for budget fractions, the baseline search
+	 * (exp_run.c, baseline_task): an unlimited run of one iteration,
+	 * then framework's runs at the live peak, one doubling or more, and
+	 * a bisection from the peak's width down to 1 MiB */
+	for (size_t w = 0; w < e->n_wl; w++) {
+		uint64_t peak = f[w].reach ? f[w].persist +
+						     f[w].reach[f[w].ops - 1]
+					   : 0;
+		uint64_t runs = e->axis == EXP_AXIS_FRACTION
+					? 2 + (2 + doublings(GMS_MIB, peak)) * iters
+					: 1;
+		extra[w] = f[w].ops * runs > cap / fw ? cap
+						      : f[w].ops * runs * fw;
+	}
+	rc = shd_group(p->cost, grp, T, extra, e->n_wl, n, p->owner, p->load);
+out:
+	free(f);
 	free(grp);
 	free(extra);
 	if (rc < 0) {

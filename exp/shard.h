@@ -10,9 +10,14 @@
  * (workload, policy), a workload of efficiency-optimal / scaling.
  *
  * The plan: each task's estimated cost is
- *     ops(workload) x iterations x probes it is expected to run
- * (ops: the workload built at its own batch; probes: 1 for a point, the
- * bound each search's algorithm gives -- shd_probes in shard.c). A shard
+ *     ns(policy) x the ops its runs are expected to simulate
+ * (ns: the policy's nanoseconds per op-iteration in `make bench`'s
+ * table; ops: a full run simulates ops x (warmup + iterations) of the
+ * workload built at its own batch; a point whose budget is below what
+ * its first iteration needs, by a linear walk of the workload's tensor
+ * lifetimes, only the ops up to where it fails; a search, the probes
+ * its algorithm runs, a max-batch search doubling only up to the batch
+ * the workload's bytes allow -- shd_plan in shard.c, issue 37). A shard
  * also pays once for each workload it touches (its build and, for budget
  * fractions, its baseline search: each shard computes those of the
  * workloads its points need, deterministic, so the copies agree; merge
@@ -22,7 +27,8 @@
  * sweep cost 2.8x one run): McNaughton's wrap-around rule, workloads in
  * order of decreasing cost (ties: lower index first) filling shard K up
  * to a limit, then shard K + 1, the limit the least at which all fit, a
- * workload's tasks interleaved over the shards it spans. N shards then
+ * workload's tasks taken in a scrambled order, each at its own cost, so
+ * the shards it spans get a mix of its points. N shards then
  * split workloads at most N - 1 times. Integers only: every machine
  * finds the same plan.
  *
@@ -72,6 +78,11 @@ int shd_lpt(const uint64_t *cost, size_t T, unsigned n, uint32_t *owner,
 int shd_group(const uint64_t *cost, const uint32_t *grp, size_t T,
 	      const uint64_t *extra, size_t G, unsigned n, uint32_t *owner,
 	      uint64_t *load);
+
+/* The plan's view of a built workload (struct exp_liveness, exp.h): one
+ * linear walk of its tensors and ops; exp_load keeps it for each
+ * workload. Returns 0, or -1 out of memory (f zeroed). */
+int shd_scan(const struct wl_workload *wl, struct exp_liveness *f);
 
 int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	     gms_err *err);
