@@ -1553,7 +1553,7 @@ oom:
 	gms_errf(err, "out of memory");
 	rc = -1;
 out:
-	if (rc == 0 &&
+	if (rc == 0 && !in->no_bound &&
 	    bound_solve(&y, t0 + in->time_limit_s, s) < 0) {
 		gms_errf(err, "out of memory");
 		rc = -1;
@@ -1571,5 +1571,21 @@ out:
 	lay_free(&y);
 	if (rc < 0)
 		opt_sched_free(s);
+	return rc;
+}
+
+int opt_bound(const struct opt_in *in, struct opt_sched *s, gms_err *err)
+{
+	struct lay y;
+	double t0 = wall_s();
+	memset(s, 0, sizeof *s);
+	s->n_stages = in->wl->n_ops;
+	s->start = "none";
+	int rc = lay_build(&y, in) < 0 ||
+			 bound_solve(&y, t0 + in->time_limit_s, s) < 0
+		 ? gms_errf(err, "out of memory")
+		 : 0;
+	s->solve_s = wall_s() - t0;
+	lay_free(&y);
 	return rc;
 }
