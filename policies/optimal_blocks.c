@@ -400,7 +400,8 @@ out:
  * (the framework's own schedule's), the midpoint and Lmin (the largest
  * working set of one op), each with keeps 0, Kmax/(menu-1), ..., Kmax
  * (what the framework's schedule holds across a gap). An infeasible
- * point gives no option. -1 with err. */
+ * point gives no option. The policy's time limit is shared by the
+ * points. -1 with err. */
 static int class_solve(const struct opt_in *gin, struct view *v,
 		       uint32_t menu, struct opt_blk_class *c,
 		       struct opt_blocks *bk, gms_err *err)
@@ -459,6 +460,10 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 		lmin = lmax;
 	uint64_t peaks[3] = {lmax, lmin + (lmax - lmin) / 2, lmin};
 	uint32_t nk = v->n_gaps ? menu : 1;
+	/* the time limit is shared by the class's solves */
+	double n_pts = 0;
+	for (int pi = 0; pi < 3; pi++)
+		n_pts += !pi || peaks[pi] != peaks[pi - 1] ? nk : 0;
 	c->opt = calloc(3 * (size_t)nk, sizeof *c->opt);
 	if (!c->opt)
 		return gms_errf(err, "out of memory");
@@ -485,7 +490,7 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 				.wl = w, .op_time = v->time, .op_ws = ws,
 				.managed = v->man, .t_h2d = v->h2d,
 				.t_d2h = v->d2h, .budget = L, .fixed = 0,
-				.time_limit_s = gin->time_limit_s,
+				.time_limit_s = gin->time_limit_s / n_pts,
 				.swap = gin->swap, .remat = gin->remat,
 				.max_vars = gin->max_vars, .no_bound = true};
 			struct opt_blk_opt *op = &c->opt[c->n_opt];
