@@ -1374,8 +1374,8 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	if ((uint64_t)y.n > in->max_vars) {
 		gms_errf(err,
 			 "the exact formulation of '%s' has %lld variables, "
-			 "above max_vars %llu (the block decomposition of "
-			 "Rotor/Rockmate is not implemented)",
+			 "above max_vars %llu (decompose=blocks solves a "
+			 "workload with block marks by blocks)",
 			 wl->name, (long long)y.n,
 			 (unsigned long long)in->max_vars);
 		goto out;
