@@ -46,6 +46,7 @@ struct optimal_params {
 	int decompose;	    /* enum decompose */
 	int64_t menu;	    /* keep budgets per peak budget, per block */
 	int64_t exact_ops;  /* auto: decompose above this many ops */
+	double block_time_limit; /* CBC seconds per block menu point */
 };
 
 enum decompose { DEC_AUTO, DEC_OFF, DEC_BLOCKS };
@@ -78,12 +79,16 @@ static const struct prm_def optimal_params[] = {
 	 "when the workload has block marks and more than exact_ops ops",
 	 offsetof(struct optimal_params, decompose)},
 	{"menu", PRM_INT, "4", 2, 64, NULL,
-	 "decompose: keep budgets per peak budget (three peaks) each "
+	 "decompose: keep budgets per peak budget (two peaks) each "
 	 "distinct block is solved for (Rockmate's nb_budget_save)",
 	 offsetof(struct optimal_params, menu)},
 	{"exact_ops", PRM_INT, "400", 1, 1e9, NULL,
 	 "decompose=auto: the most ops solved exactly",
 	 offsetof(struct optimal_params, exact_ops)},
+	{"block_time_limit", PRM_DOUBLE, "10", 0.001, 86400, NULL,
+	 "decompose: CBC's time limit in seconds for each of a distinct "
+	 "block's 2 x menu solves (time_limit is the global bound's)",
+	 offsetof(struct optimal_params, block_time_limit)},
 	PRM_END,
 };
 
@@ -275,15 +280,29 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 			(prm->decompose == DEC_AUTO && wl->n_blocks &&
 			 T > (uint64_t)prm->exact_ops);
 	if (o->decomposed) {
-		if (opt_blocks_solve(&in, (uint32_t)prm->menu, &o->s, &o->blk,
+		if (opt_blocks_solve(&in, (uint32_t)prm->menu,
+				     prm->block_time_limit, &o->s, &o->blk,
 				     err) < 0)
 			goto out;
 		if (o->s.status == OPT_INFEASIBLE) {
+			uint32_t n_opt = 0;
+			uint64_t least = UINT64_MAX;
+			for (uint32_t c = 0; c < o->blk.n_classes; c++)
+				for (uint32_t k = 0; k < o->blk.c[c].n_opt; k++) {
+					n_opt++;
+					if (o->blk.c[c].opt[k].keep < least)
+						least = o->blk.c[c].opt[k].keep;
+				}
 			gms_errf(err, "no combination of the block options of "
 				      "'%s' fits %llu bytes (decompose=blocks: "
-				      "block inputs and outputs stay); global "
-				      "bound %.0f ns (relaxation %s)",
+				      "block inputs and outputs stay; %u blocks, "
+				      "%u options from %u solves, %u proven, the "
+				      "least keep %llu B); global bound %.0f ns "
+				      "(relaxation %s)",
 				 wl->name, (unsigned long long)ms.budget,
+				 o->blk.n_blocks, n_opt, o->blk.n_solves,
+				 o->blk.n_proven,
+				 (unsigned long long)(n_opt ? least : 0),
 				 o->s.bound,
 				 opt_status_names[o->s.bnd_status]);
 			goto out;

@@ -397,14 +397,15 @@ out:
 }
 
 /* Solve a distinct block (view v) for its menu of budgets: peaks Lmax
- * (the framework's own schedule's), the midpoint and Lmin (the largest
- * working set of one op), each with keeps 0, Kmax/(menu-1), ..., Kmax
- * (what the framework's schedule holds across a gap). An infeasible
- * point gives no option. The policy's time limit is shared by the
- * points. -1 with err. */
+ * (the framework's own schedule's) and the midpoint between it and Lmin
+ * (the largest working set of one op; Rockmate's nb_budget_peak is 2),
+ * each with keeps 0, Kmax/(menu-1), ..., Kmax (what the framework's
+ * schedule holds across a gap), each solve limited to limit_s. An
+ * infeasible point gives no option. -1 with err. */
 static int class_solve(const struct opt_in *gin, struct view *v,
-		       uint32_t menu, struct opt_blk_class *c,
-		       struct opt_blocks *bk, gms_err *err)
+		       uint32_t menu, double limit_s,
+		       struct opt_blk_class *c, struct opt_blocks *bk,
+		       gms_err *err)
 {
 	const struct wl_workload *w = &v->w;
 	uint32_t T = w->n_ops, N = w->n_tensors;
@@ -458,19 +459,15 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 	free(across);
 	if (lmin > lmax)
 		lmin = lmax;
-	uint64_t peaks[3] = {lmax, lmin + (lmax - lmin) / 2, lmin};
+	uint64_t peaks[2] = {lmax, lmin + (lmax - lmin) / 2};
 	uint32_t nk = v->n_gaps ? menu : 1;
-	/* the time limit is shared by the class's solves */
-	double n_pts = 0;
-	for (int pi = 0; pi < 3; pi++)
-		n_pts += !pi || peaks[pi] != peaks[pi - 1] ? nk : 0;
-	c->opt = calloc(3 * (size_t)nk, sizeof *c->opt);
+	c->opt = calloc(2 * (size_t)nk, sizeof *c->opt);
 	if (!c->opt)
 		return gms_errf(err, "out of memory");
 	uint64_t *ws = malloc((T ? T : 1) * sizeof *ws);
 	if (!ws)
 		return gms_errf(err, "out of memory");
-	for (int pi = 0; pi < 3; pi++) {
+	for (int pi = 0; pi < 2; pi++) {
 		if (pi && peaks[pi] == peaks[pi - 1])
 			continue;
 		uint64_t L = peaks[pi];
@@ -490,7 +487,7 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 				.wl = w, .op_time = v->time, .op_ws = ws,
 				.managed = v->man, .t_h2d = v->h2d,
 				.t_d2h = v->d2h, .budget = L, .fixed = 0,
-				.time_limit_s = gin->time_limit_s / n_pts,
+				.time_limit_s = limit_s,
 				.swap = gin->swap, .remat = gin->remat,
 				.max_vars = gin->max_vars, .no_bound = true};
 			struct opt_blk_opt *op = &c->opt[c->n_opt];
@@ -539,7 +536,6 @@ void opt_blocks_free(struct opt_blocks *b)
 	free(b->c);
 	free(b->cls);
 	free(b->choice);
-	free(b->first);
 	memset(b, 0, sizeof *b);
 }
 
@@ -564,8 +560,8 @@ static void lists_put(struct lists *l, bool fill, uint32_t t, uint32_t v,
 }
 
 int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
-		     struct opt_sched *s, struct opt_blocks *bk,
-		     gms_err *err)
+		     double point_limit_s, struct opt_sched *s,
+		     struct opt_blocks *bk, gms_err *err)
 {
 	const struct wl_workload *wl = in->wl;
 	uint32_t T = wl->n_ops, N = wl->n_tensors, NB = wl->n_blocks;
@@ -714,14 +710,12 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 	views = calloc(nb ? nb : 1, sizeof *views);
 	bk->cls = malloc((nb ? nb : 1) * sizeof *bk->cls);
 	bk->choice = malloc((nb ? nb : 1) * sizeof *bk->choice);
-	bk->first = malloc((nb ? nb : 1) * sizeof *bk->first);
 	bk->c = calloc(nb ? nb : 1, sizeof *bk->c);
-	if (!views || !bk->cls || !bk->choice || !bk->c || !bk->first)
+	if (!views || !bk->cls || !bk->choice || !bk->c)
 		goto oom;
 	bk->n_blocks = nb;
 	for (uint32_t k = 0; k < nb; k++) {
 		struct view *v = &views[k];
-		bk->first[k] = first[ord[k]];
 		if (view_build(&x, ord[k], bops + bop_off[k],
 			       bop_off[k + 1] - bop_off[k], v) < 0)
 			goto oom;
@@ -739,7 +733,8 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 		bk->c[c].rep = k;
 		bk->c[c].n_stages = v->w.n_ops;
 		bk->c[c].n_gaps = v->n_gaps;
-		if (class_solve(in, v, bk->menu, &bk->c[c], bk, err) < 0)
+		if (class_solve(in, v, bk->menu, point_limit_s, &bk->c[c], bk,
+				err) < 0)
 			goto out;
 	}
 	/* each block's options: its time, its peak beside base memory, its

@@ -63,7 +63,6 @@ struct opt_blocks {
 	uint32_t n_blocks, n_classes;
 	uint32_t *cls;	  /* per block in chain order: its class */
 	uint32_t *choice; /* per block: its option */
-	uint32_t *first;  /* per block: its first op */
 	struct opt_blk_class *c;
 	uint32_t menu;	  /* keep budgets per peak budget */
 	uint64_t unit;	  /* the DP's slot, bytes */
@@ -75,13 +74,14 @@ struct opt_blocks {
 /* Solve in->wl by blocks (wl_op.block marks) into s (a schedule of the
  * whole workload, for the optimal policy's replay; s->status
  * OPT_INFEASIBLE when no combination fits, OPT_FEASIBLE when an option
- * used was not proven optimal) and b; the global bound (opt_bound) in
- * s->bnd_* and s->bound. menu: keep budgets per peak budget (>= 2).
+ * used was not proven optimal) and b; the global bound (opt_bound, in
+ * in->time_limit_s) in s->bnd_* and s->bound. menu: keep budgets per
+ * peak budget (>= 2); point_limit_s: CBC's limit for each block solve.
  * -1 with err: no blocks, blocks that do not nest as a chain, out of
  * memory. */
 int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
-		     struct opt_sched *s, struct opt_blocks *b,
-		     gms_err *err);
+		     double point_limit_s, struct opt_sched *s,
+		     struct opt_blocks *b, gms_err *err);
 void opt_blocks_free(struct opt_blocks *b);
 
 /* The report's lines on the decomposition (indented as pol reports). */
