@@ -628,6 +628,52 @@ static void test_blocks_not_below_exact(void **state)
 	wl_free(w);
 }
 
+/* decompose=auto solves by blocks only above exact_ops (chain3 has 11
+ * ops); blocks that do not nest as a chain (block 0's backward before
+ * block 1's) are refused with both named. */
+static void test_blocks_auto_and_chain(void **state)
+{
+	(void)state;
+	struct wl_workload *w = chain3();
+	for (int k = 0; k < 2; k++) {
+		const char *kv[] = {k ? "exact_ops=10" : "exact_ops=11"};
+		struct st_run st;
+		char *rep;
+		gms_err err = {{0}};
+		assert_int_equal(run_opt(w, kv, 1, 2500, &st, &rep, &err), 0);
+		if (!strstr(rep, k ? "cbc by blocks, optimal" : "cbc, optimal"))
+			fail_msg("exact_ops %d:\n%s", 11 - k, rep);
+		free(rep);
+		st_run_free(&st);
+	}
+	wl_free(w);
+	w = wl_new("crossed", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 100, WL_ACT),
+		 b = T(w, "b", 100, WL_ACT), g = T(w, "g", 100, WL_ACT_GRAD),
+		 h = T(w, "h", 100, WL_ACT_GRAD);
+	uint32_t in0[2] = {a, x}, in1[2] = {b, g};
+	wl_set_block(w, 0, WL_REGION_NONE);
+	OPX(w, "F0", WL_FWD, 100, &x, 1, &a, 1, NULL, 0);
+	wl_set_block(w, 1, WL_REGION_NONE);
+	OPX(w, "F1", WL_FWD, 100, &a, 1, &b, 1, NULL, 0);
+	wl_set_block(w, 0, WL_REGION_NONE);
+	OPX(w, "B0", WL_BWD, 100, in0, 2, &g, 1, NULL, 0);
+	wl_set_block(w, 1, WL_REGION_NONE);
+	OPX(w, "B1", WL_BWD, 100, in1, 2, &h, 1, NULL, 0);
+	finalize(w);
+	const char *kv[] = {"decompose=blocks"};
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	assert_int_not_equal(run_opt(w, kv, 1, 10000, &st, &rep, &err), 0);
+	if (!strstr(err.msg, "do not nest as a chain: block 1 (ops F1 .. B1) "
+			     "ends after block 0 (F0 .. B0)"))
+		fail_msg("message: %s", err.msg);
+	free(rep);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 /* Rockmate's chain DP (opt_chain_dp) against every combination of
  * options, on small random chains: the least time, and infeasibility,
  * agree; keeps rounded up to the slot in both. */
@@ -709,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_chain_mlp_bound),
 		cmocka_unit_test(test_blocks_chain_by_hand),
 		cmocka_unit_test(test_blocks_not_below_exact),
+		cmocka_unit_test(test_blocks_auto_and_chain),
 		cmocka_unit_test(test_chain_dp_exhaustive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
