@@ -396,12 +396,72 @@ out:
 	return rc;
 }
 
+/* Solve block view v at peak budget L and keep budget K (recomputation
+ * only when remat_only) into c's next option, if it has one; ws is
+ * scratch (per local op). -1 with err. */
+static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
+		       uint64_t K, bool remat_only, double limit_s,
+		       uint64_t *ws, struct opt_blk_class *c,
+		       struct opt_blocks *bk, gms_err *err)
+{
+	const struct wl_workload *w = &v->w;
+	uint32_t T = w->n_ops;
+	if (K > L)
+		K = L;
+	for (uint32_t q = 0; q < c->n_opt; q++)
+		if (c->opt[q].peak_cap == L && c->opt[q].keep_cap == K &&
+		    c->opt[q].remat_only == remat_only)
+			return 0;
+	for (uint32_t l = 0; l < T; l++)
+		ws[l] = v->gop[l] == WL_NONE ? L - K : v->ws[l];
+	struct opt_in in = {.wl = w, .op_time = v->time, .op_ws = ws,
+			    .managed = v->man, .t_h2d = v->h2d,
+			    .t_d2h = v->d2h, .budget = L, .fixed = 0,
+			    .time_limit_s = limit_s,
+			    .swap = gin->swap && !remat_only,
+			    .remat = gin->remat, .max_vars = gin->max_vars,
+			    .no_bound = true};
+	struct opt_blk_opt *op = &c->opt[c->n_opt];
+	gms_err e = {{0}};
+	bk->n_solves++;
+	if (opt_solve(&in, &op->s, &e) < 0) {
+		if (strncmp(e.msg, "infeasible", 10) == 0)
+			return 0; /* an op's own working set is over L */
+		return gms_errf(err, "%s", e.msg);
+	}
+	bk->solve_s += op->s.solve_s;
+	if (op->s.n_vars > c->n_vars)
+		c->n_vars = op->s.n_vars;
+	if (op->s.n_rows > c->n_rows)
+		c->n_rows = op->s.n_rows;
+	if (op->s.status == OPT_INFEASIBLE ||
+	    op->s.status == OPT_NO_SOLUTION) {
+		opt_sched_free(&op->s);
+		return 0;
+	}
+	op->proven = op->s.status == OPT_OPTIMAL;
+	bk->n_proven += op->proven;
+	op->peak_cap = L;
+	op->keep_cap = K;
+	op->remat_only = remat_only;
+	op->time = op->s.objective;
+	for (uint32_t l = 0; l < T; l++)
+		if (v->gop[l] == WL_NONE &&
+		    op->s.mem[l] - (double)ws[l] > (double)op->keep)
+			op->keep = (uint64_t)llround(op->s.mem[l] -
+						     (double)ws[l]);
+	c->n_opt++;
+	return 0;
+}
+
 /* Solve a distinct block (view v) for its menu of budgets: peaks Lmax
  * (the framework's own schedule's) and the midpoint between it and Lmin
  * (the largest working set of one op; Rockmate's nb_budget_peak is 2),
  * each with keeps 0, Kmax/(menu-1), ..., Kmax (what the framework's
- * schedule holds across a gap), each solve limited to limit_s. An
- * infeasible point gives no option. -1 with err. */
+ * schedule holds across a gap), each solve limited to limit_s, and
+ * each point solved twice when both swapping and recomputation are
+ * allowed (point_solve). An infeasible point gives no option. -1 with
+ * err. */
 static int class_solve(const struct opt_in *gin, struct view *v,
 		       uint32_t menu, double limit_s,
 		       struct opt_blk_class *c, struct opt_blocks *bk,
@@ -461,7 +521,7 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 		lmin = lmax;
 	uint64_t peaks[2] = {lmax, lmin + (lmax - lmin) / 2};
 	uint32_t nk = v->n_gaps ? menu : 1;
-	c->opt = calloc(2 * (size_t)nk, sizeof *c->opt);
+	c->opt = calloc(4 * (size_t)nk, sizeof *c->opt);
 	if (!c->opt)
 		return gms_errf(err, "out of memory");
 	uint64_t *ws = malloc((T ? T : 1) * sizeof *ws);
@@ -470,56 +530,19 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 	for (int pi = 0; pi < 2; pi++) {
 		if (pi && peaks[pi] == peaks[pi - 1])
 			continue;
-		uint64_t L = peaks[pi];
 		for (uint32_t ki = nk; ki-- > 0;) {
 			uint64_t K = nk > 1 ? kmax * ki / (nk - 1) : 0;
-			if (K > L)
-				K = L;
-			bool dup = false;
-			for (uint32_t q = 0; q < c->n_opt; q++)
-				dup |= c->opt[q].peak_cap == L &&
-				       c->opt[q].keep_cap == K;
-			if (dup)
-				continue;
-			for (uint32_t l = 0; l < T; l++)
-				ws[l] = v->gop[l] == WL_NONE ? L - K : v->ws[l];
-			struct opt_in in = {
-				.wl = w, .op_time = v->time, .op_ws = ws,
-				.managed = v->man, .t_h2d = v->h2d,
-				.t_d2h = v->d2h, .budget = L, .fixed = 0,
-				.time_limit_s = limit_s,
-				.swap = gin->swap, .remat = gin->remat,
-				.max_vars = gin->max_vars, .no_bound = true};
-			struct opt_blk_opt *op = &c->opt[c->n_opt];
-			gms_err e = {{0}};
-			bk->n_solves++;
-			if (opt_solve(&in, &op->s, &e) < 0) {
-				if (strncmp(e.msg, "infeasible", 10) == 0)
-					continue; /* an op's own set is over L */
-				free(ws);
-				return gms_errf(err, "%s", e.msg);
-			}
-			bk->solve_s += op->s.solve_s;
-			if (op->s.n_vars > c->n_vars)
-				c->n_vars = op->s.n_vars;
-			if (op->s.n_rows > c->n_rows)
-				c->n_rows = op->s.n_rows;
-			if (op->s.status == OPT_INFEASIBLE ||
-			    op->s.status == OPT_NO_SOLUTION) {
-				opt_sched_free(&op->s);
-				continue;
-			}
-			op->proven = op->s.status == OPT_OPTIMAL;
-			bk->n_proven += op->proven;
-			op->peak_cap = L;
-			op->keep_cap = K;
-			op->time = op->s.objective;
-			for (uint32_t l = 0; l < T; l++)
-				if (v->gop[l] == WL_NONE &&
-				    op->s.mem[l] - (double)ws[l] > (double)op->keep)
-					op->keep = (uint64_t)llround(
-						op->s.mem[l] - (double)ws[l]);
-			c->n_opt++;
+			/* the joint MILP, and Checkmate's recomputation-only
+			 * problem as Rockmate's options are (easier for CBC:
+			 * on a GPT-2 block its points are proven in a second
+			 * where the joint ones stop at the limit) */
+			for (int ro = 0; ro < (gin->swap && gin->remat ? 2 : 1);
+			     ro++)
+				if (point_solve(gin, v, peaks[pi], K, ro, limit_s,
+						ws, c, bk, err) < 0) {
+					free(ws);
+					return -1;
+				}
 		}
 	}
 	free(ws);
@@ -972,11 +995,12 @@ void opt_blocks_report(const struct opt_blocks *b, const struct opt_sched *s,
 			k->n_stages, k->n_gaps);
 		for (uint32_t o = 0; o < k->n_opt; o++)
 			fprintf(out, "%s %.0f ns keep %llu (peak<=%llu, "
-				     "keep<=%llu%s)",
+				     "keep<=%llu%s%s)",
 				o ? ";" : "", k->opt[o].time,
 				(unsigned long long)k->opt[o].keep,
 				(unsigned long long)k->opt[o].peak_cap,
 				(unsigned long long)k->opt[o].keep_cap,
+				k->opt[o].remat_only ? ", recompute only" : "",
 				k->opt[o].proven ? "" : ", not proven");
 		fprintf(out, "\n");
 	}

@@ -45,6 +45,7 @@ struct opt_blk_opt {
 	double time;		     /* its objective, ns */
 	uint64_t keep;		     /* bytes held across its gaps */
 	bool proven;		     /* CBC proved it optimal */
+	bool remat_only;	     /* solved without swapping */
 	struct opt_sched s;	     /* its schedule, in local stages */
 };
 
