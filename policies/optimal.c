@@ -50,7 +50,6 @@ struct optimal_params {
 	int decompose;	    /* enum decompose */
 	int64_t menu;	    /* keep budgets per peak budget, per block */
 	int64_t exact_ops;  /* auto: decompose above this many ops */
-	double block_time_limit; /* CBC seconds per block menu point */
 };
 
 /* in enum opt_search's order */
@@ -115,10 +114,6 @@ static const struct prm_def optimal_params[] = {
 	{"exact_ops", PRM_INT, "400", 1, 1e9, NULL,
 	 "decompose=auto: the most ops solved exactly",
 	 offsetof(struct optimal_params, exact_ops)},
-	{"block_time_limit", PRM_DOUBLE, "10", 0.001, 86400, NULL,
-	 "decompose: CBC's time limit in seconds for each of a distinct "
-	 "block's 2 x menu solves (time_limit is the global bound's)",
-	 offsetof(struct optimal_params, block_time_limit)},
 	PRM_END,
 };
 
@@ -394,7 +389,10 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	o->decomposed = prm->decompose == DEC_BLOCKS ||
 			(prm->decompose == DEC_AUTO && wl->n_blocks &&
 			 T > (uint64_t)prm->exact_ops);
-	/* the heuristics' schedules (the exact MILP's MIP start) */
+	/* the heuristics' schedules: the exact MILP's MIP starts (by
+	 * blocks, each block solve starts from the framework's or
+	 * swap-all's schedule: a policy's re-runs of the whole workload
+	 * cut into a block broke the block's rows on GPT-2, docs/optimal.md) */
 	char names[PRM_STR_MAX];
 	snprintf(names, sizeof names, "%s", o->decomposed ? "" : prm->seeds);
 	struct opt_seed sd[8];
@@ -425,8 +423,7 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	in.seed = sd;
 	in.n_seed = n_seed;
 	src = o->decomposed ? opt_blocks_solve(&in, (uint32_t)prm->menu,
-						prm->block_time_limit, &o->s,
-						&o->blk, err)
+						&o->s, &o->blk, err)
 			    : opt_solve(&in, &o->s, err);
 seeds_out:
 	for (uint32_t k = 0; k < n_seed; k++) {

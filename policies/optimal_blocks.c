@@ -397,12 +397,18 @@ out:
 }
 
 /* Solve block view v at peak budget L and keep budget K (recomputation
- * only when remat_only) into c's next option, if it has one; ws is
- * scratch (per local op). -1 with err. */
+ * only when remat_only) into c's next option, if it has one, under the
+ * whole problem's work limits and safety net (gin: node_limit,
+ * lp_iterations, search, time_limit_s; policies/optimal_milp.c,
+ * solve_child: no seconds limit reaches CBC, so the option is the same
+ * on any machine), from opt_solve's MIP start (the framework's
+ * schedule, else swap-all; the seed policies' schedules are the whole
+ * workload's and are not cut into blocks); ws is scratch (per local
+ * op). -1 with err. */
 static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
-		       uint64_t K, bool remat_only, double limit_s,
-		       uint64_t *ws, struct opt_blk_class *c,
-		       struct opt_blocks *bk, gms_err *err)
+		       uint64_t K, bool remat_only, uint64_t *ws,
+		       struct opt_blk_class *c, struct opt_blocks *bk,
+		       gms_err *err)
 {
 	const struct wl_workload *w = &v->w;
 	uint32_t T = w->n_ops;
@@ -419,7 +425,8 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 			    .t_d2h = v->d2h, .budget = L, .fixed = 0,
 			    .node_limit = gin->node_limit,
 			    .lp_iterations = gin->lp_iterations,
-			    .search = gin->search, .time_limit_s = limit_s,
+			    .search = gin->search,
+			    .time_limit_s = gin->time_limit_s,
 			    .swap = gin->swap && !remat_only,
 			    .remat = gin->remat, .max_vars = gin->max_vars,
 			    .no_bound = true};
@@ -431,7 +438,14 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 			return 0; /* an op's own working set is over L */
 		return gms_errf(err, "%s", e.msg);
 	}
-	bk->solve_s += op->s.solve_s;
+	/* its work and what stopped it, whatever it gave */
+	bk->nodes += op->s.nodes;
+	bk->iter += op->s.iter;
+	bk->lp_iter += op->s.lp_iter;
+	bk->n_killed += op->s.killed;
+	bk->n_node_limit += op->s.node_limit && !op->s.killed;
+	bool lp = strcmp(opt_search_used(gin->search, op->s.n_vars), "lp") == 0;
+	bk->n_lp += lp;
 	if (op->s.n_vars > c->n_vars)
 		c->n_vars = op->s.n_vars;
 	if (op->s.n_rows > c->n_rows)
@@ -442,6 +456,11 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 		return 0;
 	}
 	op->proven = op->s.status == OPT_OPTIMAL;
+	op->stopped = op->proven	   ? NULL
+		      : op->s.killed	   ? "safety net"
+		      : lp		   ? "search lp"
+		      : op->s.node_limit ? "node_limit"
+					   : "cbc stopped short";
 	bk->n_proven += op->proven;
 	op->peak_cap = L;
 	op->keep_cap = K;
@@ -460,13 +479,12 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
  * (the framework's own schedule's) and the midpoint between it and Lmin
  * (the largest working set of one op; Rockmate's nb_budget_peak is 2),
  * each with keeps 0, Kmax/(menu-1), ..., Kmax (what the framework's
- * schedule holds across a gap), each solve limited to limit_s, and
+ * schedule holds across a gap), each under the work limits, and
  * each point solved twice when both swapping and recomputation are
  * allowed (point_solve). An infeasible point gives no option. -1 with
  * err. */
 static int class_solve(const struct opt_in *gin, struct view *v,
-		       uint32_t menu, double limit_s,
-		       struct opt_blk_class *c, struct opt_blocks *bk,
+		       uint32_t menu, struct opt_blk_class *c, struct opt_blocks *bk,
 		       gms_err *err)
 {
 	const struct wl_workload *w = &v->w;
@@ -540,8 +558,8 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 			 * where the joint ones stop at the limit) */
 			for (int ro = 0; ro < (gin->swap && gin->remat ? 2 : 1);
 			     ro++)
-				if (point_solve(gin, v, peaks[pi], K, ro, limit_s,
-						ws, c, bk, err) < 0) {
+				if (point_solve(gin, v, peaks[pi], K, ro, ws,
+						c, bk, err) < 0) {
 					free(ws);
 					return -1;
 				}
@@ -585,14 +603,15 @@ static void lists_put(struct lists *l, bool fill, uint32_t t, uint32_t v,
 }
 
 int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
-		     double point_limit_s, struct opt_sched *s,
-		     struct opt_blocks *bk, gms_err *err)
+		     struct opt_sched *s, struct opt_blocks *bk,
+		     gms_err *err)
 {
 	const struct wl_workload *wl = in->wl;
 	uint32_t T = wl->n_ops, N = wl->n_tensors, NB = wl->n_blocks;
 	memset(s, 0, sizeof *s);
 	memset(bk, 0, sizeof *bk);
 	bk->menu = menu < 2 ? 2 : menu;
+	bk->node_limit = in->node_limit;
 	if (!NB)
 		return gms_errf(err, "decompose: '%s' has no block marks "
 				     "(wl_op.block): nothing to decompose",
@@ -758,8 +777,7 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 		bk->c[c].rep = k;
 		bk->c[c].n_stages = v->w.n_ops;
 		bk->c[c].n_gaps = v->n_gaps;
-		if (class_solve(in, v, bk->menu, point_limit_s, &bk->c[c], bk,
-				err) < 0)
+		if (class_solve(in, v, bk->menu, &bk->c[c], bk, err) < 0)
 			goto out;
 	}
 	/* each block's options: its time, its peak beside base memory, its
@@ -801,6 +819,11 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 	s->n_stages = T;
 	snprintf(s->start, sizeof s->start, "none");
 	s->lp_bound = s->best_bound = NAN;
+	s->nodes = bk->nodes;
+	s->iter = bk->iter;
+	s->lp_iter = bk->lp_iter;
+	s->node_limit = bk->n_node_limit > 0;
+	s->killed = bk->n_killed > 0;
 	for (uint32_t c = 0; c < bk->n_classes; c++) {
 		s->n_vars += bk->c[c].n_vars;
 		s->n_rows += bk->c[c].n_rows;
@@ -927,7 +950,12 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 	s->bnd_rows = gb.bnd_rows;
 	s->bnd_int = gb.bnd_int;
 	s->bnd_nodes = gb.bnd_nodes;
-	s->solve_s = bk->solve_s + gb.solve_s;
+	s->bnd_iter = gb.bnd_iter;
+	s->bnd_lp_iter = gb.bnd_lp_iter;
+	s->bnd_lp_stopped = gb.bnd_lp_stopped;
+	s->bnd_node_limit = gb.bnd_node_limit;
+	s->bnd_killed = gb.bnd_killed;
+	s->solve_s += gb.solve_s;
 	opt_sched_free(&gb);
 	rc = 0;
 	goto out;
@@ -986,24 +1014,33 @@ void opt_blocks_report(const struct opt_blocks *b, const struct opt_sched *s,
 		"from %u block solves (%u proven optimal), %u keep budgets "
 		"per peak budget\n"
 		"    problem            per block up to %u stages, %llu "
-		"variables, %llu constraints; DP slot %llu B\n",
+		"variables, %llu constraints; DP slot %llu B\n"
+		"    block solves       node_limit %lld each: %u stopped by "
+		"node_limit, %u searched as LPs, %u killed by the safety net; "
+		"%llu nodes, %llu cbc iterations, %llu lp iterations\n",
 		opt_status_names[s->status], b->n_blocks, b->n_classes, n_opt,
 		b->n_solves, b->n_proven, b->menu, stages,
 		(unsigned long long)vars, (unsigned long long)rows,
-		(unsigned long long)b->unit);
+		(unsigned long long)b->unit, (long long)b->node_limit,
+		b->n_node_limit, b->n_lp, b->n_killed,
+		(unsigned long long)b->nodes, (unsigned long long)b->iter,
+		(unsigned long long)b->lp_iter);
 	for (uint32_t c = 0; c < b->n_classes; c++) {
 		const struct opt_blk_class *k = &b->c[c];
 		fprintf(out, "    block class %-6u %u stages, %u gaps:", c,
 			k->n_stages, k->n_gaps);
-		for (uint32_t o = 0; o < k->n_opt; o++)
+		for (uint32_t o = 0; o < k->n_opt; o++) {
+			const struct opt_blk_opt *op = &k->opt[o];
 			fprintf(out, "%s %.0f ns keep %llu (peak<=%llu, "
-				     "keep<=%llu%s%s)",
-				o ? ";" : "", k->opt[o].time,
-				(unsigned long long)k->opt[o].keep,
-				(unsigned long long)k->opt[o].peak_cap,
-				(unsigned long long)k->opt[o].keep_cap,
-				k->opt[o].remat_only ? ", recompute only" : "",
-				k->opt[o].proven ? "" : ", not proven");
+				     "keep<=%llu%s, start %s%s%s)",
+				o ? ";" : "", op->time,
+				(unsigned long long)op->keep,
+				(unsigned long long)op->peak_cap,
+				(unsigned long long)op->keep_cap,
+				op->remat_only ? ", recompute only" : "",
+				op->s.start, op->proven ? "" : ", not proven: ",
+				op->proven ? "" : op->stopped);
+		}
 		fprintf(out, "\n");
 	}
 	if (s->status == OPT_INFEASIBLE)

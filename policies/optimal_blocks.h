@@ -45,8 +45,13 @@ struct opt_blk_opt {
 	double time;		     /* its objective, ns */
 	uint64_t keep;		     /* bytes held across its gaps */
 	bool proven;		     /* CBC proved it optimal */
+	const char *stopped;	     /* if not, what stopped it: "node_limit",
+					"search lp", "safety net" */
 	bool remat_only;	     /* solved without swapping */
-	struct opt_sched s;	     /* its schedule, in local stages */
+	struct opt_sched s;	     /* its schedule, in local stages; its
+				        start (the MIP start used), nodes,
+				        iterations and what stopped it
+				        (node_limit, killed) */
 };
 
 /* A distinct block: its local problem and its options. */
@@ -68,21 +73,33 @@ struct opt_blocks {
 	uint32_t menu;	  /* keep budgets per peak budget */
 	uint64_t unit;	  /* the DP's slot, bytes */
 	uint32_t n_solves, n_proven;
+	/* every block solve's work, options or not (work limits: these
+	 * repeat on any machine) and what stopped those that did not end
+	 * on their own */
+	int64_t node_limit;    /* CBC's nodes per solve (opt_in's) */
+	uint64_t nodes, iter, lp_iter;
+	uint32_t n_node_limit; /* stopped at node_limit */
+	uint32_t n_lp;	       /* searched as an LP (search lp, or auto
+				  above OPT_FULL_MAX_VARS) */
+	uint32_t n_killed;     /* killed by the safety net (time_limit):
+				  then the result depends on the machine */
 	double other_time; /* compute of the ops in no block, ns */
-	double solve_s;	   /* wall seconds of the block solves */
 };
 
 /* Solve in->wl by blocks (wl_op.block marks) into s (a schedule of the
  * whole workload, for the optimal policy's replay; s->status
  * OPT_INFEASIBLE when no combination fits, OPT_FEASIBLE when an option
- * used was not proven optimal) and b; the global bound (opt_bound, in
- * in->time_limit_s) in s->bnd_* and s->bound. menu: keep budgets per
- * peak budget (>= 2); point_limit_s: CBC's limit for each block solve.
- * -1 with err: no blocks, blocks that do not nest as a chain, out of
- * memory. */
+ * used was not proven optimal; s->killed when the safety net killed a
+ * block solve) and b; the global bound (opt_bound) in s->bnd_* and
+ * s->bound. Every solve, the blocks' and the bound's, runs under in's
+ * work limits (node_limit, lp_iterations, search; one thread) with
+ * in->time_limit_s as the safety net, as opt_solve's; in's seeds are not
+ * used (each block solve starts from the framework's or swap-all's
+ * schedule). menu: keep budgets per peak budget (>= 2). -1 with err:
+ * no blocks, blocks that do not nest as a chain, out of memory. */
 int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
-		     double point_limit_s, struct opt_sched *s,
-		     struct opt_blocks *b, gms_err *err);
+		     struct opt_sched *s, struct opt_blocks *b,
+		     gms_err *err);
 void opt_blocks_free(struct opt_blocks *b);
 
 /* The report's lines on the decomposition (indented as pol reports). */

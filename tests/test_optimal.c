@@ -743,6 +743,41 @@ static void test_blocks_auto_and_chain(void **state)
 	wl_free(w);
 }
 
+/* The block solves are stopped by the same work limits as the exact
+ * MILP (node_limit, lp_iterations, one thread), the wall clock only the
+ * reported safety net (time_limit): two runs of chain3 by blocks give
+ * byte-identical reports, which carry the block solves' work (nodes,
+ * iterations) and no solve time. Before, each block solve had
+ * block_time_limit seconds of CBC: a solve it stopped was not reported
+ * as the safety net's, and its option depended on the machine. That key
+ * is gone (exit 2, named). */
+static void test_blocks_work_limits(void **state)
+{
+	(void)state;
+	struct wl_workload *w = chain3();
+	const char *kv[] = {"decompose=blocks", "node_limit=50"};
+	char *rep[2];
+	for (int k = 0; k < 2; k++) {
+		struct st_run st;
+		gms_err err = {{0}};
+		assert_int_equal(run_opt(w, kv, 2, 2500, &st, &rep[k], &err), 0);
+		st_run_free(&st);
+	}
+	if (!strstr(rep[0], "block solves       node_limit 50 each: 0 stopped "
+			    "by node_limit, 0 searched as LPs, 0 killed by the "
+			    "safety net;") ||
+	    !strstr(rep[0], "safety net         not hit") ||
+	    strstr(rep[0], " s)") || strstr(rep[0], "seconds"))
+		fail_msg("report:\n%s", rep[0]);
+	assert_string_equal(rep[0], rep[1]);
+	free(rep[0]);
+	free(rep[1]);
+	wl_free(w);
+	expect("optimal workloads/examples/tiny-cnn.yaml --budget 8MiB "
+	       "--set block_time_limit=10",
+	       2, "key 'block_time_limit': unknown key");
+}
+
 /* Rockmate's chain DP (opt_chain_dp) against every combination of
  * options, on small random chains: the least time, and infeasibility,
  * agree; keeps rounded up to the slot in both. */
@@ -827,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_blocks_chain_by_hand),
 		cmocka_unit_test(test_blocks_not_below_exact),
 		cmocka_unit_test(test_blocks_auto_and_chain),
+		cmocka_unit_test(test_blocks_work_limits),
 		cmocka_unit_test(test_chain_dp_exhaustive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
