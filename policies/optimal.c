@@ -29,6 +29,7 @@
  * iteration time and peak against the solver's.
  */
 #include "../sim/ex.h"
+#include "optimal_blocks.h"
 #include "optimal_milp.h"
 #include "pol.h"
 
@@ -46,10 +47,17 @@ struct optimal_params {
 	int64_t max_vars;   /* refuse larger problems */
 	bool schedule;	    /* print the schedule in the report */
 	char seeds[PRM_STR_MAX]; /* heuristics whose schedules seed CBC */
+	int decompose;	    /* enum decompose */
+	int64_t menu;	    /* keep budgets per peak budget, per block */
+	int64_t exact_ops;  /* auto: decompose above this many ops */
 };
 
 /* in enum opt_search's order */
 static const char *const search_choices[] = {"auto", "full", "lp", NULL};
+
+enum decompose { DEC_AUTO, DEC_OFF, DEC_BLOCKS };
+static const char *const decompose_names[] = {"auto", "off", "blocks",
+					      NULL};
 
 static const struct prm_def optimal_params[] = {
 	{"node_limit", PRM_INT, "1000", 0, 1e9, NULL,
@@ -92,12 +100,28 @@ static const struct prm_def optimal_params[] = {
 	{"schedule", PRM_BOOL, "false", 0, 0, NULL,
 	 "print the solver's schedule, stage by stage, in the report",
 	 offsetof(struct optimal_params, schedule)},
+	{"decompose", PRM_ENUM, "auto", 0, 0, decompose_names,
+	 "blocks: solve each distinct block (wl_op.block) for a menu of "
+	 "budgets and combine one option per block by Rotor's chain DP, as "
+	 "Rockmate does (policies/optimal_blocks.c): the optimum over that "
+	 "decomposition, not a bound; off: the exact MILP; auto: blocks "
+	 "when the workload has block marks and more than exact_ops ops",
+	 offsetof(struct optimal_params, decompose)},
+	{"menu", PRM_INT, "4", 2, 64, NULL,
+	 "decompose: keep budgets per peak budget (two peaks) each "
+	 "distinct block is solved for (Rockmate's nb_budget_save)",
+	 offsetof(struct optimal_params, menu)},
+	{"exact_ops", PRM_INT, "400", 1, 1e9, NULL,
+	 "decompose=auto: the most ops solved exactly",
+	 offsetof(struct optimal_params, exact_ops)},
 	PRM_END,
 };
 
 struct optimal {
 	const struct wl_workload *wl;
 	struct opt_sched s;
+	struct opt_blocks blk; /* decompose: the blocks' options, choice */
+	bool decomposed;
 	bool solved;
 	uint32_t *pending;  /* swap-ins refused for memory, to retry */
 	uint32_t n_pending;
@@ -123,6 +147,7 @@ static void optimal_fini(struct pol *p)
 	struct optimal *o = p->priv;
 	if (o) {
 		opt_sched_free(&o->s);
+		opt_blocks_free(&o->blk);
 		free(o->pending);
 		free(o->pend_out);
 	}
@@ -361,9 +386,15 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 			    .time_limit_s = prm->time_limit, .swap = prm->swap,
 			    .remat = prm->remat,
 			    .max_vars = (uint64_t)prm->max_vars};
-	/* the heuristics' schedules */
+	o->decomposed = prm->decompose == DEC_BLOCKS ||
+			(prm->decompose == DEC_AUTO && wl->n_blocks &&
+			 T > (uint64_t)prm->exact_ops);
+	/* the heuristics' schedules: the exact MILP's MIP starts (by
+	 * blocks, each block solve starts from the framework's or
+	 * swap-all's schedule: a policy's re-runs of the whole workload
+	 * cut into a block broke the block's rows on GPT-2, docs/optimal.md) */
 	char names[PRM_STR_MAX];
-	snprintf(names, sizeof names, "%s", prm->seeds);
+	snprintf(names, sizeof names, "%s", o->decomposed ? "" : prm->seeds);
 	struct opt_seed sd[8];
 	struct seed_rec rec[8];
 	memset(rec, 0, sizeof rec);
@@ -391,7 +422,9 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	}
 	in.seed = sd;
 	in.n_seed = n_seed;
-	src = opt_solve(&in, &o->s, err);
+	src = o->decomposed ? opt_blocks_solve(&in, (uint32_t)prm->menu,
+						&o->s, &o->blk, err)
+			    : opt_solve(&in, &o->s, err);
 seeds_out:
 	for (uint32_t k = 0; k < n_seed; k++) {
 		free(rec[k].stage);
@@ -399,6 +432,28 @@ seeds_out:
 	}
 	if (src < 0)
 		goto out;
+	if (o->decomposed && o->s.status == OPT_INFEASIBLE) {
+		uint32_t n_opt = 0;
+		uint64_t least = UINT64_MAX;
+		for (uint32_t c = 0; c < o->blk.n_classes; c++)
+			for (uint32_t k = 0; k < o->blk.c[c].n_opt; k++) {
+				n_opt++;
+				if (o->blk.c[c].opt[k].keep < least)
+					least = o->blk.c[c].opt[k].keep;
+			}
+		gms_errf(err, "no combination of the block options of "
+			      "'%s' fits %llu bytes (decompose=blocks: "
+			      "block inputs and outputs stay; %u blocks, "
+			      "%u options from %u solves, %u proven, the "
+			      "least keep %llu B); global bound %.0f ns "
+			      "(relaxation %s)",
+			 wl->name, (unsigned long long)ms.budget,
+			 o->blk.n_blocks, n_opt, o->blk.n_solves,
+			 o->blk.n_proven,
+			 (unsigned long long)(n_opt ? least : 0),
+			 o->s.bound, opt_status_names[o->s.bnd_status]);
+		goto out;
+	}
 	if (o->s.status == OPT_INFEASIBLE) {
 		if (o->s.bnd_status == OPT_INFEASIBLE)
 			gms_errf(err, "infeasible: no schedule of '%s' fits "
@@ -605,36 +660,50 @@ static void optimal_report(struct pol *p, FILE *out)
 			      ? ((double)o->sim_time - s->objective) /
 					s->objective
 			      : 0;
+	if (o->decomposed) {
+		opt_blocks_report(&o->blk, s, out);
+		fprintf(out,
+			"    objective          %.0f ns (blocks' options and the "
+			"%.0f ns of the ops in no block)\n"
+			"    milp peak          %.0f B of %llu\n",
+			s->objective, o->blk.other_time, s->peak_mem,
+			(unsigned long long)o->budget);
+	} else {
+		fprintf(out,
+			"    solver             cbc, %s\n"
+			"    problem            %u stages, %llu variables (%llu "
+			"binary), %llu constraints\n"
+			"    mip start          %s (%.0f ns); seeds: %s\n"
+			"    objective          %.0f ns\n"
+			"    lp bound           %s\n"
+			"    best bound         %.0f ns\n"
+			"    gap                %.4f%%\n"
+			"    nodes              %llu (node_limit %lld, search "
+			"%s), %llu cbc iterations, %llu lp iterations\n"
+			"    stopped by         %s\n"
+			"    milp peak          %.0f B of %llu\n",
+			opt_status_names[s->status], s->n_stages,
+			(unsigned long long)s->n_vars,
+			(unsigned long long)s->n_int,
+			(unsigned long long)s->n_rows, s->start, s->start_obj,
+			s->seeds[0] ? s->seeds : "none", s->objective, lp,
+			s->best_bound, 100 * s->gap,
+			(unsigned long long)s->nodes,
+			(long long)prm->node_limit,
+			opt_search_used(prm->search, s->n_vars),
+			(unsigned long long)s->iter,
+			(unsigned long long)s->lp_iter,
+			stopped_by(prm, s->n_vars, s->killed, s->node_limit),
+			s->peak_mem, (unsigned long long)o->budget);
+	}
 	fprintf(out,
-		"    solver             cbc, %s\n"
-		"    problem            %u stages, %llu variables (%llu "
-		"binary), %llu constraints\n"
-		"    mip start          %s (%.0f ns); seeds: %s\n"
-		"    objective          %.0f ns\n"
-		"    lp bound           %s\n"
-		"    best bound         %.0f ns\n"
-		"    gap                %.4f%%\n"
-		"    nodes              %llu (node_limit %lld, search %s), "
-		"%llu cbc iterations, %llu lp iterations\n"
-		"    stopped by         %s\n"
-		"    milp peak          %.0f B of %llu\n"
 		"    simulated time     %lld ns (%+.4f%% of the objective)\n"
 		"    simulated peak     %llu B (%+lld B against the milp)\n"
 		"    replay departures  %llu swap-in, %llu swap-out, %llu "
 		"drop, %llu recompute refused; %llu swap-ins retried, "
 		"%llu allocation waits, %llu failures%s%s\n",
-		opt_status_names[s->status], s->n_stages,
-		(unsigned long long)s->n_vars, (unsigned long long)s->n_int,
-		(unsigned long long)s->n_rows, s->start, s->start_obj,
-		s->seeds[0] ? s->seeds : "none",
-		s->objective, lp, s->best_bound, 100 * s->gap,
-		(unsigned long long)s->nodes, (long long)prm->node_limit,
-		opt_search_used(prm->search, s->n_vars),
-		(unsigned long long)s->iter, (unsigned long long)s->lp_iter,
-		stopped_by(prm, s->n_vars, s->killed, s->node_limit),
-		s->peak_mem,
-		(unsigned long long)o->budget, (long long)o->sim_time,
-		100 * diff, (unsigned long long)o->sim_peak,
+		(long long)o->sim_time, 100 * diff,
+		(unsigned long long)o->sim_peak,
 		(long long)o->sim_peak - (long long)llround(s->peak_mem),
 		(unsigned long long)o->n_refused_in,
 		(unsigned long long)o->n_refused_out,

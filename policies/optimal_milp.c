@@ -840,6 +840,15 @@ struct lim {
 			     MIP start alone */
 };
 
+/* The limits in `in` (opt_solve's and opt_bound's) */
+static struct lim lim_of(const struct opt_in *in)
+{
+	return (struct lim){.nodes = in->node_limit,
+			    .lp_iter = in->lp_iterations,
+			    .wall_s = in->time_limit_s,
+			    .search = in->search};
+}
+
 /* The child: CLP's LP, then CBC, each result written to fd as soon as it
  * is known (the LP first, so that a parent which stops CBC at the
  * safety net still has it). Never returns.
@@ -1525,10 +1534,7 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	}
 	struct lay y;
 	double t0 = wall_s();
-	const struct lim lim = {.nodes = in->node_limit,
-				.lp_iter = in->lp_iterations,
-				.wall_s = in->time_limit_s,
-				.search = in->search};
+	const struct lim lim = lim_of(in);
 	struct row r = {0};
 	double *x = NULL, *rhs_mem = NULL;
 	struct csc cs = {0};
@@ -1542,8 +1548,8 @@ int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	if ((uint64_t)y.n > in->max_vars) {
 		gms_errf(err,
 			 "the exact formulation of '%s' has %lld variables, "
-			 "above max_vars %llu (the block decomposition of "
-			 "Rotor/Rockmate is not implemented)",
+			 "above max_vars %llu (decompose=blocks solves a "
+			 "workload with block marks by blocks)",
 			 wl->name, (long long)y.n,
 			 (unsigned long long)in->max_vars);
 		goto out;
@@ -1758,7 +1764,7 @@ oom:
 	gms_errf(err, "out of memory");
 	rc = -1;
 out:
-	if (rc == 0 && bound_solve(&y, &lim, s) < 0) {
+	if (rc == 0 && !in->no_bound && bound_solve(&y, &lim, s) < 0) {
 		gms_errf(err, "out of memory");
 		rc = -1;
 	}
@@ -1775,5 +1781,21 @@ out:
 	lay_free(&y);
 	if (rc < 0)
 		opt_sched_free(s);
+	return rc;
+}
+
+int opt_bound(const struct opt_in *in, struct opt_sched *s, gms_err *err)
+{
+	struct lay y;
+	double t0 = wall_s();
+	const struct lim lim = lim_of(in);
+	memset(s, 0, sizeof *s);
+	s->n_stages = in->wl->n_ops;
+	snprintf(s->start, sizeof s->start, "none");
+	int rc = lay_build(&y, in) < 0 || bound_solve(&y, &lim, s) < 0
+		 ? gms_errf(err, "out of memory")
+		 : 0;
+	s->solve_s = wall_s() - t0;
+	lay_free(&y);
 	return rc;
 }

@@ -77,6 +77,9 @@ struct opt_in {
 	uint64_t max_vars;	    /* refuse a larger problem */
 	const struct opt_seed *seed; /* heuristics' schedules (n_seed) */
 	uint32_t n_seed;
+	bool no_bound;		    /* skip the relaxation (a block's
+				       sub-problem, policies/optimal_blocks.c:
+				       its bound would not be global) */
 };
 
 /* How a model is solved: FULL by CBC's branch and bound (its
@@ -160,5 +163,11 @@ struct opt_sched {
  * state), so solves are serialised with a lock. */
 int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err);
 void opt_sched_free(struct opt_sched *s);
+
+/* The global bound alone (s->bnd_* and s->bound, the rest zero): the
+ * relaxation of the whole workload, without the restricted MILP (the
+ * block decomposition's, policies/optimal_blocks.c, whose result is no
+ * bound). 0, or -1 with err on out of memory. */
+int opt_bound(const struct opt_in *in, struct opt_sched *s, gms_err *err);
 
 #endif

@@ -32,6 +32,7 @@
  *     1300 fits).
  * Compute alone is t0 + t1 + 6100.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,6 +42,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../policies/optimal_blocks.h"
 #include "clikit.h"
 #include "testkit.h"
 
@@ -542,6 +544,305 @@ static void test_seed_start(void **state)
 	wl_free(w);
 }
 
+/* The block decomposition (decompose=blocks, policies/optimal_blocks.c)
+ * on a chain of three identical blocks. Block b (b = 0, 1, 2):
+ *
+ *   F_b  reads x_b               writes a_b (1000 B)    100 ns
+ *   G_b  reads a_b               writes x_b+1 (100 B)   100 ns
+ *   B_b  reads dy_b+1, a_b, x_b  writes dy_b (100 B)    100 ns
+ *
+ * with L (x_3 -> dy_3, 100 B, 100 ns) between the forwards and the
+ * backwards and U (dy_0 -> w, 100 B, 100 ns) after them, in no block; x_0
+ * (100 B) is the batch. Issue order F0 G0 F1 G1 F2 G2 L B2 B1 B0 U. a_b is
+ * the only tensor inside a block; every x and dy is a boundary tensor,
+ * kept from its producer to its last reader, so the base memory of each
+ * stage is: F0 100, G0 200, F1 200, G1 300, F2 300, G2 400, L 500, B2
+ * 500, B1 400, B0 300, U 200. A block has two options (copying a_b,
+ * 1000 ns each way beside 100 ns ops, costs more than re-running F_b):
+ * keep a_b (300 ns, 1000 B kept across the gap) or drop it after G_b and
+ * re-run F_b in B_b's stage (400 ns, nothing kept); either way the
+ * block's own stages hold 1000 B of a_b. Block k's stages need its
+ * largest base plus 1000 (1300, 1400, 1500) beside what blocks 0..k-1
+ * keep, and L 500 beside all three keeps:
+ *   1300 <= B,  1400 + k0 <= B,  1500 + k0 + k1 <= B,
+ *   500 + k0 + k1 + k2 <= B,
+ * time = 300 or 400 per block + 200 (L and U). So B = 3500: all kept,
+ * 1100 ns; B = 2500: k0 + k1 <= 1000 and two keeps at most, block 2 and
+ * one of blocks 0 and 1: 1200 ns; B = 1500: only block 2 keeps, 1300
+ * ns; B = 1499: block 2's stages do not fit, no combination. */
+static struct wl_workload *chain3(void)
+{
+	struct wl_workload *w = wl_new("chain3", 1);
+	uint32_t x[4], a[3], dy[4];
+	char n[16];
+	x[0] = T(w, "x0", 100, WL_INPUT);
+	for (int b = 0; b < 3; b++) {
+		snprintf(n, sizeof n, "a%d", b);
+		a[b] = T(w, n, 1000, WL_ACT);
+		snprintf(n, sizeof n, "x%d", b + 1);
+		x[b + 1] = T(w, n, 100, WL_ACT);
+	}
+	for (int b = 0; b < 4; b++) {
+		snprintf(n, sizeof n, "dy%d", b);
+		dy[b] = T(w, n, 100, WL_ACT_GRAD);
+	}
+	uint32_t u = T(w, "w", 100, WL_ACT_GRAD);
+	for (int b = 0; b < 3; b++) {
+		wl_set_block(w, (uint32_t)b, WL_REGION_NONE);
+		snprintf(n, sizeof n, "F%d", b);
+		OPX(w, n, WL_FWD, 100, &x[b], 1, &a[b], 1, NULL, 0);
+		snprintf(n, sizeof n, "G%d", b);
+		OPX(w, n, WL_FWD, 100, &a[b], 1, &x[b + 1], 1, NULL, 0);
+	}
+	wl_set_block(w, WL_NONE, WL_REGION_NONE);
+	OPX(w, "L", WL_FWD, 100, &x[3], 1, &dy[3], 1, NULL, 0);
+	for (int b = 2; b >= 0; b--) {
+		wl_set_block(w, (uint32_t)b, WL_REGION_NONE);
+		uint32_t in[3] = {dy[b + 1], a[b], x[b]};
+		snprintf(n, sizeof n, "B%d", b);
+		OPX(w, n, WL_BWD, 100, in, 3, &dy[b], 1, NULL, 0);
+	}
+	wl_set_block(w, WL_NONE, WL_REGION_NONE);
+	OPX(w, "U", WL_BWD, 100, &dy[0], 1, &u, 1, NULL, 0);
+	finalize(w);
+	return w;
+}
+
+static void test_blocks_chain_by_hand(void **state)
+{
+	(void)state;
+	struct wl_workload *w = chain3();
+	static const uint64_t budget[3] = {3500, 2500, 1500};
+	static const double want[3] = {1100, 1200, 1300};
+	const char *kv[] = {"decompose=blocks"};
+	for (int k = 0; k < 3; k++) {
+		struct st_run st;
+		char *rep;
+		gms_err err = {{0}};
+		int rc = run_opt(w, kv, 1, budget[k], &st, &rep, &err);
+		if (rc != 0 || st.oom.hit)
+			fail_msg("rc %d oom %d: %s %s\n%s", rc, st.oom.hit,
+				 err.msg, st.oom.reason, rep ? rep : "");
+		if (!strstr(rep, "cbc by blocks, optimal: the OPTIMUM OVER "
+				 "THE BLOCK DECOMPOSITION") ||
+		    !strstr(rep, "3 blocks, 1 distinct") ||
+		    rep_num(rep, "objective") != want[k])
+			fail_msg("budget %llu: want %.0f by blocks\n%s",
+				 (unsigned long long)budget[k], want[k], rep);
+		/* replayed to the ns, within the budget, nothing refused;
+		 * the global bound (the whole graph's relaxation) apart and
+		 * not above it */
+		if ((double)st.iter[0].time != want[k] ||
+		    st.mem.peak_requested > budget[k] ||
+		    !strstr(rep, "0 swap-in, 0 swap-out, 0 drop, 0 recompute "
+				 "refused") ||
+		    rep_num(rep, "global bound") > want[k])
+			fail_msg("budget %llu: simulated %lld ns, peak %llu\n%s",
+				 (unsigned long long)budget[k],
+				 (long long)st.iter[0].time,
+				 (unsigned long long)st.mem.peak_requested, rep);
+		free(rep);
+		st_run_free(&st);
+	}
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	assert_int_not_equal(run_opt(w, kv, 1, 1499, &st, &rep, &err), 0);
+	if (!strstr(err.msg, "no combination of the block options"))
+		fail_msg("message: %s", err.msg);
+	free(rep);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* The decomposition is the optimum of a restricted class (boundary
+ * tensors stay, each block's schedule is its own): never faster than the
+ * exact MILP's optimum on the same graph. By hand, the exact optimum:
+ * stage L holds x_3 and dy_3 (its input and output, 200 B) and every a_b
+ * kept through it, and each a_b not kept costs a re-run of F_b (100 ns);
+ * the 100 B x_0, x_1, x_2 can be copied out beside a 100 ns op and back
+ * at no stall. So 3500: 1100; 2500 and 2400: two keeps (2200 + 200 <=
+ * 2400 once x_0 to x_2 are out of the way), 1200; 1500 and 1499: one
+ * keep, 1300. By blocks (the x_b stay): at 2400, 1500 + k0 + k1 <= 2400
+ * leaves only block 2 keeping, 1300 (8.3% above the exact optimum); at
+ * 1499 no combination fits while the exact MILP runs in 1300. */
+static void test_blocks_not_below_exact(void **state)
+{
+	(void)state;
+	struct wl_workload *w = chain3();
+	static const uint64_t budget[5] = {3500, 2500, 2400, 1500, 1499};
+	static const double want[2][5] = {
+		{1100, 1200, 1200, 1300, 1300},
+		{1100, 1200, 1300, 1300, INFINITY}};
+	for (int k = 0; k < 5; k++) {
+		double t[2];
+		for (int d = 0; d < 2; d++) {
+			const char *kv[] = {d ? "decompose=blocks"
+					      : "decompose=off"};
+			struct st_run st;
+			char *rep;
+			gms_err err = {{0}};
+			int rc = run_opt(w, kv, 1, budget[k], &st, &rep, &err);
+			t[d] = rc == 0 ? rep_num(rep, "objective") : INFINITY;
+			if (rc == 0 && !strstr(rep, d ? "cbc by blocks, optimal"
+						      : "cbc, optimal"))
+				fail_msg("not proven:\n%s", rep);
+			free(rep);
+			st_run_free(&st);
+		}
+		if (t[0] != want[0][k] || t[1] != want[1][k] || t[1] < t[0])
+			fail_msg("budget %llu: exact %.0f, by blocks %.0f",
+				 (unsigned long long)budget[k], t[0], t[1]);
+	}
+	wl_free(w);
+}
+
+/* decompose=auto solves by blocks only above exact_ops (chain3 has 11
+ * ops); blocks that do not nest as a chain (block 0's backward before
+ * block 1's) are refused with both named. */
+static void test_blocks_auto_and_chain(void **state)
+{
+	(void)state;
+	struct wl_workload *w = chain3();
+	for (int k = 0; k < 2; k++) {
+		const char *kv[] = {k ? "exact_ops=10" : "exact_ops=11"};
+		struct st_run st;
+		char *rep;
+		gms_err err = {{0}};
+		assert_int_equal(run_opt(w, kv, 1, 2500, &st, &rep, &err), 0);
+		if (!strstr(rep, k ? "cbc by blocks, optimal" : "cbc, optimal"))
+			fail_msg("exact_ops %d:\n%s", 11 - k, rep);
+		free(rep);
+		st_run_free(&st);
+	}
+	wl_free(w);
+	w = wl_new("crossed", 1);
+	uint32_t x = T(w, "x", 100, WL_INPUT), a = T(w, "a", 100, WL_ACT),
+		 b = T(w, "b", 100, WL_ACT), g = T(w, "g", 100, WL_ACT_GRAD),
+		 h = T(w, "h", 100, WL_ACT_GRAD);
+	uint32_t in0[2] = {a, x}, in1[2] = {b, g};
+	wl_set_block(w, 0, WL_REGION_NONE);
+	OPX(w, "F0", WL_FWD, 100, &x, 1, &a, 1, NULL, 0);
+	wl_set_block(w, 1, WL_REGION_NONE);
+	OPX(w, "F1", WL_FWD, 100, &a, 1, &b, 1, NULL, 0);
+	wl_set_block(w, 0, WL_REGION_NONE);
+	OPX(w, "B0", WL_BWD, 100, in0, 2, &g, 1, NULL, 0);
+	wl_set_block(w, 1, WL_REGION_NONE);
+	OPX(w, "B1", WL_BWD, 100, in1, 2, &h, 1, NULL, 0);
+	finalize(w);
+	const char *kv[] = {"decompose=blocks"};
+	struct st_run st;
+	char *rep;
+	gms_err err = {{0}};
+	assert_int_not_equal(run_opt(w, kv, 1, 10000, &st, &rep, &err), 0);
+	if (!strstr(err.msg, "do not nest as a chain: block 1 (ops F1 .. B1) "
+			     "ends after block 0 (F0 .. B0)"))
+		fail_msg("message: %s", err.msg);
+	free(rep);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/* The block solves are stopped by the same work limits as the exact
+ * MILP (node_limit, lp_iterations, one thread), the wall clock only the
+ * reported safety net (time_limit): two runs of chain3 by blocks give
+ * byte-identical reports, which carry the block solves' work (nodes,
+ * iterations) and no solve time. Before, each block solve had
+ * block_time_limit seconds of CBC: a solve it stopped was not reported
+ * as the safety net's, and its option depended on the machine. That key
+ * is gone (exit 2, named). */
+static void test_blocks_work_limits(void **state)
+{
+	(void)state;
+	struct wl_workload *w = chain3();
+	const char *kv[] = {"decompose=blocks", "node_limit=50"};
+	char *rep[2];
+	for (int k = 0; k < 2; k++) {
+		struct st_run st;
+		gms_err err = {{0}};
+		assert_int_equal(run_opt(w, kv, 2, 2500, &st, &rep[k], &err), 0);
+		st_run_free(&st);
+	}
+	if (!strstr(rep[0], "block solves       node_limit 50 each: 0 stopped "
+			    "by node_limit, 0 searched as LPs, 0 killed by the "
+			    "safety net;") ||
+	    !strstr(rep[0], "safety net         not hit") ||
+	    strstr(rep[0], " s)") || strstr(rep[0], "seconds"))
+		fail_msg("report:\n%s", rep[0]);
+	assert_string_equal(rep[0], rep[1]);
+	free(rep[0]);
+	free(rep[1]);
+	wl_free(w);
+	expect("optimal workloads/examples/tiny-cnn.yaml --budget 8MiB "
+	       "--set block_time_limit=10",
+	       2, "key 'block_time_limit': unknown key");
+}
+
+/* Rockmate's chain DP (opt_chain_dp) against every combination of
+ * options, on small random chains: the least time, and infeasibility,
+ * agree; keeps rounded up to the slot in both. */
+static void test_chain_dp_exhaustive(void **state)
+{
+	(void)state;
+	uint64_t r = 12345;
+#define RND(m) ((r = r * 6364136223846793005ull + 1442695040888963407ull), \
+		(uint32_t)(r >> 33) % (m))
+	for (int trial = 0; trial < 400; trial++) {
+		uint32_t n = 1 + RND(4), off[5] = {0};
+		struct opt_dp_opt opt[16];
+		uint64_t need[5];
+		for (uint32_t k = 0; k < n; k++) {
+			off[k + 1] = off[k] + 1 + RND(3);
+			for (uint32_t o = off[k]; o < off[k + 1]; o++)
+				opt[o] = (struct opt_dp_opt){
+					.time = 1 + RND(1000),
+					.peak = RND(1000), .keep = RND(500)};
+		}
+		for (uint32_t k = 0; k <= n; k++)
+			need[k] = RND(2) ? RND(800) : 0;
+		uint64_t budget = 600 + RND(1400), unit = trial % 2 ? 7 : 1;
+		/* every combination: an index per block, odometer order */
+		double want = INFINITY;
+		uint32_t c[4] = {0};
+		for (;;) {
+			uint64_t m = 0; /* bytes kept, in whole slots */
+			double t = 0;
+			bool ok = need[0] <= budget;
+			for (uint32_t k = 0; k < n && ok; k++) {
+				const struct opt_dp_opt *o = &opt[off[k] + c[k]];
+				ok = o->peak + m <= budget;
+				m += (o->keep + unit - 1) / unit * unit;
+				ok = ok && need[k + 1] + m <= budget &&
+				     m <= budget / unit * unit;
+				t += o->time;
+			}
+			if (ok && t < want)
+				want = t;
+			uint32_t k = 0;
+			while (k < n && ++c[k] == off[k + 1] - off[k])
+				c[k++] = 0;
+			if (k == n)
+				break;
+		}
+		uint32_t ch[4];
+		double best = -1;
+		int rc = opt_chain_dp(n, off, opt, need, budget, unit, ch, &best);
+		if (isinf(want)) {
+			assert_int_equal(rc, 1);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		if (best != want)
+			fail_msg("trial %d: dp %.0f, every combination %.0f",
+				 trial, best, want);
+		double t = 0;
+		for (uint32_t k = 0; k < n; k++)
+			t += opt[off[k] + ch[k]].time;
+		assert_true(t == best);
+	}
+#undef RND
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -558,6 +859,11 @@ int main(void)
 		cmocka_unit_test(test_chain_mlp_bound),
 		cmocka_unit_test(test_work_limit_repeats),
 		cmocka_unit_test(test_seed_start),
+		cmocka_unit_test(test_blocks_chain_by_hand),
+		cmocka_unit_test(test_blocks_not_below_exact),
+		cmocka_unit_test(test_blocks_auto_and_chain),
+		cmocka_unit_test(test_blocks_work_limits),
+		cmocka_unit_test(test_chain_dp_exhaustive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
