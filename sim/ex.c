@@ -542,20 +542,6 @@ static void drv_charge(struct ex *ex, uint64_t n_malloc, uint64_t n_free,
 	drv_kick(ex);
 }
 
-/* Queue q's next item waits until the host has returned from its pending
- * driver calls (it is issued after them). */
-static void drv_gate(struct ex *ex, enum eng_q q)
-{
-	if (ex->drv_n == 0)
-		return;
-	eng_event gate =
-		ex->drv[(ex->drv_head + ex->drv_n - 1) & (ex->drv_cap - 1)].gate;
-	struct eng_item w = {.type = ENG_WAIT, .q = q, .wait = gate,
-			     .signal = ENG_EVENT_NONE};
-	if (eng_issue(&ex->eng, &w) < 0)
-		stop_error(ex, "out of host memory for the simulation");
-}
-
 /* Queue q's next item waits for ev (none: nothing). Issued even when ev
  * has fired: the model's timing needs the wait only while ev is pending,
  * but a schedule (sched.c) must carry every dependency, since a replay
@@ -572,6 +558,17 @@ static void wait_dep(struct ex *ex, enum eng_q q, eng_event ev)
 			     .signal = ENG_EVENT_NONE};
 	if (eng_issue(&ex->eng, &w) < 0)
 		stop_error(ex, "out of host memory for the simulation");
+}
+
+/* Queue q's next item waits until the host has returned from its pending
+ * driver calls (it is issued after them). */
+static void drv_gate(struct ex *ex, enum eng_q q)
+{
+	if (ex->drv_n == 0)
+		return;
+	wait_dep(ex, q,
+		 ex->drv[(ex->drv_head + ex->drv_n - 1) & (ex->drv_cap - 1)]
+			 .gate);
 }
 
 /* Pinned pool growths since the host pool counted g0 of them. */
@@ -2086,15 +2083,9 @@ static void issue(struct ex *ex)
 		for (uint32_t i = 0; i < op->n_in; i++)
 			copying |= ex->t[op->in[i]].copying_out;
 		if (copying) {
-			struct eng_item wt = {.type = ENG_WAIT, .q = ENG_HOST,
-					      .wait = eng_record(&ex->eng,
-								 ENG_D2H),
-					      .signal = ENG_EVENT_NONE};
-			if (eng_issue(&ex->eng, &wt) < 0) {
-				stop_error(ex, "out of host memory for the "
-					       "simulation");
-				return;
-			}
+			wait_dep(ex, ENG_HOST, eng_record(&ex->eng, ENG_D2H));
+			if (ex->rs == RS_DONE)
+				return; /* stop_error: out of memory */
 		}
 		ex->cur->host_busy = sim_time_add(ex->cur->host_busy, d);
 	} else {
