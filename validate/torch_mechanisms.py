@@ -47,56 +47,9 @@ import statistics
 import subprocess
 import sys
 
+from torch_step import build
+
 MECHANISMS = ["none", "checkpoint_blocks", "save_on_cpu_pinned", "save_on_cpu"]
-
-
-def build(net, batch, dev, torch):
-    """(optimizer name, model, forward returning the loss, ckpt enabler)"""
-    if net == "resnet50":
-        import torchvision
-        model = torchvision.models.resnet50(weights=None).to(dev)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        x = torch.randn(batch, 3, 224, 224, device=dev)
-        y = torch.randint(0, 1000, (batch,), device=dev)
-        loss_fn = torch.nn.CrossEntropyLoss()
-
-        def enable_ckpt():
-            from torch.utils.checkpoint import checkpoint
-
-            class Ckpt(torch.nn.Module):
-                def __init__(self, inner):
-                    super().__init__()
-                    self.inner = inner
-
-                def forward(self, t):
-                    return checkpoint(self.inner, t, use_reentrant=False)
-            for name in ("layer1", "layer2", "layer3", "layer4"):
-                seq = getattr(model, name)
-                for i in range(len(seq)):
-                    seq[i] = Ckpt(seq[i])
-        return "momentum", model, opt, lambda: loss_fn(model(x), y), enable_ckpt
-    if net == "bert_base":
-        from transformers import BertConfig, BertForSequenceClassification
-        cfg = BertConfig(num_labels=2, attn_implementation="eager")
-        model = BertForSequenceClassification(cfg).to(dev)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-        ids = torch.randint(0, cfg.vocab_size, (batch, 128), device=dev)
-        y = torch.randint(0, 2, (batch,), device=dev)
-        return ("adam", model, opt,
-                lambda: model(input_ids=ids, labels=y).loss,
-                lambda: model.gradient_checkpointing_enable(
-                    gradient_checkpointing_kwargs={"use_reentrant": False}))
-    if net == "gpt2":
-        from transformers import GPT2Config, GPT2LMHeadModel
-        cfg = GPT2Config(attn_implementation="eager")
-        model = GPT2LMHeadModel(cfg).to(dev)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-        ids = torch.randint(0, cfg.vocab_size, (batch, 1024), device=dev)
-        return ("adam", model, opt,
-                lambda: model(input_ids=ids, labels=ids).loss,
-                lambda: model.gradient_checkpointing_enable(
-                    gradient_checkpointing_kwargs={"use_reentrant": False}))
-    raise ValueError(net)
 
 
 def pinned_peak(torch):

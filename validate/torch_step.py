@@ -10,7 +10,8 @@ Writes OUT.csv (through OUT.csv.partial renamed into place):
 one row per network: resnet50 (torchvision, SGD with momentum 0.9, input
 3x224x224, 1000 classes, cross-entropy) and bert_base (HuggingFace
 BertForSequenceClassification with BertConfig()'s defaults: L12 H768 A12,
-vocabulary 30522, 2 labels, sequence 128, Adam). measured_ms is the median
+vocabulary 30522, 2 labels, sequence 128, Adam); --nets gpt2 adds
+validate/torch_mechanisms.py's GPT-2 (build, below). measured_ms is the median
 step time (forward, backward, optimizer step, zero_grad) over --steps steps
 after 3 warm-up steps, from CUDA events; measured_peak_bytes is
 torch.cuda.max_memory_allocated() over the timed steps (the caching
@@ -37,7 +38,11 @@ import statistics
 import sys
 
 
-def step_fn(net, batch, dev, torch):
+def build(net, batch, dev, torch):
+    """(optimizer name, model, optimizer, forward returning the loss,
+    checkpointing enabler) of one network at batch on dev: the models,
+    inputs and optimizers this file and validate/torch_mechanisms.py time
+    (the module docstrings say which)"""
     if net == "resnet50":
         import torchvision
         model = torchvision.models.resnet50(weights=None).to(dev)
@@ -46,12 +51,21 @@ def step_fn(net, batch, dev, torch):
         y = torch.randint(0, 1000, (batch,), device=dev)
         loss_fn = torch.nn.CrossEntropyLoss()
 
-        def step():
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        return "momentum", model, step
+        def enable_ckpt():
+            from torch.utils.checkpoint import checkpoint
+
+            class Ckpt(torch.nn.Module):
+                def __init__(self, inner):
+                    super().__init__()
+                    self.inner = inner
+
+                def forward(self, t):
+                    return checkpoint(self.inner, t, use_reentrant=False)
+            for name in ("layer1", "layer2", "layer3", "layer4"):
+                seq = getattr(model, name)
+                for i in range(len(seq)):
+                    seq[i] = Ckpt(seq[i])
+        return "momentum", model, opt, lambda: loss_fn(model(x), y), enable_ckpt
     if net == "bert_base":
         from transformers import BertConfig, BertForSequenceClassification
         cfg = BertConfig(num_labels=2, attn_implementation="eager")
@@ -59,18 +73,36 @@ def step_fn(net, batch, dev, torch):
         impl = getattr(model.config, "_attn_implementation", "?")
         if impl != "eager":
             raise RuntimeError(f"attention implementation {impl}, not eager")
-        model.train()
         opt = torch.optim.Adam(model.parameters(), lr=1e-4)
         ids = torch.randint(0, cfg.vocab_size, (batch, 128), device=dev)
         y = torch.randint(0, 2, (batch,), device=dev)
-
-        def step():
-            out = model(input_ids=ids, labels=y)
-            out.loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        return "adam", model, step
+        return ("adam", model, opt,
+                lambda: model(input_ids=ids, labels=y).loss,
+                lambda: model.gradient_checkpointing_enable(
+                    gradient_checkpointing_kwargs={"use_reentrant": False}))
+    if net == "gpt2":
+        from transformers import GPT2Config, GPT2LMHeadModel
+        cfg = GPT2Config(attn_implementation="eager")
+        model = GPT2LMHeadModel(cfg).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+        ids = torch.randint(0, cfg.vocab_size, (batch, 1024), device=dev)
+        return ("adam", model, opt,
+                lambda: model(input_ids=ids, labels=ids).loss,
+                lambda: model.gradient_checkpointing_enable(
+                    gradient_checkpointing_kwargs={"use_reentrant": False}))
     raise ValueError(net)
+
+
+def step_fn(net, batch, dev, torch):
+    """(optimizer name, model, one training step) of build's network"""
+    opt_name, model, opt, fwd, _ = build(net, batch, dev, torch)
+    model.train()
+
+    def step():
+        fwd().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return opt_name, model, step
 
 
 def profile_step(step, path, torch):
