@@ -639,11 +639,13 @@ int main(int argc, char **argv)
 					      "conv"};
 	/* every name in --only is a bench: a typo is an error, not an
 	 * empty calibration */
+	std::vector<std::string> chosen; /* --only's names; empty: all */
 	for (size_t b = 0, e; b < only.size(); b = e + 1) {
 		e = only.find(',', b);
 		if (e == std::string::npos)
 			e = only.size();
 		std::string name = only.substr(b, e - b);
+		chosen.push_back(name);
 		if (std::find(std::begin(benches), std::end(benches), name) ==
 		    std::end(benches)) {
 			fprintf(stderr, "calibrate-gpu: --only: no bench '%s' "
@@ -664,12 +666,10 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	auto want = [&only](const char *name) {
-		if (only.empty())
-			return true;
-		std::string l = "," + only + ",";
-		return l.find("," + std::string(name) + ",") !=
-		       std::string::npos;
+	auto want = [&chosen](const char *name) {
+		return chosen.empty() ||
+		       std::find(chosen.begin(), chosen.end(), name) !=
+			       chosen.end();
 	};
 	CK(cudaSetDevice(dev));
 	cudaDeviceProp p;
