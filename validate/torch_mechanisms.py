@@ -13,6 +13,8 @@ this GPU (issue 30), beside the simulator's policies that model them:
     python3 validate/torch_mechanisms.py [--batch 32] [--gpt2-batch 8]
         [--steps 10] [--nets resnet50,bert_base,gpt2] -o OUT.csv
         [--steps-out STEPS.csv]
+    python3 validate/torch_mechanisms.py --count-packs -o PACKS.csv
+        (what save_on_cpu would copy in one step: count_packs, below)
 
 OUT.csv: net,optimizer,batch,mechanism,measured_ms,measured_peak_bytes,
 host_pinned_peak_bytes; measured_ms is the median step over --steps timed
@@ -111,6 +113,46 @@ def run_net(net, batch, steps, torch):
     return rows, steps_rows
 
 
+def count_packs(net, batch, torch):
+    """What save_on_cpu would copy in one step of net: its pack hook runs
+    once per tensor an op saves for backward (saved_tensors_hooks: "the
+    pack_hook function will be called everytime an operation saves a
+    tensor for backward"), parameters included, and copies tensor.size()
+    each time (torch/autograd/graph.py, pack_to_cpu). Here the hook keeps
+    the tensor and counts: packs and their bytes, distinct storages and
+    their bytes (what a copy per storage would move), and the packs of
+    parameters. A row: net,batch,packs,pack_bytes,storages,storage_bytes,
+    param_packs,param_bytes."""
+    dev = torch.device("cuda")
+    _, model, _, fwd, _ = build(net, batch, dev, torch)
+    model.train()
+    params = {p.data_ptr() for p in model.parameters()}
+    n = nbytes = pn = pbytes = 0
+    stor = {}
+
+    def pack(t):
+        nonlocal n, nbytes, pn, pbytes
+        b = t.numel() * t.element_size()
+        n += 1
+        nbytes += b
+        st = t.untyped_storage()
+        stor[st.data_ptr()] = st.nbytes()
+        if t.data_ptr() in params:
+            pn += 1
+            pbytes += b
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = fwd()
+    loss.backward()
+    torch.cuda.synchronize()
+    row = (net, batch, n, nbytes, len(stor), sum(stor.values()), pn, pbytes)
+    print("torch_mechanisms: packs " + " ".join(str(v) for v in row),
+          flush=True)
+    del model, fwd, loss
+    torch.cuda.empty_cache()
+    return row
+
+
 def write(path, header, rows):
     tmp = path + ".partial"
     with open(tmp, "w") as f:
@@ -130,6 +172,9 @@ def main():
     ap.add_argument("--one", help=argparse.SUPPRESS)  # child: one net
     ap.add_argument("-o", required=True)
     ap.add_argument("--steps-out")
+    ap.add_argument("--count-packs", action="store_true",
+                    help="only count what save_on_cpu packs in one step "
+                    "of each network (count_packs) into OUT.csv; no timing")
     a = ap.parse_args()
     if a.one:  # child process: one network, all mechanisms
         import torch
@@ -144,6 +189,14 @@ def main():
     import torch
     if not torch.cuda.is_available():
         print("torch_mechanisms: no CUDA GPU found; nothing measured")
+        return 0
+    if a.count_packs:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        rows = [count_packs(net, a.gpt2_batch if net == "gpt2" else a.batch,
+                            torch) for net in a.nets.split(",")]
+        write(a.o, "net,batch,packs,pack_bytes,storages,storage_bytes,"
+              "param_packs,param_bytes", rows)
         return 0
     rows, srows = [], []
     for net in a.nets.split(","):

@@ -13,7 +13,10 @@ BertForSequenceClassification with BertConfig()'s defaults: L12 H768 A12,
 vocabulary 30522, 2 labels, sequence 128, Adam); --nets gpt2 adds
 validate/torch_mechanisms.py's GPT-2 (build, below). measured_ms is the median
 step time (forward, backward, optimizer step, zero_grad) over --steps steps
-after 3 warm-up steps, from CUDA events; measured_peak_bytes is
+after 3 warm-up steps, from CUDA events (the log line also gives the
+median host issue time: from before the step's first call until the host
+has issued its last kernel, time.perf_counter; equal to the step time
+where the host is the bottleneck); measured_peak_bytes is
 torch.cuda.max_memory_allocated() over the timed steps (the caching
 allocator's bytes in live blocks: what the simulator's "peak allocated"
 counts), after torch.cuda.reset_peak_memory_stats().
@@ -36,6 +39,7 @@ import argparse
 import os
 import statistics
 import sys
+import time
 
 
 def build(net, batch, dev, torch):
@@ -157,12 +161,14 @@ def main():
             step()
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        times = []
+        times, host = [], []
         for _ in range(a.steps):
             s = torch.cuda.Event(enable_timing=True)
             e = torch.cuda.Event(enable_timing=True)
             s.record()
+            h0 = time.perf_counter()
             step()
+            host.append((time.perf_counter() - h0) * 1e3)
             e.record()
             e.synchronize()
             times.append(s.elapsed_time(e))
@@ -171,7 +177,8 @@ def main():
             profile_step(step, f"{a.profile}-{net}.txt", torch)
         rows.append((net, opt, a.batch, statistics.median(times), peak))
         print(f"torch_step: {net} batch {a.batch}: "
-              f"{statistics.median(times):.3f} ms, peak {peak} B "
+              f"{statistics.median(times):.3f} ms, peak {peak} B, "
+              f"host issue {statistics.median(host):.3f} ms "
               f"(torch {torch.__version__}, {torch.cuda.get_device_name()})")
         del model, step
         torch.cuda.empty_cache()
