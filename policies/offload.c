@@ -146,6 +146,8 @@ struct of_state {
 	uint64_t held;		       /* saved tensors the framework holds
 					  for the run (wl_tensor.held) */
 	uint64_t prefetches, prefetch_refused, stash_waits, pack_refused;
+	uint64_t torch_packs, torch_pack_bytes; /* what save_on_cpu's hook
+					  would copy: count_torch_packs */
 };
 
 static int of_init(struct pol *p, gms_err *err)
@@ -196,6 +198,46 @@ static bool saved_for_bwd(const struct wl_workload *wl, uint32_t t)
 	return false;
 }
 
+/* What torch.autograd.graph.save_on_cpu's pack hook copies in one
+ * iteration, for the report beside what this policy copies (saved_tensors,
+ * once per tensor). The hook runs "everytime an operation saves a tensor
+ * for backward" (torch/autograd/graph.py, saved_tensors_hooks) and
+ * pack_to_cpu copies each time, parameters included: once per saving
+ * autograd node and tensor. Here a node is a layer's run of backward ops
+ * (the generators make a layer per module or functional op: a Linear, a
+ * matmul, a softmax), and it saves what those ops read that is saved for
+ * backward or a parameter. Measured beside it: validate/
+ * torch_mechanisms.py --count-packs (results/validation/H100-80GB-HBM3/
+ * README.md). One pass over the backward ops' inputs. */
+static int count_torch_packs(struct of_state *s, const struct wl_workload *wl,
+			     gms_err *err)
+{
+	uint32_t *mark = calloc(wl->n_tensors + 1, sizeof *mark);
+	if (!mark)
+		return gms_errf(err, "out of memory");
+	uint32_t g = 0, prev_layer = WL_NONE;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
+		if (op->phase != WL_BWD)
+			continue;
+		if (g == 0 || op->layer != prev_layer)
+			g++;
+		prev_layer = op->layer;
+		for (uint32_t i = 0; i < op->n_in; i++) {
+			uint32_t t = op->in[i];
+			if (mark[t] == g ||
+			    (wl->tensors[t].kind != WL_PARAM &&
+			     !saved_for_bwd(wl, t)))
+				continue;
+			mark[t] = g;
+			s->torch_packs++;
+			s->torch_pack_bytes += wl->tensors[t].bytes;
+		}
+	}
+	free(mark);
+	return 0;
+}
+
 static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
 {
 	struct of_state *s = p->priv;
@@ -225,6 +267,8 @@ static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
 		s->n_saved++;
 		s->saved_bytes += wl->tensors[t].bytes;
 	}
+	if (count_torch_packs(s, wl, err) != 0)
+		return -1;
 	if (!s->prm.overlap)
 		return 0;
 	/* backward layer groups and the saved tensors each reads: two
@@ -456,6 +500,10 @@ static void of_report(struct pol *p, FILE *out)
 	fprintf(out, "stash_waits %llu\n", (unsigned long long)s->stash_waits);
 	fprintf(out, "pack_refused %llu\n",
 		(unsigned long long)s->pack_refused);
+	fprintf(out, "save_on_cpu_packs %llu\n",
+		(unsigned long long)s->torch_packs);
+	fprintf(out, "save_on_cpu_pack_bytes %llu\n",
+		(unsigned long long)s->torch_pack_bytes);
 }
 
 const struct pol_ops pol_offload_ops = {

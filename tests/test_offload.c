@@ -583,6 +583,69 @@ static void test_device_op_reads_host_tensor(void **state)
 	st_run_free(&st);
 }
 
+/* What save_on_cpu's hook would copy (the report's save_on_cpu_packs and
+ * save_on_cpu_pack_bytes), once per saving layer and tensor, parameters
+ * included, on a graph built for it (bytes):
+ *   x input 100, W parameter 10
+ *   l1   fwd  x, W -> a 1000
+ *   l2   fwd  a    -> b 1000
+ *   l3   fwd  a, b -> c 1000
+ *   loss fwd  c    -> l 10
+ *   loss.bwd       (layer loss) c          -> gc
+ *   l3.bwd_a, l3.bwd_b (layer l3) gc, a; gc, b, a -> ga3; gb
+ *   l2.bwd         (layer l2) gb, a        -> ga2
+ *   l1.bwd         (layer l1) ga2, ga3, x, W -> gW
+ * Nodes and what each packs: loss: c (1000); l3: a, b, a counted once in
+ * the node (2000); l2: a again (1000); l1: x and W (110). 6 packs,
+ * 4110 bytes; the policy itself copies x, a, b, c once: 4 tensors, 3100
+ * bytes. */
+static void test_save_on_cpu_packs(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("packs", 1);
+	wl_set_framework(w, "pytorch");
+	uint32_t x = T(w, "x", 100, WL_INPUT), W = T(w, "W", 10, WL_PARAM);
+	uint32_t a = T(w, "a", 1000, WL_ACT), b = T(w, "b", 1000, WL_ACT);
+	uint32_t c = T(w, "c", 1000, WL_ACT), l = T(w, "l", 10, WL_ACT);
+	uint32_t gc = T(w, "gc", 1000, WL_ACT_GRAD);
+	uint32_t ga3 = T(w, "ga3", 1000, WL_ACT_GRAD);
+	uint32_t gb = T(w, "gb", 1000, WL_ACT_GRAD);
+	uint32_t ga2 = T(w, "ga2", 1000, WL_ACT_GRAD);
+	uint32_t gW = T(w, "gW", 10, WL_PARAM_GRAD);
+	uint32_t i1[] = {x, W}, i3[] = {a, b}, i3a[] = {gc, a},
+		 i3b[] = {gc, b, a}, i2[] = {gb, a}, i1b[] = {ga2, ga3, x, W},
+		 iu[] = {W, gW};
+	O(w, "l1", OT_MATMUL, WL_FWD, "l1", 10, i1, 2, &a, 1);
+	O(w, "l2", OT_MATMUL, WL_FWD, "l2", 10, &a, 1, &b, 1);
+	O(w, "l3", OT_MATMUL, WL_FWD, "l3", 10, i3, 2, &c, 1);
+	O(w, "loss", OT_LOSS, WL_FWD, "loss", 10, &c, 1, &l, 1);
+	O(w, "loss.bwd", OT_LOSS_BWD, WL_BWD, "loss", 10, &c, 1, &gc, 1);
+	O(w, "l3.bwd_a", OT_MATMUL_BWD, WL_BWD, "l3", 10, i3a, 2, &ga3, 1);
+	O(w, "l3.bwd_b", OT_MATMUL_BWD, WL_BWD, "l3", 10, i3b, 3, &gb, 1);
+	O(w, "l2.bwd", OT_MATMUL_BWD, WL_BWD, "l2", 10, i2, 2, &ga2, 1);
+	O(w, "l1.bwd", OT_MATMUL_BWD, WL_BWD, "l1", 10, i1b, 4, &gW, 1);
+	O(w, "W.update", OT_UPDATE, WL_UPD, "update", 5, iu, 2, NULL, 0);
+	finalize(w);
+	struct hw_profile hw;
+	profile(&hw);
+	struct pol p;
+	make_policy(&p, "offload", NULL, 0);
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_on(w, &p, &hw, "arena", 0, 0, 1, &st), 0);
+	char *rep = NULL;
+	gms_err err = {{0}};
+	assert_int_equal(pol_report_text(&p, &rep, &err), 0);
+	assert_non_null(strstr(rep, "saved_tensors 4\n"));
+	assert_non_null(strstr(rep, "saved_bytes 3100\n"));
+	assert_non_null(strstr(rep, "save_on_cpu_packs 6\n"));
+	assert_non_null(strstr(rep, "save_on_cpu_pack_bytes 4110\n"));
+	free(rep);
+	pol_destroy(&p);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,6 +659,7 @@ int main(void)
 		cmocka_unit_test(test_recorded_trace),
 		cmocka_unit_test(test_host_calls),
 		cmocka_unit_test(test_device_op_reads_host_tensor),
+		cmocka_unit_test(test_save_on_cpu_packs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
