@@ -49,7 +49,9 @@ struct ex_tensor {
 				   place with the tensor that counts it) */
 	uint32_t uses_left;	/* reads by ops not yet completed, this iter */
 	uint32_t lineage;	/* dropped tensors whose recompute needs it */
-	uint32_t inflight;	/* issued kernels reading it, not finished */
+	uint32_t inflight;	/* issued kernels reading it, and
+				   ex_copy_again copies of it, not
+				   finished */
 	uint32_t held;		/* work items past their input check that
 				   will read it (kept resident until issue) */
 	sim_time_t out_issued;	/* when its last swap-out was issued */
@@ -67,6 +69,10 @@ struct ex_tensor {
 	uint32_t z_gen;		/* bumps when the host copy is dropped, so
 				   a late (de)compression finds it stale */
 	eng_event written;	/* fires when the kernel writing it is done */
+	uint64_t again_host;	/* host bytes of its ex_copy_again D2H
+				   copies not yet copied back */
+	bool again_pageable;	/* those bytes are pageable (no pinned
+				   bytes) */
 	uint32_t regen_mark;	/* ex.regen_gen when regenerable() last
 				   reached it (0: never) */
 };
@@ -762,6 +768,21 @@ static void host_unpin(struct ex *ex, uint32_t t, uint64_t bytes)
 	ex->t[t].pinned -= bytes;
 }
 
+/* Give back `bytes` (all: UINT64_MAX) of t's ex_copy_again host copies:
+ * when one is copied back, and when t ends its life (settle_one). */
+static void again_release(struct ex *ex, uint32_t t, uint64_t bytes)
+{
+	struct ex_tensor *x = &ex->t[t];
+	if (bytes > x->again_host)
+		bytes = x->again_host;
+	if (!bytes)
+		return;
+	if (!x->again_pageable)
+		mem_host_free(&ex->host, bytes);
+	host_release(ex, bytes);
+	x->again_host -= bytes;
+}
+
 static void host_drop(struct ex *ex, uint32_t t)
 {
 	struct ex_tensor *x = &ex->t[t];
@@ -806,10 +827,12 @@ static bool settle_one(struct ex *ex, uint32_t t)
 					 again */
 		dev_free(ex, t, ex->wl->tensors[t].bytes, &x->h);
 		host_drop(ex, t);
+		again_release(ex, t, UINT64_MAX);
 		set_state(ex, x, TS_NONE);
 		break;
 	case TS_OUT:
 		host_drop(ex, t);
+		again_release(ex, t, UINT64_MAX);
 		set_state(ex, x, TS_NONE);
 		break;
 	case TS_RECOMPUTE:
@@ -1171,6 +1194,22 @@ int ex_host_compress(struct ex *ex, uint32_t t, uint64_t stored,
 	return 0;
 }
 
+/* Host bytes for a copy out of the device: host memory (host.memory),
+ * and pinned memory from the pool unless pageable. NULL when taken, else
+ * why not (nothing taken). */
+static const char *host_take(struct ex *ex, uint64_t bytes, bool pageable)
+{
+	if (host_charge(ex, bytes, false) < 0)
+		return "host memory exhausted (host.memory)";
+	uint64_t g0 = ex->host.n_grow;
+	if (!pageable && mem_host_alloc(&ex->host, bytes) < 0) {
+		host_release(ex, bytes);
+		return "pinned host memory exhausted";
+	}
+	host_grew(ex, g0);
+	return NULL;
+}
+
 static void swap_out_done(void *obj, uint64_t t)
 {
 	struct ex *ex = obj;
@@ -1224,18 +1263,10 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 		return refuse(ex, "swap_out %s: a compressed host copy is "
 			      "pinned (EX_PAGEABLE refused)", tname(ex, t)),
 		       ENG_EVENT_NONE;
-	if (host_charge(ex, bytes, false) < 0)
-		return refuse(ex, "swap_out %s: host memory exhausted "
-			      "(host.memory)", tname(ex, t)),
+	const char *why = host_take(ex, bytes, pageable);
+	if (why)
+		return refuse(ex, "swap_out %s: %s", tname(ex, t), why),
 		       ENG_EVENT_NONE;
-	uint64_t g0 = ex->host.n_grow;
-	if (!pageable && mem_host_alloc(&ex->host, bytes) < 0) {
-		host_release(ex, bytes);
-		return refuse(ex, "swap_out %s: pinned host memory exhausted",
-			      tname(ex, t)),
-		       ENG_EVENT_NONE;
-	}
-	host_grew(ex, g0);
 	x->pinned += bytes;
 	x->pageable = pageable;
 	wait_dep(ex, ENG_D2H, x->written);
@@ -1603,6 +1634,58 @@ eng_event ex_refresh(struct ex *ex, uint32_t t, unsigned flags,
 			      .wait = ENG_EVENT_NONE, .signal = ev,
 			      .done = refresh_done, .obj = ex, .arg = bytes,
 			      .tag = t};
+	if (eng_issue(&ex->eng, &it) < 0)
+		stop_error(ex, "out of host memory for the simulation");
+	return ev;
+}
+
+static void copy_again_done(void *obj, uint64_t arg)
+{
+	struct ex *ex = obj;
+	uint32_t t = (uint32_t)(arg >> 1);
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	ex->t[t].inflight--;
+	if (arg & 1) {
+		ex->cur->bytes_h2d += bytes;
+		again_release(ex, t, bytes);
+	} else {
+		ex->cur->bytes_d2h += bytes;
+	}
+	settle(ex, t);
+}
+
+eng_event ex_copy_again(struct ex *ex, uint32_t t, enum eng_q q,
+			unsigned flags)
+{
+	struct ex_tensor *x = &ex->t[t];
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	bool h2d = q == ENG_H2D, pageable = flags & EX_PAGEABLE;
+	assert(q == ENG_H2D || q == ENG_D2H);
+	bool ok = h2d ? x->state == TS_IN || x->state == TS_SWAPPING_IN
+		      : x->state == TS_IN || (x->state == TS_SWAPPING_OUT &&
+					      x->h != MEM_HANDLE_NONE);
+	if (!ok || x->on_host)
+		return refuse(ex, "copy_again %s: state %s", tname(ex, t),
+			      ex_state_names[x->state]),
+		       ENG_EVENT_NONE;
+	if (!h2d) {
+		const char *why = host_take(ex, bytes, pageable);
+		if (why)
+			return refuse(ex, "copy_again %s: %s", tname(ex, t),
+				      why),
+			       ENG_EVENT_NONE;
+		x->again_host += bytes;
+		x->again_pageable = pageable;
+		wait_dep(ex, ENG_D2H, x->written);
+	}
+	drv_gate(ex, q);
+	eng_event ev = eng_event_new(&ex->eng, q);
+	struct eng_item it = {.type = ENG_COPY, .q = q, .bytes = bytes,
+			      .pinned = !pageable, .wait = ENG_EVENT_NONE,
+			      .signal = ev, .done = copy_again_done,
+			      .obj = ex, .arg = (uint64_t)t << 1 | h2d,
+			      .tag = t};
+	x->inflight++;
 	if (eng_issue(&ex->eng, &it) < 0)
 		stop_error(ex, "out of host memory for the simulation");
 	return ev;
