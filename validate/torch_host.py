@@ -24,6 +24,10 @@ allocator and the launch together. Cases:
                    gradient accumulated (per kernel launched: the
                    profiler-free count is 1 forward GEMM + bias, 2 GEMMs
                    and a reduction backward; reported per call here)
+  pack_pinned      save_on_cpu(pin_memory=True)'s own pack hook on a
+                   one-element tensor: a pinned buffer from the caching
+                   host allocator, a copy and its synchronisation
+  unpack_pinned    its unpack hook: tensor.to(device, non_blocking=True)
 The median of 5 rounds after one warm-up round.
 """
 import argparse
@@ -68,13 +72,18 @@ def main():
 
     def linear_fwd_bwd():
         lin(xin).sum().backward()
+    hooks = torch.autograd.graph.save_on_cpu(pin_memory=True)
+    packed = hooks.pack_hook(x)
     cases = [("launch_only", lambda: torch.add(x, 1, out=y)),
              ("op_alloc", lambda: x + 1),
              ("op_autograd", lambda: xg * 2),
-             ("linear_fwd_bwd", linear_fwd_bwd)]
+             ("linear_fwd_bwd", linear_fwd_bwd),
+             ("pack_pinned", lambda: hooks.pack_hook(x)),
+             ("unpack_pinned", lambda: hooks.unpack_hook(packed))]
     rows = []
     for name, fn in cases:
-        n = a.n if name != "linear_fwd_bwd" else a.n // 10
+        n = a.n if name not in ("linear_fwd_bwd", "pack_pinned") \
+            else a.n // 10
         h, w = measure(fn, n, torch)
         rows.append((name, n, h, w))
         print(f"torch_host: {name}: host {h:.2f} us/op, wall {w:.2f} us/op "
