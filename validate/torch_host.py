@@ -28,6 +28,8 @@ allocator and the launch together. Cases:
                    one-element tensor: a pinned buffer from the caching
                    host allocator, a copy and its synchronisation
   unpack_pinned    its unpack hook: tensor.to(device, non_blocking=True)
+  backward_node    autograd's backward of a chain of 100 y * 2 nodes,
+                   per node (the engine's C++ thread: no Python per node)
 The median of 5 rounds after one warm-up round.
 """
 import argparse
@@ -48,6 +50,33 @@ def measure(fn, n, torch):
         t1 = time.perf_counter()
         torch.cuda.synchronize()
         t2 = time.perf_counter()
+        if r:
+            rounds.append(((t1 - t0) * 1e6 / n, (t2 - t0) * 1e6 / n))
+    return (statistics.median(h for h, _ in rounds),
+            statistics.median(w for _, w in rounds))
+
+
+def backward_nodes(torch, dev, chains=50, depth=100):
+    """backward_node: per node, the median over 5 rounds (after one) of
+    the backward of `chains` chains of `depth` y * 2 nodes and their
+    sum, built before the clock starts"""
+    x = torch.ones(1, device=dev, requires_grad=True)
+    rounds = []
+    for r in range(6):
+        ends = []
+        for _ in range(chains):
+            y = x
+            for _ in range(depth):
+                y = y * 2
+            ends.append(y.sum())
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for e in ends:
+            e.backward()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        n = chains * (depth + 1)
         if r:
             rounds.append(((t1 - t0) * 1e6 / n, (t2 - t0) * 1e6 / n))
     return (statistics.median(h for h, _ in rounds),
@@ -88,6 +117,10 @@ def main():
         rows.append((name, n, h, w))
         print(f"torch_host: {name}: host {h:.2f} us/op, wall {w:.2f} us/op "
               f"({n} ops; torch {torch.__version__})", flush=True)
+    h, w = backward_nodes(torch, dev)
+    rows.append(("backward_node", 101 * 50, h, w))
+    print(f"torch_host: backward_node: host {h:.2f} us/node, wall {w:.2f} "
+          f"us/node", flush=True)
     write(a.o, "case,ops,host_us_per_op,wall_us_per_op", rows)
     return 0
 
