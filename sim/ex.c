@@ -222,6 +222,11 @@ struct ex {
 	sim_time_t host_t;	    /* the host thread's clock: when it has
 				       issued its last launch or returned
 				       from its last wait */
+	eng_event k_running;	    /* the compute kernel in flight (its
+				       signal); ENG_EVENT_NONE: none, or
+				       host work */
+	eng_event k_done;	    /* the compute kernel that completed
+				       last this iteration (copy_after) */
 	size_t launched;	    /* n_stack when the top item's launch
 				       was charged and its issue deferred
 				       to host_t (RS_WAIT_HOST); 0: none.
@@ -564,6 +569,38 @@ static void wait_dep(struct ex *ex, enum eng_q q, eng_event ev)
 			     .signal = ENG_EVENT_NONE};
 	if (eng_issue(&ex->eng, &w) < 0)
 		stop_error(ex, "out of host memory for the simulation");
+}
+
+/* A copy the executor issues now on queue q waits for dep (its own
+ * dependency, wait_dep) and goes after the compute kernels that have
+ * completed by now: its queue waits for the last of them (in the model
+ * that wait has fired, so it costs nothing, as wait_dep's). The
+ * executor issues an op's copies (a policy's hook, an on-demand swap-in,
+ * an eviction at an OOM) once the kernel before has completed (the host
+ * thread, above), and frees a block when its last reader's kernel has
+ * completed, so the model's copy into a freed block starts after the
+ * block's old readers. A replay whose host runs ahead issues the copy
+ * when its host gets there, while those kernels are still queued: without
+ * this wait it copies before them (issue 30's H100 run: ondemand's
+ * swap-in of layer3.4.relu1.out, into the block layer3.4.bn2.bwd had yet
+ * to read, ran 4.3 ms before that kernel; the real-ahead replays of
+ * ondemand measured 31-33% under the prediction). Frameworks order a
+ * copy the same way: TensorFlow's GPUUtil::CopyCPUTensorToGPU ("Wait for
+ * the recv-stream to make sure the buffer is truly available") and
+ * CopyGPUTensorToCPU ("Wait for the sender's main stream to make sure the
+ * data are available") make the copy stream wait for the compute stream
+ * (tensorflow/core/common_runtime/gpu/gpu_util.cc, ThenWaitFor); PyTorch
+ * copies on the current stream, behind its kernels. */
+static void copy_after(struct ex *ex, enum eng_q q, eng_event dep)
+{
+	wait_dep(ex, q, dep); /* the copy's own dependency */
+	eng_event k = ex->k_done;
+	/* a wait for a compute event issued no earlier implies k's (the
+	 * queue is FIFO, events are numbered in issue order) */
+	if (dep != ENG_EVENT_NONE &&
+	    eng_event_src(&ex->eng, dep) == ENG_COMPUTE && dep >= k)
+		return;
+	wait_dep(ex, q, k);
 }
 
 /* Queue q's next item waits until the host has returned from its pending
@@ -1269,7 +1306,7 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 		       ENG_EVENT_NONE;
 	x->pinned += bytes;
 	x->pageable = pageable;
-	wait_dep(ex, ENG_D2H, x->written);
+	copy_after(ex, ENG_D2H, x->written);
 	drv_gate(ex, ENG_D2H);
 	eng_event ev = eng_event_new(&ex->eng, ENG_D2H);
 	struct eng_item it = {.type = ENG_COPY, .q = ENG_D2H, .bytes = bytes,
@@ -1332,7 +1369,7 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 		return refuse(ex, "swap_in %s: no device memory for %llu bytes",
 			      tname(ex, t), (unsigned long long)bytes),
 		       ENG_EVENT_NONE;
-	wait_dep(ex, ENG_H2D, after);
+	copy_after(ex, ENG_H2D, after);
 	if (x->z_state == ZS_PACKING || x->z_state == ZS_PACKED) {
 		struct eng_item w = {.type = ENG_WAIT, .q = ENG_H2D,
 				     .wait = decompress(ex, t),
@@ -1625,7 +1662,7 @@ eng_event ex_refresh(struct ex *ex, uint32_t t, unsigned flags,
 		return refuse(ex, "refresh %s: not a whole-run tensor resident "
 			      "on the device", tname(ex, t)),
 		       ENG_EVENT_NONE;
-	wait_dep(ex, ENG_H2D, after);
+	copy_after(ex, ENG_H2D, after);
 	drv_gate(ex, ENG_H2D);
 	uint64_t bytes = ex->wl->tensors[t].bytes;
 	eng_event ev = eng_event_new(&ex->eng, ENG_H2D);
@@ -2184,6 +2221,7 @@ static void issue(struct ex *ex)
 		wait_dep(ex, ENG_COMPUTE, in);
 	}
 	eng_event ev = eng_event_new(&ex->eng, q);
+	ex->k_running = on_host ? ENG_EVENT_NONE : ev;
 	for (uint32_t i = 0; i < op->n_in; i++)
 		ex->t[op->in[i]].inflight++;
 	for (uint32_t i = 0; i < op->n_out; i++) {
@@ -2266,6 +2304,9 @@ static void kernel_done(void *obj, uint64_t arg)
 	struct ex_work w = ex->stack[--ex->n_stack];
 	const struct wl_op *op = &ex->wl->ops[w.op];
 	(void)arg;
+	if (ex->k_running != ENG_EVENT_NONE)
+		ex->k_done = ex->k_running; /* before its frees and hooks */
+	ex->k_running = ENG_EVENT_NONE;
 	if (w.ws != MEM_HANDLE_NONE)
 		dev_free(ex, WL_NONE, work_ws(ex, &w), &w.ws);
 	for (uint32_t i = 0; i < op->n_in; i++) {
@@ -2436,6 +2477,7 @@ static void iter_begin(struct ex *ex)
 		ex->cfg.obs->iter(ex->cfg.obs->obj, ex->iter, false,
 				  ex->cur->start);
 	eng_reset_events(&ex->eng);
+	ex->k_running = ex->k_done = ENG_EVENT_NONE;
 	ex->next_op = 0;
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
 		struct ex_tensor *x = &ex->t[t];
@@ -2622,6 +2664,7 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	ex->pol = cfg->pol;
 	ex->po = cfg->pol->ops;
 	ex->st = out;
+	ex->k_running = ex->k_done = ENG_EVENT_NONE;
 	ex->runahead = cfg->host == EX_HOST_RUNAHEAD ||
 		       (cfg->host == EX_HOST_FRAMEWORK &&
 			wl_framework_runahead(cfg->wl->framework));
