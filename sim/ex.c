@@ -1713,8 +1713,8 @@ eng_event ex_copy_again(struct ex *ex, uint32_t t, enum eng_q q,
 			       ENG_EVENT_NONE;
 		x->again_host += bytes;
 		x->again_pageable = pageable;
-		wait_dep(ex, ENG_D2H, x->written);
 	}
+	copy_after(ex, q, h2d ? ENG_EVENT_NONE : x->written);
 	drv_gate(ex, q);
 	eng_event ev = eng_event_new(&ex->eng, q);
 	struct eng_item it = {.type = ENG_COPY, .q = q, .bytes = bytes,
