@@ -490,7 +490,7 @@ static void drv_kick(struct ex *ex)
  * cudaMallocHost calls just now (the frees before the mallocs, as the
  * allocators retry). */
 static void drv_charge(struct ex *ex, uint64_t n_malloc, uint64_t n_free,
-		       uint64_t n_host)
+		       uint64_t n_host, uint64_t host_bytes)
 {
 	if (!n_malloc && !n_free && !n_host)
 		return;
@@ -503,7 +503,7 @@ static void drv_charge(struct ex *ex, uint64_t n_malloc, uint64_t n_free,
 	sim_time_t cost = sim_time_add(
 		sim_time_add(sim_time_mul(n_malloc, hw->malloc_cost),
 			     sim_time_mul(n_free, hw->free_cost)),
-		sim_time_mul(n_host, hw->host_alloc_cost));
+		hw_host_alloc_time(hw, n_host, host_bytes));
 	ex->cur->alloc_time = sim_time_add(ex->cur->alloc_time, cost);
 	if (ex->drv_n == ex->drv_cap) {
 		size_t cap = ex->drv_cap ? ex->drv_cap * 2 : 16;
@@ -571,10 +571,11 @@ static void drv_gate(struct ex *ex, enum eng_q q)
 			 .gate);
 }
 
-/* Pinned pool growths since the host pool counted g0 of them. */
-static void host_grew(struct ex *ex, uint64_t g0)
+/* Pinned pool growths since the host pool counted g0 of them, b0 bytes
+ * grown. */
+static void host_grew(struct ex *ex, uint64_t g0, uint64_t b0)
 {
-	drv_charge(ex, 0, 0, ex->host.n_grow - g0);
+	drv_charge(ex, 0, 0, ex->host.n_grow - g0, ex->host.grown - b0);
 }
 
 /* ---- device memory ---------------------------------------------------- */
@@ -675,7 +676,7 @@ static int dev_alloc(struct ex *ex, uint32_t t, uint64_t bytes, bool high,
 	int rc = ex->dev.ops->alloc(ex->dev.a, bytes, high ? MEM_HIGH : 0, h);
 	ex->dev.ops->stats(ex->dev.a, &m1);
 	drv_charge(ex, m1.n_device_malloc - m0.n_device_malloc,
-		   m1.n_device_free - m0.n_device_free, 0);
+		   m1.n_device_free - m0.n_device_free, 0, 0);
 	/* the block's bytes as the model counts them (rounded); a failed
 	 * allocation releases cached memory at most, never a live block */
 	assert(m1.allocated >= m0.allocated);
@@ -743,10 +744,10 @@ static void host_release(struct ex *ex, uint64_t bytes)
 
 static void host_pin(struct ex *ex, uint32_t t, uint64_t bytes)
 {
-	uint64_t g0 = ex->host.n_grow;
+	uint64_t g0 = ex->host.n_grow, b0 = ex->host.grown;
 	assert(!ex->t[t].pageable); /* compression keeps pinned copies */
 	mem_host_take(&ex->host, bytes);
-	host_grew(ex, g0);
+	host_grew(ex, g0, b0);
 	host_charge(ex, bytes, true);
 	ex->t[t].pinned += bytes;
 }
@@ -1228,14 +1229,14 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 		return refuse(ex, "swap_out %s: host memory exhausted "
 			      "(host.memory)", tname(ex, t)),
 		       ENG_EVENT_NONE;
-	uint64_t g0 = ex->host.n_grow;
+	uint64_t g0 = ex->host.n_grow, b0 = ex->host.grown;
 	if (!pageable && mem_host_alloc(&ex->host, bytes) < 0) {
 		host_release(ex, bytes);
 		return refuse(ex, "swap_out %s: pinned host memory exhausted",
 			      tname(ex, t)),
 		       ENG_EVENT_NONE;
 	}
-	host_grew(ex, g0);
+	host_grew(ex, g0, b0);
 	x->pinned += bytes;
 	x->pageable = pageable;
 	wait_dep(ex, ENG_D2H, x->written);
