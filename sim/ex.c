@@ -2420,8 +2420,9 @@ static bool iter_grew(struct ex *ex)
 
 /* Warm-up until the pools stop growing. PyTorch keeps what it allocated
  * from the driver: the device caching allocator its segments
- * (c10/cuda/CUDACachingAllocator.cpp, cudaFree only on emptyCache or a
- * failed retry) and the host one its pinned blocks (aten/src/ATen/cuda/
+ * (c10/cuda/CUDACachingAllocator.cpp, as sim/mem_caching.c models it:
+ * cudaFree only in release_cached_blocks, on emptyCache or a failed
+ * allocation's retry) and the host one its pinned blocks (aten/src/ATen/cuda/
  * CachingHostAllocator.h: "A caching allocator for CUDA host allocations
  * (pinned memory) ... re-uses freed pinned (page-locked) memory
  * allocations. This avoids device synchronizations due to cudaFreeHost
