@@ -138,7 +138,7 @@ static void usage(FILE *f)
 		"                          reports its plan stable (default\n"
 		"                          100; 0: none)\n"
 		"      --grow-max N        up to N more warm-up iterations\n"
-		"                          while the first measured one grows\n"
+		"                          while a measured one grows\n"
 		"                          the pinned pool or the device\n"
 		"                          reservation (default 10; 0: none;\n"
 		"                          docs/host.md)\n"

@@ -80,8 +80,8 @@ static const struct prm_def top_defs[] = {
 	 "\"usually within 50 iterations\"); 0: measure after `warmup` "
 	 "whatever the policy does", TOP(settle_max)},
 	{"grow_max", PRM_INT, EX_GROW_DEFAULT_STR, 0, EX_GROW_MAX, NULL,
-	 "up to this many more warm-up iterations while the first measured "
-	 "one grows the pinned host pool (cudaMallocHost) or the device "
+	 "up to this many more warm-up iterations while a measured one "
+	 "grows the pinned host pool (cudaMallocHost) or the device "
 	 "allocator's reservation (cudaMalloc above its peak); the caching "
 	 "allocators keep what they took, so a real step pays those calls "
 	 "only while its pools grow (docs/host.md); 0: measure after "

@@ -143,7 +143,7 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error,
 		fprintf(f, "%d", r->settled_iter);
 	/* grow_warmup_iters: warm-up iterations added while the pools grew;
 	 * grow_capped: 1 when grow_max stopped them with a pool still
-	 * growing; both empty when the rule was off (grow_max or warmup 0) */
+	 * growing in a measured iteration; both empty when the rule was off (grow_max or warmup 0) */
 	if (r->grow_asked)
 		fprintf(f, ",%d,%d,", r->grow_extra, r->grow_capped ? 1 : 0);
 	else

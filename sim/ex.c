@@ -2431,23 +2431,24 @@ static bool iter_grew(struct ex *ex)
  * not after: the first save_on_cpu(pin_memory=True) step took 2964 ms on
  * ResNet-50 against 226 ms for every later one (results/validation/
  * H100-80GB-HBM3/README.md, "Measured again on a GPU with the host
- * model"). When the first measured iteration grew a pool, it becomes one
- * more warm-up iteration (the steady window keeps its length, as
- * settle_policy's), at most grow_max times; grow_capped records that the
- * cap stopped it with the pools still growing. The measured window thus
- * starts at the first iteration that grows nothing. */
+ * model"). So the measured window starts after the last iteration that
+ * grew a pool: when a measured iteration grows one, it and those before
+ * it become warm-up and as many more iterations run (the steady window
+ * keeps its length, as settle_policy's), at most grow_max added in all;
+ * grow_capped records that the cap left growth in the measured window. */
 static void settle_pools(struct ex *ex)
 {
-	if (!ex->st->grow_asked || ex->iter != ex->cfg.warmup ||
-	    !iter_grew(ex))
+	if (!ex->st->grow_asked || ex->st->grow_capped ||
+	    ex->iter < ex->cfg.warmup || !iter_grew(ex))
 		return;
-	if (ex->st->grow_extra >= ex->cfg.grow_max) {
+	int extra = ex->iter + 1 - ex->cfg.warmup;
+	if (ex->st->grow_extra + extra > ex->cfg.grow_max) {
 		ex->st->grow_capped = true;
 		return;
 	}
-	ex->st->grow_extra++;
-	ex->cfg.warmup++;
-	ex->cfg.iterations++;
+	ex->st->grow_extra += extra;
+	ex->cfg.warmup += extra;
+	ex->cfg.iterations += extra;
 	ex->st->warmup = ex->cfg.warmup;
 }
 

@@ -266,9 +266,9 @@ struct ex_cfg {
 					    iterations + settle_max); 0:
 					    none */
 	int grow_max;			 /* up to this many more warm-up
-					    iterations while the first
-					    measured one grew the pinned
-					    host pool or the device
+					    iterations while a measured
+					    one grows the pinned host
+					    pool or the device
 					    allocator's reservation
 					    (ex.c, settle_pools; the run
 					    then has up to iterations +

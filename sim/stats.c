@@ -115,7 +115,7 @@ void st_print(const struct st_run *r, FILE *f)
 			   "extra warm-up iterations (the cap)\n",
 			r->settle_extra);
 	if (r->grow_asked && r->grow_capped)
-		fprintf(f, "  pools grew         still in the first measured "
+		fprintf(f, "  pools grew         still in a measured "
 			   "iteration after %d extra warm-up iterations (the "
 			   "cap)\n",
 			r->grow_extra);

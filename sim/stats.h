@@ -101,11 +101,11 @@ struct st_run {
 				    (see settle_asked) */
 	bool settle_asked;	 /* the policy learns and the run allowed
 				    settling: settled_iter is meaningful */
-	int grow_extra;		 /* warm-up iterations added because the
-				    first measured iteration grew a pool
+	int grow_extra;		 /* warm-up iterations added because a
+				    measured iteration grew a pool
 				    (ex_cfg.grow_max; ex.c, settle_pools) */
-	bool grow_capped;	 /* the cap was hit: the first measured
-				    iteration still grew a pool */
+	bool grow_capped;	 /* the cap was hit: a measured iteration
+				    still grew a pool */
 	bool grow_asked;	 /* ex_cfg.grow_max > 0 and warmup > 0:
 				    grow_capped is meaningful */
 	struct st_iter *iter;	 /* per iteration, n_iter entries */

@@ -179,6 +179,44 @@ static void test_pool_growth_is_warmup(void **state)
 }
 
 /*
+ * Growth after a steady iteration: a goes out in every iteration, b from
+ * iteration 2 on; 3 iterations asked, warm-up 1.
+ * Iteration 0: 22300 ns (the pool grows by 1000 B, as above).
+ * Iteration 1: a's 1000 B from the pool: 2300 ns (test_exec.c's
+ *   test_swap_out_and_back), measured, no growth.
+ * Iteration 2: b's 500 B grow the pool (15000 ns): 18300 ns. A measured
+ *   iteration grew: iterations 0-2 become warm-up (warm-up 3, 2 added)
+ *   and two more run, 3 and 4, at 3300 ns each: steady 3300 ns, 5
+ *   iterations. Checking only the first measured iteration would have
+ *   measured iterations 1 and 2: (2300 + 18300) / 2 = 10300 ns.
+ */
+static const struct swap_act grow_after_steady[] = {{1, 0, 2, 0, 1000},
+						    {2, 1, 2, 2, 1000}};
+
+static void test_pool_growth_after_steady(void **state)
+{
+	(void)state;
+	struct wl_workload *w = swap3();
+	struct st_run st;
+	run_swaps(w, grow_after_steady, 2, 3, 10, &st);
+	assert_int_equal(st.n_iter, 5);
+	assert_int_equal(st.warmup, 3);
+	assert_int_equal(st.grow_extra, 2);
+	assert_false(st.grow_capped);
+	assert_int_equal(st.iter[0].time, 22300);
+	assert_int_equal(st.iter[1].time, 2300);
+	assert_int_equal(st.iter[1].n_host_alloc, 0);
+	assert_int_equal(st.iter[2].time, 18300);
+	assert_int_equal(st.iter[2].alloc_time, 15000);
+	assert_int_equal(st.iter[3].time, 3300);
+	assert_int_equal(st.iter[4].time, 3300);
+	assert_int_equal(st.steady.time, 3300);
+	assert_int_equal(st.steady.n_host_alloc, 0);
+	st_run_free(&st);
+	wl_free(w);
+}
+
+/*
  * The cap: nothing goes out in iteration 0, a from iteration 1, b from
  * iteration 2, and grow_max 1.
  * Iteration 0: A, B, C back to back: 300 ns, no call.
@@ -217,9 +255,9 @@ static void test_pool_growth_cap_reported(void **state)
 	assert_non_null(f);
 	st_print(&st, f);
 	fclose(f);
-	assert_non_null(strstr(buf, "pools grew         still in the first "
-				    "measured iteration after 1 extra "
-				    "warm-up iterations (the cap)"));
+	assert_non_null(strstr(buf, "pools grew         still in a measured "
+				    "iteration after 1 extra warm-up "
+				    "iterations (the cap)"));
 	free(buf);
 	st_run_free(&st);
 	/* a cap of 2 lets iteration 2 go to the warm-up too: iteration 3
@@ -238,6 +276,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_growth_is_warmup),
+		cmocka_unit_test(test_pool_growth_after_steady),
 		cmocka_unit_test(test_pool_growth_cap_reported),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
