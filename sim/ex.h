@@ -288,9 +288,10 @@ struct ex; /* opaque to policies */
  * (ex_cfg.grow_max), and the default of `simulate --grow-max` and of an
  * experiment's grow_max. A deterministic iteration asks the allocators
  * for the same sequence each time, so a pool stops growing once it has
- * seen the iteration's peak: two iterations on every shipped experiment
- * (docs/host.md, "Warm-up until the pools stop growing"); the default
- * leaves room for a policy that changes its plan for a few iterations. */
+ * seen the iteration's peak: at most three more on every shipped
+ * experiment (docs/host.md, "Warm-up until the pools stop growing"); the
+ * default leaves room for a policy that changes its plan for a few
+ * iterations. */
 #define EX_GROW_MAX 100
 #define EX_GROW_DEFAULT 10
 #define EX_GROW_DEFAULT_STR "10" /* the same, for a parameter table */
