@@ -367,6 +367,54 @@ static bool median_cost(const struct cal_csv *c, enum cal_bench bench,
 	return true;
 }
 
+/* cudaMallocHost's cost as the measurement shows it: affine in the size,
+ * c + b / rate (hw_host_alloc_time). On the H100 (results/calibration/
+ * H100-80GB-HBM3/measurements.csv, the alloc,host_alloc rows) it is 2.2
+ * to 3.3 us up to 1 MiB and then grows with the size, 356 ms at 1 GiB
+ * (about 3 GB/s of pinning), so one median (0.54 ms) is 160 times too
+ * much at 1 MiB and 650 times too little at 1 GiB. The line goes through
+ * the smallest and the largest size measured: c and rate from those two
+ * rows, worst_rel over every size. False (and the median used) when
+ * fewer than two sizes were measured or the cost does not grow with the
+ * size. */
+static bool affine_cost(const struct cal_csv *c, enum cal_bench bench,
+			int kind, double *cost, double *rate,
+			struct cal_quality *q)
+{
+	const struct cal_row *lo = NULL, *hi = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_rows; i++) {
+		const struct cal_row *r = &c->rows[i];
+		if (r->bench != bench || r->kind != kind)
+			continue;
+		n++;
+		if (!lo || r->size_bytes < lo->size_bytes)
+			lo = r;
+		if (!hi || r->size_bytes > hi->size_bytes)
+			hi = r;
+	}
+	if (n < 2 || !(hi->size_bytes > lo->size_bytes) ||
+	    !(hi->median_ns > lo->median_ns))
+		return false;
+	*rate = (hi->size_bytes - lo->size_bytes) * 1e9 /
+		(hi->median_ns - lo->median_ns);
+	*cost = lo->median_ns - lo->size_bytes * 1e9 / *rate;
+	if (*cost < 0)
+		*cost = 0;
+	q->r2 = NAN;
+	q->worst_rel = 0;
+	q->points = n;
+	for (size_t i = 0; i < c->n_rows; i++) {
+		const struct cal_row *r = &c->rows[i];
+		if (r->bench != bench || r->kind != kind || !(r->median_ns > 0))
+			continue;
+		double m = *cost + r->size_bytes * 1e9 / *rate;
+		double rel = fabs(m - r->median_ns) / r->median_ns;
+		q->worst_rel = rel > q->worst_rel ? rel : q->worst_rel;
+	}
+	return true;
+}
+
 /* ---- writing ------------------------------------------------------------ */
 
 static void put_compute(FILE *f, const char *key,
@@ -705,14 +753,25 @@ static int build(FILE *f, const struct cal_csv *c,
 	double cost[3] = {0, 0, 0};
 	struct cal_quality cq[3];
 	bool have_cost[3];
+	double host_rate = 0;
 	for (int k = 0; k < 3; k++)
 		have_cost[k] = median_cost(c, CB_ALLOC, k, &cost[k], &cq[k]);
+	bool affine = affine_cost(c, CB_ALLOC, 2, &cost[2], &host_rate,
+				  &cq[2]);
 	fprintf(f, "\n# costs: the median over the sizes measured "
-		   "(cudaMalloc, cudaFree, cudaMallocHost);\n# worst_rel: "
+		   "(cudaMalloc, cudaFree%s);\n# worst_rel: "
 		   "the largest deviation of a size from it; 0 where not "
-		   "measured.\ncosts: {malloc: %.0fns, free: %.0fns, "
+		   "measured.%s\ncosts: {malloc: %.0fns, free: %.0fns, "
 		   "host_alloc: %.0fns",
+		affine ? "" : ", cudaMallocHost",
+		affine ? "\n# cudaMallocHost: host_alloc + bytes / "
+			 "host_alloc_bytes_per_s, the line through the\n# "
+			 "smallest and the largest size measured (docs/"
+			 "host.md)."
+		       : "",
 		cost[0], cost[1], cost[2]);
+	if (affine)
+		fprintf(f, ", host_alloc_bytes_per_s: %.6g", host_rate);
 	if (have_cost[0] || have_cost[1] || have_cost[2]) {
 		fprintf(f, ",\n  fit: {");
 		bool first = true;

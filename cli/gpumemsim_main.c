@@ -137,6 +137,11 @@ static void usage(FILE *f)
 		"                          more warm-up iterations until it\n"
 		"                          reports its plan stable (default\n"
 		"                          100; 0: none)\n"
+		"      --grow-max N        up to N more warm-up iterations\n"
+		"                          while a measured one grows\n"
+		"                          the pinned pool or the device\n"
+		"                          reservation (default 10; 0: none;\n"
+		"                          docs/host.md)\n"
 		"      --warmup N          leading iterations left out of the\n"
 		"                          steady state (default 1)\n"
 		"      --trace FILE        Chrome trace of the run\n"
@@ -556,7 +561,8 @@ static int simulate(int argc, char **argv)
 	const char **kv = calloc((size_t)argc, sizeof *kv);
 	size_t n_kv = 0;
 	uint64_t budget = 0, pool = 0;
-	int64_t iters = 3, warmup = 1, settle_max = 100;
+	int64_t iters = 3, warmup = 1, settle_max = 100,
+		grow_max = EX_GROW_DEFAULT;
 	enum ex_host host = EX_HOST_FRAMEWORK;
 	struct wl_opts wo = {0, 0, -1, -1, -1, -1};
 	int rc = EXIT_INPUT;
@@ -624,6 +630,9 @@ static int simulate(int argc, char **argv)
 					(long long)settle_max, EX_SETTLE_MAX);
 				goto out;
 			}
+		} else if (strcmp(a, "--grow-max") == 0) {
+			if (parse_range(a, v, 0, EX_GROW_MAX, &grow_max) < 0)
+				goto out;
 		} else if (strcmp(a, "--warmup") == 0) {
 			if (parse_range(a, v, 0, 999, &warmup) < 0)
 				goto out;
@@ -716,7 +725,8 @@ static int simulate(int argc, char **argv)
 			     .allocator = allocator, .budget = budget,
 			     .pool_size = pool, .iterations = (int)iters,
 			     .warmup = (int)warmup,
-			     .settle_max = (int)settle_max, .host = host,
+			     .settle_max = (int)settle_max,
+			     .grow_max = (int)grow_max, .host = host,
 			     .obs = trace  ? tr_observer(&tr)
 				    : sw   ? sch_writer_observer(sw)
 				    : snap ? snap_observer(&sn)
@@ -725,7 +735,9 @@ static int simulate(int argc, char **argv)
 	int r = ex_run(&cfg, &st, &err);
 	if (sw) {
 		gms_err serr;
-		sch_writer_set_length(sw, (int)iters + st.settle_extra,
+		sch_writer_set_length(sw,
+				      (int)iters + st.settle_extra +
+					      st.grow_extra,
 				      st.warmup);
 		output_written(sch_writer_close(sw, st.mem.peak_allocated,
 						st.mem.peak_reserved, &serr),
@@ -878,7 +890,9 @@ static int write_point_schedule(const struct exp *e,
 		return -1;
 	}
 	exp_simulate(e, &p, wl, sch_writer_observer(w));
-	sch_writer_set_length(w, e->iterations + p.st.settle_extra,
+	sch_writer_set_length(w,
+			      e->iterations + p.st.settle_extra +
+				      p.st.grow_extra,
 			      p.st.warmup);
 	int rc = sch_writer_close(w, p.st.mem.peak_allocated,
 				  p.st.mem.peak_reserved, err);

@@ -33,7 +33,7 @@ struct exp_top {
 	char allocator[PRM_STR_MAX];
 	uint64_t budget, pool_size, host_pinned;
 	bool above_device;
-	int64_t iterations, warmup, settle_max;
+	int64_t iterations, warmup, settle_max, grow_max;
 	char out[PRM_PATH_MAX];
 	bool plot;
 	yaml_node_t *workloads, *policies, *measure, *cluster;
@@ -79,6 +79,13 @@ static const struct prm_def top_defs[] = {
 	 "iterations until it reports its plan stable (Capuchin 6.3.2: "
 	 "\"usually within 50 iterations\"); 0: measure after `warmup` "
 	 "whatever the policy does", TOP(settle_max)},
+	{"grow_max", PRM_INT, EX_GROW_DEFAULT_STR, 0, EX_GROW_MAX, NULL,
+	 "up to this many more warm-up iterations while a measured one "
+	 "grows the pinned host pool (cudaMallocHost) or the device "
+	 "allocator's reservation (cudaMalloc above its peak); the caching "
+	 "allocators keep what they took, so a real step pays those calls "
+	 "only while its pools grow (docs/host.md); 0: measure after "
+	 "`warmup` whatever grows", TOP(grow_max)},
 	{"out", PRM_PATH, "results", 0, 0, NULL,
 	 "directory that holds <name>/ (relative to the working directory)",
 	 TOP(out)},
@@ -964,6 +971,7 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	e->iterations = (int)top.iterations;
 	e->warmup = (int)top.warmup;
 	e->settle_max = (int)top.settle_max;
+	e->grow_max = (int)top.grow_max;
 	e->plot = top.plot;
 	e->budget = top.budget;
 	e->pool_size = top.pool_size;

@@ -151,6 +151,7 @@ struct exp {
 	uint64_t pool_size;	     /* allocator's initial pool; 0 = budget */
 	int iterations, warmup;	     /* per run */
 	int settle_max;		     /* ex_cfg.settle_max of each run */
+	int grow_max;		     /* ex_cfg.grow_max of each run */
 	bool plot;		     /* draw the plot with gnuplot */
 	struct exp_workload *wl;     /* workloads, in file order */
 	size_t n_wl;

@@ -72,7 +72,7 @@ static const char stat_header[] =
 	"allocations,frees,alloc_failures,device_mallocs,device_frees,"
 	"alloc_ms,cuda_mallocs,cuda_frees,cuda_host_allocs,events,"
 	"late_swap_ins,replans,host_issue_ms,host_bound_ms,warmup_iters,"
-	"settled_iter,"
+	"settled_iter,grow_warmup_iters,grow_capped,"
 	"oom_iteration,oom_op,oom_tensor,oom_bytes,oom_reason,error";
 
 /* A time column's value, or an empty field when the run did not train
@@ -141,7 +141,13 @@ static void csv_stats(FILE *f, const struct exp_point *p, const char *error,
 		ms(s->host_bound), r->warmup);
 	if (r->settle_asked)
 		fprintf(f, "%d", r->settled_iter);
-	fputc(',', f);
+	/* grow_warmup_iters: warm-up iterations added while the pools grew;
+	 * grow_capped: 1 when grow_max stopped them with a pool still
+	 * growing in a measured iteration; both empty when the rule was off (grow_max or warmup 0) */
+	if (r->grow_asked)
+		fprintf(f, ",%d,%d,", r->grow_extra, r->grow_capped ? 1 : 0);
+	else
+		fputs(",,,", f);
 	if (r->oom.hit) {
 		fprintf(f, "%d,", r->oom.iter);
 		exp_csv_str(f, r->oom.op);
@@ -457,6 +463,9 @@ static void json_point(FILE *f, const struct exp *e,
 		r->settle_extra);
 	if (r->settle_asked)
 		fprintf(f, ",\"settled_iter\":%d", r->settled_iter);
+	if (r->grow_asked)
+		fprintf(f, ",\"grow_extra\":%d,\"grow_capped\":%s",
+			r->grow_extra, r->grow_capped ? "true" : "false");
 	fputs(",\"iterations\":[", f);
 	for (int i = 0; i < r->n_iter; i++) {
 		if (i)
@@ -655,11 +664,12 @@ static int write_json(const struct exp *e, const struct exp_result *r,
 		exp_kind_names[e->kind]);
 	gms_json_str(f, e->allocator);
 	fprintf(f, ",\"budget\":%llu,\"pool_size\":%llu,\"iterations\":%d,"
-		   "\"warmup\":%d,\"settle_max\":%d,\"host_pinned\":%llu},"
-		   "\n\"workloads\":[",
+		   "\"warmup\":%d,\"settle_max\":%d,\"grow_max\":%d,"
+		   "\"host_pinned\":%llu},\n\"workloads\":[",
 		(unsigned long long)e->budget,
 		(unsigned long long)e->pool_size, e->iterations, e->warmup,
-		e->settle_max, (unsigned long long)e->hw.host_pinned);
+		e->settle_max, e->grow_max,
+		(unsigned long long)e->hw.host_pinned);
 	for (size_t i = 0; i < e->n_wl; i++) {
 		const struct exp_workload *w = &e->wl[i];
 		fputs(i ? ",\n {\"label\":" : "\n {\"label\":", f);

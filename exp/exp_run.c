@@ -245,6 +245,7 @@ static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 						    : e->pool_size,
 			     .iterations = e->iterations, .warmup = e->warmup,
 			     .settle_max = e->settle_max,
+			     .grow_max = e->grow_max,
 			     .obs = obs};
 	if (ex_run(&cfg, st, &err) < 0) {
 		snprintf(error, n, "%s", err.msg);

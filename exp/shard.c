@@ -366,6 +366,9 @@ static void sio_run(struct sio *x, struct st_run *r)
 	sio_range(x, "settled_iter", &settled, -1, INT32_MAX);
 	r->settled_iter = (int)settled;
 	F(bool, r, settle_asked);
+	F(int, r, grow_extra);
+	F(bool, r, grow_capped);
+	F(bool, r, grow_asked);
 	sio_iter(x, &r->steady);
 	F(i64, r, batch);
 	F(f64, r, samples_per_s);

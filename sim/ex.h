@@ -265,6 +265,15 @@ struct ex_cfg {
 					    settled (the run then has up to
 					    iterations + settle_max); 0:
 					    none */
+	int grow_max;			 /* up to this many more warm-up
+					    iterations while a measured
+					    one grows the pinned host
+					    pool or the device
+					    allocator's reservation
+					    (ex.c, settle_pools; the run
+					    then has up to iterations +
+					    settle_max + grow_max); 0:
+					    none */
 	const struct ex_observer *obs;	 /* optional timeline observer */
 	enum ex_host host;		 /* the host thread's mode */
 };
@@ -274,6 +283,18 @@ struct ex; /* opaque to policies */
 /* The most extra warm-up iterations a run may allow (ex_cfg.settle_max):
  * ten times the paper's "usually within 50 iterations" (Capuchin 6.3.2). */
 #define EX_SETTLE_MAX 500
+
+/* The most extra warm-up iterations a run may allow while its pools grow
+ * (ex_cfg.grow_max), and the default of `simulate --grow-max` and of an
+ * experiment's grow_max. A deterministic iteration asks the allocators
+ * for the same sequence each time, so a pool stops growing once it has
+ * seen the iteration's peak: at most three more on every shipped
+ * experiment (docs/host.md, "Warm-up until the pools stop growing"); the
+ * default leaves room for a policy that changes its plan for a few
+ * iterations. */
+#define EX_GROW_MAX 100
+#define EX_GROW_DEFAULT 10
+#define EX_GROW_DEFAULT_STR "10" /* the same, for a parameter table */
 
 /* Simulate. Always fills *out (an OOM is a result, out->oom.hit); returns
  * 0, or -1 with err when the run could not be set up or a policy misused

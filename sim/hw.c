@@ -312,6 +312,7 @@ struct hw_costs_in {
 	sim_time_t malloc_cost;	    /* cudaMalloc */
 	sim_time_t free_cost;	    /* cudaFree */
 	sim_time_t host_alloc_cost; /* cudaMallocHost */
+	double host_alloc_rate;	    /* its bytes/s, 0: not given */
 	yaml_node_t *fit;	    /* fit: {malloc, free, host_alloc}, or
 				       NULL */
 };
@@ -326,6 +327,11 @@ static const struct prm_def costs_defs[] = {
 	{"host_alloc", PRM_TIME, "0", 0, HW_COST_MAX, NULL,
 	 "cudaMallocHost (pinned host memory), at most 100 s (hw.h)",
 	 offsetof(struct hw_costs_in, host_alloc_cost)},
+	{"host_alloc_bytes_per_s", PRM_DOUBLE, "0", 0, 0, NULL,
+	 "cudaMallocHost's size-dependent part: a call of b bytes costs "
+	 "host_alloc + b / this; bytes/s in [1e3, 1e15] when given "
+	 "(default 0: host_alloc alone, whatever the size)",
+	 offsetof(struct hw_costs_in, host_alloc_rate)},
 	{"fit", PRM_NODE, "", 0, 0, NULL,
 	 "fit quality of each cost: {malloc: FIT, free: FIT, host_alloc: "
 	 "FIT}, each optional (see fit:)",
@@ -774,6 +780,13 @@ static int hw_parse(struct hw_profile *hw, struct cfg_doc *d, gms_err *err)
 	hw->malloc_cost = ci.malloc_cost;
 	hw->free_cost = ci.free_cost;
 	hw->host_alloc_cost = ci.host_alloc_cost;
+	hw->host_alloc_bytes_per_s = ci.host_alloc_rate;
+	if (top.costs &&
+	    cfg_map_get(d, top.costs, "host_alloc_bytes_per_s") &&
+	    check_phys(d, top.costs, "costs", "host_alloc_bytes_per_s",
+		       ci.host_alloc_rate, HW_BYTE_RATE_MIN, HW_BYTE_RATE_MAX,
+		       "bytes/s", err) < 0)
+		return -1;
 	if (ci.fit) {
 		struct hw_cost_fits cf;
 		if (cfg_parse_map(d, ci.fit, cost_fit_defs, &cf, "costs.fit",
@@ -1042,6 +1055,16 @@ sim_time_t hw_kernel_time_math(const struct hw_profile *hw,
 sim_time_t hw_device_time(const struct hw_profile *hw, sim_time_t measured)
 {
 	return measured > hw->host_launch ? measured - hw->host_launch : 0;
+}
+
+sim_time_t hw_host_alloc_time(const struct hw_profile *hw, uint64_t n,
+			      uint64_t bytes)
+{
+	sim_time_t t = sim_time_mul(n, hw->host_alloc_cost);
+	if (n > 0 && bytes > 0 && hw->host_alloc_bytes_per_s > 0)
+		t = sim_time_add(t, sim_round_ns((double)bytes * 1e9 /
+						 hw->host_alloc_bytes_per_s));
+	return t;
 }
 
 sim_time_t hw_copy_time(const struct hw_profile *hw, enum hw_dir dir,

@@ -138,7 +138,11 @@ struct hw_profile {
 					 (charged by ex.c, "driver calls") */
 	sim_time_t free_cost;	      /* cudaFree, after its device sync */
 	sim_time_t host_alloc_cost;   /* cudaMallocHost (pinned pool
-					 growth) */
+					 growth): the constant part */
+	double host_alloc_bytes_per_s; /* cudaMallocHost's size-dependent
+					 part: a call of b bytes costs
+					 host_alloc_cost + b / this
+					 (hw_host_alloc_time); 0: none */
 	struct hw_fit cost_fit[3];    /* quality of malloc, free, host_alloc
 					 (in that order) */
 	uint64_t host_pinned;	      /* pinned host bytes available */
@@ -214,6 +218,14 @@ int hw_math_check(const struct hw_profile *hw, enum wl_math math,
 /* The device part of a kernel time measured the same way (a conv_algos:
  * or gemms: entry): measured - host.launch, at least 0. */
 sim_time_t hw_device_time(const struct hw_profile *hw, sim_time_t measured);
+
+/* Host time of n cudaMallocHost calls allocating `bytes` in all:
+ * n * costs.host_alloc + bytes / costs.host_alloc_bytes_per_s (the
+ * second term 0 when the rate is not given). Affine in the size because
+ * the measurement is (docs/host.md, "Host cost of allocations": 2.2 us
+ * at 1 MiB, 356 ms at 1 GiB on the H100, pinning pages at about 3 GB/s). */
+sim_time_t hw_host_alloc_time(const struct hw_profile *hw, uint64_t n,
+			      uint64_t bytes);
 
 /* Time of a copy of `bytes` alone on its engine. */
 sim_time_t hw_copy_time(const struct hw_profile *hw, enum hw_dir d,

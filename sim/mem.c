@@ -148,6 +148,7 @@ void mem_host_take(struct mem_host *h, uint64_t bytes)
 	if (h->in_use > h->peak)
 		h->peak = h->in_use;
 	if (h->in_use > h->reserved) { /* grow by the shortfall */
+		h->grown += h->in_use - h->reserved;
 		h->reserved = h->in_use;
 		h->n_grow++;
 	}

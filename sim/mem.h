@@ -193,6 +193,9 @@ struct mem_host {
 			      mark and is kept) */
 	uint64_t n_alloc;  /* pinned buffers handed out from the pool */
 	uint64_t n_grow;   /* cudaMallocHost calls (pool growths) */
+	uint64_t grown;	   /* bytes those calls allocated, in all (the
+			      sum of the shortfalls; sizes their cost,
+			      hw_host_alloc_time) */
 };
 /* Returns 0, or -1 when capacity would be exceeded (nothing changes). */
 int mem_host_alloc(struct mem_host *h, uint64_t bytes);

@@ -114,6 +114,15 @@ void st_print(const struct st_run *r, FILE *f)
 		fprintf(f, "  policy settled     no: still changing after %d "
 			   "extra warm-up iterations (the cap)\n",
 			r->settle_extra);
+	if (r->grow_asked && r->grow_capped)
+		fprintf(f, "  pools grew         still in a measured "
+			   "iteration after %d extra warm-up iterations (the "
+			   "cap)\n",
+			r->grow_extra);
+	else if (r->grow_asked && r->grow_extra > 0)
+		fprintf(f, "  pools grew         in %d more warm-up "
+			   "iteration%s (grow_max)\n",
+			r->grow_extra, r->grow_extra == 1 ? "" : "s");
 	if (r->n_iter > r->warmup) {
 		fprintf(f, "  iteration time     %.3f ms\n", ms(s->time));
 		fprintf(f, "  samples/s          %.2f\n", r->samples_per_s);

@@ -90,7 +90,8 @@ struct st_oom {
 struct st_run {
 	int n_iter;		 /* iterations simulated (completed) */
 	int warmup;		 /* leading iterations not in the steady state
-				    (ex_cfg.warmup plus settle_extra) */
+				    (ex_cfg.warmup plus settle_extra and
+				    grow_extra) */
 	int settle_extra;	 /* warm-up iterations added because the
 				    policy had not settled (pol_ops.settled) */
 	int settled_iter;	 /* the first iteration from which the policy
@@ -100,6 +101,13 @@ struct st_run {
 				    (see settle_asked) */
 	bool settle_asked;	 /* the policy learns and the run allowed
 				    settling: settled_iter is meaningful */
+	int grow_extra;		 /* warm-up iterations added because a
+				    measured iteration grew a pool
+				    (ex_cfg.grow_max; ex.c, settle_pools) */
+	bool grow_capped;	 /* the cap was hit: a measured iteration
+				    still grew a pool */
+	bool grow_asked;	 /* ex_cfg.grow_max > 0 and warmup > 0:
+				    grow_capped is meaningful */
 	struct st_iter *iter;	 /* per iteration, n_iter entries */
 	struct st_iter steady;	 /* mean over iterations >= warmup (sums
 				    divided, rounded down; n_late_in and

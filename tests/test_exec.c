@@ -789,6 +789,17 @@ static void test_pinned_pool_grows_once(void **state)
 	assert_int_equal(st.iter[1].stall[ST_STALL_ALLOC], 0);
 	assert_int_equal(st.pinned_peak, 1000);
 	st_run_free(&st);
+	/* cudaMallocHost's size-dependent cost (costs.host_alloc_bytes_per_s,
+	 * hw_host_alloc_time): the same with a rate of 1e8 B/s, so the
+	 * growth of 1000 B costs 10000 + 1000 / 1e8 s = 20000 ns:
+	 * iteration 0 is 10000 ns longer, 22300 ns; iteration 1 as above */
+	hw.host_alloc_bytes_per_s = 1e8;
+	script_run_on(w, swap3_script, 2, &hw, "arena", 0, 0, 2, &st);
+	assert_int_equal(st.iter[0].alloc_time, 20000);
+	assert_int_equal(st.iter[0].stall[ST_STALL_ALLOC], 20000);
+	assert_int_equal(st.iter[0].time, 22300);
+	assert_int_equal(st.iter[1].time, 2300);
+	st_run_free(&st);
 	wl_free(w);
 }
 

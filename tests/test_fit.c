@@ -163,6 +163,11 @@ static void test_profile_fit_errors(void **state)
 #define MEM_LAUNCH 3000.0
 #define MEM_BW 700e9
 #define MALLOC_NS 100000.0
+/* cudaMallocHost: affine in the size (calibrate/profile.c, affine_cost),
+ * 20 us + bytes / 3e9 B/s; the fit's line through the smallest and the
+ * largest size gives both back within the noise */
+#define HOST_ALLOC_NS 20000.0
+#define HOST_ALLOC_BW 3e9
 
 /* Compute truths: (launch ns, peak FLOP/s, sat FLOPs, alpha). Each is
  * determined by the data, as on a real GPU: the smallest kernels (1e5
@@ -225,6 +230,8 @@ static void write_synthetic_meta(const char *path, const char *extra)
 		row(f, r, "memory", "elementwise", "", b, b / 8,
 		    MEM_LAUNCH + b * 1e9 / MEM_BW);
 		row(f, r, "alloc", "malloc", "", b, 0, MALLOC_NS);
+		row(f, r, "alloc", "host_alloc", "", b, 0,
+		    HOST_ALLOC_NS + b * 1e9 / HOST_ALLOC_BW);
 	}
 	/* one measured GEMM shape in two arithmetics, no noise: the
 	 * profile's gemms: carries the row of the fitted precision (fp32
@@ -326,6 +333,9 @@ static void test_fit_recovers_truth(void **state)
 	assert_int_equal(hw.gemms[0].n, 128);
 	assert_int_equal(hw.gemms[0].k, 64);
 	assert_int_equal(hw.gemms[0].time, 12345);
+	near("host_alloc", (double)hw.host_alloc_cost, HOST_ALLOC_NS);
+	near("host_alloc_bytes_per_s", hw.host_alloc_bytes_per_s,
+	     HOST_ALLOC_BW);
 	static const enum wl_op_type ct[3] = {OT_CONV, OT_CONV_BWD_DATA,
 					      OT_CONV_BWD_FILTER};
 	static const char *const cn[3] = {"conv", "conv_bwd_data",
