@@ -314,6 +314,24 @@ static int p_event(void *ctx, const struct wl_dtr_event *ev, gms_err *err)
 		if (ev->time < 0)
 			return gms_errf(err, "%s:%u: negative TIME", ps->path,
 					line);
+		/* simrd's parse() reads every CALL and MUTATE as
+		 * Call(j["RESULT"], j["NAME"], j["ARGS"], j["TIME"]) and
+		 * Mutate(..., j["TIME"]) (parse/parse.py), so it refuses a
+		 * log without TIME (a KeyError). Reading one as TIME 0 left
+		 * every score 0 and a thrash limit of 0 that nothing passes:
+		 * the replay of gpumemsim-record's densenet121 at ratio 1.0
+		 * never ended (issue 37). Such a log (with SHAPES) replays
+		 * as a workload, the profile timing its ops. */
+		if (!ev->timed)
+			return gms_errf(err, "%s:%u: %s '%s' has no TIME: "
+					     "the serial replay (simrd) "
+					     "needs every op's measured "
+					     "time; a log without times "
+					     "replays as a workload (an "
+					     "experiment's trace:, or "
+					     "gpumemsim simulate LOG)",
+					ps->path, line,
+					mut ? "MUTATE" : "CALL", ev->name);
 		ps->tmp.n = 0;
 		for (uint32_t i = 0; i < ev->n_args; i++) {
 			uint32_t t = p_tensor(ps, ev->args[i]);
