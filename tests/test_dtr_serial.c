@@ -789,10 +789,12 @@ static void test_bad_input(void **state)
 	/* a log without TIME (gpumemsim-record's: SHAPES, no times; issue
 	 * 37): simrd's parse reads j["TIME"] of every CALL and fails; read
 	 * as 0 it left every score 0 and a thrash limit of 0, and the
-	 * replay of the recorded densenet121 never ended. Refused at the
-	 * load, so this test never replays it (no hang before the fix:
-	 * it failed on the load's success). The CALL is complete at its
-	 * ALIAS, line 5. */
+	 * replay of the recorded densenet121 never ended. It loads (its
+	 * baseline, an unlimited run, needs no times: the baseline peak is
+	 * w's 40 bytes and a's 40) and the replay refuses it, naming the
+	 * CALL's line: it is complete at its ALIAS, line 5. One op, so
+	 * that before the fix the replay ended (returned 0) rather than
+	 * hang this test. */
 	const char *untimed =
 		"{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"w\"}\n"
 		"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"w\","
@@ -805,10 +807,14 @@ static void test_bad_input(void **state)
 		"{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"a\","
 		"\"ALIAS\":\"-1\"}\n"
 		"{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"a\"}\n";
-	tr = NULL;
-	int untimed_rc = dtr_trace_load_mem("untimed.log", untimed,
-					    strlen(untimed), &tr, &err);
-	dtr_trace_free(tr); /* loaded before the fix: never replayed */
+	tr = load_text("untimed.log", untimed);
+	struct dtr_baseline ub;
+	dtr_baseline(tr, &ub);
+	assert_int_equal(ub.peak_bytes, 80);
+	struct dtr_opts uo = {DTR_H_DTR, ub.peak_bytes, 0};
+	struct dtr_result ur;
+	int untimed_rc = dtr_serial_run(tr, &uo, &ur, &err);
+	dtr_trace_free(tr);
 	assert_int_equal(untimed_rc, -1);
 	assert_string_equal(err.msg,
 			    "untimed.log:5: CALL 'relu' has no TIME: the "
