@@ -146,6 +146,9 @@ struct dtr_trace {
 	double *inv_size;    /* per storage: LargestStorage's score, 1 /
 				size (it never changes; a division per
 				storage scanned was most of a replay) */
+	gms_err untimed;     /* the first CALL or MUTATE without TIME, as
+				the replay's refusal (serial_run); msg[0]
+				0: every op has one */
 };
 
 #define OPS(tr) ((struct ds_op *)(tr)->ops.p)
@@ -286,6 +289,7 @@ static int p_event(void *ctx, const struct wl_dtr_event *ev, gms_err *err)
 		tr->ops.n = tr->ts.n = tr->stos.n = tr->args.n = 0;
 		tr->cmds.n = ps->bound.n = ps->ref.n = 0;
 		tr->const_bytes = 0;
+		tr->untimed.msg[0] = '\0';
 		return 0;
 	}
 	case WL_DTR_BACKWARD:
@@ -314,6 +318,24 @@ static int p_event(void *ctx, const struct wl_dtr_event *ev, gms_err *err)
 		if (ev->time < 0)
 			return gms_errf(err, "%s:%u: negative TIME", ps->path,
 					line);
+		/* simrd's parse() reads every CALL and MUTATE as
+		 * Call(j["RESULT"], j["NAME"], j["ARGS"], j["TIME"]) and
+		 * Mutate(..., j["TIME"]) (parse/parse.py), so it refuses a
+		 * log without TIME (a KeyError). Read as TIME 0, every score
+		 * was 0 and the thrash limit 0, which nothing passes: the
+		 * replay of gpumemsim-record's densenet121 at ratio 1.0 never
+		 * ended (issue 37). The load goes on (the baseline, an
+		 * unlimited run, needs no times: the dtr policy's budget
+		 * fractions take its peak); the replay refuses it. */
+		if (!ev->timed && !tr->untimed.msg[0])
+			gms_errf(&tr->untimed,
+				 "%s:%u: %s '%s' has no TIME: the serial "
+				 "replay (simrd) needs every op's measured "
+				 "time; a log without times replays as a "
+				 "workload (an experiment's trace:, or "
+				 "gpumemsim simulate LOG)",
+				 ps->path, line, mut ? "MUTATE" : "CALL",
+				 ev->name);
 		ps->tmp.n = 0;
 		for (uint32_t i = 0; i < ev->n_args; i++) {
 			uint32_t t = p_tensor(ps, ev->args[i]);
@@ -2239,6 +2261,8 @@ static int serial_run(const struct dtr_trace *tr, const struct dtr_opts *o,
 	if ((unsigned)o->heuristic >= DTR_H_COUNT)
 		return gms_errf(err, "dtr: unknown heuristic %d",
 				(int)o->heuristic);
+	if (tr->untimed.msg[0])
+		return gms_errf(err, "%s", tr->untimed.msg);
 	if (replay(tr, o->heuristic, o->budget_bytes, o->remat_limit_ns, false,
 		   o->walk_regions, pr, r, err) < 0)
 		return -1;

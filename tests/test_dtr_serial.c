@@ -786,6 +786,42 @@ static void test_bad_input(void **state)
 	assert_string_equal(err.msg, "none.log:3: CALL 'f' has no results: "
 				     "simrd cannot replay an op without "
 				     "outputs");
+	/* a log without TIME (gpumemsim-record's: SHAPES, no times; issue
+	 * 37): simrd's parse reads j["TIME"] of every CALL and fails; read
+	 * as 0 it left every score 0 and a thrash limit of 0, and the
+	 * replay of the recorded densenet121 never ended. It loads (its
+	 * baseline, an unlimited run, needs no times: the baseline peak is
+	 * w's 40 bytes and a's 40) and the replay refuses it, naming the
+	 * CALL's line: it is complete at its ALIAS, line 5. One op, so
+	 * that before the fix the replay ended (returned 0) rather than
+	 * hang this test. */
+	const char *untimed =
+		"{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"w\"}\n"
+		"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"w\","
+		"\"MEMORY\":\"40\"}\n"
+		"{\"INSTRUCTION\":\"CALL\",\"NAME\":\"relu\","
+		"\"ARGS\":[\"w\"],\"RESULT\":[\"a\"],"
+		"\"SHAPES\":[\"float32[10]\",\"float32[10]\"]}\n"
+		"{\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"a\","
+		"\"MEMORY\":\"40\"}\n"
+		"{\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"a\","
+		"\"ALIAS\":\"-1\"}\n"
+		"{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"a\"}\n";
+	tr = load_text("untimed.log", untimed);
+	struct dtr_baseline ub;
+	dtr_baseline(tr, &ub);
+	assert_int_equal(ub.peak_bytes, 80);
+	struct dtr_opts uo = {DTR_H_DTR, ub.peak_bytes, 0};
+	struct dtr_result ur;
+	int untimed_rc = dtr_serial_run(tr, &uo, &ur, &err);
+	dtr_trace_free(tr);
+	assert_int_equal(untimed_rc, -1);
+	assert_string_equal(err.msg,
+			    "untimed.log:5: CALL 'relu' has no TIME: the "
+			    "serial replay (simrd) needs every op's measured "
+			    "time; a log without times replays as a workload "
+			    "(an experiment's trace:, or gpumemsim simulate "
+			    "LOG)");
 	/* a missing file */
 	assert_int_equal(dtr_trace_load("/nonexistent/x.log", &tr, &err), -1);
 	assert_non_null(strstr(err.msg, "/nonexistent/x.log"));

@@ -247,7 +247,7 @@ struct dtr_op {
 	enum wl_phase phase;  /* forward / backward / update */
 	sim_time_t time;      /* measured time, ns; 0: none given, or
 				 profile times asked for */
-	int64_t logged;	      /* TIME as written (0 stays 0; none: 0) */
+	int64_t logged;	      /* TIME as written (0 stays 0; none: -1) */
 	uint32_t arg0, n_arg; /* its ARGS' storages: args[arg0 ..] */
 	uint32_t res0, n_res; /* fresh storages it made: res[res0 ..] */
 	uint32_t n_result;    /* results listed (aliases included) */
@@ -799,7 +799,8 @@ static struct wl_dtr_event op_event(const struct dtr *d,
 	return (struct wl_dtr_event){
 		.kind = op->mutate ? WL_DTR_MUTATE : WL_DTR_CALL,
 		.name = op->name,
-		.time = op->logged,
+		.time = op->logged < 0 ? 0 : op->logged,
+		.timed = op->logged >= 0,
 		.args = &VEC_AT(d->arg_ids, uint32_t, op->arg0),
 		.n_args = op->n_arg};
 }
@@ -808,7 +809,7 @@ static int get_time(struct dtr *d, struct dtr_op *op)
 {
 	int64_t t;
 	op->time = 0; /* none: the profile's model (wl_aten.c's costs) */
-	op->logged = 0;
+	op->logged = -1;
 	if (!d->f[K_TIME].present)
 		return 0;
 	/* a measured kernel time: at most WL_OP_TIME_MAX (wl.h), 1e15 ns */

@@ -63,7 +63,10 @@ struct wl_dtr_event {
 	uint32_t src;			   /* COPY, COPY_FROM: SRC's handle */
 	uint64_t bytes;			   /* CONSTANT: its MEMORY */
 	int64_t time;			   /* CALL, MUTATE: TIME as logged, ns
-					      (0 stays 0) */
+					      (0 stays 0; none: 0) */
+	bool timed;			   /* CALL, MUTATE: the log gave a TIME
+					      (a log with SHAPES may leave it
+					      out) */
 	const uint32_t *args;		   /* CALL, MUTATE: ARGS' handles */
 	uint32_t n_args;		   /* their number */
 	const struct wl_dtr_result *res;   /* CALL: its results */
