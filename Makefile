@@ -67,11 +67,15 @@ DEFS    := -D_POSIX_C_SOURCE=200809L -DGMS_DATADIR='"$(CURDIR)"' \
            -DGMS_VERSION='"$(shell git describe --always --dirty 2>/dev/null || echo unknown)"'
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # CBC (COIN-OR's MILP solver): its headers for the one object that calls
-# it (policies/optimal_milp.c); its libraries for every program that links
-# the library, since the policy registry holds the `optimal` policy.
+# it (policies/optimal_milp.c), which loads its library with dlopen when
+# the `optimal` policy first solves (issue 37: linked, its 15 libraries
+# were most of every command's start-up), by the soname of the
+# libCbcSolver.so that pkg-config names.
 LP_PKG     := cbc
-LP_CFLAGS   = $(shell pkg-config --cflags $(LP_PKG) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) $(LP_PKG) 2>/dev/null)
+LP_SONAME   = $(shell readelf -d $$(pkg-config --variable=libdir $(LP_PKG) 2>/dev/null)/libCbcSolver.so 2>/dev/null | sed -n 's/.*soname: \[\(.*\)\]/\1/p')
+LP_CFLAGS   = $(shell pkg-config --cflags $(LP_PKG) 2>/dev/null) \
+              $(if $(LP_SONAME),-DGMS_CBC_SONAME='"$(LP_SONAME)"')
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl
 TEST_CFLAGS = $(shell pkg-config --cflags $(TESTPKG) 2>/dev/null)
 TEST_LIBS   = $(shell pkg-config --libs $(TESTPKG) 2>/dev/null)
 

@@ -905,14 +905,6 @@ static bool varies_batch(const struct exp *e)
 	       (e->kind == EXP_SWEEP && e->axis == EXP_AXIS_BATCH);
 }
 
-/* Do the measurement's tasks search over the batch from a first batch
- * (e->start, e->lo) that every search of a workload probes? */
-static bool is_search_kind(const struct exp *e)
-{
-	return e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST ||
-	       e->kind == EXP_EFF || e->kind == EXP_SCALING;
-}
-
 int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	     gms_err *err)
 {
@@ -1045,14 +1037,14 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 			wl_free(wl);
 			goto fail;
 		}
-		/* a search's first probe: kept (4 builds of max-batch.yaml's
-		 * 117, and on the one thread before any search starts) */
-		if (is_search_kind(e)) {
-			w->first = wl;
-			w->first_batch = b;
-		} else {
-			wl_free(wl);
-		}
+		/* kept for exp_run's workload cache: a search's first probe
+		 * (4 builds of max-batch.yaml's 117, and on the one thread
+		 * before any search starts), the one build of every other
+		 * measurement's points and baseline, so that a run builds
+		 * each workload once, not here and again for its tasks
+		 * (issue 37: with shards, each shard paid both) */
+		w->first = wl;
+		w->first_batch = b;
 	}
 	return 0;
 fail:

@@ -114,11 +114,10 @@ struct exp_workload {
 	uint32_t ops;		   /* ops of the build exp_load checks (at
 				      the measurement's first batch): the
 				      order exp_run starts tasks in */
-	struct wl_workload *first; /* searches: that build (the first
-				      probe of every search of the
-				      workload), kept for exp_run, which
-				      takes it over; NULL once taken, and
-				      for the other measurements. exp_free
+	struct wl_workload *first; /* that build (a search's first probe,
+				      the other measurements' one build),
+				      kept for exp_run, which takes it
+				      over; NULL once taken. exp_free
 				      frees what is left */
 	int64_t first_batch;	   /* the batch it was built at */
 	struct exp_liveness live;  /* of the build exp_load checks: what

@@ -207,6 +207,21 @@ static const struct wl_workload *cache_get(struct wl_cache *c,
 	return w;
 }
 
+/* Before the tasks start: free the builds taken over from exp_load of
+ * the workloads none of whose tasks runs here (a shard's, only: task i
+ * is of workload i / per_wl), which no cache_done would free. */
+static void cache_unused(struct wl_cache *c, const bool *only,
+			 size_t per_wl, size_t n_wl)
+{
+	for (size_t w = 0; only && w < n_wl; w++) {
+		bool any = false;
+		for (size_t i = w * per_wl; !any && i < (w + 1) * per_wl; i++)
+			any = only[i];
+		if (!any)
+			cache_drop(c, w);
+	}
+}
+
 /* A task of workload wl is done: the last one frees its workloads. */
 static void cache_done(struct wl_cache *c, size_t wl)
 {
@@ -947,6 +962,7 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 			return gms_errf(err, "out of memory");
 		for (size_t i = 0; i < e->n_wl; i++)
 			cache->users[i] = 1;
+		cache_unused(cache, only, 1, e->n_wl);
 		size_t *ord = task_order(e, r->n_eff, 1);
 		rc = pool_run(r->n_eff, jobs, progress, "searches", eff_task,
 			      &c, only, ord, err);
@@ -966,6 +982,7 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 			r->srch[i].best = -1;
 			cache->users[r->srch[i].wl]++;
 		}
+		cache_unused(cache, only, e->n_pol, e->n_wl);
 		size_t *ord = task_order(e, r->n_srch, e->n_pol);
 		rc = pool_run(r->n_srch, jobs, progress, "searches",
 			      e->kind == EXP_BEST	   ? best_task
@@ -981,6 +998,7 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 	for (size_t i = 0; i < e->n_wl; i++) /* points, and the baseline */
 		cache->users[i] = nv * e->n_pol +
 				  (e->axis == EXP_AXIS_FRACTION);
+	cache_unused(cache, only, nv * e->n_pol, e->n_wl);
 	if (e->axis == EXP_AXIS_FRACTION) {
 		r->baseline = calloc(e->n_wl, sizeof *r->baseline);
 		if (!r->baseline)

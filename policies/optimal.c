@@ -254,6 +254,7 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	struct mem_stats ms;
 	ex_mem_stats(ex, &ms);
 	o->budget = ms.budget;
+	struct opt_lib *lib = NULL;
 	sim_time_t *ot = calloc(T ? T : 1, sizeof *ot);
 	uint64_t *ws = calloc(T ? T : 1, sizeof *ws);
 	sim_time_t *ot_lb = calloc(T ? T : 1, sizeof *ot_lb);
@@ -374,7 +375,10 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 		alg_off[i + 1] = n_alg;
 	}
 	free(live);
-	struct opt_in in = {.wl = wl, .op_time = ot, .op_ws = ws,
+	/* CBC, loaded only now that a MILP is to be solved */
+	if (opt_lib_open(&lib, err) < 0)
+		goto out;
+	struct opt_in in = {.lib = lib, .wl = wl, .op_time = ot, .op_ws = ws,
 			    .op_time_lb = ot_lb, .op_ws_lb = ws_lb,
 			    .alg_off = alg_off, .alg_time = alg_time,
 			    .alg_ws = alg_ws,
@@ -482,6 +486,7 @@ seeds_out:
 	o->solved = true;
 	rc = 0;
 out:
+	opt_lib_close(lib);
 	free(ot);
 	free(ws);
 	free(ot_lb);

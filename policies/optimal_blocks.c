@@ -420,7 +420,7 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 			return 0;
 	for (uint32_t l = 0; l < T; l++)
 		ws[l] = v->gop[l] == WL_NONE ? L - K : v->ws[l];
-	struct opt_in in = {.wl = w, .op_time = v->time, .op_ws = ws,
+	struct opt_in in = {.lib = gin->lib, .wl = w, .op_time = v->time, .op_ws = ws,
 			    .managed = v->man, .t_h2d = v->h2d,
 			    .t_d2h = v->d2h, .budget = L, .fixed = 0,
 			    .node_limit = gin->node_limit,

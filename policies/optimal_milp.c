@@ -50,9 +50,11 @@
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <Clp_C_Interface.h>
 #pragma GCC diagnostic pop
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -60,6 +62,166 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* CBC and CLP, loaded at run time (issue 37): linked, they put 15 of
+ * the program's 23 shared libraries before main() of every command, about
+ * three quarters of a small `simulate`'s instructions in the dynamic
+ * linker, though only the optimal policy solves. dlopen(3) loads
+ * libCbcSolver (the soname of Debian's coinor-libcbc-dev; the Makefile
+ * reads it from the library the headers came with) and its dependencies,
+ * CLP's libClp among them, whose symbols dlsym(3) finds through the same
+ * handle ("the symbol resolution algorithm used shall be dependency order
+ * as described in dlopen()", POSIX dlsym). Only the functions this file
+ * calls are resolved, each typed as its declaration in
+ * Cbc_C_Interface.h / Clp_C_Interface.h. */
+#ifndef GMS_CBC_SONAME
+#define GMS_CBC_SONAME "libCbcSolver.so.3"
+#endif
+const char *const opt_lib_soname = GMS_CBC_SONAME;
+
+struct opt_lib {
+	void *h;
+	Clp_Simplex *(*Clp_newModel)(void);
+	void (*Clp_deleteModel)(Clp_Simplex *);
+	void (*Clp_loadProblem)(Clp_Simplex *, int, int, const CoinBigIndex *,
+				const int *, const double *, const double *,
+				const double *, const double *, const double *,
+				const double *);
+	void (*Clp_setLogLevel)(Clp_Simplex *, int);
+	void (*Clp_setMaximumIterations)(Clp_Simplex *, int);
+	int (*Clp_dual)(Clp_Simplex *, int);
+	int (*Clp_isProvenOptimal)(Clp_Simplex *);
+	int (*Clp_isProvenPrimalInfeasible)(Clp_Simplex *);
+	double (*Clp_objectiveValue)(Clp_Simplex *);
+	int (*Clp_numberIterations)(Clp_Simplex *);
+	int (*Clp_isIterationLimitReached)(Clp_Simplex *);
+	Cbc_Model *(*Cbc_newModel)(void);
+	void (*Cbc_loadProblem)(Cbc_Model *, int, int, const CoinBigIndex *,
+				const int *, const double *, const double *,
+				const double *, const double *, const double *,
+				const double *);
+	void (*Cbc_setInteger)(Cbc_Model *, int);
+	void (*Cbc_setMIPStartI)(Cbc_Model *, int, const int *,
+				 const double *);
+	void (*Cbc_setLogLevel)(Cbc_Model *, int);
+	void (*Cbc_setParameter)(Cbc_Model *, const char *, const char *);
+	int (*Cbc_solve)(Cbc_Model *);
+	double *(*Cbc_bestSolution)(Cbc_Model *);
+	int (*Cbc_isProvenInfeasible)(Cbc_Model *);
+	int (*Cbc_isProvenOptimal)(Cbc_Model *);
+	double (*Cbc_getObjValue)(Cbc_Model *);
+	double (*Cbc_getBestPossibleObjValue)(Cbc_Model *);
+	int (*Cbc_getNodeCount)(Cbc_Model *);
+	int (*Cbc_getIterationCount)(Cbc_Model *);
+	int (*Cbc_isNodeLimitReached)(Cbc_Model *);
+};
+
+/* each pointer typed as the headers declare its function (_Generic's
+ * operand is not evaluated: no reference to the symbol is linked) */
+#define SAME_TYPE(f)                                                       \
+	_Static_assert(_Generic(&f, __typeof__(((struct opt_lib *)0)->f): 1, \
+				default: 0),                               \
+		       #f " is typed as its declaration")
+SAME_TYPE(Clp_newModel);
+SAME_TYPE(Clp_deleteModel);
+SAME_TYPE(Clp_loadProblem);
+SAME_TYPE(Clp_setLogLevel);
+SAME_TYPE(Clp_setMaximumIterations);
+SAME_TYPE(Clp_dual);
+SAME_TYPE(Clp_isProvenOptimal);
+SAME_TYPE(Clp_isProvenPrimalInfeasible);
+SAME_TYPE(Clp_objectiveValue);
+SAME_TYPE(Clp_numberIterations);
+SAME_TYPE(Clp_isIterationLimitReached);
+SAME_TYPE(Cbc_newModel);
+SAME_TYPE(Cbc_loadProblem);
+SAME_TYPE(Cbc_setInteger);
+SAME_TYPE(Cbc_setMIPStartI);
+SAME_TYPE(Cbc_setLogLevel);
+SAME_TYPE(Cbc_setParameter);
+SAME_TYPE(Cbc_solve);
+SAME_TYPE(Cbc_bestSolution);
+SAME_TYPE(Cbc_isProvenInfeasible);
+SAME_TYPE(Cbc_isProvenOptimal);
+SAME_TYPE(Cbc_getObjValue);
+SAME_TYPE(Cbc_getBestPossibleObjValue);
+SAME_TYPE(Cbc_getNodeCount);
+SAME_TYPE(Cbc_getIterationCount);
+SAME_TYPE(Cbc_isNodeLimitReached);
+#undef SAME_TYPE
+
+#define LIB_FN(f) {#f, offsetof(struct opt_lib, f)}
+static const struct {
+	const char *name;
+	size_t off;
+} lib_fns[] = {
+	LIB_FN(Clp_newModel), LIB_FN(Clp_deleteModel),
+	LIB_FN(Clp_loadProblem), LIB_FN(Clp_setLogLevel),
+	LIB_FN(Clp_setMaximumIterations), LIB_FN(Clp_dual),
+	LIB_FN(Clp_isProvenOptimal), LIB_FN(Clp_isProvenPrimalInfeasible),
+	LIB_FN(Clp_objectiveValue), LIB_FN(Clp_numberIterations),
+	LIB_FN(Clp_isIterationLimitReached), LIB_FN(Cbc_newModel),
+	LIB_FN(Cbc_loadProblem), LIB_FN(Cbc_setInteger),
+	LIB_FN(Cbc_setMIPStartI), LIB_FN(Cbc_setLogLevel),
+	LIB_FN(Cbc_setParameter), LIB_FN(Cbc_solve),
+	LIB_FN(Cbc_bestSolution), LIB_FN(Cbc_isProvenInfeasible),
+	LIB_FN(Cbc_isProvenOptimal), LIB_FN(Cbc_getObjValue),
+	LIB_FN(Cbc_getBestPossibleObjValue), LIB_FN(Cbc_getNodeCount),
+	LIB_FN(Cbc_getIterationCount), LIB_FN(Cbc_isNodeLimitReached),
+};
+#undef LIB_FN
+
+int opt_lib_open_named(const char *soname, struct opt_lib **out,
+		       gms_err *err)
+{
+	*out = NULL;
+	struct opt_lib *l = calloc(1, sizeof *l);
+	if (!l)
+		return gms_errf(err, "out of memory");
+	l->h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	if (!l->h) {
+		const char *why = dlerror();
+		free(l);
+		return gms_errf(err,
+				"the optimal policy needs COIN-OR CBC, and "
+				"%s could not be loaded (%s); install "
+				"coinor-libcbc-dev (make deps)",
+				soname, why ? why : "no reason given");
+	}
+	for (size_t k = 0; k < sizeof lib_fns / sizeof lib_fns[0]; k++) {
+		dlerror();
+		void *sym = dlsym(l->h, lib_fns[k].name);
+		if (!sym) {
+			gms_errf(err, "%s has no function %s: not the CBC "
+				 "the optimal policy was built for",
+				 soname, lib_fns[k].name);
+			dlclose(l->h);
+			free(l);
+			return -1;
+		}
+		/* POSIX dlsym, Application Usage: a void * from dlsym is
+		 * converted to a function pointer through its bytes, which
+		 * ISO C leaves undefined and POSIX requires to work */
+		_Static_assert(sizeof sym == sizeof(void (*)(void)),
+			       "a data pointer holds a function pointer");
+		memcpy((char *)l + lib_fns[k].off, &sym, sizeof sym);
+	}
+	*out = l;
+	return 0;
+}
+
+int opt_lib_open(struct opt_lib **out, gms_err *err)
+{
+	return opt_lib_open_named(opt_lib_soname, out, err);
+}
+
+void opt_lib_close(struct opt_lib *l)
+{
+	if (!l)
+		return;
+	dlclose(l->h);
+	free(l);
+}
 
 const char *const opt_status_names[] = {"optimal", "stopped",
 					"no-solution", "infeasible"};
@@ -832,6 +994,7 @@ static int write_all(int fd, const void *buf, size_t n)
 
 /* The work limits and the safety net of one solve (struct opt_in). */
 struct lim {
+	const struct opt_lib *lib; /* CBC's and CLP's functions */
 	int64_t nodes;	  /* CBC's branch-and-bound nodes (0: the root) */
 	int64_t lp_iter;  /* CLP's simplex iterations for the LP value */
 	double wall_s;	  /* the safety net, wall seconds */
@@ -843,7 +1006,8 @@ struct lim {
 /* The limits in `in` (opt_solve's and opt_bound's) */
 static struct lim lim_of(const struct opt_in *in)
 {
-	return (struct lim){.nodes = in->node_limit,
+	return (struct lim){.lib = in->lib,
+			    .nodes = in->node_limit,
 			    .lp_iter = in->lp_iterations,
 			    .wall_s = in->time_limit_s,
 			    .search = in->search};
@@ -868,20 +1032,21 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 			const double *chi, const double *obj,
 			const struct lim *lim, const double *start)
 {
-	Clp_Simplex *c = Clp_newModel();
-	Cbc_Model *m = Cbc_newModel();
+	const struct opt_lib *L = lim->lib;
+	Clp_Simplex *c = L->Clp_newModel();
+	Cbc_Model *m = L->Cbc_newModel();
 	if (!c || !m)
 		_exit(1);
-	Clp_loadProblem(c, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
+	L->Clp_loadProblem(c, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
 			obj, mx->lo, mx->hi);
-	Clp_setLogLevel(c, 0);
-	Clp_setMaximumIterations(c, (int)lim->lp_iter);
-	Clp_dual(c, 0);
-	double lp[3] = {Clp_isProvenOptimal(c) ? Clp_objectiveValue(c) : NAN,
-			Clp_numberIterations(c),
-			Clp_isIterationLimitReached(c)};
-	bool lp_infeasible = Clp_isProvenPrimalInfeasible(c);
-	Clp_deleteModel(c);
+	L->Clp_setLogLevel(c, 0);
+	L->Clp_setMaximumIterations(c, (int)lim->lp_iter);
+	L->Clp_dual(c, 0);
+	double lp[3] = {L->Clp_isProvenOptimal(c) ? L->Clp_objectiveValue(c) : NAN,
+			L->Clp_numberIterations(c),
+			L->Clp_isIterationLimitReached(c)};
+	bool lp_infeasible = L->Clp_isProvenPrimalInfeasible(c);
+	L->Clp_deleteModel(c);
 	if (write_all(fd, lp, sizeof lp) < 0)
 		_exit(1);
 	if (strcmp(opt_search_used(lim->search, (uint64_t)n), "lp") == 0) {
@@ -895,30 +1060,30 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
 			_exit(1);
 		_exit(0);
 	}
-	Cbc_loadProblem(m, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
+	L->Cbc_loadProblem(m, n, mx->rows, cs->start, cs->idx, cs->val, clo, chi,
 			obj, mx->lo, mx->hi);
 	for (int64_t k = 0; k < n_int; k++)
-		Cbc_setInteger(m, (int)k);
+		L->Cbc_setInteger(m, (int)k);
 	if (start) {
 		int *idx = malloc((size_t)n * sizeof *idx);
 		if (idx) {
 			for (int k = 0; k < n; k++)
 				idx[k] = k;
-			Cbc_setMIPStartI(m, n, idx, start);
+			L->Cbc_setMIPStartI(m, n, idx, start);
 			free(idx);
 		}
 	}
-	Cbc_setLogLevel(m, 0);
+	L->Cbc_setLogLevel(m, 0);
 	char v[32];
 	snprintf(v, sizeof v, "%lld", (long long)lim->nodes);
-	Cbc_setParameter(m, "maxNodes", v);
-	Cbc_setParameter(m, "threads", "0");
-	Cbc_solve(m);
-	const double *sol = Cbc_bestSolution(m);
-	double h[8] = {Cbc_isProvenInfeasible(m), Cbc_isProvenOptimal(m),
-		       sol != NULL, sol ? Cbc_getObjValue(m) : 0,
-		       Cbc_getBestPossibleObjValue(m), Cbc_getNodeCount(m),
-		       Cbc_getIterationCount(m), Cbc_isNodeLimitReached(m)};
+	L->Cbc_setParameter(m, "maxNodes", v);
+	L->Cbc_setParameter(m, "threads", "0");
+	L->Cbc_solve(m);
+	const double *sol = L->Cbc_bestSolution(m);
+	double h[8] = {L->Cbc_isProvenInfeasible(m), L->Cbc_isProvenOptimal(m),
+		       sol != NULL, sol ? L->Cbc_getObjValue(m) : 0,
+		       L->Cbc_getBestPossibleObjValue(m), L->Cbc_getNodeCount(m),
+		       L->Cbc_getIterationCount(m), L->Cbc_isNodeLimitReached(m)};
 	if (write_all(fd, h, sizeof h) < 0 ||
 	    (sol && write_all(fd, sol, (size_t)n * sizeof *sol) < 0))
 		_exit(1);
@@ -1504,7 +1669,8 @@ out:
 	return rc;
 }
 
-int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
+static int solve_with(const struct opt_in *in, struct opt_sched *s,
+		      gms_err *err)
 {
 	const struct wl_workload *wl = in->wl;
 	uint32_t T = wl->n_ops, N = wl->n_tensors;
@@ -1784,7 +1950,8 @@ out:
 	return rc;
 }
 
-int opt_bound(const struct opt_in *in, struct opt_sched *s, gms_err *err)
+static int bound_with(const struct opt_in *in, struct opt_sched *s,
+		      gms_err *err)
 {
 	struct lay y;
 	double t0 = wall_s();
@@ -1798,4 +1965,35 @@ int opt_bound(const struct opt_in *in, struct opt_sched *s, gms_err *err)
 	s->solve_s = wall_s() - t0;
 	lay_free(&y);
 	return rc;
+}
+
+/* Call f with in->lib, or with CBC opened for this call alone when the
+ * caller opened none (the policy opens it once per plan). */
+static int with_lib(int (*f)(const struct opt_in *, struct opt_sched *,
+			     gms_err *),
+		    const struct opt_in *in, struct opt_sched *s,
+		    gms_err *err)
+{
+	if (in->lib)
+		return f(in, s, err);
+	struct opt_in own = *in;
+	struct opt_lib *l;
+	if (opt_lib_open(&l, err) < 0) {
+		memset(s, 0, sizeof *s);
+		return -1;
+	}
+	own.lib = l;
+	int rc = f(&own, s, err);
+	opt_lib_close(l);
+	return rc;
+}
+
+int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err)
+{
+	return with_lib(solve_with, in, s, err);
+}
+
+int opt_bound(const struct opt_in *in, struct opt_sched *s, gms_err *err)
+{
+	return with_lib(bound_with, in, s, err);
 }

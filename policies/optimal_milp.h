@@ -36,7 +36,14 @@ struct opt_seed {
 	uint32_t n;
 };
 
+/* CBC's and CLP's functions, loaded at run time (optimal_milp.c): the
+ * program links no CBC library, so commands that never solve never load
+ * it. */
+struct opt_lib;
+
 struct opt_in {
+	const struct opt_lib *lib;  /* opt_lib_open's (NULL: each solve
+				       opens it for itself) */
 	const struct wl_workload *wl;
 	const sim_time_t *op_time;  /* per op: kernel time */
 	const uint64_t *op_ws;	    /* per op: workspace bytes */
@@ -169,5 +176,15 @@ void opt_sched_free(struct opt_sched *s);
  * block decomposition's, policies/optimal_blocks.c, whose result is no
  * bound). 0, or -1 with err on out of memory. */
 int opt_bound(const struct opt_in *in, struct opt_sched *s, gms_err *err);
+
+/* Load libCbcSolver (the soname the program was built against) and the
+ * functions optimal_milp.c calls. 0 with *lib, or -1 with err naming the
+ * library and dlerror's reason (or the missing function); never exits. */
+int opt_lib_open(struct opt_lib **lib, gms_err *err);
+extern const char *const opt_lib_soname; /* e.g. libCbcSolver.so.3 */
+/* The same from the library named soname (tests: a missing library) */
+int opt_lib_open_named(const char *soname, struct opt_lib **lib,
+		       gms_err *err);
+void opt_lib_close(struct opt_lib *lib); /* NULL: nothing */
 
 #endif

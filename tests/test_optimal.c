@@ -32,6 +32,7 @@
  *     1300 fits).
  * Compute alone is t0 + t1 + 6100.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -843,9 +844,50 @@ static void test_chain_dp_exhaustive(void **state)
 #undef RND
 }
 
+/* Issue 37: CBC is loaded when a MILP is solved, not when the program
+ * starts. Run first: nothing has solved yet, so the library is not
+ * mapped (the test program, like gpumemsim, no longer links it). */
+static void test_cbc_not_loaded_at_start(void **state)
+{
+	(void)state;
+	void *h = dlopen(opt_lib_soname, RTLD_NOW | RTLD_NOLOAD);
+	if (h) {
+		dlclose(h);
+		fail_msg("%s is loaded before any solve", opt_lib_soname);
+	}
+	struct opt_lib *l = NULL;
+	gms_err err = {{0}};
+	assert_int_equal(opt_lib_open(&l, &err), 0);
+	assert_non_null(l);
+	opt_lib_close(l);
+}
+
+/* A missing library: an error naming it and the package, no crash; a
+ * library without CBC's functions (libm): an error naming the first
+ * missing one (Clp_newModel, the table's first) */
+static void test_cbc_missing_library(void **state)
+{
+	(void)state;
+	struct opt_lib *l = (struct opt_lib *)&l;
+	gms_err err = {{0}};
+	assert_int_equal(opt_lib_open_named("libNoSuchCbcSolver.so.0", &l,
+					    &err),
+			 -1);
+	assert_null(l);
+	assert_non_null(strstr(err.msg, "libNoSuchCbcSolver.so.0"));
+	assert_non_null(strstr(err.msg, "coinor-libcbc-dev"));
+	gms_err e2 = {{0}};
+	assert_int_equal(opt_lib_open_named("libm.so.6", &l, &e2), -1);
+	assert_null(l);
+	assert_non_null(strstr(e2.msg, "libm.so.6 has no function "
+					"Clp_newModel"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cbc_not_loaded_at_start),
+		cmocka_unit_test(test_cbc_missing_library),
 		cmocka_unit_test(test_swap_only),
 		cmocka_unit_test(test_recompute_only),
 		cmocka_unit_test(test_both_recompute_wins),
