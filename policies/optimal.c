@@ -474,7 +474,7 @@ seeds_out:
 		gms_errf(err, "no schedule of '%s' found within %s "
 			      "(bound %.0f ns)",
 			 wl->name,
-			 o->s.killed ? "the safety net's time_limit"
+			 o->s.work.killed ? "the safety net's time_limit"
 				     : "node_limit",
 			 o->s.best_bound);
 		goto out;
@@ -632,14 +632,14 @@ static void print_list(FILE *out, const char *what,
 /* What stopped a solve of a model of n columns: "none" when it ended
  * on its own. */
 static const char *stopped_by(const struct optimal_params *prm, uint64_t n,
-			      bool killed, bool node_limit)
+			      const struct opt_work *w)
 {
-	return killed ? "the safety net (time_limit): depends on the "
+	return w->killed ? "the safety net (time_limit): depends on the "
 			"machine's speed"
 	       : strcmp(opt_search_used(prm->search, n), "lp") == 0
 		       ? "search lp (the LP and the MIP start, no branch and "
 			 "bound)"
-	       : node_limit ? "node_limit"
+	       : w->node_limit ? "node_limit"
 			    : "none";
 }
 
@@ -653,7 +653,7 @@ static void optimal_report(struct pol *p, FILE *out)
 	char lp[96];
 	if (isnan(s->lp_bound))
 		snprintf(lp, sizeof lp, "not reached (%s)",
-			 s->lp_stopped ? "lp_iterations" : "safety net");
+			 s->work.lp_stopped ? "lp_iterations" : "safety net");
 	else
 		snprintf(lp, sizeof lp, "%.0f ns", s->lp_bound);
 	double diff = s->objective > 0
@@ -688,12 +688,12 @@ static void optimal_report(struct pol *p, FILE *out)
 			(unsigned long long)s->n_rows, s->start, s->start_obj,
 			s->seeds[0] ? s->seeds : "none", s->objective, lp,
 			s->best_bound, 100 * s->gap,
-			(unsigned long long)s->nodes,
+			(unsigned long long)s->work.nodes,
 			(long long)prm->node_limit,
 			opt_search_used(prm->search, s->n_vars),
-			(unsigned long long)s->iter,
-			(unsigned long long)s->lp_iter,
-			stopped_by(prm, s->n_vars, s->killed, s->node_limit),
+			(unsigned long long)s->work.iter,
+			(unsigned long long)s->work.lp_iter,
+			stopped_by(prm, s->n_vars, &s->work),
 			s->peak_mem, (unsigned long long)o->budget);
 	}
 	fprintf(out,
@@ -716,7 +716,7 @@ static void optimal_report(struct pol *p, FILE *out)
 	char blp[96];
 	if (isnan(s->bnd_lp))
 		snprintf(blp, sizeof blp, "not reached (%s)",
-			 s->bnd_lp_stopped ? "lp_iterations" : "safety net");
+			 s->bnd_work.lp_stopped ? "lp_iterations" : "safety net");
 	else
 		snprintf(blp, sizeof blp, "%.0f ns", s->bnd_lp);
 	double vs = s->bound > 0 ? (double)o->sim_time / s->bound : 0;
@@ -737,15 +737,14 @@ static void optimal_report(struct pol *p, FILE *out)
 			(unsigned long long)s->bnd_vars,
 			(unsigned long long)s->bnd_int,
 			(unsigned long long)s->bnd_rows,
-			(unsigned long long)s->bnd_nodes,
+			(unsigned long long)s->bnd_work.nodes,
 			opt_search_used(prm->search, s->bnd_vars),
-			(unsigned long long)s->bnd_iter,
-			(unsigned long long)s->bnd_lp_iter,
-			stopped_by(prm, s->bnd_vars, s->bnd_killed,
-				   s->bnd_node_limit),
+			(unsigned long long)s->bnd_work.iter,
+			(unsigned long long)s->bnd_work.lp_iter,
+			stopped_by(prm, s->bnd_vars, &s->bnd_work),
 			vs);
 	fprintf(out, "    safety net         %s\n",
-		s->killed || s->bnd_killed
+		s->work.killed || s->bnd_work.killed
 			? "HIT: a solve ran past time_limit and was killed; "
 			  "these figures depend on the machine's speed"
 			: "not hit (the figures are the work limits' and "

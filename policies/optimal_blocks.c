@@ -439,11 +439,9 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 		return gms_errf(err, "%s", e.msg);
 	}
 	/* its work and what stopped it, whatever it gave */
-	bk->nodes += op->s.nodes;
-	bk->iter += op->s.iter;
-	bk->lp_iter += op->s.lp_iter;
-	bk->n_killed += op->s.killed;
-	bk->n_node_limit += op->s.node_limit && !op->s.killed;
+	opt_work_add(&bk->work, &op->s.work);
+	bk->n_killed += op->s.work.killed;
+	bk->n_node_limit += op->s.work.node_limit && !op->s.work.killed;
 	bool lp = strcmp(opt_search_used(gin->search, op->s.n_vars), "lp") == 0;
 	bk->n_lp += lp;
 	if (op->s.n_vars > c->n_vars)
@@ -457,9 +455,9 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 	}
 	op->proven = op->s.status == OPT_OPTIMAL;
 	op->stopped = op->proven	   ? NULL
-		      : op->s.killed	   ? "safety net"
+		      : op->s.work.killed ? "safety net"
 		      : lp		   ? "search lp"
-		      : op->s.node_limit ? "node_limit"
+		      : op->s.work.node_limit ? "node_limit"
 					   : "cbc stopped short";
 	bk->n_proven += op->proven;
 	op->peak_cap = L;
@@ -820,11 +818,7 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 	s->n_stages = T;
 	snprintf(s->start, sizeof s->start, "none");
 	s->lp_bound = s->best_bound = NAN;
-	s->nodes = bk->nodes;
-	s->iter = bk->iter;
-	s->lp_iter = bk->lp_iter;
-	s->node_limit = bk->n_node_limit > 0;
-	s->killed = bk->n_killed > 0;
+	s->work = bk->work;
 	for (uint32_t c = 0; c < bk->n_classes; c++) {
 		s->n_vars += bk->c[c].n_vars;
 		s->n_rows += bk->c[c].n_rows;
@@ -950,12 +944,7 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 	s->bnd_vars = gb.bnd_vars;
 	s->bnd_rows = gb.bnd_rows;
 	s->bnd_int = gb.bnd_int;
-	s->bnd_nodes = gb.bnd_nodes;
-	s->bnd_iter = gb.bnd_iter;
-	s->bnd_lp_iter = gb.bnd_lp_iter;
-	s->bnd_lp_stopped = gb.bnd_lp_stopped;
-	s->bnd_node_limit = gb.bnd_node_limit;
-	s->bnd_killed = gb.bnd_killed;
+	s->bnd_work = gb.bnd_work;
 	s->solve_s += gb.solve_s;
 	opt_sched_free(&gb);
 	rc = 0;
@@ -1024,8 +1013,9 @@ void opt_blocks_report(const struct opt_blocks *b, const struct opt_sched *s,
 		(unsigned long long)vars, (unsigned long long)rows,
 		(unsigned long long)b->unit, (long long)b->node_limit,
 		b->n_node_limit, b->n_lp, b->n_killed,
-		(unsigned long long)b->nodes, (unsigned long long)b->iter,
-		(unsigned long long)b->lp_iter);
+		(unsigned long long)b->work.nodes,
+		(unsigned long long)b->work.iter,
+		(unsigned long long)b->work.lp_iter);
 	for (uint32_t c = 0; c < b->n_classes; c++) {
 		const struct opt_blk_class *k = &b->c[c];
 		fprintf(out, "    block class %-6u %u stages, %u gaps:", c,

@@ -77,7 +77,7 @@ struct opt_blocks {
 	 * repeat on any machine) and what stopped those that did not end
 	 * on their own */
 	int64_t node_limit;    /* CBC's nodes per solve (opt_in's) */
-	uint64_t nodes, iter, lp_iter;
+	struct opt_work work;  /* summed over the block solves */
 	uint32_t n_node_limit; /* stopped at node_limit */
 	uint32_t n_lp;	       /* searched as an LP (search lp, or auto
 				  above OPT_FULL_MAX_VARS) */
@@ -89,7 +89,7 @@ struct opt_blocks {
 /* Solve in->wl by blocks (wl_op.block marks) into s (a schedule of the
  * whole workload, for the optimal policy's replay; s->status
  * OPT_INFEASIBLE when no combination fits, OPT_FEASIBLE when an option
- * used was not proven optimal; s->killed when the safety net killed a
+ * used was not proven optimal; s->work.killed when the safety net killed a
  * block solve) and b; the global bound (opt_bound) in s->bnd_* and
  * s->bound. Every solve, the blocks' and the bound's, runs under in's
  * work limits (node_limit, lp_iterations, search; one thread) with
