@@ -49,6 +49,7 @@ struct optimal_params {
 	char seeds[PRM_STR_MAX]; /* heuristics whose schedules seed CBC */
 	int decompose;	    /* enum decompose */
 	int64_t menu;	    /* keep budgets per peak budget, per block */
+	int64_t menu_max;   /* the most a menu is doubled to */
 	int64_t exact_ops;  /* auto: decompose above this many ops */
 };
 
@@ -111,6 +112,12 @@ static const struct prm_def optimal_params[] = {
 	 "decompose: keep budgets per peak budget (two peaks) each "
 	 "distinct block is solved for (Rockmate's nb_budget_save)",
 	 offsetof(struct optimal_params, menu)},
+	{"menu_max", PRM_INT, "8", 2, 64, NULL,
+	 "decompose: when no combination of the blocks' options fits, "
+	 "the menu is doubled and the blocks solved again, up to this "
+	 "many keep budgets (counted in the report; each doubling "
+	 "doubles the block solves)",
+	 offsetof(struct optimal_params, menu_max)},
 	{"exact_ops", PRM_INT, "400", 1, 1e9, NULL,
 	 "decompose=auto: the most ops solved exactly",
 	 offsetof(struct optimal_params, exact_ops)},
@@ -423,6 +430,7 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	in.seed = sd;
 	in.n_seed = n_seed;
 	src = o->decomposed ? opt_blocks_solve(&in, (uint32_t)prm->menu,
+						(uint32_t)prm->menu_max,
 						&o->s, &o->blk, err)
 			    : opt_solve(&in, &o->s, err);
 seeds_out:
@@ -445,13 +453,17 @@ seeds_out:
 			      "'%s' fits %llu bytes (decompose=blocks: "
 			      "block inputs and outputs stay; %u blocks, "
 			      "%u options from %u solves, %u proven, the "
-			      "least keep %llu B); global bound %.0f ns "
-			      "(relaxation %s)",
+			      "least keep %llu B; menu %u, doubled %u "
+			      "times from %u, menu_max %u: %s); global "
+			      "bound %.0f ns (relaxation %s)",
 			 wl->name, (unsigned long long)ms.budget,
 			 o->blk.n_blocks, n_opt, o->blk.n_solves,
 			 o->blk.n_proven,
 			 (unsigned long long)(n_opt ? least : 0),
-			 o->s.bound, opt_status_names[o->s.bnd_status]);
+			 o->blk.menu, o->blk.n_doubled, o->blk.menu_first,
+			 o->blk.menu_max, opt_blocks_why_none(&o->blk),
+			 o->s.bound,
+			 opt_status_names[o->s.bnd_status]);
 		goto out;
 	}
 	if (o->s.status == OPT_INFEASIBLE) {
