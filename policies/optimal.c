@@ -49,6 +49,7 @@ struct optimal_params {
 	char seeds[PRM_STR_MAX]; /* heuristics whose schedules seed CBC */
 	int decompose;	    /* enum decompose */
 	int64_t menu;	    /* keep budgets per peak budget, per block */
+	int64_t menu_max;   /* the most a menu is doubled to */
 	int64_t exact_ops;  /* auto: decompose above this many ops */
 };
 
@@ -111,6 +112,12 @@ static const struct prm_def optimal_params[] = {
 	 "decompose: keep budgets per peak budget (two peaks) each "
 	 "distinct block is solved for (Rockmate's nb_budget_save)",
 	 offsetof(struct optimal_params, menu)},
+	{"menu_max", PRM_INT, "8", 2, 64, NULL,
+	 "decompose: when no combination of the blocks' options fits, "
+	 "the menu is doubled and the blocks solved again, up to this "
+	 "many keep budgets (counted in the report; each doubling "
+	 "doubles the block solves)",
+	 offsetof(struct optimal_params, menu_max)},
 	{"exact_ops", PRM_INT, "400", 1, 1e9, NULL,
 	 "decompose=auto: the most ops solved exactly",
 	 offsetof(struct optimal_params, exact_ops)},
@@ -427,6 +434,7 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 	in.seed = sd;
 	in.n_seed = n_seed;
 	src = o->decomposed ? opt_blocks_solve(&in, (uint32_t)prm->menu,
+						(uint32_t)prm->menu_max,
 						&o->s, &o->blk, err)
 			    : opt_solve(&in, &o->s, err);
 seeds_out:
@@ -449,13 +457,17 @@ seeds_out:
 			      "'%s' fits %llu bytes (decompose=blocks: "
 			      "block inputs and outputs stay; %u blocks, "
 			      "%u options from %u solves, %u proven, the "
-			      "least keep %llu B); global bound %.0f ns "
-			      "(relaxation %s)",
+			      "least keep %llu B; menu %u, doubled %u "
+			      "times from %u, menu_max %u: %s); global "
+			      "bound %.0f ns (relaxation %s)",
 			 wl->name, (unsigned long long)ms.budget,
 			 o->blk.n_blocks, n_opt, o->blk.n_solves,
 			 o->blk.n_proven,
 			 (unsigned long long)(n_opt ? least : 0),
-			 o->s.bound, opt_status_names[o->s.bnd_status]);
+			 o->blk.menu, o->blk.n_doubled, o->blk.menu_first,
+			 o->blk.menu_max, opt_blocks_why_none(&o->blk),
+			 o->s.bound,
+			 opt_status_names[o->s.bnd_status]);
 		goto out;
 	}
 	if (o->s.status == OPT_INFEASIBLE) {
@@ -478,7 +490,7 @@ seeds_out:
 		gms_errf(err, "no schedule of '%s' found within %s "
 			      "(bound %.0f ns)",
 			 wl->name,
-			 o->s.killed ? "the safety net's time_limit"
+			 o->s.work.killed ? "the safety net's time_limit"
 				     : "node_limit",
 			 o->s.best_bound);
 		goto out;
@@ -637,14 +649,14 @@ static void print_list(FILE *out, const char *what,
 /* What stopped a solve of a model of n columns: "none" when it ended
  * on its own. */
 static const char *stopped_by(const struct optimal_params *prm, uint64_t n,
-			      bool killed, bool node_limit)
+			      const struct opt_work *w)
 {
-	return killed ? "the safety net (time_limit): depends on the "
+	return w->killed ? "the safety net (time_limit): depends on the "
 			"machine's speed"
 	       : strcmp(opt_search_used(prm->search, n), "lp") == 0
 		       ? "search lp (the LP and the MIP start, no branch and "
 			 "bound)"
-	       : node_limit ? "node_limit"
+	       : w->node_limit ? "node_limit"
 			    : "none";
 }
 
@@ -658,7 +670,7 @@ static void optimal_report(struct pol *p, FILE *out)
 	char lp[96];
 	if (isnan(s->lp_bound))
 		snprintf(lp, sizeof lp, "not reached (%s)",
-			 s->lp_stopped ? "lp_iterations" : "safety net");
+			 s->work.lp_stopped ? "lp_iterations" : "safety net");
 	else
 		snprintf(lp, sizeof lp, "%.0f ns", s->lp_bound);
 	double diff = s->objective > 0
@@ -693,12 +705,12 @@ static void optimal_report(struct pol *p, FILE *out)
 			(unsigned long long)s->n_rows, s->start, s->start_obj,
 			s->seeds[0] ? s->seeds : "none", s->objective, lp,
 			s->best_bound, 100 * s->gap,
-			(unsigned long long)s->nodes,
+			(unsigned long long)s->work.nodes,
 			(long long)prm->node_limit,
 			opt_search_used(prm->search, s->n_vars),
-			(unsigned long long)s->iter,
-			(unsigned long long)s->lp_iter,
-			stopped_by(prm, s->n_vars, s->killed, s->node_limit),
+			(unsigned long long)s->work.iter,
+			(unsigned long long)s->work.lp_iter,
+			stopped_by(prm, s->n_vars, &s->work),
 			s->peak_mem, (unsigned long long)o->budget);
 	}
 	fprintf(out,
@@ -721,7 +733,7 @@ static void optimal_report(struct pol *p, FILE *out)
 	char blp[96];
 	if (isnan(s->bnd_lp))
 		snprintf(blp, sizeof blp, "not reached (%s)",
-			 s->bnd_lp_stopped ? "lp_iterations" : "safety net");
+			 s->bnd_work.lp_stopped ? "lp_iterations" : "safety net");
 	else
 		snprintf(blp, sizeof blp, "%.0f ns", s->bnd_lp);
 	double vs = s->bound > 0 ? (double)o->sim_time / s->bound : 0;
@@ -742,15 +754,14 @@ static void optimal_report(struct pol *p, FILE *out)
 			(unsigned long long)s->bnd_vars,
 			(unsigned long long)s->bnd_int,
 			(unsigned long long)s->bnd_rows,
-			(unsigned long long)s->bnd_nodes,
+			(unsigned long long)s->bnd_work.nodes,
 			opt_search_used(prm->search, s->bnd_vars),
-			(unsigned long long)s->bnd_iter,
-			(unsigned long long)s->bnd_lp_iter,
-			stopped_by(prm, s->bnd_vars, s->bnd_killed,
-				   s->bnd_node_limit),
+			(unsigned long long)s->bnd_work.iter,
+			(unsigned long long)s->bnd_work.lp_iter,
+			stopped_by(prm, s->bnd_vars, &s->bnd_work),
 			vs);
 	fprintf(out, "    safety net         %s\n",
-		s->killed || s->bnd_killed
+		s->work.killed || s->bnd_work.killed
 			? "HIT: a solve ran past time_limit and was killed; "
 			  "these figures depend on the machine's speed"
 			: "not hit (the figures are the work limits' and "

@@ -407,8 +407,8 @@ out:
  * op). -1 with err. */
 static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 		       uint64_t K, bool remat_only, uint64_t *ws,
-		       struct opt_blk_class *c, struct opt_blocks *bk,
-		       gms_err *err)
+		       struct opt_blk_class *c, struct opt_blk_class *prev,
+		       struct opt_blocks *bk, gms_err *err)
 {
 	const struct wl_workload *w = &v->w;
 	uint32_t T = w->n_ops;
@@ -418,6 +418,25 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 		if (c->opt[q].peak_cap == L && c->opt[q].keep_cap == K &&
 		    c->opt[q].remat_only == remat_only)
 			return 0;
+	struct opt_blk_pt *pt = &c->pt[c->n_pt++];
+	*pt = (struct opt_blk_pt){.peak_cap = L, .keep_cap = K,
+				  .remat_only = remat_only, .opt = -1};
+	/* solved for the menu before this one (doubled): the same problem
+	 * under the same work limits gives the same answer, so it is
+	 * taken over, not solved again */
+	for (uint32_t q = 0; prev && q < prev->n_pt; q++) {
+		const struct opt_blk_pt *p = &prev->pt[q];
+		if (p->peak_cap != L || p->keep_cap != K ||
+		    p->remat_only != remat_only)
+			continue;
+		bk->n_reused++;
+		if (p->opt >= 0) {
+			c->opt[c->n_opt] = prev->opt[p->opt];
+			memset(&prev->opt[p->opt], 0, sizeof *prev->opt);
+			pt->opt = (int32_t)c->n_opt++;
+		}
+		return 0;
+	}
 	for (uint32_t l = 0; l < T; l++)
 		ws[l] = v->gop[l] == WL_NONE ? L - K : v->ws[l];
 	struct opt_in in = {.lib = gin->lib, .wl = w, .op_time = v->time, .op_ws = ws,
@@ -439,11 +458,9 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 		return gms_errf(err, "%s", e.msg);
 	}
 	/* its work and what stopped it, whatever it gave */
-	bk->nodes += op->s.nodes;
-	bk->iter += op->s.iter;
-	bk->lp_iter += op->s.lp_iter;
-	bk->n_killed += op->s.killed;
-	bk->n_node_limit += op->s.node_limit && !op->s.killed;
+	opt_work_add(&bk->work, &op->s.work);
+	bk->n_killed += op->s.work.killed;
+	bk->n_node_limit += op->s.work.node_limit && !op->s.work.killed;
 	bool lp = strcmp(opt_search_used(gin->search, op->s.n_vars), "lp") == 0;
 	bk->n_lp += lp;
 	if (op->s.n_vars > c->n_vars)
@@ -457,11 +474,10 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 	}
 	op->proven = op->s.status == OPT_OPTIMAL;
 	op->stopped = op->proven	   ? NULL
-		      : op->s.killed	   ? "safety net"
+		      : op->s.work.killed ? "safety net"
 		      : lp		   ? "search lp"
-		      : op->s.node_limit ? "node_limit"
+		      : op->s.work.node_limit ? "node_limit"
 					   : "cbc stopped short";
-	bk->n_proven += op->proven;
 	op->peak_cap = L;
 	op->keep_cap = K;
 	op->remat_only = remat_only;
@@ -471,7 +487,7 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 		    op->s.mem[l] - (double)ws[l] > (double)op->keep)
 			op->keep = (uint64_t)llround(op->s.mem[l] -
 						     (double)ws[l]);
-	c->n_opt++;
+	pt->opt = (int32_t)c->n_opt++;
 	return 0;
 }
 
@@ -485,7 +501,8 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
  * err. */
 static int class_solve(const struct opt_in *gin, struct view *v,
 		       uint32_t menu, struct opt_blk_class *c,
-		       struct opt_blocks *bk, gms_err *err)
+		       struct opt_blk_class *prev, struct opt_blocks *bk,
+		       gms_err *err)
 {
 	const struct wl_workload *w = &v->w;
 	uint32_t T = w->n_ops, N = w->n_tensors;
@@ -542,8 +559,13 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 	uint64_t peaks[2] = {lmax, lmin + (lmax - lmin) / 2};
 	uint32_t nk = v->n_gaps ? menu : 1;
 	c->opt = calloc(4 * (size_t)nk, sizeof *c->opt);
-	if (!c->opt)
+	c->pt = calloc(4 * (size_t)nk, sizeof *c->pt);
+	if (!c->opt || !c->pt)
 		return gms_errf(err, "out of memory");
+	if (prev) { /* the same block's problem: the same sizes */
+		c->n_vars = prev->n_vars;
+		c->n_rows = prev->n_rows;
+	}
 	uint64_t *ws = malloc((T ? T : 1) * sizeof *ws);
 	if (!ws)
 		return gms_errf(err, "out of memory");
@@ -560,7 +582,7 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 			for (int ro = 0; ro < (gin->swap && gin->remat ? 2 : 1);
 			     ro++)
 				if (point_solve(gin, v, peaks[pi], K, ro, ws,
-						c, bk, err) < 0) {
+						c, prev, bk, err) < 0) {
 					free(ws);
 					return -1;
 				}
@@ -570,14 +592,20 @@ static int class_solve(const struct opt_in *gin, struct view *v,
 	return 0;
 }
 
+static void classes_free(struct opt_blk_class *c, uint32_t n)
+{
+	for (uint32_t k = 0; c && k < n; k++) {
+		for (uint32_t o = 0; o < c[k].n_opt; o++)
+			opt_sched_free(&c[k].opt[o].s);
+		free(c[k].opt);
+		free(c[k].pt);
+	}
+	free(c);
+}
+
 void opt_blocks_free(struct opt_blocks *b)
 {
-	for (uint32_t k = 0; b->c && k < b->n_classes; k++) {
-		for (uint32_t o = 0; o < b->c[k].n_opt; o++)
-			opt_sched_free(&b->c[k].opt[o].s);
-		free(b->c[k].opt);
-	}
-	free(b->c);
+	classes_free(b->c, b->n_classes);
 	free(b->cls);
 	free(b->choice);
 	memset(b, 0, sizeof *b);
@@ -604,14 +632,18 @@ static void lists_put(struct lists *l, bool fill, uint32_t t, uint32_t v,
 }
 
 int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
-		     struct opt_sched *s, struct opt_blocks *bk,
-		     gms_err *err)
+		     uint32_t menu_max, struct opt_sched *s,
+		     struct opt_blocks *bk, gms_err *err)
 {
 	const struct wl_workload *wl = in->wl;
 	uint32_t T = wl->n_ops, N = wl->n_tensors, NB = wl->n_blocks;
 	memset(s, 0, sizeof *s);
 	memset(bk, 0, sizeof *bk);
-	bk->menu = menu < 2 ? 2 : menu;
+	bk->menu = bk->menu_first = menu < 2 ? 2 : menu;
+	bk->menu_max = menu_max;
+	struct opt_sched gb;
+	memset(&gb, 0, sizeof gb);
+	struct opt_blk_class *prev = NULL;
 	bk->node_limit = in->node_limit;
 	if (!NB)
 		return gms_errf(err, "decompose: '%s' has no block marks "
@@ -778,53 +810,95 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 		bk->c[c].rep = k;
 		bk->c[c].n_stages = v->w.n_ops;
 		bk->c[c].n_gaps = v->n_gaps;
-		if (class_solve(in, v, bk->menu, &bk->c[c], bk, err) < 0)
-			goto out;
 	}
-	/* each block's options: its time, its peak beside base memory, its
-	 * keep */
-	doff = calloc((size_t)nb + 1, sizeof *doff);
-	for (uint32_t k = 0; k < nb; k++)
-		if (doff)
-			doff[k + 1] = doff[k] + bk->c[bk->cls[k]].n_opt;
-	dopt = calloc(doff && doff[nb] ? doff[nb] : 1, sizeof *dopt);
+	/* the global bound: the whole workload's relaxation, never the
+	 * decomposition's figures (first: when it proves that nothing
+	 * fits, no finer menu is tried) */
+	if (opt_bound(in, &gb, err) < 0)
+		goto out;
 	choice = calloc(nb ? nb : 1, sizeof *choice);
 	keep = calloc((size_t)nb + 1, sizeof *keep);
-	if (!doff || !dopt || !choice || !keep)
+	if (!choice || !keep)
 		goto oom;
-	for (uint32_t k = 0; k < nb; k++) {
-		const struct view *v = &views[k];
-		const struct opt_blk_class *c = &bk->c[bk->cls[k]];
-		for (uint32_t o = 0; o < c->n_opt; o++) {
-			struct opt_dp_opt *d = &dopt[doff[k] + o];
-			d->time = c->opt[o].time;
-			d->keep = c->opt[o].keep;
-			for (uint32_t l = 0; l < v->w.n_ops; l++) {
-				if (v->gop[l] == WL_NONE)
-					continue;
-				uint64_t m = base[v->gop[l]] +
-					     (uint64_t)llround(c->opt[o].s.mem[l]);
-				if (m > d->peak)
-					d->peak = m;
-			}
-		}
-	}
 	bk->unit = (in->budget + DP_SLOTS - 1) / DP_SLOTS;
 	if (!bk->unit)
 		bk->unit = 1;
 	double best = 0;
-	int drc = opt_chain_dp(nb, doff, dopt, need, in->budget, bk->unit,
-			       choice, &best);
-	if (drc < 0)
-		goto oom;
+	int drc;
+	for (;;) {
+		for (uint32_t c = 0; c < bk->n_classes; c++)
+			if (class_solve(in, &views[bk->c[c].rep], bk->menu,
+					&bk->c[c], prev ? &prev[c] : NULL, bk,
+					err) < 0)
+				goto out;
+		classes_free(prev, bk->n_classes);
+		prev = NULL;
+		/* each block's options: its time, its peak beside base
+		 * memory, its keep */
+		free(doff);
+		free(dopt);
+		doff = calloc((size_t)nb + 1, sizeof *doff);
+		for (uint32_t k = 0; k < nb; k++)
+			if (doff)
+				doff[k + 1] = doff[k] + bk->c[bk->cls[k]].n_opt;
+		dopt = calloc(doff && doff[nb] ? doff[nb] : 1, sizeof *dopt);
+		if (!doff || !dopt)
+			goto oom;
+		for (uint32_t k = 0; k < nb; k++) {
+			const struct view *v = &views[k];
+			const struct opt_blk_class *c = &bk->c[bk->cls[k]];
+			for (uint32_t o = 0; o < c->n_opt; o++) {
+				struct opt_dp_opt *d = &dopt[doff[k] + o];
+				d->time = c->opt[o].time;
+				d->keep = c->opt[o].keep;
+				for (uint32_t l = 0; l < v->w.n_ops; l++) {
+					if (v->gop[l] == WL_NONE)
+						continue;
+					uint64_t m =
+						base[v->gop[l]] +
+						(uint64_t)llround(
+							c->opt[o].s.mem[l]);
+					if (m > d->peak)
+						d->peak = m;
+				}
+			}
+		}
+		drc = opt_chain_dp(nb, doff, dopt, need, in->budget, bk->unit,
+				   choice, &best);
+		if (drc < 0)
+			goto oom;
+		if (drc == 0 || bk->menu > bk->menu_max / 2)
+			break;
+		if (gb.bnd_status == OPT_INFEASIBLE) {
+			bk->bound_infeasible = true;
+			break;
+		}
+		/* no combination fits: a finer menu of keep budgets
+		 * (Rockmate's nb_budget_save is 10 where the default here is
+		 * 4) may give a block an option between two of this menu's
+		 * points; the doubling is counted and reported */
+		prev = bk->c;
+		bk->c = calloc(nb ? nb : 1, sizeof *bk->c);
+		if (!bk->c) {
+			bk->c = prev;
+			prev = NULL;
+			goto oom;
+		}
+		for (uint32_t c = 0; c < bk->n_classes; c++) {
+			bk->c[c].rep = prev[c].rep;
+			bk->c[c].n_stages = prev[c].n_stages;
+			bk->c[c].n_gaps = prev[c].n_gaps;
+		}
+		bk->menu *= 2;
+		bk->n_doubled++;
+	}
+	for (uint32_t c = 0; c < bk->n_classes; c++)
+		for (uint32_t o = 0; o < bk->c[c].n_opt; o++)
+			bk->n_proven += bk->c[c].opt[o].proven;
 	s->n_stages = T;
 	snprintf(s->start, sizeof s->start, "none");
 	s->lp_bound = s->best_bound = NAN;
-	s->nodes = bk->nodes;
-	s->iter = bk->iter;
-	s->lp_iter = bk->lp_iter;
-	s->node_limit = bk->n_node_limit > 0;
-	s->killed = bk->n_killed > 0;
+	s->work = bk->work;
 	for (uint32_t c = 0; c < bk->n_classes; c++) {
 		s->n_vars += bk->c[c].n_vars;
 		s->n_rows += bk->c[c].n_rows;
@@ -938,11 +1012,6 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 				s->peak_mem = s->mem[t];
 		}
 	}
-	/* the global bound: the whole workload's relaxation, never the
-	 * decomposition's figures */
-	struct opt_sched gb;
-	if (opt_bound(in, &gb, err) < 0)
-		goto out;
 	s->bnd_status = gb.bnd_status;
 	s->bnd_lp = gb.bnd_lp;
 	s->bnd_best = gb.bnd_best;
@@ -950,19 +1019,15 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 	s->bnd_vars = gb.bnd_vars;
 	s->bnd_rows = gb.bnd_rows;
 	s->bnd_int = gb.bnd_int;
-	s->bnd_nodes = gb.bnd_nodes;
-	s->bnd_iter = gb.bnd_iter;
-	s->bnd_lp_iter = gb.bnd_lp_iter;
-	s->bnd_lp_stopped = gb.bnd_lp_stopped;
-	s->bnd_node_limit = gb.bnd_node_limit;
-	s->bnd_killed = gb.bnd_killed;
+	s->bnd_work = gb.bnd_work;
 	s->solve_s += gb.solve_s;
-	opt_sched_free(&gb);
 	rc = 0;
 	goto out;
 oom:
 	gms_errf(err, "out of memory");
 out:
+	opt_sched_free(&gb);
+	classes_free(prev, bk->n_classes);
 	for (uint32_t k = 0; views && k < nb; k++)
 		view_free(&views[k]);
 	free(views);
@@ -990,6 +1055,13 @@ out:
 		opt_blocks_free(bk);
 	}
 	return rc;
+}
+
+const char *opt_blocks_why_none(const struct opt_blocks *b)
+{
+	return b->bound_infeasible ? "the global relaxation proves that no "
+				     "schedule fits, so not doubled"
+				   : "doubled again it would pass menu_max";
 }
 
 void opt_blocks_report(const struct opt_blocks *b, const struct opt_sched *s,
@@ -1024,8 +1096,22 @@ void opt_blocks_report(const struct opt_blocks *b, const struct opt_sched *s,
 		(unsigned long long)vars, (unsigned long long)rows,
 		(unsigned long long)b->unit, (long long)b->node_limit,
 		b->n_node_limit, b->n_lp, b->n_killed,
-		(unsigned long long)b->nodes, (unsigned long long)b->iter,
-		(unsigned long long)b->lp_iter);
+		(unsigned long long)b->work.nodes,
+		(unsigned long long)b->work.iter,
+		(unsigned long long)b->work.lp_iter);
+	fprintf(out, "    menu doubled       ");
+	if (b->n_doubled)
+		fprintf(out, "%u times: no combination of menu %u's options "
+			     "fits, solved again up to menu %u (menu_max %u; "
+			     "%u points shared with the menu before reused)",
+			b->n_doubled, b->menu_first, b->menu, b->menu_max,
+			b->n_reused);
+	else
+		fprintf(out, "0 times (menu_max %u)", b->menu_max);
+	if (s->status == OPT_INFEASIBLE)
+		fprintf(out, "; no combination fits at menu %u: %s", b->menu,
+			opt_blocks_why_none(b));
+	fprintf(out, "\n");
 	for (uint32_t c = 0; c < b->n_classes; c++) {
 		const struct opt_blk_class *k = &b->c[c];
 		fprintf(out, "    block class %-6u %u stages, %u gaps:", c,

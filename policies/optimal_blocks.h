@@ -54,6 +54,15 @@ struct opt_blk_opt {
 				        (node_limit, killed) */
 };
 
+/* A menu point solved: its budgets and the option it gave (-1: none),
+ * so that a finer menu (below, menu_max) reuses it instead of solving
+ * it again. */
+struct opt_blk_pt {
+	uint64_t peak_cap, keep_cap;
+	bool remat_only;
+	int32_t opt;
+};
+
 /* A distinct block: its local problem and its options. */
 struct opt_blk_class {
 	uint32_t rep;		 /* the first block (chain order) like it */
@@ -61,6 +70,8 @@ struct opt_blk_class {
 	uint32_t n_gaps;
 	struct opt_blk_opt *opt;
 	uint32_t n_opt;
+	struct opt_blk_pt *pt;	 /* the points solved for the menu */
+	uint32_t n_pt;
 	uint64_t n_vars, n_rows; /* its largest sub-MILP */
 };
 
@@ -70,14 +81,23 @@ struct opt_blocks {
 	uint32_t *cls;	  /* per block in chain order: its class */
 	uint32_t *choice; /* per block: its option */
 	struct opt_blk_class *c;
-	uint32_t menu;	  /* keep budgets per peak budget */
+	uint32_t menu;	  /* keep budgets per peak budget (the last menu
+			     solved) */
+	uint32_t menu_first, menu_max; /* the menu asked for, and the cap
+					  of its doublings */
+	uint32_t n_doubled; /* times no combination fitted and the menu
+			       was doubled (reported) */
+	uint32_t n_reused;  /* points a doubled menu shared with the one
+			       before, not solved again */
+	bool bound_infeasible; /* no doubling: the global relaxation
+				  proves that no schedule fits */
 	uint64_t unit;	  /* the DP's slot, bytes */
 	uint32_t n_solves, n_proven;
 	/* every block solve's work, options or not (work limits: these
 	 * repeat on any machine) and what stopped those that did not end
 	 * on their own */
 	int64_t node_limit;    /* CBC's nodes per solve (opt_in's) */
-	uint64_t nodes, iter, lp_iter;
+	struct opt_work work;  /* summed over the block solves */
 	uint32_t n_node_limit; /* stopped at node_limit */
 	uint32_t n_lp;	       /* searched as an LP (search lp, or auto
 				  above OPT_FULL_MAX_VARS) */
@@ -89,18 +109,25 @@ struct opt_blocks {
 /* Solve in->wl by blocks (wl_op.block marks) into s (a schedule of the
  * whole workload, for the optimal policy's replay; s->status
  * OPT_INFEASIBLE when no combination fits, OPT_FEASIBLE when an option
- * used was not proven optimal; s->killed when the safety net killed a
+ * used was not proven optimal; s->work.killed when the safety net killed a
  * block solve) and b; the global bound (opt_bound) in s->bnd_* and
  * s->bound. Every solve, the blocks' and the bound's, runs under in's
  * work limits (node_limit, lp_iterations, search; one thread) with
  * in->time_limit_s as the safety net, as opt_solve's; in's seeds are not
  * used (each block solve starts from the framework's or swap-all's
- * schedule). menu: keep budgets per peak budget (>= 2). -1 with err:
- * no blocks, blocks that do not nest as a chain, out of memory. */
+ * schedule). menu: keep budgets per peak budget (>= 2). When no
+ * combination of the options fits the budget, the menu is doubled and
+ * every distinct block solved again (the points the two menus share
+ * reused), up to menu_max, unless the global relaxation proves that no
+ * schedule fits; b counts the doublings. -1 with err: no blocks, blocks
+ * that do not nest as a chain, out of memory. */
 int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
-		     struct opt_sched *s, struct opt_blocks *b,
-		     gms_err *err);
+		     uint32_t menu_max, struct opt_sched *s,
+		     struct opt_blocks *b, gms_err *err);
 void opt_blocks_free(struct opt_blocks *b);
+
+/* Why the last menu was not doubled when no combination fitted. */
+const char *opt_blocks_why_none(const struct opt_blocks *b);
 
 /* The report's lines on the decomposition (indented as pol reports). */
 void opt_blocks_report(const struct opt_blocks *b,

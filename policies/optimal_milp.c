@@ -968,11 +968,8 @@ struct sres {
 	double lp;
 	bool done, infeasible, optimal, has_sol;
 	double obj, best; /* CBC's objective and best possible bound */
-	double nodes, iter; /* CBC's nodes and simplex iterations */
-	bool node_limit;    /* CBC stopped at its node limit */
-	double lp_iter;	    /* CLP's iterations for the LP value */
-	bool lp_stopped;    /* CLP stopped at its iteration limit */
-	bool killed;	    /* the safety net (wall clock) stopped it */
+	struct opt_work w; /* its work; killed: the safety net (wall
+			      clock) stopped it */
 	double *x;	  /* the best solution (n), when has_sol */
 };
 
@@ -1095,7 +1092,7 @@ static void solve_child(int fd, const struct mat *mx, const struct csc *cs,
  * way to interrupt a solve (and CBC checks a seconds limit only between
  * phases: a 5 s limit took 49 s at the root of the 376-op recorded
  * transformer), so both run in a child process, killed when lim->wall_s
- * has passed: res->killed, which the caller reports (the answer then
+ * has passed: res->w.killed, which the caller reports (the answer then
  * depends on the machine's speed). What the child had written by then
  * is kept (the LP's value comes first). A separate process also keeps
  * CBC's static state (its command-line driver, CbcMain1) apart between
@@ -1136,7 +1133,7 @@ static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 	while (!eof && got < need) {
 		double left = lim->wall_s - (wall_s() - t0);
 		if (left <= 0) {
-			res->killed = true;
+			res->w.killed = true;
 			break;
 		}
 		struct pollfd pfd = {.fd = fd[0], .events = POLLIN};
@@ -1144,7 +1141,7 @@ static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr == 0) {
-			res->killed = true;
+			res->w.killed = true;
 			break;
 		}
 		if (pr < 0)
@@ -1165,8 +1162,8 @@ static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 	if (got >= NLP * sizeof(double)) {
 		memcpy(h, buf, NLP * sizeof(double));
 		res->lp = h[0];
-		res->lp_iter = h[1];
-		res->lp_stopped = h[2] > 0.5;
+		res->w.lp_iter = (uint64_t)h[1];
+		res->w.lp_stopped = h[2] > 0.5;
 	}
 	if (got >= sizeof h) {
 		memcpy(h, buf, sizeof h);
@@ -1175,9 +1172,9 @@ static int solve_both(const struct mat *mx, const struct csc *cs, int n,
 		res->has_sol = h[NLP + 2] > 0.5;
 		res->obj = h[NLP + 3];
 		res->best = h[NLP + 4];
-		res->nodes = h[NLP + 5];
-		res->iter = h[NLP + 6];
-		res->node_limit = h[NLP + 7] > 0.5;
+		res->w.nodes = (uint64_t)h[NLP + 5];
+		res->w.iter = (uint64_t)h[NLP + 6];
+		res->w.node_limit = h[NLP + 7] > 0.5;
 		res->done = !res->has_sol || got == need;
 		if (res->has_sol && got == need)
 			memcpy(res->x, buf + sizeof h,
@@ -1617,12 +1614,7 @@ static int bound_solve(const struct lay *y, const struct lim *lim,
 		goto out;
 	}
 	s->bnd_lp = isnan(sr.lp) ? NAN : sr.lp + base;
-	s->bnd_nodes = (uint64_t)sr.nodes;
-	s->bnd_iter = (uint64_t)sr.iter;
-	s->bnd_lp_iter = (uint64_t)sr.lp_iter;
-	s->bnd_lp_stopped = sr.lp_stopped;
-	s->bnd_node_limit = sr.node_limit;
-	s->bnd_killed = sr.killed;
+	s->bnd_work = sr.w;
 	if (sr.done && sr.infeasible) {
 		s->bnd_status = OPT_INFEASIBLE;
 		s->bnd_best = s->bound = INFINITY;
@@ -1883,12 +1875,7 @@ static int solve_with(const struct opt_in *in, struct opt_sched *s,
 		goto out;
 	}
 	s->lp_bound = isnan(sr.lp) ? NAN : sr.lp + base;
-	s->nodes = (uint64_t)sr.nodes;
-	s->iter = (uint64_t)sr.iter;
-	s->lp_iter = (uint64_t)sr.lp_iter;
-	s->lp_stopped = sr.lp_stopped;
-	s->node_limit = sr.node_limit;
-	s->killed = sr.killed;
+	s->work = sr.w;
 	if (sr.done && sr.infeasible) {
 		s->status = OPT_INFEASIBLE;
 		free(sr.x);

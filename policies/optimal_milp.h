@@ -78,7 +78,7 @@ struct opt_in {
 	double time_limit_s;	    /* the safety net: a solve still running
 				       after this many wall seconds is
 				       killed, and that is reported
-				       (killed, bnd_killed) */
+				       (work.killed, bnd_work.killed) */
 	bool swap;		    /* swapping allowed */
 	bool remat;		    /* recomputation allowed */
 	uint64_t max_vars;	    /* refuse a larger problem */
@@ -115,6 +115,32 @@ extern const char *const opt_status_names[];
 
 /* The solver's schedule, per stage t, as lists (CSR: the items of stage t
  * are x[x_off[t] .. x_off[t + 1])). */
+/* One solve's work and what stopped it: the work limits' figures, which
+ * repeat on any machine (killed aside). The incumbent's solve, the
+ * global bound's and, summed, the block solves' (optimal_blocks.c) each
+ * carry one. */
+struct opt_work {
+	uint64_t nodes;	  /* branch-and-bound nodes */
+	uint64_t iter;	  /* CBC's simplex iterations */
+	uint64_t lp_iter; /* CLP's, for the LP value */
+	bool lp_stopped;  /* CLP stopped at lp_iterations (LP value NAN) */
+	bool node_limit;  /* CBC stopped at node_limit */
+	bool killed;	  /* the safety net stopped the solve: its answer
+			     depends on the machine's speed */
+};
+
+/* Add w's work to sum (counts summed, stops or-ed). */
+static inline void opt_work_add(struct opt_work *sum,
+				const struct opt_work *w)
+{
+	sum->nodes += w->nodes;
+	sum->iter += w->iter;
+	sum->lp_iter += w->lp_iter;
+	sum->lp_stopped |= w->lp_stopped;
+	sum->node_limit |= w->node_limit;
+	sum->killed |= w->killed;
+}
+
 struct opt_sched {
 	enum opt_status status;
 	uint32_t n_stages;
@@ -128,13 +154,8 @@ struct opt_sched {
 	char seeds[256];   /* each seed tried: "name OBJ ns" used or
 			      rejected, "; "-separated */
 	double start_obj;  /* its objective, ns (0: none) */
-	uint64_t nodes;	   /* branch-and-bound nodes */
-	uint64_t iter;	   /* CBC's simplex iterations */
-	uint64_t lp_iter;  /* CLP's, for lp_bound */
-	bool lp_stopped;   /* CLP stopped at lp_iterations (lp_bound NAN) */
-	bool node_limit;   /* CBC stopped at node_limit */
-	bool killed;	   /* the safety net stopped this solve: its
-			      answer depends on the machine's speed */
+	struct opt_work work; /* the incumbent's solve (lp_stopped: lp_bound
+				 NAN) */
 	uint32_t *rc_off, *rc;	 /* ops recomputed in stage t (id order) */
 	uint32_t *in_off, *in;	 /* tensors swapped in during stage t */
 	uint32_t *out_off, *out; /* tensors swapped out during stage t */
@@ -155,9 +176,8 @@ struct opt_sched {
 				       optimum when bnd_status is
 				       OPT_OPTIMAL) */
 	double bound;		    /* the larger of the two: the bound */
-	uint64_t bnd_vars, bnd_rows, bnd_int, bnd_nodes;
-	uint64_t bnd_iter, bnd_lp_iter; /* as iter, lp_iter */
-	bool bnd_lp_stopped, bnd_node_limit, bnd_killed;
+	uint64_t bnd_vars, bnd_rows, bnd_int;
+	struct opt_work bnd_work;   /* its solve (lp_stopped: bnd_lp NAN) */
 	double solve_s;		    /* wall seconds of both solves (not
 				       reported with the results: it
 				       varies from run to run) */

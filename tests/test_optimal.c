@@ -571,42 +571,63 @@ static void test_seed_start(void **state)
  * 1100 ns; B = 2500: k0 + k1 <= 1000 and two keeps at most, block 2 and
  * one of blocks 0 and 1: 1200 ns; B = 1500: only block 2 keeps, 1300
  * ns; B = 1499: block 2's stages do not fit, no combination. */
-static struct wl_workload *chain3(void)
+/* A chain of nb blocks as above (F_b, G_b, B_b; L and U in no block),
+ * a_b of a_bytes; with m_bytes, each block's forward also runs M_b
+ * (a_b -> m_b, not recomputable: a dropout mask, whose re-run draws a
+ * new one) between F_b and G_b, G_b and B_b reading m_b as well. */
+static struct wl_workload *chain_blocks(const char *name, int nb,
+					uint64_t a_bytes, uint64_t m_bytes)
 {
-	struct wl_workload *w = wl_new("chain3", 1);
-	uint32_t x[4], a[3], dy[4];
+	struct wl_workload *w = wl_new(name, 1);
+	uint32_t x[4], a[3], m[3], dy[4];
 	char n[16];
 	x[0] = T(w, "x0", 100, WL_INPUT);
-	for (int b = 0; b < 3; b++) {
+	for (int b = 0; b < nb; b++) {
 		snprintf(n, sizeof n, "a%d", b);
-		a[b] = T(w, n, 1000, WL_ACT);
+		a[b] = T(w, n, a_bytes, WL_ACT);
+		snprintf(n, sizeof n, "m%d", b);
+		m[b] = m_bytes ? T(w, n, m_bytes, WL_ACT) : a[b];
 		snprintf(n, sizeof n, "x%d", b + 1);
 		x[b + 1] = T(w, n, 100, WL_ACT);
 	}
-	for (int b = 0; b < 4; b++) {
+	for (int b = 0; b <= nb; b++) {
 		snprintf(n, sizeof n, "dy%d", b);
 		dy[b] = T(w, n, 100, WL_ACT_GRAD);
 	}
 	uint32_t u = T(w, "w", 100, WL_ACT_GRAD);
-	for (int b = 0; b < 3; b++) {
+	for (int b = 0; b < nb; b++) {
 		wl_set_block(w, (uint32_t)b, WL_REGION_NONE);
 		snprintf(n, sizeof n, "F%d", b);
 		OPX(w, n, WL_FWD, 100, &x[b], 1, &a[b], 1, NULL, 0);
+		snprintf(n, sizeof n, "M%d", b);
+		struct wl_op_desc d = {.name = n, .type = OT_OTHER,
+				       .phase = WL_FWD, .in = &a[b], .n_in = 1,
+				       .out = &m[b], .n_out = 1, .time = 100,
+				       .flops = 100, .recomputable = false};
+		gms_err err;
+		if (m_bytes && wl_add_op(w, &d, &err) == WL_NONE)
+			fail_msg("%s", err.msg);
 		snprintf(n, sizeof n, "G%d", b);
-		OPX(w, n, WL_FWD, 100, &a[b], 1, &x[b + 1], 1, NULL, 0);
+		OPX(w, n, WL_FWD, 100, &m[b], 1, &x[b + 1], 1, NULL, 0);
 	}
 	wl_set_block(w, WL_NONE, WL_REGION_NONE);
-	OPX(w, "L", WL_FWD, 100, &x[3], 1, &dy[3], 1, NULL, 0);
-	for (int b = 2; b >= 0; b--) {
+	OPX(w, "L", WL_FWD, 100, &x[nb], 1, &dy[nb], 1, NULL, 0);
+	for (int b = nb - 1; b >= 0; b--) {
 		wl_set_block(w, (uint32_t)b, WL_REGION_NONE);
-		uint32_t in[3] = {dy[b + 1], a[b], x[b]};
+		uint32_t in[4] = {dy[b + 1], a[b], x[b], m[b]};
 		snprintf(n, sizeof n, "B%d", b);
-		OPX(w, n, WL_BWD, 100, in, 3, &dy[b], 1, NULL, 0);
+		OPX(w, n, WL_BWD, 100, in, m_bytes ? 4 : 3, &dy[b], 1, NULL,
+		    0);
 	}
 	wl_set_block(w, WL_NONE, WL_REGION_NONE);
 	OPX(w, "U", WL_BWD, 100, &dy[0], 1, &u, 1, NULL, 0);
 	finalize(w);
 	return w;
+}
+
+static struct wl_workload *chain3(void)
+{
+	return chain_blocks("chain3", 3, 1000, 0);
 }
 
 static void test_blocks_chain_by_hand(void **state)
@@ -779,6 +800,131 @@ static void test_blocks_work_limits(void **state)
 	       2, "key 'block_time_limit': unknown key");
 }
 
+/* When no combination of the menu's options fits, the menu is doubled
+ * (up to menu_max) and the blocks solved again, the doubling reported.
+ * Two blocks (chain_blocks with the masks), recomputation only
+ * (swap=false). Block b (b = 0, 1):
+ *
+ *   F_b  reads x_b                   writes a_b (200 B)      100 ns
+ *   M_b  reads a_b                   writes m_b (800 B)      100 ns,
+ *        not recomputable (a dropout mask: a re-run draws a new one)
+ *   G_b  reads m_b                   writes x_b+1 (100 B)    100 ns
+ *   B_b  reads dy_b+1, a_b, x_b, m_b writes dy_b (100 B)     100 ns
+ *
+ * with L (x_2 -> dy_2) and U (dy_0 -> w), 100 B and 100 ns each, in no
+ * block; x_0 (100 B) is the batch; order F0 M0 G0 F1 M1 G1 L B1 B0 U.
+ * Inside a block only a_b and m_b are managed, and m_b can reach B_b
+ * only by staying resident: a block keeps 1000 B across its gap (both)
+ * in 400 ns, or 800 B (m_b; a_b dropped after M_b and F_b re-run in
+ * B_b's stage) in 500 ns, and its own stages hold at most 1000 B
+ * either way (M_b, B_b). The block's peak budget is that 1000 B (its
+ * largest working set is too), its keep budgets Kmax * i / (menu - 1)
+ * with Kmax = 1000: menu 4 gives 1000, 666, 333, 0, and only 1000 holds
+ * m_b, so its one option keeps 1000; menu 8 gives 1000, 857, ... and
+ * 857 gives the 800 B option. The boundary tensors (x, dy, w: from
+ * producer to last reader) give each stage's base: F0 100, M0 100, G0
+ * 200, F1 200, M1 200, G1 300, L 400, B1 400, B0 300, U 200; so block 0
+ * needs 300 + 1000 = 1300 (at B0), block 1 400 + 1000 = 1400 (at B1)
+ * beside block 0's keep k0, and L 400 beside k0 + k1:
+ *   1300 <= B,  1400 + k0 <= B,  400 + k0 + k1 <= B;
+ * time 400 or 500 a block + 200 (L and U). With menu 4 (k = 1000 only)
+ * that needs B >= 2400 (1000 ns). At B = 2300 menu 4 has no
+ * combination; menu 8 has k0 = 800 (2200 <= 2300), k1 = 1000 (400 +
+ * 1800 <= 2300): 500 + 400 + 200 = 1100 ns, 4 + 6 block solves (menu
+ * 8 shares keeps 1000 and 0 with menu 4: 2 points reused). With
+ * menu_max 4 no doubling: none at 2300. At B = 2199 no schedule fits
+ * at all: B1's stage holds its working set (dy_2, a_1, m_1, x_1, dy_1:
+ * 1300 B), the batch x_0 and m_0 (neither can be made again without
+ * swapping): 2200 B. The global relaxation proves it, so the menu is
+ * not doubled. */
+/* The part of the report from `from` to the end of its line. */
+static char *rep_line(const char *rep, const char *from)
+{
+	const char *l = strstr(rep, from);
+	if (!l)
+		fail_msg("report lacks '%s':\n%s", from, rep);
+	size_t n = strcspn(l, "\n");
+	char *c = malloc(n + 1);
+	assert_non_null(c);
+	memcpy(c, l, n);
+	c[n] = 0;
+	return c;
+}
+
+static void test_blocks_menu_doubled(void **state)
+{
+	(void)state;
+	struct wl_workload *w = chain_blocks("chain2m", 2, 200, 800);
+	struct {
+		const char *kv[2];
+		uint64_t budget;
+		double want; /* 0: no combination */
+		const char *says;
+	} c[] = {
+		{{"menu_max=4", "menu=4"}, 2300, 0,
+		 "least keep 1000 B; menu 4, doubled 0 times from 4, "
+		 "menu_max 4: doubled again it would pass menu_max); "
+		 "global bound 1100 ns"},
+		{{"menu=4", "menu_max=8"}, 2400, 1000,
+		 "menu doubled       0 times (menu_max 8)\n"},
+		{{"menu=4", "menu_max=8"}, 2300, 1100,
+		 "menu doubled       1 times: no combination of menu 4's "
+		 "options fits, solved again up to menu 8 (menu_max 8; 2 "
+		 "points shared with the menu before reused)\n"},
+		{{"menu=8", "menu_max=8"}, 2300, 1100,
+		 "menu doubled       0 times (menu_max 8)\n"},
+		{{"menu=4", "menu_max=8"}, 2199, 0,
+		 "least keep 1000 B; menu 4, doubled 0 times from 4, "
+		 "menu_max 8: the global relaxation proves that no schedule "
+		 "fits, so not doubled); global bound inf ns (relaxation "
+		 "infeasible)"},
+	};
+	char *opts[2] = {NULL, NULL}; /* the block options, menu 8 */
+	for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+		const char *kv[4] = {"decompose=blocks", "swap=false",
+				     c[k].kv[0], c[k].kv[1]};
+		struct st_run st;
+		char *rep;
+		gms_err err = {{0}};
+		int rc = run_opt(w, kv, 4, c[k].budget, &st, &rep, &err);
+		if (!c[k].want) {
+			if (rc == 0 || !strstr(err.msg, "no combination of "
+							"the block options") ||
+			    !strstr(err.msg, c[k].says))
+				fail_msg("case %zu: rc %d: %s", k, rc, err.msg);
+		} else {
+			if (rc != 0 || st.oom.hit ||
+			    rep_num(rep, "objective") != c[k].want ||
+			    !strstr(rep, c[k].says) ||
+			    (double)st.iter[0].time != c[k].want ||
+			    st.mem.peak_requested > c[k].budget ||
+			    !strstr(rep, "0 swap-in, 0 swap-out, 0 drop, 0 "
+					 "recompute refused"))
+				fail_msg("case %zu: rc %d %s, simulated %lld "
+					 "ns\n%s",
+					 k, rc, err.msg,
+					 rc ? 0 : (long long)st.iter[0].time,
+					 rep ? rep : "");
+			if (c[k].want == 1100) {
+				/* 4 + 6 solves doubled, 8 at menu 8 */
+				if (!strstr(rep, k == 2 ? "from 10 block "
+							: "from 8 block "))
+					fail_msg("case %zu:\n%s", k, rep);
+				opts[k == 2] = rep_line(rep, "block class 0");
+			}
+		}
+		free(rep);
+		st_run_free(&st);
+	}
+	/* the doubled menu's options are menu 8's, in the same order */
+	assert_non_null(opts[0]);
+	assert_non_null(opts[1]);
+	assert_string_equal(opts[0], opts[1]);
+	free(opts[0]);
+	free(opts[1]);
+	wl_free(w);
+}
+
 /* Rockmate's chain DP (opt_chain_dp) against every combination of
  * options, on small random chains: the least time, and infeasibility,
  * agree; keeps rounded up to the slot in both. */
@@ -905,6 +1051,7 @@ int main(void)
 		cmocka_unit_test(test_blocks_not_below_exact),
 		cmocka_unit_test(test_blocks_auto_and_chain),
 		cmocka_unit_test(test_blocks_work_limits),
+		cmocka_unit_test(test_blocks_menu_doubled),
 		cmocka_unit_test(test_chain_dp_exhaustive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
