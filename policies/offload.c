@@ -65,10 +65,13 @@
  * or optimizer state (those are the module's, never packed by
  * OffloadActivations; see docs/offload.md for save_on_cpu and weights),
  * made in the forward pass (or an input of the iteration), that some
- * backward op reads. Each is copied once, however many backward ops read
- * it (torchtune de-duplicates by storage, "storage_to_tensor_id";
- * save_on_cpu packs once per saving op: docs/offload.md says where that
- * costs more). min_bytes: tensors smaller stay on the device; -1 takes
+ * backward op reads. OffloadActivations copies each once, however many
+ * backward ops read it (it de-duplicates by storage,
+ * "storage_to_tensor_id"). save_on_cpu packs once per saving node, and
+ * weights too (its pack hook runs "everytime an operation saves a tensor
+ * for backward", torch/autograd/graph.py, saved_tensors_hooks): a
+ * tensor's first pack is its own swap-out, every later one and every
+ * weight a copy of its own (pack_layer, unpack_group). min_bytes: tensors smaller stay on the device; -1 takes
  * the implementation's own (save_on_cpu: none, 0; OffloadActivations:
  * min_offload_size = 1024).
  */
@@ -118,6 +121,11 @@ enum {
 	OF_UNSTASHED = 4, /* the stash let it go (or blocking: copy done) */
 	OF_FWD_DONE = 8, /* its last forward reader has completed */
 	OF_RELEASED = 16, /* its device block was given up */
+	OF_PACK1 = 32,	 /* save_on_cpu: a saving layer's forward packed
+			    it (the first pack is the tensor's own copy,
+			    later ones are ex_copy_again) */
+	OF_UNPACK1 = 64, /* save_on_cpu: a backward layer unpacked it (the
+			    first is the executor's swap-in) */
 };
 
 struct of_state {
@@ -139,6 +147,10 @@ struct of_state {
 				read (first read within the group) */
 	uint32_t *grp_list;
 	uint32_t n_grp;
+	/* save_on_cpu: the groups of each layer (lay_grp[layer]: its last
+	 * group, grp_next[g]: the layer's group before g; 0: none) and the
+	 * layer's last forward op + 1 (lay_fwd_end; 0: none) */
+	uint32_t *lay_grp, *grp_next, *lay_fwd_end;
 	bool in_bwd;	     /* the backward pass has begun this iteration */
 	/* report */
 	uint64_t n_saved, saved_bytes; /* plan: tensors chosen, bytes */
@@ -146,6 +158,15 @@ struct of_state {
 	uint64_t held;		       /* saved tensors the framework holds
 					  for the run (wl_tensor.held) */
 	uint64_t prefetches, prefetch_refused, stash_waits, pack_refused;
+	uint64_t torch_packs, torch_pack_bytes; /* what save_on_cpu's hook
+					  would copy: count_torch_packs */
+	uint64_t again_packs, again_unpacks; /* save_on_cpu: second and
+					  later packs / unpacks copied */
+	uint64_t again_refused;	       /* of those, refused (no block or
+					  no host memory): not copied */
+	uint64_t unplaced;	       /* backward groups whose layer has
+					  no forward op (recorded traces):
+					  no second copies for them */
 };
 
 static int of_init(struct pol *p, gms_err *err)
@@ -175,6 +196,9 @@ static void of_fini(struct pol *p)
 	free(s->grp_of);
 	free(s->grp_at);
 	free(s->grp_list);
+	free(s->lay_grp);
+	free(s->grp_next);
+	free(s->lay_fwd_end);
 	free(s);
 	p->priv = NULL;
 }
@@ -194,6 +218,58 @@ static bool saved_for_bwd(const struct wl_workload *wl, uint32_t t)
 		if (wl->ops[x->readers[i]].phase == WL_BWD)
 			return true;
 	return false;
+}
+
+/* What torch.autograd.graph.save_on_cpu's pack hook copies in one
+ * iteration, for the report beside what this policy copies (saved_tensors,
+ * once per tensor). The hook runs "everytime an operation saves a tensor
+ * for backward" (torch/autograd/graph.py, saved_tensors_hooks) and
+ * pack_to_cpu copies each time, parameters included: once per saving
+ * autograd node and tensor. Here a node is a layer's run of backward ops
+ * (the generators make a layer per module or functional op: a Linear, a
+ * matmul, a softmax), and it saves what those ops read that is saved for
+ * backward or a parameter. Measured beside it: validate/
+ * torch_mechanisms.py --count-packs (results/validation/H100-80GB-HBM3/
+ * README.md). One pass over the backward ops' inputs. */
+static int count_torch_packs(struct of_state *s, const struct wl_workload *wl,
+			     gms_err *err)
+{
+	uint32_t *mark = calloc(wl->n_tensors + 1, sizeof *mark);
+	if (!mark)
+		return gms_errf(err, "out of memory");
+	uint32_t g = 0, prev_layer = WL_NONE;
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
+		if (op->phase != WL_BWD)
+			continue;
+		if (g == 0 || op->layer != prev_layer)
+			g++;
+		prev_layer = op->layer;
+		for (uint32_t i = 0; i < op->n_in; i++) {
+			uint32_t t = op->in[i];
+			if (mark[t] == g ||
+			    (wl->tensors[t].kind != WL_PARAM &&
+			     !saved_for_bwd(wl, t)))
+				continue;
+			mark[t] = g;
+			s->torch_packs++;
+			s->torch_pack_bytes += wl->tensors[t].bytes;
+		}
+	}
+	free(mark);
+	return 0;
+}
+
+/* Listed in a backward group: a tensor offloaded when saved; under
+ * save_on_cpu also a parameter (its hook packs weights too), over
+ * min_bytes. */
+static bool grouped(const struct of_state *s, const struct wl_workload *wl,
+		    uint32_t t)
+{
+	if (s->f[t] & OF_SAVED)
+		return true;
+	return !s->prm.overlap && wl->tensors[t].kind == WL_PARAM &&
+	       wl->tensors[t].bytes >= s->min_bytes;
 }
 
 static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
@@ -225,12 +301,13 @@ static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
 		s->n_saved++;
 		s->saved_bytes += wl->tensors[t].bytes;
 	}
-	if (!s->prm.overlap)
-		return 0;
-	/* backward layer groups and the saved tensors each reads: two
-	 * passes over the backward ops' inputs (count, fill); a tensor is
-	 * listed in a group once (its mark is the group it was last listed
-	 * in, kept in stash_t, free until the run starts) */
+	if (count_torch_packs(s, wl, err) != 0)
+		return -1;
+	/* backward layer groups and the tensors each reads that are grouped()
+	 * (save_on_cpu: what each saving layer packs): two passes over the
+	 * backward ops' inputs (count, fill); a tensor is listed in a group
+	 * once (its mark is the group it was last listed in, kept in
+	 * stash_t, free until the run starts) */
 	uint32_t *mark = s->stash_t;
 	uint32_t g = 0, prev_layer = WL_NONE;
 	size_t n_list = 0;
@@ -244,7 +321,7 @@ static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
 		s->grp_of[o] = g;
 		for (uint32_t i = 0; i < op->n_in; i++) {
 			uint32_t t = op->in[i];
-			if ((s->f[t] & OF_SAVED) && mark[t] != g) {
+			if (grouped(s, wl, t) && mark[t] != g) {
 				mark[t] = g;
 				s->grp_at[g]++;
 				n_list++;
@@ -271,7 +348,7 @@ static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
 		const struct wl_op *op = &wl->ops[o];
 		for (uint32_t i = 0; i < op->n_in; i++) {
 			uint32_t t = op->in[i];
-			if ((s->f[t] & OF_SAVED) && mark[t] != k) {
+			if (grouped(s, wl, t) && mark[t] != k) {
 				mark[t] = k;
 				s->grp_list[fill[k]++] = t;
 			}
@@ -279,6 +356,35 @@ static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
 	}
 	free(fill);
 	memset(mark, 0, (wl->n_tensors + 1) * sizeof *mark);
+	if (s->prm.overlap)
+		return 0;
+	s->lay_grp = calloc(wl->n_layers + 1, sizeof *s->lay_grp);
+	s->lay_fwd_end = calloc(wl->n_layers + 1, sizeof *s->lay_fwd_end);
+	s->grp_next = calloc(g + 2, sizeof *s->grp_next);
+	if (!s->lay_grp || !s->lay_fwd_end || !s->grp_next)
+		return gms_errf(err, "out of memory");
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		const struct wl_op *op = &wl->ops[o];
+		uint32_t k = s->grp_of[o];
+		if (op->phase == WL_FWD)
+			s->lay_fwd_end[op->layer] = o + 1;
+		else if (k && (o == 0 || s->grp_of[o - 1] != k)) {
+			s->grp_next[k] = s->lay_grp[op->layer];
+			s->lay_grp[op->layer] = k;
+		}
+	}
+	/* a group whose layer never ran forward (a trace names its backward
+	 * ops apart) has no pack point: it copies nothing twice, and its
+	 * unpacks are skipped too (unpack_group), so each second pack has
+	 * its unpack */
+	for (uint32_t o = 0; o < wl->n_ops; o++) {
+		uint32_t k = s->grp_of[o];
+		if (k && (o == 0 || s->grp_of[o - 1] != k) &&
+		    !s->lay_fwd_end[wl->ops[o].layer]) {
+			s->grp_next[k] = UINT32_MAX; /* unplaced */
+			s->unplaced++;
+		}
+	}
 	return 0;
 }
 
@@ -347,6 +453,65 @@ static void pack(struct of_state *s, struct ex *ex, uint32_t t)
 static void first_bwd_done(struct of_state *s, struct ex *ex,
 			   const struct wl_op *op);
 
+/* save_on_cpu: once layer L's forward ops are done, its autograd node has
+ * packed what its backward reads (the groups of L): each tensor's first
+ * pack is its own copy (pack(), at its producer), every later one and
+ * every parameter a copy of its own ("pack_hook ... called everytime an
+ * operation saves a tensor"; pack_to_cpu copies each time), as
+ * synchronous as the first (`packed.copy_(tensor)`, no non_blocking). */
+static void pack_layer(struct of_state *s, struct ex *ex, uint32_t layer)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	for (uint32_t k = s->lay_grp[layer]; k; k = s->grp_next[k])
+		for (uint32_t i = s->grp_at[k - 1]; i < s->grp_at[k]; i++) {
+			uint32_t t = s->grp_list[i];
+			if (wl->tensors[t].kind != WL_PARAM &&
+			    !(s->f[t] & OF_PACK1)) {
+				s->f[t] |= OF_PACK1;
+				continue;
+			}
+			eng_event ev = ex_copy_again(
+				ex, t, ENG_D2H, s->pinned ? 0 : EX_PAGEABLE);
+			if (ev == ENG_EVENT_NONE) {
+				s->again_refused++;
+				continue;
+			}
+			s->again_packs++;
+			ex_wait(ex, ev);
+		}
+}
+
+/* save_on_cpu: entering backward group k, its node unpacks each packed
+ * tensor (`tensor.to(device, non_blocking=pin_memory)`): the first
+ * unpack of an activation is the executor's swap-in before the op that
+ * reads it, every later one and every parameter a copy of its own, which
+ * the op waits for as for the swap-in. */
+static void unpack_group(struct of_state *s, struct ex *ex, uint32_t k)
+{
+	const struct wl_workload *wl = ex_workload(ex);
+	eng_event last = ENG_EVENT_NONE;
+	if (s->grp_next[k] == UINT32_MAX)
+		return; /* unplaced (of_plan) */
+	for (uint32_t i = s->grp_at[k - 1]; i < s->grp_at[k]; i++) {
+		uint32_t t = s->grp_list[i];
+		if (wl->tensors[t].kind != WL_PARAM &&
+		    !(s->f[t] & OF_UNPACK1)) {
+			s->f[t] |= OF_UNPACK1;
+			continue;
+		}
+		eng_event ev = ex_copy_again(ex, t, ENG_H2D,
+					     s->pinned ? 0 : EX_PAGEABLE);
+		if (ev == ENG_EVENT_NONE) {
+			s->again_refused++;
+			continue;
+		}
+		s->again_unpacks++;
+		last = ev;
+	}
+	if (last != ENG_EVENT_NONE)
+		ex_wait(ex, last); /* the H2D queue is FIFO: all of them */
+}
+
 static void of_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 {
 	struct of_state *s = p->priv;
@@ -366,6 +531,8 @@ static void of_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 		    ex_tensor_state(ex, t) == TS_IN)
 			pack(s, ex, t);
 	}
+	if (!s->prm.overlap && s->lay_fwd_end[op->layer] == op->id + 1)
+		pack_layer(s, ex, op->layer);
 	/* forward readers done: the last one's completion, or none left
 	 * after the producer */
 	for (uint32_t k = 0; k < op->n_in + op->n_out; k++) {
@@ -406,8 +573,14 @@ static void enter_group(struct of_state *s, struct ex *ex, uint32_t k)
 static void of_before_op(struct pol *p, struct ex *ex, const struct wl_op *op)
 {
 	struct of_state *s = p->priv;
-	if (!s->prm.overlap || op->phase != WL_BWD)
+	if (op->phase != WL_BWD)
 		return;
+	if (!s->prm.overlap) {
+		uint32_t k = s->grp_of[op->id];
+		if (k && (op->id == 0 || s->grp_of[op->id - 1] != k))
+			unpack_group(s, ex, k);
+		return;
+	}
 	if (!s->in_bwd) {
 		/* the first backward node unpacks what is still stashed
 		 * from the device: "if unpack_tensor_id in self.fwd_stash:
@@ -456,6 +629,17 @@ static void of_report(struct pol *p, FILE *out)
 	fprintf(out, "stash_waits %llu\n", (unsigned long long)s->stash_waits);
 	fprintf(out, "pack_refused %llu\n",
 		(unsigned long long)s->pack_refused);
+	fprintf(out, "save_on_cpu_packs %llu\n",
+		(unsigned long long)s->torch_packs);
+	fprintf(out, "save_on_cpu_pack_bytes %llu\n",
+		(unsigned long long)s->torch_pack_bytes);
+	fprintf(out, "again_packs %llu\n", (unsigned long long)s->again_packs);
+	fprintf(out, "again_unpacks %llu\n",
+		(unsigned long long)s->again_unpacks);
+	fprintf(out, "again_refused %llu\n",
+		(unsigned long long)s->again_refused);
+	fprintf(out, "again_unplaced_layers %llu\n",
+		(unsigned long long)s->unplaced);
 }
 
 const struct pol_ops pol_offload_ops = {

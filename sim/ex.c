@@ -49,7 +49,9 @@ struct ex_tensor {
 				   place with the tensor that counts it) */
 	uint32_t uses_left;	/* reads by ops not yet completed, this iter */
 	uint32_t lineage;	/* dropped tensors whose recompute needs it */
-	uint32_t inflight;	/* issued kernels reading it, not finished */
+	uint32_t inflight;	/* issued kernels reading it, and
+				   ex_copy_again copies of it, not
+				   finished */
 	uint32_t held;		/* work items past their input check that
 				   will read it (kept resident until issue) */
 	sim_time_t out_issued;	/* when its last swap-out was issued */
@@ -67,6 +69,10 @@ struct ex_tensor {
 	uint32_t z_gen;		/* bumps when the host copy is dropped, so
 				   a late (de)compression finds it stale */
 	eng_event written;	/* fires when the kernel writing it is done */
+	uint64_t again_host;	/* host bytes of its ex_copy_again D2H
+				   copies not yet copied back */
+	bool again_pageable;	/* those bytes are pageable (no pinned
+				   bytes) */
 	uint32_t regen_mark;	/* ex.regen_gen when regenerable() last
 				   reached it (0: never) */
 };
@@ -218,6 +224,11 @@ struct ex {
 	sim_time_t host_t;	    /* the host thread's clock: when it has
 				       issued its last launch or returned
 				       from its last wait */
+	eng_event k_running;	    /* the compute kernel in flight (its
+				       signal); ENG_EVENT_NONE: none, or
+				       host work */
+	eng_event k_done;	    /* the compute kernel that completed
+				       last this iteration (copy_after) */
 	size_t launched;	    /* n_stack when the top item's launch
 				       was charged and its issue deferred
 				       to host_t (RS_WAIT_HOST); 0: none.
@@ -562,6 +573,38 @@ static void wait_dep(struct ex *ex, enum eng_q q, eng_event ev)
 		stop_error(ex, "out of host memory for the simulation");
 }
 
+/* A copy the executor issues now on queue q waits for dep (its own
+ * dependency, wait_dep) and goes after the compute kernels that have
+ * completed by now: its queue waits for the last of them (in the model
+ * that wait has fired, so it costs nothing, as wait_dep's). The
+ * executor issues an op's copies (a policy's hook, an on-demand swap-in,
+ * an eviction at an OOM) once the kernel before has completed (the host
+ * thread, above), and frees a block when its last reader's kernel has
+ * completed, so the model's copy into a freed block starts after the
+ * block's old readers. A replay whose host runs ahead issues the copy
+ * when its host gets there, while those kernels are still queued: without
+ * this wait it copies before them (issue 30's H100 run: ondemand's
+ * swap-in of layer3.4.relu1.out, into the block layer3.4.bn2.bwd had yet
+ * to read, ran 4.3 ms before that kernel; the real-ahead replays of
+ * ondemand measured 31-33% under the prediction). Frameworks order a
+ * copy the same way: TensorFlow's GPUUtil::CopyCPUTensorToGPU ("Wait for
+ * the recv-stream to make sure the buffer is truly available") and
+ * CopyGPUTensorToCPU ("Wait for the sender's main stream to make sure the
+ * data are available") make the copy stream wait for the compute stream
+ * (tensorflow/core/common_runtime/gpu/gpu_util.cc, ThenWaitFor); PyTorch
+ * copies on the current stream, behind its kernels. */
+static void copy_after(struct ex *ex, enum eng_q q, eng_event dep)
+{
+	wait_dep(ex, q, dep); /* the copy's own dependency */
+	eng_event k = ex->k_done;
+	/* a wait for a compute event issued no earlier implies k's (the
+	 * queue is FIFO, events are numbered in issue order) */
+	if (dep != ENG_EVENT_NONE &&
+	    eng_event_src(&ex->eng, dep) == ENG_COMPUTE && dep >= k)
+		return;
+	wait_dep(ex, q, k);
+}
+
 /* Queue q's next item waits until the host has returned from its pending
  * driver calls (it is issued after them). */
 static void drv_gate(struct ex *ex, enum eng_q q)
@@ -765,6 +808,21 @@ static void host_unpin(struct ex *ex, uint32_t t, uint64_t bytes)
 	ex->t[t].pinned -= bytes;
 }
 
+/* Give back `bytes` (all: UINT64_MAX) of t's ex_copy_again host copies:
+ * when one is copied back, and when t ends its life (settle_one). */
+static void again_release(struct ex *ex, uint32_t t, uint64_t bytes)
+{
+	struct ex_tensor *x = &ex->t[t];
+	if (bytes > x->again_host)
+		bytes = x->again_host;
+	if (!bytes)
+		return;
+	if (!x->again_pageable)
+		mem_host_free(&ex->host, bytes);
+	host_release(ex, bytes);
+	x->again_host -= bytes;
+}
+
 static void host_drop(struct ex *ex, uint32_t t)
 {
 	struct ex_tensor *x = &ex->t[t];
@@ -809,10 +867,12 @@ static bool settle_one(struct ex *ex, uint32_t t)
 					 again */
 		dev_free(ex, t, ex->wl->tensors[t].bytes, &x->h);
 		host_drop(ex, t);
+		again_release(ex, t, UINT64_MAX);
 		set_state(ex, x, TS_NONE);
 		break;
 	case TS_OUT:
 		host_drop(ex, t);
+		again_release(ex, t, UINT64_MAX);
 		set_state(ex, x, TS_NONE);
 		break;
 	case TS_RECOMPUTE:
@@ -1174,6 +1234,22 @@ int ex_host_compress(struct ex *ex, uint32_t t, uint64_t stored,
 	return 0;
 }
 
+/* Host bytes for a copy out of the device: host memory (host.memory),
+ * and pinned memory from the pool unless pageable. NULL when taken, else
+ * why not (nothing taken). */
+static const char *host_take(struct ex *ex, uint64_t bytes, bool pageable)
+{
+	if (host_charge(ex, bytes, false) < 0)
+		return "host memory exhausted (host.memory)";
+	uint64_t g0 = ex->host.n_grow, b0 = ex->host.grown;
+	if (!pageable && mem_host_alloc(&ex->host, bytes) < 0) {
+		host_release(ex, bytes);
+		return "pinned host memory exhausted";
+	}
+	host_grew(ex, g0, b0);
+	return NULL;
+}
+
 static void swap_out_done(void *obj, uint64_t t)
 {
 	struct ex *ex = obj;
@@ -1227,21 +1303,13 @@ eng_event ex_swap_out(struct ex *ex, uint32_t t, unsigned flags)
 		return refuse(ex, "swap_out %s: a compressed host copy is "
 			      "pinned (EX_PAGEABLE refused)", tname(ex, t)),
 		       ENG_EVENT_NONE;
-	if (host_charge(ex, bytes, false) < 0)
-		return refuse(ex, "swap_out %s: host memory exhausted "
-			      "(host.memory)", tname(ex, t)),
+	const char *why = host_take(ex, bytes, pageable);
+	if (why)
+		return refuse(ex, "swap_out %s: %s", tname(ex, t), why),
 		       ENG_EVENT_NONE;
-	uint64_t g0 = ex->host.n_grow, b0 = ex->host.grown;
-	if (!pageable && mem_host_alloc(&ex->host, bytes) < 0) {
-		host_release(ex, bytes);
-		return refuse(ex, "swap_out %s: pinned host memory exhausted",
-			      tname(ex, t)),
-		       ENG_EVENT_NONE;
-	}
-	host_grew(ex, g0, b0);
 	x->pinned += bytes;
 	x->pageable = pageable;
-	wait_dep(ex, ENG_D2H, x->written);
+	copy_after(ex, ENG_D2H, x->written);
 	drv_gate(ex, ENG_D2H);
 	eng_event ev = eng_event_new(&ex->eng, ENG_D2H);
 	struct eng_item it = {.type = ENG_COPY, .q = ENG_D2H, .bytes = bytes,
@@ -1304,7 +1372,7 @@ eng_event ex_swap_in(struct ex *ex, uint32_t t, eng_event after)
 		return refuse(ex, "swap_in %s: no device memory for %llu bytes",
 			      tname(ex, t), (unsigned long long)bytes),
 		       ENG_EVENT_NONE;
-	wait_dep(ex, ENG_H2D, after);
+	copy_after(ex, ENG_H2D, after);
 	if (x->z_state == ZS_PACKING || x->z_state == ZS_PACKED) {
 		struct eng_item w = {.type = ENG_WAIT, .q = ENG_H2D,
 				     .wait = decompress(ex, t),
@@ -1597,7 +1665,7 @@ eng_event ex_refresh(struct ex *ex, uint32_t t, unsigned flags,
 		return refuse(ex, "refresh %s: not a whole-run tensor resident "
 			      "on the device", tname(ex, t)),
 		       ENG_EVENT_NONE;
-	wait_dep(ex, ENG_H2D, after);
+	copy_after(ex, ENG_H2D, after);
 	drv_gate(ex, ENG_H2D);
 	uint64_t bytes = ex->wl->tensors[t].bytes;
 	eng_event ev = eng_event_new(&ex->eng, ENG_H2D);
@@ -1606,6 +1674,58 @@ eng_event ex_refresh(struct ex *ex, uint32_t t, unsigned flags,
 			      .wait = ENG_EVENT_NONE, .signal = ev,
 			      .done = refresh_done, .obj = ex, .arg = bytes,
 			      .tag = t};
+	if (eng_issue(&ex->eng, &it) < 0)
+		stop_error(ex, "out of host memory for the simulation");
+	return ev;
+}
+
+static void copy_again_done(void *obj, uint64_t arg)
+{
+	struct ex *ex = obj;
+	uint32_t t = (uint32_t)(arg >> 1);
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	ex->t[t].inflight--;
+	if (arg & 1) {
+		ex->cur->bytes_h2d += bytes;
+		again_release(ex, t, bytes);
+	} else {
+		ex->cur->bytes_d2h += bytes;
+	}
+	settle(ex, t);
+}
+
+eng_event ex_copy_again(struct ex *ex, uint32_t t, enum eng_q q,
+			unsigned flags)
+{
+	struct ex_tensor *x = &ex->t[t];
+	uint64_t bytes = ex->wl->tensors[t].bytes;
+	bool h2d = q == ENG_H2D, pageable = flags & EX_PAGEABLE;
+	assert(q == ENG_H2D || q == ENG_D2H);
+	bool ok = h2d ? x->state == TS_IN || x->state == TS_SWAPPING_IN
+		      : x->state == TS_IN || (x->state == TS_SWAPPING_OUT &&
+					      x->h != MEM_HANDLE_NONE);
+	if (!ok || x->on_host)
+		return refuse(ex, "copy_again %s: state %s", tname(ex, t),
+			      ex_state_names[x->state]),
+		       ENG_EVENT_NONE;
+	if (!h2d) {
+		const char *why = host_take(ex, bytes, pageable);
+		if (why)
+			return refuse(ex, "copy_again %s: %s", tname(ex, t),
+				      why),
+			       ENG_EVENT_NONE;
+		x->again_host += bytes;
+		x->again_pageable = pageable;
+	}
+	copy_after(ex, q, h2d ? ENG_EVENT_NONE : x->written);
+	drv_gate(ex, q);
+	eng_event ev = eng_event_new(&ex->eng, q);
+	struct eng_item it = {.type = ENG_COPY, .q = q, .bytes = bytes,
+			      .pinned = !pageable, .wait = ENG_EVENT_NONE,
+			      .signal = ev, .done = copy_again_done,
+			      .obj = ex, .arg = (uint64_t)t << 1 | h2d,
+			      .tag = t};
+	x->inflight++;
 	if (eng_issue(&ex->eng, &it) < 0)
 		stop_error(ex, "out of host memory for the simulation");
 	return ev;
@@ -2104,6 +2224,7 @@ static void issue(struct ex *ex)
 		wait_dep(ex, ENG_COMPUTE, in);
 	}
 	eng_event ev = eng_event_new(&ex->eng, q);
+	ex->k_running = on_host ? ENG_EVENT_NONE : ev;
 	for (uint32_t i = 0; i < op->n_in; i++)
 		ex->t[op->in[i]].inflight++;
 	for (uint32_t i = 0; i < op->n_out; i++) {
@@ -2186,6 +2307,9 @@ static void kernel_done(void *obj, uint64_t arg)
 	struct ex_work w = ex->stack[--ex->n_stack];
 	const struct wl_op *op = &ex->wl->ops[w.op];
 	(void)arg;
+	if (ex->k_running != ENG_EVENT_NONE)
+		ex->k_done = ex->k_running; /* before its frees and hooks */
+	ex->k_running = ENG_EVENT_NONE;
 	if (w.ws != MEM_HANDLE_NONE)
 		dev_free(ex, WL_NONE, work_ws(ex, &w), &w.ws);
 	for (uint32_t i = 0; i < op->n_in; i++) {
@@ -2359,6 +2483,7 @@ static void iter_begin(struct ex *ex)
 		ex->cfg.obs->iter(ex->cfg.obs->obj, ex->iter, false,
 				  ex->cur->start);
 	eng_reset_events(&ex->eng);
+	ex->k_running = ex->k_done = ENG_EVENT_NONE;
 	ex->next_op = 0;
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
 		struct ex_tensor *x = &ex->t[t];
@@ -2597,6 +2722,7 @@ int ex_run(const struct ex_cfg *cfg, struct st_run *out, gms_err *err)
 	ex->pol = cfg->pol;
 	ex->po = cfg->pol->ops;
 	ex->st = out;
+	ex->k_running = ex->k_done = ENG_EVENT_NONE;
 	ex->runahead = cfg->host == EX_HOST_RUNAHEAD ||
 		       (cfg->host == EX_HOST_FRAMEWORK &&
 			wl_framework_runahead(cfg->wl->framework));

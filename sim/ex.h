@@ -455,6 +455,23 @@ int ex_host_compress(struct ex *ex, uint32_t t, uint64_t stored,
  * propagation. */
 eng_event ex_queue_event(struct ex *ex, enum eng_q q);
 
+/* A copy of t that changes neither its state nor its host copy: the
+ * second and later packs and unpacks of a tensor that a framework copies
+ * once per saving autograd node, as PyTorch's save_on_cpu does
+ * (policies/offload.c). q ENG_D2H: t must hold its device block (IN, or
+ * SWAPPING_OUT not yet released); the copy runs behind the kernel that
+ * writes t and takes host bytes of its own (pinned; EX_PAGEABLE:
+ * pageable), held for t until an ENG_H2D copy_again of t completes (or t
+ * ends its life). q ENG_H2D: t must be IN or SWAPPING_IN; the copy is
+ * queued on the H2D engine (behind a swap-in of t in flight) into t's
+ * own block -- the framework unpacks into a fresh buffer, which is not
+ * held here (docs/offload.md). t's block stays allocated while either
+ * copy runs. Counted in st_iter.bytes_d2h / bytes_h2d. Refused when t
+ * has no block, or host (pinned) memory is exhausted. Returns the event
+ * of its completion. */
+eng_event ex_copy_again(struct ex *ex, uint32_t t, enum eng_q q,
+			unsigned flags);
+
 /* ---- Host-side tensors and work (issue 32: zero-offload) ------------
  * Host memory (pinned and pageable copies, host-resident tensors) is a
  * capacity, the profile's host.memory (0: unlimited); every host byte

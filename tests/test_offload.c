@@ -171,10 +171,15 @@ static void test_framework_baseline(void **state)
 /* save_on_cpu, pin_memory false (its default): every saved tensor is
  * copied out synchronously (2000 ns pageable) right after the kernel that
  * saves it, and back on demand (2000 ns) before the backward op that
- * reads it; nothing overlaps. Time = 2750 + 7 x 2000 + 7 x 2000 = 30750,
- * stalls 14000 each way. Device peak: forward holds at most hk and xk
+ * reads it; nothing overlaps. Its hook packs the weights too: after
+ * bk.mlp (layer bk's last forward op) Wm_k and Wa_k go out again (200 ns
+ * each, pageable), and entering bk's backward they come back (200 ns
+ * each); no activation is read by two backward layers. Time = 2750 +
+ * 7 x 2000 x 2 + 6 x 200 x 2 = 33150, stalls 14000 + 1200 = 15200 each
+ * way, 7600 bytes each way. Device peak: forward holds at most hk and xk
  * (2000); backward at b1.attn.bwd: gh1, x0 (back), g0, six dW = 3600;
- * plus 1800 whole-run bytes = 5400. */
+ * plus 1800 whole-run bytes = 5400 (a weight comes back into its own
+ * block). */
 static void test_save_on_cpu_blocking(void **state)
 {
 	(void)state;
@@ -184,22 +189,24 @@ static void test_save_on_cpu_blocking(void **state)
 	char *rep = NULL;
 	run_toy(&hw, "offload", NULL, 0, &st, &rep);
 	assert_false(st.oom.hit);
-	assert_int_equal(st.steady.time, 30750);
-	assert_int_equal(st.steady.stall[ST_STALL_D2H], 14000);
-	assert_int_equal(st.steady.stall[ST_STALL_H2D], 14000);
-	assert_int_equal(st.steady.bytes_d2h, 7000);
-	assert_int_equal(st.steady.bytes_h2d, 7000);
+	assert_int_equal(st.steady.time, 33150);
+	assert_int_equal(st.steady.stall[ST_STALL_D2H], 15200);
+	assert_int_equal(st.steady.stall[ST_STALL_H2D], 15200);
+	assert_int_equal(st.steady.bytes_d2h, 7600);
+	assert_int_equal(st.steady.bytes_h2d, 7600);
 	assert_int_equal(st.mem.peak_requested, 5400);
 	assert_int_equal(st.pinned_peak, 0); /* pageable */
 	assert_non_null(strstr(rep, "saved_tensors 7\n"));
 	free(rep);
 	st_run_free(&st);
 
-	/* pin_memory: true, copies of 1000 ns: 2750 + 14 x 1000 */
+	/* pin_memory: true, copies of 1000 ns and 100 ns: 2750 + 14 x 1000
+	 * + 12 x 100; at the end of forward the host holds the seven
+	 * activations and the six weights' copies: 7600 pinned */
 	const char *kv[] = {"pin_memory=true"};
 	run_toy(&hw, "offload", kv, 1, &st, NULL);
-	assert_int_equal(st.steady.time, 16750);
-	assert_int_equal(st.pinned_peak, 7000);
+	assert_int_equal(st.steady.time, 17950);
+	assert_int_equal(st.pinned_peak, 7600);
 	st_run_free(&st);
 }
 
@@ -348,27 +355,74 @@ static void test_held_gradient_refused(void **state)
 
 /* ---- every family, and a recorded trace ------------------------------ */
 
-/* Bytes the header's definition saves for backward: not a parameter or
+/* The header's definition of saved for backward: not a parameter or
  * optimizer state, made in forward (or an input), read in backward. */
-static uint64_t saved_bytes(const struct wl_workload *w)
+static bool is_saved(const struct wl_workload *w, uint32_t t)
+{
+	const struct wl_tensor *x = &w->tensors[t];
+	if (x->kind == WL_PARAM || x->kind == WL_OPT_STATE || x->held)
+		return false;
+	if (x->producer == WL_NONE ? x->kind != WL_INPUT
+	    : w->ops[x->producer].phase != WL_FWD)
+		return false;
+	bool bwd = false;
+	for (uint32_t i = 0; i < x->n_readers; i++)
+		bwd |= w->ops[x->readers[i]].phase == WL_BWD;
+	return bwd;
+}
+
+/* What save_on_cpu copies each way (docs/offload.md): per run of
+ * backward ops of one layer (one autograd node), each distinct tensor
+ * they read that is saved or a parameter; a run whose layer has no
+ * forward op (a recorded trace's backward ops are layers of their own)
+ * has no pack point and copies each saved tensor once, as before. */
+static uint64_t pack_bytes(const struct wl_workload *w)
 {
 	uint64_t b = 0;
-	for (uint32_t t = 0; t < w->n_tensors; t++) {
-		const struct wl_tensor *x = &w->tensors[t];
-		if (x->kind == WL_PARAM || x->kind == WL_OPT_STATE || x->held)
+	uint32_t *seen = calloc(w->n_tensors + 1, sizeof *seen), run = 0;
+	bool *fwd = calloc(w->n_layers + 1, sizeof *fwd);
+	assert_non_null(seen);
+	assert_non_null(fwd);
+	for (uint32_t o = 0; o < w->n_ops; o++)
+		fwd[w->ops[o].layer] |= w->ops[o].phase == WL_FWD;
+	/* first: each saved tensor once */
+	for (uint32_t t = 0; t < w->n_tensors; t++)
+		b += is_saved(w, t) ? w->tensors[t].bytes : 0;
+	/* then the second and later packs, and every weight, of the runs
+	 * with a forward layer: run by run, a saved tensor's first listing
+	 * (in any run with a forward layer) is the copy counted above */
+	bool *first = calloc(w->n_tensors + 1, sizeof *first);
+	assert_non_null(first);
+	for (uint32_t o = 0; o < w->n_ops; o++) {
+		const struct wl_op *op = &w->ops[o];
+		if (op->phase != WL_BWD)
 			continue;
-		if (x->producer == WL_NONE ? x->kind != WL_INPUT
-		    : w->ops[x->producer].phase != WL_FWD)
+		if (!run || w->ops[o - 1].phase != WL_BWD ||
+		    w->ops[o - 1].layer != op->layer)
+			run++;
+		if (!fwd[op->layer])
 			continue;
-		bool bwd = false;
-		for (uint32_t i = 0; i < x->n_readers; i++)
-			bwd |= w->ops[x->readers[i]].phase == WL_BWD;
-		b += bwd ? x->bytes : 0;
+		for (uint32_t i = 0; i < op->n_in; i++) {
+			uint32_t t = op->in[i];
+			if (seen[t] == run || !(is_saved(w, t) ||
+						w->tensors[t].kind == WL_PARAM))
+				continue;
+			seen[t] = run;
+			if (w->tensors[t].kind != WL_PARAM && !first[t]) {
+				first[t] = true;
+				continue;
+			}
+			b += w->tensors[t].bytes;
+		}
 	}
+	free(seen);
+	free(fwd);
+	free(first);
 	return b;
 }
 
-/* Blocking offload copies each saved tensor out once and back once;
+/* Blocking offload (save_on_cpu) copies out and back what each saving
+ * node packs (pack_bytes);
  * zero-offload copies each gradient an update reads out and each updated
  * parameter back, and holds at least the optimizer states and the fp32
  * masters (4 bytes an element) in host memory. On the 64 GiB test
@@ -385,9 +439,9 @@ static void check_family(struct wl_workload *w, const char *what)
 	memset(&st, 0, sizeof st);
 	if (run_on(w, &p, &hw, "arena", 0, 0, 1, &st) < 0 || st.oom.hit)
 		fail_msg("%s: offload failed: %s", what, st.error);
-	uint64_t want = saved_bytes(w);
+	uint64_t want = pack_bytes(w);
 	if (st.steady.bytes_d2h != want || st.steady.bytes_h2d != want)
-		fail_msg("%s: offload moved %llu out, %llu in; saved %llu",
+		fail_msg("%s: offload moved %llu out, %llu in; packed %llu",
 			 what, (unsigned long long)st.steady.bytes_d2h,
 			 (unsigned long long)st.steady.bytes_h2d,
 			 (unsigned long long)want);
@@ -473,8 +527,8 @@ static void test_recorded_trace(void **state)
 	make_policy(&p, "offload", NULL, 0);
 	memset(&st, 0, sizeof st);
 	assert_int_equal(run_on(w, &p, &hw, "arena", 0, 0, 1, &st), 0);
-	assert_int_equal(st.steady.bytes_d2h, saved_bytes(w));
-	assert_int_equal(st.steady.bytes_h2d, saved_bytes(w));
+	assert_int_equal(st.steady.bytes_d2h, pack_bytes(w));
+	assert_int_equal(st.steady.bytes_h2d, pack_bytes(w));
 	st_run_free(&st);
 	pol_destroy(&p);
 	char *rep = NULL;
@@ -583,6 +637,94 @@ static void test_device_op_reads_host_tensor(void **state)
 	st_run_free(&st);
 }
 
+/* What save_on_cpu's hook would copy (the report's save_on_cpu_packs and
+ * save_on_cpu_pack_bytes), once per saving layer and tensor, parameters
+ * included, on a graph built for it (bytes):
+ *   x input 100, W parameter 10
+ *   l1   fwd  x, W -> a 1000
+ *   l2   fwd  a    -> b 1000
+ *   l3   fwd  a, b -> c 1000
+ *   loss fwd  c    -> l 10
+ *   loss.bwd       (layer loss) c          -> gc
+ *   l3.bwd_a, l3.bwd_b (layer l3) gc, a; gc, b, a -> ga3; gb
+ *   l2.bwd         (layer l2) gb, a        -> ga2
+ *   l1.bwd         (layer l1) ga2, ga3, x, W -> gW
+ * Nodes and what each packs: loss: c (1000); l3: a, b, a counted once in
+ * the node (2000); l2: a again (1000); l1: x and W (110). 6 packs,
+ * 4110 bytes; the policy's own copies are x, a, b, c once (4 tensors,
+ * 3100 bytes) and the second ones ex_copy_again: W and a's second.
+ *
+ * Timed with pin_memory=true (1 ns per byte), every copy synchronous:
+ * forward l1 [0,10]; its own packs x [10,110], a [110,1110]; layer l1's
+ * node: x is its own first pack, W again [1110,1120]. l2 [1120,1130];
+ * b [1130,2130]; its node: a's first pack (a's own copy). l3
+ * [2130,2140]; c [2140,3140]; its node: a again [3140,4140], b first.
+ * loss [4140,4150]; its node: c first. Backward: loss.bwd swaps c in
+ * [4150,5150], runs [5150,5160]; l3's node: a and b first unpacks, the
+ * executor's swap-ins before l3.bwd_a (a [5160,6160], op [6160,6170])
+ * and l3.bwd_b (b [6170,7170], op [7170,7180]); l2's node: a again into
+ * its block [7180,8180], l2.bwd [8180,8190]; l1's node: W again
+ * [8190,8200], then x's swap-in [8200,8300], l1.bwd [8300,8310];
+ * W.update [8310,8315]. Time 8315 = 95 of kernels + 4110 stalled each
+ * way; 4110 bytes each way; 2 copies again each way. Without the second
+ * copies: 95 + 2 x 3100 = 6295. */
+static void test_save_on_cpu_packs(void **state)
+{
+	(void)state;
+	struct wl_workload *w = wl_new("packs", 1);
+	wl_set_framework(w, "pytorch");
+	uint32_t x = T(w, "x", 100, WL_INPUT), W = T(w, "W", 10, WL_PARAM);
+	uint32_t a = T(w, "a", 1000, WL_ACT), b = T(w, "b", 1000, WL_ACT);
+	uint32_t c = T(w, "c", 1000, WL_ACT), l = T(w, "l", 10, WL_ACT);
+	uint32_t gc = T(w, "gc", 1000, WL_ACT_GRAD);
+	uint32_t ga3 = T(w, "ga3", 1000, WL_ACT_GRAD);
+	uint32_t gb = T(w, "gb", 1000, WL_ACT_GRAD);
+	uint32_t ga2 = T(w, "ga2", 1000, WL_ACT_GRAD);
+	uint32_t gW = T(w, "gW", 10, WL_PARAM_GRAD);
+	uint32_t i1[] = {x, W}, i3[] = {a, b}, i3a[] = {gc, a},
+		 i3b[] = {gc, b, a}, i2[] = {gb, a}, i1b[] = {ga2, ga3, x, W},
+		 iu[] = {W, gW};
+	O(w, "l1", OT_MATMUL, WL_FWD, "l1", 10, i1, 2, &a, 1);
+	O(w, "l2", OT_MATMUL, WL_FWD, "l2", 10, &a, 1, &b, 1);
+	O(w, "l3", OT_MATMUL, WL_FWD, "l3", 10, i3, 2, &c, 1);
+	O(w, "loss", OT_LOSS, WL_FWD, "loss", 10, &c, 1, &l, 1);
+	O(w, "loss.bwd", OT_LOSS_BWD, WL_BWD, "loss", 10, &c, 1, &gc, 1);
+	O(w, "l3.bwd_a", OT_MATMUL_BWD, WL_BWD, "l3", 10, i3a, 2, &ga3, 1);
+	O(w, "l3.bwd_b", OT_MATMUL_BWD, WL_BWD, "l3", 10, i3b, 3, &gb, 1);
+	O(w, "l2.bwd", OT_MATMUL_BWD, WL_BWD, "l2", 10, i2, 2, &ga2, 1);
+	O(w, "l1.bwd", OT_MATMUL_BWD, WL_BWD, "l1", 10, i1b, 4, &gW, 1);
+	O(w, "W.update", OT_UPDATE, WL_UPD, "update", 5, iu, 2, NULL, 0);
+	finalize(w);
+	struct hw_profile hw;
+	profile(&hw);
+	struct pol p;
+	const char *kv[] = {"pin_memory=true"};
+	make_policy(&p, "offload", kv, 1);
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_on(w, &p, &hw, "arena", 0, 0, 1, &st), 0);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.steady.time, 8315);
+	assert_int_equal(st.steady.stall[ST_STALL_D2H], 4110);
+	assert_int_equal(st.steady.stall[ST_STALL_H2D], 4110);
+	assert_int_equal(st.steady.bytes_d2h, 4110);
+	assert_int_equal(st.steady.bytes_h2d, 4110);
+	char *rep = NULL;
+	gms_err err = {{0}};
+	assert_int_equal(pol_report_text(&p, &rep, &err), 0);
+	assert_non_null(strstr(rep, "saved_tensors 4\n"));
+	assert_non_null(strstr(rep, "saved_bytes 3100\n"));
+	assert_non_null(strstr(rep, "save_on_cpu_packs 6\n"));
+	assert_non_null(strstr(rep, "save_on_cpu_pack_bytes 4110\n"));
+	assert_non_null(strstr(rep, "again_packs 2\n"));
+	assert_non_null(strstr(rep, "again_unpacks 2\n"));
+	assert_non_null(strstr(rep, "again_refused 0\n"));
+	free(rep);
+	pol_destroy(&p);
+	st_run_free(&st);
+	wl_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_recorded_trace),
 		cmocka_unit_test(test_host_calls),
 		cmocka_unit_test(test_device_op_reads_host_tensor),
+		cmocka_unit_test(test_save_on_cpu_packs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -396,6 +396,28 @@ static void test_waits_accumulate(void **state)
 	free(b.log.it);
 }
 
+/* A one-iteration hand log: its start (iter; alloc p, tensor 0, 512 B
+ * at 0) and its end (free p at `end`, the end record), replayed with
+ * the host running ahead. */
+static void begin_one(struct blog *b)
+{
+	memset(b, 0, sizeof *b);
+	snprintf(b->log.workload, sizeof b->log.workload, "hand");
+	b->log.budget = ARENA;
+	b->log.iterations = 1;
+	add(b, SCH_ITER, 0);
+	blk(b, SCH_ALLOC, 0, 0, 512, 0);
+}
+
+static struct rp_host *end_one(struct blog *b, sim_time_t end,
+			       struct rp_meas *m)
+{
+	blk(b, SCH_FREE, end, 0, 512, 0);
+	struct sch_item *e = add(b, SCH_END, end);
+	e->end = end;
+	return replay_log(b, true, m);
+}
+
 /* A `wait` logged on the compute queue (sim/ex.c: a kernel that reads
  * what a copy brought in) holds the compute stream: with the host
  * running ahead, K starts after the prefetch ends. Before issue 30 the
@@ -407,23 +429,51 @@ static void test_compute_wait(void **state)
 	(void)state;
 	const int64_t u = 25 * MS;
 	struct blog b;
-	memset(&b, 0, sizeof b);
-	snprintf(b.log.workload, sizeof b.log.workload, "hand");
-	b.log.budget = ARENA;
-	b.log.iterations = 1;
-	add(&b, SCH_ITER, 0);
-	blk(&b, SCH_ALLOC, 0, 0, 512, 0);
+	begin_one(&b);
 	copy(&b, 0, ENG_H2D, 0, 512, true, 0, 2 * u, SCH_NONE, 5);
 	struct sch_item *w = add(&b, SCH_WAIT, 0);
 	w->q = ENG_COMPUTE;
 	w->wait_ev = 5;
 	kern(&b, 0, 0, 2 * u, 3 * u, SCH_NONE, SCH_NONE, 0);
-	blk(&b, SCH_FREE, 3 * u, 0, 512, 0);
-	struct sch_item *end = add(&b, SCH_END, 3 * u);
-	end->end = 3 * u;
 	struct rp_meas m;
-	struct rp_host *h = replay_log(&b, true, &m);
+	struct rp_host *h = end_one(&b, 3 * u, &m);
 	before(h, 0, 0, 0, 1); /* slot 0 the prefetch, slot 1 K */
+	rp_meas_free(&m);
+	rp_host_free(h);
+	free(b.log.it);
+}
+
+/* A cudaFree's device-wide sync (sim/ex.c, "driver calls": a `driver`
+ * record with free=1 after `record`s on every queue, and the host's
+ * hostwait for its return): the replay makes no cudaFree, but its host
+ * waits for what the streams were given, as the model's did, so the
+ * prefetch issued after the call starts after K ends. Before, the core
+ * took the call's return as fired, and a host running ahead copied at
+ * once, while K still ran.
+ *   alloc p (512 B at 0); K [0, 2) signals E5; record compute E6, h2d
+ *   E7, d2h E8; driver free=1 t=2 signals E9; hostwait E9 t=2 until 2;
+ *   prefetch p (h2d) t=2 [2, 3); free p; end at 3 (units of 25 ms) */
+static void test_driver_free_syncs(void **state)
+{
+	(void)state;
+	const int64_t u = 25 * MS;
+	struct blog b;
+	begin_one(&b);
+	kern(&b, 0, 0, 0, 2 * u, SCH_NONE, 5, 0);
+	for (int q = 0; q < 3; q++) {
+		struct sch_item *r = add(&b, SCH_RECORD, 0);
+		r->q = q == 0 ? ENG_COMPUTE : q == 1 ? ENG_H2D : ENG_D2H;
+		r->signal_ev = 6 + (uint32_t)q;
+	}
+	struct sch_item *d = add(&b, SCH_DRIVER, 2 * u);
+	d->calls[1] = 1;
+	d->signal_ev = 9;
+	hostwait(&b, 2 * u, 9, 2 * u);
+	b.log.it[b.log.n - 1].cause = ST_STALL_ALLOC;
+	copy(&b, 2 * u, ENG_H2D, 0, 512, true, 2 * u, 3 * u, SCH_NONE, 10);
+	struct rp_meas m;
+	struct rp_host *h = end_one(&b, 3 * u, &m);
+	before(h, 0, 0, 0, 1); /* slot 0 K, slot 1 the prefetch */
 	rp_meas_free(&m);
 	rp_host_free(h);
 	free(b.log.it);
@@ -508,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_runahead_replay),
 		cmocka_unit_test(test_waits_accumulate),
 		cmocka_unit_test(test_compute_wait),
+		cmocka_unit_test(test_driver_free_syncs),
 		cmocka_unit_test(test_block_outside_the_arena),
 		cmocka_unit_test(test_arena_extent),
 		cmocka_unit_test(test_spin_ns),

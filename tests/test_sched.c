@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../sim/sched.h"
+#include "../validate/replay_host.h"
 #include "../workloads/wl_gen.h"
 #include "testkit.h"
 
@@ -48,11 +49,13 @@ static char *read_all(const char *path)
 }
 
 /* Simulate wl under policy `pol_name` (settings kv) on hw with the
- * allocator and budget, writing the schedule log to path. */
-static void write_log(const struct wl_workload *wl, const char *pol_name,
-		      const char *const *kv, size_t n_kv,
-		      const struct hw_profile *hw, const char *allocator,
-		      uint64_t budget, int iters, const char *path)
+ * allocator and budget and the host thread `host`, writing the schedule
+ * log to path. */
+static void write_log_host(const struct wl_workload *wl,
+			   const char *pol_name, const char *const *kv,
+			   size_t n_kv, const struct hw_profile *hw,
+			   const char *allocator, uint64_t budget, int iters,
+			   enum ex_host host, const char *path)
 {
 	struct pol pol;
 	make_policy(&pol, pol_name, kv, n_kv);
@@ -62,7 +65,7 @@ static void write_log(const struct wl_workload *wl, const char *pol_name,
 	assert_non_null(w);
 	struct ex_cfg cfg = {.hw = hw, .wl = wl, .pol = &pol,
 			     .allocator = allocator, .budget = budget,
-			     .iterations = iters, .warmup = 0,
+			     .iterations = iters, .warmup = 0, .host = host,
 			     .obs = sch_writer_observer(w)};
 	struct st_run st;
 	if (ex_run(&cfg, &st, &err) < 0)
@@ -73,6 +76,15 @@ static void write_log(const struct wl_workload *wl, const char *pol_name,
 		fail_msg("close: %s", err.msg);
 	st_run_free(&st);
 	pol_destroy(&pol);
+}
+
+static void write_log(const struct wl_workload *wl, const char *pol_name,
+		      const char *const *kv, size_t n_kv,
+		      const struct hw_profile *hw, const char *allocator,
+		      uint64_t budget, int iters, const char *path)
+{
+	write_log_host(wl, pol_name, kv, n_kv, hw, allocator, budget, iters,
+		       EX_HOST_FRAMEWORK, path);
 }
 
 /* The hand-built workload: input x (100 B), f: x -> a (100 B), g: x -> b
@@ -126,13 +138,20 @@ struct want {
  * 11  free b at 120 (no reader: freed at its producer)
  *     h reads a, OUT: swapped in on demand into a fresh block
  * 12  alloc a at 120
- * 13  copy a h2d [120, 220), signals event 4
- * 14  hostwait on event 4 from 120 until 220, cause h2d
- * 15  alloc c at 220
- * 16  wait on the compute queue for event 4, the copy that brought a
+ * 13  wait on the h2d queue for event 3, g's, the kernel that completed
+ *     last: the executor swaps a in once g is done, and a replay whose
+ *     host runs ahead issues the copy while g may still be queued (a's
+ *     block may be one g's inputs freed; issue 30: ondemand's copies ran
+ *     ahead of the kernels before them); fired at 120, no time
+ * 14  copy a h2d [120, 220), signals event 4
+ * 15  hostwait on event 4 from 120 until 220, cause h2d
+ * 16  alloc c at 220
+ * 17  wait on the compute queue for event 4, the copy that brought a
  *     in (fired at 220: no time; for the schedule, as 4)
- * 17  kernel h [220, 230), signals event 5
- * 18  free a at 230 (h done), 19  free c (no reader)
+ * 18  kernel h [220, 230), signals event 5
+ * 19  free a at 230 (h done), 20  free c (no reader)
+ * (the swap-out at 4 waits for event 0 alone: f wrote a and is also the
+ * kernel that completed last)
  * end: time 230; peak allocated 300 (x + b at 110). */
 static const struct want small_want[] = {
 	{SCH_ALLOC, 0, 0, N_, N_, 0, 0, 100},
@@ -148,6 +167,7 @@ static const struct want small_want[] = {
 	{SCH_FREE, 120, 0, N_, N_, 0, 0, 100},
 	{SCH_FREE, 120, 2, N_, N_, 0, 0, 200},
 	{SCH_ALLOC, 120, 1, N_, N_, 0, 0, 100},
+	{SCH_WAIT, 120, N_, 3, N_, 0, 0, 0},
 	{SCH_COPY, 120, 1, N_, 4, 120, 220, 100},
 	{SCH_HOSTWAIT, 120, N_, 4, N_, 0, 220, 0},
 	{SCH_ALLOC, 220, 3, N_, N_, 0, 0, 100},
@@ -233,13 +253,14 @@ static void test_small_by_hand(void **state)
 	}
 	/* it[0] is the iter record: seq k is it[k + 1] */
 	assert_int_equal(log.it[7].cause, ST_STALL_D2H);
-	assert_int_equal(log.it[15].cause, ST_STALL_H2D);
+	assert_int_equal(log.it[16].cause, ST_STALL_H2D);
 	assert_int_equal(log.it[5].q, ENG_D2H);
-	assert_int_equal(log.it[17].q, ENG_COMPUTE);
+	assert_int_equal(log.it[14].q, ENG_H2D);
+	assert_int_equal(log.it[18].q, ENG_COMPUTE);
 	/* kernel h reads a (1) and writes c (3) */
-	assert_int_equal(log.it[18].tensors[0], 1);
-	assert_int_equal(log.it[18].tensors[1], 3);
-	assert_string_equal(log.it[18].name, "h");
+	assert_int_equal(log.it[19].tensors[0], 1);
+	assert_int_equal(log.it[19].tensors[1], 3);
+	assert_string_equal(log.it[19].name, "h");
 	assert_int_equal(log.it[n + 1].kind, SCH_END);
 	assert_int_equal(log.it[n + 1].end, 230);
 	assert_int_equal(log.peak_allocated, 300);
@@ -295,7 +316,7 @@ static void test_check_corrupted(void **state)
 	(void)state;
 	/* overlap on a queue: kernel h issued at 115 and run [115, 230),
 	 * while g, issued before it on compute, runs until 120 */
-	check_fails("kernel seq=17", "t=220", "t=115", "start=220",
+	check_fails("kernel seq=18", "t=220", "t=115", "start=220",
 		    "start=115",
 		    "starts at 115 on queue compute, before the item issued "
 		    "before it ends at 120");
@@ -418,6 +439,64 @@ static void test_resnet50_round_trip(void **state)
 	round_trip("checkpoint", true, false);
 }
 
+/* The small workload of test_small_by_hand with 25 ms ops, simulated
+ * with a host that runs ahead and replayed the same way on the host
+ * backend (validate/replay_host.h, predicted times spun as they are):
+ * the on-demand swap-in of a (slot 3: f 0, a's swap-out 1, g 2, a's
+ * swap-in 3, h 4) starts after g (slot 2) has ended, as the model has
+ * it (at 50 ms + 100 ns, g's end). The replay's host issues the swap-in
+ * right after launching g, while g spins for 25 ms: before the executor
+ * logged the wait for the kernel that completed last (issue 30), the
+ * idle h2d stream started the copy at once, 25 ms early; ondemand's
+ * real-ahead replays on the H100 ran 31-33% under the prediction so. */
+static void test_runahead_replay_swap_in_after_kernel(void **state)
+{
+	(void)state;
+	const sim_time_t op = 25 * SIM_MS;
+	struct wl_workload *wl = wl_new("small", 1);
+	uint32_t x = T(wl, "x", 100, WL_INPUT), a = T(wl, "a", 100, WL_ACT),
+		 b = T(wl, "b", 200, WL_ACT), c = T(wl, "c", 100, WL_ACT);
+	OPX(wl, "f", WL_FWD, op, &x, 1, &a, 1, NULL, 0);
+	OPX(wl, "g", WL_FWD, op, &x, 1, &b, 1, NULL, 0);
+	OPX(wl, "h", WL_FWD, op, &a, 1, &c, 1, NULL, 0);
+	finalize(wl);
+	struct hw_profile hw;
+	hw_test_profile(&hw, 1 << 20);
+	char path[256];
+	tmp_path(path, sizeof path, "ahead");
+	write_log_host(wl, "ondemand", NULL, 0, &hw, "arena", 300, 1,
+		       EX_HOST_RUNAHEAD, path);
+	wl_free(wl);
+	struct sch_log log;
+	gms_err err = {{0}};
+	if (sch_read(path, &log, &err) < 0)
+		fail_msg("%s", err.msg);
+	/* seq 13 (it[14]): the h2d queue waits for g's event, 3 */
+	assert_int_equal(log.it[14].kind, SCH_WAIT);
+	assert_int_equal(log.it[14].q, ENG_H2D);
+	assert_int_equal(log.it[14].wait_ev, 3);
+	assert_int_equal(log.it[15].kind, SCH_COPY);
+	assert_int_equal(log.it[15].start, 2 * op + 100);
+	struct rp_host_cfg cfg = {.arena = rp_arena_extent(&log),
+				  .time_div = 1, .copy_cap = 200};
+	struct rp_host *h = rp_host_new(&cfg, &err);
+	assert_non_null(h);
+	struct rp_meas m = {.mode = "spin", .alloc = "arena"};
+	if (rp_replay_host(&log, rp_host_backend(h), cfg.arena, true, &m,
+			   &err) < 0)
+		fail_msg("%s", err.msg);
+	const struct rp_host_span *g = rp_host_span(h, 0, 2),
+				  *in = rp_host_span(h, 0, 3);
+	assert_non_null(g);
+	assert_non_null(in);
+	assert_true(g->done && in->done);
+	assert_true(g->tick1 < in->tick0);
+	rp_meas_free(&m);
+	rp_host_free(h);
+	sch_free(&log);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_check_corrupted),
 		cmocka_unit_test(test_reader_errors),
 		cmocka_unit_test(test_resnet50_round_trip),
+		cmocka_unit_test(test_runahead_replay_swap_in_after_kernel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -417,8 +417,17 @@ static int replay_iter(struct rp_ctx *c, const struct sch_item *a,
 			 * allocates inside its arena and makes none, so
 			 * their return has happened (the cost they would
 			 * have added is a finding of compare's, not
-			 * replayed) */
-			if (r->signal_ev != SCH_NONE) {
+			 * replayed). But a cudaFree synchronises the
+			 * device first (sim/ex.c, "driver calls"; the log's
+			 * `record`s before it): the host waits for what
+			 * every stream was given, as the model's did (a
+			 * host running ahead skipped that sync) */
+			for (int s = 0; r->calls[1] > 0 && rc == 0 &&
+					s < RP_STREAM_COUNT; s++)
+				if (c->q_last[s] != RP_FIRED)
+					rc = c->b->host_wait_event(
+						c->b->obj, c->q_last[s], err);
+			if (rc == 0 && r->signal_ev != SCH_NONE) {
 				uint32_t d = ev_dense(c, r->signal_ev);
 				c->ev_map[d] = RP_FIRED;
 				c->ev_set[d] = true;

@@ -22,7 +22,9 @@
  * kernel and copy whose predicted end is at or before the wait's `until`
  * has finished (in the model, what released memory by then). The host
  * time of driver allocation calls (cause=alloc) is not spent again: the
- * arena mode makes no driver calls.
+ * arena mode makes no driver calls; but where the model's host made a
+ * cudaFree (a `driver` record with free > 0), which synchronises the
+ * device, the replay's host waits for every stream.
  *
  * Where the model may be wrong (and the replay shows it, it does not hide
  * it): frameworks enqueue ahead of the GPU (PyTorch's caching allocator

@@ -69,10 +69,10 @@ def pinned_peak(torch):
     return ""
 
 
-def run_net(net, batch, steps, torch):
+def run_net(net, batch, steps, torch, mechanisms=None):
     dev = torch.device("cuda")
     rows, steps_rows = [], []
-    for mech in MECHANISMS:
+    for mech in mechanisms or MECHANISMS:
         opt_name, model, opt, fwd, enable_ckpt = build(net, batch, dev, torch)
         model.train()
         if mech == "checkpoint_blocks":
@@ -169,6 +169,9 @@ def main():
     ap.add_argument("--gpt2-batch", type=int, default=8)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--nets", default="resnet50,bert_base,gpt2")
+    ap.add_argument("--mechanisms", default=",".join(MECHANISMS),
+                    help="which of " + ",".join(MECHANISMS) + " to time, "
+                    "in that order (default: all)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # child: one net
     ap.add_argument("-o", required=True)
     ap.add_argument("--steps-out")
@@ -176,13 +179,18 @@ def main():
                     help="only count what save_on_cpu packs in one step "
                     "of each network (count_packs) into OUT.csv; no timing")
     a = ap.parse_args()
+    mechs = a.mechanisms.split(",")
+    bad = [m for m in mechs if m not in MECHANISMS]
+    if bad:
+        ap.error(f"--mechanisms: unknown {','.join(bad)} (known: "
+                 f"{','.join(MECHANISMS)})")
     if a.one:  # child process: one network, all mechanisms
         import torch
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.benchmark = True
         b = a.gpt2_batch if a.one == "gpt2" else a.batch
-        rows, srows = run_net(a.one, b, a.steps, torch)
+        rows, srows = run_net(a.one, b, a.steps, torch, mechs)
         write(a.o, "", rows)
         write(a.o + ".steps", "", srows)
         return 0
@@ -204,6 +212,7 @@ def main():
         r = subprocess.run([sys.executable, __file__, "--one", net,
                             "--batch", str(a.batch), "--gpt2-batch",
                             str(a.gpt2_batch), "--steps", str(a.steps),
+                            "--mechanisms", a.mechanisms,
                             "-o", part])
         if r.returncode != 0 or not os.path.exists(part):
             print(f"torch_mechanisms: {net}: not measured (exit "
