@@ -398,6 +398,10 @@ static bool affine_cost(const struct cal_csv *c, enum cal_bench bench,
 		return false;
 	*rate = (hi->size_bytes - lo->size_bytes) * 1e9 /
 		(hi->median_ns - lo->median_ns);
+	/* a rate a profile cannot hold (sizes that cost about the same:
+	 * the median serves) */
+	if (!(*rate >= HW_BYTE_RATE_MIN && *rate <= HW_BYTE_RATE_MAX))
+		return false;
 	*cost = lo->median_ns - lo->size_bytes * 1e9 / *rate;
 	if (*cost < 0)
 		*cost = 0;

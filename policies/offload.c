@@ -166,7 +166,7 @@ struct of_state {
 					  no host memory): not copied */
 	uint64_t unplaced;	       /* backward groups whose layer has
 					  no forward op (recorded traces):
-					  no second copies for them */
+					  no second copies for them (plan) */
 };
 
 static int of_init(struct pol *p, gms_err *err)
@@ -638,7 +638,7 @@ static void of_report(struct pol *p, FILE *out)
 		(unsigned long long)s->again_unpacks);
 	fprintf(out, "again_refused %llu\n",
 		(unsigned long long)s->again_refused);
-	fprintf(out, "again_unplaced_layers %llu\n",
+	fprintf(out, "again_unplaced_groups %llu\n",
 		(unsigned long long)s->unplaced);
 }
 

@@ -113,8 +113,6 @@ enum opt_status {
 };
 extern const char *const opt_status_names[];
 
-/* The solver's schedule, per stage t, as lists (CSR: the items of stage t
- * are x[x_off[t] .. x_off[t + 1])). */
 /* One solve's work and what stopped it: the work limits' figures, which
  * repeat on any machine (killed aside). The incumbent's solve, the
  * global bound's and, summed, the block solves' (optimal_blocks.c) each
@@ -141,6 +139,8 @@ static inline void opt_work_add(struct opt_work *sum,
 	sum->killed |= w->killed;
 }
 
+/* The solver's schedule, per stage t, as lists (CSR: the items of stage t
+ * are x[x_off[t] .. x_off[t + 1])). */
 struct opt_sched {
 	enum opt_status status;
 	uint32_t n_stages;

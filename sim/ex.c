@@ -809,7 +809,9 @@ static void host_unpin(struct ex *ex, uint32_t t, uint64_t bytes)
 }
 
 /* Give back `bytes` (all: UINT64_MAX) of t's ex_copy_again host copies:
- * when one is copied back, and when t ends its life (settle_one). */
+ * when one is copied back, when t ends its life (settle_one), and at the
+ * iteration's end (iter_end: a whole-run tensor's copy never brought
+ * back). */
 static void again_release(struct ex *ex, uint32_t t, uint64_t bytes)
 {
 	struct ex_tensor *x = &ex->t[t];
@@ -876,6 +878,7 @@ static bool settle_one(struct ex *ex, uint32_t t)
 		set_state(ex, x, TS_NONE);
 		break;
 	case TS_RECOMPUTE:
+		again_release(ex, t, UINT64_MAX);
 		set_state(ex, x, TS_NONE);
 		return true; /* its lineage references are due */
 	default:
@@ -1704,9 +1707,22 @@ eng_event ex_copy_again(struct ex *ex, uint32_t t, enum eng_q q,
 	bool ok = h2d ? x->state == TS_IN || x->state == TS_SWAPPING_IN
 		      : x->state == TS_IN || (x->state == TS_SWAPPING_OUT &&
 					      x->h != MEM_HANDLE_NONE);
-	if (!ok || x->on_host)
+	if (x->on_host)
+		return refuse(ex, "copy_again %s: it lives in host memory",
+			      tname(ex, t)),
+		       ENG_EVENT_NONE;
+	if (!ok)
 		return refuse(ex, "copy_again %s: state %s", tname(ex, t),
 			      ex_state_names[x->state]),
+		       ENG_EVENT_NONE;
+	if (h2d && x->again_host < bytes)
+		return refuse(ex, "copy_again %s: no copy of its own on the "
+			      "host to bring back", tname(ex, t)),
+		       ENG_EVENT_NONE;
+	if (!h2d && x->again_host && x->again_pageable != pageable)
+		return refuse(ex, "copy_again %s: its other copies are %s",
+			      tname(ex, t),
+			      x->again_pageable ? "pageable" : "pinned"),
 		       ENG_EVENT_NONE;
 	if (!h2d) {
 		const char *why = host_take(ex, bytes, pageable);
@@ -2590,6 +2606,7 @@ static void iter_end(struct ex *ex)
 		}
 	}
 	for (uint32_t t = 0; t < wl->n_tensors; t++) {
+		again_release(ex, t, UINT64_MAX);
 		if (persistent(ex, t) || ex->t[t].state == TS_NONE)
 			continue;
 		/* alive past the iteration: a workload whose outputs are never

@@ -461,8 +461,10 @@ eng_event ex_queue_event(struct ex *ex, enum eng_q q);
  * (policies/offload.c). q ENG_D2H: t must hold its device block (IN, or
  * SWAPPING_OUT not yet released); the copy runs behind the kernel that
  * writes t and takes host bytes of its own (pinned; EX_PAGEABLE:
- * pageable), held for t until an ENG_H2D copy_again of t completes (or t
- * ends its life). q ENG_H2D: t must be IN or SWAPPING_IN; the copy is
+ * pageable), held for t until an ENG_H2D copy_again of t completes, t
+ * ends its life or the iteration ends; all of t's held copies are pinned
+ * or all pageable. q ENG_H2D: t must be IN or SWAPPING_IN and hold such a
+ * copy (its bytes are given back when the copy is done); the copy is
  * queued on the H2D engine (behind a swap-in of t in flight) into t's
  * own block -- the framework unpacks into a fresh buffer, which is not
  * held here (docs/offload.md). t's block stays allocated while either

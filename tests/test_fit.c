@@ -374,6 +374,44 @@ static void test_fit_recovers_truth(void **state)
 }
 
 /* `gpumemsim fit` then `gpumemsim simulate resnet50 --hw` the result. */
+/* cudaMallocHost that costs the same at every size (3000 ns, the 1 GiB
+ * row 3000.5 ns): the line through the smallest and the largest size
+ * would pin at 2.1e18 B/s, which no profile holds; the fit takes the
+ * median instead (3000 ns, no size term) and its profile loads. */
+static void test_fit_flat_host_alloc(void **state)
+{
+	(void)state;
+	char csv[128], flat[128], out[128], line[512];
+	snprintf(csv, sizeof csv, "%s/synth.csv", tmpdir);
+	snprintf(flat, sizeof flat, "%s/flat.csv", tmpdir);
+	snprintf(out, sizeof out, "%s/Flat.yaml", tmpdir);
+	write_synthetic(csv);
+	FILE *in = fopen(csv, "r"), *o = fopen(flat, "w");
+	assert_non_null(in);
+	assert_non_null(o);
+	while (fgets(line, sizeof line, in)) {
+		double b;
+		if (sscanf(line, "alloc,host_alloc,,%lf", &b) == 1) {
+			double t = b >= 1073741824.0 ? 3000.5 : 3000;
+			fprintf(o, "alloc,host_alloc,,%.0f,0,20,%.1f,%.1f,%.1f\n",
+				b, t, t, t);
+		} else {
+			fputs(line, o);
+		}
+	}
+	fclose(in);
+	assert_int_equal(fclose(o), 0);
+	gms_err err = {{0}};
+	struct cal_fit_opts opts = {0};
+	if (cal_fit_file(flat, out, &opts, NULL, &err))
+		fail_msg("%s", err.msg);
+	struct hw_profile hw;
+	if (hw_load(&hw, out, &err))
+		fail_msg("%s", err.msg);
+	near("host_alloc", (double)hw.host_alloc_cost, 3000);
+	assert_true(hw.host_alloc_bytes_per_s == 0);
+}
+
 static void test_fit_cli_profile_runs(void **state)
 {
 	(void)state;
@@ -713,6 +751,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_fit_keys),
 		cmocka_unit_test(test_profile_fit_errors),
+		cmocka_unit_test_setup_teardown(test_fit_flat_host_alloc, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_fit_recovers_truth, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fit_cli_profile_runs, setup,

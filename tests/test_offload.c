@@ -722,6 +722,29 @@ static void test_save_on_cpu_packs(void **state)
 	free(rep);
 	pol_destroy(&p);
 	st_run_free(&st);
+
+	/* Pinned memory for 3500 bytes: after l3 the host holds x, a, W's
+	 * second copy, b and c (3110), so a's second pack (1000) is
+	 * refused, and so is its second unpack in l2's node: nothing of its
+	 * own to bring back. 8315 - 2 x 1000 = 6315; 3110 bytes and stalls
+	 * each way; W's second copies only. */
+	hw.host_pinned = 3500;
+	make_policy(&p, "offload", kv, 1);
+	memset(&st, 0, sizeof st);
+	assert_int_equal(run_on(w, &p, &hw, "arena", 0, 0, 1, &st), 0);
+	assert_false(st.oom.hit);
+	assert_int_equal(st.steady.time, 6315);
+	assert_int_equal(st.steady.bytes_d2h, 3110);
+	assert_int_equal(st.steady.bytes_h2d, 3110);
+	assert_int_equal(st.steady.stall[ST_STALL_H2D], 3110);
+	rep = NULL;
+	assert_int_equal(pol_report_text(&p, &rep, &err), 0);
+	assert_non_null(strstr(rep, "again_packs 1\n"));
+	assert_non_null(strstr(rep, "again_unpacks 1\n"));
+	assert_non_null(strstr(rep, "again_refused 2\n"));
+	free(rep);
+	pol_destroy(&p);
+	st_run_free(&st);
 	wl_free(w);
 }
 

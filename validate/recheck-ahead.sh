@@ -30,6 +30,10 @@ for net in resnet50 bert_base; do
 	[ "$net" = bert_base ] && opt=adam
 	common="$net --hw $HW --framework pytorch --optimizer $opt --batch 32"
 	peak=$("$GMS" simulate $common --policy framework | peak_of)
+	if [ -z "$peak" ]; then
+		echo "recheck-ahead: $net: the framework run failed; skipped" >&2
+		continue
+	fi
 	budget=$((peak * 6 / 10))
 	for p in framework ondemand60 vdnnpp60 checkpoint; do
 		case $p in
@@ -39,6 +43,7 @@ for net in resnet50 bert_base; do
 		s=$OUT/$net-$p-ahead.sched
 		"$GMS" simulate $common --host runahead --policy $pol $b \
 			--schedule "$s" >/dev/null || continue
+		rm -f "$OUT/$net-$p-real-ahead.csv"
 		"$BIN/validate-gpu" "$s" -o "$OUT/$net-$p-real-ahead.csv" \
 			--mode real --alloc arena --host runahead || continue
 		[ -f "$OUT/$net-$p-real-ahead.csv" ] || continue # no GPU
