@@ -159,7 +159,7 @@ struct of_state {
 					  for the run (wl_tensor.held) */
 	uint64_t prefetches, prefetch_refused, stash_waits, pack_refused;
 	uint64_t torch_packs, torch_pack_bytes; /* what save_on_cpu's hook
-					  would copy: count_torch_packs */
+					  would copy (of_plan) */
 	uint64_t again_packs, again_unpacks; /* save_on_cpu: second and
 					  later packs / unpacks copied */
 	uint64_t again_refused;	       /* of those, refused (no block or
@@ -220,45 +220,6 @@ static bool saved_for_bwd(const struct wl_workload *wl, uint32_t t)
 	return false;
 }
 
-/* What torch.autograd.graph.save_on_cpu's pack hook copies in one
- * iteration, for the report beside what this policy copies (saved_tensors,
- * once per tensor). The hook runs "everytime an operation saves a tensor
- * for backward" (torch/autograd/graph.py, saved_tensors_hooks) and
- * pack_to_cpu copies each time, parameters included: once per saving
- * autograd node and tensor. Here a node is a layer's run of backward ops
- * (the generators make a layer per module or functional op: a Linear, a
- * matmul, a softmax), and it saves what those ops read that is saved for
- * backward or a parameter. Measured beside it: validate/
- * torch_mechanisms.py --count-packs (results/validation/H100-80GB-HBM3/
- * README.md). One pass over the backward ops' inputs. */
-static int count_torch_packs(struct of_state *s, const struct wl_workload *wl,
-			     gms_err *err)
-{
-	uint32_t *mark = calloc(wl->n_tensors + 1, sizeof *mark);
-	if (!mark)
-		return gms_errf(err, "out of memory");
-	uint32_t g = 0, prev_layer = WL_NONE;
-	for (uint32_t o = 0; o < wl->n_ops; o++) {
-		const struct wl_op *op = &wl->ops[o];
-		if (op->phase != WL_BWD)
-			continue;
-		if (g == 0 || op->layer != prev_layer)
-			g++;
-		prev_layer = op->layer;
-		for (uint32_t i = 0; i < op->n_in; i++) {
-			uint32_t t = op->in[i];
-			if (mark[t] == g ||
-			    (wl->tensors[t].kind != WL_PARAM &&
-			     !saved_for_bwd(wl, t)))
-				continue;
-			mark[t] = g;
-			s->torch_packs++;
-			s->torch_pack_bytes += wl->tensors[t].bytes;
-		}
-	}
-	free(mark);
-	return 0;
-}
 
 /* Listed in a backward group: a tensor offloaded when saved; under
  * save_on_cpu also a parameter (its hook packs weights too), over
@@ -301,13 +262,21 @@ static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
 		s->n_saved++;
 		s->saved_bytes += wl->tensors[t].bytes;
 	}
-	if (count_torch_packs(s, wl, err) != 0)
-		return -1;
 	/* backward layer groups and the tensors each reads that are grouped()
 	 * (save_on_cpu: what each saving layer packs): two passes over the
 	 * backward ops' inputs (count, fill); a tensor is listed in a group
 	 * once (its mark is the group it was last listed in, kept in
-	 * stash_t, free until the run starts) */
+	 * stash_t, free until the run starts). The count pass also counts
+	 * what save_on_cpu's hook would copy (torch_packs, for the report
+	 * beside the policy's own copies): the hook runs "everytime an
+	 * operation saves a tensor for backward" (torch/autograd/graph.py,
+	 * saved_tensors_hooks) and pack_to_cpu copies each time, parameters
+	 * included: once per saving node and tensor. A node is a layer's run
+	 * of backward ops (the generators make a layer per module or
+	 * functional op), and it saves what those ops read that is saved for
+	 * backward or a parameter, however small or held; grouped() tensors
+	 * are among them. Measured beside it: validate/torch_mechanisms.py
+	 * --count-packs (results/validation/H100-80GB-HBM3/README.md). */
 	uint32_t *mark = s->stash_t;
 	uint32_t g = 0, prev_layer = WL_NONE;
 	size_t n_list = 0;
@@ -321,8 +290,13 @@ static int of_plan(struct pol *p, struct ex *ex, gms_err *err)
 		s->grp_of[o] = g;
 		for (uint32_t i = 0; i < op->n_in; i++) {
 			uint32_t t = op->in[i];
-			if (grouped(s, wl, t) && mark[t] != g) {
-				mark[t] = g;
+			if (mark[t] == g || (wl->tensors[t].kind != WL_PARAM &&
+					     !saved_for_bwd(wl, t)))
+				continue;
+			mark[t] = g;
+			s->torch_packs++;
+			s->torch_pack_bytes += wl->tensors[t].bytes;
+			if (grouped(s, wl, t)) {
 				s->grp_at[g]++;
 				n_list++;
 			}
@@ -453,63 +427,59 @@ static void pack(struct of_state *s, struct ex *ex, uint32_t t)
 static void first_bwd_done(struct of_state *s, struct ex *ex,
 			   const struct wl_op *op);
 
-/* save_on_cpu: once layer L's forward ops are done, its autograd node has
- * packed what its backward reads (the groups of L): each tensor's first
- * pack is its own copy (pack(), at its producer), every later one and
- * every parameter a copy of its own ("pack_hook ... called everytime an
- * operation saves a tensor"; pack_to_cpu copies each time), as
- * synchronous as the first (`packed.copy_(tensor)`, no non_blocking). */
-static void pack_layer(struct of_state *s, struct ex *ex, uint32_t layer)
+/* save_on_cpu's second copies of backward group k's tensors, out (q
+ * ENG_D2H) or back (ENG_H2D): a tensor's first pack is its own swap-out
+ * (pack(), at its producer) and its first unpack the executor's swap-in
+ * before the op that reads it (OF_PACK1, OF_UNPACK1 mark them taken);
+ * every later one and every parameter is a copy of its own
+ * (ex_copy_again). A pack waits for its copy (`packed.copy_(tensor)`, no
+ * non_blocking); the group's ops wait for its unpacks, all at once (the
+ * H2D queue is FIFO). */
+static void copy_group_again(struct of_state *s, struct ex *ex, uint32_t k,
+			     enum eng_q q)
 {
 	const struct wl_workload *wl = ex_workload(ex);
-	for (uint32_t k = s->lay_grp[layer]; k; k = s->grp_next[k])
-		for (uint32_t i = s->grp_at[k - 1]; i < s->grp_at[k]; i++) {
-			uint32_t t = s->grp_list[i];
-			if (wl->tensors[t].kind != WL_PARAM &&
-			    !(s->f[t] & OF_PACK1)) {
-				s->f[t] |= OF_PACK1;
-				continue;
-			}
-			eng_event ev = ex_copy_again(
-				ex, t, ENG_D2H, s->pinned ? 0 : EX_PAGEABLE);
-			if (ev == ENG_EVENT_NONE) {
-				s->again_refused++;
-				continue;
-			}
+	uint8_t first = q == ENG_D2H ? OF_PACK1 : OF_UNPACK1;
+	eng_event last = ENG_EVENT_NONE;
+	for (uint32_t i = s->grp_at[k - 1]; i < s->grp_at[k]; i++) {
+		uint32_t t = s->grp_list[i];
+		if (wl->tensors[t].kind != WL_PARAM && !(s->f[t] & first)) {
+			s->f[t] |= first;
+			continue;
+		}
+		eng_event ev =
+			ex_copy_again(ex, t, q, s->pinned ? 0 : EX_PAGEABLE);
+		if (ev == ENG_EVENT_NONE) {
+			s->again_refused++;
+		} else if (q == ENG_D2H) {
 			s->again_packs++;
 			ex_wait(ex, ev);
+		} else {
+			s->again_unpacks++;
+			last = ev;
 		}
+	}
+	if (last != ENG_EVENT_NONE)
+		ex_wait(ex, last);
+}
+
+/* save_on_cpu: once layer L's forward ops are done, its autograd nodes
+ * (the groups of L) have packed what their backward reads ("pack_hook ...
+ * called everytime an operation saves a tensor"; pack_to_cpu copies each
+ * time). */
+static void pack_layer(struct of_state *s, struct ex *ex, uint32_t layer)
+{
+	for (uint32_t k = s->lay_grp[layer]; k; k = s->grp_next[k])
+		copy_group_again(s, ex, k, ENG_D2H);
 }
 
 /* save_on_cpu: entering backward group k, its node unpacks each packed
- * tensor (`tensor.to(device, non_blocking=pin_memory)`): the first
- * unpack of an activation is the executor's swap-in before the op that
- * reads it, every later one and every parameter a copy of its own, which
- * the op waits for as for the swap-in. */
+ * tensor (`tensor.to(device, non_blocking=pin_memory)`); an unplaced
+ * group (of_plan) packed nothing twice and unpacks nothing twice. */
 static void unpack_group(struct of_state *s, struct ex *ex, uint32_t k)
 {
-	const struct wl_workload *wl = ex_workload(ex);
-	eng_event last = ENG_EVENT_NONE;
-	if (s->grp_next[k] == UINT32_MAX)
-		return; /* unplaced (of_plan) */
-	for (uint32_t i = s->grp_at[k - 1]; i < s->grp_at[k]; i++) {
-		uint32_t t = s->grp_list[i];
-		if (wl->tensors[t].kind != WL_PARAM &&
-		    !(s->f[t] & OF_UNPACK1)) {
-			s->f[t] |= OF_UNPACK1;
-			continue;
-		}
-		eng_event ev = ex_copy_again(ex, t, ENG_H2D,
-					     s->pinned ? 0 : EX_PAGEABLE);
-		if (ev == ENG_EVENT_NONE) {
-			s->again_refused++;
-			continue;
-		}
-		s->again_unpacks++;
-		last = ev;
-	}
-	if (last != ENG_EVENT_NONE)
-		ex_wait(ex, last); /* the H2D queue is FIFO: all of them */
+	if (s->grp_next[k] != UINT32_MAX)
+		copy_group_again(s, ex, k, ENG_H2D);
 }
 
 static void of_after_op(struct pol *p, struct ex *ex, const struct wl_op *op)
