@@ -315,6 +315,14 @@ void exp_result_free(struct exp_result *r);
  * selects (NULL: all): exp_result.n_failed. */
 size_t exp_count_failed(const struct exp_result *r, const bool *only);
 
+/* The baseline of budget fractions of workload wl (exp_run.c): the least
+ * device memory framework needs with e's allocator, to 1 MiB. known: skip
+ * the runs a clean fitting run already answers (exp_run.c, struct
+ * base_known: the same value; false only to check that). *runs (may be
+ * NULL): the framework runs made. */
+uint64_t exp_baseline_of(const struct exp *e, const struct wl_workload *wl,
+			 bool known, unsigned *runs);
+
 /* Write summary.csv, runs.json, plot data and (if e->plot) the plot into
  * e->out_dir; prints the paths written to `log` (may be NULL). */
 int exp_write(const struct exp *e, const struct exp_result *r, FILE *log,

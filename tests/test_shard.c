@@ -160,6 +160,48 @@ static void test_plan_cost(void **state)
 	exp_free(&e);
 }
 
+/* The baseline search with and without what a clean fitting run proves
+ * (exp_run.c, struct base_known): under `caching`, a run with no failed
+ * allocation and no segment given back is the same run at any budget at
+ * or above its peak reservation, so such a budget fits without running.
+ * The value must be the search's that runs every probe, for each
+ * workload of tests/fixtures/shard/fraction-caching.yaml; on the larger
+ * networks the doubling's first fitting probe is clean and above the
+ * answer, so the bisection's first midpoint at least is answered (fewer
+ * runs). Under bfc, which reserves its whole budget, nothing is
+ * answered: as many runs as before. */
+static void test_baseline_known(void **state)
+{
+	(void)state;
+	const char *fx[] = {"tests/fixtures/shard/fraction-caching.yaml",
+			    "tests/fixtures/shard/fraction.yaml"};
+	for (int f = 0; f < 2; f++) {
+		struct exp e;
+		gms_err err = {{0}};
+		if (exp_load(&e, fx[f], NULL, &err) < 0)
+			fail_msg("%s", err.msg);
+		unsigned fewer = 0;
+		for (size_t w = 0; w < e.n_wl; w++) {
+			struct wl_workload *wl =
+				exp_build_workload(&e, w, 0, &err);
+			assert_non_null(wl);
+			unsigned all = 0, some = 0;
+			uint64_t want = exp_baseline_of(&e, wl, false, &all),
+				 got = exp_baseline_of(&e, wl, true, &some);
+			assert_true(want > 0);
+			assert_int_equal(got, want);
+			assert_true(some <= all);
+			fewer += some < all;
+			wl_free(wl);
+		}
+		if (f == 0)
+			assert_true(fewer >= 2); /* alexnet, resnet34 */
+		else
+			assert_int_equal(fewer, 0);
+		exp_free(&e);
+	}
+}
+
 static void test_parse(void **state)
 {
 	(void)state;
@@ -367,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_group_uneven_by_hand),
 		cmocka_unit_test(test_plan_point_costs),
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_baseline_known),
 		cmocka_unit_test(test_plan_cost),
 		cmocka_unit_test(test_merge_refuses),
 		cmocka_unit_test(test_merge_refuses_garbled),
