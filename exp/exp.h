@@ -317,9 +317,9 @@ size_t exp_count_failed(const struct exp_result *r, const bool *only);
 
 /* The baseline of budget fractions of workload wl (exp_run.c): the least
  * device memory framework needs with e's allocator, to 1 MiB. known: skip
- * the runs a clean fitting run already answers (exp_run.c, struct
- * base_known: the same value; false only to check that). *runs (may be
- * NULL): the framework runs made. */
+ * the runs a run already made answers (exp_run.c, struct base_known: the
+ * same value; false only to check that). *runs (may be NULL): the
+ * framework runs made. */
 uint64_t exp_baseline_of(const struct exp *e, const struct wl_workload *wl,
 			 bool known, unsigned *runs);
 

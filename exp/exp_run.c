@@ -509,30 +509,35 @@ static void point_task(void *ctx, size_t i, struct pool *p)
  * that touches a workload repeats its search, 14 framework runs of 3
  * iterations for sweep1000's ResNet-50, so 16 shards ran it 10 times).
  *
- * A "clean" fitting run under the `caching` allocator is one in which
- * no allocation failed (mem_stats.n_fail 0) and no segment was given back
- * (n_device_free 0). In mem_caching.c the budget enters at two tests
- * only: `bytes > budget` in alloc (counted in n_fail) and `seg_size >
- * budget - reserved` in alloc_block; a failed alloc_block is followed by
- * release_cached_blocks, which either frees a segment (n_device_free) or
- * frees none, and then the retry fails the same way (n_fail). So in a
- * clean run every test passed at the first try, each with reserved after
- * it at most peak_reserved. Nothing else in a framework run reads the
- * budget: the executor passes it only to the allocator, to the observer
- * and to a message (sim/ex.c, ex_run; the framework policy has no plan
- * and acts only on a failed allocation, ex_fallback_or_fail), and the
- * device capacity run_one enlarges serves only ex_run's check that the
- * budget fits it. Hence at any budget b' >= peak_reserved every test
- * passes as before, by induction over the run's allocations, and the run
- * is the same run: it fits. baseline_fits answers such a budget from the
- * least peak of a clean fitting run seen so far, without running it, and
- * the search takes the same path to the same value.
+ * Under the `caching` allocator the budget enters at two tests only
+ * (mem_caching.c): `bytes <= budget` in alloc and `reserved + segment <=
+ * budget` in alloc_block (a failed one is followed by
+ * release_cached_blocks and one retry, a test of its own). A run
+ * records the most any of its passed tests needed (mem_stats.same_lo)
+ * and one less than the least any failed test needed (same_hi). At any
+ * budget b' in [same_lo, same_hi] every test goes the same way, so, by
+ * induction over the run's allocations, the allocator makes the same
+ * decisions and the run is the same run. Nothing else in a framework
+ * run reads the budget: the executor passes it only to the allocator, to
+ * the observer and to messages (sim/ex.c, ex_run; the framework policy
+ * has no plan and acts only on a failed allocation,
+ * ex_fallback_or_fail), and the device capacity run_one enlarges serves
+ * only ex_run's check that the budget fits it. So baseline_fits answers
+ * a budget inside the interval of a run already made with that run's
+ * outcome, and the search takes the same path to the same value. (A
+ * clean fitting run -- no test failed -- answers every budget from its
+ * peak reservation up.)
  */
+#define BASE_KNOWN 64 /* intervals kept: the search makes at most 1 + 7 +
+			 the bisection's 38 steps (1 MiB to 2^58 bytes) */
 struct base_known {
-	uint64_t clean_peak; /* least peak_reserved of a clean fitting run
-				(UINT64_MAX: none yet) */
+	struct {
+		uint64_t lo, hi; /* the budgets this run answers */
+		bool ok;	 /* its outcome */
+	} run[BASE_KNOWN];
+	unsigned n;	     /* intervals kept */
 	unsigned runs;	     /* runs made (for tests) */
-	bool known;	     /* answer from clean_peak (tests: false) */
+	bool known;	     /* answer from them (tests: false) */
 };
 
 /* Does framework (graph mode) train workload wl within budget, with the
@@ -541,8 +546,9 @@ struct base_known {
 static bool baseline_fits(const struct exp *e, const struct wl_workload *wl,
 			  uint64_t budget, struct base_known *k)
 {
-	if (k->known && budget >= k->clean_peak)
-		return true; /* the clean run again (above) */
+	for (unsigned i = 0; k->known && i < k->n; i++)
+		if (k->run[i].lo <= budget && budget <= k->run[i].hi)
+			return k->run[i].ok; /* the same run (above) */
 	struct pol pol;
 	gms_err err;
 	if (pol_create(&pol, "framework", NULL, NULL, NULL, 0, &err) < 0)
@@ -552,9 +558,13 @@ static bool baseline_fits(const struct exp *e, const struct wl_workload *wl,
 	run_one(e, wl, &pol, budget, 0, NULL, &st, error, sizeof error);
 	k->runs++;
 	bool ok = !st.failed && !st.oom.hit && st.fallbacks == 0;
-	if (ok && !strcmp(st.allocator, "caching") && st.mem.n_fail == 0 &&
-	    st.mem.n_device_free == 0 && st.mem.peak_reserved < k->clean_peak)
-		k->clean_peak = st.mem.peak_reserved;
+	/* a run that ended before the allocator was made has no interval */
+	if (!strcmp(st.allocator, "caching") && st.mem.same_hi &&
+	    st.mem.budget == budget && k->n < BASE_KNOWN) {
+		k->run[k->n].lo = st.mem.same_lo;
+		k->run[k->n].hi = st.mem.same_hi;
+		k->run[k->n++].ok = ok;
+	}
 	st_run_free(&st);
 	pol_destroy(&pol);
 	return ok;
@@ -586,7 +596,7 @@ uint64_t exp_baseline_of(const struct exp *e, const struct wl_workload *wl,
 		pol_destroy(&pol);
 	}
 	const uint64_t mib = GMS_MIB;
-	struct base_known k = {UINT64_MAX, 0, known};
+	struct base_known k = {.known = known};
 	uint64_t lo = live, hi = live;
 	if (live && !baseline_fits(e, wl, live, &k)) {
 		hi = (live / mib + 1) * mib;

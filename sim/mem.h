@@ -58,6 +58,13 @@ struct mem_stats {
 	uint64_t n_fail;	  /* allocations that failed (out of memory) */
 	uint64_t n_device_malloc; /* device allocations made (cudaMalloc) */
 	uint64_t n_device_free;	  /* device frees made (cudaFree) */
+	/* The budgets at which each of the run's budget tests would have
+	 * gone the same way, so the allocator made the same decisions
+	 * (caching only, issue 37: the baseline search's shortcut,
+	 * exp_run.c): same_lo, the most any passed test needed; same_hi,
+	 * one less than the least any failed test needed (UINT64_MAX: none
+	 * failed). same_hi 0: not tracked (every other allocator). */
+	uint64_t same_lo, same_hi;
 };
 
 /* External fragmentation: share of the free reserved bytes that the

@@ -121,10 +121,26 @@ static void check(const struct mem_allocator *a)
 
 /* alloc_block: cudaMalloc a segment if the budget allows; returns its one
  * block (free, not in a pool) or NONE. */
+/* A budget test that needs `need` bytes of budget passed (or failed):
+ * the budgets at which it goes the same way (mem_stats.same_lo/hi). */
+static void tested(struct mem_allocator *a, uint64_t need, bool passed)
+{
+	if (passed && need > a->st.same_lo)
+		a->st.same_lo = need;
+	if (!passed && need - 1 < a->st.same_hi)
+		a->st.same_hi = need - 1;
+}
+
 static uint32_t alloc_block(struct mem_allocator *a, uint64_t seg_size,
 			    bool small)
 {
-	if (seg_size > a->st.budget - a->st.reserved)
+	/* reserved + seg_size <= budget, without overflow */
+	bool ok = seg_size <= a->st.budget - a->st.reserved;
+	tested(a, seg_size > UINT64_MAX - a->st.reserved
+			  ? UINT64_MAX
+			  : a->st.reserved + seg_size,
+	       ok);
+	if (!ok)
 		return NONE;
 	if (a->nseg == a->cap_seg) {
 		a->cap_seg = a->cap_seg ? a->cap_seg * 2 : 16;
@@ -185,6 +201,7 @@ static struct mem_allocator *create(const struct mem_cfg *cfg, gms_err *err)
 	mem_slab_init(&a->s, "caching", &a->f, NULL);
 	a->pool[0] = a->pool[1] = NONE;
 	a->st.budget = cfg->budget;
+	a->st.same_hi = UINT64_MAX;
 	check(a);
 	return a;
 }
@@ -204,6 +221,7 @@ static int alloc(struct mem_allocator *a, uint64_t bytes, unsigned flags,
 {
 	(void)flags;
 	assert(a && h && bytes > 0);
+	tested(a, bytes, bytes <= a->st.budget);
 	if (bytes > a->st.budget) {
 		a->st.n_fail++;
 		return -1;

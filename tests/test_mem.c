@@ -882,6 +882,55 @@ static void test_caching_merge(void **state)
 	mem_dev_close(&d);
 }
 
+/*
+ * The budgets at which a run's tests go the same way (same_lo, same_hi;
+ * issue 37, the baseline search's shortcut). Budget 30M:
+ *   4M  -> large, nothing cached: a 20M segment (test: 0 + 20M <= 30M,
+ *          passed: same_lo 20M); the rest [4M, 20M) is cached
+ *   8M  -> the cached 16M block at 4M: no segment, only the test 8M <=
+ *          budget (passed); rest [12M, 20M)
+ *   12M -> not < 10M: a 12M segment; the cached 8M does not fit; test
+ *          20M + 12M <= 30M fails (same_hi 32M - 1), release_cached_blocks
+ *          finds no whole free segment, the retry fails the same way
+ * So every budget in [20M, 32M - 1] makes the same run (1 failure, no
+ * device free), 32M lets the 12M through, 20M - 1 refuses the 4M.
+ */
+static void caching_same_run(uint64_t budget, bool *ok)
+{
+	struct mem_dev d = open_dev("caching", budget, 0);
+	mem_handle h;
+	const uint64_t ask[] = {4 * M, 8 * M, 12 * M};
+	for (int i = 0; i < 3; i++)
+		ok[i] = d.ops->alloc(d.a, ask[i], 0, &h) == 0;
+	struct mem_stats s = ST(&d);
+	if (budget == 30 * M) {
+		assert_int_equal(s.same_lo, 20 * M);
+		assert_int_equal(s.same_hi, 32 * M - 1);
+		assert_int_equal(s.n_fail, 1);
+		assert_int_equal(s.n_device_free, 0);
+	}
+	mem_dev_close(&d);
+}
+
+static void test_caching_same(void **state)
+{
+	(void)state;
+	bool ok[3];
+	const uint64_t same[] = {30 * M, 20 * M, 32 * M - 1};
+	for (int i = 0; i < 3; i++) {
+		caching_same_run(same[i], ok);
+		assert_true(ok[0] && ok[1] && !ok[2]);
+	}
+	caching_same_run(32 * M, ok);
+	assert_true(ok[0] && ok[1] && ok[2]);
+	caching_same_run(20 * M - 1, ok);
+	assert_false(ok[0]);
+	/* no other allocator tracks it */
+	struct mem_dev b = open_dev("bfc", 30 * M, 0);
+	assert_int_equal(ST(&b).same_hi, 0);
+	mem_dev_close(&b);
+}
+
 /* --------------------------------------------------------------- arena */
 
 static void test_arena(void **state)
@@ -1104,6 +1153,7 @@ int main(void)
 		cmocka_unit_test(test_bfc_growth),
 		cmocka_unit_test(test_caching),
 		cmocka_unit_test(test_caching_merge),
+		cmocka_unit_test(test_caching_same),
 		cmocka_unit_test(test_arena),
 		cmocka_unit_test(test_frag_values),
 		cmocka_unit_test(test_frag_track_iiib),
