@@ -92,12 +92,42 @@ static char *sio_next(struct sio *x, const char *name)
 	return x->buf[k] ? x->buf + k + 1 : x->buf + k;
 }
 
+/* Write "name value\n", value the decimal digits of v (minus: a '-'
+ * first), with one fwrite: the bytes fprintf's "%s %" PRIu64 "\n" writes,
+ * at a tenth of its instructions (issue 37: fprintf was 45% of writing a
+ * shard file, a shard's largest cost after its tasks and baselines). */
+static void put_num(FILE *f, const char *name, uint64_t v, bool minus)
+{
+	char line[160];
+	size_t k = strlen(name);
+	if (k + 23 > sizeof line) { /* not for names this file uses */
+		fprintf(f, "%s %s%" PRIu64 "\n", name, minus ? "-" : "", v);
+		return;
+	}
+	memcpy(line, name, k);
+	line[k++] = ' ';
+	if (minus)
+		line[k++] = '-';
+	char dig[20];
+	int n = 0;
+	do {
+		dig[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		line[k++] = dig[--n];
+	line[k++] = '\n';
+	fwrite(line, 1, k, f);
+}
+
 static void sio_mark(struct sio *x, const char *name)
 {
-	if (x->rd)
+	if (x->rd) {
 		sio_next(x, name);
-	else
-		fprintf(x->f, "%s\n", name);
+	} else {
+		fputs(name, x->f);
+		putc('\n', x->f);
+	}
 }
 
 /*
@@ -112,7 +142,9 @@ static void sio_range(struct sio *x, const char *name, int64_t *v,
 		      int64_t lo, int64_t hi)
 {
 	if (!x->rd) {
-		fprintf(x->f, "%s %" PRId64 "\n", name, *v);
+		put_num(x->f, name,
+			*v < 0 ? (uint64_t)0 - (uint64_t)*v : (uint64_t)*v,
+			*v < 0);
 		return;
 	}
 	char *s = sio_next(x, name), *end;
@@ -136,7 +168,7 @@ static void sio_i64(struct sio *x, const char *name, int64_t *v)
 static void sio_u64(struct sio *x, const char *name, uint64_t *v)
 {
 	if (!x->rd) {
-		fprintf(x->f, "%s %" PRIu64 "\n", name, *v);
+		put_num(x->f, name, *v, false);
 		return;
 	}
 	char *s = sio_next(x, name), *end;
@@ -213,6 +245,12 @@ static void sio_size(struct sio *x, const char *name, size_t *v, size_t max)
 	*v = x->bad ? 0 : (size_t)t;
 }
 
+/* A character a string is written with as it is (sio_text). */
+static bool plain(unsigned char c)
+{
+	return c != '\\' && c != '"' && c >= 0x20 && c != 0x7f;
+}
+
 /* A string: quoted, with \\ \" \n \r \t and \xHH escapes; `-` unquoted
  * stands for NULL (only where p != NULL: a heap string). Writes into buf
  * (n bytes) or, with p, a new heap string in *p. */
@@ -221,13 +259,23 @@ static void sio_text(struct sio *x, const char *name, char *buf, size_t n,
 {
 	if (!x->rd) {
 		const char *s = p ? *p : buf;
-		fprintf(x->f, "%s ", name);
+		fputs(name, x->f);
+		putc(' ', x->f);
 		if (!s) {
 			fputs("-\n", x->f);
 			return;
 		}
 		fputc('"', x->f);
 		for (; *s; s++) {
+			/* a run of characters written as they are: one fwrite */
+			size_t run = 0;
+			while (s[run] && plain((unsigned char)s[run]))
+				run++;
+			if (run) {
+				fwrite(s, 1, run, x->f);
+				s += run - 1;
+				continue;
+			}
 			unsigned char c = (unsigned char)*s;
 			if (c == '\\' || c == '"')
 				fprintf(x->f, "\\%c", c);
