@@ -10,6 +10,7 @@
 #include "max_batch.h"
 #include "../policies/accudnn.h"
 #include "../policies/dtr_full.h"
+#include "../policies/optimal.h"
 #include "../policies/pol.h"
 #include "../sim/heap.h"
 
@@ -275,6 +276,7 @@ static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 struct run_shared {
 	struct ac_fit_memo *fits;	/* accudnn's performance models */
 	struct dtr_trace_memo *traces;	/* DTR logs and their baselines */
+	struct opt_memo *blocks;	/* optimal's block solves */
 };
 
 /* Simulate point p on workload wl, or, when wl is NULL, mark it failed
@@ -310,6 +312,8 @@ static void simulate(const struct exp *e, const struct run_shared *sh,
 	}
 	if (sh && sh->fits && pol.ops == pol_find("accudnn"))
 		accudnn_share_fits(&pol, sh->fits);
+	if (sh && sh->blocks)
+		optimal_share_memo(&pol, sh->blocks);
 	uint64_t budget = p->budget ? p->budget : e->budget;
 	const struct exp_workload *w = &e->wl[p->wl];
 	/* dtr on a DTR log: a fraction is of simrd's baseline peak, in both
@@ -1149,12 +1153,14 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 	if (cache_init(&cache, e) < 0)
 		return gms_errf(err, "out of memory");
 	struct run_shared sh = {.fits = ac_fit_memo_new(),
-				.traces = dtr_trace_memo_new()};
-	int rc = sh.fits && sh.traces
+				.traces = dtr_trace_memo_new(),
+				.blocks = opt_memo_new()};
+	int rc = sh.fits && sh.traces && sh.blocks
 			 ? run_measure(e, o, r, &cache, &sh, err)
 			 : gms_errf(err, "out of memory");
 	ac_fit_memo_free(sh.fits);
 	dtr_trace_memo_free(sh.traces);
+	opt_memo_free(sh.blocks);
 	cache_fini(&cache);
 	return rc;
 }

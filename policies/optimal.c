@@ -29,6 +29,7 @@
  * iteration time and peak against the solver's.
  */
 #include "../sim/ex.h"
+#include "optimal.h"
 #include "optimal_blocks.h"
 #include "optimal_milp.h"
 #include "pol.h"
@@ -141,6 +142,8 @@ struct optimal {
 	uint64_t n_refused_in, n_refused_out, n_refused_drop,
 		n_refused_rc, n_retried_in, n_alloc_wait, n_alloc_fail;
 	char last_refusal[160];
+	struct opt_memo *memo; /* the experiment's block solves (NULL:
+				  this run solves its own) */
 };
 
 static int optimal_init(struct pol *p, gms_err *err)
@@ -396,7 +399,8 @@ static int optimal_plan(struct pol *p, struct ex *ex, gms_err *err)
 			    .search = prm->search,
 			    .time_limit_s = prm->time_limit, .swap = prm->swap,
 			    .remat = prm->remat,
-			    .max_vars = (uint64_t)prm->max_vars};
+			    .max_vars = (uint64_t)prm->max_vars,
+			    .memo = o->memo};
 	o->decomposed = prm->decompose == DEC_BLOCKS ||
 			(prm->decompose == DEC_AUTO && wl->n_blocks &&
 			 T > (uint64_t)prm->exact_ops);
@@ -800,3 +804,9 @@ const struct pol_ops pol_optimal_ops = {
 	.iter_end = optimal_iter_end,
 	.report = optimal_report,
 };
+
+void optimal_share_memo(struct pol *p, struct opt_memo *m)
+{
+	if (p->ops == &pol_optimal_ops)
+		((struct optimal *)p->priv)->memo = m;
+}

@@ -66,6 +66,7 @@
 #include "optimal_blocks.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -396,6 +397,189 @@ out:
 	return rc;
 }
 
+/*
+ * The block solves of one experiment (struct opt_memo). A block's menu
+ * point is a pure function of the block's problem (the view's signature:
+ * everything opt_solve reads), its two budgets, what may be used (swap,
+ * recomputation) and the work limits: its budgets come from the block
+ * alone (class_solve: the framework schedule's peak and keep), not from
+ * the run's budget, so every budget of a sweep, and every workload built
+ * of the same block (gpt2-4block's and gpt2-12block's layers), asks for
+ * the same points. The first run to ask solves a point; the others take
+ * a copy of its schedule and its work, so each report (solves, nodes,
+ * what stopped them) reads as if it had solved them, and a run's output
+ * is the same with the memo, without it, or in a shard of its own. Two
+ * threads asking for the same point: the second waits for the first's
+ * answer (CBC is run in a child process per solve, policies/
+ * optimal_milp.c, solve_child, so different points run in parallel).
+ */
+enum { MEMO_PENDING, MEMO_DONE };
+
+struct memo_ent {
+	uint64_t hash;	       /* of sig and key, to compare fast */
+	uint64_t *sig;	       /* the view's signature (owned) */
+	size_t n_sig;
+	uint64_t key[9];       /* L, K, remat_only, and the work limits */
+	int state;	       /* MEMO_PENDING while its first asker solves */
+	int rc;		       /* opt_solve's: 0, or -1 with err */
+	gms_err err;	       /* its error (an op over the budget) */
+	struct opt_sched s;    /* its schedule and work (rc 0) */
+};
+
+struct opt_memo {
+	pthread_mutex_t mu;    /* guards all below */
+	pthread_cond_t done;   /* signalled when a pending entry ends */
+	struct memo_ent **e;   /* entries, stable addresses */
+	size_t n, cap;
+	size_t solves, hits;   /* points solved / taken from an entry */
+};
+
+struct opt_memo *opt_memo_new(void)
+{
+	struct opt_memo *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	if (pthread_mutex_init(&m->mu, NULL) != 0) {
+		free(m);
+		return NULL;
+	}
+	if (pthread_cond_init(&m->done, NULL) != 0) {
+		pthread_mutex_destroy(&m->mu);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void memo_ent_free(struct memo_ent *x)
+{
+	if (!x)
+		return;
+	free(x->sig);
+	opt_sched_free(&x->s);
+	free(x);
+}
+
+void opt_memo_free(struct opt_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		memo_ent_free(m->e[i]);
+	free(m->e);
+	pthread_cond_destroy(&m->done);
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
+
+void opt_memo_counts(struct opt_memo *m, size_t *solves, size_t *hits)
+{
+	pthread_mutex_lock(&m->mu);
+	*solves = m->solves;
+	*hits = m->hits;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* The entry of (sig, key), or NULL (m->mu held). */
+static struct memo_ent *memo_find(const struct opt_memo *m, uint64_t h,
+				  const uint64_t *sig, size_t n_sig,
+				  const uint64_t *key)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct memo_ent *x = m->e[i];
+		if (x->hash == h && x->n_sig == n_sig &&
+		    !memcmp(x->key, key, sizeof x->key) &&
+		    !memcmp(x->sig, sig, n_sig * sizeof *sig))
+			return x;
+	}
+	return NULL;
+}
+
+/* opt_solve(in, s, err) for view v's point (in->budget the peak L, the
+ * gap stages' workspace giving K), through in->memo when there is one:
+ * the same return, schedule and error either way. */
+static int memo_solve(const struct opt_in *in, const struct view *v,
+		      uint64_t K, bool remat_only, struct opt_sched *s,
+		      gms_err *err)
+{
+	struct opt_memo *m = in->memo;
+	if (!m)
+		return opt_solve(in, s, err);
+	uint64_t key[9] = {in->budget,
+			   K,
+			   remat_only,
+			   (uint64_t)in->node_limit,
+			   (uint64_t)in->lp_iterations,
+			   (uint64_t)in->search,
+			   (uint64_t)llround(in->time_limit_s * 1e6),
+			   (uint64_t)in->swap << 1 | in->remat,
+			   in->max_vars};
+	uint64_t h = 14695981039346656037ULL;
+	for (size_t i = 0; i < v->n_sig + 9; i++) {
+		uint64_t w = i < v->n_sig ? v->sig[i] : key[i - v->n_sig];
+		h = (h ^ w) * 1099511628211ULL;
+	}
+	pthread_mutex_lock(&m->mu);
+	struct memo_ent *x;
+	while ((x = memo_find(m, h, v->sig, v->n_sig, key)) &&
+	       x->state == MEMO_PENDING)
+		pthread_cond_wait(&m->done, &m->mu);
+	if (x) { /* answered */
+		m->hits++;
+		int rc = x->rc;
+		if (rc < 0)
+			*err = x->err;
+		else if (opt_sched_copy(s, &x->s) < 0)
+			rc = gms_errf(err, "out of memory");
+		pthread_mutex_unlock(&m->mu);
+		return rc;
+	}
+	/* the first to ask: a pending entry, solved outside the lock */
+	x = calloc(1, sizeof *x);
+	uint64_t *sig = malloc((v->n_sig ? v->n_sig : 1) * sizeof *sig);
+	if (x && sig && m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 16;
+		struct memo_ent **e = realloc(m->e, cap * sizeof *e);
+		if (e) {
+			m->e = e;
+			m->cap = cap;
+		}
+	}
+	if (!x || !sig || m->n == m->cap) { /* solved without the memo */
+		pthread_mutex_unlock(&m->mu);
+		free(x);
+		free(sig);
+		return opt_solve(in, s, err);
+	}
+	memcpy(sig, v->sig, v->n_sig * sizeof *sig);
+	*x = (struct memo_ent){.hash = h, .sig = sig, .n_sig = v->n_sig,
+			       .state = MEMO_PENDING};
+	memcpy(x->key, key, sizeof key);
+	m->e[m->n++] = x;
+	m->solves++;
+	pthread_mutex_unlock(&m->mu);
+	int rc = opt_solve(in, s, err);
+	pthread_mutex_lock(&m->mu);
+	x->rc = rc;
+	if (rc < 0)
+		x->err = *err;
+	bool keep = rc < 0 ? strncmp(err->msg, "infeasible", 10) == 0
+			   : opt_sched_copy(&x->s, s) == 0;
+	if (keep) {
+		x->state = MEMO_DONE;
+	} else { /* not kept (out of memory): the next asker solves it */
+		for (size_t i = 0; i < m->n; i++)
+			if (m->e[i] == x) {
+				m->e[i] = m->e[--m->n];
+				break;
+			}
+		memo_ent_free(x);
+	}
+	pthread_cond_broadcast(&m->done);
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
 /* Solve block view v at peak budget L and keep budget K (recomputation
  * only when remat_only) into c's next option, if it has one, under the
  * whole problem's work limits and safety net (gin: node_limit,
@@ -448,11 +632,11 @@ static int point_solve(const struct opt_in *gin, struct view *v, uint64_t L,
 			    .time_limit_s = gin->time_limit_s,
 			    .swap = gin->swap && !remat_only,
 			    .remat = gin->remat, .max_vars = gin->max_vars,
-			    .no_bound = true};
+			    .no_bound = true, .memo = gin->memo};
 	struct opt_blk_opt *op = &c->opt[c->n_opt];
 	gms_err e = {{0}};
 	bk->n_solves++;
-	if (opt_solve(&in, &op->s, &e) < 0) {
+	if (memo_solve(&in, v, K, remat_only, &op->s, &e) < 0) {
 		if (strncmp(e.msg, "infeasible", 10) == 0)
 			return 0; /* an op's own working set is over L */
 		return gms_errf(err, "%s", e.msg);

@@ -126,6 +126,16 @@ int opt_blocks_solve(const struct opt_in *in, uint32_t menu,
 		     struct opt_blocks *b, gms_err *err);
 void opt_blocks_free(struct opt_blocks *b);
 
+/* The block solves of one experiment, shared by its runs and threads
+ * (exp/exp_run.c, run_shared; policies/optimal_blocks.c, "The block
+ * solves of one experiment"): each distinct (block problem, budgets,
+ * limits) is solved once; the others take a copy of its schedule and
+ * work, so outputs are the same with it or without. */
+struct opt_memo *opt_memo_new(void);
+void opt_memo_free(struct opt_memo *m);
+/* Points solved, and points taken from an earlier solve. */
+void opt_memo_counts(struct opt_memo *m, size_t *solves, size_t *hits);
+
 /* Why the last menu was not doubled when no combination fitted. */
 const char *opt_blocks_why_none(const struct opt_blocks *b);
 

@@ -618,6 +618,49 @@ void opt_sched_free(struct opt_sched *s)
 	memset(s, 0, sizeof *s);
 }
 
+/* A copy of n elements of size sz (NULL stays NULL; *fail set when
+ * out of memory). */
+static void *dup_n(const void *src, size_t n, size_t sz, int *fail)
+{
+	if (!src)
+		return NULL;
+	void *d = malloc((n ? n : 1) * sz);
+	if (!d)
+		*fail = 1;
+	else
+		memcpy(d, src, n * sz);
+	return d;
+}
+
+int opt_sched_copy(struct opt_sched *dst, const struct opt_sched *src)
+{
+	*dst = *src;
+	uint32_t T = src->n_stages;
+	size_t nrc = src->rc_off ? src->rc_off[T] : 0,
+	       nin = src->in_off ? src->in_off[T] : 0,
+	       nout = src->out_off ? src->out_off[T] : 0,
+	       nrel = src->rel_off ? src->rel_off[T] : 0;
+	size_t to = (size_t)T + 1;
+	int fail = 0;
+	dst->rc_off = dup_n(src->rc_off, to, sizeof *src->rc_off, &fail);
+	dst->rc = dup_n(src->rc, nrc, sizeof *src->rc, &fail);
+	dst->in_off = dup_n(src->in_off, to, sizeof *src->in_off, &fail);
+	dst->in = dup_n(src->in, nin, sizeof *src->in, &fail);
+	dst->out_off = dup_n(src->out_off, to, sizeof *src->out_off, &fail);
+	dst->out = dup_n(src->out, nout, sizeof *src->out, &fail);
+	dst->rel_off = dup_n(src->rel_off, to, sizeof *src->rel_off, &fail);
+	dst->rel = dup_n(src->rel, nrel, sizeof *src->rel, &fail);
+	dst->rel_evict = dup_n(src->rel_evict, nrel, sizeof *src->rel_evict,
+			       &fail);
+	dst->mem = dup_n(src->mem, T, sizeof *src->mem, &fail);
+	dst->stall = dup_n(src->stall, T, sizeof *src->stall, &fail);
+	if (fail) {
+		opt_sched_free(dst);
+		return -1;
+	}
+	return 0;
+}
+
 static bool on(const double *x, int64_t c)
 {
 	return c >= 0 && x[c] > 0.5;

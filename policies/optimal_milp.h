@@ -41,6 +41,8 @@ struct opt_seed {
  * it. */
 struct opt_lib;
 
+struct opt_memo;
+
 struct opt_in {
 	const struct opt_lib *lib;  /* opt_lib_open's (NULL: each solve
 				       opens it for itself) */
@@ -87,6 +89,9 @@ struct opt_in {
 	bool no_bound;		    /* skip the relaxation (a block's
 				       sub-problem, policies/optimal_blocks.c:
 				       its bound would not be global) */
+	struct opt_memo *memo;	    /* block solves shared by the runs of
+				       one experiment (optimal_blocks.h;
+				       NULL: each run solves its own) */
 };
 
 /* How a model is solved: FULL by CBC's branch and bound (its
@@ -190,6 +195,9 @@ struct opt_sched {
  * state), so solves are serialised with a lock. */
 int opt_solve(const struct opt_in *in, struct opt_sched *s, gms_err *err);
 void opt_sched_free(struct opt_sched *s);
+/* A deep copy of src into dst (its lists, mem and stall owned anew);
+ * -1 on out of memory, dst then empty. */
+int opt_sched_copy(struct opt_sched *dst, const struct opt_sched *src);
 
 /* The global bound alone (s->bnd_* and s->bound, the rest zero): the
  * relaxation of the whole workload, without the restricted MILP (the

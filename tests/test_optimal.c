@@ -43,6 +43,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../policies/optimal.h"
 #include "../policies/optimal_blocks.h"
 #include "clikit.h"
 #include "testkit.h"
@@ -65,12 +66,13 @@ static struct wl_workload *graph_g(sim_time_t t0, sim_time_t t1)
 
 /* Run w under optimal with settings kv and budget; the report in *rep
  * (caller frees), the run in *st. Returns ex_run's code; err filled. */
-static int run_opt(const struct wl_workload *w, const char *const *kv,
-		   size_t n, uint64_t budget, struct st_run *st, char **rep,
-		   gms_err *err)
+static int run_opt_memo(const struct wl_workload *w, const char *const *kv,
+			size_t n, uint64_t budget, struct opt_memo *memo,
+			struct st_run *st, char **rep, gms_err *err)
 {
 	struct pol pol;
 	make_policy(&pol, "optimal", kv, n);
+	optimal_share_memo(&pol, memo);
 	struct hw_profile hw;
 	hw_test_profile(&hw, 1 << 20);
 	struct ex_cfg cfg = {.hw = &hw, .wl = w, .pol = &pol,
@@ -83,6 +85,13 @@ static int run_opt(const struct wl_workload *w, const char *const *kv,
 	assert_int_equal(pol_report_text(&pol, rep, &e2), 0);
 	pol_destroy(&pol);
 	return rc;
+}
+
+static int run_opt(const struct wl_workload *w, const char *const *kv,
+		   size_t n, uint64_t budget, struct st_run *st, char **rep,
+		   gms_err *err)
+{
+	return run_opt_memo(w, kv, n, budget, NULL, st, rep, err);
 }
 
 /* The report's value for `key` (a number after it). */
@@ -925,6 +934,64 @@ static void test_blocks_menu_doubled(void **state)
 	wl_free(w);
 }
 
+/* The experiment's memo of block solves (struct opt_memo): a block
+ * point's answer depends on the block and its budgets, not on the run's
+ * budget or on how many blocks surround it, so chain3 at 3500 solves
+ * every point of its one distinct block (the report's "from N block
+ * solves"), chain3 at 2500 and a 2-block chain of the same block
+ * (chain_blocks: F_b, G_b, a gap, B_b, 100 ns each, a_b of 1000 B) take
+ * all N from it, and every report is the one a run without the memo
+ * writes, byte for byte (its solve counts and nodes included). */
+static void test_blocks_memo(void **state)
+{
+	(void)state;
+	struct wl_workload *w3 = chain3();
+	struct wl_workload *w2 = chain_blocks("chain2", 2, 1000, 0);
+	const struct wl_workload *wl[3] = {w3, w3, w2};
+	static const uint64_t budget[3] = {3500, 2500, 2500};
+	/* by hand (test_blocks_chain_by_hand): 1100, 1200; two blocks at
+	 * 2500: 1400 + k0 <= 2500 and 400 + k0 + k1 <= 2500, both kept,
+	 * 300 + 300 + L and U's 200 */
+	static const double want[3] = {1100, 1200, 800};
+	const char *kv[] = {"decompose=blocks"};
+	struct opt_memo *memo = opt_memo_new();
+	assert_non_null(memo);
+	size_t n = 0;
+	for (int k = 0; k < 3; k++) {
+		char *rep[2];
+		for (int m = 0; m < 2; m++) {
+			struct st_run st;
+			gms_err err = {{0}};
+			int rc = run_opt_memo(wl[k], kv, 1, budget[k],
+					      m ? memo : NULL, &st, &rep[m],
+					      &err);
+			if (rc != 0 || rep_num(rep[m], "objective") != want[k] ||
+			    (double)st.iter[0].time != want[k])
+				fail_msg("case %d memo %d: rc %d %s\n%s", k, m,
+					 rc, err.msg, rep[m] ? rep[m] : "");
+			st_run_free(&st);
+		}
+		assert_string_equal(rep[0], rep[1]);
+		const char *f = strstr(rep[1], "options from ");
+		assert_non_null(f);
+		size_t solves = strtoul(f + strlen("options from "), NULL, 10);
+		size_t got_solves, got_hits;
+		opt_memo_counts(memo, &got_solves, &got_hits);
+		if (k == 0)
+			n = solves;
+		if (!n || solves != n || got_solves != n ||
+		    got_hits != (size_t)k * n)
+			fail_msg("case %d: %zu solves listed, memo %zu solved "
+				 "%zu taken (want %zu, %zu)",
+				 k, solves, got_solves, got_hits, n, k * n);
+		free(rep[0]);
+		free(rep[1]);
+	}
+	opt_memo_free(memo);
+	wl_free(w3);
+	wl_free(w2);
+}
+
 /* Rockmate's chain DP (opt_chain_dp) against every combination of
  * options, on small random chains: the least time, and infeasibility,
  * agree; keeps rounded up to the slot in both. */
@@ -1052,6 +1119,7 @@ int main(void)
 		cmocka_unit_test(test_blocks_auto_and_chain),
 		cmocka_unit_test(test_blocks_work_limits),
 		cmocka_unit_test(test_blocks_menu_doubled),
+		cmocka_unit_test(test_blocks_memo),
 		cmocka_unit_test(test_chain_dp_exhaustive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
