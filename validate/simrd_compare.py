@@ -35,6 +35,7 @@
 # rematerializations), evictions_heuristic (the _evict calls under _free)
 # and evictions_eager_release (the others: RuntimeV2EagerOptimized.release).
 import argparse
+import json
 import math
 import os
 import resource
@@ -60,6 +61,21 @@ def find_simrd(arg):
         if os.path.isfile(os.path.join(d, "simrd", "runtime", "v2.py")):
             return d
     return None
+
+
+def dtr_lines(f):
+    """The log's lines, MUTATE's indices as JSON numbers. DTR's logger
+    writes them so (dtr_code/dtr-implementation.patch, DTRLogMutate:
+    `const std::vector<size_t>& mutate; ... j["MUTATE"] = mutate;`) and
+    simrd indexes a list with them (parse.py: `l.args[m]`); gpumemsim-record
+    writes them as strings ("0"), which gpumemsim reads either way."""
+    for line in f:
+        if '"MUTATE"' in line:
+            j = json.loads(line)
+            if j.get("INSTRUCTION") == "MUTATE":
+                j["MUTATE"] = [int(m) for m in j["MUTATE"]]
+                line = json.dumps(j)
+        yield line
 
 
 def cpu_s():
@@ -107,8 +123,8 @@ def run_simrd(callback, rt_class, heuristic, budget, remat_limit, timeout,
                   stats=False)
     status = "ok"
     w0, c0 = time.time(), cpu_s()
-    if timeout:
-        signal.alarm(timeout)
+    if timeout:  # CPU seconds, as the machine may be shared
+        signal.setitimer(signal.ITIMER_PROF, timeout)
     try:
         callback(rt)
     except MemoryError:
@@ -118,7 +134,7 @@ def run_simrd(callback, rt_class, heuristic, budget, remat_limit, timeout,
     except Timeout:
         status = "timeout"
     finally:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
     return rt, status, time.time() - w0, cpu_s() - c0
 
 
@@ -158,7 +174,8 @@ def main():
     ap.add_argument("--heuristics", default="dtr,msps")
     ap.add_argument("--ratios", default="0.9,0.8,0.5")
     ap.add_argument("--timeout", type=int, default=0,
-                    help="seconds a simrd point may take (0: no limit)")
+                    help="CPU seconds a simrd point may take (0: no limit); "
+                    "status `timeout` and `exact` `cut off` past it")
     ap.add_argument("--gpumemsim", help="also run this gpumemsim's dtr "
                     "replay on each point and compare")
     a = ap.parse_args()
@@ -180,12 +197,12 @@ def main():
             sys.exit("simrd_compare.py: unknown heuristic '%s' (%s)" %
                      (h, ", ".join(HEURISTICS)))
     ratios = [float(r) for r in a.ratios.split(",")]
-    signal.signal(signal.SIGALRM, on_alarm)
+    signal.signal(signal.SIGPROF, on_alarm)
     sys.setrecursionlimit(1000000)  # simrd's _materialize recurses
 
     t0 = time.time()
     with open(a.log) as f:
-        callback = parse_file(f, start=True).get_closure()
+        callback = parse_file(dtr_lines(f), start=True).get_closure()
     parse_s = time.time() - t0
     rt = RuntimeV1(math.inf, Heuristic(), stats=False, trace=False)
     t0 = time.time()
