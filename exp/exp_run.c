@@ -565,7 +565,9 @@ static bool baseline_fits(const struct exp *e, const struct wl_workload *wl,
 	/* a run that ended before the allocator was made has no interval */
 	if (!strcmp(st.allocator, "caching") && st.mem.same_hi &&
 	    st.mem.budget == budget && k->n < BASE_KNOWN) {
-		k->run[k->n].lo = st.mem.same_lo;
+		/* budget 0 means the profile's memory (run_one): another
+		 * run, never answered */
+		k->run[k->n].lo = st.mem.same_lo ? st.mem.same_lo : 1;
 		k->run[k->n].hi = st.mem.same_hi;
 		k->run[k->n++].ok = ok;
 	}

@@ -63,7 +63,8 @@ struct mem_stats {
 	 * (caching only, issue 37: the baseline search's shortcut,
 	 * exp_run.c): same_lo, the most any passed test needed; same_hi,
 	 * one less than the least any failed test needed (UINT64_MAX: none
-	 * failed). same_hi 0: not tracked (every other allocator). */
+	 * failed). same_hi 0: not tracked (every other allocator). Read
+	 * within the run only: shard files do not carry them. */
 	uint64_t same_lo, same_hi;
 };
 

@@ -160,10 +160,11 @@ static void test_plan_cost(void **state)
 	exp_free(&e);
 }
 
-/* The baseline search with and without what a clean fitting run proves
- * (exp_run.c, struct base_known): under `caching`, a run with no failed
- * allocation and no segment given back is the same run at any budget at
- * or above its peak reservation, so such a budget fits without running.
+/* The baseline search with and without what its runs prove (exp_run.c,
+ * struct base_known): under `caching`, a run is the same run at any
+ * budget inside the interval of its budget tests ([same_lo, same_hi]:
+ * a clean fitting run's reaches up without end), so such a budget is
+ * answered with that run's outcome without running.
  * The value must be the search's that runs every probe, for each
  * workload of tests/fixtures/shard/fraction-caching.yaml; on the larger
  * networks the doubling's first fitting probe is clean and above the
