@@ -497,7 +497,12 @@ static struct memo_ent *memo_find(const struct opt_memo *m, uint64_t h,
 
 /* opt_solve(in, s, err) for view v's point (in->budget the peak L, the
  * gap stages' workspace giving K), through in->memo when there is one:
- * the same return, schedule and error either way. */
+ * the same return and schedule either way (an infeasible point's error
+ * names the op of the run that solved it; point_solve keeps only that
+ * it is infeasible). A solve the safety net killed is shared like any
+ * other: its answer depends on the machine, which every report that
+ * uses it says ("killed by the safety net"), and solving it again in
+ * each run would cost time_limit each time. */
 static int memo_solve(const struct opt_in *in, const struct view *v,
 		      uint64_t K, bool remat_only, struct opt_sched *s,
 		      gms_err *err)
@@ -556,7 +561,6 @@ static int memo_solve(const struct opt_in *in, const struct view *v,
 			       .state = MEMO_PENDING};
 	memcpy(x->key, key, sizeof key);
 	m->e[m->n++] = x;
-	m->solves++;
 	pthread_mutex_unlock(&m->mu);
 	int rc = opt_solve(in, s, err);
 	pthread_mutex_lock(&m->mu);
@@ -567,6 +571,7 @@ static int memo_solve(const struct opt_in *in, const struct view *v,
 			   : opt_sched_copy(&x->s, s) == 0;
 	if (keep) {
 		x->state = MEMO_DONE;
+		m->solves++;
 	} else { /* not kept (out of memory): the next asker solves it */
 		for (size_t i = 0; i < m->n; i++)
 			if (m->e[i] == x) {

@@ -987,6 +987,30 @@ static void test_blocks_memo(void **state)
 		free(rep[0]);
 		free(rep[1]);
 	}
+	/* the same block under other limits or without swapping is
+	 * another problem: solved, not taken */
+	static const char *const other[2][2] = {{"decompose=blocks",
+						  "node_limit=999"},
+						 {"decompose=blocks",
+						  "swap=false"}};
+	size_t taken = 2 * n;
+	for (int k = 0; k < 2; k++) {
+		struct st_run st;
+		char *rep;
+		gms_err err = {{0}};
+		assert_int_equal(run_opt_memo(w3, other[k], 2, 3500, memo, &st,
+					      &rep, &err),
+				 0);
+		size_t got_solves, got_hits;
+		opt_memo_counts(memo, &got_solves, &got_hits);
+		if (got_hits != taken || got_solves <= n)
+			fail_msg("%s: memo %zu solved %zu taken (want > %zu, "
+				 "%zu)",
+				 other[k][1], got_solves, got_hits, n, taken);
+		n = got_solves;
+		free(rep);
+		st_run_free(&st);
+	}
 	opt_memo_free(memo);
 	wl_free(w3);
 	wl_free(w2);
