@@ -24,9 +24,20 @@ FNR == NR {
 	next
 }
 FNR > 1 {
-	split($6, q, "(")
-	t[$2, $5, q[1]] = $9
-	ok[$2, $5, q[1]] = $8 == "ok"
+	# summary.csv quotes a policy label with parameters, whose commas
+	# are not separators ("optimal(node_limit=1000,time_limit=300)")
+	line = $0
+	out = ""
+	while (match(line, /"[^"]*"/)) {
+		lab = substr(line, RSTART + 1, RLENGTH - 2)
+		gsub(/,/, ";", lab)
+		out = out substr(line, 1, RSTART - 1) lab
+		line = substr(line, RSTART + RLENGTH)
+	}
+	split(out line, c, ",")
+	split(c[6], q, "(")
+	t[c[2], c[5], q[1]] = c[9]
+	ok[c[2], c[5], q[1]] = c[8] == "ok"
 }
 END {
 	for (k in t) {

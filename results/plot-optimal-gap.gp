@@ -17,7 +17,7 @@ set output dir . '/ratio.png'
 set datafile separator whitespace
 rows(w, p, k) = sprintf("< awk -F, -v W='%s' -v P='%s' -v K=%s -f results/optimal-gap-ratio.awk %s %s | sort -n", w, p, k, json, csv)
 workloads = system(sprintf("awk -F, 'NR > 1 && !seen[$2]++ { printf \"%%s \", $2 }' %s", csv))
-policies = system(sprintf("awk -F, 'NR > 1 { split($6, q, \"(\"); if (q[1] != \"optimal\" && !seen[q[1]]++) printf \"%%s \", q[1] }' %s", csv))
+policies = system(sprintf("awk -F, 'NR > 1 { sub(/^\"/, \"\", $6); split($6, q, \"(\"); if (q[1] != \"optimal\" && !seen[q[1]]++) printf \"%%s \", q[1] }' %s", csv))
 set multiplot layout 2, words(workloads) title "iteration time over the MILP incumbent (top) and the global bound (bottom)"
 set grid
 set xrange [*:*] reverse
