@@ -119,8 +119,6 @@ static void check(const struct mem_allocator *a)
 	mem_stats_check(&a->st, largest_free(a));
 }
 
-/* alloc_block: cudaMalloc a segment if the budget allows; returns its one
- * block (free, not in a pool) or NONE. */
 /* A budget test that needs `need` bytes of budget passed (or failed):
  * the budgets at which it goes the same way (mem_stats.same_lo/hi). */
 static void tested(struct mem_allocator *a, uint64_t need, bool passed)
@@ -131,6 +129,8 @@ static void tested(struct mem_allocator *a, uint64_t need, bool passed)
 		a->st.same_hi = need - 1;
 }
 
+/* alloc_block: cudaMalloc a segment if the budget allows; returns its one
+ * block (free, not in a pool) or NONE. */
 static uint32_t alloc_block(struct mem_allocator *a, uint64_t seg_size,
 			    bool small)
 {
