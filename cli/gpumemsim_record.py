@@ -319,8 +319,13 @@ class _Recorder(_MetaRunner):
         fresh = [k not in self.sto for k in okeys]
         if written and not any(fresh):
             mut = sorted({i for i, t in enumerate(ins) if id(t) in written})
+            # the indices as JSON numbers, as DTR's logger writes them
+            # (dtr-implementation.patch, DTRLogMutate: `const
+            # std::vector<size_t>& mutate; ... j["MUTATE"] = mutate;`):
+            # simrd's parse indexes a list with them (parse.py,
+            # `l.args[m]`), so strings made it fail (issue 37)
             self.lines.append({"INSTRUCTION": "MUTATE", "NAME": name,
-                               "ARGS": arg_h, "MUTATE": [str(i) for i in mut],
+                               "ARGS": arg_h, "MUTATE": list(mut),
                                "SHAPES": shapes})
             return out
         for k in okeys:  # an existing storage it was not given: read it
@@ -586,6 +591,8 @@ def _format(line):
     def val(v):
         if isinstance(v, list):
             return "[" + ",".join(val(x) for x in v) + "]"
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(v)  # MUTATE's indices: numbers, as DTR writes
         return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
     return "{" + ",".join('"%s":%s' % (k, val(v))
                           for k, v in sorted(line.items())) + "}\n"

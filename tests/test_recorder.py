@@ -140,6 +140,12 @@ class Recorder(unittest.TestCase):
         self.assertIn("target", rel)
         self.assertEqual(lines[0]["INSTRUCTION"], "ANNOTATE")
         self.assertTrue(lines[0]["ANNOTATION"].startswith("NOTE "))
+        # each add_ mutates its first argument, the parameter: index 0,
+        # a JSON number as DTR's logger writes it (simrd indexes a list
+        # with it; a string "0" made simrd's parse fail, issue 37)
+        muts = [ln["MUTATE"] for ln in lines
+                if ln["INSTRUCTION"] == "MUTATE"]
+        self.assertEqual(muts, [[0]] * 6)
 
     def test_round_trip(self):
         # record, load, simulate under framework on the arena allocator:
@@ -414,6 +420,13 @@ class Recorder(unittest.TestCase):
             n_ten = sum(x["INSTRUCTION"] == "CONSTANT" or
                         x.get("ALIAS") == "-1" for x in logged)
             pk = log_peak(logged)
+            # the default momentum step: per parameter (conv and linear
+            # weight and bias) buf.mul_(momentum), buf.add_(grad) and
+            # p.add_(buf, alpha=-lr), each mutating argument 0, written
+            # as the number 0 as DTR's logger writes it, not "0" (simrd's
+            # parse fails on a string, issue 37)
+            self.assertEqual([x["MUTATE"] for x in logged
+                              if x["INSTRUCTION"] == "MUTATE"], [[0]] * 12)
             self.assertEqual(r.stdout, "wrote %d ops, %d tensors, peak %d B "
                              "(%.1f MiB) to %s\n"
                              % (n_ops, n_ten, pk, pk / 2**20, log))

@@ -35,7 +35,6 @@
 # rematerializations), evictions_heuristic (the _evict calls under _free)
 # and evictions_eager_release (the others: RuntimeV2EagerOptimized.release).
 import argparse
-import json
 import math
 import os
 import resource
@@ -61,21 +60,6 @@ def find_simrd(arg):
         if os.path.isfile(os.path.join(d, "simrd", "runtime", "v2.py")):
             return d
     return None
-
-
-def dtr_lines(f):
-    """The log's lines, MUTATE's indices as JSON numbers. DTR's logger
-    writes them so (dtr_code/dtr-implementation.patch, DTRLogMutate:
-    `const std::vector<size_t>& mutate; ... j["MUTATE"] = mutate;`) and
-    simrd indexes a list with them (parse.py: `l.args[m]`); gpumemsim-record
-    writes them as strings ("0"), which gpumemsim reads either way."""
-    for line in f:
-        if '"MUTATE"' in line:
-            j = json.loads(line)
-            if j.get("INSTRUCTION") == "MUTATE":
-                j["MUTATE"] = [int(m) for m in j["MUTATE"]]
-                line = json.dumps(j)
-        yield line
 
 
 def cpu_s():
@@ -202,7 +186,7 @@ def main():
 
     t0 = time.time()
     with open(a.log) as f:
-        callback = parse_file(dtr_lines(f), start=True).get_closure()
+        callback = parse_file(f, start=True).get_closure()
     parse_s = time.time() - t0
     rt = RuntimeV1(math.inf, Heuristic(), stats=False, trace=False)
     t0 = time.time()
