@@ -642,6 +642,25 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
 	cache_done(c->cache, i);
 }
 
+int exp_baselines(const struct exp *e, int jobs, uint64_t *out,
+		  gms_err *err)
+{
+	heap_tune(); /* as exp_run */
+	struct wl_cache cache;
+	if (cache_init(&cache, e) < 0)
+		return gms_errf(err, "out of memory");
+	for (size_t i = 0; i < e->n_wl; i++)
+		cache.users[i] = 1; /* its baseline */
+	struct exp_result r = {.baseline = out};
+	struct run_ctx c = {.e = e, .r = &r, .cache = &cache};
+	int rc = pool_run(e->n_wl,
+			  jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN),
+			  false, "baselines", baseline_task, &c, NULL, NULL,
+			  err);
+	cache_fini(&cache);
+	return rc;
+}
+
 /* A new, zeroed probe of search s (its workload and policy), or NULL when
  * out of memory. */
 static struct exp_point *new_probe(struct exp_search *s)
@@ -1055,15 +1074,21 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 		return rc;
 	}
 	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1;
+	const uint64_t *given = o ? o->baselines : NULL;
+	bool search = e->axis == EXP_AXIS_FRACTION && !given;
 	for (size_t i = 0; i < e->n_wl; i++) /* points, and the baseline */
-		cache->users[i] = nv * e->n_pol +
-				  (e->axis == EXP_AXIS_FRACTION);
+		cache->users[i] = nv * e->n_pol + search;
 	cache_unused(cache, only, nv * e->n_pol, e->n_wl);
 	if (e->axis == EXP_AXIS_FRACTION) {
 		r->baseline = calloc(e->n_wl, sizeof *r->baseline);
 		if (!r->baseline)
 			return gms_errf(err, "out of memory");
-		/* a shard computes the baselines its points need */
+	}
+	if (given && r->baseline) /* a plan file's (shard.h) */
+		memcpy(r->baseline, given, e->n_wl * sizeof *r->baseline);
+	if (search) {
+		/* a shard without a plan file computes the baselines its
+		 * points need */
 		bool *need = NULL;
 		if (only && !(need = calloc(e->n_wl, sizeof *need)))
 			return gms_errf(err, "out of memory");

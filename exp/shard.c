@@ -19,7 +19,9 @@
 #define GMS_VERSION "unknown"
 #endif
 
-#define SHD_FORMAT 1		    /* the file format's number */
+#define SHD_FORMAT 2		    /* the file format's number (2: the
+				       header's `plan`) */
+#define PLAN_FORMAT 1		    /* the plan file's */
 /* The largest shard file merge reads (README "Input limits"): 1 GiB. A
  * point is about 1.7 KB (chain3-batches' shards: 21019 bytes for 12) plus
  * 30 bytes an event of a timeline: some 600,000 points a shard. */
@@ -613,6 +615,8 @@ struct shd_head {
 	uint64_t identity;	 /* shd_plan.identity */
 	size_t k, n;		 /* shard k of n */
 	size_t tasks;		 /* the plan's task count */
+	uint64_t plan;		 /* shd_plan.tag: the plan file it ran
+				    from, 0: it planned itself */
 };
 
 static void sio_head(struct sio *x, struct shd_head *h)
@@ -620,7 +624,7 @@ static void sio_head(struct sio *x, struct shd_head *h)
 	sio_range(x, "gpumemsim-shard", &h->format, 0, INT64_MAX);
 	if (x->rd && !x->bad && h->format != SHD_FORMAT)
 		sio_fail(x, "not shard file format %s (another gpumemsim's)%s",
-			 "1", "");
+			 "2", "");
 	FS(h, version);
 	sio_str(x, "experiment", h->name, sizeof h->name);
 	FS(h, path);
@@ -628,6 +632,7 @@ static void sio_head(struct sio *x, struct shd_head *h)
 	sio_size(x, "shard", &h->k, SIZE_MAX);
 	sio_size(x, "of", &h->n, SIZE_MAX);
 	sio_size(x, "tasks", &h->tasks, SIZE_MAX);
+	F(u64, h, plan);
 }
 
 /* ---- the plan --------------------------------------------------------- */
@@ -882,6 +887,7 @@ out:
 
 void shd_plan_free(struct shd_plan *p)
 {
+	free(p->baseline);
 	free(p->owner);
 	free(p->cost);
 	free(p->load);
@@ -1053,8 +1059,23 @@ static uint64_t search_ops(const struct exp *e, const struct exp_liveness *f,
 	return f->ops * iters * probes;
 }
 
-int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
-	     gms_err *err)
+uint64_t shd_identity(const struct exp *e)
+{
+	size_t T = exp_planned_rows(e);
+	uint64_t h = fnv(0xcbf29ce484222325ULL, &T, sizeof T);
+	h = fnv_file(h, e->path);
+	h = fnv_file(h, e->hw.path);
+	for (size_t w = 0; w < e->n_wl; w++)
+		if (e->wl[w].src != EXP_SRC_GEN)
+			h = fnv_file(h, e->wl[w].path);
+	return h;
+}
+
+/* The plan of e over n shards; base: each workload's baseline (a plan
+ * file's step searched them: the points' budgets are then known, and a
+ * shard pays only the build for a workload it touches), or NULL. */
+static int plan_tasks(const struct exp *e, unsigned n, const uint64_t *base,
+		      struct shd_plan *p, gms_err *err)
 {
 	memset(p, 0, sizeof *p);
 	size_t T = exp_planned_rows(e);
@@ -1070,12 +1091,8 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	int rc = -1;
 	if (!p->owner || !p->cost || !p->load || !f || !grp || !extra)
 		goto out;
-	uint64_t h = fnv(0xcbf29ce484222325ULL, &T, sizeof T);
-	h = fnv_file(h, e->path);
-	h = fnv_file(h, e->hw.path);
+	p->identity = shd_identity(e);
 	for (size_t w = 0; w < e->n_wl; w++) {
-		if (e->wl[w].src != EXP_SRC_GEN)
-			h = fnv_file(h, e->wl[w].path);
 		/* the workload as exp_load built and scanned it (at its
 		 * own batch, or the measurement's first: run_ops and
 		 * search_ops scale the live bytes to each task's batch);
@@ -1084,7 +1101,6 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 		if (!f[w].ops || !f[w].reach)
 			f[w] = (struct exp_liveness){.ops = 1};
 	}
-	p->identity = h;
 	const uint64_t fw = pol_ns("framework"),
 		       iters = (uint64_t)e->warmup + (uint64_t)e->iterations;
 	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1,
@@ -1115,15 +1131,23 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 				budget = e->budgets[v];
 			if (e->axis == EXP_AXIS_BATCH)
 				batch = e->batches[v];
-			/* a fraction of the baseline, which is at least
-			 * the live peak it starts its search from */
-			if (e->axis == EXP_AXIS_FRACTION)
+			/* a fraction of the baseline: the plan step's,
+			 * as exp_run forms the budget, or else the live
+			 * peak, the least the baseline can be (its search
+			 * starts there) */
+			if (e->axis == EXP_AXIS_FRACTION && base)
+				budget = base[w] ? (uint64_t)((double)base[w] *
+							      e->fractions[v])
+						 : 0;
+			else if (e->axis == EXP_AXIS_FRACTION)
 				budget = f[w].reach
 						 ? (uint64_t)(e->fractions[v] *
 							      (double)(f[w].persist +
 								       f[w].reach[f[w].ops - 1]))
 						 : 0;
 			c = run_ops(e, &f[w], pol, budget, batch);
+			if (e->axis == EXP_AXIS_FRACTION && base && !budget)
+				c = 1; /* fails before it runs */
 		}
 		p->cost[i] = c > cap / ns ? cap : c * ns;
 	}
@@ -1131,12 +1155,13 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	 * pass over the ops) and, for budget fractions, the baseline search
 	 * (exp_run.c, baseline_task): an unlimited run of one iteration,
 	 * then framework's runs at the live peak, one doubling or more, and
-	 * a bisection from the peak's width down to 1 MiB */
+	 * a bisection from the peak's width down to 1 MiB; with a plan file's
+	 * baselines, the build alone */
 	for (size_t w = 0; w < e->n_wl; w++) {
 		uint64_t peak = f[w].reach ? f[w].persist +
 						     f[w].reach[f[w].ops - 1]
 					   : 0;
-		uint64_t runs = e->axis == EXP_AXIS_FRACTION
+		uint64_t runs = e->axis == EXP_AXIS_FRACTION && !base
 					? 2 + (2 + doublings(GMS_MIB, peak)) * iters
 					: 1;
 		extra[w] = f[w].ops * runs > cap / fw ? cap
@@ -1154,10 +1179,199 @@ out:
 	return 0;
 }
 
+int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
+	     gms_err *err)
+{
+	return plan_tasks(e, n, NULL, p, err);
+}
+
 void shd_path(const struct exp *e, unsigned k, unsigned n, char *buf,
 	      size_t len)
 {
 	snprintf(buf, len, "%s/shard-%u-of-%u.shard", e->out_dir, k, n);
+}
+
+/* ---- the plan file -------------------------------------------------------- */
+
+void shd_plan_path(const struct exp *e, unsigned n, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/plan-of-%u.plan", e->out_dir, n);
+}
+
+/* Does e sweep budget fractions of a baseline (its points do)? */
+static bool has_baselines(const struct exp *e)
+{
+	return e->axis == EXP_AXIS_FRACTION && e->kind != EXP_MAX_BATCH &&
+	       e->kind != EXP_BEST && e->kind != EXP_MIN_POOL &&
+	       e->kind != EXP_EFF && e->kind != EXP_SCALING;
+}
+
+/* The tag a plan file's shards carry: its identity, N, owners and
+ * baselines (FNV-1a). */
+static uint64_t plan_tag(const struct exp *e, const struct shd_plan *p)
+{
+	uint64_t h = fnv(0xcbf29ce484222325ULL, &p->identity,
+			 sizeof p->identity);
+	h = fnv(h, &p->n, sizeof p->n);
+	h = fnv(h, p->owner, p->n_tasks * sizeof *p->owner);
+	if (p->baseline)
+		h = fnv(h, p->baseline, e->n_wl * sizeof *p->baseline);
+	return h ? h : 1; /* 0 is "planned itself" */
+}
+
+/* The plan file, both ways (shard.h has its layout); reading, checked
+ * against e (identity, tasks) and n, then p allocated and filled. */
+static void sio_plan(struct sio *x, const struct exp *e, unsigned n,
+		     struct shd_plan *p)
+{
+	struct shd_head h = {.format = PLAN_FORMAT, .identity = p->identity,
+			     .n = p->n, .tasks = p->n_tasks};
+	snprintf(h.version, sizeof h.version, "%s", GMS_VERSION);
+	snprintf(h.name, sizeof h.name, "%s", e->name);
+	snprintf(h.path, sizeof h.path, "%s", e->path);
+	sio_range(x, "gpumemsim-plan", &h.format, 0, INT64_MAX);
+	if (x->rd && !x->bad && h.format != PLAN_FORMAT)
+		sio_fail(x, "not plan file format %s (another gpumemsim's)%s",
+			 "1", "");
+	FS(&h, version);
+	sio_str(x, "experiment", h.name, sizeof h.name);
+	FS(&h, path);
+	F(u64, &h, identity);
+	sio_size(x, "of", &h.n, SIZE_MAX);
+	sio_size(x, "tasks", &h.tasks, SIZE_MAX);
+	if (x->rd && !x->bad) {
+		char a[64], b[64];
+		if (strcmp(h.version, GMS_VERSION))
+			sio_fail(x, "made by gpumemsim %s; this is %s: plan, "
+				    "run the shards and merge with one version",
+				 h.version, GMS_VERSION);
+		else if (strcmp(h.name, e->name))
+			sio_fail(x, "a plan of experiment %s, not of %s",
+				 h.name, e->name);
+		else if (h.identity != shd_identity(e) ||
+			 h.tasks != exp_planned_rows(e))
+			sio_fail(x, "the experiment %s (or a file it reads) "
+				    "changed since this plan was made%s",
+				 e->path, "");
+		else if (h.n != n) {
+			snprintf(a, sizeof a, "%zu", h.n);
+			snprintf(b, sizeof b, "%u", n);
+			sio_fail(x, "a plan for %s shards, not %s", a, b);
+		}
+		if (!x->bad) {
+			p->identity = h.identity;
+			p->n = n;
+			p->n_tasks = h.tasks;
+			size_t T = h.tasks ? h.tasks : 1;
+			p->owner = calloc(T, sizeof *p->owner);
+			p->cost = calloc(T, sizeof *p->cost);
+			p->load = calloc(n, sizeof *p->load);
+			if (has_baselines(e))
+				p->baseline = calloc(e->n_wl ? e->n_wl : 1,
+						     sizeof *p->baseline);
+			if (!p->owner || !p->cost || !p->load ||
+			    (has_baselines(e) && !p->baseline))
+				sio_fail(x, "out of memory%s%s", "", "");
+		}
+	}
+	size_t nb = p->baseline ? e->n_wl : 0;
+	sio_size(x, "baselines", &nb, SIZE_MAX);
+	if (x->rd && !x->bad && nb != (p->baseline ? e->n_wl : 0))
+		sio_fail(x, "'baselines': not one for each workload of a "
+			    "budget-fraction sweep%s%s", "", "");
+	for (size_t w = 0; w < nb && !x->bad; w++)
+		sio_u64(x, "bytes", &p->baseline[w]);
+	for (size_t i = 0; i < p->n_tasks && !x->bad; i++) {
+		unsigned k = p->owner[i];
+		sio_uint(x, "shard", &k);
+		if (x->rd && !x->bad && k >= p->n)
+			sio_fail(x, "'shard': out of range%s%s", "", "");
+		p->owner[i] = k;
+		sio_u64(x, "cost", &p->cost[i]);
+		if (x->rd && !x->bad)
+			p->load[k] += p->cost[i];
+	}
+	sio_mark(x, "end");
+	if (x->rd && !x->bad && getc(x->f) != EOF) {
+		x->line++;
+		sio_fail(x, "more after the last '%s'%s", "end", "");
+	}
+}
+
+int shd_plan_make(const struct exp *e, int jobs, unsigned n, FILE *log,
+		   gms_err *err)
+{
+	char path[GMS_PATH_MAX + 64];
+	shd_plan_path(e, n, path, sizeof path);
+	if (gms_mkdirs(e->out_dir, err) < 0)
+		return gms_err_prefix(err, "output directory");
+	if (gms_out_probe(path, err) < 0)
+		return -1;
+	uint64_t *base = NULL;
+	if (has_baselines(e)) {
+		if (!(base = calloc(e->n_wl ? e->n_wl : 1, sizeof *base)))
+			return gms_errf(err, "out of memory");
+		if (exp_baselines(e, jobs, base, err) < 0) {
+			free(base);
+			return -1;
+		}
+	}
+	struct shd_plan p;
+	if (plan_tasks(e, n, base, &p, err) < 0) {
+		free(base);
+		return -1;
+	}
+	p.baseline = base;
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0) {
+		shd_plan_free(&p);
+		return -1;
+	}
+	struct sio x = {.f = o.f, .path = path, .err = err};
+	sio_plan(&x, e, n, &p);
+	if (gms_out_commit(&o, err) < 0) {
+		shd_plan_free(&p);
+		return -1;
+	}
+	if (log) {
+		uint64_t total = 0, most = 0;
+		for (unsigned k = 0; k < n; k++) {
+			total += p.load[k];
+			most = p.load[k] > most ? p.load[k] : most;
+		}
+		fprintf(log, "plan:    %s (%zu tasks on %u shards; estimated "
+			     "cost %" PRIu64 ", the most a shard %" PRIu64
+			     "%s)\n",
+			path, p.n_tasks, n, total, most,
+			base ? "; baselines searched" : "");
+	}
+	shd_plan_free(&p);
+	return 0;
+}
+
+/* Read the plan file at path for shard runs of e over n shards. */
+static int plan_read(const struct exp *e, const char *path, unsigned n,
+		     struct shd_plan *p, gms_err *err)
+{
+	memset(p, 0, sizeof *p);
+	FILE *f = gms_fopen_in(path, "r", err);
+	if (!f)
+		return -1;
+	struct stat fst;
+	struct sio x = {.f = f, .rd = true, .path = path, .err = err,
+			.size = SHD_MAX_BYTES};
+	if (fstat(fileno(f), &fst) == 0 && S_ISREG(fst.st_mode) &&
+	    (uint64_t)fst.st_size < SHD_MAX_BYTES)
+		x.size = (uint64_t)fst.st_size;
+	sio_plan(&x, e, n, p);
+	free(x.buf);
+	fclose(f);
+	if (x.bad) {
+		shd_plan_free(p);
+		return -1;
+	}
+	p->tag = plan_tag(e, p);
+	return 0;
 }
 
 /* ---- a shard ------------------------------------------------------------ */
@@ -1171,7 +1385,8 @@ static int shd_write(const struct exp *e, struct exp_result *r,
 		return -1;
 	struct sio x = {.f = o.f, .path = path, .err = err};
 	struct shd_head h = {.format = SHD_FORMAT, .identity = pl->identity,
-			     .k = k, .n = pl->n, .tasks = pl->n_tasks};
+			     .k = k, .n = pl->n, .tasks = pl->n_tasks,
+			     .plan = pl->tag};
 	snprintf(h.version, sizeof h.version, "%s", GMS_VERSION);
 	snprintf(h.name, sizeof h.name, "%s", e->name);
 	snprintf(h.path, sizeof h.path, "%s", e->path);
@@ -1211,14 +1426,18 @@ static int shd_write(const struct exp *e, struct exp_result *r,
 }
 
 long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
-	     unsigned n, FILE *log, gms_err *err)
+	     unsigned n, const char *plan, FILE *log, gms_err *err)
 {
 	struct shd_plan pl;
 	char path[GMS_PATH_MAX + 64];
 	shd_path(e, k, n, path, sizeof path);
 	if (gms_mkdirs(e->out_dir, err) < 0)
 		return gms_err_prefix(err, "output directory");
-	if (gms_out_probe(path, err) < 0 || shd_plan(e, n, &pl, err) < 0)
+	if (gms_out_probe(path, err) < 0)
+		return -1;
+	if (plan && plan_read(e, plan, n, &pl, err) < 0)
+		return -2; /* the plan file refused: bad input */
+	if (!plan && shd_plan(e, n, &pl, err) < 0)
 		return -1;
 	bool *only = calloc(pl.n_tasks ? pl.n_tasks : 1, sizeof *only);
 	if (!only) {
@@ -1235,6 +1454,7 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 	struct exp_opts so = *o;
 	so.only = only;
 	so.trace = so.schedule = NULL;
+	so.baselines = pl.baseline;
 	struct exp_result r;
 	long rc = -1;
 	if (exp_run(e, &so, &r, err) == 0) {
@@ -1376,10 +1596,10 @@ static int merge_body(struct sio *x, const struct exp *e,
 			have_base[w] = true;
 		}
 	}
-	for (size_t i = 0; i < pl->n_tasks; i++)
+	for (size_t i = 0; pl->owner && i < pl->n_tasks; i++)
 		want += pl->owner[i] == k;
 	sio_size(x, "count", &nt, pl->n_tasks + 1);
-	if (!x->bad && nt != want) {
+	if (!x->bad && pl->owner && nt != want) {
 		char a[32], b[32];
 		snprintf(a, sizeof a, "%zu", nt);
 		snprintf(b, sizeof b, "%zu", want);
@@ -1392,7 +1612,7 @@ static int merge_body(struct sio *x, const struct exp *e,
 		sio_u64(x, "cost", &cost);
 		if (x->bad)
 			break;
-		if (pl->owner[i] != k || seen[i]) {
+		if ((pl->owner && pl->owner[i] != k) || seen[i]) {
 			char t[32];
 			snprintf(t, sizeof t, "%zu", i);
 			sio_fail(x, "task %s: %s", t,
@@ -1464,11 +1684,22 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 				*slash = '\0';
 			else
 				snprintf(dir, sizeof dir, ".");
-			struct exp_opts lo = {.out = out ? out : dir};
+			/* shards of a plan file: their tasks are known
+			 * by what they hold, and no workload is built */
+			struct exp_opts lo = {.out = out ? out : dir,
+					      .lazy = h.plan != 0};
 			if (exp_load(e, h.path, &lo, err) != 0) {
 				gms_err_prefix(err, "%s: its experiment",
 					       files[0]);
 				x.bad = true;
+			} else if (h.plan) {
+				loaded = true;
+				pl = (struct shd_plan){
+					.n_tasks = exp_planned_rows(e),
+					.n = (unsigned)h.n,
+					.identity = shd_identity(e),
+					.tag = h.plan};
+				x.bad = merge_alloc(e, r, pl.n_tasks, err) < 0;
 			} else {
 				loaded = true;
 				x.bad = shd_plan(e, (unsigned)h.n, &pl, err) < 0 ||
@@ -1502,6 +1733,12 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 			sio_fail(&x, "a shard of another experiment (%s) than "
 				     "the first shard's (%s)",
 				 h.path, h0.path);
+		if (!x.bad && h.plan != h0.plan)
+			sio_fail(&x, "a shard of another plan than the first "
+				     "shard's (%s)%s",
+				 h0.plan ? "a plan file" : "planned by each "
+							   "shard",
+				 "");
 		if (!x.bad && h.n != h0.n) {
 			char a[64], b[64];
 			snprintf(a, sizeof a, "%zu/%zu", h.k, h.n);
@@ -1533,6 +1770,13 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 				      "file: shard-%zu-of-%zu.shard; %ld of "
 				      "%zu given)",
 				 k, h0.n, k, h0.n, nf, h0.n);
+			goto out;
+		}
+	for (size_t i = 0; i < pl.n_tasks; i++)
+		if (!seen[i]) { /* a plan file's shards: none holds it */
+			gms_errf(err, "merge: task %zu (row %zu of the summary) "
+				      "is in none of the %zu shards",
+				 i, i, h0.n);
 			goto out;
 		}
 	r->n_failed = exp_count_failed(r, NULL);
