@@ -72,9 +72,13 @@ static void usage(FILE *f)
 		"                          shard then builds only its own\n"
 		"                          workloads and searches no baseline)\n"
 		"  plan EXPERIMENT.yaml --shards N [--out DIR] [-j N] [--quiet]\n"
-		"                                     search the baselines once and\n"
+		"       [--steal]                     search the baselines once and\n"
 		"                                     write <out>/plan-of-N.plan\n"
 		"                                     for `run --shard K/N --plan`\n"
+		"      --steal             the shards claim tasks through\n"
+		"                          <out>/plan-of-N.claims/ (a shared\n"
+		"                          file system): a shard that ends\n"
+		"                          early runs others' unstarted tasks\n"
 		"  merge DIR|FILE... [--out DIR] [--quiet]\n"
 		"                                     the N shard files of one\n"
 		"                                     experiment (a DIR: its\n"
@@ -1110,10 +1114,12 @@ static int write_all_traces(const struct exp *e, const struct exp_result *r,
 }
 
 /* plan EXP --shards N: the plan file only; e is freed. */
-static int plan_shards(struct exp *e, const struct exp_opts *o, unsigned n)
+static int plan_shards(struct exp *e, const struct exp_opts *o, unsigned n,
+		       bool steal)
 {
 	gms_err err = {{0}};
-	int rc = shd_plan_make(e, o->jobs, n, o->quiet ? NULL : stdout, &err);
+	int rc = shd_plan_make(e, o->jobs, n, steal, o->quiet ? NULL : stdout,
+			       &err);
 	exp_free(e);
 	if (rc < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
@@ -1129,11 +1135,16 @@ static int run_experiment(int argc, char **argv, bool planning)
 	const char *path = NULL, *shard = NULL, *trace_all = NULL,
 		   *snap = NULL, *plan = NULL, *shards = NULL;
 	struct exp_opts o = {0};
+	bool steal = false;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int64_t n;
 		if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			o.quiet = true;
+			continue;
+		}
+		if (planning && strcmp(a, "--steal") == 0) {
+			steal = true;
 			continue;
 		}
 		/* -jN as make takes it (issue 34) */
@@ -1159,7 +1170,8 @@ static int run_experiment(int argc, char **argv, bool planning)
 				"--trace-all", "--memory-snapshot", "--plan",
 				NULL};
 			static const char *const plan_opts[] = {
-				"--shards", "--out", "--jobs", "--quiet", NULL};
+				"--shards", "--out", "--jobs", "--quiet",
+				"--steal", NULL};
 			return unknown_option(a, planning ? plan_opts : opts);
 		}
 		if (known && !v) {
@@ -1252,7 +1264,7 @@ static int run_experiment(int argc, char **argv, bool planning)
 		return EXIT_INPUT;
 	}
 	if (planning)
-		return plan_shards(&e, &o, sn);
+		return plan_shards(&e, &o, sn, steal);
 	if (shard)
 		return run_shard(&e, &o, sk, sn, plan);
 	if (snap && gms_out_probe(snap, &err) < 0) {

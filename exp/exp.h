@@ -209,6 +209,19 @@ struct exp_opts {
 	const uint64_t *baselines; /* budget fractions: each workload's
 				   baseline, given (a plan file's) instead
 				   of searched; NULL: searched */
+	/* work stealing (shard.c, `plan --steal`): every task `only`
+	 * admits is offered to claim just before it would run, in `order`;
+	 * claim NULL: none */
+	bool (*claim)(void *ctx, size_t task); /* true: run it here; false:
+				   another process runs it (or claiming
+				   failed: the caller's ctx says) */
+	void *claim_ctx;	/* claim's context */
+	const size_t *order;	/* with claim: every task (exp_n_tasks), in
+				   the order they are offered; NULL: the
+				   pool's (largest workload first) */
+	bool *ran;		/* with claim, out: the tasks run here
+				   (exp_n_tasks entries, zeroed by the
+				   caller) */
 };
 
 /* One simulated configuration and what it measured. */

@@ -39,10 +39,10 @@
  * (exp_opts.lazy) and searches no baseline, and merge of its shards
  * builds nothing. The plan file (text, as below):
  *     gpumemsim-plan 1 / version / experiment / path / identity /
- *     of N / tasks T
+ *     of N / tasks T / steal 0|1 (work stealing: shard.c)
  *     baselines B (0, or one a workload: fraction sweeps), then B times:
  *       bytes V
- *     then T times: shard K / cost X
+ *     then T times: shard K / cost X / bound Y
  *     end
  *
  * The shard file (text, one "name value" per line, strings quoted, floats
@@ -74,13 +74,19 @@ struct shd_plan {
 	unsigned n;	    /* shards */
 	uint32_t *owner;    /* per task: the shard that runs it */
 	uint64_t *cost;	    /* per task: its estimated cost */
+	uint64_t *bound;    /* per task: the most it may cost (a policy
+			       run until it settles, under pressure: up
+			       to settle_max more iterations), the order
+			       work stealing offers tasks in */
 	uint64_t *load;	    /* per shard: the sum of its tasks' costs */
 	uint64_t identity;  /* the experiment's identity (above) */
 	uint64_t *baseline; /* per workload: a plan file's baselines
 			       (budget fractions), else NULL */
-	uint64_t tag;	    /* a plan file's tag (its identity, N, owners
-			       and baselines, FNV-1a), which its shards
-			       carry; 0: each shard planned itself */
+	uint64_t tag;	    /* a plan file's tag (its identity, N, steal,
+			       owners and baselines, FNV-1a), which its
+			       shards carry; 0: each shard planned itself */
+	bool steal;	    /* a plan file's: its shards claim tasks
+			       (work stealing, shard.c) */
 };
 
 /* "K/N", 0 <= K < N: the shard (0-based, as Slurm's --array=0-(N-1)). */
@@ -114,12 +120,13 @@ uint64_t shd_identity(const struct exp *e);
 /* The plan file of e for n shards: <out_dir>/plan-of-N.plan. */
 void shd_plan_path(const struct exp *e, unsigned n, char *buf, size_t len);
 
-/* `gpumemsim plan EXP --shards N`: search the baselines (budget
- * fractions; -j jobs), plan with them and write the plan file
- * (temporary + rename); its path and the loads go to `log` (may be
+/* `gpumemsim plan EXP --shards N [--steal]`: search the baselines
+ * (budget fractions; -j jobs), plan with them and write the plan file
+ * (temporary + rename); steal: and an empty claims directory beside it
+ * (work stealing, shard.c). Its path and the loads go to `log` (may be
  * NULL). Returns 0, or -1 with err. */
-int shd_plan_make(const struct exp *e, int jobs, unsigned n, FILE *log,
-		  gms_err *err);
+int shd_plan_make(const struct exp *e, int jobs, unsigned n, bool steal,
+		  FILE *log, gms_err *err);
 void shd_plan_free(struct shd_plan *p);
 
 /* The shard file of shard k of n: <out_dir>/shard-K-of-N.shard. */

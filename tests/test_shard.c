@@ -356,6 +356,52 @@ static void test_plan_file(void **state)
 	assert_int_equal(system(a), 0);
 }
 
+/* Work stealing (`plan --steal`): fraction.yaml's 12 tasks (2 workloads
+ * x 3 fractions x 2 policies) over 2 shards, run one after the other:
+ * shard 1 runs its own and then claims all of shard 0's, so shard 0,
+ * run after it, finds every task claimed and runs none; the merged set
+ * equals the unsharded run's all the same. Run again, shard 1 takes back
+ * its own 12 claims; a new plan step empties the claims, and shard 0
+ * then runs all 12. Without the claims directory a shard stops (exit
+ * 1) and names it. */
+static void test_plan_steal(void **state)
+{
+	(void)state;
+	char d[128], a[1024];
+	fresh_dir(d, sizeof d, "steal");
+	snprintf(a, sizeof a,
+		 "plan " F "fraction.yaml --shards 2 --out %s/s --steal", d);
+	expect(a, 0, "claims:  ");
+	const char *run = "run " F "fraction.yaml --out %s/s --shard %d/2 "
+			  "--plan %s/s/plan-of-2.plan";
+	snprintf(a, sizeof a, run, d, 1, d);
+	expect(a, 0, "(12 tasks run here");
+	snprintf(a, sizeof a, run, d, 0, d);
+	expect(a, 0, "(0 tasks run here, 0 of the plan's");
+	snprintf(a, sizeof a, "merge %s/s", d);
+	expect(a, 0, "12 rows merged");
+	snprintf(a, sizeof a,
+		 BIN " run " F "fraction.yaml --out %s/u -q >/dev/null && "
+		 "cmp %s/u/summary.csv %s/s/summary.csv && cmp %s/u/plot.dat "
+		 "%s/s/plot.dat",
+		 d, d, d, d, d);
+	assert_int_equal(system(a), 0);
+	snprintf(a, sizeof a, run, d, 1, d);
+	expect(a, 0, "(12 tasks run here");
+	snprintf(a, sizeof a,
+		 "plan " F "fraction.yaml --shards 2 --out %s/s --steal -q", d);
+	expect(a, 0, NULL);
+	snprintf(a, sizeof a, run, d, 0, d);
+	expect(a, 0, "(12 tasks run here");
+	snprintf(a, sizeof a, "rm -r %s/s/plan-of-2.claims", d);
+	assert_int_equal(system(a), 0);
+	snprintf(a, sizeof a, run, d, 1, d);
+	expect(a, 1, "plan-of-2.claims: marking this shard started: No such "
+		     "file or directory");
+	snprintf(a, sizeof a, "rm -rf %s", d);
+	assert_int_equal(system(a), 0);
+}
+
 static void test_through_gnu_parallel(void **state)
 {
 	(void)state;
@@ -365,6 +411,9 @@ static void test_through_gnu_parallel(void **state)
 		skip();
 	}
 	equality("SHARD_RUNNER=parallel N=4", F "fraction.yaml");
+	/* the shards at once, claiming each other's tasks */
+	equality("SHARD_RUNNER=parallel N=4 PLAN=1 STEAL=1",
+		 F "fraction.yaml " E "max-batch.yaml");
 }
 
 /* merge's refusals, each with its message and exit 2. */
@@ -509,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_sharded_equals_unsharded),
 		cmocka_unit_test(test_plan_file_equals_unsharded),
 		cmocka_unit_test(test_plan_file),
+		cmocka_unit_test(test_plan_steal),
 		cmocka_unit_test(test_through_gnu_parallel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
