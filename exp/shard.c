@@ -1083,6 +1083,16 @@ static uint64_t search_ops(const struct exp *e, const struct exp_liveness *f,
 	return f->ops * iters * probes;
 }
 
+size_t shd_task_wl(const struct exp *e, size_t i)
+{
+	bool eff = e->kind == EXP_EFF || e->kind == EXP_SCALING,
+	     pts = !eff && e->kind != EXP_MAX_BATCH && e->kind != EXP_BEST &&
+		   e->kind != EXP_MIN_POOL;
+	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1,
+	       np = e->n_pol ? e->n_pol : 1;
+	return eff ? i : pts ? i / (nv * np) : i / np;
+}
+
 uint64_t shd_identity(const struct exp *e)
 {
 	size_t T = exp_planned_rows(e);
@@ -1141,8 +1151,8 @@ static int plan_tasks(const struct exp *e, unsigned n, const uint64_t *base,
 		bool eff = e->kind == EXP_EFF || e->kind == EXP_SCALING,
 		     pts = !eff && e->kind != EXP_MAX_BATCH &&
 			   e->kind != EXP_BEST && e->kind != EXP_MIN_POOL;
-		size_t w = eff ? i : pts ? i / (nv * np) : i / np,
-		       v = pts ? i / np % nv : 0, q = eff ? 0 : i % np;
+		size_t w = shd_task_wl(e, i), v = pts ? i / np % nv : 0,
+		       q = eff ? 0 : i % np;
 		const char *pol = e->n_pol ? e->pol[q].name : "framework";
 		uint64_t ns = pol_ns(pol), c;
 		bool long_run = false; /* may run up to settle_max more */
@@ -1395,21 +1405,35 @@ static bool ord_sort(const struct shd_plan *p, size_t *o, size_t n)
 	return true;
 }
 
-static size_t *steal_order(const struct shd_plan *p, const bool *mine)
+static size_t *steal_order(const struct exp *e, const struct shd_plan *p,
+			   const bool *mine)
 {
 	size_t T = p->n_tasks, *o = malloc((T ? T : 1) * sizeof *o), k = 0;
-	if (!o)
+	bool *built = calloc(e->n_wl ? e->n_wl : 1, sizeof *built);
+	if (!o || !built) {
+		free(o);
+		free(built);
 		return NULL;
-	for (int pass = 0; pass < 2; pass++) {
+	}
+	for (size_t i = 0; i < T; i++)
+		built[shd_task_wl(e, i)] |= mine[i];
+	/* its own; the others' of workloads it builds for its own (a
+	 * build, and for a DTR log its parse and simrd baseline, are paid
+	 * once a shard); the rest */
+	for (int pass = 0; pass < 3; pass++) {
 		size_t from = k;
 		for (size_t i = 0; i < T; i++)
-			if (mine[i] == (pass == 0))
+			if ((pass == 0 && mine[i]) ||
+			    (pass > 0 && !mine[i] &&
+			     built[shd_task_wl(e, i)] == (pass == 1)))
 				o[k++] = i;
 		if (!ord_sort(p, o + from, k - from)) {
 			free(o);
+			free(built);
 			return NULL;
 		}
 	}
+	free(built);
 	return o;
 }
 
@@ -1751,7 +1775,7 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 		cl.mine = only;
 		cl.again = calloc(T, sizeof *cl.again);
 		cl.taken = calloc(T, sizeof *cl.taken);
-		order = steal_order(&pl, only);
+		order = steal_order(e, &pl, only);
 		if (!cl.again || !cl.taken || !order) {
 			free(cl.again);
 			free(cl.taken);

@@ -113,6 +113,11 @@ int shd_scan(const struct wl_workload *wl, struct exp_liveness *f);
 int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	     gms_err *err);
 
+/* Task i's workload, as exp_run lays tasks out: efficiency rows one a
+ * workload; searches workload-major, then policy; points workload, then
+ * swept value, then policy. */
+size_t shd_task_wl(const struct exp *e, size_t i);
+
 /* The experiment's identity (above): what shards, plans and merge
  * compare to know they are of the same files. */
 uint64_t shd_identity(const struct exp *e);
