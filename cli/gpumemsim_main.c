@@ -67,6 +67,18 @@ static void usage(FILE *f)
 		"                          balanced slices of the points into\n"
 		"                          <out>/shard-K-of-N.shard (no\n"
 		"                          --trace); then `merge`\n"
+		"      --plan FILE         with --shard: the slices and\n"
+		"                          baselines of `plan`'s FILE (each\n"
+		"                          shard then builds only its own\n"
+		"                          workloads and searches no baseline)\n"
+		"  plan EXPERIMENT.yaml --shards N [--out DIR] [-j N] [--quiet]\n"
+		"       [--steal]                     search the baselines once and\n"
+		"                                     write <out>/plan-of-N.plan\n"
+		"                                     for `run --shard K/N --plan`\n"
+		"      --steal             the shards claim tasks through\n"
+		"                          <out>/plan-of-N.claims/ (a shared\n"
+		"                          file system): a shard that ends\n"
+		"                          early runs others' unstarted tasks\n"
 		"  merge DIR|FILE... [--out DIR] [--quiet]\n"
 		"                                     the N shard files of one\n"
 		"                                     experiment (a DIR: its\n"
@@ -996,16 +1008,17 @@ static int failed_runs(size_t n, const char *where)
 	return EXIT_RUN;
 }
 
-/* run --shard K/N: the shard file only; e is freed. */
+/* run --shard K/N [--plan FILE]: the shard file only; e is freed. */
 static int run_shard(struct exp *e, const struct exp_opts *o, unsigned k,
-		     unsigned n)
+		     unsigned n, const char *plan)
 {
 	gms_err err = {{0}};
-	long failed = shd_run(e, o, k, n, o->quiet ? NULL : stdout, &err);
+	long failed =
+		shd_run(e, o, k, n, plan, o->quiet ? NULL : stdout, &err);
 	exp_free(e);
 	if (failed < 0) {
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
-		return EXIT_RUN;
+		return failed == -2 ? EXIT_INPUT : EXIT_RUN;
 	}
 	return failed_runs((size_t)failed, "the merged summary");
 }
@@ -1100,16 +1113,38 @@ static int write_all_traces(const struct exp *e, const struct exp_result *r,
 	return 0;
 }
 
-static int run_experiment(int argc, char **argv)
+/* plan EXP --shards N: the plan file only; e is freed. */
+static int plan_shards(struct exp *e, const struct exp_opts *o, unsigned n,
+		       bool steal)
+{
+	gms_err err = {{0}};
+	int rc = shd_plan_make(e, o->jobs, n, steal, o->quiet ? NULL : stdout,
+			       &err);
+	exp_free(e);
+	if (rc < 0) {
+		fprintf(stderr, "gpumemsim: %s\n", err.msg);
+		return EXIT_RUN;
+	}
+	return EXIT_OK;
+}
+
+/* `run` (planning false) and `plan` (true: --shards N, --out, -j,
+ * --quiet only) */
+static int run_experiment(int argc, char **argv, bool planning)
 {
 	const char *path = NULL, *shard = NULL, *trace_all = NULL,
-		   *snap = NULL;
+		   *snap = NULL, *plan = NULL, *shards = NULL;
 	struct exp_opts o = {0};
+	bool steal = false;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int64_t n;
 		if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
 			o.quiet = true;
+			continue;
+		}
+		if (planning && strcmp(a, "--steal") == 0) {
+			steal = true;
 			continue;
 		}
 		/* -jN as make takes it (issue 34) */
@@ -1119,17 +1154,25 @@ static int run_experiment(int argc, char **argv)
 			o.jobs = n > 1024 ? 1024 : (int)n;
 			continue;
 		}
-		bool known = !strcmp(a, "--out") || !strcmp(a, "--trace") ||
-			     !strcmp(a, "--schedule") || !strcmp(a, "--shard") ||
-			     !strcmp(a, "--trace-point") || !strcmp(a, "-j") ||
-			     !strcmp(a, "--jobs") || !strcmp(a, "--trace-all") ||
-			     !strcmp(a, "--memory-snapshot");
+		bool known = planning
+			? !strcmp(a, "--out") || !strcmp(a, "--shards") ||
+			  !strcmp(a, "-j") || !strcmp(a, "--jobs")
+			: !strcmp(a, "--out") || !strcmp(a, "--trace") ||
+			  !strcmp(a, "--schedule") || !strcmp(a, "--shard") ||
+			  !strcmp(a, "--trace-point") || !strcmp(a, "-j") ||
+			  !strcmp(a, "--jobs") || !strcmp(a, "--trace-all") ||
+			  !strcmp(a, "--memory-snapshot") ||
+			  !strcmp(a, "--plan");
 		if (a[0] == '-' && !known) {
 			static const char *const opts[] = {
 				"--out",  "--trace", "--schedule", "--shard",
 				"--trace-point", "--jobs", "--quiet",
-				"--trace-all", "--memory-snapshot", NULL};
-			return unknown_option(a, opts);
+				"--trace-all", "--memory-snapshot", "--plan",
+				NULL};
+			static const char *const plan_opts[] = {
+				"--shards", "--out", "--jobs", "--quiet",
+				"--steal", NULL};
+			return unknown_option(a, planning ? plan_opts : opts);
 		}
 		if (known && !v) {
 			fprintf(stderr, "gpumemsim: %s needs a value\n", a);
@@ -1139,6 +1182,10 @@ static int run_experiment(int argc, char **argv)
 			o.out = v;
 		else if (strcmp(a, "--shard") == 0)
 			shard = v;
+		else if (strcmp(a, "--shards") == 0)
+			shards = v;
+		else if (strcmp(a, "--plan") == 0)
+			plan = v;
 		else if (strcmp(a, "--trace") == 0)
 			o.trace = v;
 		else if (strcmp(a, "--trace-all") == 0)
@@ -1166,8 +1213,9 @@ static int run_experiment(int argc, char **argv)
 		i++;
 	}
 	if (!path) {
-		fprintf(stderr, "gpumemsim: run needs an experiment file "
-				"(`gpumemsim list experiments`)\n");
+		fprintf(stderr, "gpumemsim: %s needs an experiment file "
+				"(`gpumemsim list experiments`)\n",
+			planning ? "plan" : "run");
 		return EXIT_INPUT;
 	}
 	gms_err err = {{0}};
@@ -1176,6 +1224,29 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
+	if (planning) {
+		int64_t n = 0;
+		if (!shards) {
+			fprintf(stderr, "gpumemsim: plan needs --shards N\n");
+			return EXIT_INPUT;
+		}
+		if (parse_count("--shards", shards, 1, &n) < 0)
+			return EXIT_INPUT;
+		if (n > 1000000) {
+			fprintf(stderr, "gpumemsim: --shards %s: at most "
+					"1000000\n", shards);
+			return EXIT_INPUT;
+		}
+		sn = (unsigned)n;
+	}
+	if (plan && !shard) {
+		fprintf(stderr, "gpumemsim: --plan FILE goes with --shard K/N "
+				"(`gpumemsim plan` makes FILE)\n");
+		return EXIT_INPUT;
+	}
+	/* a shard of a plan builds only the workloads its tasks need: the
+	 * plan step built and checked them all */
+	o.lazy = plan != NULL;
 	if (shard && (o.trace || o.schedule || trace_all || snap)) {
 		fprintf(stderr, "gpumemsim: --shard runs part of the points: "
 				"take --trace/--schedule from an unsharded "
@@ -1192,8 +1263,10 @@ static int run_experiment(int argc, char **argv)
 		fprintf(stderr, "gpumemsim: %s\n", err.msg);
 		return EXIT_INPUT;
 	}
+	if (planning)
+		return plan_shards(&e, &o, sn, steal);
 	if (shard)
-		return run_shard(&e, &o, sk, sn);
+		return run_shard(&e, &o, sk, sn, plan);
 	if (snap && gms_out_probe(snap, &err) < 0) {
 		fprintf(stderr, "gpumemsim: --memory-snapshot: %s\n", err.msg);
 		exp_free(&e);
@@ -1667,7 +1740,9 @@ static int dispatch(int argc, char **argv)
 	if (strcmp(cmd, "optimal") == 0)
 		return optimal_cmd(argc - 2, argv + 2);
 	if (strcmp(cmd, "run") == 0)
-		return run_experiment(argc - 2, argv + 2);
+		return run_experiment(argc - 2, argv + 2, false);
+	if (strcmp(cmd, "plan") == 0)
+		return run_experiment(argc - 2, argv + 2, true);
 	if (strcmp(cmd, "merge") == 0)
 		return merge(argc - 2, argv + 2);
 	if (strcmp(cmd, "describe") == 0)
@@ -1709,7 +1784,7 @@ int main(int argc, char **argv)
 	/* the simulator's own memory in huge pages (sim/heap.h; issue 18:
 	 * page faults were half of max-batch.yaml's wall time), for the
 	 * commands that simulate: the others would only start twice */
-	if (argc > 1 && (!strcmp(argv[1], "run") ||
+	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "plan") ||
 			 !strcmp(argv[1], "compare") ||
 			 ((!strcmp(argv[1], "simulate") ||
 			   !strcmp(argv[1], "optimal") ||

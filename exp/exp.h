@@ -201,6 +201,27 @@ struct exp_opts {
 				   entries: points, searches or workloads,
 				   in summary order); NULL = all. The rest
 				   stay zeroed (shard.h) */
+	bool lazy;		/* exp_load builds no workload (each is
+				   built when a task first needs it): a
+				   shard run from a plan file, whose plan
+				   step built and checked them all, and
+				   merge of such shards (shard.h) */
+	const uint64_t *baselines; /* budget fractions: each workload's
+				   baseline, given (a plan file's) instead
+				   of searched; NULL: searched */
+	/* work stealing (shard.c, `plan --steal`): every task `only`
+	 * admits is offered to claim just before it would run, in `order`;
+	 * claim NULL: none */
+	bool (*claim)(void *ctx, size_t task); /* true: run it here; false:
+				   another process runs it (or claiming
+				   failed: the caller's ctx says) */
+	void *claim_ctx;	/* claim's context */
+	const size_t *order;	/* with claim: every task (exp_n_tasks), in
+				   the order they are offered; NULL: the
+				   pool's (largest workload first) */
+	bool *ran;		/* with claim, out: the tasks run here
+				   (exp_n_tasks entries, zeroed by the
+				   caller) */
 };
 
 /* One simulated configuration and what it measured. */
@@ -282,6 +303,13 @@ struct exp_result {
 int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	     gms_err *err);
 void exp_free(struct exp *e);
+
+/* The baselines of budget fractions (exp_result.baseline) of every
+ * workload of e into out[e->n_wl], as exp_run searches them (-j jobs;
+ * <= 0: the cores): a shard plan's step computes them once for all
+ * shards. Returns 0, or -1 with err. */
+int exp_baselines(const struct exp *e, int jobs, uint64_t *out,
+		  gms_err *err);
 
 /* Print the tables of every key (for `gpumemsim help experiment`). */
 void exp_print_help(FILE *f);

@@ -379,6 +379,10 @@ struct pool {
 	const bool *only;	/* tasks to run (NULL: all) */
 	const size_t *order;	/* the n tasks in the order they are handed
 				   out (NULL: index order) */
+	const struct exp_opts *claims; /* claim, claim_ctx, ran (work
+				   stealing), or NULL */
+	void (*skip)(void *ctx, size_t i); /* a task another process
+				   claimed: release what it holds */
 };
 
 static double since(const struct timespec *t0)
@@ -426,8 +430,16 @@ static void *worker(void *arg)
 			return NULL;
 		if (p->order)
 			i = p->order[i];
-		if (!p->only || p->only[i])
+		if (p->only && !p->only[i]) {
+			/* not this run's */
+		} else if (p->claims &&
+			   !p->claims->claim(p->claims->claim_ctx, i)) {
+			p->skip(p->ctx, i);
+		} else {
+			if (p->claims)
+				p->claims->ran[i] = true;
 			p->fn(p->ctx, i, p);
+		}
 		pthread_mutex_lock(&p->mu);
 		p->done++;
 		draw(p);
@@ -435,13 +447,20 @@ static void *worker(void *arg)
 	}
 }
 
+static void task_skip(void *ctx, size_t i);
+
+/* Run fn over the n tasks (those `only` admits) on `jobs` threads, in
+ * `order`; o: its claim (work stealing), or NULL. */
 static int pool_run(size_t n, int jobs, bool progress, const char *what,
 		    void (*fn)(void *, size_t, struct pool *), void *ctx,
-		    const bool *only, const size_t *order, gms_err *err)
+		    const bool *only, const size_t *order,
+		    const struct exp_opts *o, gms_err *err)
 {
 	struct pool p = {.n = n, .fn = fn, .ctx = ctx, .progress = progress,
 			 .what = what, .units = !strcmp(what, "searches"),
-			 .only = only, .order = order};
+			 .only = only, .order = order,
+			 .claims = o && o->claim ? o : NULL,
+			 .skip = task_skip};
 	pthread_mutex_init(&p.mu, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &p.t0);
 	if (jobs > (int)n)
@@ -490,6 +509,14 @@ static void simulate_shared(const struct run_ctx *c, struct exp_point *p,
 }
 
 /* `run` measurements keep each point's timeline for the memory plot. */
+/* Task i, claimed by another process: its workload's use ends here. */
+static void task_skip(void *ctx, size_t i)
+{
+	struct run_ctx *c = ctx;
+	const struct exp_result *r = c->r;
+	cache_done(c->cache, r->eff ? i : r->srch ? r->srch[i].wl : r->pt[i].wl);
+}
+
 static void point_task(void *ctx, size_t i, struct pool *p)
 {
 	(void)p;
@@ -640,6 +667,25 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
 	if (wl)
 		c->r->baseline[i] = exp_baseline_of(e, wl, true, NULL);
 	cache_done(c->cache, i);
+}
+
+int exp_baselines(const struct exp *e, int jobs, uint64_t *out,
+		  gms_err *err)
+{
+	heap_tune(); /* as exp_run */
+	struct wl_cache cache;
+	if (cache_init(&cache, e) < 0)
+		return gms_errf(err, "out of memory");
+	for (size_t i = 0; i < e->n_wl; i++)
+		cache.users[i] = 1; /* its baseline */
+	struct exp_result r = {.baseline = out};
+	struct run_ctx c = {.e = e, .r = &r, .cache = &cache};
+	int rc = pool_run(e->n_wl,
+			  jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN),
+			  false, "baselines", baseline_task, &c, NULL, NULL,
+			  NULL, err);
+	cache_fini(&cache);
+	return rc;
 }
 
 /* A new, zeroed probe of search s (its workload and policy), or NULL when
@@ -980,7 +1026,8 @@ static void min_pool_task(void *ctx, size_t i, struct pool *p)
  * last search (bert_base under ondemand) ran alone on one of two cores
  * for a fifth of the run (issue 18). Each task writes its own slot, so
  * the order changes no result. NULL when out of memory (index order). */
-static size_t *task_order(const struct exp *e, size_t n, size_t per_wl)
+static size_t *task_order(const struct exp *e, const struct exp_opts *o,
+			  size_t n, size_t per_wl)
 {
 	size_t *ord = malloc((n ? n : 1) * sizeof *ord);
 	if (!ord || !per_wl)
@@ -992,6 +1039,9 @@ static size_t *task_order(const struct exp *e, size_t n, size_t per_wl)
 			ord[k] = ord[k - 1];
 		ord[k] = i;
 	}
+	/* work stealing: the order the shard offers its claims in */
+	if (o && o->claim && o->order)
+		memcpy(ord, o->order, n * sizeof *ord);
 	return ord;
 }
 
@@ -1013,7 +1063,8 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 	bool progress = !(o && o->quiet) && isatty(2);
 	struct run_ctx c = {e, r, o && o->tune ? o->tune : accudnn_tune,
 			    cache, *sh};
-	const bool *only = o ? o->only : NULL;
+	const bool *only = o ? o->only : NULL,
+		   *held = o && o->claim ? o->ran : only; /* run here */
 	int rc = 0;
 	if (e->kind == EXP_EFF || e->kind == EXP_SCALING) {
 		r->n_eff = e->n_wl;
@@ -1023,11 +1074,11 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 		for (size_t i = 0; i < e->n_wl; i++)
 			cache->users[i] = 1;
 		cache_unused(cache, only, 1, e->n_wl);
-		size_t *ord = task_order(e, r->n_eff, 1);
+		size_t *ord = task_order(e, o, r->n_eff, 1);
 		rc = pool_run(r->n_eff, jobs, progress, "searches", eff_task,
-			      &c, only, ord, err);
+			      &c, only, ord, o, err);
 		free(ord);
-		r->n_failed = exp_count_failed(r, only);
+		r->n_failed = exp_count_failed(r, held);
 		r->wall_s = since(&t0);
 		return rc;
 	}
@@ -1043,34 +1094,40 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 			cache->users[r->srch[i].wl]++;
 		}
 		cache_unused(cache, only, e->n_pol, e->n_wl);
-		size_t *ord = task_order(e, r->n_srch, e->n_pol);
+		size_t *ord = task_order(e, o, r->n_srch, e->n_pol);
 		rc = pool_run(r->n_srch, jobs, progress, "searches",
 			      e->kind == EXP_BEST	   ? best_task
 			      : e->kind == EXP_MIN_POOL ? min_pool_task
 							: max_batch_task,
-			      &c, only, ord, err);
+			      &c, only, ord, o, err);
 		free(ord);
-		r->n_failed = exp_count_failed(r, only);
+		r->n_failed = exp_count_failed(r, held);
 		r->wall_s = since(&t0);
 		return rc;
 	}
 	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1;
+	const uint64_t *given = o ? o->baselines : NULL;
+	bool search = e->axis == EXP_AXIS_FRACTION && !given;
 	for (size_t i = 0; i < e->n_wl; i++) /* points, and the baseline */
-		cache->users[i] = nv * e->n_pol +
-				  (e->axis == EXP_AXIS_FRACTION);
+		cache->users[i] = nv * e->n_pol + search;
 	cache_unused(cache, only, nv * e->n_pol, e->n_wl);
 	if (e->axis == EXP_AXIS_FRACTION) {
 		r->baseline = calloc(e->n_wl, sizeof *r->baseline);
 		if (!r->baseline)
 			return gms_errf(err, "out of memory");
-		/* a shard computes the baselines its points need */
+	}
+	if (given && r->baseline) /* a plan file's (shard.h) */
+		memcpy(r->baseline, given, e->n_wl * sizeof *r->baseline);
+	if (search) {
+		/* a shard without a plan file computes the baselines its
+		 * points need */
 		bool *need = NULL;
 		if (only && !(need = calloc(e->n_wl, sizeof *need)))
 			return gms_errf(err, "out of memory");
 		for (size_t i = 0; need && i < e->n_wl * nv * e->n_pol; i++)
 			need[i / (nv * e->n_pol)] |= only[i];
 		rc = pool_run(e->n_wl, jobs, progress, "baselines",
-			      baseline_task, &c, need, NULL, err);
+			      baseline_task, &c, need, NULL, NULL, err);
 		free(need);
 		if (rc < 0)
 			return -1;
@@ -1111,11 +1168,11 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 			}
 		}
 	}
-	size_t *ord = task_order(e, r->n_pt, nv * e->n_pol);
+	size_t *ord = task_order(e, o, r->n_pt, nv * e->n_pol);
 	rc = pool_run(r->n_pt, jobs, progress, "runs", point_task, &c, only,
-		      ord, err);
+		      ord, o, err);
 	free(ord);
-	r->n_failed = exp_count_failed(r, only);
+	r->n_failed = exp_count_failed(r, held);
 	r->wall_s = since(&t0);
 	return rc;
 }

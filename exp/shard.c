@@ -6,9 +6,13 @@
  * added to a record is added once, in the same order both ways.
  */
 #include "shard.h"
+#include "../policies/pol.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -19,7 +23,9 @@
 #define GMS_VERSION "unknown"
 #endif
 
-#define SHD_FORMAT 1		    /* the file format's number */
+#define SHD_FORMAT 2		    /* the file format's number (2: the
+				       header's `plan`) */
+#define PLAN_FORMAT 1		    /* the plan file's */
 /* The largest shard file merge reads (README "Input limits"): 1 GiB. A
  * point is about 1.7 KB (chain3-batches' shards: 21019 bytes for 12) plus
  * 30 bytes an event of a timeline: some 600,000 points a shard. */
@@ -613,6 +619,8 @@ struct shd_head {
 	uint64_t identity;	 /* shd_plan.identity */
 	size_t k, n;		 /* shard k of n */
 	size_t tasks;		 /* the plan's task count */
+	uint64_t plan;		 /* shd_plan.tag: the plan file it ran
+				    from, 0: it planned itself */
 };
 
 static void sio_head(struct sio *x, struct shd_head *h)
@@ -620,7 +628,7 @@ static void sio_head(struct sio *x, struct shd_head *h)
 	sio_range(x, "gpumemsim-shard", &h->format, 0, INT64_MAX);
 	if (x->rd && !x->bad && h->format != SHD_FORMAT)
 		sio_fail(x, "not shard file format %s (another gpumemsim's)%s",
-			 "1", "");
+			 "2", "");
 	FS(h, version);
 	sio_str(x, "experiment", h->name, sizeof h->name);
 	FS(h, path);
@@ -628,6 +636,7 @@ static void sio_head(struct sio *x, struct shd_head *h)
 	sio_size(x, "shard", &h->k, SIZE_MAX);
 	sio_size(x, "of", &h->n, SIZE_MAX);
 	sio_size(x, "tasks", &h->tasks, SIZE_MAX);
+	F(u64, h, plan);
 }
 
 /* ---- the plan --------------------------------------------------------- */
@@ -882,6 +891,8 @@ out:
 
 void shd_plan_free(struct shd_plan *p)
 {
+	free(p->baseline);
+	free(p->bound);
 	free(p->owner);
 	free(p->cost);
 	free(p->load);
@@ -1002,6 +1013,28 @@ static uint64_t first_over(const uint64_t *pm, uint64_t n, uint64_t room)
  * (issue 37: a point that runs out of memory in its first iteration was
  * costed as a full run). Activations scale with the batch (a batch
  * sweep builds each workload once, at its own batch). */
+/* The bytes a budget above the persistent ones leaves for the rest, in
+ * the scan's batch (activations scale with the batch; a batch sweep
+ * builds each workload once, at its own batch). */
+static uint64_t room_of(const struct exp_liveness *f, uint64_t budget,
+			int64_t batch)
+{
+	double room = (double)(budget - f->persist);
+	if (batch > 0 && f->batch > 0 && batch != f->batch)
+		room = room * (double)f->batch / (double)batch;
+	return room >= 1.8e19 ? UINT64_MAX : (uint64_t)room;
+}
+
+/* Is a point at this budget under memory pressure: below what framework
+ * holds at its peak, so that the policy must evict? */
+static bool pressed(const struct exp_liveness *f, uint64_t budget,
+		    int64_t batch)
+{
+	return f->reach && budget && budget != UINT64_MAX &&
+	       (budget <= f->persist ||
+		room_of(f, budget, batch) < f->reach[f->ops - 1]);
+}
+
 static uint64_t run_ops(const struct exp *e, const struct exp_liveness *f,
 			const char *pol, uint64_t budget, int64_t batch)
 {
@@ -1010,10 +1043,7 @@ static uint64_t run_ops(const struct exp *e, const struct exp_liveness *f,
 		return full;
 	if (budget <= f->persist)
 		return 1; /* the weights do not fit: the first op fails */
-	double room = (double)(budget - f->persist);
-	if (batch > 0 && f->batch > 0 && batch != f->batch)
-		room = room * (double)f->batch / (double)batch;
-	uint64_t r = room >= 1.8e19 ? UINT64_MAX : (uint64_t)room;
+	uint64_t r = room_of(f, budget, batch);
 	uint64_t j = first_over(strcmp(pol, "framework") ? f->need : f->reach,
 				f->ops, r);
 	return j < f->ops ? j + 1 : full;
@@ -1053,8 +1083,33 @@ static uint64_t search_ops(const struct exp *e, const struct exp_liveness *f,
 	return f->ops * iters * probes;
 }
 
-int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
-	     gms_err *err)
+size_t shd_task_wl(const struct exp *e, size_t i)
+{
+	bool eff = e->kind == EXP_EFF || e->kind == EXP_SCALING,
+	     pts = !eff && e->kind != EXP_MAX_BATCH && e->kind != EXP_BEST &&
+		   e->kind != EXP_MIN_POOL;
+	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1,
+	       np = e->n_pol ? e->n_pol : 1;
+	return eff ? i : pts ? i / (nv * np) : i / np;
+}
+
+uint64_t shd_identity(const struct exp *e)
+{
+	size_t T = exp_planned_rows(e);
+	uint64_t h = fnv(0xcbf29ce484222325ULL, &T, sizeof T);
+	h = fnv_file(h, e->path);
+	h = fnv_file(h, e->hw.path);
+	for (size_t w = 0; w < e->n_wl; w++)
+		if (e->wl[w].src != EXP_SRC_GEN)
+			h = fnv_file(h, e->wl[w].path);
+	return h;
+}
+
+/* The plan of e over n shards; base: each workload's baseline (a plan
+ * file's step searched them: the points' budgets are then known, and a
+ * shard pays only the build for a workload it touches), or NULL. */
+static int plan_tasks(const struct exp *e, unsigned n, const uint64_t *base,
+		      struct shd_plan *p, gms_err *err)
 {
 	memset(p, 0, sizeof *p);
 	size_t T = exp_planned_rows(e);
@@ -1062,20 +1117,18 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	p->n = n;
 	p->owner = calloc(T ? T : 1, sizeof *p->owner);
 	p->cost = calloc(T ? T : 1, sizeof *p->cost);
+	p->bound = calloc(T ? T : 1, sizeof *p->bound);
 	p->load = calloc(n, sizeof *p->load);
 	size_t W = e->n_wl ? e->n_wl : 1;
 	struct exp_liveness *f = calloc(W, sizeof *f);
 	uint32_t *grp = calloc(T ? T : 1, sizeof *grp);
 	uint64_t *extra = calloc(W, sizeof *extra);
 	int rc = -1;
-	if (!p->owner || !p->cost || !p->load || !f || !grp || !extra)
+	if (!p->owner || !p->cost || !p->bound || !p->load || !f || !grp ||
+	    !extra)
 		goto out;
-	uint64_t h = fnv(0xcbf29ce484222325ULL, &T, sizeof T);
-	h = fnv_file(h, e->path);
-	h = fnv_file(h, e->hw.path);
+	p->identity = shd_identity(e);
 	for (size_t w = 0; w < e->n_wl; w++) {
-		if (e->wl[w].src != EXP_SRC_GEN)
-			h = fnv_file(h, e->wl[w].path);
 		/* the workload as exp_load built and scanned it (at its
 		 * own batch, or the measurement's first: run_ops and
 		 * search_ops scale the live bytes to each task's batch);
@@ -1084,7 +1137,6 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 		if (!f[w].ops || !f[w].reach)
 			f[w] = (struct exp_liveness){.ops = 1};
 	}
-	p->identity = h;
 	const uint64_t fw = pol_ns("framework"),
 		       iters = (uint64_t)e->warmup + (uint64_t)e->iterations;
 	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1,
@@ -1099,13 +1151,15 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 		bool eff = e->kind == EXP_EFF || e->kind == EXP_SCALING,
 		     pts = !eff && e->kind != EXP_MAX_BATCH &&
 			   e->kind != EXP_BEST && e->kind != EXP_MIN_POOL;
-		size_t w = eff ? i : pts ? i / (nv * np) : i / np,
-		       v = pts ? i / np % nv : 0, q = eff ? 0 : i % np;
+		size_t w = shd_task_wl(e, i), v = pts ? i / np % nv : 0,
+		       q = eff ? 0 : i % np;
 		const char *pol = e->n_pol ? e->pol[q].name : "framework";
 		uint64_t ns = pol_ns(pol), c;
+		bool long_run = false; /* may run up to settle_max more */
 		grp[i] = (uint32_t)w;
 		if (!pts) {
 			c = search_ops(e, &f[w], pol);
+			long_run = true; /* its probes near the answer */
 		} else {
 			uint64_t budget = e->budget ? e->budget
 				: e->hw.capacity > e->hw.reserved
@@ -1115,28 +1169,52 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 				budget = e->budgets[v];
 			if (e->axis == EXP_AXIS_BATCH)
 				batch = e->batches[v];
-			/* a fraction of the baseline, which is at least
-			 * the live peak it starts its search from */
-			if (e->axis == EXP_AXIS_FRACTION)
+			/* a fraction of the baseline: the plan step's,
+			 * as exp_run forms the budget, or else the live
+			 * peak, the least the baseline can be (its search
+			 * starts there) */
+			if (e->axis == EXP_AXIS_FRACTION && base)
+				budget = base[w] ? (uint64_t)((double)base[w] *
+							      e->fractions[v])
+						 : 0;
+			else if (e->axis == EXP_AXIS_FRACTION)
 				budget = f[w].reach
 						 ? (uint64_t)(e->fractions[v] *
 							      (double)(f[w].persist +
 								       f[w].reach[f[w].ops - 1]))
 						 : 0;
 			c = run_ops(e, &f[w], pol, budget, batch);
+			if (e->axis == EXP_AXIS_FRACTION && base && !budget)
+				c = 1; /* fails before it runs */
+			long_run = c == f[w].ops * iters &&
+				   pressed(&f[w], budget, batch);
 		}
 		p->cost[i] = c > cap / ns ? cap : c * ns;
+		/* the most it may take, for the order work stealing runs
+		 * tasks in: a policy that is run until its plan settles
+		 * (pol_ops.settled: Capuchin) runs up to settle_max more
+		 * iterations under pressure (sweep1000's ResNet-50 under
+		 * capuchin: 104 iterations at fractions 0.4 to 0.25, 30x
+		 * the cost at 0.5), and the plan cannot know which */
+		const struct pol_ops *po = pol_find(pol);
+		uint64_t grow = iters + (uint64_t)e->settle_max;
+		p->bound[i] = po && po->settled && long_run && iters
+				      ? (p->cost[i] / iters > cap / grow
+						 ? cap
+						 : p->cost[i] / iters * grow)
+				      : p->cost[i];
 	}
 	/* what a shard pays once per workload it touches: its build (one
 	 * pass over the ops) and, for budget fractions, the baseline search
 	 * (exp_run.c, baseline_task): an unlimited run of one iteration,
 	 * then framework's runs at the live peak, one doubling or more, and
-	 * a bisection from the peak's width down to 1 MiB */
+	 * a bisection from the peak's width down to 1 MiB; with a plan file's
+	 * baselines, the build alone */
 	for (size_t w = 0; w < e->n_wl; w++) {
 		uint64_t peak = f[w].reach ? f[w].persist +
 						     f[w].reach[f[w].ops - 1]
 					   : 0;
-		uint64_t runs = e->axis == EXP_AXIS_FRACTION
+		uint64_t runs = e->axis == EXP_AXIS_FRACTION && !base
 					? 2 + (2 + doublings(GMS_MIB, peak)) * iters
 					: 1;
 		extra[w] = f[w].ops * runs > cap / fw ? cap
@@ -1154,24 +1232,468 @@ out:
 	return 0;
 }
 
+int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
+	     gms_err *err)
+{
+	return plan_tasks(e, n, NULL, p, err);
+}
+
 void shd_path(const struct exp *e, unsigned k, unsigned n, char *buf,
 	      size_t len)
 {
 	snprintf(buf, len, "%s/shard-%u-of-%u.shard", e->out_dir, k, n);
 }
 
+/* ---- work stealing ---------------------------------------------------------
+ *
+ * `plan --steal`: the shards of the plan share a claims directory beside
+ * the plan file (<plan less .plan>.claims/, made empty by the plan step),
+ * so they must share a file system, as the merge's inputs do on a
+ * cluster. A task runs in the shard that first makes its claim, a
+ * symbolic link <dir>/<task> -> <shard>: symlink(2) fails with EEXIST
+ * when the name exists, so of all the processes that try, one creates it
+ * (POSIX; over NFS, version 3 or later), and readlink(2) reads the owner
+ * back in one call. Each shard offers itself its own tasks first, those
+ * that may take longest first (the plan's bound, below), then every
+ * other task in the same order: a shard that ends early runs the others'
+ * tasks that have not started, so one whose tasks ran long (Capuchin
+ * under pressure: up to settle_max more iterations) is relieved. Before
+ * it takes the others' tasks a shard reads the directory once, and again
+ * only after a claim it thought free was taken: it tries no name it
+ * knows is taken (a failed claim costs 5-15 us of system time here).
+ * A shard run again (a requeued job) finds its marker started-K and
+ * takes back the claims that name it. Which shard runs a task depends on
+ * timing, so the shard files do; each task's result does not, so the
+ * merged set is still byte-identical to the unsharded run's.
+ */
+struct claims {
+	char dir[GMS_PATH_MAX + 16]; /* the claims directory */
+	unsigned k;		     /* this shard */
+	char mark[16];		     /* its number, the links' target */
+	size_t n;		     /* tasks */
+	const bool *mine;	     /* the plan's tasks for this shard */
+	pthread_mutex_t mu;	     /* guards the rest (pool threads) */
+	bool started;		     /* the marker is made */
+	bool *again;		     /* a run again: the claims naming it */
+	bool *taken;		     /* claimed, as last read */
+	bool have_taken;	     /* taken[] is read and not known stale */
+	bool bad;		     /* claiming failed: run nothing more */
+	gms_err err;		     /* why */
+};
+
+/* The claims directory of the plan file at path: path less ".plan",
+ * plus ".claims". */
+static void claims_path(const char *plan, char *buf, size_t len)
+{
+	size_t n = strlen(plan);
+	if (n > 5 && !strcmp(plan + n - 5, ".plan"))
+		n -= 5;
+	snprintf(buf, len, "%.*s.claims", (int)n, plan);
+}
+
+/* Caller holds mu. */
+static bool claim_fail(struct claims *c, const char *what, int e)
+{
+	if (!c->bad)
+		gms_errf(&c->err, "claims directory %s: %s: %s (made by "
+				  "`gpumemsim plan --steal`; the shards must "
+				  "share its file system)",
+			 c->dir, what, strerror(e));
+	c->bad = true;
+	return false;
+}
+
+/* A claim's task number from its name, or c->n when it is not one. */
+static size_t claim_no(const struct claims *c, const char *nm)
+{
+	if (!nm[0] || strspn(nm, "0123456789") != strlen(nm) ||
+	    strlen(nm) > 19)
+		return c->n;
+	unsigned long long v = strtoull(nm, NULL, 10);
+	return v < c->n ? (size_t)v : c->n;
+}
+
+/* Caller holds mu: read the directory into taken[] (with_owner: and
+ * this shard's claims into again[]). */
+static bool claims_read(struct claims *c, bool *into, bool with_owner)
+{
+	DIR *d = opendir(c->dir);
+	if (!d)
+		return claim_fail(c, "reading it", errno);
+	memset(into, 0, c->n * sizeof *into);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t i = claim_no(c, de->d_name);
+		if (i == c->n)
+			continue;
+		into[i] = true;
+		if (with_owner) {
+			char path[sizeof c->dir + 32], got[16];
+			snprintf(path, sizeof path, "%s/%zu", c->dir, i);
+			ssize_t l = readlink(path, got, sizeof got - 1);
+			got[l > 0 ? l : 0] = '\0';
+			c->again[i] = !strcmp(got, c->mark);
+		}
+	}
+	closedir(d);
+	return true;
+}
+
+/* exp_opts.claim: may task i run here? */
+static bool claim_task(void *ctx, size_t i)
+{
+	struct claims *c = ctx;
+	bool ok = false;
+	pthread_mutex_lock(&c->mu);
+	if (c->bad || i >= c->n)
+		goto out;
+	char path[sizeof c->dir + 32];
+	if (!c->started) { /* first: this shard's marker */
+		c->started = true;
+		snprintf(path, sizeof path, "%s/started-%u", c->dir, c->k);
+		if (symlink(c->mark, path) != 0) {
+			if (errno != EEXIST) {
+				claim_fail(c, "marking this shard started",
+					   errno);
+				goto out;
+			}
+			if (!claims_read(c, c->taken, true))
+				goto out;
+			c->have_taken = true;
+		}
+	}
+	if (c->again[i]) {
+		ok = true;
+		goto out;
+	}
+	if (!c->mine[i] && !c->have_taken) {
+		if (!claims_read(c, c->taken, false))
+			goto out;
+		c->have_taken = true;
+	}
+	if (!c->mine[i] && c->taken[i])
+		goto out;
+	snprintf(path, sizeof path, "%s/%zu", c->dir, i);
+	if (symlink(c->mark, path) == 0)
+		ok = true;
+	else if (errno == EEXIST)
+		c->have_taken = false; /* what was read is stale */
+	else
+		claim_fail(c, "claiming a task", errno);
+out:
+	pthread_mutex_unlock(&c->mu);
+	return ok;
+}
+
+/* The order a shard offers itself the tasks in: its own (mine), then the
+ * others', each by the plan's bound, the largest first (ties: index), as
+ * greedy longest-processing-time starts the longest jobs first (Graham,
+ * SIAM J. Appl. Math. 1969): what may run long starts early, and the
+ * shards that end early share out what is left. NULL: out of memory. */
+/* Sort the n tasks at o by p's bound, largest first (ties: index). */
+static bool ord_sort(const struct shd_plan *p, size_t *o, size_t n)
+{
+	struct shd_ord *t = malloc((n ? n : 1) * sizeof *t);
+	if (!t)
+		return false;
+	for (size_t j = 0; j < n; j++)
+		t[j] = (struct shd_ord){.cost = p->bound[o[j]], .i = o[j]};
+	qsort(t, n, sizeof *t, cmp_ord);
+	for (size_t j = 0; j < n; j++)
+		o[j] = t[j].i;
+	free(t);
+	return true;
+}
+
+static size_t *steal_order(const struct exp *e, const struct shd_plan *p,
+			   const bool *mine)
+{
+	size_t T = p->n_tasks, *o = malloc((T ? T : 1) * sizeof *o), k = 0;
+	bool *built = calloc(e->n_wl ? e->n_wl : 1, sizeof *built);
+	if (!o || !built) {
+		free(o);
+		free(built);
+		return NULL;
+	}
+	for (size_t i = 0; i < T; i++)
+		built[shd_task_wl(e, i)] |= mine[i];
+	/* its own; the others' of workloads it builds for its own (a
+	 * build, and for a DTR log its parse and simrd baseline, are paid
+	 * once a shard); the rest */
+	for (int pass = 0; pass < 3; pass++) {
+		size_t from = k;
+		for (size_t i = 0; i < T; i++)
+			if ((pass == 0 && mine[i]) ||
+			    (pass > 0 && !mine[i] &&
+			     built[shd_task_wl(e, i)] == (pass == 1)))
+				o[k++] = i;
+		if (!ord_sort(p, o + from, k - from)) {
+			free(o);
+			free(built);
+			return NULL;
+		}
+	}
+	free(built);
+	return o;
+}
+
+/* How many of shard k's own tasks other shards ran. */
+static size_t claimed_away(const struct shd_plan *p, const bool *ran,
+			   unsigned k)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->n_tasks; i++)
+		n += p->owner[i] == k && !ran[i];
+	return n;
+}
+
+/* The plan step's: an empty claims directory for the plan file at path
+ * (made, or emptied of an earlier plan's claims and markers). */
+static int claims_reset(const char *plan, gms_err *err)
+{
+	char dir[GMS_PATH_MAX + 16];
+	claims_path(plan, dir, sizeof dir);
+	if (mkdir(dir, 0755) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return gms_errf(err, "claims directory %s: %s", dir,
+				strerror(errno));
+	DIR *d = opendir(dir);
+	if (!d)
+		return gms_errf(err, "claims directory %s: %s", dir,
+				strerror(errno));
+	struct dirent *de;
+	int rc = 0;
+	while (rc == 0 && (de = readdir(d))) {
+		const char *nm = de->d_name;
+		if (!strncmp(nm, "started-", 8))
+			nm += 8;
+		if (!nm[0] || strspn(nm, "0123456789") != strlen(nm))
+			continue;
+		char path[sizeof dir + 300];
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if (unlink(path) != 0)
+			rc = gms_errf(err, "claims directory %s: removing %s: "
+					   "%s",
+				      dir, de->d_name, strerror(errno));
+	}
+	closedir(d);
+	return rc;
+}
+
+/* ---- the plan file -------------------------------------------------------- */
+
+void shd_plan_path(const struct exp *e, unsigned n, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/plan-of-%u.plan", e->out_dir, n);
+}
+
+/* Does e sweep budget fractions of a baseline (its points do)? */
+static bool has_baselines(const struct exp *e)
+{
+	return e->axis == EXP_AXIS_FRACTION && e->kind != EXP_MAX_BATCH &&
+	       e->kind != EXP_BEST && e->kind != EXP_MIN_POOL &&
+	       e->kind != EXP_EFF && e->kind != EXP_SCALING;
+}
+
+/* The tag a plan file's shards carry: its identity, N, owners and
+ * baselines (FNV-1a). */
+static uint64_t plan_tag(const struct exp *e, const struct shd_plan *p)
+{
+	uint64_t h = fnv(0xcbf29ce484222325ULL, &p->identity,
+			 sizeof p->identity);
+	h = fnv(h, &p->n, sizeof p->n);
+	h = fnv(h, &p->steal, sizeof p->steal);
+	h = fnv(h, p->owner, p->n_tasks * sizeof *p->owner);
+	if (p->baseline)
+		h = fnv(h, p->baseline, e->n_wl * sizeof *p->baseline);
+	return h ? h : 1; /* 0 is "planned itself" */
+}
+
+/* The plan file, both ways (shard.h has its layout); reading, checked
+ * against e (identity, tasks) and n, then p allocated and filled. */
+static void sio_plan(struct sio *x, const struct exp *e, unsigned n,
+		     struct shd_plan *p)
+{
+	struct shd_head h = {.format = PLAN_FORMAT, .identity = p->identity,
+			     .n = p->n, .tasks = p->n_tasks};
+	snprintf(h.version, sizeof h.version, "%s", GMS_VERSION);
+	snprintf(h.name, sizeof h.name, "%s", e->name);
+	snprintf(h.path, sizeof h.path, "%s", e->path);
+	sio_range(x, "gpumemsim-plan", &h.format, 0, INT64_MAX);
+	if (x->rd && !x->bad && h.format != PLAN_FORMAT)
+		sio_fail(x, "not plan file format %s (another gpumemsim's)%s",
+			 "1", "");
+	FS(&h, version);
+	sio_str(x, "experiment", h.name, sizeof h.name);
+	FS(&h, path);
+	F(u64, &h, identity);
+	sio_size(x, "of", &h.n, SIZE_MAX);
+	sio_size(x, "tasks", &h.tasks, SIZE_MAX);
+	sio_bool(x, "steal", &p->steal);
+	if (x->rd && !x->bad) {
+		char a[64], b[64];
+		if (strcmp(h.version, GMS_VERSION))
+			sio_fail(x, "made by gpumemsim %s; this is %s: plan, "
+				    "run the shards and merge with one version",
+				 h.version, GMS_VERSION);
+		else if (strcmp(h.name, e->name))
+			sio_fail(x, "a plan of experiment %s, not of %s",
+				 h.name, e->name);
+		else if (h.identity != shd_identity(e) ||
+			 h.tasks != exp_planned_rows(e))
+			sio_fail(x, "the experiment %s (or a file it reads) "
+				    "changed since this plan was made%s",
+				 e->path, "");
+		else if (h.n != n) {
+			snprintf(a, sizeof a, "%zu", h.n);
+			snprintf(b, sizeof b, "%u", n);
+			sio_fail(x, "a plan for %s shards, not %s", a, b);
+		}
+		if (!x->bad) {
+			p->identity = h.identity;
+			p->n = n;
+			p->n_tasks = h.tasks;
+			size_t T = h.tasks ? h.tasks : 1;
+			p->owner = calloc(T, sizeof *p->owner);
+			p->cost = calloc(T, sizeof *p->cost);
+			p->bound = calloc(T, sizeof *p->bound);
+			p->load = calloc(n, sizeof *p->load);
+			if (has_baselines(e))
+				p->baseline = calloc(e->n_wl ? e->n_wl : 1,
+						     sizeof *p->baseline);
+			if (!p->owner || !p->cost || !p->bound || !p->load ||
+			    (has_baselines(e) && !p->baseline))
+				sio_fail(x, "out of memory%s%s", "", "");
+		}
+	}
+	size_t nb = p->baseline ? e->n_wl : 0;
+	sio_size(x, "baselines", &nb, SIZE_MAX);
+	if (x->rd && !x->bad && nb != (p->baseline ? e->n_wl : 0))
+		sio_fail(x, "'baselines': not one for each workload of a "
+			    "budget-fraction sweep%s%s", "", "");
+	for (size_t w = 0; w < nb && !x->bad; w++)
+		sio_u64(x, "bytes", &p->baseline[w]);
+	for (size_t i = 0; i < p->n_tasks && !x->bad; i++) {
+		unsigned k = p->owner[i];
+		sio_uint(x, "shard", &k);
+		if (x->rd && !x->bad && k >= p->n)
+			sio_fail(x, "'shard': out of range%s%s", "", "");
+		p->owner[i] = k;
+		sio_u64(x, "cost", &p->cost[i]);
+		sio_u64(x, "bound", &p->bound[i]);
+		if (x->rd && !x->bad)
+			p->load[k] += p->cost[i];
+	}
+	sio_mark(x, "end");
+	if (x->rd && !x->bad && getc(x->f) != EOF) {
+		x->line++;
+		sio_fail(x, "more after the last '%s'%s", "end", "");
+	}
+}
+
+int shd_plan_make(const struct exp *e, int jobs, unsigned n, bool steal,
+		  FILE *log, gms_err *err)
+{
+	char path[GMS_PATH_MAX + 64];
+	shd_plan_path(e, n, path, sizeof path);
+	if (gms_mkdirs(e->out_dir, err) < 0)
+		return gms_err_prefix(err, "output directory");
+	if (gms_out_probe(path, err) < 0)
+		return -1;
+	uint64_t *base = NULL;
+	if (has_baselines(e)) {
+		if (!(base = calloc(e->n_wl ? e->n_wl : 1, sizeof *base)))
+			return gms_errf(err, "out of memory");
+		if (exp_baselines(e, jobs, base, err) < 0) {
+			free(base);
+			return -1;
+		}
+	}
+	struct shd_plan p;
+	if (plan_tasks(e, n, base, &p, err) < 0) {
+		free(base);
+		return -1;
+	}
+	p.baseline = base;
+	p.steal = steal;
+	if (steal && claims_reset(path, err) < 0) {
+		shd_plan_free(&p);
+		return -1;
+	}
+	struct gms_out o;
+	if (gms_out_open(&o, path, err) < 0) {
+		shd_plan_free(&p);
+		return -1;
+	}
+	struct sio x = {.f = o.f, .path = path, .err = err};
+	sio_plan(&x, e, n, &p);
+	if (gms_out_commit(&o, err) < 0) {
+		shd_plan_free(&p);
+		return -1;
+	}
+	if (log) {
+		uint64_t total = 0, most = 0;
+		for (unsigned k = 0; k < n; k++) {
+			total += p.load[k];
+			most = p.load[k] > most ? p.load[k] : most;
+		}
+		fprintf(log, "plan:    %s (%zu tasks on %u shards; estimated "
+			     "cost %" PRIu64 ", the most a shard %" PRIu64
+			     "%s)\n",
+			path, p.n_tasks, n, total, most,
+			base ? "; baselines searched" : "");
+	if (log && steal) {
+		char dir[GMS_PATH_MAX + 16];
+		claims_path(path, dir, sizeof dir);
+		fprintf(log, "claims:  %s/ (work stealing: every shard "
+			     "must see it)\n",
+			dir);
+	}
+	}
+	shd_plan_free(&p);
+	return 0;
+}
+
+/* Read the plan file at path for shard runs of e over n shards. */
+static int plan_read(const struct exp *e, const char *path, unsigned n,
+		     struct shd_plan *p, gms_err *err)
+{
+	memset(p, 0, sizeof *p);
+	FILE *f = gms_fopen_in(path, "r", err);
+	if (!f)
+		return -1;
+	struct stat fst;
+	struct sio x = {.f = f, .rd = true, .path = path, .err = err,
+			.size = SHD_MAX_BYTES};
+	if (fstat(fileno(f), &fst) == 0 && S_ISREG(fst.st_mode) &&
+	    (uint64_t)fst.st_size < SHD_MAX_BYTES)
+		x.size = (uint64_t)fst.st_size;
+	sio_plan(&x, e, n, p);
+	free(x.buf);
+	fclose(f);
+	if (x.bad) {
+		shd_plan_free(p);
+		return -1;
+	}
+	p->tag = plan_tag(e, p);
+	return 0;
+}
+
 /* ---- a shard ------------------------------------------------------------ */
 
+/* The shard file of the tasks held[] (run here) of shard k. */
 static int shd_write(const struct exp *e, struct exp_result *r,
-		     const struct shd_plan *pl, unsigned k, const char *path,
-		     gms_err *err)
+		     const struct shd_plan *pl, const bool *held, unsigned k,
+		     const char *path, gms_err *err)
 {
 	struct gms_out o;
 	if (gms_out_open(&o, path, err) < 0)
 		return -1;
 	struct sio x = {.f = o.f, .path = path, .err = err};
 	struct shd_head h = {.format = SHD_FORMAT, .identity = pl->identity,
-			     .k = k, .n = pl->n, .tasks = pl->n_tasks};
+			     .k = k, .n = pl->n, .tasks = pl->n_tasks,
+			     .plan = pl->tag};
 	snprintf(h.version, sizeof h.version, "%s", GMS_VERSION);
 	snprintf(h.name, sizeof h.name, "%s", e->name);
 	snprintf(h.path, sizeof h.path, "%s", e->path);
@@ -1184,7 +1706,7 @@ static int shd_write(const struct exp *e, struct exp_result *r,
 	}
 	size_t nb = 0, nt = 0;
 	for (size_t i = 0; i < pl->n_tasks; i++)
-		if (pl->owner[i] == k) {
+		if (held[i]) {
 			nt++;
 			if (r->baseline && !need[r->pt[i].wl]) {
 				need[r->pt[i].wl] = true;
@@ -1200,7 +1722,7 @@ static int shd_write(const struct exp *e, struct exp_result *r,
 	free(need);
 	sio_size(&x, "count", &nt, SIZE_MAX);
 	for (size_t i = 0; i < pl->n_tasks; i++)
-		if (pl->owner[i] == k) {
+		if (held[i]) {
 			sio_size(&x, "task", &i, SIZE_MAX);
 			sio_u64(&x, "cost", &pl->cost[i]);
 			sio_task(&x, e, r, i);
@@ -1211,21 +1733,29 @@ static int shd_write(const struct exp *e, struct exp_result *r,
 }
 
 long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
-	     unsigned n, FILE *log, gms_err *err)
+	     unsigned n, const char *plan, FILE *log, gms_err *err)
 {
 	struct shd_plan pl;
 	char path[GMS_PATH_MAX + 64];
 	shd_path(e, k, n, path, sizeof path);
 	if (gms_mkdirs(e->out_dir, err) < 0)
 		return gms_err_prefix(err, "output directory");
-	if (gms_out_probe(path, err) < 0 || shd_plan(e, n, &pl, err) < 0)
+	if (gms_out_probe(path, err) < 0)
 		return -1;
-	bool *only = calloc(pl.n_tasks ? pl.n_tasks : 1, sizeof *only);
-	if (!only) {
+	if (plan && plan_read(e, plan, n, &pl, err) < 0)
+		return -2; /* the plan file refused: bad input */
+	if (!plan && shd_plan(e, n, &pl, err) < 0)
+		return -1;
+	size_t T = pl.n_tasks ? pl.n_tasks : 1;
+	bool *only = calloc(T, sizeof *only), *ran = calloc(T, sizeof *ran);
+	struct claims cl = {.k = k};
+	if (!only || !ran) {
+		free(only);
+		free(ran);
 		shd_plan_free(&pl);
 		return gms_errf(err, "out of memory");
 	}
-	size_t mine = 0;
+	size_t mine = 0, held = 0;
 	uint64_t total = 0;
 	for (size_t i = 0; i < pl.n_tasks; i++) {
 		only[i] = pl.owner[i] == k;
@@ -1235,12 +1765,51 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 	struct exp_opts so = *o;
 	so.only = only;
 	so.trace = so.schedule = NULL;
+	so.baselines = pl.baseline;
+	size_t *order = NULL;
+	if (pl.steal) {
+		/* every task is offered, own first, and runs where claimed */
+		claims_path(plan, cl.dir, sizeof cl.dir);
+		snprintf(cl.mark, sizeof cl.mark, "%u", k);
+		cl.n = pl.n_tasks;
+		cl.mine = only;
+		cl.again = calloc(T, sizeof *cl.again);
+		cl.taken = calloc(T, sizeof *cl.taken);
+		order = steal_order(e, &pl, only);
+		if (!cl.again || !cl.taken || !order) {
+			free(cl.again);
+			free(cl.taken);
+			free(order);
+			free(only);
+			free(ran);
+			shd_plan_free(&pl);
+			return gms_errf(err, "out of memory");
+		}
+		pthread_mutex_init(&cl.mu, NULL);
+		so.only = NULL;
+		so.order = order;
+		so.claim = claim_task;
+		so.claim_ctx = &cl;
+		so.ran = ran;
+	}
 	struct exp_result r;
 	long rc = -1;
 	if (exp_run(e, &so, &r, err) == 0) {
-		if (shd_write(e, &r, &pl, k, path, err) == 0) {
+		const bool *h = pl.steal ? ran : only;
+		for (size_t i = 0; i < pl.n_tasks; i++)
+			held += h[i];
+		if (cl.bad)
+			gms_errf(err, "%s", cl.err.msg);
+		else if (shd_write(e, &r, &pl, h, k, path, err) == 0) {
 			rc = (long)r.n_failed;
-			if (log)
+			if (log && pl.steal)
+				fprintf(log, "shard:   %s (%zu tasks run here, "
+					     "%zu of the plan's %zu for this "
+					     "shard; %zu in all)\n",
+					path, held,
+					(size_t)(mine - claimed_away(&pl, ran, k)),
+					mine, pl.n_tasks);
+			else if (log)
 				fprintf(log, "shard:   %s (%zu of %zu tasks, "
 					     "estimated cost %" PRIu64
 					     " of %" PRIu64 ")\n",
@@ -1249,7 +1818,13 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 		}
 		exp_result_free(&r);
 	}
+	if (pl.steal)
+		pthread_mutex_destroy(&cl.mu);
+	free(cl.again);
+	free(cl.taken);
+	free(order);
 	free(only);
+	free(ran);
 	shd_plan_free(&pl);
 	return rc;
 }
@@ -1376,10 +1951,10 @@ static int merge_body(struct sio *x, const struct exp *e,
 			have_base[w] = true;
 		}
 	}
-	for (size_t i = 0; i < pl->n_tasks; i++)
+	for (size_t i = 0; pl->owner && i < pl->n_tasks; i++)
 		want += pl->owner[i] == k;
 	sio_size(x, "count", &nt, pl->n_tasks + 1);
-	if (!x->bad && nt != want) {
+	if (!x->bad && pl->owner && nt != want) {
 		char a[32], b[32];
 		snprintf(a, sizeof a, "%zu", nt);
 		snprintf(b, sizeof b, "%zu", want);
@@ -1392,7 +1967,7 @@ static int merge_body(struct sio *x, const struct exp *e,
 		sio_u64(x, "cost", &cost);
 		if (x->bad)
 			break;
-		if (pl->owner[i] != k || seen[i]) {
+		if ((pl->owner && pl->owner[i] != k) || seen[i]) {
 			char t[32];
 			snprintf(t, sizeof t, "%zu", i);
 			sio_fail(x, "task %s: %s", t,
@@ -1464,11 +2039,22 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 				*slash = '\0';
 			else
 				snprintf(dir, sizeof dir, ".");
-			struct exp_opts lo = {.out = out ? out : dir};
+			/* shards of a plan file: their tasks are known
+			 * by what they hold, and no workload is built */
+			struct exp_opts lo = {.out = out ? out : dir,
+					      .lazy = h.plan != 0};
 			if (exp_load(e, h.path, &lo, err) != 0) {
 				gms_err_prefix(err, "%s: its experiment",
 					       files[0]);
 				x.bad = true;
+			} else if (h.plan) {
+				loaded = true;
+				pl = (struct shd_plan){
+					.n_tasks = exp_planned_rows(e),
+					.n = (unsigned)h.n,
+					.identity = shd_identity(e),
+					.tag = h.plan};
+				x.bad = merge_alloc(e, r, pl.n_tasks, err) < 0;
 			} else {
 				loaded = true;
 				x.bad = shd_plan(e, (unsigned)h.n, &pl, err) < 0 ||
@@ -1502,6 +2088,12 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 			sio_fail(&x, "a shard of another experiment (%s) than "
 				     "the first shard's (%s)",
 				 h.path, h0.path);
+		if (!x.bad && h.plan != h0.plan)
+			sio_fail(&x, "a shard of another plan than the first "
+				     "shard's (%s)%s",
+				 h0.plan ? "a plan file" : "planned by each "
+							   "shard",
+				 "");
 		if (!x.bad && h.n != h0.n) {
 			char a[64], b[64];
 			snprintf(a, sizeof a, "%zu/%zu", h.k, h.n);
@@ -1533,6 +2125,16 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 				      "file: shard-%zu-of-%zu.shard; %ld of "
 				      "%zu given)",
 				 k, h0.n, k, h0.n, nf, h0.n);
+			goto out;
+		}
+	for (size_t i = 0; i < pl.n_tasks; i++)
+		if (!seen[i]) { /* a plan file's shards: none holds it */
+			gms_errf(err, "merge: task %zu (row %zu of the summary) "
+				      "is in none of the %zu shards (with "
+				      "`plan --steal`: the shard that claimed "
+				      "it stopped before writing its file; run "
+				      "it again)",
+				 i, i, h0.n);
 			goto out;
 		}
 	r->n_failed = exp_count_failed(r, NULL);

@@ -32,6 +32,19 @@
  * split workloads at most N - 1 times. Integers only: every machine
  * finds the same plan.
  *
+ * A plan step (issue 37): `gpumemsim plan EXP.yaml --shards N` builds
+ * every workload, searches the budget fractions' baselines once and
+ * writes <out>/plan-of-N.plan; `run --shard K/N --plan FILE` then takes
+ * its tasks and the baselines from it, builds only its own workloads
+ * (exp_opts.lazy) and searches no baseline, and merge of its shards
+ * builds nothing. The plan file (text, as below):
+ *     gpumemsim-plan 1 / version / experiment / path / identity /
+ *     of N / tasks T / steal 0|1 (work stealing: shard.c)
+ *     baselines B (0, or one a workload: fraction sweeps), then B times:
+ *       bytes V
+ *     then T times: shard K / cost X / bound Y
+ *     end
+ *
  * The shard file (text, one "name value" per line, strings quoted, floats
  * as C99 hex so they read back exactly):
  *     gpumemsim-shard 1
@@ -42,6 +55,8 @@
  *                                   hardware profile and the workload
  *                                   files' bytes, the path, the task count
  *     shard K / of N / tasks T
+ *     plan P                        the plan file's tag (shd_plan.tag),
+ *                                   0: the shard planned itself
  *     baselines B, then B times: workload W / bytes V
  *     count C (its tasks), then C times: task I / cost X / the task's
  *       record (the exp_point / exp_search / exp_eff fields exp_write
@@ -59,8 +74,19 @@ struct shd_plan {
 	unsigned n;	    /* shards */
 	uint32_t *owner;    /* per task: the shard that runs it */
 	uint64_t *cost;	    /* per task: its estimated cost */
+	uint64_t *bound;    /* per task: the most it may cost (a policy
+			       run until it settles, under pressure: up
+			       to settle_max more iterations), the order
+			       work stealing offers tasks in */
 	uint64_t *load;	    /* per shard: the sum of its tasks' costs */
 	uint64_t identity;  /* the experiment's identity (above) */
+	uint64_t *baseline; /* per workload: a plan file's baselines
+			       (budget fractions), else NULL */
+	uint64_t tag;	    /* a plan file's tag (its identity, N, steal,
+			       owners and baselines, FNV-1a), which its
+			       shards carry; 0: each shard planned itself */
+	bool steal;	    /* a plan file's: its shards claim tasks
+			       (work stealing, shard.c) */
 };
 
 /* "K/N", 0 <= K < N: the shard (0-based, as Slurm's --array=0-(N-1)). */
@@ -86,6 +112,26 @@ int shd_scan(const struct wl_workload *wl, struct exp_liveness *f);
 
 int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
 	     gms_err *err);
+
+/* Task i's workload, as exp_run lays tasks out: efficiency rows one a
+ * workload; searches workload-major, then policy; points workload, then
+ * swept value, then policy. */
+size_t shd_task_wl(const struct exp *e, size_t i);
+
+/* The experiment's identity (above): what shards, plans and merge
+ * compare to know they are of the same files. */
+uint64_t shd_identity(const struct exp *e);
+
+/* The plan file of e for n shards: <out_dir>/plan-of-N.plan. */
+void shd_plan_path(const struct exp *e, unsigned n, char *buf, size_t len);
+
+/* `gpumemsim plan EXP --shards N [--steal]`: search the baselines
+ * (budget fractions; -j jobs), plan with them and write the plan file
+ * (temporary + rename); steal: and an empty claims directory beside it
+ * (work stealing, shard.c). Its path and the loads go to `log` (may be
+ * NULL). Returns 0, or -1 with err. */
+int shd_plan_make(const struct exp *e, int jobs, unsigned n, bool steal,
+		  FILE *log, gms_err *err);
 void shd_plan_free(struct shd_plan *p);
 
 /* The shard file of shard k of n: <out_dir>/shard-K-of-N.shard. */
@@ -93,10 +139,14 @@ void shd_path(const struct exp *e, unsigned k, unsigned n, char *buf,
 	      size_t len);
 
 /* Run shard k of n of e (o: jobs, quiet) and write its file (temporary +
- * rename); its path goes to `log` (may be NULL). Returns the number of
- * failed runs (exp_count_failed, >= 0), or -1 with err. */
+ * rename); its path goes to `log` (may be NULL). plan: a plan file
+ * (shd_plan_make's) to take the tasks and baselines from, its tag
+ * written in the header (e then loaded lazily: exp_opts.lazy), or NULL:
+ * the shard plans itself. Returns the number of failed runs
+ * (exp_count_failed, >= 0), -2 with err when the plan file is refused
+ * (bad input), or -1 with err. */
 long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
-	     unsigned n, FILE *log, gms_err *err);
+	     unsigned n, const char *plan, FILE *log, gms_err *err);
 
 /* Read the shard files in inputs (files, or directories: their
  * shard-*-of-*.shard), check that they are the N shards of one plan of

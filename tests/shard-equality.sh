@@ -4,16 +4,20 @@
 # whole, then as N shards (default 3; SHARD_RUNNER=parallel runs them
 # through GNU parallel, else one after the other), merge, and cmp every
 # file of the two result sets (summary.csv, runs.json, tuning.csv,
-# plot.dat, plot.png, plot.svg). `make check-shards` runs it.
+# plot.dat, plot.png, plot.svg). `make check-shards` runs it. PLAN=1:
+# `gpumemsim plan` first, and every shard runs from its plan file;
+# STEAL=1 too: `plan --steal` (the shards claim tasks).
 #
 #   tests/shard-equality.sh [EXP.yaml...]
 #   env: BIN (build/gpumemsim), N (3), JOBS (-j per run, 2),
-#        SHARD_RUNNER (serial|parallel), TMPDIR
+#        SHARD_RUNNER (serial|parallel), PLAN (0|1), STEAL (0|1), TMPDIR
 set -eu
 BIN=${BIN:-build/gpumemsim}
 N=${N:-3}
 JOBS=${JOBS:-2}
 RUNNER=${SHARD_RUNNER:-serial}
+PLAN=${PLAN:-0}
+STEAL=${STEAL:-0}
 [ $# -gt 0 ] || set -- configs/experiments/*.yaml
 if [ "$RUNNER" = parallel ] && ! command -v parallel >/dev/null 2>&1; then
 	echo "shard-equality: GNU parallel not installed (apt-get install parallel); skipped"
@@ -31,13 +35,20 @@ for exp in "$@"; do
 		echo "skip $name: ${out#*skipped: }"; continue ;;
 	esac
 	last=$((N - 1))
+	set --
+	if [ "$PLAN" = 1 ]; then
+		"$BIN" plan "$exp" --shards "$N" --out "$sh" -j "$JOBS" --quiet \
+			$([ "$STEAL" = 1 ] && echo --steal) ||
+			{ echo "FAIL $name: plan"; fail=1; continue; }
+		set -- --plan "$sh/plan-of-$N.plan"
+	fi
 	if [ "$RUNNER" = parallel ]; then
 		parallel -j "$JOBS" "$BIN" run "$exp" --out "$sh" -j 1 --quiet \
-			--shard {}/"$N" ::: $(seq 0 $last) >/dev/null 2>&1 || true
+			--shard {}/"$N" "$@" ::: $(seq 0 $last) >/dev/null 2>&1 || true
 	else
 		for k in $(seq 0 $last); do
 			"$BIN" run "$exp" --out "$sh" -j "$JOBS" --quiet \
-				--shard "$k/$N" >/dev/null 2>&1 || true
+				--shard "$k/$N" "$@" >/dev/null 2>&1 || true
 		done
 	fi
 	if ! "$BIN" merge "$sh" --quiet; then
@@ -51,6 +62,6 @@ for exp in "$@"; do
 		fi
 	done
 	[ ! -f "$full/summary.csv" ] && { echo "FAIL $name: no unsharded summary"; ok=0; fail=1; }
-	[ $ok = 1 ] && echo "ok   $name: $N shards ($RUNNER) merged = unsharded"
+	[ $ok = 1 ] && echo "ok   $name: $N shards ($RUNNER$([ "$PLAN" = 1 ] && echo ', from a plan')$([ "$STEAL" = 1 ] && echo ', stealing')) merged = unsharded"
 done
 exit $fail

@@ -218,6 +218,15 @@ static void test_parse(void **state)
 	assert_non_null(strstr(err.msg, "K/N"));
 }
 
+/* A fresh, empty directory /tmp/gms_test_<tag>_<pid> into d. */
+static void fresh_dir(char *d, size_t n, const char *tag)
+{
+	char a[300];
+	snprintf(d, n, "/tmp/gms_test_%s_%ld", tag, (long)getpid());
+	snprintf(a, sizeof a, "rm -rf %s && mkdir -p %s", d, d);
+	assert_int_equal(system(a), 0);
+}
+
 /* tests/shard-equality.sh with this tree's binary; exit 0 = every file
  * of every set equal. */
 static void equality(const char *env, const char *exps)
@@ -262,6 +271,137 @@ static void test_sharded_equals_unsharded(void **state)
 #endif
 }
 
+/* The same through a plan file (`gpumemsim plan`, then every shard
+ * `--plan`): each shard builds only its own workloads and takes the
+ * baselines from the plan. */
+static void test_plan_file_equals_unsharded(void **state)
+{
+	(void)state;
+#ifdef __SANITIZE_ADDRESS__
+	equality("PLAN=1", F "fraction.yaml " F "best.yaml");
+#else
+	equality("PLAN=1", F "fraction.yaml " E "max-batch.yaml " F
+		 "best.yaml " F "scaling.yaml " E "vdnn-timing.yaml " E
+		 "budget-sweep.yaml " E "accudnn-memory-timeline.yaml");
+#endif
+}
+
+/* A shard of a plan takes its baselines from the plan file, not from a
+ * search of its own: fraction.yaml's two baselines set to 1,000,000
+ * bytes by hand in the plan, its points run at 1.0, 0.8 and 0.6 of that
+ * -- budgets 1000000, 800000 and 600000 bytes (the products are exact
+ * in binary64: 0.6's error, 2.2e-11, is under half an ulp of 600000) --
+ * where the searched baselines are tens of MB. And the plan's refusals,
+ * each with its message. */
+static void test_plan_file(void **state)
+{
+	(void)state;
+	char d[128], a[1024];
+	fresh_dir(d, sizeof d, "plan");
+	snprintf(a, sizeof a, "plan " F "fraction.yaml --shards 2 --out %s/p",
+		 d);
+	expect(a, 0, "plan-of-2.plan (12 tasks on 2 shards");
+	snprintf(a, sizeof a,
+		 "sed -i 's/^bytes .*/bytes 1000000/' %s/p/plan-of-2.plan", d);
+	assert_int_equal(system(a), 0);
+	for (int k = 0; k < 2; k++) {
+		snprintf(a, sizeof a,
+			 "run " F "fraction.yaml --out %s/p --shard %d/2 "
+			 "--plan %s/p/plan-of-2.plan -q",
+			 d, k, d);
+		expect(a, 0, NULL);
+	}
+	snprintf(a, sizeof a, "merge %s/p", d);
+	expect(a, 0, "12 rows merged");
+	const char *budget[] = {",1000000,1.0000,", ",800000,0.8000,",
+				",600000,0.6000,"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(a, sizeof a, "test $(grep -c -- '%s' %s/p/summary.csv) "
+				      "-eq 4",
+			 budget[i], d);
+		if (system(a) != 0)
+			fail_msg("%s: not 4 rows (2 workloads x 2 policies)",
+				 budget[i]);
+	}
+	/* a plan for another N */
+	snprintf(a, sizeof a,
+		 "run " F "fraction.yaml --out %s/p --shard 0/3 --plan "
+		 "%s/p/plan-of-2.plan",
+		 d, d);
+	expect(a, 2, "a plan for 2 shards, not 3");
+	/* a shard of a plan merged with one that planned itself */
+	snprintf(a, sizeof a, "run " F "fraction.yaml --out %s/q --shard 1/2 -q",
+		 d);
+	expect(a, 0, NULL);
+	snprintf(a, sizeof a, "merge %s/p/shard-0-of-2.shard "
+			      "%s/q/shard-1-of-2.shard", d, d);
+	expect(a, 2, "a shard of another plan");
+	/* the experiment changed since the plan */
+	snprintf(a, sizeof a,
+		 "cp " F "fraction.yaml %s/x.yaml && " BIN " plan %s/x.yaml "
+		 "--shards 1 --out %s/x -q && echo '# edited' >> %s/x.yaml",
+		 d, d, d, d);
+	assert_int_equal(system(a), 0);
+	snprintf(a, sizeof a, "run %s/x.yaml --out %s/x --shard 0/1 --plan "
+			      "%s/x/plan-of-1.plan", d, d, d);
+	expect(a, 2, "changed since this plan was made");
+	/* the options' own refusals */
+	expect("plan " F "fraction.yaml", 2, "plan needs --shards N");
+	expect("plan " F "fraction.yaml --shards 0", 2, "--shards");
+	expect("plan " F "fraction.yaml --shards 2 --shard 0/2", 2,
+	       "unknown option --shard");
+	expect("run " F "fraction.yaml --plan x.plan", 2,
+	       "--plan FILE goes with --shard");
+	snprintf(a, sizeof a, "rm -rf %s", d);
+	assert_int_equal(system(a), 0);
+}
+
+/* Work stealing (`plan --steal`): fraction.yaml's 12 tasks (2 workloads
+ * x 3 fractions x 2 policies) over 2 shards, run one after the other:
+ * shard 1 runs its own and then claims all of shard 0's, so shard 0,
+ * run after it, finds every task claimed and runs none; the merged set
+ * equals the unsharded run's all the same. Run again, shard 1 takes back
+ * its own 12 claims; a new plan step empties the claims, and shard 0
+ * then runs all 12. Without the claims directory a shard stops (exit
+ * 1) and names it. */
+static void test_plan_steal(void **state)
+{
+	(void)state;
+	char d[128], a[1024];
+	fresh_dir(d, sizeof d, "steal");
+	snprintf(a, sizeof a,
+		 "plan " F "fraction.yaml --shards 2 --out %s/s --steal", d);
+	expect(a, 0, "claims:  ");
+	const char *run = "run " F "fraction.yaml --out %s/s --shard %d/2 "
+			  "--plan %s/s/plan-of-2.plan";
+	snprintf(a, sizeof a, run, d, 1, d);
+	expect(a, 0, "(12 tasks run here");
+	snprintf(a, sizeof a, run, d, 0, d);
+	expect(a, 0, "(0 tasks run here, 0 of the plan's");
+	snprintf(a, sizeof a, "merge %s/s", d);
+	expect(a, 0, "12 rows merged");
+	snprintf(a, sizeof a,
+		 BIN " run " F "fraction.yaml --out %s/u -q >/dev/null && "
+		 "cmp %s/u/summary.csv %s/s/summary.csv && cmp %s/u/plot.dat "
+		 "%s/s/plot.dat",
+		 d, d, d, d, d);
+	assert_int_equal(system(a), 0);
+	snprintf(a, sizeof a, run, d, 1, d);
+	expect(a, 0, "(12 tasks run here");
+	snprintf(a, sizeof a,
+		 "plan " F "fraction.yaml --shards 2 --out %s/s --steal -q", d);
+	expect(a, 0, NULL);
+	snprintf(a, sizeof a, run, d, 0, d);
+	expect(a, 0, "(12 tasks run here");
+	snprintf(a, sizeof a, "rm -r %s/s/plan-of-2.claims", d);
+	assert_int_equal(system(a), 0);
+	snprintf(a, sizeof a, run, d, 1, d);
+	expect(a, 1, "plan-of-2.claims: marking this shard started: No such "
+		     "file or directory");
+	snprintf(a, sizeof a, "rm -rf %s", d);
+	assert_int_equal(system(a), 0);
+}
+
 static void test_through_gnu_parallel(void **state)
 {
 	(void)state;
@@ -271,6 +411,9 @@ static void test_through_gnu_parallel(void **state)
 		skip();
 	}
 	equality("SHARD_RUNNER=parallel N=4", F "fraction.yaml");
+	/* the shards at once, claiming each other's tasks */
+	equality("SHARD_RUNNER=parallel N=4 PLAN=1 STEAL=1",
+		 F "fraction.yaml " E "max-batch.yaml");
 }
 
 /* merge's refusals, each with its message and exit 2. */
@@ -278,8 +421,8 @@ static void test_merge_refuses(void **state)
 {
 	(void)state;
 	char d[128], a[1024], b[256];
-	snprintf(d, sizeof d, "/tmp/gms_test_shard_%ld", (long)getpid());
-	snprintf(a, sizeof a, "rm -rf %s && mkdir -p %s/b", d, d);
+	fresh_dir(d, sizeof d, "shard");
+	snprintf(a, sizeof a, "mkdir -p %s/b", d);
 	assert_int_equal(system(a), 0);
 	for (int k = 0; k < 2; k++) {
 		snprintf(a, sizeof a,
@@ -355,9 +498,7 @@ static void test_merge_refuses_garbled(void **state)
 {
 	(void)state;
 	char d[128], a[1400];
-	snprintf(d, sizeof d, "/tmp/gms_test_shardg_%ld", (long)getpid());
-	snprintf(a, sizeof a, "rm -rf %s && mkdir -p %s", d, d);
-	assert_int_equal(system(a), 0);
+	fresh_dir(d, sizeof d, "shardg");
 	snprintf(a, sizeof a, "run " F "best.yaml --out %s/g --shard 0/1 -q",
 		 d);
 	expect(a, 0, NULL);
@@ -415,6 +556,9 @@ int main(void)
 		cmocka_unit_test(test_merge_refuses),
 		cmocka_unit_test(test_merge_refuses_garbled),
 		cmocka_unit_test(test_sharded_equals_unsharded),
+		cmocka_unit_test(test_plan_file_equals_unsharded),
+		cmocka_unit_test(test_plan_file),
+		cmocka_unit_test(test_plan_steal),
 		cmocka_unit_test(test_through_gnu_parallel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,8 +13,11 @@ EXP=${1:?usage: sweep.sh EXP.yaml N OUT}
 N=${2:?usage: sweep.sh EXP.yaml N OUT}
 OUT=${3:?usage: sweep.sh EXP.yaml N OUT}
 BIN=${BIN:-build/gpumemsim}
+# the baselines once, and the slices (docs/sweeps.md, "A plan step")
+"$BIN" plan "$EXP" --shards "$N" --out "$OUT" --quiet
 # a shard that had failed runs exits 1 but still writes its file: merge
 # decides (it names any shard that is missing)
 parallel --halt never "$BIN" run "$EXP" --out "$OUT" --quiet -j 1 \
-	--shard {}/"$N" ::: $(seq 0 $((N - 1))) || true
+	--shard {}/"$N" --plan "$OUT/plan-of-$N.plan" \
+	::: $(seq 0 $((N - 1))) || true
 exec "$BIN" merge "$OUT"
