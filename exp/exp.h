@@ -197,7 +197,7 @@ struct exp_opts {
 				   --trace and --schedule */
 	exp_tune_fn tune;	/* efficiency-optimal, scaling: the tuner;
 				   NULL = accudnn_tune */
-	const bool *only;	/* --shard: which tasks to run (exp_n_tasks
+	const bool *only;	/* --shard: which tasks to run (exp_planned_rows
 				   entries: points, searches or workloads,
 				   in summary order); NULL = all. The rest
 				   stay zeroed (shard.h) */
@@ -216,11 +216,13 @@ struct exp_opts {
 				   another process runs it (or claiming
 				   failed: the caller's ctx says) */
 	void *claim_ctx;	/* claim's context */
-	const size_t *order;	/* with claim: every task (exp_n_tasks), in
-				   the order they are offered; NULL: the
-				   pool's (largest workload first) */
+	const size_t *order;	/* every task (exp_planned_rows), in the
+				   order they are run or offered (a plan
+				   file's shard: by the plan's bound);
+				   NULL: the pool's (largest workload
+				   first) */
 	bool *ran;		/* with claim, out: the tasks run here
-				   (exp_n_tasks entries, zeroed by the
+				   (exp_planned_rows entries, zeroed by the
 				   caller) */
 };
 

@@ -508,7 +508,6 @@ static void simulate_shared(const struct run_ctx *c, struct exp_point *p,
 	simulate(c->e, &c->sh, p, wl, err.msg, obs);
 }
 
-/* `run` measurements keep each point's timeline for the memory plot. */
 /* Task i, claimed by another process: its workload's use ends here. */
 static void task_skip(void *ctx, size_t i)
 {
@@ -517,6 +516,7 @@ static void task_skip(void *ctx, size_t i)
 	cache_done(c->cache, r->eff ? i : r->srch ? r->srch[i].wl : r->pt[i].wl);
 }
 
+/* `run` measurements keep each point's timeline for the memory plot. */
 static void point_task(void *ctx, size_t i, struct pool *p)
 {
 	(void)p;
@@ -1039,8 +1039,8 @@ static size_t *task_order(const struct exp *e, const struct exp_opts *o,
 			ord[k] = ord[k - 1];
 		ord[k] = i;
 	}
-	/* work stealing: the order the shard offers its claims in */
-	if (o && o->claim && o->order)
+	/* a plan file's shard: the plan's order (shard.c, steal_order) */
+	if (o && o->order)
 		memcpy(ord, o->order, n * sizeof *ord);
 	return ord;
 }

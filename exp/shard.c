@@ -1003,16 +1003,6 @@ static uint64_t first_over(const uint64_t *pm, uint64_t n, uint64_t room)
 	return lo;
 }
 
-/* The ops a run of policy `pol` simulates at this budget and batch:
- * every op of warmup + iterations, after one pass to set up (the
- * executor's per-tensor state, the policy's plan), unless the budget is
- * below what the first iteration needs -- for framework, which evicts
- * nothing, what it holds at its peak (reach); for a policy that evicts,
- * the largest op's own bytes (need) -- and then the run ends at its
- * first failed allocation, the op the prefix crosses the budget at
- * (issue 37: a point that runs out of memory in its first iteration was
- * costed as a full run). Activations scale with the batch (a batch
- * sweep builds each workload once, at its own batch). */
 /* The bytes a budget above the persistent ones leaves for the rest, in
  * the scan's batch (activations scale with the batch; a batch sweep
  * builds each workload once, at its own batch). */
@@ -1035,6 +1025,16 @@ static bool pressed(const struct exp_liveness *f, uint64_t budget,
 		room_of(f, budget, batch) < f->reach[f->ops - 1]);
 }
 
+/* The ops a run of policy `pol` simulates at this budget and batch:
+ * every op of warmup + iterations, after one pass to set up (the
+ * executor's per-tensor state, the policy's plan), unless the budget is
+ * below what the first iteration needs -- for framework, which evicts
+ * nothing, what it holds at its peak (reach); for a policy that evicts,
+ * the largest op's own bytes (need) -- and then the run ends at its
+ * first failed allocation, the op the prefix crosses the budget at
+ * (issue 37: a point that runs out of memory in its first iteration was
+ * costed as a full run). Activations scale with the batch (a batch
+ * sweep builds each workload once, at its own batch). */
 static uint64_t run_ops(const struct exp *e, const struct exp_liveness *f,
 			const char *pol, uint64_t budget, int64_t batch)
 {
@@ -1254,10 +1254,11 @@ void shd_path(const struct exp *e, unsigned k, unsigned n, char *buf,
  * when the name exists, so of all the processes that try, one creates it
  * (POSIX; over NFS, version 3 or later), and readlink(2) reads the owner
  * back in one call. Each shard offers itself its own tasks first, those
- * that may take longest first (the plan's bound, below), then every
- * other task in the same order: a shard that ends early runs the others'
- * tasks that have not started, so one whose tasks ran long (Capuchin
- * under pressure: up to settle_max more iterations) is relieved. Before
+ * that may take longest first (the plan's bound), then the others' of
+ * the workloads it builds, then the rest (steal_order): a shard that
+ * ends early runs the others' tasks that have not started, so one whose
+ * tasks ran long (Capuchin under pressure: up to settle_max more
+ * iterations) is relieved. Before
  * it takes the others' tasks a shard reads the directory once, and again
  * only after a claim it thought free was taken: it tries no name it
  * knows is taken (a failed claim costs 5-15 us of system time here).
@@ -1282,13 +1283,14 @@ struct claims {
 };
 
 /* The claims directory of the plan file at path: path less ".plan",
- * plus ".claims". */
-static void claims_path(const char *plan, char *buf, size_t len)
+ * plus ".claims"; false when it does not fit in len. */
+static bool claims_path(const char *plan, char *buf, size_t len)
 {
 	size_t n = strlen(plan);
 	if (n > 5 && !strcmp(plan + n - 5, ".plan"))
 		n -= 5;
-	snprintf(buf, len, "%.*s.claims", (int)n, plan);
+	int k = snprintf(buf, len, "%.*s.claims", (int)n, plan);
+	return k >= 0 && (size_t)k < len;
 }
 
 /* Caller holds mu. */
@@ -1345,8 +1347,12 @@ static bool claim_task(void *ctx, size_t i)
 	struct claims *c = ctx;
 	bool ok = false;
 	pthread_mutex_lock(&c->mu);
-	if (c->bad || i >= c->n)
+	if (c->bad)
 		goto out;
+	if (i >= c->n) {
+		claim_fail(c, "a task past the plan's", ERANGE);
+		goto out;
+	}
 	char path[sizeof c->dir + 32];
 	if (!c->started) { /* first: this shard's marker */
 		c->started = true;
@@ -1374,22 +1380,25 @@ static bool claim_task(void *ctx, size_t i)
 	if (!c->mine[i] && c->taken[i])
 		goto out;
 	snprintf(path, sizeof path, "%s/%zu", c->dir, i);
-	if (symlink(c->mark, path) == 0)
+	if (symlink(c->mark, path) == 0) {
 		ok = true;
-	else if (errno == EEXIST)
-		c->have_taken = false; /* what was read is stale */
-	else
+	} else if (errno == EEXIST) {
+		/* ours all the same when a retransmitted request made it
+		 * (NFS: SYMLINK is not idempotent, RFC 1813 4.4), else
+		 * another's, and what was read is stale */
+		char got[16];
+		ssize_t l = readlink(path, got, sizeof got - 1);
+		got[l > 0 ? l : 0] = '\0';
+		ok = !strcmp(got, c->mark);
+		c->have_taken = ok && c->have_taken;
+	} else {
 		claim_fail(c, "claiming a task", errno);
+	}
 out:
 	pthread_mutex_unlock(&c->mu);
 	return ok;
 }
 
-/* The order a shard offers itself the tasks in: its own (mine), then the
- * others', each by the plan's bound, the largest first (ties: index), as
- * greedy longest-processing-time starts the longest jobs first (Graham,
- * SIAM J. Appl. Math. 1969): what may run long starts early, and the
- * shards that end early share out what is left. NULL: out of memory. */
 /* Sort the n tasks at o by p's bound, largest first (ties: index). */
 static bool ord_sort(const struct shd_plan *p, size_t *o, size_t n)
 {
@@ -1405,6 +1414,41 @@ static bool ord_sort(const struct shd_plan *p, size_t *o, size_t n)
 	return true;
 }
 
+/* The n tasks at o grouped by workload, stably, the groups in the order
+ * of their first task (after ord_sort: of their largest bound). */
+static bool by_workload(const struct exp *e, size_t *o, size_t n)
+{
+	size_t W = e->n_wl ? e->n_wl : 1;
+	size_t *rank = malloc(W * sizeof *rank), *at = calloc(W + 1, sizeof *at),
+	       *t = malloc((n ? n : 1) * sizeof *t), g = 0;
+	bool ok = rank && at && t;
+	for (size_t w = 0; ok && w < W; w++)
+		rank[w] = SIZE_MAX;
+	for (size_t j = 0; ok && j < n; j++) { /* groups by first task */
+		size_t w = shd_task_wl(e, o[j]);
+		if (rank[w] == SIZE_MAX)
+			rank[w] = g++;
+		at[rank[w] + 1]++;
+	}
+	for (size_t r = 0; ok && r < g; r++) /* where each group starts */
+		at[r + 1] += at[r];
+	for (size_t j = 0; ok && j < n; j++)
+		t[at[rank[shd_task_wl(e, o[j])]]++] = o[j];
+	if (ok)
+		memcpy(o, t, n * sizeof *o);
+	free(rank);
+	free(at);
+	free(t);
+	return ok;
+}
+
+/* The order a shard of a plan file runs (or offers itself) the tasks in:
+ * its own (mine); then, stealing, the others' of the workloads it builds,
+ * then the rest; each by the plan's bound, the largest first (ties:
+ * index), the last two grouped by workload, as
+ * greedy longest-processing-time starts the longest jobs first (Graham,
+ * SIAM J. Appl. Math. 1969): what may run long starts early, and the
+ * shards that end early share out what is left. NULL: out of memory. */
 static size_t *steal_order(const struct exp *e, const struct shd_plan *p,
 			   const bool *mine)
 {
@@ -1419,21 +1463,24 @@ static size_t *steal_order(const struct exp *e, const struct shd_plan *p,
 		built[shd_task_wl(e, i)] |= mine[i];
 	/* its own; the others' of workloads it builds for its own (a
 	 * build, and for a DTR log its parse and simrd baseline, are paid
-	 * once a shard); the rest */
-	for (int pass = 0; pass < 3; pass++) {
+	 * once a shard); the rest, those two grouped by workload (a build
+	 * is freed once its last task is offered) */
+	bool ok = true;
+	for (int pass = 0; pass < 3 && ok; pass++) {
 		size_t from = k;
 		for (size_t i = 0; i < T; i++)
 			if ((pass == 0 && mine[i]) ||
 			    (pass > 0 && !mine[i] &&
 			     built[shd_task_wl(e, i)] == (pass == 1)))
 				o[k++] = i;
-		if (!ord_sort(p, o + from, k - from)) {
-			free(o);
-			free(built);
-			return NULL;
-		}
+		ok = ord_sort(p, o + from, k - from) &&
+		     (pass == 0 || by_workload(e, o + from, k - from));
 	}
 	free(built);
+	if (!ok) {
+		free(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -1452,7 +1499,9 @@ static size_t claimed_away(const struct shd_plan *p, const bool *ran,
 static int claims_reset(const char *plan, gms_err *err)
 {
 	char dir[GMS_PATH_MAX + 16];
-	claims_path(plan, dir, sizeof dir);
+	if (!claims_path(plan, dir, sizeof dir))
+		return gms_errf(err, "%s: the claims directory's path is too "
+				     "long", plan);
 	if (mkdir(dir, 0755) == 0)
 		return 0;
 	if (errno != EEXIST)
@@ -1524,56 +1573,67 @@ static void sio_plan(struct sio *x, const struct exp *e, unsigned n,
 	if (x->rd && !x->bad && h.format != PLAN_FORMAT)
 		sio_fail(x, "not plan file format %s (another gpumemsim's)%s",
 			 "1", "");
+	/* read back, each value is checked at its line */
+	bool rd = x->rd;
 	FS(&h, version);
+	if (rd && !x->bad && strcmp(h.version, GMS_VERSION))
+		sio_fail(x, "made by gpumemsim %s; this is %s: plan, run the "
+			    "shards and merge with one version",
+			 h.version, GMS_VERSION);
 	sio_str(x, "experiment", h.name, sizeof h.name);
+	if (rd && !x->bad && strcmp(h.name, e->name))
+		sio_fail(x, "a plan of experiment %s, not of %s", h.name,
+			 e->name);
 	FS(&h, path);
 	F(u64, &h, identity);
+	if (rd && !x->bad && h.identity != shd_identity(e))
+		sio_fail(x, "the experiment %s (or a file it reads) changed "
+			    "since this plan was made%s",
+			 e->path, "");
 	sio_size(x, "of", &h.n, SIZE_MAX);
-	sio_size(x, "tasks", &h.tasks, SIZE_MAX);
-	sio_bool(x, "steal", &p->steal);
-	if (x->rd && !x->bad) {
+	if (rd && !x->bad && h.n != n) {
 		char a[64], b[64];
-		if (strcmp(h.version, GMS_VERSION))
-			sio_fail(x, "made by gpumemsim %s; this is %s: plan, "
-				    "run the shards and merge with one version",
-				 h.version, GMS_VERSION);
-		else if (strcmp(h.name, e->name))
-			sio_fail(x, "a plan of experiment %s, not of %s",
-				 h.name, e->name);
-		else if (h.identity != shd_identity(e) ||
-			 h.tasks != exp_planned_rows(e))
-			sio_fail(x, "the experiment %s (or a file it reads) "
-				    "changed since this plan was made%s",
-				 e->path, "");
-		else if (h.n != n) {
-			snprintf(a, sizeof a, "%zu", h.n);
-			snprintf(b, sizeof b, "%u", n);
-			sio_fail(x, "a plan for %s shards, not %s", a, b);
-		}
-		if (!x->bad) {
-			p->identity = h.identity;
-			p->n = n;
-			p->n_tasks = h.tasks;
-			size_t T = h.tasks ? h.tasks : 1;
-			p->owner = calloc(T, sizeof *p->owner);
-			p->cost = calloc(T, sizeof *p->cost);
-			p->bound = calloc(T, sizeof *p->bound);
-			p->load = calloc(n, sizeof *p->load);
-			if (has_baselines(e))
-				p->baseline = calloc(e->n_wl ? e->n_wl : 1,
-						     sizeof *p->baseline);
-			if (!p->owner || !p->cost || !p->bound || !p->load ||
-			    (has_baselines(e) && !p->baseline))
-				sio_fail(x, "out of memory%s%s", "", "");
-		}
+		snprintf(a, sizeof a, "%zu", h.n);
+		snprintf(b, sizeof b, "%u", n);
+		sio_fail(x, "a plan for %s shards, not %s", a, b);
+	}
+	sio_size(x, "tasks", &h.tasks, SIZE_MAX);
+	if (rd && !x->bad && h.tasks != exp_planned_rows(e))
+		sio_fail(x, "the experiment %s (or a file it reads) changed "
+			    "since this plan was made%s",
+			 e->path, "");
+	sio_bool(x, "steal", &p->steal);
+	if (rd && !x->bad) { /* the header holds: the arrays */
+		p->identity = h.identity;
+		p->n = n;
+		p->n_tasks = h.tasks;
+		size_t T = h.tasks ? h.tasks : 1;
+		p->owner = calloc(T, sizeof *p->owner);
+		p->cost = calloc(T, sizeof *p->cost);
+		p->bound = calloc(T, sizeof *p->bound);
+		p->load = calloc(n, sizeof *p->load);
+		if (has_baselines(e))
+			p->baseline = calloc(e->n_wl ? e->n_wl : 1,
+					     sizeof *p->baseline);
+		if (!p->owner || !p->cost || !p->bound || !p->load ||
+		    (has_baselines(e) && !p->baseline))
+			sio_fail(x, "out of memory%s%s", "", "");
 	}
 	size_t nb = p->baseline ? e->n_wl : 0;
 	sio_size(x, "baselines", &nb, SIZE_MAX);
 	if (x->rd && !x->bad && nb != (p->baseline ? e->n_wl : 0))
 		sio_fail(x, "'baselines': not one for each workload of a "
 			    "budget-fraction sweep%s%s", "", "");
-	for (size_t w = 0; w < nb && !x->bad; w++)
+	for (size_t w = 0; w < nb && !x->bad; w++) {
 		sio_u64(x, "bytes", &p->baseline[w]);
+		/* at most the 1 PiB device the search runs on (exp_run.c,
+		 * exp_baseline_of): a fraction of it is then exact in a
+		 * double and converts back to an integer */
+		if (x->rd && !x->bad && p->baseline[w] > (uint64_t)1 << 50)
+			sio_fail(x, "'bytes': %s is out of range (at most "
+				    "2^50, 1 PiB)%s",
+				 "the baseline", "");
+	}
 	for (size_t i = 0; i < p->n_tasks && !x->bad; i++) {
 		unsigned k = p->owner[i];
 		sio_uint(x, "shard", &k);
@@ -1643,13 +1703,11 @@ int shd_plan_make(const struct exp *e, int jobs, unsigned n, bool steal,
 			     "%s)\n",
 			path, p.n_tasks, n, total, most,
 			base ? "; baselines searched" : "");
-	if (log && steal) {
 		char dir[GMS_PATH_MAX + 16];
-		claims_path(path, dir, sizeof dir);
-		fprintf(log, "claims:  %s/ (work stealing: every shard "
-			     "must see it)\n",
-			dir);
-	}
+		if (steal && claims_path(path, dir, sizeof dir))
+			fprintf(log, "claims:  %s/ (work stealing: every "
+				     "shard must see it)\n",
+				dir);
 	}
 	shd_plan_free(&p);
 	return 0;
@@ -1766,17 +1824,30 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 	so.only = only;
 	so.trace = so.schedule = NULL;
 	so.baselines = pl.baseline;
-	size_t *order = NULL;
+	/* a plan file's shard runs its tasks by the plan's bound, the
+	 * largest first (lazy: exp_run knows no workload's size) */
+	size_t *order = plan ? steal_order(e, &pl, only) : NULL;
+	if (plan && !order) {
+		free(only);
+		free(ran);
+		shd_plan_free(&pl);
+		return gms_errf(err, "out of memory");
+	}
+	so.order = order;
 	if (pl.steal) {
 		/* every task is offered, own first, and runs where claimed */
-		claims_path(plan, cl.dir, sizeof cl.dir);
+		if (!claims_path(plan, cl.dir, sizeof cl.dir)) {
+			gms_errf(&cl.err, "%s: the claims directory's path is "
+					  "too long",
+				 plan);
+			cl.bad = true; /* every task refused, then said */
+		}
 		snprintf(cl.mark, sizeof cl.mark, "%u", k);
 		cl.n = pl.n_tasks;
 		cl.mine = only;
 		cl.again = calloc(T, sizeof *cl.again);
 		cl.taken = calloc(T, sizeof *cl.taken);
-		order = steal_order(e, &pl, only);
-		if (!cl.again || !cl.taken || !order) {
+		if (!cl.again || !cl.taken) {
 			free(cl.again);
 			free(cl.taken);
 			free(order);
@@ -1787,7 +1858,6 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 		}
 		pthread_mutex_init(&cl.mu, NULL);
 		so.only = NULL;
-		so.order = order;
 		so.claim = claim_task;
 		so.claim_ctx = &cl;
 		so.ran = ran;
@@ -2129,12 +2199,11 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 		}
 	for (size_t i = 0; i < pl.n_tasks; i++)
 		if (!seen[i]) { /* a plan file's shards: none holds it */
-			gms_errf(err, "merge: task %zu (row %zu of the summary) "
-				      "is in none of the %zu shards (with "
-				      "`plan --steal`: the shard that claimed "
-				      "it stopped before writing its file; run "
-				      "it again)",
-				 i, i, h0.n);
+			gms_errf(err, "merge: summary row %zu is in none of "
+				      "the %zu shards (with `plan --steal`: "
+				      "the shard that claimed it stopped "
+				      "before writing its file; run it again)",
+				 i, h0.n);
 			goto out;
 		}
 	r->n_failed = exp_count_failed(r, NULL);

@@ -35,9 +35,11 @@
  * A plan step (issue 37): `gpumemsim plan EXP.yaml --shards N` builds
  * every workload, searches the budget fractions' baselines once and
  * writes <out>/plan-of-N.plan; `run --shard K/N --plan FILE` then takes
- * its tasks and the baselines from it, builds only its own workloads
- * (exp_opts.lazy) and searches no baseline, and merge of its shards
- * builds nothing. The plan file (text, as below):
+ * its tasks and the baselines from it, builds only the workloads of the
+ * tasks it runs (exp_opts.lazy) and searches no baseline, and merge of
+ * its shards builds nothing; with `plan --steal` the shards claim tasks
+ * from each other (work stealing, shard.c). The plan file (text, as
+ * below):
  *     gpumemsim-plan 1 / version / experiment / path / identity /
  *     of N / tasks T / steal 0|1 (work stealing: shard.c)
  *     baselines B (0, or one a workload: fraction sweeps), then B times:

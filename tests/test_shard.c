@@ -345,6 +345,32 @@ static void test_plan_file(void **state)
 	snprintf(a, sizeof a, "run %s/x.yaml --out %s/x --shard 0/1 --plan "
 			      "%s/x/plan-of-1.plan", d, d, d);
 	expect(a, 2, "changed since this plan was made");
+	/* garbled plan files, each refused at its line (exit 2) */
+	static const struct {
+		const char *edit, *want;
+	} bad[] = {
+		{"sed -i '0,/^bytes /s/^bytes .*/bytes 1125899906842625/'",
+		 ":10: 'bytes': the baseline is out of range"},
+		{"sed -i '0,/^shard /s/^shard .*/shard 2/'",
+		 ":12: 'shard': out of range"},
+		{"sed -i 's/^baselines 2/baselines 1/'",
+		 ":9: 'baselines': not one for each workload"},
+		{"sed -i 's/^version .*/version \"0.0-other\"/'",
+		 ":2: made by gpumemsim 0.0-other"},
+		{"echo junk >>", "more after the last 'end'"},
+		{"sed -i '$d'", "the file ends where 'end' should be"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(a, sizeof a,
+			 "cp %s/p/plan-of-2.plan %s/g.plan && %s %s/g.plan", d,
+			 d, bad[i].edit, d);
+		assert_int_equal(system(a), 0);
+		snprintf(a, sizeof a,
+			 "run " F "fraction.yaml --out %s/g --shard 0/2 --plan "
+			 "%s/g.plan",
+			 d, d);
+		expect(a, 2, bad[i].want);
+	}
 	/* the options' own refusals */
 	expect("plan " F "fraction.yaml", 2, "plan needs --shards N");
 	expect("plan " F "fraction.yaml --shards 0", 2, "--shards");
@@ -363,7 +389,8 @@ static void test_plan_file(void **state)
  * equals the unsharded run's all the same. Run again, shard 1 takes back
  * its own 12 claims; a new plan step empties the claims, and shard 0
  * then runs all 12. Without the claims directory a shard stops (exit
- * 1) and names it. */
+ * 1) and names it. And claims left by shards that stopped, made by
+ * hand: each shard run again takes back exactly the claims naming it. */
 static void test_plan_steal(void **state)
 {
 	(void)state;
@@ -393,6 +420,26 @@ static void test_plan_steal(void **state)
 	expect(a, 0, NULL);
 	snprintf(a, sizeof a, run, d, 0, d);
 	expect(a, 0, "(12 tasks run here");
+	/* claims made by hand, as two shards that stopped would leave
+	 * them (a shard makes its marker before its first claim): tasks
+	 * 0-5 claimed by shard 1, 6-11 by shard 0; each, run again, runs
+	 * exactly the 6 that name it */
+	snprintf(a, sizeof a,
+		 BIN " plan " F "fraction.yaml --shards 2 --out %s/s --steal "
+		 "-q && cd %s/s/plan-of-2.claims && ln -s 1 started-1 && ln -s 0 "
+		 "started-0 && for "
+		 "t in 0 1 2 3 4 5; do ln -s 1 $t; done && for t in 6 7 8 9 "
+		 "10 11; do ln -s 0 $t; done",
+		 d, d);
+	assert_int_equal(system(a), 0);
+	snprintf(a, sizeof a, run, d, 1, d);
+	expect(a, 0, "(6 tasks run here");
+	snprintf(a, sizeof a, run, d, 0, d);
+	expect(a, 0, "(6 tasks run here");
+	snprintf(a, sizeof a, "merge %s/s", d);
+	expect(a, 0, "12 rows merged");
+	snprintf(a, sizeof a, "cmp %s/u/summary.csv %s/s/summary.csv", d, d);
+	assert_int_equal(system(a), 0);
 	snprintf(a, sizeof a, "rm -r %s/s/plan-of-2.claims", d);
 	assert_int_equal(system(a), 0);
 	snprintf(a, sizeof a, run, d, 1, d);
