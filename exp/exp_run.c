@@ -1039,7 +1039,7 @@ static size_t *task_order(const struct exp *e, const struct exp_opts *o,
 			ord[k] = ord[k - 1];
 		ord[k] = i;
 	}
-	/* a plan file's shard: the plan's order (shard.c, steal_order) */
+	/* a plan file's shard: the plan's order (shard.c, shd_order) */
 	if (o && o->order)
 		memcpy(ord, o->order, n * sizeof *ord);
 	return ord;

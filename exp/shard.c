@@ -1255,7 +1255,7 @@ void shd_path(const struct exp *e, unsigned k, unsigned n, char *buf,
  * (POSIX; over NFS, version 3 or later), and readlink(2) reads the owner
  * back in one call. Each shard offers itself its own tasks first, those
  * that may take longest first (the plan's bound), then the others' of
- * the workloads it builds, then the rest (steal_order): a shard that
+ * the workloads it builds, then the rest (shd_order): a shard that
  * ends early runs the others' tasks that have not started, so one whose
  * tasks ran long (Capuchin under pressure: up to settle_max more
  * iterations) is relieved. Before
@@ -1442,15 +1442,16 @@ static bool by_workload(const struct exp *e, size_t *o, size_t n)
 	return ok;
 }
 
-/* The order a shard of a plan file runs (or offers itself) the tasks in:
+/* (shard.h) The order a shard of a plan file runs (or offers itself) the
+ * tasks in:
  * its own (mine); then, stealing, the others' of the workloads it builds,
  * then the rest; each by the plan's bound, the largest first (ties:
  * index), the last two grouped by workload, as
  * greedy longest-processing-time starts the longest jobs first (Graham,
  * SIAM J. Appl. Math. 1969): what may run long starts early, and the
  * shards that end early share out what is left. NULL: out of memory. */
-static size_t *steal_order(const struct exp *e, const struct shd_plan *p,
-			   const bool *mine)
+size_t *shd_order(const struct exp *e, const struct shd_plan *p,
+		  const bool *mine)
 {
 	size_t T = p->n_tasks, *o = malloc((T ? T : 1) * sizeof *o), k = 0;
 	bool *built = calloc(e->n_wl ? e->n_wl : 1, sizeof *built);
@@ -1826,7 +1827,7 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 	so.baselines = pl.baseline;
 	/* a plan file's shard runs its tasks by the plan's bound, the
 	 * largest first (lazy: exp_run knows no workload's size) */
-	size_t *order = plan ? steal_order(e, &pl, only) : NULL;
+	size_t *order = plan ? shd_order(e, &pl, only) : NULL;
 	if (plan && !order) {
 		free(only);
 		free(ran);

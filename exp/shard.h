@@ -120,6 +120,15 @@ int shd_plan(const struct exp *e, unsigned n, struct shd_plan *p,
  * swept value, then policy. */
 size_t shd_task_wl(const struct exp *e, size_t i);
 
+/* The order shard `mine` of plan p (a plan file's) runs its tasks in,
+ * or with stealing offers itself every task in: its own; then the
+ * others' of the workloads its own need; then the rest; each by p's
+ * bound, the largest first (ties: index), the last two grouped by
+ * workload (the groups by their largest bound). Returns the T task
+ * indices (malloc'd), or NULL out of memory. */
+size_t *shd_order(const struct exp *e, const struct shd_plan *p,
+		  const bool *mine);
+
 /* The experiment's identity (above): what shards, plans and merge
  * compare to know they are of the same files. */
 uint64_t shd_identity(const struct exp *e);

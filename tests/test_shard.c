@@ -135,6 +135,42 @@ static void test_plan_point_costs(void **state)
 	exp_free(&e);
 }
 
+/* shd_order by hand on fraction.yaml's 12 tasks (task i of workload
+ * i / 6: 2 workloads x 3 fractions x 2 policies), bounds set by hand,
+ * workload 0's tasks 0-5: 5 20 3 1 2 4, workload 1's 6-11: 10 9 8 30 7
+ * 6. A shard owning none: all 12 by bound (9, 1, 6, 7, 8, 10, 11, 0, 5,
+ * 2, 4, 3) grouped by workload in order of each's largest (workload 1,
+ * 30, first): 9 6 7 8 10 11 | 1 0 5 2 4 3. Owning task 7: 7 first, then
+ * workload 1's others by bound, 9 6 8 10 11, then workload 0's, 1 0 5 2
+ * 4 3. */
+static void test_order_by_hand(void **state)
+{
+	(void)state;
+	struct exp e;
+	struct shd_plan pl;
+	gms_err err = {{0}};
+	if (exp_load(&e, "tests/fixtures/shard/fraction.yaml", NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(shd_plan(&e, 2, &pl, &err), 0);
+	assert_int_equal(pl.n_tasks, 12);
+	const uint64_t b[12] = {5, 20, 3, 1, 2, 4, 10, 9, 8, 30, 7, 6};
+	memcpy(pl.bound, b, sizeof b);
+	bool mine[12] = {false};
+	const size_t none[12] = {9, 6, 7, 8, 10, 11, 1, 0, 5, 2, 4, 3},
+		     seven[12] = {7, 9, 6, 8, 10, 11, 1, 0, 5, 2, 4, 3};
+	size_t *o = shd_order(&e, &pl, mine);
+	assert_non_null(o);
+	assert_memory_equal(o, none, sizeof none);
+	free(o);
+	mine[7] = true;
+	o = shd_order(&e, &pl, mine);
+	assert_non_null(o);
+	assert_memory_equal(o, seven, sizeof seven);
+	free(o);
+	shd_plan_free(&pl);
+	exp_free(&e);
+}
+
 /* The scaling fixture's one task: resnet34 with no batch given. Probes
  * by hand: 1 + 2 x 13 doublings (1 to 8192) + confirm 4 + the run at k*
  * = 32 at most (fewer where the workload's bytes stop the doubling
@@ -600,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_baseline_known),
 		cmocka_unit_test(test_plan_cost),
+		cmocka_unit_test(test_order_by_hand),
 		cmocka_unit_test(test_merge_refuses),
 		cmocka_unit_test(test_merge_refuses_garbled),
 		cmocka_unit_test(test_sharded_equals_unsharded),
