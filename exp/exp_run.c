@@ -380,10 +380,12 @@ struct pool {
 	const size_t *order;	/* the n tasks in the order they are handed
 				   out (NULL: index order) */
 	const struct exp_opts *claims; /* claim, claim_ctx, ran (work
-				   stealing), or NULL */
-	void (*skip)(void *ctx, size_t i); /* a task another process
-				   claimed: release what it holds */
+				   stealing), or NULL; a task another
+				   process claims is released by
+				   task_skip */
 };
+
+static void task_skip(void *ctx, size_t i);
 
 static double since(const struct timespec *t0)
 {
@@ -434,7 +436,7 @@ static void *worker(void *arg)
 			/* not this run's */
 		} else if (p->claims &&
 			   !p->claims->claim(p->claims->claim_ctx, i)) {
-			p->skip(p->ctx, i);
+			task_skip(p->ctx, i);
 		} else {
 			if (p->claims)
 				p->claims->ran[i] = true;
@@ -447,7 +449,11 @@ static void *worker(void *arg)
 	}
 }
 
-static void task_skip(void *ctx, size_t i);
+/* -j: the threads asked for, or (<= 0) the cores. */
+static int jobs_of(int jobs)
+{
+	return jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
 
 /* Run fn over the n tasks (those `only` admits) on `jobs` threads, in
  * `order`; o: its claim (work stealing), or NULL. */
@@ -459,8 +465,7 @@ static int pool_run(size_t n, int jobs, bool progress, const char *what,
 	struct pool p = {.n = n, .fn = fn, .ctx = ctx, .progress = progress,
 			 .what = what, .units = !strcmp(what, "searches"),
 			 .only = only, .order = order,
-			 .claims = o && o->claim ? o : NULL,
-			 .skip = task_skip};
+			 .claims = o && o->claim ? o : NULL};
 	pthread_mutex_init(&p.mu, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &p.t0);
 	if (jobs > (int)n)
@@ -680,10 +685,8 @@ int exp_baselines(const struct exp *e, int jobs, uint64_t *out,
 		cache.users[i] = 1; /* its baseline */
 	struct exp_result r = {.baseline = out};
 	struct run_ctx c = {.e = e, .r = &r, .cache = &cache};
-	int rc = pool_run(e->n_wl,
-			  jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN),
-			  false, "baselines", baseline_task, &c, NULL, NULL,
-			  NULL, err);
+	int rc = pool_run(e->n_wl, jobs_of(jobs), false, "baselines",
+			  baseline_task, &c, NULL, NULL, NULL, err);
 	cache_fini(&cache);
 	return rc;
 }
@@ -1025,11 +1028,17 @@ static void min_pool_task(void *ctx, size_t i, struct pool *p)
  * SIAM J. Appl. Math. 1969, as shard.c's plan). In file order, max-batch's
  * last search (bert_base under ondemand) ran alone on one of two cores
  * for a fifth of the run (issue 18). Each task writes its own slot, so
- * the order changes no result. NULL when out of memory (index order). */
+ * the order changes no result. A plan file's shard takes the plan's
+ * order as given (o->order, shard.c's shd_order). NULL when out of
+ * memory (index order). */
 static size_t *task_order(const struct exp *e, const struct exp_opts *o,
 			  size_t n, size_t per_wl)
 {
 	size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+	if (ord && o && o->order) { /* a plan file's shard (shd_order) */
+		memcpy(ord, o->order, n * sizeof *ord);
+		return ord;
+	}
 	if (!ord || !per_wl)
 		return ord;
 	for (size_t i = 0; i < n; i++) { /* insertion sort: stable */
@@ -1039,9 +1048,6 @@ static size_t *task_order(const struct exp *e, const struct exp_opts *o,
 			ord[k] = ord[k - 1];
 		ord[k] = i;
 	}
-	/* a plan file's shard: the plan's order (shard.c, shd_order) */
-	if (o && o->order)
-		memcpy(ord, o->order, n * sizeof *ord);
 	return ord;
 }
 
@@ -1058,8 +1064,7 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int jobs = o && o->jobs > 0 ? o->jobs
-				    : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int jobs = jobs_of(o ? o->jobs : 0);
 	bool progress = !(o && o->quiet) && isatty(2);
 	struct run_ctx c = {e, r, o && o->tune ? o->tune : accudnn_tune,
 			    cache, *sh};

@@ -61,6 +61,17 @@ static void sio_fail(struct sio *x, const char *fmt, const char *a,
 	gms_errf(x->err, "%s:%ld: %s", x->path, x->line, msg);
 }
 
+/* The bytes a reader of f may take: its size when it is a regular file
+ * below SHD_MAX_BYTES, else that limit. */
+static uint64_t sio_size_of(FILE *f)
+{
+	struct stat fst;
+	if (fstat(fileno(f), &fst) == 0 && S_ISREG(fst.st_mode) &&
+	    (uint64_t)fst.st_size < SHD_MAX_BYTES)
+		return (uint64_t)fst.st_size;
+	return SHD_MAX_BYTES;
+}
+
 /* Read the next line, "name value"; returns the value (after the blank)
  * or NULL after an error. */
 static char *sio_next(struct sio *x, const char *name)
@@ -1083,11 +1094,23 @@ static uint64_t search_ops(const struct exp *e, const struct exp_liveness *f,
 	return f->ops * iters * probes;
 }
 
+/* The three task layouts of exp_run: a workload a task (efficiency-
+ * optimal, scaling), a (workload, policy) a task (the searches), or a
+ * (workload, swept value, policy) a task (points). */
+static bool is_eff(const struct exp *e)
+{
+	return e->kind == EXP_EFF || e->kind == EXP_SCALING;
+}
+
+static bool is_points(const struct exp *e)
+{
+	return !is_eff(e) && e->kind != EXP_MAX_BATCH && e->kind != EXP_BEST &&
+	       e->kind != EXP_MIN_POOL;
+}
+
 size_t shd_task_wl(const struct exp *e, size_t i)
 {
-	bool eff = e->kind == EXP_EFF || e->kind == EXP_SCALING,
-	     pts = !eff && e->kind != EXP_MAX_BATCH && e->kind != EXP_BEST &&
-		   e->kind != EXP_MIN_POOL;
+	bool eff = is_eff(e), pts = is_points(e);
 	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1,
 	       np = e->n_pol ? e->n_pol : 1;
 	return eff ? i : pts ? i / (nv * np) : i / np;
@@ -1148,9 +1171,7 @@ static int plan_tasks(const struct exp *e, unsigned n, const uint64_t *base,
 		/* task i as exp_run lays tasks out: efficiency rows per
 		 * workload; searches workload-major, then policy; points
 		 * workload, swept value, policy */
-		bool eff = e->kind == EXP_EFF || e->kind == EXP_SCALING,
-		     pts = !eff && e->kind != EXP_MAX_BATCH &&
-			   e->kind != EXP_BEST && e->kind != EXP_MIN_POOL;
+		bool eff = is_eff(e), pts = is_points(e);
 		size_t w = shd_task_wl(e, i), v = pts ? i / np % nv : 0,
 		       q = eff ? 0 : i % np;
 		const char *pol = e->n_pol ? e->pol[q].name : "framework";
@@ -1315,6 +1336,15 @@ static size_t claim_no(const struct claims *c, const char *nm)
 	return v < c->n ? (size_t)v : c->n;
 }
 
+/* Does the claim at path name this shard? */
+static bool names_me(const struct claims *c, const char *path)
+{
+	char got[16];
+	ssize_t l = readlink(path, got, sizeof got - 1);
+	got[l > 0 ? l : 0] = '\0';
+	return !strcmp(got, c->mark);
+}
+
 /* Caller holds mu: read the directory into taken[] (with_owner: and
  * this shard's claims into again[]). */
 static bool claims_read(struct claims *c, bool *into, bool with_owner)
@@ -1330,11 +1360,9 @@ static bool claims_read(struct claims *c, bool *into, bool with_owner)
 			continue;
 		into[i] = true;
 		if (with_owner) {
-			char path[sizeof c->dir + 32], got[16];
+			char path[sizeof c->dir + 32];
 			snprintf(path, sizeof path, "%s/%zu", c->dir, i);
-			ssize_t l = readlink(path, got, sizeof got - 1);
-			got[l > 0 ? l : 0] = '\0';
-			c->again[i] = !strcmp(got, c->mark);
+			c->again[i] = names_me(c, path);
 		}
 	}
 	closedir(d);
@@ -1386,10 +1414,7 @@ static bool claim_task(void *ctx, size_t i)
 		/* ours all the same when a retransmitted request made it
 		 * (NFS: SYMLINK is not idempotent, RFC 1813 4.4), else
 		 * another's, and what was read is stale */
-		char got[16];
-		ssize_t l = readlink(path, got, sizeof got - 1);
-		got[l > 0 ? l : 0] = '\0';
-		ok = !strcmp(got, c->mark);
+		ok = names_me(c, path);
 		c->have_taken = ok && c->have_taken;
 	} else {
 		claim_fail(c, "claiming a task", errno);
@@ -1541,9 +1566,7 @@ void shd_plan_path(const struct exp *e, unsigned n, char *buf, size_t len)
 /* Does e sweep budget fractions of a baseline (its points do)? */
 static bool has_baselines(const struct exp *e)
 {
-	return e->axis == EXP_AXIS_FRACTION && e->kind != EXP_MAX_BATCH &&
-	       e->kind != EXP_BEST && e->kind != EXP_MIN_POOL &&
-	       e->kind != EXP_EFF && e->kind != EXP_SCALING;
+	return e->axis == EXP_AXIS_FRACTION && is_points(e);
 }
 
 /* The tag a plan file's shards carry: its identity, N, owners and
@@ -1722,12 +1745,8 @@ static int plan_read(const struct exp *e, const char *path, unsigned n,
 	FILE *f = gms_fopen_in(path, "r", err);
 	if (!f)
 		return -1;
-	struct stat fst;
 	struct sio x = {.f = f, .rd = true, .path = path, .err = err,
-			.size = SHD_MAX_BYTES};
-	if (fstat(fileno(f), &fst) == 0 && S_ISREG(fst.st_mode) &&
-	    (uint64_t)fst.st_size < SHD_MAX_BYTES)
-		x.size = (uint64_t)fst.st_size;
+			.size = sio_size_of(f)};
 	sio_plan(&x, e, n, p);
 	free(x.buf);
 	fclose(f);
@@ -1808,12 +1827,10 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 	size_t T = pl.n_tasks ? pl.n_tasks : 1;
 	bool *only = calloc(T, sizeof *only), *ran = calloc(T, sizeof *ran);
 	struct claims cl = {.k = k};
-	if (!only || !ran) {
-		free(only);
-		free(ran);
-		shd_plan_free(&pl);
-		return gms_errf(err, "out of memory");
-	}
+	size_t *order = NULL;
+	long rc = -1;
+	if (!only || !ran)
+		goto oom;
 	size_t mine = 0, held = 0;
 	uint64_t total = 0;
 	for (size_t i = 0; i < pl.n_tasks; i++) {
@@ -1827,13 +1844,8 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 	so.baselines = pl.baseline;
 	/* a plan file's shard runs its tasks by the plan's bound, the
 	 * largest first (lazy: exp_run knows no workload's size) */
-	size_t *order = plan ? shd_order(e, &pl, only) : NULL;
-	if (plan && !order) {
-		free(only);
-		free(ran);
-		shd_plan_free(&pl);
-		return gms_errf(err, "out of memory");
-	}
+	if (plan && !(order = shd_order(e, &pl, only)))
+		goto oom;
 	so.order = order;
 	if (pl.steal) {
 		/* every task is offered, own first, and runs where claimed */
@@ -1848,15 +1860,8 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 		cl.mine = only;
 		cl.again = calloc(T, sizeof *cl.again);
 		cl.taken = calloc(T, sizeof *cl.taken);
-		if (!cl.again || !cl.taken) {
-			free(cl.again);
-			free(cl.taken);
-			free(order);
-			free(only);
-			free(ran);
-			shd_plan_free(&pl);
-			return gms_errf(err, "out of memory");
-		}
+		if (!cl.again || !cl.taken)
+			goto oom;
 		pthread_mutex_init(&cl.mu, NULL);
 		so.only = NULL;
 		so.claim = claim_task;
@@ -1864,7 +1869,6 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 		so.ran = ran;
 	}
 	struct exp_result r;
-	long rc = -1;
 	if (exp_run(e, &so, &r, err) == 0) {
 		const bool *h = pl.steal ? ran : only;
 		for (size_t i = 0; i < pl.n_tasks; i++)
@@ -1889,8 +1893,12 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 		}
 		exp_result_free(&r);
 	}
-	if (pl.steal)
+	if (so.claim)
 		pthread_mutex_destroy(&cl.mu);
+	goto out;
+oom:
+	gms_errf(err, "out of memory");
+out:
 	free(cl.again);
 	free(cl.taken);
 	free(order);
@@ -1974,11 +1982,10 @@ static int merge_alloc(const struct exp *e, struct exp_result *r, size_t T,
 {
 	memset(r, 0, sizeof *r);
 	size_t t = T ? T : 1;
-	if (e->kind == EXP_EFF || e->kind == EXP_SCALING) {
+	if (is_eff(e)) {
 		r->n_eff = T;
 		r->eff = calloc(t, sizeof *r->eff);
-	} else if (e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST ||
-		   e->kind == EXP_MIN_POOL) {
+	} else if (!is_points(e)) {
 		r->n_srch = T;
 		r->srch = calloc(t, sizeof *r->srch);
 	} else {
@@ -2085,13 +2092,9 @@ int shd_merge(char *const *inputs, size_t n_in, const char *out,
 		FILE *f = gms_fopen_in(files[fi], "r", err);
 		if (!f)
 			goto out;
-		struct stat fst;
 		struct sio x = {.f = f, .rd = true, .path = files[fi],
 				.err = err, .buf = buf, .cap = cap,
-				.size = SHD_MAX_BYTES};
-		if (fstat(fileno(f), &fst) == 0 && S_ISREG(fst.st_mode) &&
-		    (uint64_t)fst.st_size < SHD_MAX_BYTES)
-			x.size = (uint64_t)fst.st_size;
+				.size = sio_size_of(f)};
 		struct shd_head h = {0};
 		sio_head(&x, &h);
 		if (!x.bad && strcmp(h.version, GMS_VERSION))
