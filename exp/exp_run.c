@@ -237,37 +237,50 @@ static void cache_done(struct wl_cache *c, size_t wl)
  * memory simulates a larger device; 0 means the profile's usable memory.
  * pool_size 0 means the experiment's. Returns the budget used. A run that
  * could not start is marked failed. */
+/* The executor's configuration of such a run (run_one; the plan step's
+ * profiling passes, exp_models_fit), *big the room for an enlarged
+ * profile. */
+static void run_cfg(const struct exp *e, const struct wl_workload *wl,
+		    struct pol *pol, uint64_t budget, uint64_t pool_size,
+		    const struct ex_observer *obs, struct hw_profile *big,
+		    struct ex_cfg *cfg)
+{
+	/* the profile is copied only to enlarge it: it holds the measured
+	 * tables (over 100 KB), and copying it for every run was 1% of
+	 * max-batch.yaml's instructions (callgrind, issue 18) */
+	const struct hw_profile *hwp = &e->hw;
+	if (!budget)
+		budget = hwp->capacity - hwp->reserved;
+	if (budget > hwp->capacity - hwp->reserved) {
+		*big = e->hw;
+		big->capacity = budget + big->reserved;
+		hwp = big;
+	}
+	*cfg = (struct ex_cfg){.hw = hwp, .wl = wl, .pol = pol,
+			       .allocator = e->allocator, .budget = budget,
+			       .pool_size = pool_size ? pool_size
+						      : e->pool_size,
+			       .iterations = e->iterations,
+			       .warmup = e->warmup,
+			       .settle_max = e->settle_max,
+			       .grow_max = e->grow_max,
+			       .obs = obs};
+}
+
 static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 			struct pol *pol, uint64_t budget, uint64_t pool_size,
 			const struct ex_observer *obs, struct st_run *st,
 			char *error, size_t n)
 {
 	gms_err err = {{0}};
-	/* the profile is copied only to enlarge it: it holds the measured
-	 * tables (over 100 KB), and copying it for every run was 1% of
-	 * max-batch.yaml's instructions (callgrind, issue 18) */
-	const struct hw_profile *hwp = &e->hw;
 	struct hw_profile big;
-	if (!budget)
-		budget = hwp->capacity - hwp->reserved;
-	if (budget > hwp->capacity - hwp->reserved) {
-		big = e->hw;
-		big.capacity = budget + big.reserved;
-		hwp = &big;
-	}
-	struct ex_cfg cfg = {.hw = hwp, .wl = wl, .pol = pol,
-			     .allocator = e->allocator, .budget = budget,
-			     .pool_size = pool_size ? pool_size
-						    : e->pool_size,
-			     .iterations = e->iterations, .warmup = e->warmup,
-			     .settle_max = e->settle_max,
-			     .grow_max = e->grow_max,
-			     .obs = obs};
+	struct ex_cfg cfg;
+	run_cfg(e, wl, pol, budget, pool_size, obs, &big, &cfg);
 	if (ex_run(&cfg, st, &err) < 0) {
 		snprintf(error, n, "%s", err.msg);
 		st->failed = true; /* also when it failed before starting */
 	}
-	return budget;
+	return cfg.budget;
 }
 
 /* What the runs of one experiment share besides their workloads (issue
@@ -1058,6 +1071,51 @@ static bool is_search(const struct exp *e)
 	       e->kind == EXP_MIN_POOL;
 }
 
+/* r's points, nv values per (workload, policy), their budgets from
+ * r->baseline (budget fractions); one without a baseline or whose
+ * fraction is 0 bytes is set up failed, with the reason. */
+static int points_init(const struct exp *e, struct exp_result *r, size_t nv,
+		       gms_err *err)
+{
+	r->n_pt = e->n_wl * nv * e->n_pol;
+	r->pt = calloc(r->n_pt, sizeof *r->pt);
+	if (!r->pt)
+		return gms_errf(err, "out of memory");
+	/* summary order: workload, then the swept value, then policy */
+	for (size_t i = 0; i < r->n_pt; i++) {
+		struct exp_point *p = &r->pt[i];
+		size_t w = i / (nv * e->n_pol), v = i / e->n_pol % nv;
+		p->wl = w;
+		p->pol = i % e->n_pol;
+		p->batch = e->axis == EXP_AXIS_BATCH ? e->batches[v]
+						     : e->wl[w].batch;
+		if (e->axis == EXP_AXIS_BUDGET)
+			p->budget = e->budgets[v];
+		if (e->axis == EXP_AXIS_FRACTION) {
+			p->fraction = e->fractions[v];
+			p->budget = (uint64_t)((double)r->baseline[w] *
+					       e->fractions[v]);
+			if (!r->baseline[w]) {
+				snprintf(p->error, sizeof p->error,
+					 "no baseline: the workload did not "
+					 "run under framework");
+				p->st.failed = true;
+				continue;
+			}
+			if (!p->budget) {
+				snprintf(p->error, sizeof p->error,
+					 "budget fraction %g of %llu bytes is "
+					 "0 bytes",
+					 p->fraction,
+					 (unsigned long long)r->baseline[w]);
+				p->st.failed = true;
+				continue;
+			}
+		}
+	}
+	return 0;
+}
+
 static int run_measure(const struct exp *e, const struct exp_opts *o,
 		       struct exp_result *r, struct wl_cache *cache,
 		       const struct run_shared *sh, gms_err *err)
@@ -1137,42 +1195,8 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 		if (rc < 0)
 			return -1;
 	}
-	r->n_pt = e->n_wl * nv * e->n_pol;
-	r->pt = calloc(r->n_pt, sizeof *r->pt);
-	if (!r->pt)
-		return gms_errf(err, "out of memory");
-	/* summary order: workload, then the swept value, then policy */
-	for (size_t i = 0; i < r->n_pt; i++) {
-		struct exp_point *p = &r->pt[i];
-		size_t w = i / (nv * e->n_pol), v = i / e->n_pol % nv;
-		p->wl = w;
-		p->pol = i % e->n_pol;
-		p->batch = e->axis == EXP_AXIS_BATCH ? e->batches[v]
-						     : e->wl[w].batch;
-		if (e->axis == EXP_AXIS_BUDGET)
-			p->budget = e->budgets[v];
-		if (e->axis == EXP_AXIS_FRACTION) {
-			p->fraction = e->fractions[v];
-			p->budget = (uint64_t)((double)r->baseline[w] *
-					       e->fractions[v]);
-			if (!r->baseline[w]) {
-				snprintf(p->error, sizeof p->error,
-					 "no baseline: the workload did not "
-					 "run under framework");
-				p->st.failed = true;
-				continue;
-			}
-			if (!p->budget) {
-				snprintf(p->error, sizeof p->error,
-					 "budget fraction %g of %llu bytes is "
-					 "0 bytes",
-					 p->fraction,
-					 (unsigned long long)r->baseline[w]);
-				p->st.failed = true;
-				continue;
-			}
-		}
-	}
+	if (points_init(e, r, nv, err) < 0)
+		return -1;
 	size_t *ord = task_order(e, o, r->n_pt, nv * e->n_pol);
 	rc = pool_run(r->n_pt, jobs, progress, "runs", point_task, &c, only,
 		      ord, o, err);
@@ -1216,15 +1240,105 @@ int exp_run(const struct exp *e, const struct exp_opts *o,
 	struct wl_cache cache;
 	if (cache_init(&cache, e) < 0)
 		return gms_errf(err, "out of memory");
-	struct run_shared sh = {.fits = ac_fit_memo_new(),
-				.traces = dtr_trace_memo_new(),
+	struct exp_models own = {0}, *m = o && o->models ? o->models : &own;
+	if (m == &own && exp_models_new(&own) < 0) {
+		cache_fini(&cache);
+		return gms_errf(err, "out of memory");
+	}
+	struct run_shared sh = {.fits = m->fits, .traces = m->traces,
 				.blocks = opt_memo_new()};
-	int rc = sh.fits && sh.traces && sh.blocks
-			 ? run_measure(e, o, r, &cache, &sh, err)
-			 : gms_errf(err, "out of memory");
-	ac_fit_memo_free(sh.fits);
-	dtr_trace_memo_free(sh.traces);
+	int rc = sh.blocks ? run_measure(e, o, r, &cache, &sh, err)
+			   : gms_errf(err, "out of memory");
+	exp_models_free(&own);
 	opt_memo_free(sh.blocks);
+	cache_fini(&cache);
+	return rc;
+}
+
+int exp_models_new(struct exp_models *m)
+{
+	m->fits = ac_fit_memo_new();
+	m->traces = dtr_trace_memo_new();
+	if (m->fits && m->traces)
+		return 0;
+	exp_models_free(m);
+	return -1;
+}
+
+void exp_models_free(struct exp_models *m)
+{
+	ac_fit_memo_free(m->fits);
+	dtr_trace_memo_free(m->traces);
+	m->fits = NULL;
+	m->traces = NULL;
+}
+
+/* Point i's models, fitted into the shared memos as simulate's run would
+ * fit them (exp_models_fit): the budget as simulate sets it, then the
+ * profiling pass accudnn's plan hook would make on run_one's cfg. */
+static void model_task(void *ctx, size_t i, struct pool *pl)
+{
+	(void)pl;
+	struct run_ctx *c = ctx;
+	const struct exp *e = c->e;
+	const struct exp_point *p = &c->r->pt[i];
+	const struct exp_workload *w = &e->wl[p->wl];
+	const struct exp_policy *ep = &e->pol[p->pol];
+	gms_err err = {{0}};
+	struct pol pol;
+	if (p->st.failed ||
+	    pol_create(&pol, ep->name, e->doc, ep->node, NULL, 0, &err) < 0) {
+		cache_done(c->cache, p->wl);
+		return;
+	}
+	uint64_t budget = p->budget ? p->budget : e->budget;
+	if (p->fraction > 0 && w->src == EXP_SRC_TRACE)
+		(void)dtr_full_fraction_budget(&pol, c->sh.traces, w->path,
+					       p->fraction, &budget, &err);
+	const struct wl_workload *wl =
+		pol.ops == pol_find("accudnn")
+			? cache_get(c->cache, e, p->wl, p->batch, &err)
+			: NULL;
+	if (wl) {
+		struct hw_profile big;
+		struct ex_cfg cfg;
+		run_cfg(e, wl, &pol, budget, p->pool_size, NULL, &big, &cfg);
+		(void)accudnn_prefit(&pol, &cfg, c->sh.fits, &err);
+	}
+	pol_destroy(&pol);
+	cache_done(c->cache, p->wl);
+}
+
+int exp_models_fit(const struct exp *e, const uint64_t *baselines, int jobs,
+		   struct exp_models *m, gms_err *err)
+{
+	if (e->kind == EXP_EFF || e->kind == EXP_SCALING || is_search(e))
+		return 0;
+	heap_tune(); /* as exp_run */
+	struct wl_cache cache;
+	if (cache_init(&cache, e) < 0)
+		return gms_errf(err, "out of memory");
+	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1;
+	for (size_t i = 0; i < e->n_wl; i++)
+		cache.users[i] = nv * e->n_pol;
+	struct exp_result r = {0};
+	int rc = 0;
+	if (e->axis == EXP_AXIS_FRACTION) {
+		r.baseline = calloc(e->n_wl ? e->n_wl : 1, sizeof *r.baseline);
+		if (!r.baseline)
+			rc = gms_errf(err, "out of memory");
+		else if (baselines)
+			memcpy(r.baseline, baselines,
+			       e->n_wl * sizeof *r.baseline);
+	}
+	if (rc == 0)
+		rc = points_init(e, &r, nv, err);
+	struct run_ctx c = {.e = e, .r = &r, .cache = &cache,
+			    .sh = {.fits = m->fits, .traces = m->traces}};
+	if (rc == 0)
+		rc = pool_run(r.n_pt, jobs_of(jobs), false, "models",
+			      model_task, &c, NULL, NULL, NULL, err);
+	exp_result_free(&r);
 	cache_fini(&cache);
 	return rc;
 }

@@ -25,7 +25,8 @@
 
 #define SHD_FORMAT 2		    /* the file format's number (2: the
 				       header's `plan`) */
-#define PLAN_FORMAT 1		    /* the plan file's */
+#define PLAN_FORMAT 2		    /* the plan file's (2: fits and
+				       traces) */
 /* The largest shard file merge reads (README "Input limits"): 1 GiB. A
  * point is about 1.7 KB (chain3-batches' shards: 21019 bytes for 12) plus
  * 30 bytes an event of a timeline: some 600,000 points a shard. */
@@ -207,8 +208,9 @@ static void sio_cnt(struct sio *x, const char *name, uint64_t *v)
 			 "a count past INT64_MAX");
 }
 
-/* C99 hex floats: read back bit for bit. */
-static void sio_f64(struct sio *x, const char *name, double *v)
+/* C99 hex floats: read back bit for bit; finite, not negative unless
+ * `sign` (a fitted model's launch cost). */
+static void sio_real(struct sio *x, const char *name, double *v, bool sign)
 {
 	if (!x->rd) {
 		fprintf(x->f, "%s %a\n", name, *v);
@@ -220,10 +222,15 @@ static void sio_f64(struct sio *x, const char *name, double *v)
 	*v = strtod(s, &end);
 	if (end == s || *end)
 		sio_fail(x, "'%s': not a number: %.40s", name, s);
-	else if (!isfinite(*v) || *v < 0)
+	else if (!isfinite(*v) || (*v < 0 && !sign))
 		sio_fail(x, "'%s': %.40s is out of range (a finite number, "
 			    "not negative)",
 			 name, s);
+}
+
+static void sio_f64(struct sio *x, const char *name, double *v)
+{
+	sio_real(x, name, v, false);
 }
 
 /* An int: 0 to INT32_MAX (an iteration: -1 too, sio_iter_no). */
@@ -546,7 +553,10 @@ static void sio_point(struct sio *x, const struct exp *e,
 	sio_run(x, &p->st);
 	FS(p, error);
 	F(bool, p, ran);
-	if (x->rd && !x->bad && p->ran && (p->batch < 1 || p->st.batch < 1))
+	/* a run that failed before it started has no batch of its own (a
+	 * serial replay whose log could not be read: st zeroed) */
+	if (x->rd && !x->bad && p->ran &&
+	    (p->batch < 1 || (p->st.batch < 1 && !p->st.failed)))
 		sio_fail(x, "a point that ran at batch %s%s", "0", "");
 	sio_timeline(x, p);
 	sio_mark(x, "point_end");
@@ -902,6 +912,8 @@ out:
 
 void shd_plan_free(struct shd_plan *p)
 {
+	free(p->fits);
+	free(p->traces);
 	free(p->baseline);
 	free(p->bound);
 	free(p->owner);
@@ -1583,6 +1595,79 @@ static uint64_t plan_tag(const struct exp *e, const struct shd_plan *p)
 	return h ? h : 1; /* 0 is "planned itself" */
 }
 
+/* An array of n items of size sz, allocated when reading (n from the
+ * file: at most SHD_MAX_ITEMS). */
+static void *sio_alloc(struct sio *x, void *arr, size_t n, size_t sz)
+{
+	if (!x->rd || x->bad)
+		return arr;
+	if (!(arr = calloc(n ? n : 1, sz)))
+		sio_fail(x, "out of memory%s%s", "", "");
+	return arr;
+}
+
+/* A plan file's models (shard.h): the accudnn fits, then the DTR
+ * baselines. */
+static void sio_models(struct sio *x, struct shd_plan *p)
+{
+	sio_size(x, "fits", &p->n_fits, SHD_MAX_ITEMS);
+	p->fits = sio_alloc(x, p->fits, p->n_fits, sizeof *p->fits);
+	for (size_t i = 0; i < p->n_fits && !x->bad; i++) {
+		struct shd_fit *f = &p->fits[i];
+		struct ac_perf *m = &f->perf;
+		sio_u64(x, "hash", &f->hash);
+		sio_size(x, "kern", &f->n_kern, SIZE_MAX);
+		sio_size(x, "copy", &f->n_copy, SIZE_MAX);
+		size_t nt = 0;
+		for (size_t t = 0; t < OT_COUNT; t++)
+			nt += m->have[t];
+		sio_size(x, "types", &nt, OT_COUNT + 1);
+		/* the types fitted, ascending; the rest stay zero, as
+		 * ac_perf_fit leaves them */
+		size_t t = 0;
+		for (size_t j = 0; j < nt && !x->bad; j++, t++) {
+			while (!x->rd && !m->have[t])
+				t++;
+			size_t ty = t;
+			sio_size(x, "type", &ty, OT_COUNT);
+			if (x->rd && !x->bad && ty < t)
+				sio_fail(x, "'type': not above the one "
+					    "before%s%s", "", "");
+			if (x->bad)
+				break;
+			t = ty;
+			m->have[t] = true;
+			sio_bool(x, "fitted", &m->fitted[t]);
+			sio_f64(x, "peak", &m->peak[t]);
+			sio_f64(x, "sat", &m->sat[t]);
+			sio_f64(x, "alpha", &m->alpha[t]);
+			sio_real(x, "launch", &m->launch[t], true);
+		}
+		sio_f64(x, "rate_all", &m->rate_all);
+		sio_f64(x, "bandwidth", &m->bandwidth);
+	}
+	sio_size(x, "traces", &p->n_traces, SHD_MAX_ITEMS);
+	p->traces = sio_alloc(x, p->traces, p->n_traces, sizeof *p->traces);
+	for (size_t i = 0; i < p->n_traces && !x->bad; i++) {
+		struct shd_trace *r = &p->traces[i];
+		uint64_t ops = r->b.n_ops, cmds = r->b.n_cmds,
+			 sto = r->b.n_storages;
+		sio_str(x, "log", r->path, sizeof r->path);
+		sio_u64(x, "peak_bytes", &r->b.peak_bytes);
+		sio_u64(x, "compute_ns", &r->b.compute_ns);
+		sio_u64(x, "const_bytes", &r->b.const_bytes);
+		sio_u64(x, "ops", &ops);
+		sio_u64(x, "cmds", &cmds);
+		sio_u64(x, "storages", &sto);
+		if (x->rd && !x->bad &&
+		    (ops > UINT32_MAX || cmds > UINT32_MAX || sto > UINT32_MAX))
+			sio_fail(x, "'%s': out of range%s", "storages", "");
+		r->b.n_ops = (uint32_t)ops;
+		r->b.n_cmds = (uint32_t)cmds;
+		r->b.n_storages = (uint32_t)sto;
+	}
+}
+
 /* The plan file, both ways (shard.h has its layout); reading, checked
  * against e (identity, tasks) and n, then p allocated and filled. */
 static void sio_plan(struct sio *x, const struct exp *e, unsigned n,
@@ -1658,6 +1743,7 @@ static void sio_plan(struct sio *x, const struct exp *e, unsigned n,
 				    "2^50, 1 PiB)%s",
 				 "the baseline", "");
 	}
+	sio_models(x, p);
 	for (size_t i = 0; i < p->n_tasks && !x->bad; i++) {
 		unsigned k = p->owner[i];
 		sio_uint(x, "shard", &k);
@@ -1674,6 +1760,67 @@ static void sio_plan(struct sio *x, const struct exp *e, unsigned n,
 		x->line++;
 		sio_fail(x, "more after the last '%s'%s", "end", "");
 	}
+}
+
+static int cmp_fit(const void *a, const void *b)
+{
+	const struct shd_fit *x = a, *y = b;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	if (x->n_kern != y->n_kern)
+		return x->n_kern < y->n_kern ? -1 : 1;
+	return x->n_copy < y->n_copy ? -1 : x->n_copy > y->n_copy;
+}
+
+static int cmp_trace(const void *a, const void *b)
+{
+	return strcmp(((const struct shd_trace *)a)->path,
+		      ((const struct shd_trace *)b)->path);
+}
+
+/* The plan's models from memos m, sorted: the file is the same whichever
+ * of the plan step's threads fitted first. 0, or -1 out of memory. */
+static int models_take(struct shd_plan *p, struct exp_models *m)
+{
+	p->n_fits = ac_fit_memo_size(m->fits);
+	p->n_traces = dtr_trace_memo_size(m->traces);
+	p->fits = calloc(p->n_fits ? p->n_fits : 1, sizeof *p->fits);
+	p->traces = calloc(p->n_traces ? p->n_traces : 1, sizeof *p->traces);
+	if (!p->fits || !p->traces)
+		return -1;
+	for (size_t i = 0; i < p->n_fits; i++) {
+		struct shd_fit *f = &p->fits[i];
+		ac_fit_memo_get(m->fits, i, &f->hash, &f->n_kern, &f->n_copy,
+				&f->perf);
+	}
+	for (size_t i = 0; i < p->n_traces; i++) {
+		const char *path;
+		dtr_trace_memo_get(m->traces, i, &path, &p->traces[i].b);
+		snprintf(p->traces[i].path, sizeof p->traces[i].path, "%s",
+			 path);
+	}
+	qsort(p->fits, p->n_fits, sizeof *p->fits, cmp_fit);
+	qsort(p->traces, p->n_traces, sizeof *p->traces, cmp_trace);
+	return 0;
+}
+
+/* A shard's memos m, made holding the plan's models. 0, or -1 out of
+ * memory (none made). */
+static int models_give(const struct shd_plan *p, struct exp_models *m)
+{
+	if (exp_models_new(m) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < p->n_fits && rc == 0; i++)
+		rc = ac_fit_memo_put(m->fits, p->fits[i].hash,
+				     p->fits[i].n_kern, p->fits[i].n_copy,
+				     &p->fits[i].perf);
+	for (size_t i = 0; i < p->n_traces && rc == 0; i++)
+		rc = dtr_trace_memo_put(m->traces, p->traces[i].path,
+					&p->traces[i].b);
+	if (rc < 0)
+		exp_models_free(m);
+	return rc;
 }
 
 int shd_plan_make(const struct exp *e, int jobs, unsigned n, bool steal,
@@ -1701,6 +1848,20 @@ int shd_plan_make(const struct exp *e, int jobs, unsigned n, bool steal,
 	}
 	p.baseline = base;
 	p.steal = steal;
+	/* the models the points fit, once for all shards */
+	struct exp_models m;
+	if (exp_models_new(&m) < 0) {
+		shd_plan_free(&p);
+		return gms_errf(err, "out of memory");
+	}
+	int mr = exp_models_fit(e, base, jobs, &m, err);
+	if (mr == 0 && models_take(&p, &m) < 0)
+		mr = gms_errf(err, "out of memory");
+	exp_models_free(&m);
+	if (mr < 0) {
+		shd_plan_free(&p);
+		return -1;
+	}
 	if (steal && claims_reset(path, err) < 0) {
 		shd_plan_free(&p);
 		return -1;
@@ -1727,6 +1888,10 @@ int shd_plan_make(const struct exp *e, int jobs, unsigned n, bool steal,
 			     "%s)\n",
 			path, p.n_tasks, n, total, most,
 			base ? "; baselines searched" : "");
+		if (p.n_fits || p.n_traces)
+			fprintf(log, "models:  %zu accudnn models fitted, %zu "
+				     "DTR baselines (for every shard)\n",
+				p.n_fits, p.n_traces);
 		char dir[GMS_PATH_MAX + 16];
 		if (steal && claims_path(path, dir, sizeof dir))
 			fprintf(log, "claims:  %s/ (work stealing: every "
@@ -1810,6 +1975,21 @@ static int shd_write(const struct exp *e, struct exp_result *r,
 	return gms_out_commit(&o, err);
 }
 
+/* What a plan's shard fitted and read beside the plan's models. */
+static void models_said(FILE *log, const struct shd_plan *p,
+			struct exp_models *m)
+{
+	size_t fits, hits, loads, found;
+	ac_fit_memo_counts(m->fits, &fits, &hits);
+	dtr_trace_memo_counts(m->traces, &loads, &found);
+	if (fits + hits + loads + p->n_fits + p->n_traces == 0)
+		return; /* nothing of the kind in the experiment */
+	fprintf(log, "models:  accudnn: %zu fitted here, %zu runs' found "
+		     "(the plan has %zu); DTR: %zu logs read to replay (the "
+		     "plan has %zu baselines)\n",
+		fits, hits, p->n_fits, loads, p->n_traces);
+}
+
 long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 	     unsigned n, const char *plan, FILE *log, gms_err *err)
 {
@@ -1838,10 +2018,14 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 		mine += only[i];
 		total += pl.cost[i];
 	}
+	struct exp_models models = {0};
 	struct exp_opts so = *o;
 	so.only = only;
 	so.trace = so.schedule = NULL;
 	so.baselines = pl.baseline;
+	if (plan && models_give(&pl, &models) < 0)
+		goto oom;
+	so.models = plan ? &models : NULL;
 	/* a plan file's shard runs its tasks by the plan's bound, the
 	 * largest first (lazy: exp_run knows no workload's size) */
 	if (plan && !(order = shd_order(e, &pl, only)))
@@ -1890,6 +2074,8 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 					     " of %" PRIu64 ")\n",
 					path, mine, pl.n_tasks, pl.load[k],
 					total);
+			if (log && so.models)
+				models_said(log, &pl, so.models);
 		}
 		exp_result_free(&r);
 	}
@@ -1899,6 +2085,7 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 oom:
 	gms_errf(err, "out of memory");
 out:
+	exp_models_free(&models);
 	free(cl.again);
 	free(cl.taken);
 	free(order);

@@ -44,8 +44,20 @@
  *     of N / tasks T / steal 0|1 (work stealing: shard.c)
  *     baselines B (0, or one a workload: fraction sweeps), then B times:
  *       bytes V
+ *     fits F (the accudnn models the points fit: exp_models_fit), then F
+ *       times: hash H / kern NK / copy NC / types M, then M times:
+ *       type I / fitted 0|1 / peak / sat / alpha / launch (hex floats);
+ *       then rate_all / bandwidth
+ *     traces R (DTR logs' baselines for budget fractions), then R times:
+ *       log "PATH" / peak_bytes / compute_ns / const_bytes / ops / cmds /
+ *       storages
  *     then T times: shard K / cost X / bound Y
  *     end
+ *   (format 2; 1 had no fits and traces). A shard fits none of the
+ *   models the file holds and reads a DTR log only to replay it
+ *   (preset serial): 16 shards of `default` fitted AccUDNN's three models
+ *   up to 16 times, and each dtr-pareto shard parsed its logs for their
+ *   baselines.
  *
  * The shard file (text, one "name value" per line, strings quoted, floats
  * as C99 hex so they read back exactly):
@@ -69,6 +81,8 @@
 #define GMS_SHARD_H
 
 #include "exp.h"
+#include "../policies/accudnn_model.h"
+#include "../policies/dtr_full.h"
 
 /* N-way plan of an experiment's tasks. */
 struct shd_plan {
@@ -89,6 +103,24 @@ struct shd_plan {
 			       shards carry; 0: each shard planned itself */
 	bool steal;	    /* a plan file's: its shards claim tasks
 			       (work stealing, shard.c) */
+	struct shd_fit *fits; /* a plan file's accudnn models (below) */
+	size_t n_fits;
+	struct shd_trace *traces; /* a plan file's DTR baselines (below) */
+	size_t n_traces;
+};
+
+/* A model the plan step fitted (exp_models_fit), as the plan file holds
+ * it: its samples' hash and counts, and the model (accudnn_model.h). */
+struct shd_fit {
+	uint64_t hash;	       /* FNV-1a of the samples */
+	size_t n_kern, n_copy; /* how many */
+	struct ac_perf perf;   /* the model */
+};
+
+/* A DTR log's simrd baseline, by the path the experiment names. */
+struct shd_trace {
+	char path[GMS_PATH_MAX]; /* as in exp_workload.path */
+	struct dtr_baseline b;	 /* its baseline */
 };
 
 /* "K/N", 0 <= K < N: the shard (0-based, as Slurm's --array=0-(N-1)). */

@@ -256,6 +256,24 @@ static void prof_free(struct ad_prof *pr)
 	memset(pr, 0, sizeof *pr);
 }
 
+int accudnn_prefit(const struct pol *p, const struct ex_cfg *cfg,
+		   struct ac_fit_memo *m, gms_err *err)
+{
+	const struct accudnn *s = p->ops == &pol_accudnn_ops ? p->priv : NULL;
+	if (!s || s->prm.mode != AD_DYNAMIC || s->given)
+		return 0; /* no profiling pass in its plan (accudnn_plan) */
+	/* the pass plan_dynamic makes: ex_config() is the run's cfg as
+	 * given (ex_run copies it whole before the plan hook) */
+	struct ad_prof pr = {0};
+	int rc = profile_pass(cfg, &pr, err);
+	struct ac_perf perf;
+	if (rc == 1 && ac_perf_fit_memo(m, pr.kern, pr.n_kern, pr.copy,
+					pr.n_copy, &perf, err) < 0)
+		rc = -1;
+	prof_free(&pr);
+	return rc;
+}
+
 /* The performance model from one pass at the run's own batch, and
  * Algorithm 2's pinning step for that batch. */
 static int plan_dynamic(struct accudnn *s, struct ex *ex,

@@ -54,6 +54,16 @@ int accudnn_deploy(struct pol *p, const struct accudnn_plan *plan,
  * Not an accudnn policy: nothing. */
 void accudnn_share_fits(struct pol *p, struct ac_fit_memo *m);
 
+/* The model a run of cfg under created accudnn policy p would fit in its
+ * plan hook (mode dynamic, no tuner's strategy): its profiling pass made
+ * and fitted into memo m, as the run would (the plan step, issue 37:
+ * fitted once there, not in each shard). 1: fitted (or found in m); 0:
+ * p fits nothing, or the pass ran out of memory (the run then goes
+ * ahead naive); -1 with err. */
+struct ex_cfg;
+int accudnn_prefit(const struct pol *p, const struct ex_cfg *cfg,
+		   struct ac_fit_memo *m, gms_err *err);
+
 /* What the tuner is given. */
 struct accudnn_tune_in {
 	const struct wl_gen *gen;     /* the network */

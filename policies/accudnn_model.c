@@ -30,6 +30,7 @@
 
 #include "../calibrate/calib.h"
 
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -420,7 +421,9 @@ int ac_perf_fit(const struct ac_sample *kern, size_t n_kern,
 
 struct fit_entry {
 	uint64_t hash;		   /* fnv-1a of the samples */
-	struct ac_sample *kern;	   /* the samples fitted (owned) */
+	struct ac_sample *kern;	   /* the samples fitted (owned); NULL: an
+				      entry put (ac_fit_memo_put), known by
+				      its hash and counts only */
 	size_t n_kern;
 	struct ac_sample *copy;	   /* (owned) */
 	size_t n_copy;
@@ -512,11 +515,25 @@ static const struct fit_entry *memo_find(const struct ac_fit_memo *m,
 		const struct fit_entry *x = &m->e[i];
 		if (x->hash == h && x->n_kern == n_kern &&
 		    x->n_copy == n_copy &&
-		    samples_equal(x->kern, kern, n_kern) &&
-		    samples_equal(x->copy, copy, n_copy))
+		    (!x->kern || (samples_equal(x->kern, kern, n_kern) &&
+				  samples_equal(x->copy, copy, n_copy))))
 			return x;
 	}
 	return NULL;
+}
+
+/* Room for one more entry (m->mu held); false when out of memory. */
+static bool memo_room(struct ac_fit_memo *m)
+{
+	if (m->n < m->cap)
+		return true;
+	size_t cap = m->cap ? 2 * m->cap : 8;
+	struct fit_entry *e = realloc(m->e, cap * sizeof *e);
+	if (!e)
+		return false;
+	m->e = e;
+	m->cap = cap;
+	return true;
 }
 
 int ac_perf_fit_memo(struct ac_fit_memo *m, const struct ac_sample *kern,
@@ -548,15 +565,7 @@ int ac_perf_fit_memo(struct ac_fit_memo *m, const struct ac_sample *kern,
 	y.copy = malloc((n_copy ? n_copy : 1) * sizeof *y.copy);
 	pthread_mutex_lock(&m->mu);
 	m->fits++;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 8;
-		struct fit_entry *e = realloc(m->e, cap * sizeof *e);
-		if (e) {
-			m->e = e;
-			m->cap = cap;
-		}
-	}
-	if (y.kern && y.copy && m->n < m->cap &&
+	if (y.kern && y.copy && memo_room(m) &&
 	    !memo_find(m, h, kern, n_kern, copy, n_copy)) {
 		memcpy(y.kern, kern, n_kern * sizeof *kern);
 		memcpy(y.copy, copy, n_copy * sizeof *copy);
@@ -569,6 +578,40 @@ int ac_perf_fit_memo(struct ac_fit_memo *m, const struct ac_sample *kern,
 	free(y.kern);
 	free(y.copy);
 	return 0;
+}
+
+int ac_fit_memo_put(struct ac_fit_memo *m, uint64_t hash, size_t n_kern,
+		    size_t n_copy, const struct ac_perf *p)
+{
+	pthread_mutex_lock(&m->mu);
+	bool ok = memo_room(m);
+	if (ok)
+		m->e[m->n++] = (struct fit_entry){.hash = hash,
+						  .n_kern = n_kern,
+						  .n_copy = n_copy,
+						  .perf = *p};
+	pthread_mutex_unlock(&m->mu);
+	return ok ? 0 : -1;
+}
+
+size_t ac_fit_memo_size(struct ac_fit_memo *m)
+{
+	pthread_mutex_lock(&m->mu);
+	size_t n = m->n;
+	pthread_mutex_unlock(&m->mu);
+	return n;
+}
+
+void ac_fit_memo_get(struct ac_fit_memo *m, size_t i, uint64_t *hash,
+		     size_t *n_kern, size_t *n_copy, struct ac_perf *p)
+{
+	pthread_mutex_lock(&m->mu);
+	assert(i < m->n);
+	*hash = m->e[i].hash;
+	*n_kern = m->e[i].n_kern;
+	*n_copy = m->e[i].n_copy;
+	*p = m->e[i].perf;
+	pthread_mutex_unlock(&m->mu);
 }
 
 /* One op of F FLOPs (at batch k) on its type's curve, seconds: hw.h's

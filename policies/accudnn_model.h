@@ -181,6 +181,19 @@ int ac_perf_fit_memo(struct ac_fit_memo *m, const struct ac_sample *kern,
 		     size_t n_kern, const struct ac_sample *copy,
 		     size_t n_copy, struct ac_perf *p, gms_err *err);
 void ac_fit_memo_counts(struct ac_fit_memo *m, size_t *fits, size_t *hits);
+/* The plan step's hand-over (exp/shard.c, issue 37): a memo's entries
+ * are written into the plan file as (hash, counts, model) and put into
+ * each shard's memo, so a shard fits none the plan step fitted. An entry
+ * put is found by the FNV-1a hash of the samples and their counts alone
+ * (a fitted one compares the samples too): two sample sets of equal
+ * counts colliding in 64 bits would take each other's model. put: 0, or
+ * -1 when out of memory. get: entry i < ac_fit_memo_size(m), in the
+ * order they were kept. */
+int ac_fit_memo_put(struct ac_fit_memo *m, uint64_t hash, size_t n_kern,
+		    size_t n_copy, const struct ac_perf *p);
+size_t ac_fit_memo_size(struct ac_fit_memo *m);
+void ac_fit_memo_get(struct ac_fit_memo *m, size_t i, uint64_t *hash,
+		     size_t *n_kern, size_t *n_copy, struct ac_perf *p);
 /* Equation 2's term: layer j's time at batch k, seconds. */
 double ac_t_layer(const struct ac_perf *p, const struct ac_gmap *g, size_t j,
 		  int64_t k);

@@ -1027,7 +1027,9 @@ bool dtr_full_is_serial(const struct pol *p)
 
 struct trace_entry {
 	char *path;		  /* as the experiment names it */
-	struct dtr_trace *tr;	  /* parsed (owned) */
+	struct dtr_trace *tr;	  /* parsed (owned); NULL: its baseline
+				     was put (dtr_trace_memo_put), the log
+				     is read when a replay needs it */
 	struct dtr_baseline b;	  /* its baseline */
 };
 
@@ -1070,11 +1072,60 @@ void dtr_trace_memo_counts(struct dtr_trace_memo *m, size_t *loads,
 	pthread_mutex_unlock(&m->mu);
 }
 
-/* The trace at path and its baseline: from memo m (loaded there on first
- * use: under the lock, so a log is parsed once however many threads ask
- * for it), or, with no memo, loaded for the caller (*own set: free it
- * with dtr_trace_free). 0, or -1 with err (the log cannot be read; a
- * failure is not kept: the next caller gets the same error). */
+/* Room for one more entry in m (m->mu held); false when out of memory. */
+static bool trace_room(struct dtr_trace_memo *m)
+{
+	if (m->n < m->cap)
+		return true;
+	size_t cap = m->cap ? 2 * m->cap : 4;
+	struct trace_entry *e = realloc(m->e, cap * sizeof *e);
+	if (!e)
+		return false;
+	m->e = e;
+	m->cap = cap;
+	return true;
+}
+
+int dtr_trace_memo_put(struct dtr_trace_memo *m, const char *path,
+		       const struct dtr_baseline *b)
+{
+	char *c = strdup(path);
+	pthread_mutex_lock(&m->mu);
+	bool ok = c && trace_room(m);
+	if (ok)
+		m->e[m->n++] = (struct trace_entry){.path = c, .b = *b};
+	pthread_mutex_unlock(&m->mu);
+	if (!ok)
+		free(c);
+	return ok ? 0 : -1;
+}
+
+size_t dtr_trace_memo_size(struct dtr_trace_memo *m)
+{
+	pthread_mutex_lock(&m->mu);
+	size_t n = m->n;
+	pthread_mutex_unlock(&m->mu);
+	return n;
+}
+
+void dtr_trace_memo_get(struct dtr_trace_memo *m, size_t i,
+			const char **path, struct dtr_baseline *b)
+{
+	pthread_mutex_lock(&m->mu);
+	assert(i < m->n);
+	*path = m->e[i].path;
+	*b = m->e[i].b;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* The baseline of the trace at path, and the trace itself when tr is
+ * not NULL: from memo m (loaded there on first use: under the lock, so a
+ * log is parsed once however many threads ask for it; an entry put holds
+ * the baseline only, and its log is read the first time a caller needs
+ * the trace), or, with no memo, loaded for the caller (*own set: free it
+ * with dtr_trace_free). 0, or -1 with err (the log cannot be read, or
+ * its baseline is not the one put; a failure is not kept: the next
+ * caller gets the same error). */
 static int trace_get(struct dtr_trace_memo *m, const char *path,
 		     const struct dtr_trace **tr, struct dtr_baseline *b,
 		     struct dtr_trace **own, gms_err *err)
@@ -1083,8 +1134,13 @@ static int trace_get(struct dtr_trace_memo *m, const char *path,
 	if (!m) {
 		if (dtr_trace_load(path, own, err) < 0)
 			return -1;
-		*tr = *own;
+		if (tr)
+			*tr = *own;
 		dtr_baseline(*own, b);
+		if (!tr) {
+			dtr_trace_free(*own);
+			*own = NULL;
+		}
 		return 0;
 	}
 	int rc = 0;
@@ -1092,19 +1148,28 @@ static int trace_get(struct dtr_trace_memo *m, const char *path,
 	size_t i = 0;
 	while (i < m->n && strcmp(m->e[i].path, path) != 0)
 		i++;
-	if (i < m->n) {
+	if (i < m->n && (m->e[i].tr || !tr)) {
 		m->hits++;
+	} else if (i < m->n) { /* put: the baseline only */
+		struct dtr_baseline lb;
+		if (dtr_trace_load(path, &m->e[i].tr, err) < 0) {
+			rc = -1;
+		} else if (dtr_baseline(m->e[i].tr, &lb),
+			   memcmp(&lb, &m->e[i].b, sizeof lb) != 0) {
+			/* the plan file's, for another log than this */
+			rc = gms_errf(err, "%s: its baseline is not the one "
+					   "given for it (peak %llu, not "
+					   "%llu bytes)",
+				      path, (unsigned long long)lb.peak_bytes,
+				      (unsigned long long)m->e[i].b.peak_bytes);
+			dtr_trace_free(m->e[i].tr);
+			m->e[i].tr = NULL;
+		} else {
+			m->loads++;
+		}
 	} else {
 		struct trace_entry x = {.path = strdup(path)};
-		if (m->n == m->cap) {
-			size_t cap = m->cap ? 2 * m->cap : 4;
-			struct trace_entry *e = realloc(m->e, cap * sizeof *e);
-			if (e) {
-				m->e = e;
-				m->cap = cap;
-			}
-		}
-		if (!x.path || m->n == m->cap) {
+		if (!x.path || !trace_room(m)) {
 			free(x.path);
 			rc = gms_errf(err, "out of memory");
 		} else if (dtr_trace_load(path, &x.tr, err) < 0) {
@@ -1117,7 +1182,8 @@ static int trace_get(struct dtr_trace_memo *m, const char *path,
 		}
 	}
 	if (rc == 0) {
-		*tr = m->e[i].tr;
+		if (tr)
+			*tr = m->e[i].tr;
 		*b = m->e[i].b;
 	}
 	pthread_mutex_unlock(&m->mu);
@@ -1130,13 +1196,11 @@ int dtr_full_fraction_budget(const struct pol *p,
 {
 	if (p->ops != &pol_dtr_ops)
 		return 0;
-	const struct dtr_trace *tr;
 	struct dtr_trace *own;
 	struct dtr_baseline b;
-	if (trace_get(traces, path, &tr, &b, &own, err) < 0)
+	if (trace_get(traces, path, NULL, &b, &own, err) < 0)
 		return -1;
 	*budget = dtr_budget_for_ratio(&b, fraction);
-	dtr_trace_free(own);
 	return 1;
 }
 

@@ -7,6 +7,7 @@
 #define GMS_DTR_FULL_H
 
 #include "../sim/stats.h"
+#include "dtr.h"
 #include "pol.h"
 
 /* True when p is a `dtr` instance with preset serial. */
@@ -24,6 +25,18 @@ void dtr_trace_memo_free(struct dtr_trace_memo *m);
 /* Loads (or finds) counted for the tests. */
 void dtr_trace_memo_counts(struct dtr_trace_memo *m, size_t *loads,
 			   size_t *hits);
+/* The plan step's hand-over (exp/shard.c, issue 37): a memo's baselines
+ * are written into the plan file by path and put into each shard's
+ * memo, so a shard reads a log only to replay it (preset serial), never
+ * for a budget fraction alone. A log read after its baseline was put
+ * must give the same baseline (else an error). put: 0, or -1 when out
+ * of memory. get: entry i < dtr_trace_memo_size(m), in the order they
+ * were kept; *path lives as long as m. */
+int dtr_trace_memo_put(struct dtr_trace_memo *m, const char *path,
+		       const struct dtr_baseline *b);
+size_t dtr_trace_memo_size(struct dtr_trace_memo *m);
+void dtr_trace_memo_get(struct dtr_trace_memo *m, size_t i,
+			const char **path, struct dtr_baseline *b);
 
 /* A budget fraction for a `dtr` point on the DTR log at path, either
  * preset: *budget = int(simrd's baseline peak x fraction), run_pareto's

@@ -571,6 +571,52 @@ static void test_fit_memo(void **state)
 	ac_fit_memo_free(m);
 }
 
+/* The plan step's hand-over (issue 37): an entry got from one memo and
+ * put into another, its model changed by hand (bandwidth 12345 B/s), is
+ * what the second memo answers for the same samples -- found, not
+ * fitted (0 fits, 1 hit) -- so a shard takes the plan file's model; the
+ * same hash with other counts (one copy sample fewer) is another entry,
+ * fitted. */
+static void test_fit_memo_put(void **state)
+{
+	(void)state;
+	struct ac_sample k[30], c[2] = {{0, 1000, 1000}, {0, 4000, 2000}};
+	for (int i = 0; i < 30; i++) {
+		double F = 1e6 * pow(10, 5.0 * (i % 10) / 9);
+		k[i] = (struct ac_sample){OT_CONV, F, 5000 + F / 1e3};
+	}
+	gms_err err = {{0}};
+	struct ac_fit_memo *a = ac_fit_memo_new(), *b = ac_fit_memo_new();
+	assert_true(a && b);
+	struct ac_perf p, q;
+	assert_int_equal(ac_perf_fit_memo(a, k, 30, c, 2, &p, &err), 0);
+	assert_int_equal(ac_fit_memo_size(a), 1);
+	uint64_t h;
+	size_t nk, nc;
+	ac_fit_memo_get(a, 0, &h, &nk, &nc, &q);
+	assert_int_equal(nk, 30);
+	assert_int_equal(nc, 2);
+	assert_memory_equal(&q, &p, sizeof p);
+	q.bandwidth = 12345;
+	assert_int_equal(ac_fit_memo_put(b, h, nk, nc, &q), 0);
+	assert_int_equal(ac_fit_memo_put(b, h, nk, nc - 1, &p), 0);
+	struct ac_perf r;
+	assert_int_equal(ac_perf_fit_memo(b, k, 30, c, 2, &r, &err), 0);
+	assert_true(r.bandwidth == 12345);
+	size_t fits, hits;
+	ac_fit_memo_counts(b, &fits, &hits);
+	assert_int_equal(fits, 0);
+	assert_int_equal(hits, 1);
+	/* one copy sample: its own hash, fitted (bandwidth 1000 B / 1000 ns
+	 * = 1e9 B/s, eq 5's mean of one rate) */
+	assert_int_equal(ac_perf_fit_memo(b, k, 30, c, 1, &r, &err), 0);
+	assert_true(r.bandwidth == 1e9);
+	ac_fit_memo_counts(b, &fits, &hits);
+	assert_int_equal(fits, 1);
+	ac_fit_memo_free(a);
+	ac_fit_memo_free(b);
+}
+
 /* ---- equations 2 and 3 ------------------------------------------------
  * k_base 2. Layer c: c.fwd CONV 2.5e8 FLOPs; c.bwd CONV_BWD_DATA 4e8 and
  * c.upd UPDATE 1e5 (joins the backward process; its FLOPs do not scale).
@@ -650,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_k_max),
 		cmocka_unit_test(test_fit_recovers_curve),
 		cmocka_unit_test(test_fit_memo),
+		cmocka_unit_test(test_fit_memo_put),
 		cmocka_unit_test(test_equations_2_3),
 		cmocka_unit_test(test_learning_rate),
 	};

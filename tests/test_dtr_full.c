@@ -501,11 +501,60 @@ static void test_trace_memo(void **state)
 	pol_destroy(&pol);
 }
 
+/* The plan step's hand-over (issue 37): a baseline put by path answers a
+ * budget fraction without reading the log -- peak 1000 bytes put by
+ * hand, fraction 0.5: int(1000 x 0.5) = 500 bytes, 0 logs read -- and a
+ * replay, which needs the log, reads it once and refuses it when its
+ * baseline is not the one put; with the log's own baseline put, the
+ * replay runs, and the log is read once. */
+static void test_trace_memo_put(void **state)
+{
+	(void)state;
+	const char *log = "tests/fixtures/dtr/mini-4-all.log";
+	const char *ser[] = {"preset=serial"};
+	struct pol pol;
+	make_policy(&pol, "dtr", ser, 1);
+	struct dtr_trace_memo *m = dtr_trace_memo_new();
+	assert_non_null(m);
+	gms_err err = {{0}};
+	struct dtr_baseline b = {.peak_bytes = 1000, .compute_ns = 1};
+	assert_int_equal(dtr_trace_memo_put(m, log, &b), 0);
+	uint64_t budget = 0, used;
+	assert_int_equal(dtr_full_fraction_budget(&pol, m, log, 0.5, &budget,
+						  &err), 1);
+	assert_int_equal(budget, 500);
+	size_t loads, hits;
+	dtr_trace_memo_counts(m, &loads, &hits);
+	assert_int_equal(loads, 0);
+	struct st_run st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(dtr_full_run_serial(&pol, m, log, 0.5, 0, 1, &st,
+					     &used, &err), -1);
+	assert_non_null(strstr(err.msg, "not the one given for it"));
+	dtr_trace_memo_free(m);
+	/* the log's own baseline */
+	struct dtr_trace *tr;
+	assert_int_equal(dtr_trace_load(log, &tr, &err), 0);
+	dtr_baseline(tr, &b);
+	dtr_trace_free(tr);
+	assert_non_null(m = dtr_trace_memo_new());
+	assert_int_equal(dtr_trace_memo_put(m, log, &b), 0);
+	if (dtr_full_run_serial(&pol, m, log, 0.5, 0, 1, &st, &used, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(used, dtr_budget_for_ratio(&b, 0.5));
+	dtr_trace_memo_counts(m, &loads, &hits);
+	assert_int_equal(loads, 1);
+	st_run_free(&st);
+	dtr_trace_memo_free(m);
+	pol_destroy(&pol);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_heuristics),
 		cmocka_unit_test(test_trace_memo),
+		cmocka_unit_test(test_trace_memo_put),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_unchecked_thrash),
 		cmocka_unit_test(test_params),
