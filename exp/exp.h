@@ -232,7 +232,7 @@ struct exp_opts {
 
 /* Models an experiment's runs fit once and share (issue 37; exp_run's
  * memos): accudnn's performance models by profiling pass, and DTR logs'
- * simrd baselines. The plan step fits them (exp_models_fit) and writes
+ * simrd baselines. The plan step fits them (exp_plan_step) and writes
  * them into the plan file; a shard starts from the file's (shard.h). */
 struct exp_models {
 	struct ac_fit_memo *fits;      /* accudnn's fitted models */
@@ -319,28 +319,23 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	     gms_err *err);
 void exp_free(struct exp *e);
 
-/* The baselines of budget fractions (exp_result.baseline) of every
- * workload of e into out[e->n_wl], as exp_run searches them (-j jobs;
- * <= 0: the cores): a shard plan's step computes them once for all
- * shards. Returns 0, or -1 with err. */
-int exp_baselines(const struct exp *e, int jobs, uint64_t *out,
-		  gms_err *err);
-
 /* New empty models (both memos); 0, or -1 when out of memory (none
  * made). free: both, either may be NULL. */
 int exp_models_new(struct exp_models *m);
 void exp_models_free(struct exp_models *m);
 
-/* The models e's points would fit, fitted into m as their runs would
- * (exp_run), run nowhere: each accudnn point's profiling pass and fit,
- * each DTR log's baseline for a budget fraction. baselines: each
- * workload's, for budget fractions (exp_baselines), else NULL. Points
- * only (searches probe batches no plan knows): other measurements fit
- * nothing here. A point whose model cannot be made is left to its run,
- * which meets the same failure and says it. -j jobs. 0, or -1 with err
- * (out of memory). */
-int exp_models_fit(const struct exp *e, const uint64_t *baselines, int jobs,
-		   struct exp_models *m, gms_err *err);
+/* A shard plan's step (shard.c), with one build of each workload: the
+ * baselines of budget fractions (exp_result.baseline) of every workload
+ * into base[e->n_wl] as exp_run searches them (base NULL: e sweeps
+ * none), then the models e's points would fit, fitted into m as their
+ * runs would (exp_run), run nowhere: each accudnn point's profiling pass
+ * and fit, each DTR log's baseline for a budget fraction. Points only
+ * (searches probe batches no plan knows: other measurements fit nothing
+ * here). A point whose model cannot be made is left to its run, which
+ * meets the same failure and says it. -j jobs (<= 0: the cores). 0, or
+ * -1 with err (out of memory). */
+int exp_plan_step(const struct exp *e, int jobs, uint64_t *base,
+		  struct exp_models *m, gms_err *err);
 
 /* Print the tables of every key (for `gpumemsim help experiment`). */
 void exp_print_help(FILE *f);

@@ -238,7 +238,7 @@ static void cache_done(struct wl_cache *c, size_t wl)
  * pool_size 0 means the experiment's. Returns the budget used. A run that
  * could not start is marked failed. */
 /* The executor's configuration of such a run (run_one; the plan step's
- * profiling passes, exp_models_fit), *big the room for an enlarged
+ * profiling passes, exp_plan_step), *big the room for an enlarged
  * profile. */
 static void run_cfg(const struct exp *e, const struct wl_workload *wl,
 		    struct pol *pol, uint64_t budget, uint64_t pool_size,
@@ -685,23 +685,6 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
 	if (wl)
 		c->r->baseline[i] = exp_baseline_of(e, wl, true, NULL);
 	cache_done(c->cache, i);
-}
-
-int exp_baselines(const struct exp *e, int jobs, uint64_t *out,
-		  gms_err *err)
-{
-	heap_tune(); /* as exp_run */
-	struct wl_cache cache;
-	if (cache_init(&cache, e) < 0)
-		return gms_errf(err, "out of memory");
-	for (size_t i = 0; i < e->n_wl; i++)
-		cache.users[i] = 1; /* its baseline */
-	struct exp_result r = {.baseline = out};
-	struct run_ctx c = {.e = e, .r = &r, .cache = &cache};
-	int rc = pool_run(e->n_wl, jobs_of(jobs), false, "baselines",
-			  baseline_task, &c, NULL, NULL, NULL, err);
-	cache_fini(&cache);
-	return rc;
 }
 
 /* A new, zeroed probe of search s (its workload and policy), or NULL when
@@ -1274,7 +1257,7 @@ void exp_models_free(struct exp_models *m)
 }
 
 /* Point i's models, fitted into the shared memos as simulate's run would
- * fit them (exp_models_fit): the budget as simulate sets it, then the
+ * fit them (exp_plan_step): the budget as simulate sets it, then the
  * profiling pass accudnn's plan hook would make on run_one's cfg. */
 static void model_task(void *ctx, size_t i, struct pool *pl)
 {
@@ -1309,33 +1292,38 @@ static void model_task(void *ctx, size_t i, struct pool *pl)
 	cache_done(c->cache, p->wl);
 }
 
-int exp_models_fit(const struct exp *e, const uint64_t *baselines, int jobs,
-		   struct exp_models *m, gms_err *err)
+int exp_plan_step(const struct exp *e, int jobs, uint64_t *base,
+		  struct exp_models *m, gms_err *err)
 {
-	if (e->kind == EXP_EFF || e->kind == EXP_SCALING || is_search(e))
-		return 0;
+	bool points = !(e->kind == EXP_EFF || e->kind == EXP_SCALING ||
+			is_search(e));
+	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1;
 	heap_tune(); /* as exp_run */
 	struct wl_cache cache;
 	if (cache_init(&cache, e) < 0)
 		return gms_errf(err, "out of memory");
-	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1;
+	/* one cache for both phases: each workload built once (exp_load's
+	 * build, which cache_init takes) */
 	for (size_t i = 0; i < e->n_wl; i++)
-		cache.users[i] = nv * e->n_pol;
-	struct exp_result r = {0};
+		cache.users[i] = (base != NULL) + (points ? nv * e->n_pol : 0);
+	struct exp_result r = {.baseline = base};
+	struct run_ctx c = {.e = e, .r = &r, .cache = &cache,
+			    .sh = {.fits = m->fits, .traces = m->traces}};
 	int rc = 0;
-	if (e->axis == EXP_AXIS_FRACTION) {
+	if (base)
+		rc = pool_run(e->n_wl, jobs_of(jobs), false, "baselines",
+			      baseline_task, &c, NULL, NULL, NULL, err);
+	r.baseline = NULL;
+	if (rc == 0 && points && e->axis == EXP_AXIS_FRACTION) {
 		r.baseline = calloc(e->n_wl ? e->n_wl : 1, sizeof *r.baseline);
 		if (!r.baseline)
 			rc = gms_errf(err, "out of memory");
-		else if (baselines)
-			memcpy(r.baseline, baselines,
-			       e->n_wl * sizeof *r.baseline);
+		else if (base)
+			memcpy(r.baseline, base, e->n_wl * sizeof *r.baseline);
 	}
-	if (rc == 0)
+	if (rc == 0 && points)
 		rc = points_init(e, &r, nv, err);
-	struct run_ctx c = {.e = e, .r = &r, .cache = &cache,
-			    .sh = {.fits = m->fits, .traces = m->traces}};
-	if (rc == 0)
+	if (rc == 0 && points)
 		rc = pool_run(r.n_pt, jobs_of(jobs), false, "models",
 			      model_task, &c, NULL, NULL, NULL, err);
 	exp_result_free(&r);

@@ -1833,34 +1833,34 @@ int shd_plan_make(const struct exp *e, int jobs, unsigned n, bool steal,
 	if (gms_out_probe(path, err) < 0)
 		return -1;
 	uint64_t *base = NULL;
-	if (has_baselines(e)) {
-		if (!(base = calloc(e->n_wl ? e->n_wl : 1, sizeof *base)))
-			return gms_errf(err, "out of memory");
-		if (exp_baselines(e, jobs, base, err) < 0) {
-			free(base);
-			return -1;
-		}
+	if (has_baselines(e) &&
+	    !(base = calloc(e->n_wl ? e->n_wl : 1, sizeof *base)))
+		return gms_errf(err, "out of memory");
+	/* the baselines, and the models the points fit, once for all
+	 * shards */
+	struct exp_models m;
+	if (exp_models_new(&m) < 0) {
+		free(base);
+		return gms_errf(err, "out of memory");
+	}
+	if (exp_plan_step(e, jobs, base, &m, err) < 0) {
+		exp_models_free(&m);
+		free(base);
+		return -1;
 	}
 	struct shd_plan p;
 	if (plan_tasks(e, n, base, &p, err) < 0) {
+		exp_models_free(&m);
 		free(base);
 		return -1;
 	}
 	p.baseline = base;
 	p.steal = steal;
-	/* the models the points fit, once for all shards */
-	struct exp_models m;
-	if (exp_models_new(&m) < 0) {
-		shd_plan_free(&p);
-		return gms_errf(err, "out of memory");
-	}
-	int mr = exp_models_fit(e, base, jobs, &m, err);
-	if (mr == 0 && models_take(&p, &m) < 0)
-		mr = gms_errf(err, "out of memory");
+	int mr = models_take(&p, &m);
 	exp_models_free(&m);
 	if (mr < 0) {
 		shd_plan_free(&p);
-		return -1;
+		return gms_errf(err, "out of memory");
 	}
 	if (steal && claims_reset(path, err) < 0) {
 		shd_plan_free(&p);

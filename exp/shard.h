@@ -44,7 +44,7 @@
  *     of N / tasks T / steal 0|1 (work stealing: shard.c)
  *     baselines B (0, or one a workload: fraction sweeps), then B times:
  *       bytes V
- *     fits F (the accudnn models the points fit: exp_models_fit), then F
+ *     fits F (the accudnn models the points fit: exp_plan_step), then F
  *       times: hash H / kern NK / copy NC / types M, then M times:
  *       type I / fitted 0|1 / peak / sat / alpha / launch (hex floats);
  *       then rate_all / bandwidth
@@ -109,7 +109,7 @@ struct shd_plan {
 	size_t n_traces;
 };
 
-/* A model the plan step fitted (exp_models_fit), as the plan file holds
+/* A model the plan step fitted (exp_plan_step), as the plan file holds
  * it: its samples' hash and counts, and the model (accudnn_model.h). */
 struct shd_fit {
 	uint64_t hash;	       /* FNV-1a of the samples */
