@@ -49,6 +49,8 @@ struct sio {
 	size_t cap;	  /* its allocation */
 	gms_err *err;	  /* where the first error goes */
 	bool bad;	  /* an error happened: the rest does nothing */
+	bool oom;	  /* it was running out of memory (not the file's
+			     fault) */
 };
 
 static void sio_fail(struct sio *x, const char *fmt, const char *a,
@@ -60,6 +62,15 @@ static void sio_fail(struct sio *x, const char *fmt, const char *a,
 	char msg[2 * GMS_PATH_MAX + 600]; /* two paths and the words */
 	snprintf(msg, sizeof msg, fmt, a, b);
 	gms_errf(x->err, "%s:%ld: %s", x->path, x->line, msg);
+}
+
+/* Out of memory while reading or writing (name: the field, or ""). */
+static void sio_oom(struct sio *x, const char *name)
+{
+	bool was = x->bad;
+	sio_fail(x, *name ? "'%s': out of memory%s" : "%sout of memory%s",
+		 name, "");
+	x->oom = x->oom || !was;
 }
 
 /* The bytes a reader of f may take: its size when it is a regular file
@@ -331,7 +342,7 @@ static void sio_text(struct sio *x, const char *name, char *buf, size_t n,
 	}
 	char *out = buf;
 	if (p && !(out = *p = malloc(len))) {
-		sio_fail(x, "'%s': out of memory%s", name, "");
+		sio_oom(x, name);
 		return;
 	}
 	size_t cap = p ? len : n, k = 0;
@@ -386,7 +397,7 @@ static void sio_array(struct sio *x, const char *name, void **arr, size_t *n,
 	}
 	if (!(*arr = calloc(*n, sz))) {
 		*n = 0;
-		sio_fail(x, "'%s': out of memory%s", name, "");
+		sio_oom(x, name);
 	}
 }
 
@@ -497,7 +508,7 @@ static void sio_timeline(struct sio *x, struct exp_point *p)
 	if (!has || x->bad)
 		return;
 	if (x->rd && !(p->tl = calloc(1, sizeof *p->tl))) {
-		sio_fail(x, "out of memory%s%s", "", "");
+		sio_oom(x, "");
 		return;
 	}
 	if (x->rd)
@@ -508,7 +519,7 @@ static void sio_timeline(struct sio *x, struct exp_point *p)
 	if (x->rd) {
 		if (!x->bad && other &&
 		    !(ev = realloc(ev, (n + 1) * sizeof *ev)))
-			sio_fail(x, "out of memory%s%s", "", "");
+			sio_oom(x, "");
 		if (x->bad) {
 			free(ev);
 			return;
@@ -531,7 +542,7 @@ static void sio_timeline(struct sio *x, struct exp_point *p)
 		struct tr_kinds *kd = x->rd ? tr_kinds_add(p->tl, e)
 					    : &p->tl->kinds[e->id];
 		if (!kd) {
-			sio_fail(x, "out of memory%s%s", "", "");
+			sio_oom(x, "");
 			break;
 		}
 		for (int j = 0; j < WL_KIND_COUNT; j++)
@@ -1339,10 +1350,15 @@ static bool claim_fail(struct claims *c, const char *what, int e)
 }
 
 /* A claim's task number from its name, or c->n when it is not one. */
+/* Is nm a number (the name of a claim: a task's index)? */
+static bool digits(const char *nm)
+{
+	return nm[0] && strspn(nm, "0123456789") == strlen(nm);
+}
+
 static size_t claim_no(const struct claims *c, const char *nm)
 {
-	if (!nm[0] || strspn(nm, "0123456789") != strlen(nm) ||
-	    strlen(nm) > 19)
+	if (!digits(nm) || strlen(nm) > 19)
 		return c->n;
 	unsigned long long v = strtoull(nm, NULL, 10);
 	return v < c->n ? (size_t)v : c->n;
@@ -1555,7 +1571,7 @@ static int claims_reset(const char *plan, gms_err *err)
 		const char *nm = de->d_name;
 		if (!strncmp(nm, "started-", 8))
 			nm += 8;
-		if (!nm[0] || strspn(nm, "0123456789") != strlen(nm))
+		if (!digits(nm))
 			continue;
 		char path[sizeof dir + 300];
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
@@ -1595,23 +1611,11 @@ static uint64_t plan_tag(const struct exp *e, const struct shd_plan *p)
 	return h ? h : 1; /* 0 is "planned itself" */
 }
 
-/* An array of n items of size sz, allocated when reading (n from the
- * file: at most SHD_MAX_ITEMS). */
-static void *sio_alloc(struct sio *x, void *arr, size_t n, size_t sz)
-{
-	if (!x->rd || x->bad)
-		return arr;
-	if (!(arr = calloc(n ? n : 1, sz)))
-		sio_fail(x, "out of memory%s%s", "", "");
-	return arr;
-}
-
 /* A plan file's models (shard.h): the accudnn fits, then the DTR
  * baselines. */
 static void sio_models(struct sio *x, struct shd_plan *p)
 {
-	sio_size(x, "fits", &p->n_fits, SHD_MAX_ITEMS);
-	p->fits = sio_alloc(x, p->fits, p->n_fits, sizeof *p->fits);
+	sio_array(x, "fits", (void **)&p->fits, &p->n_fits, sizeof *p->fits);
 	for (size_t i = 0; i < p->n_fits && !x->bad; i++) {
 		struct shd_fit *f = &p->fits[i];
 		struct ac_perf *m = &f->perf;
@@ -1646,8 +1650,8 @@ static void sio_models(struct sio *x, struct shd_plan *p)
 		sio_f64(x, "rate_all", &m->rate_all);
 		sio_f64(x, "bandwidth", &m->bandwidth);
 	}
-	sio_size(x, "traces", &p->n_traces, SHD_MAX_ITEMS);
-	p->traces = sio_alloc(x, p->traces, p->n_traces, sizeof *p->traces);
+	sio_array(x, "traces", (void **)&p->traces, &p->n_traces,
+		  sizeof *p->traces);
 	for (size_t i = 0; i < p->n_traces && !x->bad; i++) {
 		struct shd_trace *r = &p->traces[i];
 		uint64_t ops = r->b.n_ops, cmds = r->b.n_cmds,
@@ -1726,7 +1730,7 @@ static void sio_plan(struct sio *x, const struct exp *e, unsigned n,
 					     sizeof *p->baseline);
 		if (!p->owner || !p->cost || !p->bound || !p->load ||
 		    (has_baselines(e) && !p->baseline))
-			sio_fail(x, "out of memory%s%s", "", "");
+			sio_oom(x, "");
 	}
 	size_t nb = p->baseline ? e->n_wl : 0;
 	sio_size(x, "baselines", &nb, SIZE_MAX);
@@ -1902,14 +1906,16 @@ int shd_plan_make(const struct exp *e, int jobs, unsigned n, bool steal,
 	return 0;
 }
 
-/* Read the plan file at path for shard runs of e over n shards. */
+/* Read the plan file at path for shard runs of e over n shards: 0, -2
+ * (bad input: the file refused, or absent) or -1 (out of memory), with
+ * err. */
 static int plan_read(const struct exp *e, const char *path, unsigned n,
 		     struct shd_plan *p, gms_err *err)
 {
 	memset(p, 0, sizeof *p);
 	FILE *f = gms_fopen_in(path, "r", err);
 	if (!f)
-		return -1;
+		return -2;
 	struct sio x = {.f = f, .rd = true, .path = path, .err = err,
 			.size = sio_size_of(f)};
 	sio_plan(&x, e, n, p);
@@ -1917,7 +1923,7 @@ static int plan_read(const struct exp *e, const char *path, unsigned n,
 	fclose(f);
 	if (x.bad) {
 		shd_plan_free(p);
-		return -1;
+		return x.oom ? -1 : -2;
 	}
 	p->tag = plan_tag(e, p);
 	return 0;
@@ -2000,8 +2006,9 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 		return gms_err_prefix(err, "output directory");
 	if (gms_out_probe(path, err) < 0)
 		return -1;
-	if (plan && plan_read(e, plan, n, &pl, err) < 0)
-		return -2; /* the plan file refused: bad input */
+	int pr = plan ? plan_read(e, plan, n, &pl, err) : 0;
+	if (pr < 0)
+		return pr; /* -2: the plan file refused (bad input) */
 	if (!plan && shd_plan(e, n, &pl, err) < 0)
 		return -1;
 	size_t T = pl.n_tasks ? pl.n_tasks : 1;
