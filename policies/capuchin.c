@@ -175,6 +175,11 @@ struct cap_item {
 	bool late;	      /* this iteration its back-access found it
 				 still SWAPPING_IN */
 	uint32_t moves;	      /* feedback moves over the run */
+	sim_time_t late_at;   /* when its back-access found it late this
+				 iteration, -1 once its copy is counted */
+	bool was_late;	      /* late in the iteration before */
+	bool moved;	      /* feedback moved its in-trigger after the
+				 iteration before */
 };
 
 /* What one iteration did. */
@@ -212,6 +217,19 @@ struct cap_iter {
 				      measured sequence */
 	uint32_t replans;	   /* re-plans after it (runtime
 				      refinement) */
+	/* feedback diagnostics (report line fa_iter; results unchanged) */
+	sim_time_t late_ns;	   /* late back-accesses: the swap-in's end
+				      minus the back-access, summed */
+	sim_time_t late_max_ns;	   /* the largest of them */
+	sim_time_t queue_ns;	   /* their swap-ins' wait on the H2D queue
+				      (end - issue - own copy time) */
+	double late_steps;	   /* late_ns in feedback steps (fa_step of
+				      each one's swap time) */
+	sim_time_t move_ns;	   /* measured-timeline distance feedback
+				      moved in-triggers after it */
+	uint32_t newly_late;	   /* late ones neither late nor moved the
+				      iteration before (made late by the
+				      others' moves: a cascade) */
 };
 
 struct capuchin {
@@ -377,8 +395,10 @@ static void capuchin_iter_begin(struct pol *p, struct ex *ex, int iter)
 	s->n_drops = s->n_regen = 0;
 	s->n_kept = s->kept_head = 0;
 	s->n_retry = 0;
-	for (size_t i = 0; i < s->n_items; i++)
+	for (size_t i = 0; i < s->n_items; i++) {
 		s->items[i].late = false;
+		s->items[i].late_at = -1;
+	}
 }
 
 /* ---- the Tensor Access Tracker ------------------------------------- */
@@ -538,7 +558,10 @@ static void capuchin_before_access(struct pol *p, struct ex *ex,
 		/* "if the tensor is still being swapped in, it means the
 		 * in-trigger time should be adjusted earlier" (4.4) */
 		s->items[i].late = true;
+		s->items[i].late_at = ex_now(ex);
 		cur(s)->late++;
+		if (!s->items[i].was_late && !s->items[i].moved)
+			cur(s)->newly_late++;
 		break;
 	case TS_OUT:
 		cur(s)->missed++;
@@ -580,8 +603,21 @@ static void capuchin_on_copy_done(struct pol *p, struct ex *ex,
 				  const struct ex_copy *c)
 {
 	struct capuchin *s = p->priv;
-	(void)ex;
 	pas_copy_done(&s->pas, c);
+	uint32_t i = c->dir == ENG_H2D && s->item_of ? s->item_of[c->tensor]
+						     : CAP_NONE;
+	if (i == CAP_NONE || s->items[i].late_at < 0)
+		return;
+	/* diagnostics only: how late, and how much of it was queueing */
+	struct cap_iter *ci = cur(s);
+	sim_time_t now = ex_now(ex), late = now - s->items[i].late_at;
+	sim_time_t q = now - c->issued - ex_copy_time(ex, ENG_H2D, c->bytes);
+	ci->late_ns += late;
+	ci->late_max_ns = late > ci->late_max_ns ? late : ci->late_max_ns;
+	ci->queue_ns += q > 0 ? q : 0;
+	double step = (double)s->in.swap_in[c->tensor] * s->prm.fa_step;
+	ci->late_steps += step > 0 ? (double)late / step : 0;
+	s->items[i].late_at = -1;
 }
 
 static enum ex_verdict capuchin_on_alloc_fail(struct pol *p, struct ex *ex,
@@ -747,13 +783,15 @@ static int install_plan(struct capuchin *s, struct cp_plan *p)
 			.tensor = d->tensor, .how = (uint8_t)d->how,
 			.evict_key = s->acc[d->evict].key,
 			.back_key = s->acc[d->back].key, .evict = d->evict,
-			.back = d->back, .next = CAP_NONE,
+			.back = d->back, .next = CAP_NONE, .late_at = -1,
 			.trigger = d->how == CP_SWAP ? d->trigger : d->back};
 		uint32_t j = s->item_of[d->tensor]; /* the old plan's */
 		const struct cap_item *o = j != CAP_NONE ? &s->items[j] : NULL;
 		if (o && o->how == CP_SWAP && d->how == CP_SWAP &&
 		    o->evict == d->evict && o->back == d->back) {
 			it->moves = o->moves;
+			it->was_late = o->was_late;
+			it->moved = o->moved;
 			if (o->trigger < it->trigger)
 				it->trigger = o->trigger;
 		}
@@ -917,6 +955,8 @@ static void feedback(struct capuchin *s, int iter)
 {
 	for (uint32_t j = 0; j < s->n_items; j++) {
 		struct cap_item *it = &s->items[j];
+		it->was_late = it->late;
+		it->moved = false;
 		if (!it->late || it->how != CP_SWAP)
 			continue;
 		sim_time_t step = (sim_time_t)((double)s->in.swap_in[it->tensor] *
@@ -933,6 +973,8 @@ static void feedback(struct capuchin *s, int iter)
 			cur(s)->late_bound++;
 			continue; /* right after the evicted-access already */
 		}
+		cur(s)->move_ns += s->acc[it->trigger].time - s->acc[k].time;
+		it->moved = true;
 		if (it->trigger < it->back)
 			unlink_trigger(s, j);
 		link_trigger(s, j, k);
@@ -1048,6 +1090,16 @@ static void capuchin_report(struct pol *p, FILE *out)
 			c->cr_kept, c->cr_released, c->redrops, c->refused_out,
 			c->refused_drop, c->refused_in, c->room,
 			c->late_bound, c->replans, c->diverged);
+		if (c->late || c->moves)
+			fprintf(out,
+				"fa_iter %d late %u newly_late %u late_ns %lld "
+				"late_max_ns %lld queue_ns %lld late_steps "
+				"%.1f move_ns %lld\n",
+				i, c->late, c->newly_late,
+				(long long)c->late_ns,
+				(long long)c->late_max_ns,
+				(long long)c->queue_ns, c->late_steps,
+				(long long)c->move_ns);
 	}
 	for (size_t i = 0; i < s->n_items; i++) {
 		const struct cap_item *it = &s->items[i];

@@ -264,7 +264,25 @@ static void test_feedback(void **state)
  * In iteration 8 a's copy ends at 4900, when Ga is issued: the copy's
  * completion was scheduled at 3900, S11's at 4800, and events at one time
  * run in the order they were scheduled, so Ga finds a IN. Nothing moves
- * after 7: stable from 8 (settled once 8 and 9 ran unchanged).
+ * after 7: stable from 8 (settled once 8 and 9 ran unchanged)..
+ *
+ * The cascade the report's fa_iter lines show (diagnostics, issue 37):
+ * moving the late tensor's trigger puts its copy ahead of the other's
+ * on the one H2D FIFO, and the other is late in the next iteration,
+ * though it was neither late nor moved before (newly_late). Per
+ * iteration: late_ns = copy end - back-access; queue_ns = copy end -
+ * issue - own copy time (the wait behind the other copy); late_steps =
+ * late_ns / (5% of its swap time: a 50, z 25); move_ns = the trigger's
+ * stall-free time before - after (one op, 100):
+ *   it  late  late_ns        queue_ns                newly  steps
+ *   1   a     5200-4900=300  5200-3800-1000=400      1      6.0
+ *   2   a     5200-4900=300  5200-3700-1000=500      0      6.0
+ *   3   z     5100-4300=800  5100-3700-500=900       1     32.0
+ *   4   a     5100-4900=200  5100-3600-1000=500      1      4.0
+ *   5   z     5000-4300=700  5000-3600-500=900       1     28.0
+ *   6   a     5000-4900=100  5000-3500-1000=500      1      2.0
+ *   7   z     4900-4300=600  4900-3500-500=900       1     24.0
+ * Seven moves take seven iterations: one tensor is late at a time.
  */
 static void test_feedback_steps(void **state)
 {
@@ -295,6 +313,25 @@ static void test_feedback_steps(void **state)
 	assert_true(has_line(rep, "plan_stable_iter 8"));
 	assert_non_null(strstr(rep, "plan z swap evict 2 back 3 trigger l8:1 moves 3 "));
 	assert_non_null(strstr(rep, "plan a swap evict 2 back 3 trigger l8:1 moves 4 "));
+	static const char *const fa[] = {
+		"fa_iter 1 late 1 newly_late 1 late_ns 300 late_max_ns 300 "
+		"queue_ns 400 late_steps 6.0 move_ns 100",
+		"fa_iter 2 late 1 newly_late 0 late_ns 300 late_max_ns 300 "
+		"queue_ns 500 late_steps 6.0 move_ns 100",
+		"fa_iter 3 late 1 newly_late 1 late_ns 800 late_max_ns 800 "
+		"queue_ns 900 late_steps 32.0 move_ns 100",
+		"fa_iter 4 late 1 newly_late 1 late_ns 200 late_max_ns 200 "
+		"queue_ns 500 late_steps 4.0 move_ns 100",
+		"fa_iter 5 late 1 newly_late 1 late_ns 700 late_max_ns 700 "
+		"queue_ns 900 late_steps 28.0 move_ns 100",
+		"fa_iter 6 late 1 newly_late 1 late_ns 100 late_max_ns 100 "
+		"queue_ns 500 late_steps 2.0 move_ns 100",
+		"fa_iter 7 late 1 newly_late 1 late_ns 600 late_max_ns 600 "
+		"queue_ns 900 late_steps 24.0 move_ns 100",
+	};
+	for (size_t i = 0; i < sizeof fa / sizeof *fa; i++)
+		assert_true(has_line(rep, fa[i]));
+	assert_null(strstr(rep, "fa_iter 8 ")); /* nothing late, no move */
 	free(rep);
 	st_run_free(&st);
 	pol_destroy(&pol);
