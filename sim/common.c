@@ -455,7 +455,9 @@ ptrdiff_t gms_in_line(struct gms_in *in, char **buf, size_t *cap,
 			*buf = b;
 			*cap = nc;
 		}
-		if ((c = getc(in->f)) == EOF)
+		/* unlocked: one thread reads a gms_in (merge's shard
+		 * files: the lock was half of each getc, issue 37) */
+		if ((c = getc_unlocked(in->f)) == EOF)
 			break;
 		if (++in->nread > in->lim.bytes)
 			return too_large(in->path, 0, &in->lim, err), -2;
