@@ -921,15 +921,20 @@ static const char *write_plot_data(const struct exp *e,
 				if (ev->what != TR_MEM)
 					continue;
 				const struct tr_kinds *kd = &p->tl->kinds[ev->id];
-				fprintf(f, "%.6f %.6f %.6f", ms(ev->t0),
-					(double)ev->a / (double)GMS_MIB,
-					(double)ev->b / (double)GMS_MIB);
-				for (int j = 0; j < WL_KIND_COUNT; j++)
-					fprintf(f, " %.6f",
-						(double)kd->kind[j] /
-							(double)GMS_MIB);
-				fprintf(f, " %.6f\n",
-					(double)kd->host / (double)GMS_MIB);
+				/* printf's "%.6f" of ms and MiB, from the
+				 * integers (common.h) */
+				gms_put_ms6(f, ev->t0);
+				fputc(' ', f);
+				gms_put_mib6(f, ev->a);
+				fputc(' ', f);
+				gms_put_mib6(f, ev->b);
+				for (int j = 0; j < WL_KIND_COUNT; j++) {
+					fputc(' ', f);
+					gms_put_mib6(f, kd->kind[j]);
+				}
+				fputc(' ', f);
+				gms_put_mib6(f, kd->host);
+				fputc('\n', f);
 			}
 			if (!p->tl || !p->tl->n) {
 				fputs("0 0 0", f);

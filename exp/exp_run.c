@@ -1060,10 +1060,12 @@ static bool is_search(const struct exp *e)
 static int points_init(const struct exp *e, struct exp_result *r, size_t nv,
 		       gms_err *err)
 {
-	r->n_pt = e->n_wl * nv * e->n_pol;
-	r->pt = calloc(r->n_pt, sizeof *r->pt);
-	if (!r->pt)
+	size_t n = e->n_wl * nv * e->n_pol;
+	/* n_pt set only with pt: exp_result_free walks n_pt points (the
+	 * plan step frees its result on every path) */
+	if (!(r->pt = calloc(n, sizeof *r->pt)))
 		return gms_errf(err, "out of memory");
+	r->n_pt = n;
 	/* summary order: workload, then the swept value, then policy */
 	for (size_t i = 0; i < r->n_pt; i++) {
 		struct exp_point *p = &r->pt[i];

@@ -1654,21 +1654,13 @@ static void sio_models(struct sio *x, struct shd_plan *p)
 		  sizeof *p->traces);
 	for (size_t i = 0; i < p->n_traces && !x->bad; i++) {
 		struct shd_trace *r = &p->traces[i];
-		uint64_t ops = r->b.n_ops, cmds = r->b.n_cmds,
-			 sto = r->b.n_storages;
 		sio_str(x, "log", r->path, sizeof r->path);
 		sio_u64(x, "peak_bytes", &r->b.peak_bytes);
 		sio_u64(x, "compute_ns", &r->b.compute_ns);
 		sio_u64(x, "const_bytes", &r->b.const_bytes);
-		sio_u64(x, "ops", &ops);
-		sio_u64(x, "cmds", &cmds);
-		sio_u64(x, "storages", &sto);
-		if (x->rd && !x->bad &&
-		    (ops > UINT32_MAX || cmds > UINT32_MAX || sto > UINT32_MAX))
-			sio_fail(x, "'%s': out of range%s", "storages", "");
-		r->b.n_ops = (uint32_t)ops;
-		r->b.n_cmds = (uint32_t)cmds;
-		r->b.n_storages = (uint32_t)sto;
+		sio_uint(x, "ops", &r->b.n_ops);
+		sio_uint(x, "cmds", &r->b.n_cmds);
+		sio_uint(x, "storages", &r->b.n_storages);
 	}
 }
 
@@ -2015,6 +2007,8 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 	bool *only = calloc(T, sizeof *only), *ran = calloc(T, sizeof *ran);
 	struct claims cl = {.k = k};
 	size_t *order = NULL;
+	/* before the first goto: `out` frees it */
+	struct exp_models models = {0};
 	long rc = -1;
 	if (!only || !ran)
 		goto oom;
@@ -2025,7 +2019,6 @@ long shd_run(const struct exp *e, const struct exp_opts *o, unsigned k,
 		mine += only[i];
 		total += pl.cost[i];
 	}
-	struct exp_models models = {0};
 	struct exp_opts so = *o;
 	so.only = only;
 	so.trace = so.schedule = NULL;

@@ -54,8 +54,9 @@
  *     then T times: shard K / cost X / bound Y
  *     end
  *   (format 2; 1 had no fits and traces). A shard fits none of the
- *   models the file holds and reads a DTR log only to replay it
- *   (preset serial): 16 shards of `default` fitted AccUDNN's three models
+ *   models the file holds and parses a DTR log for simrd only to replay
+ *   it (preset serial; points the executor runs still build their
+ *   workload from it): 16 shards of `default` fitted AccUDNN's three models
  *   up to 16 times, and each dtr-pareto shard parsed its logs for their
  *   baselines.
  *

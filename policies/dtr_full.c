@@ -1118,6 +1118,16 @@ void dtr_trace_memo_get(struct dtr_trace_memo *m, size_t i,
 	pthread_mutex_unlock(&m->mu);
 }
 
+/* a and b field by field (the struct has padding). */
+static bool same_baseline(const struct dtr_baseline *a,
+			  const struct dtr_baseline *b)
+{
+	return a->peak_bytes == b->peak_bytes &&
+	       a->compute_ns == b->compute_ns &&
+	       a->const_bytes == b->const_bytes && a->n_ops == b->n_ops &&
+	       a->n_cmds == b->n_cmds && a->n_storages == b->n_storages;
+}
+
 /* The baseline of the trace at path, and the trace itself when tr is
  * not NULL: from memo m (loaded there on first use: under the lock, so a
  * log is parsed once however many threads ask for it; an entry put holds
@@ -1155,7 +1165,7 @@ static int trace_get(struct dtr_trace_memo *m, const char *path,
 		if (dtr_trace_load(path, &m->e[i].tr, err) < 0) {
 			rc = -1;
 		} else if (dtr_baseline(m->e[i].tr, &lb),
-			   memcmp(&lb, &m->e[i].b, sizeof lb) != 0) {
+			   !same_baseline(&lb, &m->e[i].b)) {
 			/* the plan file's, for another log than this */
 			rc = gms_errf(err, "%s: its baseline is not the one "
 					   "given for it (peak %llu, not "

@@ -455,7 +455,9 @@ ptrdiff_t gms_in_line(struct gms_in *in, char **buf, size_t *cap,
 			*buf = b;
 			*cap = nc;
 		}
-		if ((c = getc(in->f)) == EOF)
+		/* unlocked: one thread reads a gms_in (merge's shard
+		 * files: the lock was half of each getc, issue 37) */
+		if ((c = getc_unlocked(in->f)) == EOF)
 			break;
 		if (++in->nread > in->lim.bytes)
 			return too_large(in->path, 0, &in->lim, err), -2;
@@ -583,4 +585,51 @@ int gms_lookup(const char *const *list, const char *s, char *known,
 		gms_list_add(known, n, list[i]);
 	}
 	return -1;
+}
+
+/* The digits of v into the end of buf; returns where they start. */
+static char *put_digits(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+/* "I.FFFFFF" of integer part ip and 6-digit fraction fr. */
+static void put_fixed6(FILE *f, uint64_t ip, uint64_t fr)
+{
+	char buf[32], *end = buf + sizeof buf;
+	for (int i = 0; i < 6; i++, fr /= 10)
+		*--end = (char)('0' + fr % 10);
+	*--end = '.';
+	char *s = put_digits(end, ip);
+	fwrite(s, 1, (size_t)(buf + sizeof buf - s), f);
+}
+
+void gms_put_mib6(FILE *f, uint64_t bytes)
+{
+	if (bytes >> 53) {
+		fprintf(f, "%.6f", (double)bytes / (double)GMS_MIB);
+		return;
+	}
+	uint64_t ip = bytes >> 20, p = (bytes & 0xFFFFF) * 1000000u;
+	uint64_t q = p >> 20, r = p & 0xFFFFF;
+	if (r > 0x80000 || (r == 0x80000 && (q & 1)))
+		q++; /* to nearest, ties to even */
+	if (q == 1000000) {
+		ip++;
+		q = 0;
+	}
+	put_fixed6(f, ip, q);
+}
+
+void gms_put_ms6(FILE *f, int64_t t)
+{
+	if (t < 0 || t >= (int64_t)4294967296 * 1000000) {
+		fprintf(f, "%.6f", (double)t / 1e6);
+		return;
+	}
+	put_fixed6(f, (uint64_t)t / 1000000, (uint64_t)t % 1000000);
 }

@@ -224,6 +224,22 @@ void gms_json_str(FILE *f, const char *s);
 /* The same for the first n bytes of s (or up to its NUL). */
 void gms_json_strn(FILE *f, const char *s, size_t n);
 
+/* printf's "%.6f" of two quotients the plot files write a line of per
+ * memory event (issue 37: llm-seq spent 73% of its run in glibc's
+ * printf_fp, which formats a double through multi-precision integers),
+ * written from the integers, byte for byte what printf writes:
+ *  - gms_put_mib6: (double)bytes / 2^20, exact for bytes < 2^53 (a
+ *    division by a power of two), so the exact binary fraction rounded
+ *    to 6 decimals, ties to even as glibc rounds in the default mode
+ *    (k / 2^20 x 10^6 in integers: 2^20 x 10^6 < 2^64);
+ *  - gms_put_ms6: (double)t / 1e6 for 0 <= t < 2^32 x 10^6 ns: the
+ *    double is within half an ulp (at most 2^-22 ms) of t / 10^6, which
+ *    has 6 decimals, so rounding it to 6 decimals gives t's own digits.
+ * Outside those ranges both call printf. tests/test_io.c compares them
+ * with snprintf over every fraction of 3 MiB and 20 M times. */
+void gms_put_mib6(FILE *f, uint64_t bytes);
+void gms_put_ms6(FILE *f, int64_t t);
+
 /* Create a directory and its parents (like mkdir -p). Returns 0 or -1. */
 int gms_mkdirs(const char *path, gms_err *err);
 

@@ -598,8 +598,9 @@ static void test_fit_memo_put(void **state)
 	assert_int_equal(nc, 2);
 	assert_memory_equal(&q, &p, sizeof p);
 	q.bandwidth = 12345;
-	assert_int_equal(ac_fit_memo_put(b, h, nk, nc, &q), 0);
+	/* the other counts put first: found first, were counts ignored */
 	assert_int_equal(ac_fit_memo_put(b, h, nk, nc - 1, &p), 0);
+	assert_int_equal(ac_fit_memo_put(b, h, nk, nc, &q), 0);
 	struct ac_perf r;
 	assert_int_equal(ac_perf_fit_memo(b, k, 30, c, 2, &r, &err), 0);
 	assert_true(r.bandwidth == 12345);

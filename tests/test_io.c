@@ -95,6 +95,60 @@ static void unscratch(const char *dir)
 /* Defect 2: a symlink or a FIFO at an output path was replaced by the
  * rename of the temporary (a device node too, as root). Now refused with
  * the reason, and left as it was. */
+/* gms_put_mib6 / gms_put_ms6 against printf's own "%.6f" (libc, the
+ * reference they replace): every fraction of 3 MiB (3 x 2^20 byte
+ * counts: 192 exact ties among them, which glibc rounds to even), byte
+ * counts up to 2^53 + 1 (past it printf itself), and nanoseconds from 0
+ * to 10^6 one by one, then 10^6 pseudo-random ones up to the exact
+ * path's bound 2^32 x 10^6 and past it, and -1. */
+static void fixed6_cmp(FILE *m, char **buf, const char *want)
+{
+	fflush(m);
+	if (strcmp(*buf, want) != 0)
+		fail_msg("wrote %s, printf writes %s", *buf, want);
+	rewind(m);
+}
+
+static void test_put_fixed6(void **state)
+{
+	(void)state;
+	char *buf = NULL, want[64];
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	for (uint64_t n = 0; n < 3 * GMS_MIB; n++) {
+		gms_put_mib6(m, n);
+		fputc('\0', m);
+		snprintf(want, sizeof want, "%.6f", (double)n / (double)GMS_MIB);
+		fixed6_cmp(m, &buf, want);
+	}
+	const uint64_t big[] = {((uint64_t)1 << 53) - 1, (uint64_t)1 << 53,
+				((uint64_t)1 << 53) + 1, 123456789012345u,
+				UINT64_MAX};
+	for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+		gms_put_mib6(m, big[i]);
+		fputc('\0', m);
+		snprintf(want, sizeof want, "%.6f",
+			 (double)big[i] / (double)GMS_MIB);
+		fixed6_cmp(m, &buf, want);
+	}
+	uint64_t x = 88172645463325252u; /* xorshift64 */
+	const int64_t lim = (int64_t)4294967296 * 1000000;
+	for (int64_t i = -1; i < 2000000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		int64_t t = i <= 1000000 ? i
+			    : (int64_t)(x % (uint64_t)(lim + lim / 8));
+		gms_put_ms6(m, t);
+		fputc('\0', m);
+		snprintf(want, sizeof want, "%.6f", (double)t / 1e6);
+		fixed6_cmp(m, &buf, want);
+	}
+	fclose(m);
+	free(buf);
+}
+
 static void test_output_not_regular_refused(void **state)
 {
 	(void)state;
@@ -647,6 +701,7 @@ static void test_result_set_all_or_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_put_fixed6),
 		cmocka_unit_test(test_output_not_regular_refused),
 		cmocka_unit_test(test_bad_output_found_first),
 		cmocka_unit_test(test_stdout_write_error),
