@@ -394,6 +394,11 @@ int exp_check_out(const struct exp *e, const struct exp_opts *o,
 const struct exp_point *exp_row(const struct exp_result *r, size_t i);
 size_t exp_n_rows(const struct exp_result *r);
 /* The number of rows the summary will have, known before running. */
+/* The measurement's kind of task: a search per (workload, policy)
+ * (max-batch, best-throughput, min-pool), or a tuned run per workload
+ * (efficiency-optimal, scaling); else points. */
+bool exp_is_search(const struct exp *e);
+bool exp_is_eff(const struct exp *e);
 size_t exp_planned_rows(const struct exp *e);
 
 /* The answer table `run` prints at its end (issue 34): per workload and

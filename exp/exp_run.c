@@ -232,14 +232,9 @@ static void cache_done(struct wl_cache *c, size_t wl)
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* One run of a built workload under a created policy with the
- * experiment's allocator and iterations. A budget beyond the profile's
- * memory simulates a larger device; 0 means the profile's usable memory.
- * pool_size 0 means the experiment's. Returns the budget used. A run that
- * could not start is marked failed. */
-/* The executor's configuration of such a run (run_one; the plan step's
- * profiling passes, exp_plan_step), *big the room for an enlarged
- * profile. */
+/* The executor's configuration of a run as run_one (below) makes it
+ * (run_one; the plan step's profiling passes, exp_plan_step), *big the
+ * room for an enlarged profile. */
 static void run_cfg(const struct exp *e, const struct wl_workload *wl,
 		    struct pol *pol, uint64_t budget, uint64_t pool_size,
 		    const struct ex_observer *obs, struct hw_profile *big,
@@ -267,6 +262,11 @@ static void run_cfg(const struct exp *e, const struct wl_workload *wl,
 			       .obs = obs};
 }
 
+/* One run of a built workload under a created policy with the
+ * experiment's allocator and iterations. A budget beyond the profile's
+ * memory simulates a larger device; 0 means the profile's usable memory.
+ * pool_size 0 means the experiment's. Returns the budget used. A run that
+ * could not start is marked failed. */
 static uint64_t run_one(const struct exp *e, const struct wl_workload *wl,
 			struct pol *pol, uint64_t budget, uint64_t pool_size,
 			const struct ex_observer *obs, struct st_run *st,
@@ -291,6 +291,23 @@ struct run_shared {
 	struct dtr_trace_memo *traces;	/* DTR logs and their baselines */
 	struct opt_memo *blocks;	/* optimal's block solves */
 };
+
+/* The budget point p runs at under created policy pol: its own, else
+ * the experiment's; dtr on a DTR log: a fraction is of simrd's baseline
+ * peak, in both presets (not of the executor's baseline), from memo
+ * traces (may be NULL). 0, or -1 with err (the log cannot be read). */
+static int point_budget(const struct exp *e, struct dtr_trace_memo *traces,
+			const struct exp_point *p, const struct pol *pol,
+			uint64_t *budget, gms_err *err)
+{
+	const struct exp_workload *w = &e->wl[p->wl];
+	*budget = p->budget ? p->budget : e->budget;
+	if (p->fraction > 0 && w->src == EXP_SRC_TRACE &&
+	    dtr_full_fraction_budget(pol, traces, w->path, p->fraction,
+				     budget, err) < 0)
+		return -1;
+	return 0;
+}
 
 /* Simulate point p on workload wl, or, when wl is NULL, mark it failed
  * with build_err (why the workload could not be built). */
@@ -327,13 +344,10 @@ static void simulate(const struct exp *e, const struct run_shared *sh,
 		accudnn_share_fits(&pol, sh->fits);
 	if (sh && sh->blocks)
 		optimal_share_memo(&pol, sh->blocks);
-	uint64_t budget = p->budget ? p->budget : e->budget;
+	uint64_t budget;
 	const struct exp_workload *w = &e->wl[p->wl];
-	/* dtr on a DTR log: a fraction is of simrd's baseline peak, in both
-	 * presets (not of the executor's baseline) */
-	if (p->fraction > 0 && w->src == EXP_SRC_TRACE &&
-	    dtr_full_fraction_budget(&pol, sh ? sh->traces : NULL, w->path,
-				     p->fraction, &budget, &err) < 0) {
+	if (point_budget(e, sh ? sh->traces : NULL, p, &pol, &budget, &err) <
+	    0) {
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
 		p->st.failed = true;
 		pol_destroy(&pol);
@@ -691,14 +705,11 @@ static void baseline_task(void *ctx, size_t i, struct pool *p)
  * out of memory. */
 static struct exp_point *new_probe(struct exp_search *s)
 {
-	if (s->n_probe == s->cap_probe) {
-		size_t cap = s->cap_probe ? 2 * s->cap_probe : 16;
-		struct exp_point *np = realloc(s->probe, cap * sizeof *np);
-		if (!np)
-			return NULL;
-		s->probe = np;
-		s->cap_probe = cap;
-	}
+	struct exp_point *np = gms_grow(s->probe, &s->cap_probe, s->n_probe,
+					sizeof *np, 16);
+	if (!np)
+		return NULL;
+	s->probe = np;
 	struct exp_point *pt = &s->probe[s->n_probe++];
 	memset(pt, 0, sizeof *pt);
 	pt->wl = s->wl;
@@ -1047,11 +1058,16 @@ static size_t *task_order(const struct exp *e, const struct exp_opts *o,
 	return ord;
 }
 
-/* Is the measurement a search per (workload, policy)? */
-static bool is_search(const struct exp *e)
+/* The kinds of task (exp.h). */
+bool exp_is_search(const struct exp *e)
 {
 	return e->kind == EXP_MAX_BATCH || e->kind == EXP_BEST ||
 	       e->kind == EXP_MIN_POOL;
+}
+
+bool exp_is_eff(const struct exp *e)
+{
+	return e->kind == EXP_EFF || e->kind == EXP_SCALING;
 }
 
 /* r's points, nv values per (workload, policy), their budgets from
@@ -1114,7 +1130,7 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 	const bool *only = o ? o->only : NULL,
 		   *held = o && o->claim ? o->ran : only; /* run here */
 	int rc = 0;
-	if (e->kind == EXP_EFF || e->kind == EXP_SCALING) {
+	if (exp_is_eff(e)) {
 		r->n_eff = e->n_wl;
 		r->eff = calloc(r->n_eff, sizeof *r->eff);
 		if (!r->eff)
@@ -1130,7 +1146,7 @@ static int run_measure(const struct exp *e, const struct exp_opts *o,
 		r->wall_s = since(&t0);
 		return rc;
 	}
-	if (is_search(e)) {
+	if (exp_is_search(e)) {
 		r->n_srch = e->n_wl * e->n_pol;
 		r->srch = calloc(r->n_srch, sizeof *r->srch);
 		if (!r->srch)
@@ -1267,7 +1283,6 @@ static void model_task(void *ctx, size_t i, struct pool *pl)
 	struct run_ctx *c = ctx;
 	const struct exp *e = c->e;
 	const struct exp_point *p = &c->r->pt[i];
-	const struct exp_workload *w = &e->wl[p->wl];
 	const struct exp_policy *ep = &e->pol[p->pol];
 	gms_err err = {{0}};
 	struct pol pol;
@@ -1276,10 +1291,8 @@ static void model_task(void *ctx, size_t i, struct pool *pl)
 		cache_done(c->cache, p->wl);
 		return;
 	}
-	uint64_t budget = p->budget ? p->budget : e->budget;
-	if (p->fraction > 0 && w->src == EXP_SRC_TRACE)
-		(void)dtr_full_fraction_budget(&pol, c->sh.traces, w->path,
-					       p->fraction, &budget, &err);
+	uint64_t budget;
+	(void)point_budget(e, c->sh.traces, p, &pol, &budget, &err);
 	const struct wl_workload *wl =
 		pol.ops == pol_find("accudnn")
 			? cache_get(c->cache, e, p->wl, p->batch, &err)
@@ -1297,8 +1310,7 @@ static void model_task(void *ctx, size_t i, struct pool *pl)
 int exp_plan_step(const struct exp *e, int jobs, uint64_t *base,
 		  struct exp_models *m, gms_err *err)
 {
-	bool points = !(e->kind == EXP_EFF || e->kind == EXP_SCALING ||
-			is_search(e));
+	bool points = !exp_is_eff(e) && !exp_is_search(e);
 	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1;
 	heap_tune(); /* as exp_run */
 	struct wl_cache cache;
@@ -1364,9 +1376,9 @@ void exp_result_free(struct exp_result *r)
 
 size_t exp_planned_rows(const struct exp *e)
 {
-	if (e->kind == EXP_EFF || e->kind == EXP_SCALING)
+	if (exp_is_eff(e))
 		return e->n_wl; /* trace rows: the run at k* per workload */
-	if (is_search(e))
+	if (exp_is_search(e))
 		return e->n_wl * e->n_pol;
 	return e->n_wl * e->n_pol * (e->kind == EXP_SWEEP ? e->n_values : 1);
 }

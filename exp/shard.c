@@ -1120,20 +1120,14 @@ static uint64_t search_ops(const struct exp *e, const struct exp_liveness *f,
 /* The three task layouts of exp_run: a workload a task (efficiency-
  * optimal, scaling), a (workload, policy) a task (the searches), or a
  * (workload, swept value, policy) a task (points). */
-static bool is_eff(const struct exp *e)
-{
-	return e->kind == EXP_EFF || e->kind == EXP_SCALING;
-}
-
 static bool is_points(const struct exp *e)
 {
-	return !is_eff(e) && e->kind != EXP_MAX_BATCH && e->kind != EXP_BEST &&
-	       e->kind != EXP_MIN_POOL;
+	return !exp_is_eff(e) && !exp_is_search(e);
 }
 
 size_t shd_task_wl(const struct exp *e, size_t i)
 {
-	bool eff = is_eff(e), pts = is_points(e);
+	bool eff = exp_is_eff(e), pts = is_points(e);
 	size_t nv = e->kind == EXP_SWEEP ? e->n_values : 1,
 	       np = e->n_pol ? e->n_pol : 1;
 	return eff ? i : pts ? i / (nv * np) : i / np;
@@ -1194,7 +1188,7 @@ static int plan_tasks(const struct exp *e, unsigned n, const uint64_t *base,
 		/* task i as exp_run lays tasks out: efficiency rows per
 		 * workload; searches workload-major, then policy; points
 		 * workload, swept value, policy */
-		bool eff = is_eff(e), pts = is_points(e);
+		bool eff = exp_is_eff(e), pts = is_points(e);
 		size_t w = shd_task_wl(e, i), v = pts ? i / np % nv : 0,
 		       q = eff ? 0 : i % np;
 		const char *pol = e->n_pol ? e->pol[q].name : "framework";
@@ -2169,7 +2163,7 @@ static int merge_alloc(const struct exp *e, struct exp_result *r, size_t T,
 {
 	memset(r, 0, sizeof *r);
 	size_t t = T ? T : 1;
-	if (is_eff(e)) {
+	if (exp_is_eff(e)) {
 		r->n_eff = T;
 		r->eff = calloc(t, sizeof *r->eff);
 	} else if (!is_points(e)) {

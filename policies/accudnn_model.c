@@ -525,15 +525,10 @@ static const struct fit_entry *memo_find(const struct ac_fit_memo *m,
 /* Room for one more entry (m->mu held); false when out of memory. */
 static bool memo_room(struct ac_fit_memo *m)
 {
-	if (m->n < m->cap)
-		return true;
-	size_t cap = m->cap ? 2 * m->cap : 8;
-	struct fit_entry *e = realloc(m->e, cap * sizeof *e);
-	if (!e)
-		return false;
-	m->e = e;
-	m->cap = cap;
-	return true;
+	struct fit_entry *e = gms_grow(m->e, &m->cap, m->n, sizeof *e, 8);
+	if (e)
+		m->e = e;
+	return e != NULL;
 }
 
 int ac_perf_fit_memo(struct ac_fit_memo *m, const struct ac_sample *kern,

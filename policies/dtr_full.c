@@ -1075,15 +1075,10 @@ void dtr_trace_memo_counts(struct dtr_trace_memo *m, size_t *loads,
 /* Room for one more entry in m (m->mu held); false when out of memory. */
 static bool trace_room(struct dtr_trace_memo *m)
 {
-	if (m->n < m->cap)
-		return true;
-	size_t cap = m->cap ? 2 * m->cap : 4;
-	struct trace_entry *e = realloc(m->e, cap * sizeof *e);
-	if (!e)
-		return false;
-	m->e = e;
-	m->cap = cap;
-	return true;
+	struct trace_entry *e = gms_grow(m->e, &m->cap, m->n, sizeof *e, 4);
+	if (e)
+		m->e = e;
+	return e != NULL;
 }
 
 int dtr_trace_memo_put(struct dtr_trace_memo *m, const char *path,

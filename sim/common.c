@@ -633,3 +633,14 @@ void gms_put_ms6(FILE *f, int64_t t)
 	}
 	put_fixed6(f, (uint64_t)t / 1000000, (uint64_t)t % 1000000);
 }
+
+void *gms_grow(void *arr, size_t *cap, size_t n, size_t sz, size_t first)
+{
+	if (n < *cap)
+		return arr;
+	size_t c = *cap ? 2 * *cap : first;
+	void *b = realloc(arr, c * sz);
+	if (b)
+		*cap = c;
+	return b;
+}

@@ -240,6 +240,12 @@ void gms_json_strn(FILE *f, const char *s, size_t n);
 void gms_put_mib6(FILE *f, uint64_t bytes);
 void gms_put_ms6(FILE *f, int64_t t);
 
+/* Room for one more item in array arr of *cap items of sz bytes, n of
+ * them used: arr while n < *cap, else arr realloc'd to twice *cap (to
+ * `first` when *cap is 0) with *cap updated; NULL when out of memory
+ * (arr untouched and still the caller's). */
+void *gms_grow(void *arr, size_t *cap, size_t n, size_t sz, size_t first);
+
 /* Create a directory and its parents (like mkdir -p). Returns 0 or -1. */
 int gms_mkdirs(const char *path, gms_err *err);
 

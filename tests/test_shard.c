@@ -323,6 +323,21 @@ static void test_plan_file_equals_unsharded(void **state)
 #endif
 }
 
+/* Plan d/sub/plan-of-2.plan of experiment exp, garbled by shell command
+ * edit (the file's name appended), is refused by shard 0 with exit 2
+ * and message want. */
+static void garbled(const char *d, const char *sub, const char *exp,
+		    const char *edit, const char *want)
+{
+	char a[1024];
+	snprintf(a, sizeof a, "cp %s/%s/plan-of-2.plan %s/g.plan && %s %s/g.plan",
+		 d, sub, d, edit, d);
+	assert_int_equal(system(a), 0);
+	snprintf(a, sizeof a, "run %s --out %s/g --shard 0/2 --plan %s/g.plan",
+		 exp, d, d);
+	expect(a, 2, want);
+}
+
 /* The plan step's models (issue 37). models.yaml: AccUDNN (dynamic) on
  * two workloads at budget fractions 2.0, 1.5 and 1.2, where everything
  * fits, so the naive profiling pass is the same run at each budget: one
@@ -381,17 +396,8 @@ static void test_plan_models(void **state)
 		{"sed -i '0,/^type /s/^type .*/type 40/'", "'type': out of range"},
 		{"sed -i 's/^fits 2/fits 3/'", "expected 'hash', found 'traces 0'"},
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		snprintf(a, sizeof a,
-			 "cp %s/m/plan-of-2.plan %s/g.plan && %s %s/g.plan", d,
-			 d, bad[i].edit, d);
-		assert_int_equal(system(a), 0);
-		snprintf(a, sizeof a,
-			 "run " F "models.yaml --out %s/g --shard 0/2 --plan "
-			 "%s/g.plan",
-			 d, d);
-		expect(a, 2, bad[i].want);
-	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		garbled(d, "m", F "models.yaml", bad[i].edit, bad[i].want);
 }
 
 /* Out of memory in the plan step and in a shard of a plan exits 1 saying
@@ -507,17 +513,8 @@ static void test_plan_file(void **state)
 		{"echo junk >>", "more after the last 'end'"},
 		{"sed -i '$d'", "the file ends where 'end' should be"},
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		snprintf(a, sizeof a,
-			 "cp %s/p/plan-of-2.plan %s/g.plan && %s %s/g.plan", d,
-			 d, bad[i].edit, d);
-		assert_int_equal(system(a), 0);
-		snprintf(a, sizeof a,
-			 "run " F "fraction.yaml --out %s/g --shard 0/2 --plan "
-			 "%s/g.plan",
-			 d, d);
-		expect(a, 2, bad[i].want);
-	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		garbled(d, "p", F "fraction.yaml", bad[i].edit, bad[i].want);
 	/* the options' own refusals */
 	expect("plan " F "fraction.yaml", 2, "plan needs --shards N");
 	expect("plan " F "fraction.yaml --shards 0", 2, "--shards");
