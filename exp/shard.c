@@ -8,6 +8,7 @@
 #include "shard.h"
 #include "../policies/pol.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,10 +24,14 @@
 #define GMS_VERSION "unknown"
 #endif
 
-#define SHD_FORMAT 2		    /* the file format's number (2: the
-				       header's `plan`) */
+#define SHD_FORMAT 3		    /* the file format's number (2: the
+				       header's `plan`; 3: a memory event
+				       on one line) */
 #define PLAN_FORMAT 2		    /* the plan file's (2: fits and
 				       traces) */
+#define STR_(x) #x
+#define STR(x) STR_(x) /* a macro's value as a string */
+
 /* The largest shard file merge reads (README "Input limits"): 1 GiB. A
  * point is about 1.7 KB (chain3-batches' shards: 21019 bytes for 12) plus
  * 30 bytes an event of a timeline: some 600,000 points a shard. */
@@ -51,6 +56,8 @@ struct sio {
 	bool bad;	  /* an error happened: the rest does nothing */
 	bool oom;	  /* it was running out of memory (not the file's
 			     fault) */
+	struct gms_in in; /* reading: the line reader of f (sio_next sets
+			     it up) */
 };
 
 static void sio_fail(struct sio *x, const char *fmt, const char *a,
@@ -90,11 +97,12 @@ static char *sio_next(struct sio *x, const char *name)
 {
 	if (x->bad)
 		return NULL;
-	struct gms_in in = {.f = x->f, .path = x->path,
-			    .lim = {SHD_MAX_BYTES, GMS_MAX_LINE, "a shard file"},
-			    .nread = x->nread, .line = x->line};
-	ptrdiff_t n = gms_in_line(&in, &x->buf, &x->cap, x->err);
-	x->nread = in.nread;
+	if (!x->in.f)
+		x->in = (struct gms_in){.f = x->f, .path = x->path,
+					.lim = {SHD_MAX_BYTES, GMS_MAX_LINE,
+						"a shard file"}};
+	ptrdiff_t n = gms_in_line(&x->in, &x->buf, &x->cap, x->err);
+	x->nread = x->in.nread;
 	x->line++;
 	if (n == -2) {
 		x->bad = true; /* gms_in_line said why */
@@ -121,6 +129,20 @@ static char *sio_next(struct sio *x, const char *name)
 	return x->buf[k] ? x->buf + k + 1 : x->buf + k;
 }
 
+/* The decimal digits of v at out (at most 20 bytes); returns how many. */
+static size_t put_digits(char *out, uint64_t v)
+{
+	char dig[20];
+	size_t n = 0, k = 0;
+	do {
+		dig[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		out[k++] = dig[--n];
+	return k;
+}
+
 /* Write "name value\n", value the decimal digits of v (minus: a '-'
  * first), with one fwrite: the bytes fprintf's "%s %" PRIu64 "\n" writes,
  * at a tenth of its instructions (issue 37: fprintf was 45% of writing a
@@ -137,14 +159,7 @@ static void put_num(FILE *f, const char *name, uint64_t v, bool minus)
 	line[k++] = ' ';
 	if (minus)
 		line[k++] = '-';
-	char dig[20];
-	int n = 0;
-	do {
-		dig[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		line[k++] = dig[--n];
+	k += put_digits(line + k, v);
 	line[k++] = '\n';
 	fwrite(line, 1, k, f);
 }
@@ -208,6 +223,48 @@ static void sio_u64(struct sio *x, const char *name, uint64_t *v)
 	if (errno || end == s || *end || *s == '-')
 		sio_fail(x, "'%s': not an unsigned integer: %.40s", name, s);
 	*v = n;
+}
+
+/* A line "name v[0] v[1] ... v[n - 1]" of n unsigned integers, each
+ * written as sio_u64 writes one, a blank between two (read: exactly n,
+ * nothing else). A memory event of a timeline is one such line (issue 37:
+ * as twelve "name value" lines, a merge of `run` shards cost about what
+ * the run did, read at some 90 instructions a line). */
+static void sio_u64s(struct sio *x, const char *name, uint64_t *v, size_t n)
+{
+	if (!x->rd) {
+		char line[64 + 21 * 32];
+		size_t k = strlen(name);
+		assert(k <= 64 && n <= 32); /* the names and counts used here */
+		memcpy(line, name, k);
+		for (size_t i = 0; i < n; i++) {
+			line[k++] = ' ';
+			k += put_digits(line + k, v[i]);
+		}
+		line[k++] = '\n';
+		fwrite(line, 1, k, x->f);
+		return;
+	}
+	const char *s = sio_next(x, name);
+	for (size_t i = 0; s && i < n; i++) {
+		uint64_t t = 0;
+		const char *d = s;
+		for (; *s >= '0' && *s <= '9'; s++) {
+			unsigned c = (unsigned)(*s - '0');
+			if (t > (UINT64_MAX - c) / 10)
+				break; /* past 2^64 - 1 */
+			t = t * 10 + c;
+		}
+		bool last = i + 1 == n;
+		if (s == d || *s != (last ? '\0' : ' ')) {
+			char c[24];
+			snprintf(c, sizeof c, "%zu", n);
+			sio_fail(x, "'%s': not %s unsigned integers", name, c);
+			return;
+		}
+		v[i] = t;
+		s += !last;
+	}
 }
 
 /* A count (of events, of bytes moved): at most INT64_MAX. */
@@ -533,21 +590,41 @@ static void sio_timeline(struct sio *x, struct exp_point *p)
 		struct tr_event *e = x->rd ? &ev[i] : &p->tl->ev[k];
 		if (!x->rd && e->what != TR_MEM)
 			continue;
+		/* one line: "ev t0 a b", its bytes by tensor kind (issue
+		 * 34) in wl_kind's order, and its host bytes */
+		enum { KD = 3, HOST = KD + WL_KIND_COUNT, N_EV };
+		uint64_t v[N_EV];
+		struct tr_kinds *kd = NULL;
+		if (!x->rd) {
+			kd = &p->tl->kinds[e->id];
+			v[0] = (uint64_t)e->t0;
+			v[1] = e->a;
+			v[2] = e->b;
+			memcpy(v + KD, kd->kind, sizeof kd->kind);
+			v[HOST] = kd->host;
+		}
+		sio_u64s(x, "ev", v, N_EV);
+		if (!x->rd) {
+			i++;
+			continue;
+		}
+		if (x->bad)
+			break;
+		if (v[0] > (uint64_t)SIM_TIME_OVER) {
+			sio_fail(x, "'ev': its time is out of range%s%s", "",
+				 "");
+			break;
+		}
 		e->what = TR_MEM;
-		F(i64, e, t0);
-		e->t1 = e->t0;
-		F(u64, e, a);
-		F(u64, e, b);
-		/* its breakdown by tensor kind (issue 34) */
-		struct tr_kinds *kd = x->rd ? tr_kinds_add(p->tl, e)
-					    : &p->tl->kinds[e->id];
-		if (!kd) {
+		e->t0 = e->t1 = (int64_t)v[0];
+		e->a = v[1];
+		e->b = v[2];
+		if (!(kd = tr_kinds_add(p->tl, e))) {
 			sio_oom(x, "");
 			break;
 		}
-		for (int j = 0; j < WL_KIND_COUNT; j++)
-			sio_u64(x, wl_kind_name((enum wl_kind)j), &kd->kind[j]);
-		F(u64, kd, host);
+		memcpy(kd->kind, v + KD, sizeof kd->kind);
+		kd->host = v[HOST];
 		i++;
 	}
 }
@@ -660,7 +737,7 @@ static void sio_head(struct sio *x, struct shd_head *h)
 	sio_range(x, "gpumemsim-shard", &h->format, 0, INT64_MAX);
 	if (x->rd && !x->bad && h->format != SHD_FORMAT)
 		sio_fail(x, "not shard file format %s (another gpumemsim's)%s",
-			 "2", "");
+			 STR(SHD_FORMAT), "");
 	FS(h, version);
 	sio_str(x, "experiment", h->name, sizeof h->name);
 	FS(h, path);
@@ -1671,7 +1748,7 @@ static void sio_plan(struct sio *x, const struct exp *e, unsigned n,
 	sio_range(x, "gpumemsim-plan", &h.format, 0, INT64_MAX);
 	if (x->rd && !x->bad && h.format != PLAN_FORMAT)
 		sio_fail(x, "not plan file format %s (another gpumemsim's)%s",
-			 "1", "");
+			 STR(PLAN_FORMAT), "");
 	/* read back, each value is checked at its line */
 	bool rd = x->rd;
 	FS(&h, version);
@@ -1746,7 +1823,7 @@ static void sio_plan(struct sio *x, const struct exp *e, unsigned n,
 			p->load[k] += p->cost[i];
 	}
 	sio_mark(x, "end");
-	if (x->rd && !x->bad && getc(x->f) != EOF) {
+	if (x->rd && !x->bad && !gms_in_end(&x->in)) {
 		x->line++;
 		sio_fail(x, "more after the last '%s'%s", "end", "");
 	}
@@ -2241,7 +2318,7 @@ static int merge_body(struct sio *x, const struct exp *e,
 	}
 	sio_mark(x, "end");
 	/* and nothing after it */
-	if (!x->bad && getc(x->f) != EOF) {
+	if (!x->bad && !gms_in_end(&x->in)) {
 		x->line++;
 		sio_fail(x, "more after the last '%s'%s", "end", "");
 	}

@@ -40,7 +40,7 @@
  * its shards builds nothing; with `plan --steal` the shards claim tasks
  * from each other (work stealing, shard.c). The plan file (text, as
  * below):
- *     gpumemsim-plan 1 / version / experiment / path / identity /
+ *     gpumemsim-plan 2 / version / experiment / path / identity /
  *     of N / tasks T / steal 0|1 (work stealing: shard.c)
  *     baselines B (0, or one a workload: fraction sweeps), then B times:
  *       bytes V
@@ -62,7 +62,7 @@
  *
  * The shard file (text, one "name value" per line, strings quoted, floats
  * as C99 hex so they read back exactly):
- *     gpumemsim-shard 1
+ *     gpumemsim-shard 3
  *     version "<GMS_VERSION>"       merge refuses another version's
  *     experiment "<name>"
  *     path "<the experiment file as given to run>"
@@ -75,8 +75,14 @@
  *     baselines B, then B times: workload W / bytes V
  *     count C (its tasks), then C times: task I / cost X / the task's
  *       record (the exp_point / exp_search / exp_eff fields exp_write
- *       reads, every field of st_run) / end
+ *       reads, every field of st_run; a point's timeline, what the
+ *       memory plots read: timeline 0|1, other_events 0|1, mem_events
+ *       M, then M lines "ev t0 a b k0 .. k6 host": the event's time,
+ *       its two byte counts, its bytes by tensor kind (the seven of
+ *       wl_kind, in its order), and its host bytes) / end
  *     end
+ *   (format 3; 2 wrote an event as twelve "name value" lines, and a
+ *   merge of `run` shards cost about what the run did, issue 37).
  */
 #ifndef GMS_SHARD_H
 #define GMS_SHARD_H

@@ -442,11 +442,37 @@ ptrdiff_t gms_in_line(struct gms_in *in, char **buf, size_t *cap,
 		      gms_err *err)
 {
 	size_t n = 0;
-	int c = 0;
+	bool end = false; /* f has no more bytes (or failed) */
 	in->line++;
 	for (;;) {
-		if (n + 2 > *cap) {
-			size_t nc = *cap ? 2 * *cap : 256;
+		if (in->pos == in->len) {
+			in->pos = 0;
+			in->len = fread(in->blk, 1, sizeof in->blk, in->f);
+			if (!in->len) {
+				end = true;
+				break;
+			}
+		}
+		const char *s = in->blk + in->pos;
+		size_t avail = in->len - in->pos;
+		const char *nl = memchr(s, '\n', avail);
+		size_t k = nl ? (size_t)(nl - s) + 1 : avail; /* taken */
+		size_t text = k - (nl != NULL); /* of them before '\n' */
+		/* Where a byte at a time would stop: the file's limit at
+		 * the piece's byte jb (0-based: the one past lim.bytes), the
+		 * line's at its text byte jl (the one past lim.line; n never
+		 * exceeds it); at the same byte, the file's first. */
+		uint64_t jb = in->lim.bytes - in->nread;
+		size_t jl = in->lim.line - n;
+		if (jb < k && (jl >= text || jb <= jl))
+			return too_large(in->path, 0, &in->lim, err), -2;
+		if (jl < text)
+			return too_large(in->path, in->line, &in->lim, err),
+			       -2;
+		if (n + k + 1 > *cap) {
+			size_t nc = *cap ? *cap : 256;
+			while (nc < n + k + 1)
+				nc *= 2;
 			char *b = realloc(*buf, nc);
 			if (!b)
 				return gms_errf(err, "%s: out of memory",
@@ -455,25 +481,32 @@ ptrdiff_t gms_in_line(struct gms_in *in, char **buf, size_t *cap,
 			*buf = b;
 			*cap = nc;
 		}
-		/* unlocked: one thread reads a gms_in (merge's shard
-		 * files: the lock was half of each getc, issue 37) */
-		if ((c = getc_unlocked(in->f)) == EOF)
+		memcpy(*buf + n, s, k);
+		n += k;
+		in->pos += k;
+		in->nread += k;
+		if (nl)
 			break;
-		if (++in->nread > in->lim.bytes)
-			return too_large(in->path, 0, &in->lim, err), -2;
-		(*buf)[n++] = (char)c;
-		if (c == '\n')
-			break;
-		if (n > in->lim.line)
-			return too_large(in->path, in->line, &in->lim, err),
+	}
+	if (!*cap) {
+		char *b = malloc(256);
+		if (!b)
+			return gms_errf(err, "%s: out of memory", in->path),
 			       -2;
+		*buf = b;
+		*cap = 256;
 	}
 	(*buf)[n] = '\0';
-	if (c == EOF && ferror(in->f))
+	if (end && ferror(in->f))
 		return gms_errf(err, "%s: cannot read: %s", in->path,
 				strerror(errno)),
 		       -2;
-	return n || c != EOF ? (ptrdiff_t)n : -1;
+	return n || !end ? (ptrdiff_t)n : -1;
+}
+
+bool gms_in_end(struct gms_in *in)
+{
+	return in->pos == in->len && getc(in->f) == EOF;
 }
 
 const char *gms_quote(char *buf, const char *s)

@@ -601,6 +601,110 @@ static void test_read_limits(void **state)
 	unscratch(d);
 }
 
+/* gms_in_line reads in blocks of GMS_IN_BLOCK (16384) bytes: lines that
+ * end just before, at and past a block's end, a line over three blocks
+ * with NUL bytes in it, and a last line without '\n', each read back
+ * whole with its length; and the limits where they fall in a later
+ * block: a line of 20001 bytes over a limit of 20000 (its line named),
+ * and a file one byte over 50000 at a line's '\n' (the file named). */
+static void test_in_line_blocks(void **state)
+{
+	(void)state;
+	char d[256], p[300];
+	scratch(d, sizeof d, "blk");
+	snprintf(p, sizeof p, "%s/f", d);
+	/* text lengths, '\n' not counted; the last line has none */
+	const size_t len[] = {16383, 0, 16382, 1, 40000, 7, 16384, 5};
+	const size_t nl = sizeof len / sizeof *len;
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	for (size_t i = 0; i < nl; i++) {
+		for (size_t j = 0; j < len[i]; j++)
+			putc(j % 1000 == 999 ? '\0' : 'a' + (int)((i + j) % 26),
+			     f);
+		if (i + 1 < nl)
+			putc('\n', f);
+	}
+	assert_int_equal(fclose(f), 0);
+	const struct gms_limit big = {1 << 20, 1 << 19, "a test input"};
+	f = fopen(p, "rb");
+	assert_non_null(f);
+	struct gms_in in = {.f = f, .path = p, .lim = big};
+	char *buf = NULL;
+	size_t cap = 0, total = 0;
+	for (size_t i = 0; i < nl; i++) {
+		gms_err err = {0};
+		ptrdiff_t n = gms_in_line(&in, &buf, &cap, &err);
+		size_t want = len[i] + (i + 1 < nl);
+		assert_int_equal(n, (ptrdiff_t)want);
+		assert_int_equal(buf[n], '\0');
+		for (size_t j = 0; j < len[i]; j++)
+			assert_int_equal(buf[j],
+					 j % 1000 == 999
+						 ? '\0'
+						 : 'a' + (int)((i + j) % 26));
+		total += want;
+		assert_int_equal(in.nread, total);
+		assert_int_equal(in.line, (long)i + 1);
+	}
+	gms_err err = {0};
+	assert_int_equal(gms_in_line(&in, &buf, &cap, &err), -1);
+	assert_true(gms_in_end(&in));
+	fclose(f);
+	/* the limits, past the first block */
+	const struct {
+		size_t a, b; /* two lines' text lengths */
+		struct gms_limit lim;
+		long line; /* the line gms_in_line refuses */
+		const char *why;
+	} lims[] = {
+		{10000, 20001, {1 << 20, 20000, "a test input"}, 2,
+		 "f:2: too large: a line of more than 20000 bytes"},
+		{10000, 20000, {1 << 20, 20000, "a test input"}, 0, NULL},
+		/* 10001 + 39999 = 50000 bytes, then the '\n' is one more */
+		{10000, 39999, {50000, 1 << 19, "a test input"}, 2,
+		 "f: too large: more than 50000 bytes"},
+		{10000, 39998, {50000, 1 << 19, "a test input"}, 0, NULL},
+		/* the 30001st byte is the 20000th of line 2: both limits
+		 * at the same byte (the file's named), or the line's one
+		 * byte sooner */
+		{10000, 25000, {30000, 19999, "a test input"}, 2,
+		 "f: too large: more than 30000 bytes"},
+		{10000, 25000, {30000, 19998, "a test input"}, 2,
+		 "f:2: too large: a line of more than 19998 bytes"},
+	};
+	for (size_t c = 0; c < sizeof lims / sizeof *lims; c++) {
+		f = fopen(p, "wb");
+		assert_non_null(f);
+		for (size_t j = 0; j < lims[c].a; j++)
+			putc('x', f);
+		putc('\n', f);
+		for (size_t j = 0; j < lims[c].b; j++)
+			putc('y', f);
+		putc('\n', f);
+		assert_int_equal(fclose(f), 0);
+		f = fopen(p, "rb");
+		assert_non_null(f);
+		struct gms_in in2 = {.f = f, .path = p, .lim = lims[c].lim};
+		ptrdiff_t n;
+		gms_err e2 = {0};
+		while ((n = gms_in_line(&in2, &buf, &cap, &e2)) >= 0)
+			;
+		fclose(f);
+		if (!lims[c].why) {
+			assert_int_equal(n, -1);
+			assert_int_equal(in2.nread, lims[c].a + lims[c].b + 2);
+			continue;
+		}
+		assert_int_equal(n, -2);
+		assert_int_equal(in2.line, lims[c].line);
+		if (!strstr(e2.msg, lims[c].why))
+			fail_msg("case %zu: %s", c, e2.msg);
+	}
+	free(buf);
+	unscratch(d);
+}
+
 /* Defect 7: messages quoted a file's content without limit (`--hw
  * /etc/passwd` printed the file). The fixture's budget is "1", \x01, a
  * line break and 100 A's: quoted as its first 64 bytes (1, \x01, \n and
@@ -714,6 +818,7 @@ int main(void)
 		cmocka_unit_test(test_result_set_all_or_nothing),
 		cmocka_unit_test(test_readers_capped),
 		cmocka_unit_test(test_read_limits),
+		cmocka_unit_test(test_in_line_blocks),
 		cmocka_unit_test(test_outputs_checked_first),
 		cmocka_unit_test(test_files_follow_umask),
 		cmocka_unit_test(test_sched_end_before_work),

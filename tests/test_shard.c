@@ -512,6 +512,9 @@ static void test_plan_file(void **state)
 		 ":2: made by gpumemsim 0.0-other"},
 		{"echo junk >>", "more after the last 'end'"},
 		{"sed -i '$d'", "the file ends where 'end' should be"},
+		/* another format's plan: the message names this one's */
+		{"sed -i '1s/.*/gpumemsim-plan 1/'",
+		 ":1: not plan file format 2 (another gpumemsim's)"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		garbled(d, "p", F "fraction.yaml", bad[i].edit, bad[i].want);
@@ -679,6 +682,24 @@ static void test_merge_refuses(void **state)
 	assert_int_equal(system(a), 0);
 }
 
+/* The good shard d/g/shard-0-of-1.shard edited by sed script `sed`
+ * into d/b<i>/ (the edit must change it) is refused by merge with exit
+ * 2 and message want. */
+static void garbled_shard(const char *d, size_t i, const char *sed,
+			  const char *want)
+{
+	char a[1400];
+	snprintf(a, sizeof a,
+		 "mkdir -p %s/b%zu && sed '%s' %s/g/shard-0-of-1.shard > "
+		 "%s/b%zu/shard-0-of-1.shard && ! cmp -s "
+		 "%s/g/shard-0-of-1.shard %s/b%zu/shard-0-of-1.shard",
+		 d, i, sed, d, d, i, d, d, i);
+	if (system(a) != 0)
+		fail_msg("the edit did not change the file: %s", a);
+	snprintf(a, sizeof a, "merge %s/b%zu --out %s/o", d, i, d);
+	expect(a, 2, want);
+}
+
 /* merge checks every field's range and the header's identity (issue
  * 38, item 6): each garbled copy of a good shard below (best.yaml run as
  * shard 0/1) parsed, and was merged, before. Each edit changes one line
@@ -717,18 +738,62 @@ static void test_merge_refuses_garbled(void **state)
 		 "its header names the experiment 'other'; its file names "
 		 "'shard-best'"},
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		snprintf(a, sizeof a,
-			 "mkdir -p %s/b%zu && sed '%s' %s/g/shard-0-of-1.shard > "
-			 "%s/b%zu/shard-0-of-1.shard && ! cmp -s "
-			 "%s/g/shard-0-of-1.shard %s/b%zu/shard-0-of-1.shard",
-			 d, i, bad[i].sed, d, d, i, d, d, i);
-		if (system(a) != 0)
-			fail_msg("the edit did not change the file: %s", a);
-		snprintf(a, sizeof a, "merge %s/b%zu --out %s/o", d, i, d);
-		expect(a, 2, bad[i].want);
-	}
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		garbled_shard(d, i, bad[i].sed, bad[i].want);
 	snprintf(a, sizeof a, "merge %s/g --out %s/o", d, d);
+	expect(a, 0, "merged");
+	snprintf(a, sizeof a, "rm -rf %s", d);
+	assert_int_equal(system(a), 0);
+}
+
+/* A timeline crosses the shard file as one line an event (format 3,
+ * issue 37): "ev t0 a b", the seven kinds' bytes, the host bytes: 11
+ * unsigned integers, a blank between two. Each edit of the first event
+ * line is refused at that line, and a format-2 file by its header. The
+ * time's limit is SIM_TIME_OVER = 2^62 + 1 = 4611686018427387905. */
+static void test_merge_refuses_garbled_timeline(void **state)
+{
+	(void)state;
+	char d[128], a[1400];
+	fresh_dir(d, sizeof d, "shardt");
+	snprintf(a, sizeof a,
+		 "run " E "accudnn-memory-timeline.yaml --out %s/g --shard 0/1 "
+		 "-q",
+		 d);
+	expect(a, 0, NULL);
+	/* the first event line: 11 numbers after "ev" */
+	snprintf(a, sizeof a,
+		 "grep -m1 '^ev ' %s/g/shard-0-of-1.shard | awk '{exit NF != 12}'",
+		 d);
+	assert_int_equal(system(a), 0);
+	static const struct {
+		const char *sed, *want;
+	} bad[] = {
+		{"0,/^ev /s/^\\(ev .*\\) [0-9]*$/\\1/",
+		 "'ev': not 11 unsigned integers"},
+		{"0,/^ev /s/^\\(ev .*\\)$/\\1 5/",
+		 "'ev': not 11 unsigned integers"},
+		{"0,/^ev /s/^ev [0-9]*/ev -1/", "'ev': not 11 unsigned integers"},
+		{"0,/^ev /s/^ev [0-9]* /ev 1  /",
+		 "'ev': not 11 unsigned integers"},
+		{"0,/^ev /s/^ev [0-9]* [0-9]*/ev 1 18446744073709551616/",
+		 "'ev': not 11 unsigned integers"},
+		{"0,/^ev /s/^ev [0-9]*/ev 4611686018427387906/",
+		 "'ev': its time is out of range"},
+		{"0,/^ev /s/^ev /ew /", "expected 'ev', found 'ew "},
+		{"1s/.*/gpumemsim-shard 2/",
+		 ":1: not shard file format 3 (another gpumemsim's)"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		garbled_shard(d, i, bad[i].sed, bad[i].want);
+	/* the largest time the clock allows is read back */
+	snprintf(a, sizeof a,
+		 "mkdir -p %s/m && sed '0,/^ev /s/^ev [0-9]*/ev "
+		 "4611686018427387905/' %s/g/shard-0-of-1.shard > "
+		 "%s/m/shard-0-of-1.shard",
+		 d, d, d);
+	assert_int_equal(system(a), 0);
+	snprintf(a, sizeof a, "merge %s/m --out %s/o", d, d);
 	expect(a, 0, "merged");
 	snprintf(a, sizeof a, "rm -rf %s", d);
 	assert_int_equal(system(a), 0);
@@ -747,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_order_by_hand),
 		cmocka_unit_test(test_merge_refuses),
 		cmocka_unit_test(test_merge_refuses_garbled),
+		cmocka_unit_test(test_merge_refuses_garbled_timeline),
 		cmocka_unit_test(test_sharded_equals_unsharded),
 		cmocka_unit_test(test_plan_file_equals_unsharded),
 		cmocka_unit_test(test_plan_file),
