@@ -922,19 +922,21 @@ static const char *write_plot_data(const struct exp *e,
 					continue;
 				const struct tr_kinds *kd = &p->tl->kinds[ev->id];
 				/* printf's "%.6f" of ms and MiB, from the
-				 * integers (common.h) */
-				gms_put_ms6(f, ev->t0);
-				fputc(' ', f);
-				gms_put_mib6(f, ev->a);
-				fputc(' ', f);
-				gms_put_mib6(f, ev->b);
+				 * integers (common.h), a line one fwrite */
+				char line[(WL_KIND_COUNT + 4) * GMS_FIXED6_MAX];
+				size_t n = gms_fmt_ms6(line, ev->t0);
+				line[n++] = ' ';
+				n += gms_fmt_mib6(line + n, ev->a);
+				line[n++] = ' ';
+				n += gms_fmt_mib6(line + n, ev->b);
 				for (int j = 0; j < WL_KIND_COUNT; j++) {
-					fputc(' ', f);
-					gms_put_mib6(f, kd->kind[j]);
+					line[n++] = ' ';
+					n += gms_fmt_mib6(line + n, kd->kind[j]);
 				}
-				fputc(' ', f);
-				gms_put_mib6(f, kd->host);
-				fputc('\n', f);
+				line[n++] = ' ';
+				n += gms_fmt_mib6(line + n, kd->host);
+				line[n++] = '\n';
+				fwrite(line, 1, n, f);
 			}
 			if (!p->tl || !p->tl->n) {
 				fputs("0 0 0", f);

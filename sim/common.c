@@ -620,33 +620,61 @@ int gms_lookup(const char *const *list, const char *s, char *known,
 	return -1;
 }
 
+/* "00" to "99": two digits a division (issue 37) */
+static const char digit_pairs[201] =
+	"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+	"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 /* The digits of v into the end of buf; returns where they start. */
 static char *put_digits(char *end, uint64_t v)
 {
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		end -= 2;
+		memcpy(end, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		end -= 2;
+		memcpy(end, digit_pairs + 2 * v, 2);
+	} else {
+		*--end = (char)('0' + v);
+	}
 	return end;
 }
 
-/* "I.FFFFFF" of integer part ip and 6-digit fraction fr. */
-static void put_fixed6(FILE *f, uint64_t ip, uint64_t fr)
+size_t gms_fmt_u64(char *out, uint64_t v)
 {
-	char buf[32], *end = buf + sizeof buf;
-	for (int i = 0; i < 6; i++, fr /= 10)
-		*--end = (char)('0' + fr % 10);
-	*--end = '.';
-	char *s = put_digits(end, ip);
-	fwrite(s, 1, (size_t)(buf + sizeof buf - s), f);
+	char buf[20], *end = buf + sizeof buf, *s = put_digits(end, v);
+	memcpy(out, s, (size_t)(end - s));
+	return (size_t)(end - s);
 }
 
-void gms_put_mib6(FILE *f, uint64_t bytes)
+/* "I.FFFFFF" of integer part ip and 6-digit fraction fr into out. */
+static size_t fmt_fixed6(char *out, uint64_t ip, uint64_t fr)
 {
-	if (bytes >> 53) {
-		fprintf(f, "%.6f", (double)bytes / (double)GMS_MIB);
-		return;
+	char buf[32], *end = buf + sizeof buf;
+	for (int i = 0; i < 3; i++, fr /= 100) {
+		end -= 2;
+		memcpy(end, digit_pairs + 2 * (fr % 100), 2);
 	}
+	*--end = '.';
+	char *s = put_digits(end, ip);
+	memcpy(out, s, (size_t)(buf + sizeof buf - s));
+	return (size_t)(buf + sizeof buf - s);
+}
+
+/* printf's own, where the integers' path does not apply */
+static size_t fmt_printf6(char *out, double v)
+{
+	int n = snprintf(out, GMS_FIXED6_MAX, "%.6f", v);
+	return n < 0 ? 0 : (size_t)n < GMS_FIXED6_MAX ? (size_t)n
+						      : GMS_FIXED6_MAX - 1;
+}
+
+size_t gms_fmt_mib6(char *out, uint64_t bytes)
+{
+	if (bytes >> 53)
+		return fmt_printf6(out, (double)bytes / (double)GMS_MIB);
 	uint64_t ip = bytes >> 20, p = (bytes & 0xFFFFF) * 1000000u;
 	uint64_t q = p >> 20, r = p & 0xFFFFF;
 	if (r > 0x80000 || (r == 0x80000 && (q & 1)))
@@ -655,16 +683,14 @@ void gms_put_mib6(FILE *f, uint64_t bytes)
 		ip++;
 		q = 0;
 	}
-	put_fixed6(f, ip, q);
+	return fmt_fixed6(out, ip, q);
 }
 
-void gms_put_ms6(FILE *f, int64_t t)
+size_t gms_fmt_ms6(char *out, int64_t t)
 {
-	if (t < 0 || t >= (int64_t)4294967296 * 1000000) {
-		fprintf(f, "%.6f", (double)t / 1e6);
-		return;
-	}
-	put_fixed6(f, (uint64_t)t / 1000000, (uint64_t)t % 1000000);
+	if (t < 0 || t >= (int64_t)4294967296 * 1000000)
+		return fmt_printf6(out, (double)t / 1e6);
+	return fmt_fixed6(out, (uint64_t)t / 1000000, (uint64_t)t % 1000000);
 }
 
 void *gms_grow(void *arr, size_t *cap, size_t n, size_t sz, size_t first)

@@ -236,18 +236,26 @@ void gms_json_strn(FILE *f, const char *s, size_t n);
 /* printf's "%.6f" of two quotients the plot files write a line of per
  * memory event (issue 37: llm-seq spent 73% of its run in glibc's
  * printf_fp, which formats a double through multi-precision integers),
- * written from the integers, byte for byte what printf writes:
- *  - gms_put_mib6: (double)bytes / 2^20, exact for bytes < 2^53 (a
+ * written from the integers, byte for byte what printf writes, into
+ * out (GMS_FIXED6_MAX bytes; no NUL), returning how many (a line goes
+ * out with one fwrite: a call of stdio a value, with its lock, was half
+ * of writing the line):
+ *  - gms_fmt_mib6: (double)bytes / 2^20, exact for bytes < 2^53 (a
  *    division by a power of two), so the exact binary fraction rounded
  *    to 6 decimals, ties to even as glibc rounds in the default mode
  *    (k / 2^20 x 10^6 in integers: 2^20 x 10^6 < 2^64);
- *  - gms_put_ms6: (double)t / 1e6 for 0 <= t < 2^32 x 10^6 ns: the
+ *  - gms_fmt_ms6: (double)t / 1e6 for 0 <= t < 2^32 x 10^6 ns: the
  *    double is within half an ulp (at most 2^-22 ms) of t / 10^6, which
  *    has 6 decimals, so rounding it to 6 decimals gives t's own digits.
  * Outside those ranges both call printf. tests/test_io.c compares them
  * with snprintf over every fraction of 3 MiB and 20 M times. */
-void gms_put_mib6(FILE *f, uint64_t bytes);
-void gms_put_ms6(FILE *f, int64_t t);
+#define GMS_FIXED6_MAX 32 /* room for one: "%.6f" of at most 2^64 / 2^20
+			     or 2^63 / 10^6 has 21 bytes */
+size_t gms_fmt_mib6(char *out, uint64_t bytes);
+size_t gms_fmt_ms6(char *out, int64_t t);
+/* The decimal digits of v into out (at most 20 bytes; no NUL); returns
+ * how many. */
+size_t gms_fmt_u64(char *out, uint64_t v);
 
 /* Room for one more item in array arr of *cap items of sz bytes, n of
  * them used: arr while n < *cap, else arr realloc'd to twice *cap (to

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,43 +96,45 @@ static void unscratch(const char *dir)
 /* Defect 2: a symlink or a FIFO at an output path was replaced by the
  * rename of the temporary (a device node too, as root). Now refused with
  * the reason, and left as it was. */
-/* gms_put_mib6 / gms_put_ms6 against printf's own "%.6f" (libc, the
+/* gms_fmt_mib6 / gms_fmt_ms6 against printf's own "%.6f" (libc, the
  * reference they replace): every fraction of 3 MiB (3 x 2^20 byte
  * counts: 192 exact ties among them, which glibc rounds to even), byte
  * counts up to 2^53 + 1 (past it printf itself), and nanoseconds from 0
  * to 10^6 one by one, then 10^6 pseudo-random ones up to the exact
- * path's bound 2^32 x 10^6 and past it, and -1. */
-static void fixed6_cmp(FILE *m, char **buf, const char *want)
+ * path's bound 2^32 x 10^6 and past it, and -1; gms_fmt_u64 against
+ * printf's PRIu64 on the same numbers and every power of ten and its
+ * neighbours. */
+static void fixed6_cmp(const char *got, size_t n, const char *want)
 {
-	fflush(m);
-	if (strcmp(*buf, want) != 0)
-		fail_msg("wrote %s, printf writes %s", *buf, want);
-	rewind(m);
+	if (n != strlen(want) || memcmp(got, want, n) != 0)
+		fail_msg("wrote %.*s, printf writes %s", (int)n, got, want);
 }
 
 static void test_put_fixed6(void **state)
 {
 	(void)state;
-	char *buf = NULL, want[64];
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	assert_non_null(m);
+	char got[GMS_FIXED6_MAX], want[64];
 	for (uint64_t n = 0; n < 3 * GMS_MIB; n++) {
-		gms_put_mib6(m, n);
-		fputc('\0', m);
 		snprintf(want, sizeof want, "%.6f", (double)n / (double)GMS_MIB);
-		fixed6_cmp(m, &buf, want);
+		fixed6_cmp(got, gms_fmt_mib6(got, n), want);
+		snprintf(want, sizeof want, "%" PRIu64, n);
+		fixed6_cmp(got, gms_fmt_u64(got, n), want);
 	}
 	const uint64_t big[] = {((uint64_t)1 << 53) - 1, (uint64_t)1 << 53,
 				((uint64_t)1 << 53) + 1, 123456789012345u,
 				UINT64_MAX};
 	for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
-		gms_put_mib6(m, big[i]);
-		fputc('\0', m);
 		snprintf(want, sizeof want, "%.6f",
 			 (double)big[i] / (double)GMS_MIB);
-		fixed6_cmp(m, &buf, want);
+		fixed6_cmp(got, gms_fmt_mib6(got, big[i]), want);
+		snprintf(want, sizeof want, "%" PRIu64, big[i]);
+		fixed6_cmp(got, gms_fmt_u64(got, big[i]), want);
 	}
+	for (uint64_t p = 1; p <= UINT64_MAX / 10; p *= 10)
+		for (uint64_t v = p - 1; v <= p + 1; v++) {
+			snprintf(want, sizeof want, "%" PRIu64, v);
+			fixed6_cmp(got, gms_fmt_u64(got, v), want);
+		}
 	uint64_t x = 88172645463325252u; /* xorshift64 */
 	const int64_t lim = (int64_t)4294967296 * 1000000;
 	for (int64_t i = -1; i < 2000000; i++) {
@@ -140,13 +143,11 @@ static void test_put_fixed6(void **state)
 		x ^= x << 17;
 		int64_t t = i <= 1000000 ? i
 			    : (int64_t)(x % (uint64_t)(lim + lim / 8));
-		gms_put_ms6(m, t);
-		fputc('\0', m);
 		snprintf(want, sizeof want, "%.6f", (double)t / 1e6);
-		fixed6_cmp(m, &buf, want);
+		fixed6_cmp(got, gms_fmt_ms6(got, t), want);
+		snprintf(want, sizeof want, "%" PRIu64, x);
+		fixed6_cmp(got, gms_fmt_u64(got, x), want);
 	}
-	fclose(m);
-	free(buf);
 }
 
 static void test_output_not_regular_refused(void **state)

@@ -786,12 +786,15 @@ static void test_merge_refuses_garbled_timeline(void **state)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
 		garbled_shard(d, i, bad[i].sed, bad[i].want);
-	/* the largest time the clock allows is read back */
+	/* the largest time the clock allows, and 2^64 - 1 bytes, are read
+	 * back */
 	snprintf(a, sizeof a,
-		 "mkdir -p %s/m && sed '0,/^ev /s/^ev [0-9]*/ev "
-		 "4611686018427387905/' %s/g/shard-0-of-1.shard > "
+		 "mkdir -p %s/m && sed '0,/^ev /s/^ev [0-9]* [0-9]*/ev "
+		 "4611686018427387905 18446744073709551615/' "
+		 "%s/g/shard-0-of-1.shard > %s/m/shard-0-of-1.shard && grep -q "
+		 "'^ev 4611686018427387905 18446744073709551615 ' "
 		 "%s/m/shard-0-of-1.shard",
-		 d, d, d);
+		 d, d, d, d);
 	assert_int_equal(system(a), 0);
 	snprintf(a, sizeof a, "merge %s/m --out %s/o", d, d);
 	expect(a, 0, "merged");
