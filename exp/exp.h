@@ -349,6 +349,10 @@ struct wl_workload *exp_build_workload_in(const struct exp *e, size_t i,
 					  int64_t batch,
 					  const struct wl_reserve *r,
 					  gms_err *err);
+/* Does workload b come from the generator workload a does (so that a
+ * build of a may serve one of b as its template, wl_reserve: another
+ * batch, sequence length, attention or loss of the same network)? */
+bool exp_same_gen(const struct exp *e, size_t a, size_t b);
 
 /* Simulate one point (p->wl, p->pol, p->batch, p->budget) with an
  * optional observer; fills p->st / p->error. `built` is the point's

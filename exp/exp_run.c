@@ -53,9 +53,17 @@ struct wl_entry {
 
 struct wl_cache {
 	pthread_mutex_t mu;	  /* guards everything below */
+	const struct exp *e;	  /* whose workloads */
 	struct wl_entry *ent;	  /* built so far */
 	size_t n, cap;
 	size_t *users;		  /* per workload: tasks not yet done */
+	size_t *kin;		  /* per workload: the first workload of its
+				     generator (exp_same_gen), or itself */
+	struct wl_workload **kept; /* per first workload of a generator
+				     that builds two or more: the template
+				     root (wl_template_root) of the newest
+				     build of one dropped, held for the
+				     next (cache_room), else NULL */
 };
 
 static int64_t cache_key(const struct exp *e, size_t wl, int64_t batch);
@@ -68,12 +76,23 @@ static int cache_init(struct wl_cache *c, const struct exp *e)
 	size_t n_wl = e->n_wl;
 	c->users = calloc(n_wl ? n_wl : 1, sizeof *c->users);
 	c->ent = calloc(n_wl ? n_wl : 1, sizeof *c->ent);
-	if (!c->users || !c->ent) {
+	c->kin = calloc(n_wl ? n_wl : 1, sizeof *c->kin);
+	c->kept = calloc(n_wl ? n_wl : 1, sizeof *c->kept);
+	if (!c->users || !c->ent || !c->kin || !c->kept) {
 		free(c->users);
 		free(c->ent);
+		free(c->kin);
+		free(c->kept);
 		return -1;
 	}
+	for (size_t i = 0; i < n_wl; i++) {
+		size_t j = 0;
+		while (j < i && !exp_same_gen(e, j, i))
+			j++;
+		c->kin[i] = j; /* i itself when none before */
+	}
 	c->cap = n_wl ? n_wl : 1;
+	c->e = e;
 	for (size_t i = 0; i < n_wl; i++) {
 		struct exp_workload *w = &e->wl[i];
 		if (!w->first)
@@ -87,15 +106,28 @@ static int cache_init(struct wl_cache *c, const struct exp *e)
 	return 0;
 }
 
-/* Free the entries of workload wl (every entry when wl is (size_t)-1). */
+/* Free the entries of workload wl (every entry when wl is (size_t)-1);
+ * a generator's builds leave their newest template root in kept. */
 static void cache_drop(struct wl_cache *c, size_t wl)
 {
+	const struct exp *e = c->e;
 	size_t k = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		if (wl == (size_t)-1 || c->ent[i].wl == wl)
-			wl_free(c->ent[i].w);
-		else
-			c->ent[k++] = c->ent[i];
+		struct wl_entry *h = &c->ent[i];
+		if (wl != (size_t)-1 && h->wl != wl) {
+			c->ent[k++] = *h;
+			continue;
+		}
+		const struct wl_workload *root =
+			h->w && e->wl[h->wl].src == EXP_SRC_GEN
+				? wl_template_root(h->w)
+				: NULL;
+		if (root && wl != (size_t)-1) {
+			size_t g = c->kin[h->wl];
+			wl_free(c->kept[g]);
+			c->kept[g] = wl_hold(root);
+		}
+		wl_free(h->w);
 	}
 	c->n = k;
 }
@@ -103,6 +135,10 @@ static void cache_drop(struct wl_cache *c, size_t wl)
 static void cache_fini(struct wl_cache *c)
 {
 	cache_drop(c, (size_t)-1);
+	for (size_t i = 0; i < c->e->n_wl; i++)
+		wl_free(c->kept[i]);
+	free(c->kept);
+	free(c->kin);
 	free(c->ent);
 	free(c->users);
 	pthread_mutex_destroy(&c->mu);
@@ -119,24 +155,33 @@ static const struct wl_entry *cache_find(const struct wl_cache *c,
 }
 
 /* Caller holds mu: workload wl built at another batch (the newest
- * entry), for the next build to reserve room from and follow as its
- * template (wl_reserve): a max-batch search builds the same network at
- * each probe, and grew its arrays and name tables from empty and copied
- * and hashed every name every time (issue 18). Zeros when none is built.
- * The entry outlives the wl_reserve that takes its reference: entries
- * are freed only when wl's last task is done, and the build is for one
- * of them. */
+ * entry), else another workload of the same generator (the newest:
+ * llm-seq's entries are two networks at other sequence lengths,
+ * attention and loss, issue 37), for the next build to reserve room from
+ * and follow as its template (wl_reserve): a max-batch search builds the
+ * same network at each probe, and grew its arrays and name tables from
+ * empty and copied and hashed every name every time (issue 18). Zeros
+ * when none is built. The template is held (wl_hold) until the caller
+ * has built with it and freed it: another workload's entry may be
+ * dropped meanwhile (cache_done). */
 static void cache_room(const struct wl_cache *c, size_t wl,
 		       struct wl_reserve *r)
 {
-	for (size_t i = c->n; i-- > 0;) {
-		const struct wl_workload *w = c->ent[i].w;
-		if (c->ent[i].wl == wl && w) {
-			*r = (struct wl_reserve){w->n_tensors, w->n_ops,
-						 w->n_layers, w};
-			return;
-		}
+	const struct exp *e = c->e;
+	const struct wl_workload *same = NULL, *kin = NULL;
+	for (size_t i = c->n; i-- > 0 && !same;) {
+		const struct wl_entry *h = &c->ent[i];
+		if (h->w && h->wl == wl)
+			same = h->w;
+		else if (h->w && !kin && exp_same_gen(e, h->wl, wl))
+			kin = wl_template_root(h->w); /* no chain */
 	}
+	const struct wl_workload *t = same	 ? same
+				      : kin	 ? kin
+						 : c->kept[c->kin[wl]];
+	if (t)
+		*r = (struct wl_reserve){t->n_tensors, t->n_ops, t->n_layers,
+					 wl_hold(t)};
 }
 
 /* The key of workload wl at batch: the batch exp_build_workload builds
@@ -182,6 +227,7 @@ static const struct wl_workload *cache_get(struct wl_cache *c,
 	struct wl_entry ne = {.wl = wl, .batch = key};
 	gms_err berr = {{0}};
 	ne.w = exp_build_workload_in(e, wl, key, &room, &berr);
+	wl_free((struct wl_workload *)room.like);
 	snprintf(ne.error, sizeof ne.error, "%s", berr.msg);
 	pthread_mutex_lock(&c->mu);
 	if (!(h = cache_find(c, wl, key))) {

@@ -515,6 +515,10 @@ static void test_builder_template(void **state)
 	assert_ptr_equal(d->tensors[3].name, l->tensors[3].name);
 	assert_ptr_equal(d->ops[4].in, l->ops[4].in);
 	assert_ptr_equal(d->tensors[3].readers, l->tensors[3].readers);
+	/* what a build of the same network may follow without a chain
+	 * (wl_template_root, issue 37): l itself, and d's is l */
+	assert_ptr_equal(wl_template_root(l), l);
+	assert_ptr_equal(wl_template_root(d), l);
 	wl_free(l); /* d holds it: its names stay */
 	/* the template's derivations (test_builder_finalize): a is read by
 	 * f2 (twice, counted once), f3, b3; f3's layer is its own name */
@@ -554,6 +558,8 @@ static void test_builder_template(void **state)
 	assert_int_equal(wl_finalize(d2, &e), 0);
 	assert_readers(d2, "x", "f1");
 	assert_int_equal(T(d2, "a")->producer, 0);
+	/* it left its template: following it would keep l alive too */
+	assert_null(wl_template_root(d2));
 	wl_free(d2);
 
 	/* 4. an op whose layer differs leaves it: f1 in "L9" gets the
@@ -593,6 +599,8 @@ static void test_builder_template(void **state)
 	assert_int_equal(wl_finalize(d4, &e), 0);
 	assert_readers(d4, "x", "f1 f2 b1");
 	assert_readers(d4, "a", "f2 f3 b3");
+	/* it followed d, which follows l: its root is l */
+	assert_ptr_equal(wl_template_root(d4), wl_template_root(d));
 	wl_free(d4);
 
 	/* a tensor of another kind leaves it (the name alone is not the

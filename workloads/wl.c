@@ -404,9 +404,7 @@ int wl_reserve(struct wl_workload *w, const struct wl_reserve *r)
 		const struct wl_workload *l = r->like;
 		while (following(l->store))
 			l = l->store->like;
-		s->like = (struct wl_workload *)l; /* a reference: wl_free */
-		atomic_fetch_add_explicit(&l->store->refs, 1u,
-					  memory_order_relaxed);
+		s->like = wl_hold(l); /* a reference: wl_free */
 		s->same_ids = true;
 	}
 	if (r->tensors > s->tensors_cap &&
@@ -427,6 +425,19 @@ int wl_reserve(struct wl_workload *w, const struct wl_reserve *r)
 	     htab_reserve(&s->layer_ix, r->layers) < 0))
 		return -1;
 	return 0;
+}
+
+const struct wl_workload *wl_template_root(const struct wl_workload *w)
+{
+	const struct wl_store *s = w->store;
+	if (!s->like)
+		return w;
+	if (!following(s))
+		return NULL;
+	const struct wl_workload *l = s->like;
+	while (following(l->store))
+		l = l->store->like;
+	return l;
 }
 
 bool wl_follows_template(const struct wl_workload *w)
@@ -457,6 +468,12 @@ static int leave_template(struct wl_workload *w)
 		if (htab_put(&s->layer_ix, w->layers[i], i) < 0)
 			return -1;
 	return 0;
+}
+
+struct wl_workload *wl_hold(const struct wl_workload *w)
+{
+	atomic_fetch_add_explicit(&w->store->refs, 1u, memory_order_relaxed);
+	return (struct wl_workload *)w;
 }
 
 void wl_free(struct wl_workload *w)

@@ -264,6 +264,15 @@ bool wl_follows_template(const struct wl_workload *w);
  * tables; for lookups only, so its values are in no output. */
 uint32_t wl_name_hash(const char *s);
 void wl_free(struct wl_workload *w);
+/* One more holder of finalized w, released by wl_free: a template kept
+ * alive between the look-up that found it and the build that follows it
+ * (exp_run.c, cache_room). Returns w. */
+struct wl_workload *wl_hold(const struct wl_workload *w);
+/* The workload a build of the same network may follow as its template
+ * (wl_reserve) without making a chain of templates: w when it follows
+ * none, the one it follows when it matched it wholly; NULL when it left
+ * its template (it holds that one, which would stay alive too). */
+const struct wl_workload *wl_template_root(const struct wl_workload *w);
 
 /* Add a tensor; returns its id, or WL_NONE with err (duplicate name,
  * zero size). */
