@@ -85,12 +85,13 @@ enum exp_axis { EXP_AXIS_NONE, EXP_AXIS_BATCH, EXP_AXIS_BUDGET,
 enum exp_src { EXP_SRC_GEN, EXP_SRC_FILE, EXP_SRC_TRACE };
 
 /* A workload's bytes over its ops, from one build (shd_scan in shard.c,
- * issue 37): the bytes live for the whole run (weights, optimizer state,
- * held tensors) and two prefix maxima over the ops in issue order:
- * reach[j], the most other bytes live at ops 0..j (each tensor from its
- * producer or first reader to its last reader or release point, with the
- * workspace of the op's fastest algorithm); need[j], the most bytes one
- * op of 0..j reads, writes and works in (least-workspace algorithm). */
+ * issue 37): the bytes live for the whole run (weights, optimizer state)
+ * and two prefix maxima over the ops in issue order: reach[j], the most
+ * other bytes live at ops 0..j (each tensor from its producer or first
+ * reader to its last reader or release point, a held one to the end,
+ * with the workspace of the op's least-workspace algorithm, which
+ * framework falls back to); need[j], the most bytes one op of 0..j
+ * reads, writes and works in (least-workspace algorithm). */
 struct exp_liveness {
 	int64_t batch;		/* the build's batch */
 	uint32_t ops;		/* its ops */

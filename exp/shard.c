@@ -1021,9 +1021,11 @@ static uint64_t pol_ns(const char *name)
 	return 1074;
 }
 
+/* Allocated before the first op (the executor's setup): weights and
+ * optimizer state. */
 static bool persistent(const struct wl_tensor *t)
 {
-	return t->kind == WL_PARAM || t->kind == WL_OPT_STATE || t->held;
+	return t->kind == WL_PARAM || t->kind == WL_OPT_STATE;
 }
 
 int shd_scan(const struct wl_workload *wl, struct exp_liveness *f)
@@ -1052,6 +1054,18 @@ int shd_scan(const struct wl_workload *wl, struct exp_liveness *f)
 		uint32_t a = t->producer != WL_NONE ? t->producer
 			     : t->n_readers	      ? t->readers[0]
 						      : 0;
+		if (t->held) {
+			/* allocated when first written and never freed
+			 * (wl_tensor.held: Caffe's blobs, sim/ex.c). Counted
+			 * as weights, every Caffe point of a budget
+			 * fraction was costed 1 op, the budget below them:
+			 * superneurons-memory's three Caffe networks, a
+			 * fifth of its shards' work, went to one shard
+			 * (issue 37) */
+			if (a < n)
+				in[a] += t->bytes;
+			continue;
+		}
 		uint32_t z = t->n_readers ? t->readers[t->n_readers - 1] : a;
 		if (t->release_after != WL_NONE && t->release_after > z)
 			z = t->release_after;
@@ -1066,19 +1080,23 @@ int shd_scan(const struct wl_workload *wl, struct exp_liveness *f)
 		const struct wl_op *o = &wl->ops[j];
 		live += in[j];
 		/* framework runs an op's fastest algorithm (the default, as
-		 * vDNN's "p"); a policy may take the least workspace */
-		uint64_t fast = o->n_algos ? o->algos[wl_fastest_algo(o)].workspace
-					   : o->workspace,
-			 own = o->n_algos
-				       ? o->algos[wl_least_workspace_algo(o)].workspace
-				       : o->workspace;
+		 * vDNN's "p"), but when its workspace does not fit it takes
+		 * the least workspace and trains on, slower (sim/ex.c,
+		 * offer_fallback, ex_fallback_or_fail): it fails only where
+		 * the least does not fit (issue 37: with the fastest, PyTorch
+		 * points that trained at half the baseline were costed as
+		 * failing in their first hundred ops, 40x too little) */
+		uint64_t least = o->n_algos
+					 ? o->algos[wl_least_workspace_algo(o)].workspace
+					 : o->workspace,
+			 own = least;
 		for (uint32_t k = 0; k < o->n_in; k++)
 			if (!persistent(&wl->tensors[o->in[k]]))
 				own += wl->tensors[o->in[k]].bytes;
 		for (uint32_t k = 0; k < o->n_out; k++)
 			if (!persistent(&wl->tensors[o->out[k]]))
 				own += wl->tensors[o->out[k]].bytes;
-		reach = live + fast > reach ? live + fast : reach;
+		reach = live + least > reach ? live + least : reach;
 		need = own > need ? own : need;
 		f->reach[j] = reach;
 		f->need[j] = need;

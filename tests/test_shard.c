@@ -135,6 +135,58 @@ static void test_plan_point_costs(void **state)
 	exp_free(&e);
 }
 
+/* shd_scan by hand (issue 37). chain3 at batch 4 (tests/fixtures/
+ * chain3.yaml's table, MiB) with every tensor but the weights held, as
+ * the Caffe personality marks them (gen.c; wl_tensor.held: allocated
+ * when first written, never freed): persist is the weights, 2; the
+ * others join at their producer or first reader and stay: x 4 and a1 8
+ * at op 0, a2 4 at 1, a3 1 at 2, g2 4 at 3, g1 8 and gw2 1 at 4, gw1 1
+ * at 5, so live and its prefix peaks (reach) 12 16 17 21 30 31 31; an
+ * op's own bytes as without held, 12 12 5 8 21 13 2, prefix peaks (need)
+ * 12 12 12 12 21 21 21. (Counted as weights, persist was 33 and no
+ * budget fraction of the baseline, 33, left a byte for the ops.) And
+ * wl_minimal.yaml at batch 3: op f's algorithms need 0 B (slow) and 1
+ * MiB (fast) of workspace; framework falls back to the least (sim/ex.c,
+ * offer_fallback), so reach at f is x + y = 600 B, not 600 B + 1 MiB;
+ * then x alone (u reads it), 300: reach 600 600; need 600 600. */
+static void test_scan_by_hand(void **state)
+{
+	(void)state;
+	gms_err err = {{0}};
+	struct wl_workload *w = wl_load_yaml("tests/fixtures/chain3.yaml", 4,
+					     &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	for (uint32_t i = 0; i < w->n_tensors; i++)
+		w->tensors[i].held = w->tensors[i].kind != WL_PARAM;
+	struct exp_liveness f;
+	assert_int_equal(shd_scan(w, &f), 0);
+	const uint64_t M = 1048576, reach[] = {12, 16, 17, 21, 30, 31, 31},
+		       need[] = {12, 12, 12, 12, 21, 21, 21};
+	assert_int_equal(f.ops, 7);
+	assert_int_equal(f.persist, 2 * M);
+	for (int j = 0; j < 7; j++) {
+		assert_int_equal(f.reach[j], reach[j] * M);
+		assert_int_equal(f.need[j], need[j] * M);
+	}
+	free(f.reach);
+	free(f.need);
+	wl_free(w);
+	w = wl_load_yaml("tests/fixtures/wl_minimal.yaml", 3, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	assert_int_equal(shd_scan(w, &f), 0);
+	assert_int_equal(f.ops, 2);
+	assert_int_equal(f.persist, 0);
+	for (int j = 0; j < 2; j++) {
+		assert_int_equal(f.reach[j], 600);
+		assert_int_equal(f.need[j], 600);
+	}
+	free(f.reach);
+	free(f.need);
+	wl_free(w);
+}
+
 /* shd_order by hand on fraction.yaml's 12 tasks (task i of workload
  * i / 6: 2 workloads x 3 fractions x 2 policies), bounds set by hand,
  * workload 0's tasks 0-5: 5 20 3 1 2 4, workload 1's 6-11: 10 9 8 30 7
@@ -809,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_group_by_hand),
 		cmocka_unit_test(test_group_uneven_by_hand),
 		cmocka_unit_test(test_plan_point_costs),
+		cmocka_unit_test(test_scan_by_hand),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_baseline_known),
 		cmocka_unit_test(test_plan_cost),
