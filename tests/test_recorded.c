@@ -260,6 +260,87 @@ static void test_bad_shapes(void **state)
 	assert_has(err.msg, "unknown annotation 'NOTES'");
 }
 
+/* Batch marks (issue 35) read at a batch: a marked MEMORY and a marked
+ * SHAPES dimension scale as size / recorded batch * batch, and each way
+ * a mark can be wrong is a located error naming the value (issue 37
+ * made the check apart from its message). Columns: the MEMORY value's
+ * quote is byte 45 of {"INSTRUCTION":"MEMORY","NAME":"x","MEMORY":"8",
+ * ...}; the SHAPES items' columns are the CALL line's. */
+static struct wl_workload *load_batch(const char *text, int64_t batch,
+				      gms_err *err)
+{
+	char path[32];
+	tmp_text(path, "gms_test_rec", text);
+	struct wl_workload *w = wl_load_dtr_batch(
+		path, WL_DTR_REMAT_FORWARD, false, batch, err);
+	unlink(path);
+	return w;
+}
+
+#define MARKED(b) L("\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"BATCH " b "\"")
+#define START L("\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"START\"")
+#define MEM_B(n, b)                                                        \
+	L("\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"" n "\"")               \
+	L("\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"" n "\",\"MEMORY\":\"" b   \
+	  "\",\"BATCH\":\"1\"")
+#define RELU(sh_in, sh_out)                                                \
+	L("\"INSTRUCTION\":\"CALL\",\"NAME\":\"relu\",\"ARGS\":[\"x\"],"     \
+	  "\"RESULT\":[\"y\"],\"SHAPES\":[\"" sh_in "\",\"" sh_out "\"]")     \
+	RES("y", "16", "-1")
+
+static void test_batch_marks(void **state)
+{
+	(void)state;
+	/* recorded at 2, loaded at 6: x is 8 / 2 * 6 = 24 bytes, and the
+	 * relu's shapes float32[2b] become float32[6]: its bytes are one
+	 * input and one output of 6 floats, 48 */
+	gms_err err = {{0}};
+	struct wl_workload *w =
+		load_batch(MARKED("2") START MEM_B("x", "8")
+				   RELU("float32[2b]", "float32[2b]"),
+			   6, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	assert_int_equal(w->batch, 6);
+	assert_true(w->tensors[0].bytes == 24);
+	assert_true(w->ops[0].bytes == 48);
+	wl_free(w);
+	static const struct {
+		const char *text; /* the log */
+		int64_t batch;	  /* loaded at */
+		const char *msg;  /* a part of the error */
+	} cases[] = {
+		{START MEM_B("x", "8"), 0,
+		 ":3:45: key 'MEMORY': MEMORY 8 is marked proportional to "
+		 "the batch, but no ANNOTATE BATCH came before"},
+		{MARKED("3") START MEM_B("x", "8"), 0,
+		 ":4:45: key 'MEMORY': MEMORY 8 is marked proportional to "
+		 "the batch, but is not a multiple of the batch 3"},
+		/* 1e15 bytes at batch 1 are 2e15 at batch 2 */
+		{MARKED("1") START MEM_B("x", "1000000000000000"), 2,
+		 ":4:45: key 'MEMORY': MEMORY 1000000000000000 at batch 2 is "
+		 "more than 1e15"},
+		{MARKED("2") START MEM_B("x", "8")
+			 RELU("float32[2b]", "float32[4,3b]"), 0,
+		 ":5:"},
+		{MARKED("2") START MEM_B("x", "8")
+			 RELU("float32[2b]", "float32[4,3b]"), 0,
+		 "key 'SHAPES': item 2's dimension 2 is marked proportional "
+		 "to the batch, but is not a multiple of the batch 2"},
+		{START L("\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x\"")
+			 L("\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"x\","
+			   "\"MEMORY\":\"8\"") RELU("float32[2b]", "float32[2]"),
+		 0,
+		 "key 'SHAPES': item 1's dimension 1 is marked proportional "
+		 "to the batch, but no ANNOTATE BATCH came before"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		gms_err e = {{0}};
+		assert_null(load_batch(cases[i].text, cases[i].batch, &e));
+		assert_has(e.msg, cases[i].msg);
+	}
+}
+
 /* The shipped recording of net (batch 2) and the generator's pytorch
  * personality at the same batch, 224x224, SGD with momentum (the
  * recorder's default) into *gen. */
@@ -486,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_zero_dimension),
 		cmocka_unit_test(test_time_kept_or_dropped),
 		cmocka_unit_test(test_bad_shapes),
+		cmocka_unit_test(test_batch_marks),
 		cmocka_unit_test(test_unknown_counted),
 		cmocka_unit_test(test_against_generators),
 		cmocka_unit_test(test_live_curve),

@@ -284,7 +284,9 @@ struct dtr {
 	struct dtr_vec args;	 /* uint32_t: storages read, per op */
 	struct dtr_vec res;	 /* uint32_t: storages made, per op */
 	struct dtr_vec pend;	 /* struct dtr_pend: open CALL's results */
-	struct dtr_vec shapes;	 /* const char *: SHAPES items, per op */
+	struct dtr_vec shapes;	 /* struct wl_aten_shape: SHAPES items as
+				    read_shapes parsed them (at the batch
+				    loaded), per op */
 	bool profile_times;	 /* ignore TIME: every op timed by the
 				    profile (wl_load_dtr_opt) */
 	uint32_t pend_line;	 /* line of the open CALL (0: none) */
@@ -450,8 +452,27 @@ static const char *skip_ws(const char *p, const char *end)
 static int parse_str(struct dtr *d, char **pp, const char *end,
 		     const char **out, const char *what)
 {
-	char *p = *pp + 1, *w = p;
+	/* The bytes that end a plain run: the quote, a backslash, and the
+	 * control characters, among them the line's end ('\n', or the NUL
+	 * after the text: scan_buf). */
+	static const unsigned char stop[256] = {
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		['"'] = 1, ['\\'] = 1};
+	char *p = *pp + 1, *w;
 	*out = p;
+	/* a string without escapes, as nearly all are, is left in place:
+	 * the run up to its quote is found without bounds checks, as the
+	 * line's end stops it (issue 37: 20% of a recorded log's build was
+	 * this loop a byte at a time, with a copy) */
+	while (!stop[(unsigned char)*p])
+		p++;
+	if (*p == '"') {
+		*p = '\0';
+		*pp = p + 1;
+		return 0;
+	}
+	w = p;
 	while (p < end && *p != '"') {
 		unsigned char c = (unsigned char)*p;
 		if (c < 0x20)
@@ -847,27 +868,44 @@ static int do_batch(struct dtr *d, const char *v)
 }
 
 /* A size or dimension v marked proportional to the batch, at the batch
- * loaded: v / rec_batch * want_batch; -1 with the error at column col
- * (what: "MEMORY 12", "SHAPES item 3") when there is no ANNOTATE BATCH,
- * v is not a multiple of it, or the result passes WL_BYTES_MAX. */
-static int64_t batch_scaled(struct dtr *d, int64_t v, uint32_t col,
-			    const char *key, const char *what)
+ * loaded: v / rec_batch * want_batch into *out; 0, or why not: B_NONE
+ * when there is no ANNOTATE BATCH, B_MULT when v is not a multiple of it,
+ * B_BIG when the result passes WL_BYTES_MAX (batch_fail says it). The
+ * check and its message are apart so that the message is made only for
+ * an error: formatting it for every marked size was 7% of a recorded
+ * log's build (issue 37). */
+enum { B_OK, B_NONE, B_MULT, B_BIG };
+static int batch_scaled(const struct dtr *d, int64_t v, int64_t *out)
 {
 	if (!d->rec_batch)
-		return fail(d, col, "key '%s': %s is marked proportional to "
-				    "the batch, but no ANNOTATE BATCH came "
-				    "before", key, what), -1;
+		return B_NONE;
 	if (v % d->rec_batch)
-		return fail(d, col, "key '%s': %s is marked proportional to "
-				    "the batch, but is not a multiple of the "
-				    "batch %lld", key, what,
-			    (long long)d->rec_batch), -1;
+		return B_MULT;
 	int64_t per = v / d->rec_batch,
 		b = d->want_batch ? d->want_batch : d->rec_batch;
 	if (per && b > (int64_t)WL_BYTES_MAX / per)
-		return fail(d, col, "key '%s': %s at batch %lld is more than "
-				    "1e15", key, what, (long long)b), -1;
-	return per * b;
+		return B_BIG;
+	*out = per * b;
+	return B_OK;
+}
+
+/* batch_scaled's error why at column col (what: "MEMORY 12", "item 3's
+ * dimension 1"). */
+static int batch_fail(struct dtr *d, int why, uint32_t col, const char *key,
+		      const char *what)
+{
+	if (why == B_NONE)
+		return fail(d, col, "key '%s': %s is marked proportional to "
+				    "the batch, but no ANNOTATE BATCH came "
+				    "before", key, what);
+	if (why == B_MULT)
+		return fail(d, col, "key '%s': %s is marked proportional to "
+				    "the batch, but is not a multiple of the "
+				    "batch %lld", key, what,
+			    (long long)d->rec_batch);
+	return fail(d, col, "key '%s': %s at batch %lld is more than 1e15",
+		    key, what,
+		    (long long)(d->want_batch ? d->want_batch : d->rec_batch));
 }
 
 /* The dimensions of sh marked proportional to the batch ("4b"), at the
@@ -878,12 +916,13 @@ static int shape_at_batch(struct dtr *d, struct wl_aten_shape *sh,
 	for (uint32_t k = 0; k < sh->ndim; k++) {
 		if (!(sh->batched >> k & 1))
 			continue;
-		char what[64];
-		snprintf(what, sizeof what, "item %u's dimension %u", i + 1,
-			 k + 1);
-		if ((sh->dim[k] = batch_scaled(d, sh->dim[k], col, "SHAPES",
-					       what)) < 0)
-			return -1;
+		int why = batch_scaled(d, sh->dim[k], &sh->dim[k]);
+		if (why != B_OK) {
+			char what[64];
+			snprintf(what, sizeof what, "item %u's dimension %u",
+				 i + 1, k + 1);
+			return batch_fail(d, why, col, "SHAPES", what);
+		}
 	}
 	return 0;
 }
@@ -909,7 +948,7 @@ static int read_shapes(struct dtr *d, struct dtr_op *op, uint32_t n_result)
 			return fail(d, it->col, "key 'SHAPES': %s", why);
 		if (shape_at_batch(d, &sh, it->col, i) < 0)
 			return -1;
-		if (vec_push(&d->shapes, sizeof it->s, &it->s) < 0)
+		if (vec_push(&d->shapes, sizeof sh, &sh) < 0)
 			return oom(d);
 	}
 	op->n_shp = d->f[K_SHAPES].count;
@@ -1017,12 +1056,16 @@ static int do_memory(struct dtr *d)
 		return -1;
 	if (d->f[K_BATCH].present) {
 		int64_t one;
-		char what[48];
-		snprintf(what, sizeof what, "MEMORY %lld", (long long)bytes);
-		if (get_int(d, K_BATCH, 1, 1, &one) < 0 ||
-		    (bytes = batch_scaled(d, bytes, d->f[K_MEMORY].col,
-					  "MEMORY", what)) < 0)
+		if (get_int(d, K_BATCH, 1, 1, &one) < 0)
 			return -1;
+		int why = batch_scaled(d, bytes, &bytes);
+		if (why != B_OK) {
+			char what[48];
+			snprintf(what, sizeof what, "MEMORY %lld",
+				 (long long)bytes);
+			return batch_fail(d, why, d->f[K_MEMORY].col, "MEMORY",
+					  what);
+		}
 	}
 	uint32_t col = d->f[K_NAME].col;
 	if (d->pend_const != NO_STO) {
@@ -1398,19 +1441,9 @@ static void op_cost(const struct dtr *d, const struct dtr_op *op,
 	}
 	if (!op->n_shp)
 		return;
-	struct wl_aten_shape sh[64];
+	const struct wl_aten_shape *sh =
+		&VEC_AT(d->shapes, const struct wl_aten_shape, op->shp0);
 	uint32_t n = op->n_shp < 64 ? op->n_shp : 64, n_in = op->n_arg;
-	const char *why;
-	for (uint32_t i = 0; i < n; i++) { /* checked when read */
-		(void)wl_aten_shape_parse(
-			VEC_AT(d->shapes, const char *, op->shp0 + i), &sh[i],
-			&why);
-		for (uint32_t k = 0; k < sh[i].ndim; k++) /* as checked */
-			if (sh[i].batched >> k & 1)
-				sh[i].dim[k] = sh[i].dim[k] / d->rec_batch *
-					       (d->want_batch ? d->want_batch
-							      : d->rec_batch);
-	}
 	if (n_in > n)
 		n_in = n;
 	wl_aten_op_desc(op->name, op->phase, sh, n_in, sh + n_in, n - n_in,
@@ -1485,6 +1518,24 @@ void wl_dtr_name_from_path(const char *path, char *name, size_t cap,
 		n = cap - 1;
 	memcpy(name, b, n);
 	name[n] = '\0';
+}
+
+/* An op's name in the workload: snprintf's "%.120s/%u" of its operator
+ * and index, written here, as snprintf was 4% of a recorded log's build
+ * (issue 37). out: at least 120 + 1 + 10 + 1 bytes. */
+static void op_name(char *out, const char *name, uint32_t o)
+{
+	size_t n = strnlen(name, 120);
+	memcpy(out, name, n);
+	out[n++] = '/';
+	char dig[10];
+	int k = 0;
+	do
+		dig[k++] = (char)('0' + o % 10);
+	while ((o /= 10) > 0);
+	while (k > 0)
+		out[n++] = dig[--k];
+	out[n] = '\0';
 }
 
 /* What a storage becomes. */
@@ -1611,7 +1662,7 @@ static struct wl_workload *build(struct dtr *d)
 				out[n_out++] = s->tensor;
 		}
 		char oname[160];
-		snprintf(oname, sizeof oname, "%.120s/%u", op->name, o);
+		op_name(oname, op->name, o);
 		struct wl_op_desc desc = {
 			.name = oname,
 			.phase = op->phase,
@@ -1727,13 +1778,16 @@ static int scan_buf(struct dtr *d, char *buf, size_t len)
 {
 	int rc = 0;
 	char *p = buf, *end = buf + len;
+	/* the first NUL byte (end if none): a line holds one when it is
+	 * before the line's end, as no earlier line did */
+	const char *nul = buf + strlen(buf);
 	while (p < end && rc == 0) {
 		char *eol = memchr(p, '\n', (size_t)(end - p));
 		if (!eol)
 			eol = end;
 		d->line++;
 		d->line_start = p;
-		if (memchr(p, '\0', (size_t)(eol - p)))
+		if (nul < eol)
 			rc = fail(d, 1, "NUL byte in the line");
 		else if (skip_ws(p, eol) < eol)
 			rc = parse_line(d, p, eol) < 0 ? -1 : dispatch(d);
