@@ -126,6 +126,47 @@ static void test_step_costs(void **state)
 	wl_free(w);
 }
 
+/* wl_load_dtr_rules: one reading of step_log built under simrd's rule and
+ * the forward rule (issue 37). By hand: forward marks the forward CALLs
+ * (convolution, view, sum: no MUTATE writes their results) recomputable,
+ * not the backward CALL or the two MUTATEs; simrd marks all six. The
+ * rest is the same workload: 6 ops, the same tensors. */
+static void test_rules_one_reading(void **state)
+{
+	(void)state;
+	char path[32];
+	tmp_text(path, "gms_test_rec", step_log);
+	const enum wl_dtr_remat r[2] = {WL_DTR_REMAT_SIMRD,
+					WL_DTR_REMAT_FORWARD};
+	struct wl_workload *w[2];
+	gms_err err = {{0}};
+	int rc = wl_load_dtr_rules(path, r, 2, false, 0, w, &err);
+	unlink(path);
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+	static const bool fwd[6] = {true, true, true, false, false, false};
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(w[k]->n_ops, 6);
+		assert_int_equal(w[k]->n_tensors, w[0]->n_tensors);
+		for (uint32_t o = 0; o < 6; o++) {
+			assert_string_equal(w[k]->ops[o].name,
+					    w[0]->ops[o].name);
+			assert_int_equal(w[k]->ops[o].recomputable,
+					 k == 0 ? true : fwd[o]);
+		}
+	}
+	wl_free(w[0]);
+	wl_free(w[1]);
+	/* an unreadable log: an error, and no workload */
+	w[0] = w[1] = (struct wl_workload *)path; /* overwritten */
+	assert_int_equal(wl_load_dtr_rules("/nonexistent/x-1.log", r, 2,
+					   false, 0, w, &err),
+			 -1);
+	assert_null(w[0]);
+	assert_null(w[1]);
+	assert_has(err.msg, "/nonexistent/x-1.log");
+}
+
 /* A zero-batch step (issue 38: "a zero dimension gives NaN FLOPs"): the
  * convolution of an empty x (0,3,8,8) has 2*0*8*8*8*27 = 0 FLOPs and no
  * geometry (no algorithm to choose: before, cuDNN's per-algorithm times
@@ -568,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_time_kept_or_dropped),
 		cmocka_unit_test(test_bad_shapes),
 		cmocka_unit_test(test_batch_marks),
+		cmocka_unit_test(test_rules_one_reading),
 		cmocka_unit_test(test_unknown_counted),
 		cmocka_unit_test(test_against_generators),
 		cmocka_unit_test(test_live_curve),

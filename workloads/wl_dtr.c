@@ -1854,6 +1854,19 @@ struct wl_workload *wl_load_dtr_batch(const char *path, enum wl_dtr_remat r,
 				      bool profile_times, int64_t batch,
 				      gms_err *err)
 {
+	struct wl_workload *w = NULL;
+	return wl_load_dtr_rules(path, &r, 1, profile_times, batch, &w,
+				 err) < 0
+		       ? NULL
+		       : w;
+}
+
+int wl_load_dtr_rules(const char *path, const enum wl_dtr_remat *r, size_t n,
+		      bool profile_times, int64_t batch,
+		      struct wl_workload **out, gms_err *err)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = NULL;
 	size_t pl = strlen(path);
 	if (pl > 5 && strcmp(path + pl - 5, ".json") == 0) {
 		char nm[256];
@@ -1863,23 +1876,37 @@ struct wl_workload *wl_load_dtr_batch(const char *path, enum wl_dtr_remat r,
 			return gms_errf(err, "%s: an execution trace loads at "
 					     "its own batch (%lld) only, not "
 					     "%lld", path, (long long)own,
-					(long long)batch),
-			       NULL;
-		return wl_load_et(path, r, err);
+					(long long)batch);
+		for (size_t i = 0; i < n; i++)
+			if (!(out[i] = wl_load_et(path, r[i], err)))
+				goto fail;
+		return 0;
 	}
 	size_t len;
 	char *buf = read_file(path, &len, err);
 	if (!buf)
-		return NULL;
+		return -1;
 	struct dtr d = {.path = path, .err = err, .pend_const = NO_STO,
-			.remat = r, .profile_times = profile_times,
+			.profile_times = profile_times,
 			.want_batch = batch > 0 ? batch : 0};
-	struct wl_workload *w = NULL;
-	if (scan_buf(&d, buf, len) == 0)
-		w = build(&d);
+	int rc = scan_buf(&d, buf, len);
+	/* the rule is read by build alone, which sets each storage's
+	 * tensor again (and its `trained` to the same) */
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		d.remat = r[i];
+		if (!(out[i] = build(&d)))
+			rc = -1;
+	}
 	dtr_release(&d);
 	free(buf);
-	return w;
+	if (rc == 0)
+		return 0;
+fail:
+	for (size_t i = 0; i < n; i++) {
+		wl_free(out[i]);
+		out[i] = NULL;
+	}
+	return -1;
 }
 
 /* wl_dtr_scan over a buffer of ours. */
