@@ -317,6 +317,16 @@ struct dtr {
 				    CALL's results (callback only) */
 	struct dtr_vec ev_mut;	 /* uint32_t: MUTATE's indices (callback
 				    only) */
+	struct dtr_tmemo *tm;	 /* op_type_of's memo, open addressing */
+	uint32_t tm_cap, tm_n;	 /* its slots (a power of two), used */
+};
+
+/* op_type of an operator name in the forward phase (type[0]) and in
+ * backward (type[1]), -1 until asked. */
+struct dtr_tmemo {
+	const char *name; /* NULL: an empty slot */
+	uint32_t hash;	  /* wl_name_hash of name */
+	signed char type[2];
 };
 
 /* ---- Small helpers ---------------------------------------------------- */
@@ -1421,17 +1431,66 @@ static enum wl_op_type op_type(const char *n, enum wl_phase phase)
 	return OT_OTHER;
 }
 
+/* op_type(n, phase) through d's memo: a log has a few dozen operator
+ * names, each classified by up to 30 string searches and 40 comparisons
+ * (17% of a recorded log's build, issue 37). Without memory for the
+ * memo, op_type itself. */
+static enum wl_op_type op_type_of(struct dtr *d, const char *n,
+				  enum wl_phase phase)
+{
+	if (phase == WL_UPD)
+		return op_type(n, phase);
+	if ((uint64_t)(d->tm_n + 1) * 2 > d->tm_cap) {
+		uint32_t cap = d->tm_cap ? d->tm_cap * 2 : 64;
+		struct dtr_tmemo *t = cap > d->tm_cap ? calloc(cap, sizeof *t)
+						      : NULL;
+		if (!t)
+			return op_type(n, phase);
+		for (uint32_t i = 0; i < d->tm_cap; i++) {
+			const struct dtr_tmemo *o = &d->tm[i];
+			uint32_t k = o->hash & (cap - 1);
+			while (o->name && t[k].name)
+				k = (k + 1) & (cap - 1);
+			if (o->name)
+				t[k] = *o;
+		}
+		free(d->tm);
+		d->tm = t;
+		d->tm_cap = cap;
+	}
+	uint32_t h = wl_name_hash(n), k = h & (d->tm_cap - 1);
+	while (d->tm[k].name &&
+	       (d->tm[k].hash != h || strcmp(d->tm[k].name, n) != 0))
+		k = (k + 1) & (d->tm_cap - 1);
+	struct dtr_tmemo *e = &d->tm[k];
+	if (!e->name) {
+		*e = (struct dtr_tmemo){n, h, {-1, -1}};
+		d->tm_n++;
+	}
+	int b = phase != WL_FWD;
+	if (e->type[b] < 0)
+		e->type[b] = (signed char)op_type(n, phase);
+	return (enum wl_op_type)e->type[b];
+}
+
 /* ---- Building the workload ---------------------------------------------- */
+
+/* wl_aten_op_desc with the op's type known (op_type_of). */
+static void op_desc_typed(const char *name, enum wl_op_type type,
+			  const struct wl_aten_shape *in, uint32_t n_in,
+			  const struct wl_aten_shape *out, uint32_t n_out,
+			  struct wl_op_desc *desc, struct wl_algo *algos,
+			  struct wl_conv *conv);
 
 /* Type, time, FLOPs, bytes and convolution geometry of op o into desc
  * (algos: room for CA_MAX_ALGOS). A TIME from the log is kept; without
  * one, a CALL whose results are all views runs no kernel (1 ns), and an
  * op with SHAPES gets wl_aten_cost's FLOPs and bytes for the profile. */
-static void op_cost(const struct dtr *d, const struct dtr_op *op,
+static void op_cost(struct dtr *d, const struct dtr_op *op,
 		    struct wl_op_desc *desc, struct wl_algo *algos,
 		    struct wl_conv *conv)
 {
-	desc->type = op_type(op->name, op->phase);
+	desc->type = op_type_of(d, op->name, op->phase);
 	desc->time = op->time;
 	if (op->time)
 		return;
@@ -1446,8 +1505,8 @@ static void op_cost(const struct dtr *d, const struct dtr_op *op,
 	uint32_t n = op->n_shp < 64 ? op->n_shp : 64, n_in = op->n_arg;
 	if (n_in > n)
 		n_in = n;
-	wl_aten_op_desc(op->name, op->phase, sh, n_in, sh + n_in, n - n_in,
-			desc, algos, conv);
+	op_desc_typed(op->name, desc->type, sh, n_in, sh + n_in, n - n_in,
+		      desc, algos, conv);
 }
 
 void wl_aten_op_desc(const char *name, enum wl_phase phase,
@@ -1456,8 +1515,18 @@ void wl_aten_op_desc(const char *name, enum wl_phase phase,
 		     struct wl_op_desc *desc, struct wl_algo *algos,
 		     struct wl_conv *conv)
 {
+	op_desc_typed(name, op_type(name, phase), in, n_in, out, n_out, desc,
+		      algos, conv);
+}
+
+static void op_desc_typed(const char *name, enum wl_op_type type,
+			  const struct wl_aten_shape *in, uint32_t n_in,
+			  const struct wl_aten_shape *out, uint32_t n_out,
+			  struct wl_op_desc *desc, struct wl_algo *algos,
+			  struct wl_conv *conv)
+{
 	struct wl_aten_cost c;
-	wl_aten_cost(name, op_type(name, phase), in, n_in, out, n_out, &c);
+	wl_aten_cost(name, type, in, n_in, out, n_out, &c);
 	desc->type = c.type;
 	desc->flops = c.flops;
 	desc->bytes = c.bytes;
@@ -1825,6 +1894,7 @@ static void dtr_release(struct dtr *d)
 	free(d->ev_res.p);
 	free(d->ev_mut.p);
 	free(d->ht);
+	free(d->tm);
 }
 
 struct wl_workload *wl_load_dtr(const char *path, gms_err *err)
