@@ -167,6 +167,50 @@ static void test_rules_one_reading(void **state)
 	assert_has(err.msg, "/nonexistent/x-1.log");
 }
 
+/* The type of an operator is classified once a log (issue 37: a memo by
+ * name, grown past 32 names): "relu" is OT_RELU in forward before and
+ * after 40 other names (each "opN", unknown: other), and OT_RELU_BWD in
+ * backward, the same name in another phase. */
+static void test_type_memo(void **state)
+{
+	(void)state;
+	size_t cap = 1 << 16, n = 0;
+	char *log = malloc(cap);
+	assert_non_null(log);
+#define ADD(...) (n += (size_t)snprintf(log + n, cap - n, __VA_ARGS__))
+	ADD(CONST("a", "16"));
+	for (int i = 0; i < 43; i++) {
+		const char *nm = i == 0 || i == 41 || i == 42 ? "relu" : NULL;
+		char own[16];
+		snprintf(own, sizeof own, "op%d", i);
+		if (i == 42)
+			ADD(L("\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":"
+			      "\"BACKWARD\""));
+		ADD(L("\"INSTRUCTION\":\"CALL\",\"NAME\":\"%s\",\"ARGS\":"
+		      "[\"a\"],\"RESULT\":[\"r%d\"],\"TIME\":\"5\""),
+		    nm ? nm : own, i);
+		ADD(L("\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"r%d\","
+		      "\"MEMORY\":\"16\"")
+			    L("\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"r%d\","
+			      "\"ALIAS\":\"-1\""),
+		    i, i);
+	}
+#undef ADD
+	assert_true(n < cap);
+	gms_err err = {{0}};
+	struct wl_workload *w = load_text(log, &err);
+	free(log);
+	if (!w)
+		fail_msg("%s", err.msg);
+	assert_int_equal(w->n_ops, 43);
+	assert_int_equal(w->ops[0].type, OT_RELU);
+	for (uint32_t o = 1; o <= 40; o++)
+		assert_int_equal(w->ops[o].type, OT_OTHER);
+	assert_int_equal(w->ops[41].type, OT_RELU);
+	assert_int_equal(w->ops[42].type, OT_RELU_BWD);
+	wl_free(w);
+}
+
 /* A zero-batch step (issue 38: "a zero dimension gives NaN FLOPs"): the
  * convolution of an empty x (0,3,8,8) has 2*0*8*8*8*27 = 0 FLOPs and no
  * geometry (no algorithm to choose: before, cuDNN's per-algorithm times
@@ -610,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_bad_shapes),
 		cmocka_unit_test(test_batch_marks),
 		cmocka_unit_test(test_rules_one_reading),
+		cmocka_unit_test(test_type_memo),
 		cmocka_unit_test(test_unknown_counted),
 		cmocka_unit_test(test_against_generators),
 		cmocka_unit_test(test_live_curve),
