@@ -225,8 +225,12 @@ static const struct wl_workload *cache_get(struct wl_cache *c,
 	struct wl_entry ne = {.wl = wl, .batch = key},
 			ns = {.wl = sib, .batch = key};
 	gms_err berr = {{0}};
-	if (sib == (size_t)-1 ||
-	    exp_build_log_pair(e, wl, sib, key, &ne.w, &ns.w, &berr) < 0)
+	if (sib != (size_t)-1 &&
+	    exp_build_log_pair(e, wl, sib, key, &ne.w, &ns.w, &berr) < 0) {
+		berr = (gms_err){{0}}; /* built alone below, for its own */
+		sib = (size_t)-1;
+	}
+	if (sib == (size_t)-1)
 		ne.w = exp_build_workload_in(e, wl, key, &room, &berr);
 	snprintf(ne.error, sizeof ne.error, "%s", berr.msg);
 	pthread_mutex_lock(&c->mu);

@@ -963,7 +963,8 @@ static int read_shapes(struct dtr *d, struct dtr_op *op, uint32_t n_result)
 			return fail(d, it->col, "key 'SHAPES': %s", why);
 		if (shape_at_batch(d, &sh, it->col, i) < 0)
 			return -1;
-		if (vec_push(&d->shapes, sizeof sh, &sh) < 0)
+		/* kept for op_cost, when building (not by wl_dtr_scan) */
+		if (!d->fn && vec_push(&d->shapes, sizeof sh, &sh) < 0)
 			return oom(d);
 	}
 	op->n_shp = d->f[K_SHAPES].count;
