@@ -905,9 +905,20 @@ static bool varies_batch(const struct exp *e)
 	       (e->kind == EXP_SWEEP && e->axis == EXP_AXIS_BATCH);
 }
 
+/* The batch exp_load builds workload i at to check it (the first the
+ * measurement runs). */
+static int64_t load_batch(const struct exp *e, size_t i)
+{
+	return varies_batch(e) ? (e->kind == EXP_SWEEP	 ? e->batches[0]
+				  : e->kind != EXP_BEST ? e->start
+							: e->lo)
+			       : e->wl[i].batch;
+}
+
 int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 	     gms_err *err)
 {
+	struct wl_workload **pre = NULL;
 	memset(e, 0, sizeof *e);
 	snprintf(e->path, sizeof e->path, "%s", path);
 	if (cfg_load(&e->doc, path, err) < 0)
@@ -1003,7 +1014,13 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 		goto fail;
 	}
 	/* every workload must be buildable as the measurement will use it
-	 * (lazy: a plan step built and checked them, shard.h) */
+	 * (lazy: a plan step built and checked them, shard.h); pre: a later
+	 * entry of the same log, built with an earlier one */
+	pre = calloc(e->n_wl ? e->n_wl : 1, sizeof *pre);
+	if (!pre) {
+		gms_errf(err, "out of memory");
+		goto fail;
+	}
 	for (size_t i = 0; i < e->n_wl && !(o && o->lazy); i++) {
 		struct exp_workload *w = &e->wl[i];
 		char what[200];
@@ -1016,28 +1033,31 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 				 what);
 			goto fail;
 		}
-		int64_t b = varies_batch(e) ? (e->kind == EXP_SWEEP
-						       ? e->batches[0]
-					       : e->kind != EXP_BEST
-						       ? e->start
-						       : e->lo)
-					    : w->batch;
-		/* the last build of the same generator as its template
-		 * (a hint: the workload is the same; llm-seq's 40 entries
-		 * are two networks' at other lengths, issue 37). A chain
-		 * of templates costs no memory here: every build is alive
-		 * until the runs start (the cache's own keep no chain,
-		 * cache_drop) */
+		int64_t b = load_batch(e, i);
+		struct wl_workload *wl = pre[i];
+		pre[i] = NULL;
+		for (size_t j = i + 1; !wl && j < e->n_wl; j++)
+			if (!pre[j] && load_batch(e, j) == b &&
+			    exp_same_log(e, i, j, b) &&
+			    exp_build_log_pair(e, i, j, b, &wl, &pre[j],
+					       err) < 0)
+				break; /* built alone, for its message */
+		/* else the last build of the same generator as its
+		 * template (a hint: the workload is the same; llm-seq's 40
+		 * entries are two networks' at other lengths, issue 37). A
+		 * chain of templates costs no memory here: every build is
+		 * alive until the runs start (the cache's own keep no
+		 * chain, cache_drop) */
 		struct wl_reserve like = {0};
-		for (size_t j = i; j-- > 0 && !like.like;)
+		for (size_t j = i; !wl && j-- > 0 && !like.like;)
 			if (exp_same_gen(e, j, i) && e->wl[j].first) {
 				const struct wl_workload *t = e->wl[j].first;
 				like = (struct wl_reserve){t->n_tensors,
 							   t->n_ops,
 							   t->n_layers, t};
 			}
-		struct wl_workload *wl =
-			exp_build_workload_in(e, i, b, &like, err);
+		if (!wl)
+			wl = exp_build_workload_in(e, i, b, &like, err);
 		if (!wl) {
 			cfg_err_at(err, d, w->node, "%s", what);
 			goto fail;
@@ -1062,8 +1082,12 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 		w->first = wl;
 		w->first_batch = b;
 	}
+	free(pre);
 	return 0;
 fail:
+	for (size_t i = 0; pre && i < e->n_wl; i++)
+		wl_free(pre[i]);
+	free(pre);
 	exp_free(e);
 	return -1;
 }
@@ -1120,4 +1144,27 @@ struct wl_workload *exp_build_workload_in(const struct exp *e, size_t i,
 	}
 	gms_errf(err, "bad workload source");
 	return NULL;
+}
+
+bool exp_same_log(const struct exp *e, size_t i, size_t j, int64_t batch)
+{
+	const struct exp_workload *a = &e->wl[i], *b = &e->wl[j];
+	return i != j && a->src == EXP_SRC_TRACE && b->src == EXP_SRC_TRACE &&
+	       a->profile_times == b->profile_times &&
+	       (batch ? batch : a->batch) == (batch ? batch : b->batch) &&
+	       strcmp(a->path, b->path) == 0;
+}
+
+int exp_build_log_pair(const struct exp *e, size_t i, size_t j,
+		       int64_t batch, struct wl_workload **wi,
+		       struct wl_workload **wj, gms_err *err)
+{
+	const struct exp_workload *a = &e->wl[i];
+	enum wl_dtr_remat r[2] = {a->remat, e->wl[j].remat};
+	struct wl_workload *w[2];
+	int rc = wl_load_dtr_rules(a->path, r, 2, a->profile_times,
+				   batch ? batch : a->batch, w, err);
+	*wi = w[0];
+	*wj = w[1];
+	return rc;
 }

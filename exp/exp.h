@@ -355,6 +355,19 @@ struct wl_workload *exp_build_workload_in(const struct exp *e, size_t i,
  * batch, sequence length, attention or loss of the same network)? */
 bool exp_same_gen(const struct exp *e, size_t a, size_t b);
 
+/* Workloads i and j build from the same reading of one log at batch (0:
+ * their own): two entries of one trace, with the same times and batch,
+ * their `remat` rules aside (recorded.yaml names each log under both). */
+bool exp_same_log(const struct exp *e, size_t i, size_t j, int64_t batch);
+/* Workloads i and j (exp_same_log) at batch from one reading of their
+ * log (wl_load_dtr_rules): *wi and *wj as exp_build_workload builds each,
+ * at about the cost of one (issue 37: each shard built both). 0, or -1
+ * with err and both NULL; a caller then builds each alone, for each its
+ * own message. */
+int exp_build_log_pair(const struct exp *e, size_t i, size_t j,
+		       int64_t batch, struct wl_workload **wi,
+		       struct wl_workload **wj, gms_err *err);
+
 /* Simulate one point (p->wl, p->pol, p->batch, p->budget) with an
  * optional observer; fills p->st / p->error. `built` is the point's
  * workload when the caller has built it (exp_build_workload at p->batch,

@@ -202,9 +202,49 @@ static const struct wl_workload *entry_get(const struct wl_entry *h,
 	return h->w;
 }
 
+/* Caller holds mu: put ne into the cache unless an entry of its
+ * workload and batch is there (a thread that raced us built it first);
+ * ne->w is then the cache's (NULL here). The entry, or NULL when memory
+ * ran out. */
+static const struct wl_entry *cache_put(struct wl_cache *c,
+					struct wl_entry *ne)
+{
+	const struct wl_entry *h = cache_find(c, ne->wl, ne->batch);
+	if (h)
+		return h;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		struct wl_entry *p = realloc(c->ent, cap * sizeof *p);
+		if (p) {
+			c->ent = p;
+			c->cap = cap;
+		}
+	}
+	if (c->n == c->cap)
+		return NULL;
+	c->ent[c->n] = *ne;
+	ne->w = NULL; /* the cache's now */
+	return &c->ent[c->n++];
+}
+
+/* Caller holds mu: another workload of the same log as wl at key
+ * (exp_same_log: recorded.yaml names each log twice), not yet built and
+ * with tasks still to run here, to build from the same reading; (size_t)-1
+ * if none. */
+static size_t cache_sibling(const struct wl_cache *c, const struct exp *e,
+			    size_t wl, int64_t batch, int64_t key)
+{
+	for (size_t j = 0; j < e->n_wl; j++)
+		if (c->users[j] && cache_key(e, j, batch) == key &&
+		    exp_same_log(e, wl, j, key) && !cache_find(c, j, key))
+			return j;
+	return (size_t)-1;
+}
+
 /* Workload wl at batch, built once; NULL with err when the build failed
  * (the same message every time) or memory ran out. Valid until the last
- * task of wl is done (cache_done). */
+ * task of wl is done (cache_done). A workload of the same log that tasks
+ * here will run is built with it, from one reading (issue 37). */
 static const struct wl_workload *cache_get(struct wl_cache *c,
 					   const struct exp *e, size_t wl,
 					   int64_t batch, gms_err *err)
@@ -212,45 +252,46 @@ static const struct wl_workload *cache_get(struct wl_cache *c,
 	int64_t key = cache_key(e, wl, batch);
 	const struct wl_workload *w = NULL;
 	struct wl_reserve room = {0};
+	size_t sib = (size_t)-1;
 	pthread_mutex_lock(&c->mu);
 	const struct wl_entry *h = cache_find(c, wl, key);
-	if (h)
+	if (h) {
 		w = entry_get(h, err);
-	else
+	} else {
 		cache_room(c, wl, &room);
+		sib = cache_sibling(c, e, wl, batch, key);
+	}
 	pthread_mutex_unlock(&c->mu);
 	if (h)
 		return w;
 	/* built outside the lock, so that other workloads build in
 	 * parallel; when two threads race, the first entry wins and the
 	 * other build (the same workload) is freed */
-	struct wl_entry ne = {.wl = wl, .batch = key};
+	struct wl_entry ne = {.wl = wl, .batch = key},
+			ns = {.wl = sib, .batch = key};
 	gms_err berr = {{0}};
-	ne.w = exp_build_workload_in(e, wl, key, &room, &berr);
+	if (sib != (size_t)-1 &&
+	    exp_build_log_pair(e, wl, sib, key, &ne.w, &ns.w, &berr) < 0) {
+		berr = (gms_err){{0}}; /* built alone below, for its own */
+		sib = (size_t)-1;
+	}
+	if (sib == (size_t)-1)
+		ne.w = exp_build_workload_in(e, wl, key, &room, &berr);
 	wl_free((struct wl_workload *)room.like);
 	snprintf(ne.error, sizeof ne.error, "%s", berr.msg);
 	pthread_mutex_lock(&c->mu);
-	if (!(h = cache_find(c, wl, key))) {
-		if (c->n == c->cap) {
-			size_t cap = c->cap ? 2 * c->cap : 16;
-			struct wl_entry *p = realloc(c->ent, cap * sizeof *p);
-			if (p) {
-				c->ent = p;
-				c->cap = cap;
-			}
-		}
-		if (c->n < c->cap) {
-			c->ent[c->n] = ne;
-			h = &c->ent[c->n++];
-			ne.w = NULL; /* the cache's now */
-		}
-	}
+	h = cache_put(c, &ne);
 	if (h)
 		w = entry_get(h, err);
 	else
 		gms_errf(err, "out of memory");
+	/* the sibling's tasks may have ended meanwhile (claimed elsewhere):
+	 * then no cache_done would free it */
+	if (ns.w && c->users[sib])
+		(void)cache_put(c, &ns);
 	pthread_mutex_unlock(&c->mu);
 	wl_free(ne.w);
+	wl_free(ns.w);
 	return w;
 }
 

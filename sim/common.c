@@ -410,14 +410,21 @@ char *gms_read_all(const char *path, const struct gms_limit *lim,
 			}
 		}
 		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		for (size_t i = n; i < n + r; i++) {
-			if (buf[i] == '\n') {
-				line++;
-				cur = 0;
-			} else if (++cur > lim->line) {
+		/* line by line with memchr: a byte at a time was 8
+		 * instructions a byte, 13% of a DTR log's build (issue 37) */
+		for (const char *p = buf + n, *e = buf + n + r; p < e;) {
+			const char *nl = memchr(p, '\n', (size_t)(e - p));
+			size_t k = (size_t)((nl ? nl : e) - p);
+			if (k > lim->line - cur) {
 				rc = too_large(path, line, lim, err);
 				break;
 			}
+			cur += k;
+			if (!nl)
+				break;
+			line++;
+			cur = 0;
+			p = nl + 1;
 		}
 		n += r;
 		if (rc == 0 && n > lim->bytes)

@@ -706,6 +706,44 @@ static void test_in_line_blocks(void **state)
 	unscratch(d);
 }
 
+/* gms_read_all reads 65,535 bytes first (a 64 KiB buffer less the NUL),
+ * and counts a line's length across reads (issue 37 made it a memchr a
+ * line): with a line limit of 65,540, "a\n" and a line of 65,540 bytes
+ * (ending in the second read) are read whole; one byte more is refused
+ * as line 2. */
+static void test_read_line_across_reads(void **state)
+{
+	(void)state;
+	char d[256], p[300];
+	scratch(d, sizeof d, "lim2");
+	snprintf(p, sizeof p, "%s/f", d);
+	const struct gms_limit lim = {1 << 20, 65540, "a test input"};
+	for (int extra = 0; extra < 2; extra++) {
+		FILE *f = fopen(p, "w");
+		assert_non_null(f);
+		fputs("a\n", f);
+		for (int i = 0; i < 65540 + extra; i++)
+			fputc('x', f);
+		fputc('\n', f);
+		assert_int_equal(fclose(f), 0);
+		gms_err err = {0};
+		size_t len = 0;
+		char *all = gms_read_all(p, &lim, &len, &err);
+		if (!extra) {
+			if (!all)
+				fail_msg("%s", err.msg);
+			assert_int_equal(len, 2 + 65540 + 1);
+		} else {
+			assert_null(all);
+			assert_non_null(strstr(err.msg, "f:2: too large: a line "
+						       "of more than 65540 "
+						       "bytes"));
+		}
+		free(all);
+	}
+	unscratch(d);
+}
+
 /* Defect 7: messages quoted a file's content without limit (`--hw
  * /etc/passwd` printed the file). The fixture's budget is "1", \x01, a
  * line break and 100 A's: quoted as its first 64 bytes (1, \x01, \n and
@@ -820,6 +858,7 @@ int main(void)
 		cmocka_unit_test(test_readers_capped),
 		cmocka_unit_test(test_read_limits),
 		cmocka_unit_test(test_in_line_blocks),
+		cmocka_unit_test(test_read_line_across_reads),
 		cmocka_unit_test(test_outputs_checked_first),
 		cmocka_unit_test(test_files_follow_umask),
 		cmocka_unit_test(test_sched_end_before_work),

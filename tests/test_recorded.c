@@ -126,6 +126,91 @@ static void test_step_costs(void **state)
 	wl_free(w);
 }
 
+/* wl_load_dtr_rules: one reading of step_log built under simrd's rule and
+ * the forward rule (issue 37). By hand: forward marks the forward CALLs
+ * (convolution, view, sum: no MUTATE writes their results) recomputable,
+ * not the backward CALL or the two MUTATEs; simrd marks all six. The
+ * rest is the same workload: 6 ops, the same tensors. */
+static void test_rules_one_reading(void **state)
+{
+	(void)state;
+	char path[32];
+	tmp_text(path, "gms_test_rec", step_log);
+	const enum wl_dtr_remat r[2] = {WL_DTR_REMAT_SIMRD,
+					WL_DTR_REMAT_FORWARD};
+	struct wl_workload *w[2];
+	gms_err err = {{0}};
+	int rc = wl_load_dtr_rules(path, r, 2, false, 0, w, &err);
+	unlink(path);
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+	static const bool fwd[6] = {true, true, true, false, false, false};
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(w[k]->n_ops, 6);
+		assert_int_equal(w[k]->n_tensors, w[0]->n_tensors);
+		for (uint32_t o = 0; o < 6; o++) {
+			assert_string_equal(w[k]->ops[o].name,
+					    w[0]->ops[o].name);
+			assert_int_equal(w[k]->ops[o].recomputable,
+					 k == 0 ? true : fwd[o]);
+		}
+	}
+	wl_free(w[0]);
+	wl_free(w[1]);
+	/* an unreadable log: an error, and no workload */
+	w[0] = w[1] = (struct wl_workload *)path; /* overwritten */
+	assert_int_equal(wl_load_dtr_rules("/nonexistent/x-1.log", r, 2,
+					   false, 0, w, &err),
+			 -1);
+	assert_null(w[0]);
+	assert_null(w[1]);
+	assert_has(err.msg, "/nonexistent/x-1.log");
+}
+
+/* The type of an operator is classified once a log (issue 37: a memo by
+ * name, grown past 32 names): "relu" is OT_RELU in forward before and
+ * after 40 other names (each "opN", unknown: other), and OT_RELU_BWD in
+ * backward, the same name in another phase. */
+static void test_type_memo(void **state)
+{
+	(void)state;
+	size_t cap = 1 << 16, n = 0;
+	char *log = malloc(cap);
+	assert_non_null(log);
+#define ADD(...) (n += (size_t)snprintf(log + n, cap - n, __VA_ARGS__))
+	ADD(CONST("a", "16"));
+	for (int i = 0; i < 43; i++) {
+		const char *nm = i == 0 || i == 41 || i == 42 ? "relu" : NULL;
+		char own[16];
+		snprintf(own, sizeof own, "op%d", i);
+		if (i == 42)
+			ADD(L("\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":"
+			      "\"BACKWARD\""));
+		ADD(L("\"INSTRUCTION\":\"CALL\",\"NAME\":\"%s\",\"ARGS\":"
+		      "[\"a\"],\"RESULT\":[\"r%d\"],\"TIME\":\"5\""),
+		    nm ? nm : own, i);
+		ADD(L("\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"r%d\","
+		      "\"MEMORY\":\"16\"")
+			    L("\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"r%d\","
+			      "\"ALIAS\":\"-1\""),
+		    i, i);
+	}
+#undef ADD
+	assert_true(n < cap);
+	gms_err err = {{0}};
+	struct wl_workload *w = load_text(log, &err);
+	free(log);
+	if (!w)
+		fail_msg("%s", err.msg);
+	assert_int_equal(w->n_ops, 43);
+	assert_int_equal(w->ops[0].type, OT_RELU);
+	for (uint32_t o = 1; o <= 40; o++)
+		assert_int_equal(w->ops[o].type, OT_OTHER);
+	assert_int_equal(w->ops[41].type, OT_RELU);
+	assert_int_equal(w->ops[42].type, OT_RELU_BWD);
+	wl_free(w);
+}
+
 /* A zero-batch step (issue 38: "a zero dimension gives NaN FLOPs"): the
  * convolution of an empty x (0,3,8,8) has 2*0*8*8*8*27 = 0 FLOPs and no
  * geometry (no algorithm to choose: before, cuDNN's per-algorithm times
@@ -258,6 +343,87 @@ static void test_bad_shapes(void **state)
 		L("\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"NOTES\""),
 		&err));
 	assert_has(err.msg, "unknown annotation 'NOTES'");
+}
+
+/* Batch marks (issue 35) read at a batch: a marked MEMORY and a marked
+ * SHAPES dimension scale as size / recorded batch * batch, and each way
+ * a mark can be wrong is a located error naming the value (issue 37
+ * made the check apart from its message). Columns: the MEMORY value's
+ * quote is byte 45 of {"INSTRUCTION":"MEMORY","NAME":"x","MEMORY":"8",
+ * ...}; the SHAPES items' columns are the CALL line's. */
+static struct wl_workload *load_batch(const char *text, int64_t batch,
+				      gms_err *err)
+{
+	char path[32];
+	tmp_text(path, "gms_test_rec", text);
+	struct wl_workload *w = wl_load_dtr_batch(
+		path, WL_DTR_REMAT_FORWARD, false, batch, err);
+	unlink(path);
+	return w;
+}
+
+#define MARKED(b) L("\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"BATCH " b "\"")
+#define START L("\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"START\"")
+#define MEM_B(n, b)                                                        \
+	L("\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"" n "\"")               \
+	L("\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"" n "\",\"MEMORY\":\"" b   \
+	  "\",\"BATCH\":\"1\"")
+#define RELU(sh_in, sh_out)                                                \
+	L("\"INSTRUCTION\":\"CALL\",\"NAME\":\"relu\",\"ARGS\":[\"x\"],"     \
+	  "\"RESULT\":[\"y\"],\"SHAPES\":[\"" sh_in "\",\"" sh_out "\"]")     \
+	RES("y", "16", "-1")
+
+static void test_batch_marks(void **state)
+{
+	(void)state;
+	/* recorded at 2, loaded at 6: x is 8 / 2 * 6 = 24 bytes, and the
+	 * relu's shapes float32[2b] become float32[6]: its bytes are one
+	 * input and one output of 6 floats, 48 */
+	gms_err err = {{0}};
+	struct wl_workload *w =
+		load_batch(MARKED("2") START MEM_B("x", "8")
+				   RELU("float32[2b]", "float32[2b]"),
+			   6, &err);
+	if (!w)
+		fail_msg("%s", err.msg);
+	assert_int_equal(w->batch, 6);
+	assert_true(w->tensors[0].bytes == 24);
+	assert_true(w->ops[0].bytes == 48);
+	wl_free(w);
+	static const struct {
+		const char *text; /* the log */
+		int64_t batch;	  /* loaded at */
+		const char *msg;  /* a part of the error */
+	} cases[] = {
+		{START MEM_B("x", "8"), 0,
+		 ":3:45: key 'MEMORY': MEMORY 8 is marked proportional to "
+		 "the batch, but no ANNOTATE BATCH came before"},
+		{MARKED("3") START MEM_B("x", "8"), 0,
+		 ":4:45: key 'MEMORY': MEMORY 8 is marked proportional to "
+		 "the batch, but is not a multiple of the batch 3"},
+		/* 1e15 bytes at batch 1 are 2e15 at batch 2 */
+		{MARKED("1") START MEM_B("x", "1000000000000000"), 2,
+		 ":4:45: key 'MEMORY': MEMORY 1000000000000000 at batch 2 is "
+		 "more than 1e15"},
+		{MARKED("2") START MEM_B("x", "8")
+			 RELU("float32[2b]", "float32[4,3b]"), 0,
+		 ":5:"},
+		{MARKED("2") START MEM_B("x", "8")
+			 RELU("float32[2b]", "float32[4,3b]"), 0,
+		 "key 'SHAPES': item 2's dimension 2 is marked proportional "
+		 "to the batch, but is not a multiple of the batch 2"},
+		{START L("\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"x\"")
+			 L("\"INSTRUCTION\":\"MEMORY\",\"NAME\":\"x\","
+			   "\"MEMORY\":\"8\"") RELU("float32[2b]", "float32[2]"),
+		 0,
+		 "key 'SHAPES': item 1's dimension 1 is marked proportional "
+		 "to the batch, but no ANNOTATE BATCH came before"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		gms_err e = {{0}};
+		assert_null(load_batch(cases[i].text, cases[i].batch, &e));
+		assert_has(e.msg, cases[i].msg);
+	}
 }
 
 /* The shipped recording of net (batch 2) and the generator's pytorch
@@ -486,6 +652,9 @@ int main(void)
 		cmocka_unit_test(test_zero_dimension),
 		cmocka_unit_test(test_time_kept_or_dropped),
 		cmocka_unit_test(test_bad_shapes),
+		cmocka_unit_test(test_batch_marks),
+		cmocka_unit_test(test_rules_one_reading),
+		cmocka_unit_test(test_type_memo),
 		cmocka_unit_test(test_unknown_counted),
 		cmocka_unit_test(test_against_generators),
 		cmocka_unit_test(test_live_curve),

@@ -424,6 +424,14 @@ struct wl_workload *wl_load_et(const char *path, enum wl_dtr_remat r,
 struct wl_workload *wl_load_dtr_batch(const char *path, enum wl_dtr_remat r,
 				      bool profile_times, int64_t batch,
 				      gms_err *err);
+/* wl_load_dtr_batch under each of the n rules r[i] into out[i], from one
+ * reading of the log (the rule decides only which ops are recomputable,
+ * after the log is read): the workloads two calls would build, at about
+ * the cost of one (recorded.yaml names each log under both rules; issue
+ * 37). 0, or -1 with err set and every out[i] NULL. */
+int wl_load_dtr_rules(const char *path, const enum wl_dtr_remat *r, size_t n,
+		      bool profile_times, int64_t batch,
+		      struct wl_workload **out, gms_err *err);
 
 /* The DTR traces' directory (README, "Third-party data"): the logs are
  * not shipped (their repository carries no licence). It is

@@ -43,9 +43,11 @@ int wl_aten_shape_parse(const char *s, struct wl_aten_shape *out,
 	size_t n = lb ? (size_t)(lb - s) : 0;
 	*out = (struct wl_aten_shape){0};
 	for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes && lb; i++)
-		if (strlen(dtypes[i].name) == n &&
-		    memcmp(dtypes[i].name, s, n) == 0)
-			out->elem = dtypes[i].bytes;
+		if (strncmp(dtypes[i].name, s, n) == 0 &&
+		    dtypes[i].name[n] == '\0') {
+			out->elem = dtypes[i].bytes; /* the names differ */
+			break;
+		}
 	if (!out->elem) {
 		*why = "expected DTYPE[D0,D1,...] with a torch dtype "
 		       "(float32, int64, ...)";

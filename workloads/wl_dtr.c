@@ -278,13 +278,16 @@ struct dtr {
 	uint32_t line;		 /* current line (1-based) */
 	const char *line_start;	 /* its first byte, for columns */
 	struct jfield f[K_COUNT]; /* the current line's keys */
+	unsigned given;		 /* KB() of each of them present */
 	struct dtr_vec items;	 /* struct jitem: array elements, this line */
 	struct dtr_vec stos;	 /* struct dtr_sto */
 	struct dtr_vec ops;	 /* struct dtr_op */
 	struct dtr_vec args;	 /* uint32_t: storages read, per op */
 	struct dtr_vec res;	 /* uint32_t: storages made, per op */
 	struct dtr_vec pend;	 /* struct dtr_pend: open CALL's results */
-	struct dtr_vec shapes;	 /* const char *: SHAPES items, per op */
+	struct dtr_vec shapes;	 /* struct wl_aten_shape: SHAPES items as
+				    read_shapes parsed them (at the batch
+				    loaded), per op */
 	bool profile_times;	 /* ignore TIME: every op timed by the
 				    profile (wl_load_dtr_opt) */
 	uint32_t pend_line;	 /* line of the open CALL (0: none) */
@@ -315,6 +318,16 @@ struct dtr {
 				    CALL's results (callback only) */
 	struct dtr_vec ev_mut;	 /* uint32_t: MUTATE's indices (callback
 				    only) */
+	struct dtr_tmemo *tm;	 /* op_type_of's memo, open addressing */
+	uint32_t tm_cap, tm_n;	 /* its slots (a power of two), used */
+};
+
+/* op_type of an operator name in the forward phase (type[0]) and in
+ * backward (type[1]), -1 until asked. */
+struct dtr_tmemo {
+	const char *name; /* NULL: an empty slot */
+	uint32_t hash;	  /* wl_name_hash of name */
+	signed char type[2];
 };
 
 /* ---- Small helpers ---------------------------------------------------- */
@@ -439,7 +452,9 @@ static void sto_unref(struct dtr *d, uint32_t sto)
 
 static const char *skip_ws(const char *p, const char *end)
 {
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+	/* nearly always no blank: a byte above ' ' is none */
+	while (p < end && (unsigned char)*p <= ' ' &&
+	       (*p == ' ' || *p == '\t' || *p == '\r'))
 		p++;
 	return p;
 }
@@ -450,8 +465,27 @@ static const char *skip_ws(const char *p, const char *end)
 static int parse_str(struct dtr *d, char **pp, const char *end,
 		     const char **out, const char *what)
 {
-	char *p = *pp + 1, *w = p;
+	/* The bytes that end a plain run: the quote, a backslash, and the
+	 * control characters, among them the line's end ('\n', or the NUL
+	 * after the text: scan_buf). */
+	static const unsigned char stop[256] = {
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		['"'] = 1, ['\\'] = 1};
+	char *p = *pp + 1, *w;
 	*out = p;
+	/* a string without escapes, as nearly all are, is left in place:
+	 * the run up to its quote is found without bounds checks, as the
+	 * line's end stops it (issue 37: 20% of a recorded log's build was
+	 * this loop a byte at a time, with a copy) */
+	while (!stop[(unsigned char)*p])
+		p++;
+	if (*p == '"') {
+		*p = '\0';
+		*pp = p + 1;
+		return 0;
+	}
+	w = p;
 	while (p < end && *p != '"') {
 		unsigned char c = (unsigned char)*p;
 		if (c < 0x20)
@@ -577,6 +611,7 @@ static int parse_scalar(struct dtr *d, char **pp, const char *end,
 static int parse_line(struct dtr *d, char *p, const char *end)
 {
 	memset(d->f, 0, sizeof d->f);
+	d->given = 0;
 	d->items.n = 0;
 	p = (char *)skip_ws(p, end);
 	if (p >= end || *p != '{')
@@ -609,6 +644,7 @@ static int parse_line(struct dtr *d, char *p, const char *end)
 			return fail(d, col_of(d, p), "key '%s': missing value",
 				    key);
 		f->present = true;
+		d->given |= KB(k);
 		f->col = col_of(d, p);
 		if (*p == '[') {
 			f->type = J_ARR;
@@ -847,27 +883,44 @@ static int do_batch(struct dtr *d, const char *v)
 }
 
 /* A size or dimension v marked proportional to the batch, at the batch
- * loaded: v / rec_batch * want_batch; -1 with the error at column col
- * (what: "MEMORY 12", "SHAPES item 3") when there is no ANNOTATE BATCH,
- * v is not a multiple of it, or the result passes WL_BYTES_MAX. */
-static int64_t batch_scaled(struct dtr *d, int64_t v, uint32_t col,
-			    const char *key, const char *what)
+ * loaded: v / rec_batch * want_batch into *out; 0, or why not: B_NONE
+ * when there is no ANNOTATE BATCH, B_MULT when v is not a multiple of it,
+ * B_BIG when the result passes WL_BYTES_MAX (batch_fail says it). The
+ * check and its message are apart so that the message is made only for
+ * an error: formatting it for every marked size was 7% of a recorded
+ * log's build (issue 37). */
+enum { B_OK, B_NONE, B_MULT, B_BIG };
+static int batch_scaled(const struct dtr *d, int64_t v, int64_t *out)
 {
 	if (!d->rec_batch)
-		return fail(d, col, "key '%s': %s is marked proportional to "
-				    "the batch, but no ANNOTATE BATCH came "
-				    "before", key, what), -1;
+		return B_NONE;
 	if (v % d->rec_batch)
-		return fail(d, col, "key '%s': %s is marked proportional to "
-				    "the batch, but is not a multiple of the "
-				    "batch %lld", key, what,
-			    (long long)d->rec_batch), -1;
+		return B_MULT;
 	int64_t per = v / d->rec_batch,
 		b = d->want_batch ? d->want_batch : d->rec_batch;
 	if (per && b > (int64_t)WL_BYTES_MAX / per)
-		return fail(d, col, "key '%s': %s at batch %lld is more than "
-				    "1e15", key, what, (long long)b), -1;
-	return per * b;
+		return B_BIG;
+	*out = per * b;
+	return B_OK;
+}
+
+/* batch_scaled's error why at column col (what: "MEMORY 12", "item 3's
+ * dimension 1"). */
+static int batch_fail(struct dtr *d, int why, uint32_t col, const char *key,
+		      const char *what)
+{
+	if (why == B_NONE)
+		return fail(d, col, "key '%s': %s is marked proportional to "
+				    "the batch, but no ANNOTATE BATCH came "
+				    "before", key, what);
+	if (why == B_MULT)
+		return fail(d, col, "key '%s': %s is marked proportional to "
+				    "the batch, but is not a multiple of the "
+				    "batch %lld", key, what,
+			    (long long)d->rec_batch);
+	return fail(d, col, "key '%s': %s at batch %lld is more than 1e15",
+		    key, what,
+		    (long long)(d->want_batch ? d->want_batch : d->rec_batch));
 }
 
 /* The dimensions of sh marked proportional to the batch ("4b"), at the
@@ -878,12 +931,13 @@ static int shape_at_batch(struct dtr *d, struct wl_aten_shape *sh,
 	for (uint32_t k = 0; k < sh->ndim; k++) {
 		if (!(sh->batched >> k & 1))
 			continue;
-		char what[64];
-		snprintf(what, sizeof what, "item %u's dimension %u", i + 1,
-			 k + 1);
-		if ((sh->dim[k] = batch_scaled(d, sh->dim[k], col, "SHAPES",
-					       what)) < 0)
-			return -1;
+		int why = batch_scaled(d, sh->dim[k], &sh->dim[k]);
+		if (why != B_OK) {
+			char what[64];
+			snprintf(what, sizeof what, "item %u's dimension %u",
+				 i + 1, k + 1);
+			return batch_fail(d, why, col, "SHAPES", what);
+		}
 	}
 	return 0;
 }
@@ -909,7 +963,8 @@ static int read_shapes(struct dtr *d, struct dtr_op *op, uint32_t n_result)
 			return fail(d, it->col, "key 'SHAPES': %s", why);
 		if (shape_at_batch(d, &sh, it->col, i) < 0)
 			return -1;
-		if (vec_push(&d->shapes, sizeof it->s, &it->s) < 0)
+		/* kept for op_cost, when building (not by wl_dtr_scan) */
+		if (!d->fn && vec_push(&d->shapes, sizeof sh, &sh) < 0)
 			return oom(d);
 	}
 	op->n_shp = d->f[K_SHAPES].count;
@@ -1017,12 +1072,16 @@ static int do_memory(struct dtr *d)
 		return -1;
 	if (d->f[K_BATCH].present) {
 		int64_t one;
-		char what[48];
-		snprintf(what, sizeof what, "MEMORY %lld", (long long)bytes);
-		if (get_int(d, K_BATCH, 1, 1, &one) < 0 ||
-		    (bytes = batch_scaled(d, bytes, d->f[K_MEMORY].col,
-					  "MEMORY", what)) < 0)
+		if (get_int(d, K_BATCH, 1, 1, &one) < 0)
 			return -1;
+		int why = batch_scaled(d, bytes, &bytes);
+		if (why != B_OK) {
+			char what[48];
+			snprintf(what, sizeof what, "MEMORY %lld",
+				 (long long)bytes);
+			return batch_fail(d, why, d->f[K_MEMORY].col, "MEMORY",
+					  what);
+		}
 	}
 	uint32_t col = d->f[K_NAME].col;
 	if (d->pend_const != NO_STO) {
@@ -1196,7 +1255,15 @@ static int dispatch(struct dtr *d)
 		return fail(d, fi->col, "key 'INSTRUCTION': unknown "
 					"instruction '%s'", fi->s);
 	const struct dtr_ins_def *def = &ins_defs[ins];
-	for (int k = 0; k < K_COUNT; k++) {
+	/* the keys the instruction must have (as `want` below); only when
+	 * the line's do not fit them, the loop finds the first key at
+	 * fault (a loop a line was 3% of a recorded log's build, issue 37) */
+	unsigned must = def->keys;
+	if ((def->opt & KB(K_TIME)) && !d->f[K_SHAPES].present)
+		must |= KB(K_TIME);
+	bool fits = !(d->given & ~KB(K_INSTRUCTION) & ~(must | def->opt)) &&
+		    !(must & ~d->given);
+	for (int k = 0; k < K_COUNT && !fits; k++) {
 		if (k == K_INSTRUCTION)
 			continue;
 		/* TIME may be left out only by a log with SHAPES (from
@@ -1378,17 +1445,66 @@ static enum wl_op_type op_type(const char *n, enum wl_phase phase)
 	return OT_OTHER;
 }
 
+/* op_type(n, phase) through d's memo: a log has a few dozen operator
+ * names, each classified by up to 30 string searches and 40 comparisons
+ * (17% of a recorded log's build, issue 37). Without memory for the
+ * memo, op_type itself. */
+static enum wl_op_type op_type_of(struct dtr *d, const char *n,
+				  enum wl_phase phase)
+{
+	if (phase == WL_UPD)
+		return op_type(n, phase);
+	if ((uint64_t)(d->tm_n + 1) * 2 > d->tm_cap) {
+		uint32_t cap = d->tm_cap ? d->tm_cap * 2 : 64;
+		struct dtr_tmemo *t = cap > d->tm_cap ? calloc(cap, sizeof *t)
+						      : NULL;
+		if (!t)
+			return op_type(n, phase);
+		for (uint32_t i = 0; i < d->tm_cap; i++) {
+			const struct dtr_tmemo *o = &d->tm[i];
+			uint32_t k = o->hash & (cap - 1);
+			while (o->name && t[k].name)
+				k = (k + 1) & (cap - 1);
+			if (o->name)
+				t[k] = *o;
+		}
+		free(d->tm);
+		d->tm = t;
+		d->tm_cap = cap;
+	}
+	uint32_t h = wl_name_hash(n), k = h & (d->tm_cap - 1);
+	while (d->tm[k].name &&
+	       (d->tm[k].hash != h || strcmp(d->tm[k].name, n) != 0))
+		k = (k + 1) & (d->tm_cap - 1);
+	struct dtr_tmemo *e = &d->tm[k];
+	if (!e->name) {
+		*e = (struct dtr_tmemo){n, h, {-1, -1}};
+		d->tm_n++;
+	}
+	int b = phase != WL_FWD;
+	if (e->type[b] < 0)
+		e->type[b] = (signed char)op_type(n, phase);
+	return (enum wl_op_type)e->type[b];
+}
+
 /* ---- Building the workload ---------------------------------------------- */
+
+/* wl_aten_op_desc with the op's type known (op_type_of). */
+static void op_desc_typed(const char *name, enum wl_op_type type,
+			  const struct wl_aten_shape *in, uint32_t n_in,
+			  const struct wl_aten_shape *out, uint32_t n_out,
+			  struct wl_op_desc *desc, struct wl_algo *algos,
+			  struct wl_conv *conv);
 
 /* Type, time, FLOPs, bytes and convolution geometry of op o into desc
  * (algos: room for CA_MAX_ALGOS). A TIME from the log is kept; without
  * one, a CALL whose results are all views runs no kernel (1 ns), and an
  * op with SHAPES gets wl_aten_cost's FLOPs and bytes for the profile. */
-static void op_cost(const struct dtr *d, const struct dtr_op *op,
+static void op_cost(struct dtr *d, const struct dtr_op *op,
 		    struct wl_op_desc *desc, struct wl_algo *algos,
 		    struct wl_conv *conv)
 {
-	desc->type = op_type(op->name, op->phase);
+	desc->type = op_type_of(d, op->name, op->phase);
 	desc->time = op->time;
 	if (op->time)
 		return;
@@ -1398,23 +1514,13 @@ static void op_cost(const struct dtr *d, const struct dtr_op *op,
 	}
 	if (!op->n_shp)
 		return;
-	struct wl_aten_shape sh[64];
+	const struct wl_aten_shape *sh =
+		&VEC_AT(d->shapes, const struct wl_aten_shape, op->shp0);
 	uint32_t n = op->n_shp < 64 ? op->n_shp : 64, n_in = op->n_arg;
-	const char *why;
-	for (uint32_t i = 0; i < n; i++) { /* checked when read */
-		(void)wl_aten_shape_parse(
-			VEC_AT(d->shapes, const char *, op->shp0 + i), &sh[i],
-			&why);
-		for (uint32_t k = 0; k < sh[i].ndim; k++) /* as checked */
-			if (sh[i].batched >> k & 1)
-				sh[i].dim[k] = sh[i].dim[k] / d->rec_batch *
-					       (d->want_batch ? d->want_batch
-							      : d->rec_batch);
-	}
 	if (n_in > n)
 		n_in = n;
-	wl_aten_op_desc(op->name, op->phase, sh, n_in, sh + n_in, n - n_in,
-			desc, algos, conv);
+	op_desc_typed(op->name, desc->type, sh, n_in, sh + n_in, n - n_in,
+		      desc, algos, conv);
 }
 
 void wl_aten_op_desc(const char *name, enum wl_phase phase,
@@ -1423,8 +1529,18 @@ void wl_aten_op_desc(const char *name, enum wl_phase phase,
 		     struct wl_op_desc *desc, struct wl_algo *algos,
 		     struct wl_conv *conv)
 {
+	op_desc_typed(name, op_type(name, phase), in, n_in, out, n_out, desc,
+		      algos, conv);
+}
+
+static void op_desc_typed(const char *name, enum wl_op_type type,
+			  const struct wl_aten_shape *in, uint32_t n_in,
+			  const struct wl_aten_shape *out, uint32_t n_out,
+			  struct wl_op_desc *desc, struct wl_algo *algos,
+			  struct wl_conv *conv)
+{
 	struct wl_aten_cost c;
-	wl_aten_cost(name, op_type(name, phase), in, n_in, out, n_out, &c);
+	wl_aten_cost(name, type, in, n_in, out, n_out, &c);
 	desc->type = c.type;
 	desc->flops = c.flops;
 	desc->bytes = c.bytes;
@@ -1485,6 +1601,24 @@ void wl_dtr_name_from_path(const char *path, char *name, size_t cap,
 		n = cap - 1;
 	memcpy(name, b, n);
 	name[n] = '\0';
+}
+
+/* An op's name in the workload: snprintf's "%.120s/%u" of its operator
+ * and index, written here, as snprintf was 4% of a recorded log's build
+ * (issue 37). out: at least 120 + 1 + 10 + 1 bytes. */
+static void op_name(char *out, const char *name, uint32_t o)
+{
+	size_t n = strnlen(name, 120);
+	memcpy(out, name, n);
+	out[n++] = '/';
+	char dig[10];
+	int k = 0;
+	do
+		dig[k++] = (char)('0' + o % 10);
+	while ((o /= 10) > 0);
+	while (k > 0)
+		out[n++] = dig[--k];
+	out[n] = '\0';
 }
 
 /* What a storage becomes. */
@@ -1611,7 +1745,7 @@ static struct wl_workload *build(struct dtr *d)
 				out[n_out++] = s->tensor;
 		}
 		char oname[160];
-		snprintf(oname, sizeof oname, "%.120s/%u", op->name, o);
+		op_name(oname, op->name, o);
 		struct wl_op_desc desc = {
 			.name = oname,
 			.phase = op->phase,
@@ -1727,13 +1861,16 @@ static int scan_buf(struct dtr *d, char *buf, size_t len)
 {
 	int rc = 0;
 	char *p = buf, *end = buf + len;
+	/* the first NUL byte (end if none): a line holds one when it is
+	 * before the line's end, as no earlier line did */
+	const char *nul = buf + strlen(buf);
 	while (p < end && rc == 0) {
 		char *eol = memchr(p, '\n', (size_t)(end - p));
 		if (!eol)
 			eol = end;
 		d->line++;
 		d->line_start = p;
-		if (memchr(p, '\0', (size_t)(eol - p)))
+		if (nul < eol)
 			rc = fail(d, 1, "NUL byte in the line");
 		else if (skip_ws(p, eol) < eol)
 			rc = parse_line(d, p, eol) < 0 ? -1 : dispatch(d);
@@ -1771,6 +1908,7 @@ static void dtr_release(struct dtr *d)
 	free(d->ev_res.p);
 	free(d->ev_mut.p);
 	free(d->ht);
+	free(d->tm);
 }
 
 struct wl_workload *wl_load_dtr(const char *path, gms_err *err)
@@ -1800,6 +1938,19 @@ struct wl_workload *wl_load_dtr_batch(const char *path, enum wl_dtr_remat r,
 				      bool profile_times, int64_t batch,
 				      gms_err *err)
 {
+	struct wl_workload *w = NULL;
+	return wl_load_dtr_rules(path, &r, 1, profile_times, batch, &w,
+				 err) < 0
+		       ? NULL
+		       : w;
+}
+
+int wl_load_dtr_rules(const char *path, const enum wl_dtr_remat *r, size_t n,
+		      bool profile_times, int64_t batch,
+		      struct wl_workload **out, gms_err *err)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = NULL;
 	size_t pl = strlen(path);
 	if (pl > 5 && strcmp(path + pl - 5, ".json") == 0) {
 		char nm[256];
@@ -1809,23 +1960,37 @@ struct wl_workload *wl_load_dtr_batch(const char *path, enum wl_dtr_remat r,
 			return gms_errf(err, "%s: an execution trace loads at "
 					     "its own batch (%lld) only, not "
 					     "%lld", path, (long long)own,
-					(long long)batch),
-			       NULL;
-		return wl_load_et(path, r, err);
+					(long long)batch);
+		for (size_t i = 0; i < n; i++)
+			if (!(out[i] = wl_load_et(path, r[i], err)))
+				goto fail;
+		return 0;
 	}
 	size_t len;
 	char *buf = read_file(path, &len, err);
 	if (!buf)
-		return NULL;
+		return -1;
 	struct dtr d = {.path = path, .err = err, .pend_const = NO_STO,
-			.remat = r, .profile_times = profile_times,
+			.profile_times = profile_times,
 			.want_batch = batch > 0 ? batch : 0};
-	struct wl_workload *w = NULL;
-	if (scan_buf(&d, buf, len) == 0)
-		w = build(&d);
+	int rc = scan_buf(&d, buf, len);
+	/* the rule is read by build alone, which sets each storage's
+	 * tensor again (and its `trained` to the same) */
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		d.remat = r[i];
+		if (!(out[i] = build(&d)))
+			rc = -1;
+	}
 	dtr_release(&d);
 	free(buf);
-	return w;
+	if (rc == 0)
+		return 0;
+fail:
+	for (size_t i = 0; i < n; i++) {
+		wl_free(out[i]);
+		out[i] = NULL;
+	}
+	return -1;
 }
 
 /* wl_dtr_scan over a buffer of ours. */
