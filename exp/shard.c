@@ -219,7 +219,7 @@ static void sio_u64(struct sio *x, const char *name, uint64_t *v)
 static void sio_u64s(struct sio *x, const char *name, uint64_t *v, size_t n)
 {
 	if (!x->rd) {
-		char line[64 + 21 * 32];
+		char line[64 + 21 * 32 + 1]; /* name, 32 x " " and 20 digits, "\n" */
 		size_t k = strlen(name);
 		assert(k <= 64 && n <= 32); /* the names and counts used here */
 		memcpy(line, name, k);
