@@ -1050,12 +1050,8 @@ int exp_load(struct exp *e, const char *path, const struct exp_opts *o,
 		 * chain, cache_drop) */
 		struct wl_reserve like = {0};
 		for (size_t j = i; !wl && j-- > 0 && !like.like;)
-			if (exp_same_gen(e, j, i) && e->wl[j].first) {
-				const struct wl_workload *t = e->wl[j].first;
-				like = (struct wl_reserve){t->n_tensors,
-							   t->n_ops,
-							   t->n_layers, t};
-			}
+			if (exp_same_gen(e, j, i) && e->wl[j].first)
+				like = wl_reserve_like(e->wl[j].first);
 		if (!wl)
 			wl = exp_build_workload_in(e, i, b, &like, err);
 		if (!wl) {

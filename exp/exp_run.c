@@ -57,7 +57,7 @@ struct wl_cache {
 	struct wl_entry *ent;	  /* built so far */
 	size_t n, cap;
 	size_t *users;		  /* per workload: tasks not yet done */
-	size_t *kin;		  /* per workload: the first workload of its
+	size_t *gen_first;	  /* per workload: the first workload of its
 				     generator (exp_same_gen), or itself */
 	struct wl_workload **kept; /* per first workload of a generator
 				     that builds two or more: the template
@@ -76,12 +76,12 @@ static int cache_init(struct wl_cache *c, const struct exp *e)
 	size_t n_wl = e->n_wl;
 	c->users = calloc(n_wl ? n_wl : 1, sizeof *c->users);
 	c->ent = calloc(n_wl ? n_wl : 1, sizeof *c->ent);
-	c->kin = calloc(n_wl ? n_wl : 1, sizeof *c->kin);
+	c->gen_first = calloc(n_wl ? n_wl : 1, sizeof *c->gen_first);
 	c->kept = calloc(n_wl ? n_wl : 1, sizeof *c->kept);
-	if (!c->users || !c->ent || !c->kin || !c->kept) {
+	if (!c->users || !c->ent || !c->gen_first || !c->kept) {
 		free(c->users);
 		free(c->ent);
-		free(c->kin);
+		free(c->gen_first);
 		free(c->kept);
 		return -1;
 	}
@@ -89,7 +89,7 @@ static int cache_init(struct wl_cache *c, const struct exp *e)
 		size_t j = 0;
 		while (j < i && !exp_same_gen(e, j, i))
 			j++;
-		c->kin[i] = j; /* i itself when none before */
+		c->gen_first[i] = j; /* i itself when none before */
 	}
 	c->cap = n_wl ? n_wl : 1;
 	c->e = e;
@@ -123,7 +123,7 @@ static void cache_drop(struct wl_cache *c, size_t wl)
 				? wl_template_root(h->w)
 				: NULL;
 		if (root && wl != (size_t)-1) {
-			size_t g = c->kin[h->wl];
+			size_t g = c->gen_first[h->wl];
 			wl_free(c->kept[g]);
 			c->kept[g] = wl_hold(root);
 		}
@@ -138,7 +138,7 @@ static void cache_fini(struct wl_cache *c)
 	for (size_t i = 0; i < c->e->n_wl; i++)
 		wl_free(c->kept[i]);
 	free(c->kept);
-	free(c->kin);
+	free(c->gen_first);
 	free(c->ent);
 	free(c->users);
 	pthread_mutex_destroy(&c->mu);
@@ -168,20 +168,19 @@ static void cache_room(const struct wl_cache *c, size_t wl,
 		       struct wl_reserve *r)
 {
 	const struct exp *e = c->e;
-	const struct wl_workload *same = NULL, *kin = NULL;
+	const struct wl_workload *same = NULL, *other = NULL;
 	for (size_t i = c->n; i-- > 0 && !same;) {
 		const struct wl_entry *h = &c->ent[i];
 		if (h->w && h->wl == wl)
 			same = h->w;
-		else if (h->w && !kin && exp_same_gen(e, h->wl, wl))
-			kin = wl_template_root(h->w); /* no chain */
+		else if (h->w && !other && exp_same_gen(e, h->wl, wl))
+			other = wl_template_root(h->w); /* no chain */
 	}
-	const struct wl_workload *t = same	 ? same
-				      : kin	 ? kin
-						 : c->kept[c->kin[wl]];
+	const struct wl_workload *t = same    ? same
+				      : other ? other
+					      : c->kept[c->gen_first[wl]];
 	if (t)
-		*r = (struct wl_reserve){t->n_tensors, t->n_ops, t->n_layers,
-					 wl_hold(t)};
+		*r = wl_reserve_like(wl_hold(t));
 }
 
 /* The key of workload wl at batch: the batch exp_build_workload builds
@@ -212,16 +211,10 @@ static const struct wl_entry *cache_put(struct wl_cache *c,
 	const struct wl_entry *h = cache_find(c, ne->wl, ne->batch);
 	if (h)
 		return h;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct wl_entry *p = realloc(c->ent, cap * sizeof *p);
-		if (p) {
-			c->ent = p;
-			c->cap = cap;
-		}
-	}
-	if (c->n == c->cap)
+	struct wl_entry *p = gms_grow(c->ent, &c->cap, c->n, sizeof *p, 16);
+	if (!p)
 		return NULL;
+	c->ent = p;
 	c->ent[c->n] = *ne;
 	ne->w = NULL; /* the cache's now */
 	return &c->ent[c->n++];
@@ -907,8 +900,7 @@ static void eff_one(struct run_ctx *c, size_t i, struct pool *p)
 	 * follow this one as their template (wl_reserve: a hint, no output
 	 * depends on it); each built from empty before, 3.5 M instructions
 	 * against a cached build's 2.3 M in accudnn-batch (issue 37) */
-	in.args.reserve = (struct wl_reserve){wl->n_tensors, wl->n_ops,
-					      wl->n_layers, wl};
+	in.args.reserve = wl_reserve_like(wl);
 	if (c->tune(&in, &f->tune, &err) < 0) {
 		snprintf(f->error, sizeof f->error, "tuner: %.1000s", err.msg);
 		return;

@@ -389,6 +389,11 @@ struct wl_workload *wl_new(const char *name, int64_t batch)
 	return w;
 }
 
+struct wl_reserve wl_reserve_like(const struct wl_workload *t)
+{
+	return (struct wl_reserve){t->n_tensors, t->n_ops, t->n_layers, t};
+}
+
 int wl_reserve(struct wl_workload *w, const struct wl_reserve *r)
 {
 	if (!w || !w->store || !r)

@@ -255,6 +255,8 @@ struct wl_reserve {
  * template (before anything is added; a finalized one); -1 on out of
  * memory or when the workload is not empty. */
 int wl_reserve(struct wl_workload *w, const struct wl_reserve *r);
+/* Room for finalized t's tensors, ops and layers, t the template. */
+struct wl_reserve wl_reserve_like(const struct wl_workload *t);
 
 /* Does w share its template's names (it matched the template, or a
  * prefix of it, wholly)? For tests. */
